@@ -1,0 +1,114 @@
+"""Benchmarks: ``simkit bench evaluator`` (evaluations per second, single thread).
+
+Throughput is measured, never asserted in tests; the figures go in the closing notes.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import time
+
+import numba
+import numpy as np
+
+from simkit.evaluator import kernel as K
+from simkit.evaluator.api import _evaluate_batch_kernel
+from simkit.generate import random_group_holdings, random_holdings
+from simkit.rules import RuleSet
+
+
+def hardware_line() -> str:
+    """One line describing the machine the figures come from."""
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return (
+        f"{cpu}; {os.cpu_count()} logical cores; Python {platform.python_version()}; "
+        f"numba {numba.__version__}; numpy {np.__version__}"
+    )
+
+
+def _throughput(conc, exp, chows, rules_array, repeats: int) -> tuple[float, int]:
+    out = np.zeros((conc.shape[0], K.N_OUT), dtype=np.int64)
+    _evaluate_batch_kernel(conc[:10], exp[:10], chows[:10], rules_array, 1, out[:10])  # compile / warm
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        _evaluate_batch_kernel(conc, exp, chows, rules_array, 1, out)
+        best = min(best, time.perf_counter() - t0)
+    return conc.shape[0] / best, int(out[:, K.OUT_COMPLETE].sum())
+
+
+def _worst_single(conc, exp, chows, rules_array, n: int) -> tuple[float, int]:
+    """Slowest single evaluation (Python-level timing, dispatch overhead included)."""
+    out = np.zeros(K.N_OUT, dtype=np.int64)
+    choice = np.zeros(K.N_CHOICE, dtype=np.int64)
+    work = K.new_workspace()
+    K._evaluate_kernel(conc[0], exp[0], chows[0], rules_array, 1, out, choice, work)
+    worst = 0.0
+    worst_index = 0
+    for i in range(min(n, conc.shape[0])):
+        t0 = time.perf_counter_ns()
+        K._evaluate_kernel(conc[i], exp[i], chows[i], rules_array, 1, out, choice, work)
+        dt = time.perf_counter_ns() - t0
+        if dt > worst:
+            worst = dt
+            worst_index = i
+    return worst / 1e3, worst_index
+
+
+def bench_evaluator(n: int = 200_000, seed: int = 2026, repeats: int = 3) -> dict:
+    """Evaluations/s on one thread for uniform and for complete 31-card holdings."""
+    previous = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        rules_array = RuleSet().to_array()
+        uniform = random_holdings(n, seed=seed)
+        zeros_exp = np.zeros((n, K.N_EXP_ROWS, 28), dtype=np.int64)
+        zeros_chow = np.zeros(n, dtype=np.int64)
+        rate_u, complete_u = _throughput(uniform, zeros_exp, zeros_chow, rules_array, repeats)
+        worst_u, _ = _worst_single(uniform, zeros_exp, zeros_chow, rules_array, 20_000)
+        conc, exp, chows = random_group_holdings(n, seed=seed + 1, total=31, p_exposed=0.15)
+        rate_c, complete_c = _throughput(conc, exp, chows, rules_array, repeats)
+        worst_c, _ = _worst_single(conc, exp, chows, rules_array, 20_000)
+        from simkit.cards import parse_counts
+
+        hard = parse_counts("YJ*4 RJ*4 WJ*4 GJ*4 YZ*4 RZ*4 WZ*4 GZ*3")[None, :]
+        hard_exp = np.zeros((1, K.N_EXP_ROWS, 28), dtype=np.int64)
+        hard_chow = np.zeros(1, dtype=np.int64)
+        reps = 2000
+        many = np.repeat(hard, reps, axis=0)
+        rate_h, _ = _throughput(many, np.repeat(hard_exp, reps, axis=0), np.repeat(hard_chow, reps), rules_array, repeats)
+    finally:
+        numba.set_num_threads(previous)
+    return {
+        "hardware": hardware_line(),
+        "threads": 1,
+        "uniform_31": {"holdings": n, "complete": complete_u, "evals_per_s": rate_u, "worst_us": worst_u},
+        "complete_31": {"holdings": n, "complete": complete_c, "evals_per_s": rate_c, "worst_us": worst_c},
+        "all_jiang_15_zu": {"us_per_eval": 1e6 / rate_h},
+    }
+
+
+def format_evaluator_report(res: dict) -> str:
+    """Human-readable lines of :func:`bench_evaluator`."""
+    u = res["uniform_31"]
+    c = res["complete_31"]
+    return "\n".join(
+        [
+            f"hardware: {res['hardware']}",
+            "evaluator, 1 thread:",
+            f"  (a) uniform random 31-card holdings: {u['evals_per_s']:,.0f} evals/s "
+            f"({u['holdings']:,} holdings, {u['complete']} complete), worst single {u['worst_us']:.1f} us",
+            f"  (b) random complete 31-card holdings: {c['evals_per_s']:,.0f} evals/s "
+            f"({c['holdings']:,} holdings, {c['complete']:,} complete), worst single {c['worst_us']:.1f} us",
+            f"  all sixteen 将 + fifteen 卒: {res['all_jiang_15_zu']['us_per_eval']:.1f} us per evaluation",
+        ]
+    )

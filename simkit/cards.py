@@ -1,0 +1,266 @@
+"""Cards of 四色牌: 28 types x 4 copies = 112 cards (RULES.md §1).
+
+A card *type* is ``colour * 7 + rank`` with colours Y R W G (黄 红 白 绿) and ranks
+J S X C M P Z (将 士 相 车 马 炮 卒).  A card *id* is ``type * 4 + copy`` (0..111).
+
+A holding is represented either as a 28-count vector (``numpy.int64`` array, copies of
+each type) or as a 112-bit bitset held in two ``uint64`` words: bit ``id`` of the pair
+``(low, high)`` with ids 0..63 in ``low`` and 64..111 in ``high``.  Type ``t`` owns the
+nibble of bits ``4t..4t+3``, so types 0..15 live in ``low`` and 16..27 in ``high``.
+
+>>> parse_counts("RJ*3 RS 红将")[7]
+4
+>>> format_counts(parse_counts("RX RJ RS RJ"))
+'RJ*2 RS RX'
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from simkit.errors import CardError
+
+N_COLOURS = 4
+N_RANKS = 7
+N_TYPES = 28
+N_COPIES = 4
+N_CARDS = 112
+
+COLOUR_LETTERS = "YRWG"
+RANK_LETTERS = "JSXCMPZ"
+COLOUR_CHINESE = "黄红白绿"
+RANK_CHINESE = "将士相车马炮卒"
+
+YELLOW, RED, WHITE, GREEN = 0, 1, 2, 3
+JIANG, SHI, XIANG, CHE, MA, PAO, ZU = 0, 1, 2, 3, 4, 5, 6
+FAT_RANKS = (JIANG, CHE, ZU)
+
+TYPE_NAMES: tuple[str, ...] = tuple(
+    COLOUR_LETTERS[c] + RANK_LETTERS[r] for c in range(N_COLOURS) for r in range(N_RANKS)
+)
+TYPE_NAMES_CHINESE: tuple[str, ...] = tuple(
+    COLOUR_CHINESE[c] + RANK_CHINESE[r] for c in range(N_COLOURS) for r in range(N_RANKS)
+)
+
+_NAME_TO_TYPE: dict[str, int] = {}
+for _t, (_latin, _chinese) in enumerate(zip(TYPE_NAMES, TYPE_NAMES_CHINESE)):
+    _NAME_TO_TYPE[_latin] = _t
+    _NAME_TO_TYPE[_chinese] = _t
+
+_TOKEN = re.compile(r"^(?P<name>[^*\s]+?)(?:\*(?P<count>\d+))?$")
+
+
+def card_type(colour: int, rank: int) -> int:
+    """Type index of a (colour, rank) pair.
+
+    >>> card_type(RED, JIANG)
+    7
+    """
+    return colour * N_RANKS + rank
+
+
+def colour_of(card_type_index: int) -> int:
+    """Colour (0..3) of a type index."""
+    return card_type_index // N_RANKS
+
+
+def rank_of(card_type_index: int) -> int:
+    """Rank (0..6) of a type index."""
+    return card_type_index % N_RANKS
+
+
+def is_fat(card_type_index: int) -> bool:
+    """True for the fat (肥) ranks 将, 车 and 卒.
+
+    >>> is_fat(parse_type("GC")), is_fat(parse_type("GM"))
+    (True, False)
+    """
+    return rank_of(card_type_index) in FAT_RANKS
+
+
+def is_jiang(card_type_index: int) -> bool:
+    """True for a 将 of any colour."""
+    return rank_of(card_type_index) == JIANG
+
+
+def parse_type(name: str) -> int:
+    """Type index of one card name, Latin (``RJ``, case-insensitive) or Chinese (``红将``).
+
+    >>> parse_type("rj"), parse_type("绿卒")
+    (7, 27)
+    """
+    key = name.strip()
+    t = _NAME_TO_TYPE.get(key.upper(), _NAME_TO_TYPE.get(key))
+    if t is None:
+        raise CardError(f"unknown card {name!r} (expected e.g. 'RJ' or '红将')")
+    return t
+
+
+def type_name(card_type_index: int, chinese: bool = False) -> str:
+    """Name of a type index.
+
+    >>> type_name(7), type_name(7, chinese=True)
+    ('RJ', '红将')
+    """
+    if not 0 <= card_type_index < N_TYPES:
+        raise CardError(f"card type index {card_type_index} out of range 0..27")
+    return TYPE_NAMES_CHINESE[card_type_index] if chinese else TYPE_NAMES[card_type_index]
+
+
+def parse_types(text: str) -> list[int]:
+    """Parse a whitespace-separated card list into a flat list of type indices.
+
+    ``RJ*3`` expands to three entries.  Commas also separate cards.
+
+    >>> parse_types("RJ*2 YS")
+    [7, 7, 1]
+    """
+    out: list[int] = []
+    for token in text.replace(",", " ").split():
+        m = _TOKEN.match(token)
+        if m is None:
+            raise CardError(f"malformed card token {token!r}")
+        t = parse_type(m.group("name"))
+        count = int(m.group("count")) if m.group("count") is not None else 1
+        if count < 1:
+            raise CardError(f"card token {token!r} has a count below 1")
+        out.extend([t] * count)
+    return out
+
+
+def parse_counts(text: str, max_copies: int = N_COPIES) -> np.ndarray:
+    """Parse a hand into a 28-count vector, refusing more than ``max_copies`` of a type.
+
+    >>> parse_counts("YJ*2 GZ").tolist()[:2], int(parse_counts("YJ*2 GZ").sum())
+    ([2, 0], 3)
+    >>> parse_counts("RJ*5")
+    Traceback (most recent call last):
+    ...
+    simkit.errors.CardError: 5 copies of RJ (at most 4 exist)
+    """
+    counts = np.zeros(N_TYPES, dtype=np.int64)
+    for t in parse_types(text):
+        counts[t] += 1
+    check_counts(counts, max_copies)
+    return counts
+
+
+def check_counts(counts: Sequence[int] | np.ndarray, max_copies: int = N_COPIES) -> np.ndarray:
+    """Validate a 28-count vector and return it as an int64 array."""
+    arr = np.asarray(counts)
+    if arr.shape != (N_TYPES,):
+        raise CardError(f"a count vector needs 28 entries, got shape {arr.shape}")
+    if not np.issubdtype(arr.dtype, np.integer):
+        if not np.all(np.equal(np.mod(arr, 1), 0)):
+            raise CardError("card counts must be integers")
+    arr = arr.astype(np.int64)
+    if (arr < 0).any():
+        t = int(np.argmax(arr < 0))
+        raise CardError(f"negative count of {TYPE_NAMES[t]}")
+    if (arr > max_copies).any():
+        t = int(np.argmax(arr > max_copies))
+        raise CardError(f"{int(arr[t])} copies of {TYPE_NAMES[t]} (at most {max_copies} exist)")
+    return arr
+
+
+def format_counts(counts: Sequence[int] | np.ndarray, chinese: bool = False) -> str:
+    """Text form of a count vector in type order, ``RJ*3`` for repeats.
+
+    >>> format_counts(parse_counts("RS RJ*3"), chinese=True)
+    '红将*3 红士'
+    """
+    parts = []
+    for t, n in enumerate(np.asarray(counts).tolist()):
+        if n == 1:
+            parts.append(type_name(t, chinese))
+        elif n > 1:
+            parts.append(f"{type_name(t, chinese)}*{n}")
+    return " ".join(parts)
+
+
+def format_types(types: Iterable[int], chinese: bool = False) -> str:
+    """Text form of a list of type indices (kept in the given order, no ``*n``)."""
+    return " ".join(type_name(t, chinese) for t in types)
+
+
+# ---------------------------------------------------------------------------
+# card ids and bitsets
+# ---------------------------------------------------------------------------
+
+
+def card_id(card_type_index: int, copy: int) -> int:
+    """Card id (0..111) of copy ``copy`` (0..3) of a type."""
+    return card_type_index * N_COPIES + copy
+
+
+def type_of_card(card_id_value: int) -> int:
+    """Type index of a card id."""
+    return card_id_value // N_COPIES
+
+
+def counts_to_bitset(counts: Sequence[int] | np.ndarray) -> tuple[int, int]:
+    """Canonical bitset of a count vector: the lowest copies of each type are set.
+
+    >>> counts_to_bitset(parse_counts("YJ*2"))
+    (3, 0)
+    """
+    arr = check_counts(counts)
+    low = 0
+    high = 0
+    for t in range(N_TYPES):
+        nibble = (1 << int(arr[t])) - 1
+        if t < 16:
+            low |= nibble << (4 * t)
+        else:
+            high |= nibble << (4 * (t - 16))
+    return low, high
+
+
+def bitset_to_counts(low: int, high: int) -> np.ndarray:
+    """28-count vector of a bitset ``(low, high)``.
+
+    >>> bitset_to_counts(*counts_to_bitset(parse_counts("GZ*3 YJ"))).sum()
+    4
+    """
+    low = int(low)
+    high = int(high)
+    if low < 0 or low >= 1 << 64 or high < 0 or high >= 1 << 48:
+        raise CardError("a bitset is (low < 2**64, high < 2**48)")
+    counts = np.zeros(N_TYPES, dtype=np.int64)
+    for t in range(N_TYPES):
+        word, shift = (low, 4 * t) if t < 16 else (high, 4 * (t - 16))
+        counts[t] = bin((word >> shift) & 0xF).count("1")
+    return counts
+
+
+def ids_to_counts(card_ids: Iterable[int]) -> np.ndarray:
+    """28-count vector of a collection of card ids."""
+    counts = np.zeros(N_TYPES, dtype=np.int64)
+    for cid in card_ids:
+        cid = int(cid)
+        if not 0 <= cid < N_CARDS:
+            raise CardError(f"card id {cid} out of range 0..111")
+        counts[cid // N_COPIES] += 1
+    return counts
+
+
+def ids_to_bitset(card_ids: Iterable[int]) -> tuple[int, int]:
+    """Bitset of a collection of distinct card ids."""
+    low = 0
+    high = 0
+    for cid in card_ids:
+        cid = int(cid)
+        if not 0 <= cid < N_CARDS:
+            raise CardError(f"card id {cid} out of range 0..111")
+        if cid < 64:
+            if low >> cid & 1:
+                raise CardError(f"card id {cid} given twice")
+            low |= 1 << cid
+        else:
+            if high >> (cid - 64) & 1:
+                raise CardError(f"card id {cid} given twice")
+            high |= 1 << (cid - 64)
+    return low, high

@@ -1,0 +1,171 @@
+"""The ``simkit`` command line.
+
+    simkit score "RJ*3 RS*2 RX*2" [--exposed "peng:RC kong:YZ"] [--rule key=value ...]
+    simkit score --jsonl FILE            # one {"hand", "exposed", "rules"} object per line
+    simkit bench evaluator [--holdings N]
+    simkit rules [--rule key=value ...]  # print the effective rule set as TOML
+
+Invalid input exits with status 2 and one line on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any, Sequence, TextIO
+
+from simkit import __version__
+from simkit.errors import SimkitError
+
+EXIT_BAD_INPUT = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line, status 2
+        self.exit(EXIT_BAD_INPUT, f"simkit: error: {message}\n")
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="simkit", description="Monte Carlo toolkit for 四色牌 (Sì Sè Pái).")
+    parser.add_argument("--version", action="version", version=f"simkit {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    score = sub.add_parser("score", help="score one holding (or many with --jsonl)")
+    score.add_argument("hand", nargs="?", help='concealed cards, e.g. "RJ*3 RS*2 RX*2" or "红将 红士 红相"')
+    score.add_argument("--exposed", default="", help='exposed groups, e.g. "peng:RC kong:YZ chow:RJ,RS,RX zhan:GM table:RJ"')
+    score.add_argument("--rule", action="append", default=[], metavar="KEY=VALUE", help="rule option (repeatable)")
+    score.add_argument("--jsonl", metavar="FILE", help="score one JSON object per line of FILE ('-' for stdin)")
+    score.add_argument("--output", metavar="FILE", help="write results here instead of stdout")
+
+    bench = sub.add_parser("bench", help="print throughput benchmarks")
+    bench.add_argument("target", choices=["evaluator"], help="what to benchmark")
+    bench.add_argument("--holdings", type=int, default=200_000, help="holdings per benchmark (default 200000)")
+    bench.add_argument("--seed", type=int, default=2026)
+    bench.add_argument("--json", action="store_true", help="print the figures as JSON")
+
+    rules = sub.add_parser("rules", help="print the effective rule set as TOML")
+    rules.add_argument("--rule", action="append", default=[], metavar="KEY=VALUE")
+    return parser
+
+
+def _score_one(record: dict[str, Any], base_rules) -> dict[str, Any]:
+    from simkit.evaluator import evaluate
+    from simkit.rules import RuleSet
+
+    rules = base_rules
+    if record.get("rules"):
+        merged = base_rules.to_dict()
+        extra = record["rules"]
+        if not isinstance(extra, dict):
+            raise SimkitError("'rules' must be an object of option names")
+        unknown = sorted(set(extra) - set(merged))
+        if unknown:
+            raise SimkitError(f"unknown rule option {unknown[0]!r}")
+        merged.update(extra)
+        rules = RuleSet.from_dict(merged)
+    hand = record.get("hand")
+    if not isinstance(hand, str):
+        raise SimkitError("'hand' must be a string of cards")
+    exposed = record.get("exposed") or ""
+    if not isinstance(exposed, str):
+        raise SimkitError("'exposed' must be a string of kind:cards groups")
+    return evaluate(hand, exposed, rules).to_dict()
+
+
+def _read_jsonl(path: str) -> list[dict[str, Any]]:
+    try:
+        fh: TextIO = sys.stdin if path == "-" else open(path, encoding="utf-8")
+    except OSError as exc:
+        raise SimkitError(f"cannot read {path}: {exc.strerror}") from None
+    records = []
+    with fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise SimkitError(f"{path} line {lineno}: malformed JSON ({exc.msg})") from None
+            if not isinstance(obj, dict):
+                raise SimkitError(f"{path} line {lineno}: expected a JSON object")
+            records.append((lineno, obj))
+    return records
+
+
+def _cmd_score(args: argparse.Namespace) -> int:
+    from simkit.rules import RuleSet
+
+    base_rules = RuleSet.from_strings(args.rule)
+    if args.jsonl:
+        if args.hand:
+            raise SimkitError("give either a hand or --jsonl, not both")
+        results = []
+        for lineno, record in _read_jsonl(args.jsonl):
+            try:
+                results.append(_score_one(record, base_rules))
+            except SimkitError as exc:
+                raise SimkitError(f"{args.jsonl} line {lineno}: {exc}") from None
+        text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in results)
+    else:
+        if not args.hand:
+            raise SimkitError("no hand given (e.g. simkit score \"RJ*3 RS*2 RX*2\")")
+        text = json.dumps(_score_one({"hand": args.hand, "exposed": args.exposed}, base_rules), ensure_ascii=False) + "\n"
+    _write_output(text, args.output)
+    return 0
+
+
+def _write_output(text: str, path: str | None) -> None:
+    """Write all at once (atomically for files): a failed run leaves no partial output."""
+    if path is None:
+        sys.stdout.write(text)
+        return
+    import os
+    import tempfile
+
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".simkit-", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _cmd_bench(args: argparse.Namespace) -> int:
+    from simkit.bench import bench_evaluator, format_evaluator_report
+
+    if args.holdings < 1000:
+        raise SimkitError("--holdings must be at least 1000")
+    result = bench_evaluator(n=args.holdings, seed=args.seed)
+    print(json.dumps(result, indent=2) if args.json else format_evaluator_report(result))
+    return 0
+
+
+def _cmd_rules(args: argparse.Namespace) -> int:
+    from simkit.rules import RuleSet
+
+    sys.stdout.write(RuleSet.from_strings(args.rule).to_toml())
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``simkit`` console script."""
+    parser = _build_parser()
+    args = parser.parse_args(argv)
+    handlers = {"score": _cmd_score, "bench": _cmd_bench, "rules": _cmd_rules}
+    try:
+        return handlers[args.command](args)
+    except SimkitError as exc:
+        print(f"simkit: error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        print("simkit: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,658 @@
+"""The numba hand evaluator kernel (RULES.md §2-4, §6).
+
+How it works
+------------
+The groups of 四色牌 couple card types only in a few ways: a 圆 of 将士相 or 车马炮 ties the
+three types of one colour's *triad*, 卒 圆s tie the 卒 of different colours, and the
+patterns tie components across types (素车 inside a triad; 肥车/长车 across the 将 or the
+卒 of different colours; 清 across colours of one rank; 天地 between the 将 and 卒 of a
+colour).  So the holding splits into independent *parts* — four 将士相 triads, four
+车马炮 triads and the 卒 system — whose choices meet only in those cross terms:
+
+* each part enumerates its own decompositions and keeps, per *interface* (which of its
+  types have an 出 component, and the component class of the 将 it leaves for 肥车/长车),
+  the best hu of the part including its own 素车s;
+* the 车马炮 triads meet only through 清 of 车/马/炮, the 将士相 triads through 清 of 士/相
+  and the 将 chariots, the 卒 system through the 卒 chariots; 天地 links the 将 and 卒 of a
+  colour, which is a 16 x 16 table at the end.
+
+Each step is a short exact enumeration over small lists, so the result is the exact
+maximum of RULES §4 over every decomposition and chariot choice.  Pattern wins (§6) only
+need "is there a decomposition with these features", which is monotone in the features:
+each part keeps its Pareto-maximal feature vectors and the union of patterns is taken over
+their combinations.
+
+The kernels take plain arrays; the layout constants below name every index.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from simkit.evaluator.tables import (
+    CHARIOT_TABLE,
+    CL_OUT,
+    CL_TWO_PAIRS,
+    EX_KONG,
+    EX_NONE,
+    EX_PENG,
+    EX_ZHAN,
+    EX_ZHAN2,
+    N_COMPONENTS_OF_CLASS,
+    PLAIN_CHARIOT_VALUE,
+    QING_VALUE,
+    TIANDI_VALUE,
+    TK_FAT,
+    TK_JIANG,
+    TK_PLAIN,
+    TRIAD_IDLE,
+    TYPE_HU,
+    ZU_IDLE,
+    ZU_YUAN,
+)
+from simkit.rules import (
+    RULE_HU_TOLERANCE,
+    RULE_JIANG_IN_CHARIOT,
+    RULE_LOU_DOUBLES,
+    RULE_PATTERN_WINS,
+    RULE_STEPS_COUNT_LOU,
+)
+
+# rows of the exposed array ``exposed[4, 28]`` (counts per type)
+EXP_ZHAN = 0  # 占 pairs
+EXP_PENG = 1  # 碰
+EXP_KONG = 2  # 楼
+EXP_TABLE = 3  # single 将 on the table
+N_EXP_ROWS = 4
+
+# result array ``out[N_OUT]``
+OUT_COMPLETE = 0
+OUT_HU = 1  # -1 when incomplete
+OUT_LOU = 2
+OUT_STEPS = 3
+OUT_UNITS = 4
+OUT_WINS = 5
+OUT_PATTERNS = 6  # bit i = PATTERN_NAMES[i] (when computed)
+OUT_MIN_IDLE = 7
+OUT_PATTERN_FLOOR = 8  # 0, 1 or 5 (when computed)
+OUT_PATTERNS_DONE = 9  # 1 when OUT_PATTERNS / OUT_PATTERN_FLOOR were computed
+N_OUT = 10
+
+# best decomposition ``choice[N_CHOICE]``: one arg word per triad, then the 卒 system
+CHOICE_JSX = 0  # + colour: arg word of the 将士相 triad
+CHOICE_CMP = 4  # + colour: arg word of the 车马炮 triad
+CHOICE_ZU_YUAN = 8  # + colour: 卒 of that colour in 卒 圆s
+CHOICE_ZU_CLASS = 12  # + colour: component class of that 卒
+N_CHOICE = 16
+# arg word: t | class0 << 3 | class1 << 5 | class2 << 7 | n_plain_chariots << 9
+
+# pattern bits, in the order of RULES §6 (names in simkit.evaluator.patterns)
+P_TWO_LOU = 0
+P_PLAIN_CHARIOT_FAT_LOU = 1
+P_FAT_CHARIOT_PLAIN_LOU = 2
+P_FAT_CHARIOT_2_OUT = 3
+P_LONG_CHARIOT_1_OUT = 4
+P_STEPS5_CHARIOT_OUT = 5
+P_STEPS5_QING3 = 6
+P_STEPS5_TIANDI = 7
+P_QING3_TIANDI = 8
+P_QING3_CHARIOT_OUT = 9
+P_CHARIOT_OUT_TIANDI = 10
+P_PLAIN_CHARIOT_ALL_OUT = 11
+P_QING4 = 12
+P_STEPS6 = 13
+P_PLAIN_CHARIOT_ALL_OUT_TWO_LOU = 14
+P_FAT_CHARIOT_OUT_TWO_LOU = 15
+P_LONG_CHARIOT_2_OUT_LOU = 16
+P_STEPS6_LONG_CHARIOT = 17
+N_PATTERNS = 18
+XIAOJIA_MASK = (1 << 14) | (1 << 15) | (1 << 16) | (1 << 17)
+
+NEG = -(1 << 40)
+
+# scratch workspace ``work[WORK_SIZE]`` (int64), so that the kernel never allocates
+W_HU_BY_CODE = 0  # 32
+W_ARG_BY_CODE = 32  # 32
+W_JSX_CODES = 64  # 4 x 32
+W_JSX_HUS = 192  # 4 x 32
+W_JSX_ARGS = 320  # 4 x 32
+W_CMP_CODES = 448  # 4 x 32
+W_CMP_HUS = 576  # 4 x 32
+W_CMP_ARGS = 704  # 4 x 32
+W_COUNTS = 832  # jsx_n (4), cmp_n (4)
+W_JSX_PAT = 840  # 4 x 120 flags
+W_CMP_PAT = 1320  # 4 x 120 flags
+W_ZPAT = 1800  # 81 flags
+W_BEST = 1888  # cmp_best (16), jsx_best (16), zu_best (16)
+W_IDX = 1936  # cmp_idx (16 x 4), jsx_idx (16 x 4), zu_u (16 x 4), zu_cls (16 x 4)
+W_COLOUR = 2192  # pattern pass: Pareto colour codes, 4 x 128
+W_COLOUR_N = 2704  # their counts (4)
+W_TMP = 2708  # 3 x 128 scratch lists
+W_ZCODES = 3092  # Pareto 卒 level codes (81)
+WORK_SIZE = 3173
+
+
+def new_workspace() -> np.ndarray:
+    """A scratch array for :func:`_evaluate_kernel` (one per thread)."""
+    return np.zeros(WORK_SIZE, dtype=np.int64)
+
+
+@njit(cache=True, nogil=True)
+def _exposed_state(exposed, t):
+    if exposed[EXP_KONG, t] > 0:
+        return EX_KONG
+    if exposed[EXP_PENG, t] > 0:
+        return EX_PENG
+    if exposed[EXP_ZHAN, t] >= 2:
+        return EX_ZHAN2
+    if exposed[EXP_ZHAN, t] == 1:
+        return EX_ZHAN
+    return EX_NONE
+
+
+@njit(cache=True, nogil=True)
+def _min_idle(conc):
+    """Fewest idle cards over all decompositions (0 iff the concealed cards are complete)."""
+    idle = 0
+    for c in range(4):
+        base = c * 7
+        idle += TRIAD_IDLE[1, conc[base], conc[base + 1], conc[base + 2]]
+        idle += TRIAD_IDLE[0, conc[base + 3], conc[base + 4], conc[base + 5]]
+    code = conc[6] + 5 * conc[13] + 25 * conc[20] + 125 * conc[27]
+    idle += ZU_IDLE[code]
+    return idle
+
+
+@njit(cache=True, nogil=True)
+def _triad_options(first_type, kind0, conc, exposed, is_jiang_triad, jiang_bonus, hu_by_code, arg_by_code, pat):
+    """Enumerate the decompositions of one triad (three same-colour types).
+
+    hu_by_code[code] gets the best hu with interface ``code`` = 出 bits of the three types
+    | offered 将 class << 3 (将士相 triads only); arg_by_code the arg word reaching it.
+    pat[bits + 8 * jiang_level + 24 * (smax + 1)] marks the pattern features reachable:
+    jiang_level 0/1/2 = no 将 component / pair(s) / 出; smax = 出 of a formable 素车 or -1.
+    """
+    hu_by_code[:] = NEG
+    arg_by_code[:] = -1
+    pat[:] = 0
+    n0 = conc[first_type]
+    n1 = conc[first_type + 1]
+    n2 = conc[first_type + 2]
+    e0 = _exposed_state(exposed, first_type)
+    e1 = _exposed_state(exposed, first_type + 1)
+    e2 = _exposed_state(exposed, first_type + 2)
+    t_max = min(n0, min(n1, n2))
+    for t in range(t_max + 1):
+        m0 = n0 - t
+        m1 = n1 - t
+        m2 = n2 - t
+        for c0 in range(4):
+            h0 = TYPE_HU[kind0, e0, m0, c0]
+            if h0 < 0:
+                continue
+            for c1 in range(4):
+                h1 = TYPE_HU[TK_PLAIN, e1, m1, c1]
+                if h1 < 0:
+                    continue
+                for c2 in range(4):
+                    h2 = TYPE_HU[TK_PLAIN, e2, m2, c2]
+                    if h2 < 0:
+                        continue
+                    base = t + h0 + h1 + h2
+                    o0 = 1 if c0 == CL_OUT else 0
+                    o1 = 1 if c1 == CL_OUT else 0
+                    o2 = 1 if c2 == CL_OUT else 0
+                    outs = o0 + o1 + o2
+                    bits = o0 | (o1 << 1) | (o2 << 2)
+                    k0 = N_COMPONENTS_OF_CLASS[c0]
+                    kmin = min(k0, min(N_COMPONENTS_OF_CLASS[c1], N_COMPONENTS_OF_CLASS[c2]))
+                    smax = outs if kmin >= 1 else -1
+                    level = 0
+                    if is_jiang_triad:
+                        level = 2 if o0 == 1 else (1 if k0 >= 1 else 0)
+                    pat[bits + 8 * level + 24 * (smax + 1)] = 1
+                    for q in range(kmin + 1):
+                        if q == 0:
+                            value = base
+                            offer = c0
+                        elif q == 1:
+                            value = base + PLAIN_CHARIOT_VALUE[outs]
+                            if is_jiang_triad and jiang_bonus and outs >= 1 and o0 == 0:
+                                value += 2  # the 将 pair of a 素车 with 出 scores 1 per 将
+                            offer = 1 if c0 == CL_TWO_PAIRS else 0
+                        else:  # two 素车, all components pairs
+                            value = base + 2 * PLAIN_CHARIOT_VALUE[0]
+                            offer = 0
+                        if not is_jiang_triad:
+                            offer = 0
+                        code = bits | (offer << 3)
+                        if value > hu_by_code[code]:
+                            hu_by_code[code] = value
+                            arg_by_code[code] = t | (c0 << 3) | (c1 << 5) | (c2 << 7) | (q << 9)
+
+
+@njit(cache=True, nogil=True)
+def _combine_triads(codes, hus, counts, qing_bits, chariot_row, use_chariots, best, best_idx):
+    """Combine the four colours' option lists of one triad kind.
+
+    best[key] (key = bit-0 出 of each colour, i.e. which colours' 将 / 车 are 出) gets the best
+    total of the triads' hu + 清 of the ranks in ``qing_bits`` + (将 chariots); best_idx the
+    option indices reaching it.
+    """
+    best[:] = NEG
+    for i0 in range(counts[0]):
+        for i1 in range(counts[1]):
+            for i2 in range(counts[2]):
+                for i3 in range(counts[3]):
+                    a = codes[0, i0]
+                    b = codes[1, i1]
+                    c = codes[2, i2]
+                    d = codes[3, i3]
+                    value = hus[0, i0] + hus[1, i1] + hus[2, i2] + hus[3, i3]
+                    for k in range(3):
+                        if (qing_bits >> k) & 1:
+                            n = ((a >> k) & 1) + ((b >> k) & 1) + ((c >> k) & 1) + ((d >> k) & 1)
+                            value += QING_VALUE[n]
+                    if use_chariots:
+                        offer = ((a >> 3) & 3) | (((b >> 3) & 3) << 2) | (((c >> 3) & 3) << 4) | (((d >> 3) & 3) << 6)
+                        value += chariot_row[offer]
+                    key = (a & 1) | ((b & 1) << 1) | ((c & 1) << 2) | ((d & 1) << 3)
+                    if value > best[key]:
+                        best[key] = value
+                        best_idx[key, 0] = i0
+                        best_idx[key, 1] = i1
+                        best_idx[key, 2] = i2
+                        best_idx[key, 3] = i3
+
+
+@njit(cache=True, nogil=True)
+def _zu_options(conc, exposed, chariot_row, best, best_u, best_cls, zpat):
+    """Enumerate the 卒 system: 卒 圆s (3 or 4 colours), then each colour's rest.
+
+    best[zbits] = best hu of 卒 圆s + 卒 groups + 卒 chariots with 出 卒 in colours zbits;
+    zpat[sum(level_c * 3**c)] marks the reachable 卒 levels (0 none, 1 pairs, 2 出).
+    """
+    best[:] = NEG
+    zpat[:] = 0
+    z0 = conc[6]
+    z1 = conc[13]
+    z2 = conc[20]
+    z3 = conc[27]
+    e0 = _exposed_state(exposed, 6)
+    e1 = _exposed_state(exposed, 13)
+    e2 = _exposed_state(exposed, 20)
+    e3 = _exposed_state(exposed, 27)
+    for u0 in range(z0 + 1):
+        for u1 in range(z1 + 1):
+            for u2 in range(z2 + 1):
+                for u3 in range(z3 + 1):
+                    yuan = ZU_YUAN[u0 + 5 * u1 + 25 * u2 + 125 * u3]
+                    if yuan < 0:
+                        continue
+                    m0 = z0 - u0
+                    m1 = z1 - u1
+                    m2 = z2 - u2
+                    m3 = z3 - u3
+                    for c0 in range(4):
+                        h0 = TYPE_HU[TK_FAT, e0, m0, c0]
+                        if h0 < 0:
+                            continue
+                        for c1 in range(4):
+                            h1 = TYPE_HU[TK_FAT, e1, m1, c1]
+                            if h1 < 0:
+                                continue
+                            for c2 in range(4):
+                                h2 = TYPE_HU[TK_FAT, e2, m2, c2]
+                                if h2 < 0:
+                                    continue
+                                for c3 in range(4):
+                                    h3 = TYPE_HU[TK_FAT, e3, m3, c3]
+                                    if h3 < 0:
+                                        continue
+                                    value = yuan + h0 + h1 + h2 + h3 + chariot_row[c0 | (c1 << 2) | (c2 << 4) | (c3 << 6)]
+                                    zbits = 0
+                                    level = 0
+                                    p3 = 1
+                                    for c in range(4):
+                                        cls = c0 if c == 0 else (c1 if c == 1 else (c2 if c == 2 else c3))
+                                        if cls == CL_OUT:
+                                            zbits |= 1 << c
+                                            level += 2 * p3
+                                        elif cls != 0:
+                                            level += p3
+                                        p3 *= 3
+                                    zpat[level] = 1
+                                    if value > best[zbits]:
+                                        best[zbits] = value
+                                        best_u[zbits, 0] = u0
+                                        best_u[zbits, 1] = u1
+                                        best_u[zbits, 2] = u2
+                                        best_u[zbits, 3] = u3
+                                        best_cls[zbits, 0] = c0
+                                        best_cls[zbits, 1] = c1
+                                        best_cls[zbits, 2] = c2
+                                        best_cls[zbits, 3] = c3
+
+
+@njit(cache=True, nogil=True)
+def _pareto(codes, n, mode, out_codes):
+    """Copy into out_codes the distinct codes[:n] that no other code dominates; return count."""
+    m = 0
+    for i in range(n):
+        a = codes[i]
+        keep = True
+        for j in range(n):
+            b = codes[j]
+            if b != a and _dominates(b, a, mode):
+                keep = False
+                break
+        if keep:
+            for k in range(m):
+                if out_codes[k] == a:
+                    keep = False
+                    break
+        if keep:
+            out_codes[m] = a
+            m += 1
+    return m
+
+
+@njit(cache=True, nogil=True)
+def _dominates(b, a, mode):
+    """True if feature code b is at least as good as a in every feature (b != a)."""
+    if mode == 2:  # triad code: 出 bits (3) + 8 * jiang level + 24 * (smax + 1)
+        if (a & 7) & ~(b & 7):
+            return False
+        if (a >> 3) % 3 > (b >> 3) % 3:
+            return False
+        return a // 24 <= b // 24
+    if mode == 0:  # colour code: rank bits (5) | jiang level << 5 | (smax + 1) << 7
+        if (a & 31) & ~(b & 31):
+            return False
+        if ((a >> 5) & 3) > ((b >> 5) & 3):
+            return False
+        return (a >> 7) <= (b >> 7)
+    # 卒 level tuple, base 3
+    for c in range(4):
+        if a % 3 > b % 3:
+            return False
+        a //= 3
+        b //= 3
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _chariot_features(levels_code, base3):
+    """(肥车 best 出 or -1, 长车 best 出 or -1, 出 colour bits) of one rank's component levels."""
+    n_comp = 0
+    n_out = 0
+    bits = 0
+    for c in range(4):
+        if base3:
+            lv = levels_code % 3
+            levels_code //= 3
+        else:
+            lv = (levels_code >> (2 * c)) & 3
+        if lv >= 1:
+            n_comp += 1
+        if lv == 2:
+            n_out += 1
+            bits |= 1 << c
+    fat = min(n_out, 3) if n_comp >= 3 else -1
+    long = n_out if n_comp == 4 else -1
+    return fat, long, bits
+
+
+@njit(cache=True, nogil=True)
+def _pattern_mask(n_lou, fat_lou, plain_lou, steps, qing, smax, fmax, lmax, tiandi):
+    chariot_out = smax >= 1 or fmax >= 1 or lmax >= 1
+    mask = 0
+    if n_lou >= 2:
+        mask |= 1 << P_TWO_LOU
+    if smax >= 0 and fat_lou:
+        mask |= 1 << P_PLAIN_CHARIOT_FAT_LOU
+    if fmax >= 0 and plain_lou:
+        mask |= 1 << P_FAT_CHARIOT_PLAIN_LOU
+    if fmax >= 2:
+        mask |= 1 << P_FAT_CHARIOT_2_OUT
+    if lmax >= 1:
+        mask |= 1 << P_LONG_CHARIOT_1_OUT
+    if steps >= 5 and chariot_out:
+        mask |= 1 << P_STEPS5_CHARIOT_OUT
+    if steps >= 5 and qing >= 3:
+        mask |= 1 << P_STEPS5_QING3
+    if steps >= 5 and tiandi:
+        mask |= 1 << P_STEPS5_TIANDI
+    if qing >= 3 and tiandi:
+        mask |= 1 << P_QING3_TIANDI
+    if qing >= 3 and chariot_out:
+        mask |= 1 << P_QING3_CHARIOT_OUT
+    if chariot_out and tiandi:
+        mask |= 1 << P_CHARIOT_OUT_TIANDI
+    if smax == 3:
+        mask |= 1 << P_PLAIN_CHARIOT_ALL_OUT
+    if qing == 4:
+        mask |= 1 << P_QING4
+    if steps >= 6:
+        mask |= 1 << P_STEPS6
+    if smax == 3 and n_lou >= 2:
+        mask |= 1 << P_PLAIN_CHARIOT_ALL_OUT_TWO_LOU
+    if fmax >= 1 and n_lou >= 2:
+        mask |= 1 << P_FAT_CHARIOT_OUT_TWO_LOU
+    if lmax >= 2 and n_lou >= 1:
+        mask |= 1 << P_LONG_CHARIOT_2_OUT_LOU
+    if steps >= 6 and lmax >= 0:
+        mask |= 1 << P_STEPS6_LONG_CHARIOT
+    return mask
+
+
+@njit(cache=True, nogil=True)
+def _patterns(work, n_lou, fat_lou, plain_lou, steps):
+    """Union of the patterns over all complete decompositions, and the best floor (0/1/5).
+
+    Reads the feature flags the parts left in ``work``.  Every pattern is monotone in the
+    features, so only Pareto-maximal feature vectors of each colour / of the 卒 system are
+    combined.
+    """
+    tmp_a = work[W_TMP : W_TMP + 128]
+    tmp_b = work[W_TMP + 128 : W_TMP + 256]
+    tmp_c = work[W_TMP + 256 : W_TMP + 384]
+    for c in range(4):
+        # Pareto sets of the two triads of colour c
+        n_a = 0
+        for a in range(120):
+            if work[W_JSX_PAT + 120 * c + a]:
+                tmp_c[n_a] = a
+                n_a += 1
+        n_a = _pareto(tmp_c, n_a, 2, tmp_a)
+        n_b = 0
+        for b in range(120):
+            if work[W_CMP_PAT + 120 * c + b]:
+                tmp_c[n_b] = b
+                n_b += 1
+        n_b = _pareto(tmp_c, n_b, 2, tmp_b)
+        # colour code: rank bits 士 相 车 马 炮 | 将 level << 5 | (smax + 1) << 7
+        n = 0
+        for i in range(n_a):
+            a = tmp_a[i]
+            for j in range(n_b):
+                b = tmp_b[j]
+                smax1 = max(a // 24, b // 24)
+                tmp_c[n] = ((a >> 1) & 3) | ((b & 7) << 2) | (((a >> 3) % 3) << 5) | (smax1 << 7)
+                n += 1
+        work[W_COLOUR_N + c] = _pareto(tmp_c, n, 0, work[W_COLOUR + 128 * c : W_COLOUR + 128 * (c + 1)])
+    n = 0
+    for a in range(81):
+        if work[W_ZPAT + a]:
+            tmp_c[n] = a
+            n += 1
+    nz = _pareto(tmp_c, n, 1, work[W_ZCODES : W_ZCODES + 81])
+    union = 0
+    floor = 0
+    for i0 in range(work[W_COLOUR_N]):
+        k0 = work[W_COLOUR + i0]
+        for i1 in range(work[W_COLOUR_N + 1]):
+            k1 = work[W_COLOUR + 128 + i1]
+            for i2 in range(work[W_COLOUR_N + 2]):
+                k2 = work[W_COLOUR + 256 + i2]
+                for i3 in range(work[W_COLOUR_N + 3]):
+                    k3 = work[W_COLOUR + 384 + i3]
+                    qing = 0
+                    for k in range(5):
+                        n = ((k0 >> k) & 1) + ((k1 >> k) & 1) + ((k2 >> k) & 1) + ((k3 >> k) & 1)
+                        qing = max(qing, n)
+                    smax = max(max(k0 >> 7, k1 >> 7), max(k2 >> 7, k3 >> 7)) - 1
+                    jlevels = ((k0 >> 5) & 3) | (((k1 >> 5) & 3) << 2) | (((k2 >> 5) & 3) << 4) | (((k3 >> 5) & 3) << 6)
+                    jf, jl, jbits = _chariot_features(jlevels, False)
+                    for iz in range(nz):
+                        zf, zl, zbits = _chariot_features(work[W_ZCODES + iz], True)
+                        mask = _pattern_mask(
+                            n_lou, fat_lou, plain_lou, steps, qing, smax, max(jf, zf), max(jl, zl), (jbits & zbits) != 0
+                        )
+                        union |= mask
+                        if mask & XIAOJIA_MASK:
+                            floor = 5
+                        elif mask and floor == 0:
+                            floor = 1
+    return union, floor
+
+
+@njit(cache=True, nogil=True)
+def _evaluate_kernel(conc, exposed, n_chow, rules, want_patterns, out, choice, work):
+    """Evaluate one holding.
+
+    ``conc``: 28 concealed counts; ``exposed``: (4, 28) counts of 占 / 碰 / 楼 / table 将 per
+    type; ``n_chow``: exposed 圆s; ``rules``: ``RuleSet.to_array()``; ``want_patterns``: 1
+    computes the pattern union always, 0 only when it can change the units; ``out`` gets
+    the ``OUT_*`` fields, ``choice`` the best decomposition; ``work``: :func:`new_workspace`.
+    """
+    for i in range(N_OUT):
+        out[i] = 0
+    for i in range(N_CHOICE):
+        choice[i] = -1
+    # exposed, fixed part
+    fixed = n_chow
+    n_lou = 0
+    n_peng = 0
+    fat_lou = False
+    plain_lou = False
+    for t in range(28):
+        fat = (t % 7) == 0 or (t % 7) == 3 or (t % 7) == 6
+        fixed += exposed[EXP_TABLE, t]
+        fixed += exposed[EXP_PENG, t] * (2 if fat else 1)
+        fixed += exposed[EXP_KONG, t] * (12 if fat else 6)
+        n_peng += exposed[EXP_PENG, t]
+        n_lou += exposed[EXP_KONG, t]
+        if exposed[EXP_KONG, t] > 0:
+            if fat:
+                fat_lou = True
+            else:
+                plain_lou = True
+    steps = n_peng + (n_lou if rules[RULE_STEPS_COUNT_LOU] else 0)
+    out[OUT_LOU] = n_lou
+    out[OUT_STEPS] = steps
+    idle = _min_idle(conc)
+    out[OUT_MIN_IDLE] = idle
+    if idle > 0:
+        out[OUT_HU] = -1
+        out[OUT_PATTERNS_DONE] = 1
+        return
+    out[OUT_COMPLETE] = 1
+    jiang_bonus = rules[RULE_JIANG_IN_CHARIOT]
+    hu_by_code = work[W_HU_BY_CODE : W_HU_BY_CODE + 32]
+    arg_by_code = work[W_ARG_BY_CODE : W_ARG_BY_CODE + 32]
+    jsx_codes = work[W_JSX_CODES : W_JSX_CODES + 128].reshape((4, 32))
+    jsx_hus = work[W_JSX_HUS : W_JSX_HUS + 128].reshape((4, 32))
+    jsx_args = work[W_JSX_ARGS : W_JSX_ARGS + 128].reshape((4, 32))
+    cmp_codes = work[W_CMP_CODES : W_CMP_CODES + 128].reshape((4, 32))
+    cmp_hus = work[W_CMP_HUS : W_CMP_HUS + 128].reshape((4, 32))
+    cmp_args = work[W_CMP_ARGS : W_CMP_ARGS + 128].reshape((4, 32))
+    jsx_n = work[W_COUNTS : W_COUNTS + 4]
+    cmp_n = work[W_COUNTS + 4 : W_COUNTS + 8]
+    # --- the eight triads
+    for c in range(4):
+        jsx_pat = work[W_JSX_PAT + 120 * c : W_JSX_PAT + 120 * (c + 1)]
+        _triad_options(c * 7, TK_JIANG, conc, exposed, True, jiang_bonus, hu_by_code, arg_by_code, jsx_pat)
+        n = 0
+        for code in range(32):
+            if hu_by_code[code] > NEG:
+                jsx_codes[c, n] = code
+                jsx_hus[c, n] = hu_by_code[code]
+                jsx_args[c, n] = arg_by_code[code]
+                n += 1
+        jsx_n[c] = n
+        cmp_pat = work[W_CMP_PAT + 120 * c : W_CMP_PAT + 120 * (c + 1)]
+        _triad_options(c * 7 + 3, TK_FAT, conc, exposed, False, 0, hu_by_code, arg_by_code, cmp_pat)
+        n = 0
+        for code in range(8):
+            if hu_by_code[code] > NEG:
+                cmp_codes[c, n] = code
+                cmp_hus[c, n] = hu_by_code[code]
+                cmp_args[c, n] = arg_by_code[code]
+                n += 1
+        cmp_n[c] = n
+    cmp_best = work[W_BEST : W_BEST + 16]
+    jsx_best = work[W_BEST + 16 : W_BEST + 32]
+    zu_best = work[W_BEST + 32 : W_BEST + 48]
+    cmp_idx = work[W_IDX : W_IDX + 64].reshape((16, 4))
+    jsx_idx = work[W_IDX + 64 : W_IDX + 128].reshape((16, 4))
+    zu_u = work[W_IDX + 128 : W_IDX + 192].reshape((16, 4))
+    zu_cls = work[W_IDX + 192 : W_IDX + 256].reshape((16, 4))
+    # --- 车马炮 triads: independent of everything but 清 of 车 马 炮
+    _combine_triads(cmp_codes, cmp_hus, cmp_n, 7, CHARIOT_TABLE[0], False, cmp_best, cmp_idx)
+    cmp_key = 0
+    for key in range(16):
+        if cmp_best[key] > cmp_best[cmp_key]:
+            cmp_key = key
+    # --- 将士相 triads: 清 of 士 相, 将 chariots; best per set of colours with a 将 出
+    _combine_triads(jsx_codes, jsx_hus, jsx_n, 6, CHARIOT_TABLE[jiang_bonus], True, jsx_best, jsx_idx)
+    # --- 卒 system
+    _zu_options(conc, exposed, CHARIOT_TABLE[0], zu_best, zu_u, zu_cls, work[W_ZPAT : W_ZPAT + 81])
+    # --- 天地 joins the 将 and 卒 sides
+    best = NEG
+    best_j = 0
+    best_z = 0
+    for jb in range(16):
+        if jsx_best[jb] <= NEG:
+            continue
+        for zb in range(16):
+            if zu_best[zb] <= NEG:
+                continue
+            both = jb & zb
+            n_td = (both & 1) + ((both >> 1) & 1) + ((both >> 2) & 1) + ((both >> 3) & 1)
+            value = jsx_best[jb] + zu_best[zb] + TIANDI_VALUE * n_td
+            if value > best:
+                best = value
+                best_j = jb
+                best_z = zb
+    step_bonus = 20 * (steps - 4) if steps >= 5 else 0
+    hu = fixed + cmp_best[cmp_key] + best + step_bonus
+    out[OUT_HU] = hu
+    for c in range(4):
+        choice[CHOICE_JSX + c] = jsx_args[c, jsx_idx[best_j, c]]
+        choice[CHOICE_CMP + c] = cmp_args[c, cmp_idx[cmp_key, c]]
+        choice[CHOICE_ZU_YUAN + c] = zu_u[best_z, c]
+        choice[CHOICE_ZU_CLASS + c] = zu_cls[best_z, c]
+    tolerance = rules[RULE_HU_TOLERANCE]
+    if rules[RULE_LOU_DOUBLES]:
+        units = ((hu + tolerance) << n_lou) // 50
+    else:
+        units = (hu + tolerance) // 50
+    # patterns: every pattern needs an 出 component somewhere (a 碰, 楼, 子 or 闹)
+    any_out = n_peng + n_lou > 0
+    if not any_out:
+        for t in range(28):
+            if conc[t] >= 3:
+                any_out = True
+                break
+    if want_patterns == 1 or (rules[RULE_PATTERN_WINS] == 1 and units < 5):
+        out[OUT_PATTERNS_DONE] = 1
+        if any_out:
+            mask, floor = _patterns(work, n_lou, fat_lou, plain_lou, steps)
+            out[OUT_PATTERNS] = mask
+            out[OUT_PATTERN_FLOOR] = floor
+            if rules[RULE_PATTERN_WINS] == 1 and floor > units:
+                units = floor
+    out[OUT_UNITS] = units
+    out[OUT_WINS] = 1 if units >= 1 else 0

@@ -1,0 +1,193 @@
+"""Small constant tables of the evaluator, built once at import from the rules text.
+
+Everything here is a plain ``numpy`` array indexed by small integers, read by the numba
+kernels in :mod:`simkit.evaluator.kernel`.
+
+Per-type vocabulary
+-------------------
+*Type kind* ``TK_JIANG`` (将: fat, may stand alone as a single), ``TK_FAT`` (车, 卒) or
+``TK_PLAIN`` (士 相 马 炮).
+
+*Exposed state* of a type (its exposed components): ``EX_NONE``, ``EX_ZHAN`` (one 占 pair),
+``EX_PENG`` (碰), ``EX_KONG`` (楼), ``EX_ZHAN2`` (two 占 pairs).
+
+*Component class* of a type in a decomposition (all its components, concealed and exposed):
+``CL_NONE`` (no component), ``CL_PAIR`` (one component of 2 cards), ``CL_OUT`` (one 出
+component: 3 or 4 cards), ``CL_TWO_PAIRS`` (two components of 2 cards).  With at most four
+copies of a type no other combination exists.  For chariots, 清 and 天地 only the class matters.
+
+*Concealed split* of the ``m`` concealed copies of a type left after 圆s: ``SP_SINGLES`` (all
+singles, 将 only), ``SP_PAIR`` (a pair, the rest singles), ``SP_ZI`` (a 子, the rest singles),
+``SP_NAO`` (a 闹), ``SP_TWO_PAIRS``.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+TK_JIANG, TK_FAT, TK_PLAIN = 0, 1, 2
+EX_NONE, EX_ZHAN, EX_PENG, EX_KONG, EX_ZHAN2 = 0, 1, 2, 3, 4
+CL_NONE, CL_PAIR, CL_OUT, CL_TWO_PAIRS = 0, 1, 2, 3
+SP_SINGLES, SP_PAIR, SP_ZI, SP_NAO, SP_TWO_PAIRS = 0, 1, 2, 3, 4
+
+EXPOSED_COMPONENTS = {EX_NONE: (), EX_ZHAN: (2,), EX_PENG: (3,), EX_KONG: (4,), EX_ZHAN2: (2, 2)}
+# cards in components, hu of the concealed groups (plain, fat) for each split, singles excluded
+SPLIT_COMPONENTS = {SP_SINGLES: (), SP_PAIR: (2,), SP_ZI: (3,), SP_NAO: (4,), SP_TWO_PAIRS: (2, 2)}
+_SPLIT_HU_PLAIN = {SP_SINGLES: 0, SP_PAIR: 0, SP_ZI: 3, SP_NAO: 9, SP_TWO_PAIRS: 0}
+
+N_COMPONENTS_OF_CLASS = np.array([0, 1, 1, 2], dtype=np.int64)
+
+# chariot values by number of 出 components (RULES §3)
+PLAIN_CHARIOT_VALUE = np.array([10, 20, 30, 40], dtype=np.int64)  # 素车
+FAT_CHARIOT_VALUE = np.array([20, 40, 60, 100], dtype=np.int64)  # 肥车
+LONG_CHARIOT_VALUE = np.array([40, 80, 120, 160, 200], dtype=np.int64)  # 长车
+# 清 by number of colours with an 出 component of one rank
+QING_VALUE = np.array([0, 0, 0, 20, 40], dtype=np.int64)
+TIANDI_VALUE = 20
+
+
+def _class_of(components: tuple[int, ...]) -> int:
+    if not components:
+        return CL_NONE
+    if len(components) == 1:
+        return CL_PAIR if components[0] == 2 else CL_OUT
+    if components == (2, 2):
+        return CL_TWO_PAIRS
+    return -1
+
+
+def _build_type_options() -> tuple[np.ndarray, np.ndarray]:
+    """TYPE_HU[kind, exposed, m, class]: best concealed hu of a type whose ``m`` concealed
+    copies (after 圆s) are split so that its components have that class; -1 if impossible.
+    TYPE_SPLIT holds the split that reaches it."""
+    hu = np.full((3, 5, 5, 4), -1, dtype=np.int64)
+    split = np.full((3, 5, 5, 4), -1, dtype=np.int64)
+    for kind in (TK_JIANG, TK_FAT, TK_PLAIN):
+        fat = kind in (TK_JIANG, TK_FAT)
+        for ex, ex_comps in EXPOSED_COMPONENTS.items():
+            for m in range(5):
+                if m + sum(ex_comps) > 4:
+                    continue
+                for sp, sp_comps in SPLIT_COMPONENTS.items():
+                    singles = m - sum(sp_comps)
+                    if singles < 0 or (singles > 0 and kind != TK_JIANG):
+                        continue
+                    if sp == SP_TWO_PAIRS and singles:
+                        continue
+                    cls = _class_of(tuple(sorted(ex_comps + sp_comps)))
+                    if cls < 0:
+                        continue
+                    value = _SPLIT_HU_PLAIN[sp] * (2 if fat else 1) + singles
+                    if value > hu[kind, ex, m, cls]:
+                        hu[kind, ex, m, cls] = value
+                        split[kind, ex, m, cls] = sp
+    return hu, split
+
+
+TYPE_HU, TYPE_SPLIT = _build_type_options()
+
+
+def _build_zu_yuan() -> np.ndarray:
+    """ZU_YUAN[u0 + 5 u1 + 25 u2 + 125 u3]: most 卒 圆s (3 or 4 different colours) that use
+    exactly u_c 卒 of colour c; -1 when no such split exists."""
+    sets = [s for k in (3, 4) for s in itertools.combinations(range(4), k)]
+    best = np.full(625, -1, dtype=np.int64)
+    best[0] = 0
+    # increasing total order: every set adds >= 3 cards
+    for code in range(625):
+        u = [(code // 5**c) % 5 for c in range(4)]
+        for s in sets:
+            if all(u[c] >= 1 for c in s):
+                prev = list(u)
+                for c in s:
+                    prev[c] -= 1
+                prev_code = sum(prev[c] * 5**c for c in range(4))
+                if best[prev_code] >= 0:
+                    best[code] = max(best[code], best[prev_code] + 1)
+    return best
+
+
+ZU_YUAN = _build_zu_yuan()
+
+
+def _build_zu_idle() -> np.ndarray:
+    """ZU_IDLE[z0 + 5 z1 + 25 z2 + 125 z3]: fewest idle 卒 over all 卒-圆 choices."""
+    out = np.zeros(625, dtype=np.int64)
+    for code in range(625):
+        z = [(code // 5**c) % 5 for c in range(4)]
+        best = 99
+        for u in itertools.product(*(range(zc + 1) for zc in z)):
+            if ZU_YUAN[sum(u[c] * 5**c for c in range(4))] < 0:
+                continue
+            best = min(best, sum(1 for c in range(4) if z[c] - u[c] == 1))
+        out[code] = best
+    return out
+
+
+ZU_IDLE = _build_zu_idle()
+
+
+def _build_triad_idle() -> np.ndarray:
+    """TRIAD_IDLE[has_jiang, n0, n1, n2]: fewest idle cards of a triad (将士相 or 车马炮 of one
+    colour) over the number of its 圆s; type 0 is a 将 (never idle) when has_jiang."""
+    out = np.zeros((2, 5, 5, 5), dtype=np.int64)
+    for has_jiang in (0, 1):
+        for n in itertools.product(range(5), repeat=3):
+            best = 99
+            for t in range(min(n) + 1):
+                idle = sum(1 for i in range(3) if n[i] - t == 1 and not (has_jiang and i == 0))
+                best = min(best, idle)
+            out[(has_jiang,) + n] = best
+    return out
+
+
+TRIAD_IDLE = _build_triad_idle()
+
+
+def chariot_assignments(classes: tuple[int, ...], jiang_bonus: bool) -> tuple[int, list]:
+    """Best disjoint 肥车/长车 over four colours whose components have the given classes.
+
+    Returns ``(value, chariots)`` with chariots a list of ``(colours, n_out)``.  With
+    ``jiang_bonus`` (rule ``jiang_in_chariot``, 将 chariots) a chariot with >= 1 出 gains 2 per
+    pair component in it.  Plain Python: used to build tables and to explain results.
+    """
+    pools = []
+    for cls in classes:
+        pools.append({CL_NONE: [], CL_PAIR: [0], CL_OUT: [1], CL_TWO_PAIRS: [0, 0]}[cls])
+
+    def search(pools: list[list[int]]) -> tuple[int, list]:
+        best: tuple[int, list] = (0, [])
+        have = [c for c in range(4) if pools[c]]
+        for size in (3, 4):
+            for colours in itertools.combinations(have, size):
+                rest = [list(p) for p in pools]
+                outs = 0
+                for c in colours:
+                    # take the 出 component if there is one (classes never mix 出 and pairs)
+                    comp = max(rest[c])
+                    rest[c].remove(comp)
+                    outs += comp
+                value = (FAT_CHARIOT_VALUE if size == 3 else LONG_CHARIOT_VALUE)[outs]
+                if jiang_bonus and outs >= 1:
+                    value += 2 * (size - outs)
+                sub_value, sub = search(rest)
+                if value + sub_value > best[0]:
+                    best = (int(value + sub_value), [(colours, outs)] + sub)
+        return best
+
+    return search(pools)
+
+
+def _build_chariot_table() -> np.ndarray:
+    """CHARIOT_TABLE[jiang_bonus, sum(class_c << 2c)]: best 肥车/长车 value of one rank."""
+    table = np.zeros((2, 256), dtype=np.int64)
+    for bonus in (0, 1):
+        for code in range(256):
+            classes = tuple((code >> (2 * c)) & 3 for c in range(4))
+            table[bonus, code] = chariot_assignments(classes, bool(bonus))[0]
+    return table
+
+
+CHARIOT_TABLE = _build_chariot_table()

@@ -1,0 +1,192 @@
+"""Random holdings for tests and benchmarks.
+
+* :func:`random_holdings` — uniformly random sets of cards from the 112-card deck.
+* :func:`random_group_holdings` — holdings built from random groups (圆, pairs, 子, 闹,
+  single 将, whole chariots, 清 triples), optionally with exposed groups, so that most are
+  complete and rich in chariots, 清, 天地 and 楼.
+
+Both are numba kernels driven by the xoshiro PRNG of :mod:`simkit.rng`: the output is a
+pure function of the seed.
+
+>>> conc, exp, chows = random_group_holdings(5, seed=1, total=31)
+>>> conc.shape, exp.shape, chows.shape
+((5, 28), (5, 4, 28), (5,))
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from simkit.deck import _shuffle_kernel
+from simkit.evaluator.kernel import EXP_KONG, EXP_PENG, EXP_TABLE, EXP_ZHAN
+from simkit.rng import next_below, seed_state
+
+# group kinds drawn by the builder, with integer weights
+G_YUAN_JSX, G_YUAN_CMP, G_ZU3, G_ZU4, G_PAIR, G_ZI, G_NAO, G_SINGLE, G_CHARIOT, G_FAT_CHARIOT, G_QING = range(11)
+GROUP_WEIGHTS = np.array([12, 12, 6, 3, 25, 18, 6, 8, 5, 5, 3], dtype=np.int64)
+
+
+@njit(cache=True, nogil=True)
+def _uniform_kernel(state, n_cards, out):
+    deck = np.arange(112, dtype=np.int64)
+    for i in range(out.shape[0]):
+        _shuffle_kernel(state, deck)
+        for k in range(n_cards):
+            out[i, deck[k] // 4] += 1
+
+
+def random_holdings(n: int, seed: int, n_cards: int = 31) -> np.ndarray:
+    """(n, 28) counts of uniformly random ``n_cards``-card holdings."""
+    if not 0 <= n_cards <= 112:
+        raise ValueError(f"n_cards must lie in 0..112, got {n_cards}")
+    out = np.zeros((n, 28), dtype=np.int64)
+    _uniform_kernel(seed_state(seed), n_cards, out)
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _pick_weighted(state, weights):
+    total = 0
+    for w in weights:
+        total += w
+    x = next_below(state, total)
+    for k in range(weights.shape[0]):
+        if x < weights[k]:
+            return k
+        x -= weights[k]
+    return weights.shape[0] - 1
+
+
+@njit(cache=True, nogil=True)
+def _add(avail, conc, exp, t, k, as_exposed, exp_row):
+    avail[t] -= k
+    if as_exposed:
+        exp[exp_row, t] += 1
+    else:
+        conc[t] += k
+
+
+@njit(cache=True, nogil=True)
+def _try_group(state, kind, avail, conc, exp, room, p_exposed_pct):
+    """Try to add one random group of ``kind``; returns (cards added, chows added)."""
+    exposed = next_below(state, 100) < p_exposed_pct
+    colour = next_below(state, 4)
+    if kind == G_YUAN_JSX or kind == G_YUAN_CMP:
+        first = colour * 7 + (0 if kind == G_YUAN_JSX else 3)
+        if room < 3 or avail[first] < 1 or avail[first + 1] < 1 or avail[first + 2] < 1:
+            return 0, 0
+        for t in range(first, first + 3):
+            avail[t] -= 1
+            if not exposed:
+                conc[t] += 1
+        return 3, 1 if exposed else 0
+    if kind == G_ZU3 or kind == G_ZU4:
+        size = 3 if kind == G_ZU3 else 4
+        skip = next_below(state, 4) if size == 3 else -1
+        if room < size:
+            return 0, 0
+        for c in range(4):
+            if c != skip and avail[c * 7 + 6] < 1:
+                return 0, 0
+        for c in range(4):
+            if c != skip:
+                avail[c * 7 + 6] -= 1
+                if not exposed:
+                    conc[c * 7 + 6] += 1
+        return size, 1 if exposed else 0
+    t = next_below(state, 28)
+    if kind == G_PAIR:
+        if room < 2 or avail[t] < 2 or (exposed and exp[EXP_ZHAN, t] + exp[EXP_PENG, t] + exp[EXP_KONG, t] > 0):
+            return 0, 0
+        _add(avail, conc, exp, t, 2, exposed, EXP_ZHAN)
+        return 2, 0
+    if kind == G_ZI:
+        if room < 3 or avail[t] < 3:
+            return 0, 0
+        _add(avail, conc, exp, t, 3, exposed, EXP_PENG)
+        return 3, 0
+    if kind == G_NAO:
+        if room < 4 or avail[t] < 4:
+            return 0, 0
+        _add(avail, conc, exp, t, 4, exposed, EXP_KONG)
+        return 4, 0
+    if kind == G_SINGLE:
+        t = colour * 7
+        if room < 1 or avail[t] < 1:
+            return 0, 0
+        _add(avail, conc, exp, t, 1, exposed, EXP_TABLE)
+        return 1, 0
+    if kind == G_CHARIOT:  # pairs (or a 子) of a whole 将士相 / 车马炮 triad
+        first = colour * 7 + 3 * next_below(state, 2)
+        need = 0
+        for t in range(first, first + 3):
+            if avail[t] < 2:
+                return 0, 0
+            need += 2
+        if room < need + 1:
+            return 0, 0
+        for t in range(first, first + 3):
+            _add(avail, conc, exp, t, 2, False, EXP_ZHAN)
+        return need, 0
+    # G_FAT_CHARIOT: pairs of 将 or 卒 in 3 or 4 colours; G_QING: 子 of one rank in 3 colours
+    rank = 6 * next_below(state, 2) if kind == G_FAT_CHARIOT else 1 + next_below(state, 5)
+    k = 2 if kind == G_FAT_CHARIOT else 3
+    n_col = 3 + next_below(state, 2) if kind == G_FAT_CHARIOT else 3
+    skip = next_below(state, 4) if n_col == 3 else -1
+    if room < k * n_col:
+        return 0, 0
+    for c in range(4):
+        if c != skip and avail[c * 7 + rank] < k:
+            return 0, 0
+    for c in range(4):
+        if c != skip:
+            _add(avail, conc, exp, c * 7 + rank, k, False, EXP_ZHAN)
+    return k * n_col, 0
+
+
+@njit(cache=True, nogil=True)
+def _group_kernel(state, total_min, total_max, p_exposed_pct, weights, conc_out, exp_out, chow_out):
+    avail = np.empty(28, dtype=np.int64)
+    for i in range(conc_out.shape[0]):
+        total = total_min + next_below(state, total_max - total_min + 1)
+        for attempt in range(10000):
+            avail[:] = 4
+            conc_out[i, :] = 0
+            exp_out[i, :, :] = 0
+            chows = 0
+            have = 0
+            for step in range(400):
+                if have == total:
+                    break
+                kind = _pick_weighted(state, weights)
+                added, chow = _try_group(state, kind, avail, conc_out[i], exp_out[i], total - have, p_exposed_pct)
+                have += added
+                chows += chow
+            if have == total:
+                chow_out[i] = chows
+                break
+
+
+def random_group_holdings(
+    n: int,
+    seed: int,
+    total: int | tuple[int, int] = 31,
+    p_exposed: float = 0.0,
+    weights: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Holdings built from random groups: ``(concealed (n,28), exposed (n,4,28), n_chow (n,))``.
+
+    ``total`` is the number of cards (or an inclusive range); ``p_exposed`` the chance that a
+    group is laid exposed instead (pair -> 占, 子 -> 碰, 闹 -> 楼, 圆 -> 吃, 将 -> table).
+    Most results are complete; none has more than 4 copies of a type.
+    """
+    lo, hi = (total, total) if isinstance(total, int) else total
+    if not 1 <= lo <= hi <= 112:
+        raise ValueError(f"total must lie in 1..112, got {total}")
+    w = GROUP_WEIGHTS if weights is None else np.asarray(weights, dtype=np.int64)
+    conc = np.zeros((n, 28), dtype=np.int64)
+    exp = np.zeros((n, 4, 28), dtype=np.int64)
+    chows = np.zeros(n, dtype=np.int64)
+    _group_kernel(seed_state(seed), lo, hi, int(round(100 * p_exposed)), w, conc, exp, chows)
+    return conc, exp, chows

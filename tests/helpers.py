@@ -1,0 +1,42 @@
+"""Adapters shared by the tests: run the fast evaluator through the naive oracle's interface."""
+
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from simkit.evaluator import evaluate
+from simkit.evaluator.kernel import EXP_KONG, EXP_PENG, EXP_TABLE, EXP_ZHAN
+from simkit.exposed import ExposedGroup
+from simkit.rules import RuleSet
+
+EVALUATOR_RULE_KEYS = ("lou_doubles", "hu_tolerance", "jiang_in_chariot", "pattern_wins", "steps_count_lou")
+
+
+def fast_evaluate(concealed: Sequence[int], exposed: Sequence[tuple[str, tuple[int, ...]]], rules: Mapping | None = None) -> dict:
+    """simkit.evaluator.evaluate with the naive oracle's call and result shape."""
+    groups = [ExposedGroup(kind, tuple(types)) for kind, types in exposed]
+    rule_set = RuleSet(**{k: v for k, v in (rules or {}).items() if k in EVALUATOR_RULE_KEYS})
+    res = evaluate(np.asarray(concealed, dtype=np.int64), groups, rule_set)
+    return {
+        "complete": res.complete,
+        "hu": res.hu,
+        "lou": res.lou,
+        "steps": res.steps,
+        "units": res.units,
+        "wins": res.wins,
+        "patterns": frozenset(res.patterns),
+        "min_idle": res.min_idle,
+    }
+
+
+def arrays_to_groups(exposed: np.ndarray, n_chow: int) -> list[tuple[str, tuple[int, ...]]]:
+    """Kernel exposed arrays -> naive (kind, types) list.  Chows get a stand-in 圆 (their
+    cards never change the score: an exposed 圆 is 1 hu whatever it holds)."""
+    groups: list[tuple[str, tuple[int, ...]]] = []
+    for row, kind in ((EXP_ZHAN, "zhan"), (EXP_PENG, "peng"), (EXP_KONG, "kong"), (EXP_TABLE, "table")):
+        for t in range(28):
+            groups.extend([(kind, (t,))] * int(exposed[row, t]))
+    groups.extend([("chow", (0, 1, 2))] * int(n_chow))
+    return groups

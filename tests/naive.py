@@ -1,0 +1,459 @@
+"""Naive reference ("oracle") hand evaluator for 四色牌, written straight from RULES.md.
+
+This file is deliberately slow and simple. It shares no code with simkit and
+is used in tests to check the fast evaluator on random holdings. Only the
+Python standard library is used.
+
+Method (RULES §2-§4, §6, §8):
+
+1. List every way to split the concealed cards into groups (圆, single 将, pair,
+   子, 闹), always taking a group that contains the lowest remaining type
+   (memoised on the remaining counts). Each complete decomposition is kept as
+   a *signature*: its concealed components, each as (type, is_out). Only the
+   best concealed group hu is kept for each signature. This loses nothing:
+   chariots, 清, 天地 and the patterns look only at a component's type and
+   whether it is an 出 (k >= 3). A 子 and a 闹 differ only in their own group
+   hu, and that is already in the stored total.
+2. For each signature, add the fixed exposed components (占 pair, 碰, 楼). Then
+   enumerate every set of disjoint chariots, keep the best, and add 清, 天地 and
+   the 步 bonus. Chariots fall into independent *families* whose type sets do
+   not overlap, so no two chariots from different families can share a
+   component:
+       family "JSX": every 将/士/相 (素车 将士相 of each colour, 肥车/长车 of 将),
+       family "CMP" of colour c: 车/马/炮 of colour c (素车 车马炮),
+       family "Z":   every 卒 (肥车/长车 of 卒).
+   So the best set of disjoint chariots is the sum of the best per family.
+   Each family is solved by brute force and cached.
+3. hu is the maximum over signatures. The patterns are the union over
+   signatures. min_idle comes from a separate, even simpler recursion in which
+   a non-将 card may be left idle.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+from typing import Mapping, Sequence
+
+# ---------------------------------------------------------------- cards (§1)
+
+COLOURS = "YRWG"  # 黄 红 白 绿
+RANKS = "JSXCMPZ"  # 将 士 相 车 马 炮 卒
+COLOURS_ZH = "黄红白绿"
+RANKS_ZH = "将士相车马炮卒"
+J, S, X, C, M, P, Z = range(7)
+FAT_RANKS = frozenset({J, C, Z})  # "fat (肥)" column of §1
+QING_RANKS = (S, X, C, M, P)  # §3 清: "one rank among 士相车马炮"
+
+# Type index colour*7 + rank (§1).
+TYPE_NAMES: list[str] = [c + r for c in COLOURS for r in RANKS]
+NUM_TYPES = 28
+
+
+def tix(colour: int, rank: int) -> int:
+    """Type index of (colour, rank), §1: colour*7 + rank."""
+    return colour * 7 + rank
+
+
+def colour_of(t: int) -> int:
+    return t // 7
+
+
+def rank_of(t: int) -> int:
+    return t % 7
+
+
+def is_fat(t: int) -> bool:
+    return rank_of(t) in FAT_RANKS
+
+
+def parse_cards(text: str) -> list[int]:
+    """'RJ*3 RS YZ' (or '红将*3 红士 黄卒') -> list of 28 counts."""
+    counts = [0] * NUM_TYPES
+    for token in text.split():
+        name, _, times = token.partition("*")
+        n = int(times) if times else 1
+        if len(name) != 2:
+            raise ValueError(f"bad card {token!r}")
+        a, b = name[0], name[1]
+        if a in COLOURS and b in RANKS:
+            t = tix(COLOURS.index(a), RANKS.index(b))
+        elif a in COLOURS_ZH and b in RANKS_ZH:
+            t = tix(COLOURS_ZH.index(a), RANKS_ZH.index(b))
+        else:
+            raise ValueError(f"bad card {token!r}")
+        counts[t] += n
+    return counts
+
+
+# ---------------------------------------------------------- groups (§2)
+
+def _yuan_shapes() -> list[tuple[int, ...]]:
+    """Every 圆 set (§2): same-colour 将士相; same-colour 车马炮; 卒 of 3 or 4
+    different colours. Each shape is a tuple of distinct type indices."""
+    shapes = []
+    for c in range(4):
+        shapes.append((tix(c, J), tix(c, S), tix(c, X)))
+        shapes.append((tix(c, C), tix(c, M), tix(c, P)))
+    for n in (3, 4):
+        for cols in itertools.combinations(range(4), n):
+            shapes.append(tuple(tix(c, Z) for c in cols))
+    return shapes
+
+
+YUAN_SHAPES = _yuan_shapes()
+
+
+def zi_hu(t: int) -> int:
+    """子 (3 identical, concealed): plain 3, fat 6."""
+    return 6 if is_fat(t) else 3
+
+
+def nao_hu(t: int) -> int:
+    """闹 (4 identical, concealed): plain 9, fat 18."""
+    return 18 if is_fat(t) else 9
+
+
+def _groups_containing(t: int, counts: tuple[int, ...]):
+    """Yield (hu, component or None, {type: copies taken}) for every concealed
+    group that contains type t and fits in counts (§2 table).
+
+    component is (t, is_out) for a pair (False) / 子 or 闹 (True), else None.
+    """
+    n = counts[t]
+    if rank_of(t) == J and n >= 1:
+        yield 1, None, {t: 1}  # single 将: 1 hu
+    if n >= 2:
+        yield 0, (t, False), {t: 2}  # 对 pair: 0 hu
+    if n >= 3:
+        yield zi_hu(t), (t, True), {t: 3}  # 子
+    if n >= 4:
+        yield nao_hu(t), (t, True), {t: 4}  # 闹
+    for shape in YUAN_SHAPES:  # 圆: 1 hu
+        if t in shape and all(counts[u] >= 1 for u in shape):
+            yield 1, None, {u: 1 for u in shape}
+
+
+def _take(counts: tuple[int, ...], taken: dict[int, int]) -> tuple[int, ...]:
+    lst = list(counts)
+    for u, k in taken.items():
+        lst[u] -= k
+    return tuple(lst)
+
+
+def concealed_signatures(counts: Sequence[int]) -> dict[tuple, int]:
+    """All complete decompositions of the concealed cards (no idle card).
+
+    Returns {signature: best concealed group hu}, where signature is the
+    tuple of concealed components (type, is_out). The dict is empty if and only
+    if the concealed cards are incomplete.
+    """
+    memo: dict[tuple[int, ...], dict[tuple, int]] = {}
+
+    def rec(cnt: tuple[int, ...]) -> dict[tuple, int]:
+        if cnt in memo:
+            return memo[cnt]
+        t = next((u for u in range(NUM_TYPES) if cnt[u]), None)
+        if t is None:
+            return {(): 0}  # nothing left: one (empty) way
+        out: dict[tuple, int] = {}
+        # Every copy of the lowest remaining type t is in exactly one group.
+        # So some group contains one copy of t. Try each such group and recurse.
+        for hu, comp, taken in _groups_containing(t, cnt):
+            for sig, base in rec(_take(cnt, taken)).items():
+                # (Signatures are only used as dict keys to merge equal
+                # decompositions; a non-canonical order would cost time, not
+                # correctness.)
+                new_sig = (comp,) + sig if comp is not None else sig
+                if base + hu > out.get(new_sig, -1):
+                    out[new_sig] = base + hu
+        memo[cnt] = out
+        return out
+
+    return rec(tuple(counts))
+
+
+def naive_min_idle(counts: Sequence[int]) -> int:
+    """Fewest idle cards over all decompositions that may leave idle cards.
+    A 将 is never idle (§2): it can always be a single 将."""
+    memo: dict[tuple[int, ...], int] = {}
+
+    def rec(cnt: tuple[int, ...]) -> int:
+        if cnt in memo:
+            return memo[cnt]
+        t = next((u for u in range(NUM_TYPES) if cnt[u]), None)
+        if t is None:
+            return 0
+        best = 10**9
+        # The lowest remaining card either sits in a group ...
+        for _hu, _comp, taken in _groups_containing(t, cnt):
+            best = min(best, rec(_take(cnt, taken)))
+        # ... or is idle (never a 将).
+        if rank_of(t) != J:
+            best = min(best, 1 + rec(_take(cnt, {t: 1})))
+        memo[cnt] = best
+        return best
+
+    return rec(tuple(counts))
+
+
+# ------------------------------------------------------- chariots (§3)
+
+PLAIN_VALUE = (10, 20, 30, 40)  # 素车 by 出 count 0..3
+FAT_VALUE = (20, 40, 60, 100)  # 肥车 by 出 count 0..3
+LONG_VALUE = (40, 80, 120, 160, 200)  # 长车 by 出 count 0..4
+
+
+def family_of(t: int) -> str:
+    """Chariot family of a type (see the module docstring)."""
+    r = rank_of(t)
+    if r in (J, S, X):
+        return "JSX"
+    if r in (C, M, P):
+        return "CMP" + COLOURS[colour_of(t)]
+    return "Z"
+
+
+def _chariot_candidates(comps: tuple[tuple[int, bool], ...]):
+    """Every single chariot formable from comps (component list (type, is_out)).
+    Yields (kind, tuple of component indices). A chariot takes exactly one
+    component for each type it covers (§3)."""
+    by_type: dict[int, list[int]] = {}
+    for i, (t, _out) in enumerate(comps):
+        by_type.setdefault(t, []).append(i)
+
+    def choices(types):
+        # one component of each type (nothing if some type has no component)
+        if not all(u in by_type for u in types):
+            return ()
+        return itertools.product(*(by_type[u] for u in types))
+
+    for c in range(4):
+        # 素车: 3 components of one colour covering 将,士,相 or 车,马,炮.
+        for triad in ((J, S, X), (C, M, P)):
+            for pick in choices([tix(c, r) for r in triad]):
+                yield "plain", pick
+    for r in (J, Z):
+        # 肥车: 3 components of 将 (or 卒) in 3 different colours.
+        for cols in itertools.combinations(range(4), 3):
+            for pick in choices([tix(c, r) for c in cols]):
+                yield "fat", pick
+        # 长车: 4 components of 将 (or 卒), one in each colour.
+        for pick in choices([tix(c, r) for c in range(4)]):
+            yield "long", pick
+
+
+def _chariot_value(kind: str, pick, comps, jiang_in_chariot: bool) -> int:
+    outs = sum(1 for i in pick if comps[i][1])
+    value = {"plain": PLAIN_VALUE, "fat": FAT_VALUE, "long": LONG_VALUE}[kind][outs]
+    if jiang_in_chariot and outs >= 1:
+        # §8 jiang_in_chariot: once a chariot holding 将 has >= 1 出, each 将 in
+        # its pair components scores 1 (a pair = 2 将 = 2 hu).
+        value += sum(2 for i in pick if rank_of(comps[i][0]) == J and not comps[i][1])
+    return value
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def family_chariots(comps: tuple[tuple[int, bool], ...], jiang_in_chariot: bool):
+    """For the components of one family, return
+    (best total value of a set of disjoint chariots,
+     max 出 of a single formable 素车, 肥车, 长车 (-1 if none formable))."""
+    cands = []
+    max_out = {"plain": -1, "fat": -1, "long": -1}
+    for kind, pick in _chariot_candidates(comps):
+        mask = 0
+        for i in pick:
+            mask |= 1 << i
+        cands.append((mask, _chariot_value(kind, pick, comps, jiang_in_chariot)))
+        outs = sum(1 for i in pick if comps[i][1])
+        max_out[kind] = max(max_out[kind], outs)
+
+    # Best set of pairwise disjoint chariots (a component belongs to at most
+    # one chariot). Look at the lowest still-available component: either it is
+    # in no chosen chariot, or it is in exactly one chosen chariot, which
+    # must use only available components.
+    @functools.lru_cache(maxsize=None)
+    def best(avail: int) -> int:
+        if avail == 0:
+            return 0
+        low = avail & -avail
+        result = best(avail & ~low)  # lowest component in no chariot
+        for mask, value in cands:
+            if mask & low and mask & avail == mask:
+                result = max(result, value + best(avail & ~mask))
+        return result
+
+    return best((1 << len(comps)) - 1), max_out["plain"], max_out["fat"], max_out["long"]
+
+
+# --------------------------------------------------------- evaluation
+
+FAMILY = [family_of(t) for t in range(NUM_TYPES)]
+RANK_TYPES = {r: frozenset(tix(c, r) for c in range(4)) for r in range(7)}  # a rank, 4 colours
+TIANDI_PAIRS = [(tix(c, J), tix(c, Z)) for c in range(4)]  # (将, 卒) of one colour
+
+DEFAULT_RULES = {
+    "lou_doubles": True,
+    "hu_tolerance": 2,
+    "jiang_in_chariot": False,
+    "pattern_wins": True,
+    "steps_count_lou": False,
+}
+
+PATTERN_NAMES = (
+    # pattern wins (§6), U >= 1
+    "two_lou",
+    "plain_chariot_fat_lou",
+    "fat_chariot_plain_lou",
+    "fat_chariot_2_out",
+    "long_chariot_1_out",
+    "steps5_chariot_out",
+    "steps5_qing3",
+    "steps5_tiandi",
+    "qing3_tiandi",
+    "qing3_chariot_out",
+    "chariot_out_tiandi",
+    "plain_chariot_all_out",
+    "qing4",
+    "steps6",
+    # 小甲 patterns (§6), U >= 5
+    "plain_chariot_all_out_two_lou",
+    "fat_chariot_out_two_lou",
+    "long_chariot_2_out_lou",
+    "steps6_long_chariot",
+)
+XIAOJIA_PATTERNS = frozenset(PATTERN_NAMES[14:])
+
+EXPOSED_HU = {
+    # §2 table; decision 1
+    "chow": lambda t: 1,
+    "table": lambda t: 1,
+    "zhan": lambda t: 0,
+    "peng": lambda t: 2 if is_fat(t) else 1,
+    "kong": lambda t: 12 if is_fat(t) else 6,
+}
+
+
+def _score_signature(sig, base, exposed_comps, exposed_hu, step_bonus, steps, lou,
+                     has_fat_lou, has_plain_lou, jiang_in_chariot):
+    """hu and pattern names of one complete decomposition (signature)."""
+    comps = list(sig) + exposed_comps
+    # chariots: best disjoint set = sum of per-family bests
+    families: dict[str, list] = {}
+    for comp in comps:
+        families.setdefault(FAMILY[comp[0]], []).append(comp)
+    chariot_total = 0
+    plain_max = fat_max = long_max = -1
+    for fam_comps in families.values():
+        v, pm, fm, lm = family_chariots(tuple(sorted(fam_comps)), jiang_in_chariot)
+        chariot_total += v
+        plain_max, fat_max, long_max = max(plain_max, pm), max(fat_max, fm), max(long_max, lm)
+
+    out_types = {t for t, is_out in comps if is_out}
+    # 清: a rank among 士相车马炮 with an 出 in >= 3 colours; 三清 20, 四清 40;
+    # each rank scores its own 清.
+    qing = 0
+    qing3 = qing4 = False
+    for r in QING_RANKS:
+        n_col = len(out_types.intersection(RANK_TYPES[r]))
+        if n_col == 3:
+            qing += 20
+        elif n_col == 4:
+            qing += 40
+        qing3 |= n_col >= 3
+        qing4 |= n_col == 4
+    # 天地: a colour with an 出 of 将 and an 出 of 卒: 20 each colour.
+    tiandi_cols = sum(1 for jt, zt in TIANDI_PAIRS if jt in out_types and zt in out_types)
+    tiandi = tiandi_cols >= 1
+
+    hu = base + exposed_hu + chariot_total + qing + 20 * tiandi_cols + step_bonus
+
+    chariot_out = max(plain_max, fat_max, long_max) >= 1
+    flags = {
+        "two_lou": lou >= 2,
+        "plain_chariot_fat_lou": plain_max >= 0 and has_fat_lou,
+        "fat_chariot_plain_lou": fat_max >= 0 and has_plain_lou,
+        "fat_chariot_2_out": fat_max >= 2,
+        "long_chariot_1_out": long_max >= 1,
+        "steps5_chariot_out": steps >= 5 and chariot_out,
+        "steps5_qing3": steps >= 5 and qing3,
+        "steps5_tiandi": steps >= 5 and tiandi,
+        "qing3_tiandi": qing3 and tiandi,
+        "qing3_chariot_out": qing3 and chariot_out,
+        "chariot_out_tiandi": chariot_out and tiandi,
+        "plain_chariot_all_out": plain_max >= 3,
+        "qing4": qing4,
+        "steps6": steps >= 6,
+        "plain_chariot_all_out_two_lou": plain_max >= 3 and lou >= 2,
+        "fat_chariot_out_two_lou": fat_max >= 1 and lou >= 2,
+        "long_chariot_2_out_lou": long_max >= 2 and lou >= 1,
+        "steps6_long_chariot": steps >= 6 and long_max >= 0,
+    }
+    return hu, {name for name, ok in flags.items() if ok}
+
+
+def naive_evaluate(concealed: Sequence[int],
+                   exposed: Sequence[tuple[str, tuple[int, ...]]],
+                   rules: Mapping[str, object] | None = None) -> dict:
+    """Evaluate a holding (concealed counts + exposed groups) under rules."""
+    opts = dict(DEFAULT_RULES)
+    if rules:
+        opts.update({k: rules[k] for k in DEFAULT_RULES if k in rules})
+    concealed = tuple(int(n) for n in concealed)
+    assert len(concealed) == NUM_TYPES
+
+    # exposed groups are fixed (decision 1)
+    exposed_hu = 0
+    exposed_comps: list[tuple[int, bool]] = []
+    n_peng = n_kong = 0
+    has_fat_lou = has_plain_lou = False
+    for kind, types in exposed:
+        t = types[0]
+        exposed_hu += EXPOSED_HU[kind](t)
+        if kind == "zhan":
+            exposed_comps.append((t, False))
+        elif kind == "peng":
+            exposed_comps.append((t, True))
+            n_peng += 1
+        elif kind == "kong":
+            exposed_comps.append((t, True))
+            n_kong += 1
+            if is_fat(t):
+                has_fat_lou = True
+            else:
+                has_plain_lou = True
+    lou = n_kong
+    steps = n_peng + (n_kong if opts["steps_count_lou"] else 0)
+    step_bonus = 20 * (steps - 4) if steps >= 5 else 0
+
+    min_idle = naive_min_idle(concealed)
+    sigs = concealed_signatures(concealed)
+    complete = bool(sigs)
+    assert complete == (min_idle == 0)
+
+    if not complete:
+        return {"complete": False, "hu": None, "lou": lou, "steps": steps, "units": 0,
+                "wins": False, "patterns": frozenset(), "min_idle": min_idle}
+
+    best_hu = -1
+    patterns: set[str] = set()
+    for sig, base in sigs.items():
+        hu, pats = _score_signature(sig, base, exposed_comps, exposed_hu, step_bonus,
+                                    steps, lou, has_fat_lou, has_plain_lou,
+                                    bool(opts["jiang_in_chariot"]))
+        best_hu = max(best_hu, hu)
+        patterns |= pats
+
+    # §6 formula, §8 lou_doubles / hu_tolerance
+    tol = int(opts["hu_tolerance"])
+    if opts["lou_doubles"]:
+        units = (best_hu + tol) * 2**lou // 50
+    else:
+        units = (best_hu + tol) // 50
+    if opts["pattern_wins"]:
+        if patterns & XIAOJIA_PATTERNS:
+            units = max(units, 5)
+        if patterns:
+            units = max(units, 1)
+    return {"complete": True, "hu": best_hu, "lou": lou, "steps": steps, "units": units,
+            "wins": units >= 1, "patterns": frozenset(patterns), "min_idle": 0}
