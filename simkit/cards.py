@@ -8,7 +8,7 @@ each type) or as a 112-bit bitset held in two ``uint64`` words: bit ``id`` of th
 ``(low, high)`` with ids 0..63 in ``low`` and 64..111 in ``high``.  Type ``t`` owns the
 nibble of bits ``4t..4t+3``, so types 0..15 live in ``low`` and 16..27 in ``high``.
 
->>> parse_counts("RJ*3 RS 红将")[7]
+>>> int(parse_counts("RJ*3 RS 红将")[7])
 4
 >>> format_counts(parse_counts("RX RJ RS RJ"))
 'RJ*2 RS RX'
@@ -222,7 +222,7 @@ def counts_to_bitset(counts: Sequence[int] | np.ndarray) -> tuple[int, int]:
 def bitset_to_counts(low: int, high: int) -> np.ndarray:
     """28-count vector of a bitset ``(low, high)``.
 
-    >>> bitset_to_counts(*counts_to_bitset(parse_counts("GZ*3 YJ"))).sum()
+    >>> int(bitset_to_counts(*counts_to_bitset(parse_counts("GZ*3 YJ"))).sum())
     4
     """
     low = int(low)

@@ -2,6 +2,7 @@
 
     simkit score "RJ*3 RS*2 RX*2" [--exposed "peng:RC kong:YZ"] [--rule key=value ...]
     simkit score --jsonl FILE            # one {"hand", "exposed", "rules"} object per line
+    simkit deals [--deals N] [--seed S] --out DIR   # dealt-hand simulation, Parquet + report
     simkit bench evaluator [--holdings N]
     simkit rules [--rule key=value ...]  # print the effective rule set as TOML
 
@@ -37,6 +38,13 @@ def _build_parser() -> argparse.ArgumentParser:
     score.add_argument("--rule", action="append", default=[], metavar="KEY=VALUE", help="rule option (repeatable)")
     score.add_argument("--jsonl", metavar="FILE", help="score one JSON object per line of FILE ('-' for stdin)")
     score.add_argument("--output", metavar="FILE", help="write results here instead of stdout")
+
+    deals = sub.add_parser("deals", help="simulate dealt hands: Parquet + report with plots")
+    deals.add_argument("--deals", type=int, default=20_000, help="number of deals (default 20000)")
+    deals.add_argument("--seed", type=int, default=2026, help="root seed (default 2026)")
+    deals.add_argument("--batch-size", type=int, default=10_000, help="deals per seeded batch (default 10000)")
+    deals.add_argument("--rule", action="append", default=[], metavar="KEY=VALUE")
+    deals.add_argument("--out", required=True, help="output directory")
 
     bench = sub.add_parser("bench", help="print throughput benchmarks")
     bench.add_argument("target", choices=["evaluator"], help="what to benchmark")
@@ -145,6 +153,23 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_deals(args: argparse.Namespace) -> int:
+    import time
+
+    from simkit.handstats import deal_table
+    from simkit.report import write_deal_report
+    from simkit.rules import RuleSet
+
+    if args.deals < 1 or args.batch_size < 1:
+        raise SimkitError("--deals and --batch-size must be positive")
+    rules = RuleSet.from_strings(args.rule)
+    start = time.perf_counter()
+    frame = deal_table(args.deals, args.seed, args.batch_size, rules)
+    report = write_deal_report(frame, args.out, args.seed, args.batch_size, rules)
+    print(f"{args.deals:,} deals in {time.perf_counter() - start:.1f} s -> {report}")
+    return 0
+
+
 def _cmd_rules(args: argparse.Namespace) -> int:
     from simkit.rules import RuleSet
 
@@ -156,7 +181,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``simkit`` console script."""
     parser = _build_parser()
     args = parser.parse_args(argv)
-    handlers = {"score": _cmd_score, "bench": _cmd_bench, "rules": _cmd_rules}
+    handlers = {"score": _cmd_score, "deals": _cmd_deals, "bench": _cmd_bench, "rules": _cmd_rules}
     try:
         return handlers[args.command](args)
     except SimkitError as exc:
