@@ -1,0 +1,699 @@
+"""The numba deal engine (RULES.md §5-7): a deal as a state machine over one int64 array.
+
+Public entry points (all njit, plain arrays in and out):
+
+* :func:`_reset` — deal a deck and start the dealer's opening discard phase;
+* :func:`_legal_mask` — legal actions of the player to act;
+* :func:`_apply` — apply one action, then run every automatic step (draws, unclaimed
+  cards, table 将, 相公, 穿牌) up to the next decision or the end of the deal;
+* :func:`_observe` — what one player may see.
+
+``rules`` is ``RuleSet.to_array()``; ``work`` an evaluator workspace
+(:func:`simkit.evaluator.kernel.new_workspace`); ``ev``/``ev_n`` an event log
+(``(capacity, EVENT_WIDTH)`` and a 1-element counter; capacity 0 disables logging).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from simkit.engine.layout import (
+    A_CHOW_TRIAD,
+    A_CHOW_ZU,
+    A_CHOW_ZU4,
+    A_KONG,
+    A_PASS,
+    A_PENG,
+    A_WIN,
+    A_ZHAN,
+    E_CLAIM,
+    E_DISCARD,
+    E_DRAW,
+    E_EXHAUSTED,
+    E_NOWIN,
+    E_PASS,
+    E_TABLE,
+    E_WIN,
+    E_XIANGGONG,
+    M_CHOW,
+    M_KONG,
+    M_PENG,
+    M_TABLE,
+    M_ZHAN,
+    MAX_MELDS,
+    MELD_WIDTH,
+    N_ACTIONS,
+    O_ACTIVE,
+    O_CONC,
+    O_DEAD,
+    O_DEALER,
+    O_EXP,
+    O_EXPCARDS,
+    O_FIRST,
+    O_LOCK,
+    O_NCHOW,
+    O_NCONC,
+    O_NOWIN,
+    O_PHASE,
+    O_PLAYER,
+    O_SEAT,
+    O_SOURCE,
+    O_SOURCE_PLAYER,
+    O_STAGE,
+    O_STOCK_LEFT,
+    O_XIANGGONG,
+    PH_CLAIM,
+    PH_DISCARD,
+    PH_DRAW,
+    PH_OVER,
+    PH_RESOLVE,
+    S_ACTIVE,
+    S_ACTIVE_ID,
+    S_CLAIMS,
+    S_CONC,
+    S_DEAD,
+    S_DEALER,
+    S_DECIDED,
+    S_DECK,
+    S_DRAWS,
+    S_EXP,
+    S_EXPCARDS,
+    S_FIRST,
+    S_GAIN,
+    S_HU,
+    S_LOCK,
+    S_LOU,
+    S_MELDS,
+    S_NCHOW,
+    S_NMELDS,
+    S_NOWIN,
+    S_PATTERNS,
+    S_PAYOFF,
+    S_PHASE,
+    S_PLAYER,
+    S_SOURCE,
+    S_SOURCE_PLAYER,
+    S_STAGE,
+    S_STEPS,
+    S_STOCK_POS,
+    S_TURNS,
+    S_UNITS,
+    S_WIN_KIND,
+    S_WINNER,
+    S_XIANGGONG,
+    SRC_DISCARD,
+    SRC_DRAW,
+    ST_CHOW,
+    ST_CHOW_NEXT,
+    ST_DONE,
+    ST_PENG,
+    WIN_DISCARD,
+    WIN_DRAW,
+    WIN_TABLE,
+    WIN_TIANHU,
+)
+from simkit.evaluator import kernel as K
+from simkit.rules import (
+    RULE_DRAWN_CARD_CHOW_BY,
+    RULE_MUST_CHARIOT_OUT,
+    RULE_MUST_KONG,
+    RULE_PASS_LOCKS_TYPE,
+    RULE_TIANHU,
+)
+
+EXP_BLOCK = 4 * 28  # exposed counts per player
+
+
+@njit(cache=True, nogil=True)
+def _next(p):
+    return (p + 1) % 3
+
+
+@njit(cache=True, nogil=True)
+def _log(ev, ev_n, kind, p, t, a, b, c):
+    n = ev_n[0]
+    if n < ev.shape[0]:
+        ev[n, 0] = kind
+        ev[n, 1] = p
+        ev[n, 2] = t
+        ev[n, 3] = a
+        ev[n, 4] = b
+        ev[n, 5] = c
+        ev_n[0] = n + 1
+
+
+@njit(cache=True, nogil=True)
+def _conc(s, p):
+    return s[S_CONC + 28 * p : S_CONC + 28 * (p + 1)]
+
+
+@njit(cache=True, nogil=True)
+def _exp(s, p):
+    return s[S_EXP + EXP_BLOCK * p : S_EXP + EXP_BLOCK * (p + 1)].reshape((4, 28))
+
+
+@njit(cache=True, nogil=True)
+def _total_cards(s, p):
+    total = 0
+    for t in range(28):
+        total += s[S_CONC + 28 * p + t] + s[S_EXPCARDS + 28 * p + t]
+    return total
+
+
+@njit(cache=True, nogil=True)
+def _has_discard(conc):
+    for t in range(28):
+        if conc[t] > 0 and t % 7 != 0:
+            return True
+    return False
+
+
+@njit(cache=True, nogil=True)
+def _holding_wins(conc, exp, n_chow, rules, work):
+    """Evaluator verdict on a holding (no 31-card or flag checks)."""
+    out = work[K.WORK_SIZE : K.WORK_SIZE + K.N_OUT]
+    choice = work[K.WORK_SIZE + K.N_OUT : K.WORK_SIZE + K.N_OUT + K.N_CHOICE]
+    K._evaluate_kernel(conc, exp, n_chow, rules, 0, out, choice, work[: K.WORK_SIZE])
+    return out[K.OUT_WINS] == 1
+
+
+ENGINE_WORK_SIZE = K.WORK_SIZE + K.N_OUT + K.N_CHOICE + 28 + EXP_BLOCK + 8
+
+
+def new_engine_workspace() -> np.ndarray:
+    """Scratch array for the engine kernels (one per thread)."""
+    return np.zeros(ENGINE_WORK_SIZE, dtype=np.int64)
+
+
+@njit(cache=True, nogil=True)
+def _can_win(s, p, rules, work):
+    """May player p declare a win now (31 cards, no flag, 天胡 rule, evaluator)?"""
+    if s[S_XIANGGONG + p] or s[S_NOWIN + p]:
+        return False
+    if s[S_FIRST] == 1 and rules[RULE_TIANHU] == 0:
+        return False
+    if _total_cards(s, p) != 31:
+        return False
+    return _holding_wins(_conc(s, p), _exp(s, p), s[S_NCHOW + p], rules, work)
+
+
+@njit(cache=True, nogil=True)
+def _meld_cards(action, t, used):
+    """Concealed types a claim uses (used[0..3], -1 padded) and its meld kind."""
+    for i in range(4):
+        used[i] = -1
+    colour = t // 7
+    rank = t % 7
+    if action == A_PENG:
+        used[0] = t
+        used[1] = t
+        return M_PENG
+    if action == A_KONG:
+        used[0] = t
+        used[1] = t
+        used[2] = t
+        return M_KONG
+    if action == A_ZHAN:
+        used[0] = t
+        return M_ZHAN
+    if action == A_CHOW_TRIAD:
+        first = colour * 7 + (0 if rank < 3 else 3)
+        k = 0
+        for x in range(first, first + 3):
+            if x != t:
+                used[k] = x
+                k += 1
+        return M_CHOW
+    # 卒 圆s
+    k = 0
+    for c in range(4):
+        if c == colour:
+            continue
+        if action == A_CHOW_ZU4 or c != action - A_CHOW_ZU:
+            used[k] = c * 7 + 6
+            k += 1
+    return M_CHOW
+
+
+@njit(cache=True, nogil=True)
+def _claim_possible(s, q, action, t):
+    """Does q hold the concealed cards of this claim on type t (no other check)?"""
+    conc = _conc(s, q)
+    colour = t // 7
+    rank = t % 7
+    if action == A_PENG:
+        return conc[t] == 2
+    if action == A_KONG:
+        return conc[t] == 3
+    if action == A_ZHAN:
+        return conc[t] >= 1
+    if action == A_CHOW_TRIAD:
+        if rank == 6:
+            return False
+        first = colour * 7 + (0 if rank < 3 else 3)
+        for x in range(first, first + 3):
+            if x != t and conc[x] < 1:
+                return False
+        return True
+    if rank != 6:
+        return False
+    if action == A_CHOW_ZU4:
+        for c in range(4):
+            if c != colour and conc[c * 7 + 6] < 1:
+                return False
+        return True
+    left_out = action - A_CHOW_ZU
+    if left_out == colour:
+        return False
+    for c in range(4):
+        if c != colour and c != left_out and conc[c * 7 + 6] < 1:
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _claim_keeps_playable(s, q, action, t, rules, work):
+    """RULES §5.3: after the claim q must be able to discard or to win."""
+    base = K.WORK_SIZE + K.N_OUT + K.N_CHOICE
+    conc = work[base : base + 28]
+    exp = work[base + 28 : base + 28 + EXP_BLOCK].reshape((4, 28))
+    used = work[base + 28 + EXP_BLOCK : base + 28 + EXP_BLOCK + 4]
+    conc[:] = _conc(s, q)
+    exp[:, :] = _exp(s, q)
+    kind = _meld_cards(action, t, used)
+    for i in range(4):
+        if used[i] >= 0:
+            conc[used[i]] -= 1
+    if _has_discard(conc):
+        return True
+    if s[S_XIANGGONG + q] or s[S_NOWIN + q]:
+        return False
+    n_chow = s[S_NCHOW + q]
+    if kind == M_PENG:
+        exp[K.EXP_PENG, t] += 1
+    elif kind == M_KONG:
+        exp[K.EXP_KONG, t] += 1
+    elif kind == M_ZHAN:
+        exp[K.EXP_ZHAN, t] += 1
+    else:
+        n_chow += 1
+    return _holding_wins(conc, exp, n_chow, rules, work)
+
+
+@njit(cache=True, nogil=True)
+def _is_chow_player(s, q):
+    src = s[S_SOURCE_PLAYER]
+    if s[S_SOURCE] == SRC_DISCARD:
+        return q == _next(src)
+    return q == src
+
+
+@njit(cache=True, nogil=True)
+def _claim_mask(s, q, stage, rules, mask, work):
+    """Legal claims (not PASS) of q on the active card at this stage; returns their number."""
+    for a in range(N_ACTIONS):
+        mask[a] = False
+    t = s[S_ACTIVE]
+    if s[S_XIANGGONG + q]:
+        return 0
+    if rules[RULE_PASS_LOCKS_TYPE] and s[S_LOCK + 28 * q + t]:
+        return 0
+    n = 0
+    if stage == ST_PENG:
+        if s[S_SOURCE] == SRC_DISCARD and q == s[S_SOURCE_PLAYER]:
+            return 0
+        for a in (A_PENG, A_KONG):
+            if _claim_possible(s, q, a, t) and _claim_keeps_playable(s, q, a, t, rules, work):
+                mask[a] = True
+                n += 1
+        if n == 0 or not _is_chow_player(s, q):
+            return n
+    for a in (A_ZHAN, A_CHOW_TRIAD, A_CHOW_ZU, A_CHOW_ZU + 1, A_CHOW_ZU + 2, A_CHOW_ZU + 3, A_CHOW_ZU4):
+        if _claim_possible(s, q, a, t) and _claim_keeps_playable(s, q, a, t, rules, work):
+            mask[a] = True
+            n += 1
+    return n
+
+
+@njit(cache=True, nogil=True)
+def _discard_mask(s, p, rules, mask, work):
+    for a in range(N_ACTIONS):
+        mask[a] = False
+    n = 0
+    conc = _conc(s, p)
+    for t in range(28):
+        if conc[t] > 0 and t % 7 != 0:
+            mask[t] = True
+            n += 1
+    if _can_win(s, p, rules, work):
+        mask[A_WIN] = True
+        n += 1
+    return n
+
+
+@njit(cache=True, nogil=True)
+def _legal_mask(s, rules, mask, work):
+    """Legal actions of the player to act (all False when the deal is over)."""
+    phase = s[S_PHASE]
+    if phase == PH_DISCARD:
+        return _discard_mask(s, s[S_PLAYER], rules, mask, work)
+    if phase == PH_CLAIM:
+        n = _claim_mask(s, s[S_PLAYER], s[S_STAGE], rules, mask, work)
+        mask[A_PASS] = True
+        return n + 1
+    for a in range(N_ACTIONS):
+        mask[a] = False
+    return 0
+
+
+@njit(cache=True, nogil=True)
+def _chariot_through(s, q, t):
+    """RULES §7: q holds a chariot through t (concealed + exposed cards)."""
+    colour = t // 7
+    rank = t % 7
+    if rank != 6:
+        first = colour * 7 + (0 if rank < 3 else 3)
+        ok = True
+        for x in range(first, first + 3):
+            if s[S_CONC + 28 * q + x] + s[S_EXPCARDS + 28 * q + x] < 2:
+                ok = False
+        if ok:
+            return True
+    if rank == 0 or rank == 6:
+        if s[S_CONC + 28 * q + t] + s[S_EXPCARDS + 28 * q + t] < 2:
+            return False
+        n = 0
+        for c in range(4):
+            x = c * 7 + rank
+            if s[S_CONC + 28 * q + x] + s[S_EXPCARDS + 28 * q + x] >= 2:
+                n += 1
+        return n >= 3
+    return False
+
+
+@njit(cache=True, nogil=True)
+def _add_meld(s, p, kind, t0, t1, t2, t3):
+    k = s[S_NMELDS + p]
+    if k < MAX_MELDS:
+        base = S_MELDS + (p * MAX_MELDS + k) * MELD_WIDTH
+        s[base] = kind
+        s[base + 1] = t0
+        s[base + 2] = t1
+        s[base + 3] = t2
+        s[base + 4] = t3
+        s[S_NMELDS + p] = k + 1
+    return k
+
+
+@njit(cache=True, nogil=True)
+def _do_claim(s, q, action, work, ev, ev_n):
+    t = s[S_ACTIVE]
+    base = K.WORK_SIZE + K.N_OUT + K.N_CHOICE + 28 + EXP_BLOCK
+    used = work[base : base + 4]
+    kind = _meld_cards(action, t, used)
+    for i in range(4):
+        if used[i] >= 0:
+            s[S_CONC + 28 * q + used[i]] -= 1
+            s[S_EXPCARDS + 28 * q + used[i]] += 1
+    s[S_EXPCARDS + 28 * q + t] += 1
+    if kind == M_PENG:
+        s[S_EXP + EXP_BLOCK * q + 28 * K.EXP_PENG + t] += 1
+        slot = _add_meld(s, q, kind, t, -1, -1, -1)
+    elif kind == M_KONG:
+        s[S_EXP + EXP_BLOCK * q + 28 * K.EXP_KONG + t] += 1
+        slot = _add_meld(s, q, kind, t, -1, -1, -1)
+    elif kind == M_ZHAN:
+        s[S_EXP + EXP_BLOCK * q + 28 * K.EXP_ZHAN + t] += 1
+        slot = _add_meld(s, q, kind, t, -1, -1, -1)
+    else:
+        s[S_NCHOW + q] += 1
+        # the 圆's types in type order: t and the used cards
+        members = work[base + 4 : base + 8]
+        k = 0
+        for x in range(28):
+            if x == t:
+                members[k] = x
+                k += 1
+            for i in range(4):
+                if used[i] == x and x != t:
+                    members[k] = x
+                    k += 1
+        while k < 4:
+            members[k] = -1
+            k += 1
+        slot = _add_meld(s, q, kind, members[0], members[1], members[2], members[3])
+    _log(ev, ev_n, E_CLAIM, q, t, kind, slot, s[S_SOURCE])
+    s[S_CLAIMS] += 1
+    s[S_GAIN] = WIN_DISCARD if s[S_SOURCE] == SRC_DISCARD else WIN_DRAW
+    s[S_ACTIVE] = -1
+    s[S_ACTIVE_ID] = -1
+    s[S_PHASE] = PH_DISCARD
+    s[S_PLAYER] = q
+
+
+@njit(cache=True, nogil=True)
+def _finish_win(s, p, rules, work, ev, ev_n):
+    out = work[K.WORK_SIZE : K.WORK_SIZE + K.N_OUT]
+    choice = work[K.WORK_SIZE + K.N_OUT : K.WORK_SIZE + K.N_OUT + K.N_CHOICE]
+    K._evaluate_kernel(_conc(s, p), _exp(s, p), s[S_NCHOW + p], rules, 1, out, choice, work[: K.WORK_SIZE])
+    units = out[K.OUT_UNITS]
+    s[S_WINNER] = p
+    s[S_WIN_KIND] = WIN_TIANHU if s[S_FIRST] == 1 else s[S_GAIN]
+    s[S_HU] = out[K.OUT_HU]
+    s[S_LOU] = out[K.OUT_LOU]
+    s[S_STEPS] = out[K.OUT_STEPS]
+    s[S_UNITS] = units
+    s[S_PATTERNS] = out[K.OUT_PATTERNS]
+    for q in range(3):
+        s[S_PAYOFF + q] = 2 * units if q == p else -units
+    s[S_PHASE] = PH_OVER
+    _log(ev, ev_n, E_WIN, p, -1, s[S_WIN_KIND], units, s[S_HU])
+
+
+@njit(cache=True, nogil=True)
+def _reset(s, deck, dealer):
+    """Deal ``deck`` (112 card ids): ``dealer`` gets the first 31, then 30 each in turn."""
+    s[:] = 0
+    s[S_DECK : S_DECK + 112] = deck
+    pos = 0
+    for k in range(3):
+        p = (dealer + k) % 3
+        size = 31 if k == 0 else 30
+        for i in range(pos, pos + size):
+            s[S_CONC + 28 * p + deck[i] // 4] += 1
+        pos += size
+    s[S_STOCK_POS] = pos
+    s[S_DEALER] = dealer
+    s[S_PLAYER] = dealer
+    s[S_PHASE] = PH_DISCARD
+    s[S_FIRST] = 1
+    s[S_GAIN] = WIN_TIANHU
+    s[S_ACTIVE] = -1
+    s[S_ACTIVE_ID] = -1
+    s[S_WINNER] = -1
+    s[S_WIN_KIND] = -1
+    s[S_HU] = -1
+
+
+@njit(cache=True, nogil=True)
+def _stage_candidate(s, stage, rules):
+    """The player who may claim at this stage, or -1."""
+    t = s[S_ACTIVE]
+    src = s[S_SOURCE_PLAYER]
+    if stage == ST_PENG:
+        for q in range(3):
+            if s[S_SOURCE] == SRC_DISCARD and q == src:
+                continue
+            c = s[S_CONC + 28 * q + t]
+            if c == 2 or c == 3:
+                return q
+        return -1
+    if stage == ST_CHOW:
+        return _next(src) if s[S_SOURCE] == SRC_DISCARD else src
+    # ST_CHOW_NEXT: drawer's next player, drawn non-将 cards, by option only
+    if s[S_SOURCE] == SRC_DRAW and rules[RULE_DRAWN_CARD_CHOW_BY] == 1 and t % 7 != 0:
+        return _next(src)
+    return -1
+
+
+@njit(cache=True, nogil=True)
+def _advance(s, rules, mask, work, ev, ev_n):
+    """Run automatic steps until a decision (PH_DISCARD / PH_CLAIM) or the end."""
+    while True:
+        phase = s[S_PHASE]
+        if phase == PH_OVER or phase == PH_CLAIM:
+            return
+        if phase == PH_DISCARD:
+            p = s[S_PLAYER]
+            if _discard_mask(s, p, rules, mask, work) > 0:
+                return
+            # cannot discard and cannot win: 相公, the next player draws
+            s[S_XIANGGONG + p] = 1
+            _log(ev, ev_n, E_XIANGGONG, p, -1, 0, 0, 0)
+            s[S_FIRST] = 0
+            s[S_PHASE] = PH_DRAW
+            s[S_PLAYER] = _next(p)
+        elif phase == PH_DRAW:
+            p = s[S_PLAYER]
+            pos = s[S_STOCK_POS]
+            if pos >= 112:
+                s[S_PHASE] = PH_OVER
+                s[S_WINNER] = -1
+                _log(ev, ev_n, E_EXHAUSTED, -1, -1, 0, 0, 0)
+                return
+            card = s[S_DECK + pos]
+            s[S_STOCK_POS] = pos + 1
+            s[S_DRAWS] += 1
+            s[S_ACTIVE] = card // 4
+            s[S_ACTIVE_ID] = card
+            s[S_SOURCE] = SRC_DRAW
+            s[S_SOURCE_PLAYER] = p
+            s[S_STAGE] = ST_PENG
+            s[S_DECIDED] = 0
+            s[S_PHASE] = PH_RESOLVE
+            _log(ev, ev_n, E_DRAW, p, card // 4, 0, 0, 0)
+        else:  # PH_RESOLVE
+            stage = s[S_STAGE]
+            while stage != ST_DONE:
+                q = _stage_candidate(s, stage, rules)
+                if q >= 0 and not (s[S_DECIDED] >> q) & 1 and _claim_mask(s, q, stage, rules, mask, work) > 0:
+                    s[S_STAGE] = stage
+                    s[S_PLAYER] = q
+                    s[S_PHASE] = PH_CLAIM
+                    return
+                stage += 1
+            s[S_STAGE] = ST_DONE
+            t = s[S_ACTIVE]
+            src = s[S_SOURCE_PLAYER]
+            s[S_ACTIVE] = -1
+            s[S_ACTIVE_ID] = -1
+            if s[S_SOURCE] == SRC_DRAW and t % 7 == 0:
+                # an unclaimed drawn 将 goes to the drawer's table
+                s[S_EXP + EXP_BLOCK * src + 28 * K.EXP_TABLE + t] += 1
+                s[S_EXPCARDS + 28 * src + t] += 1
+                _add_meld(s, src, M_TABLE, t, -1, -1, -1)
+                _log(ev, ev_n, E_TABLE, src, t, 0, 0, 0)
+                if s[S_XIANGGONG + src]:
+                    s[S_PHASE] = PH_DRAW
+                    s[S_PLAYER] = _next(src)
+                    continue
+                n_conc = 0
+                for x in range(28):
+                    n_conc += s[S_CONC + 28 * src + x]
+                if n_conc == 1 and not _can_win(s, src, rules, work):
+                    # one concealed card and a drawn 将: 相公 (seed)
+                    s[S_XIANGGONG + src] = 1
+                    _log(ev, ev_n, E_XIANGGONG, src, -1, 1, 0, 0)
+                    s[S_PHASE] = PH_DRAW
+                    s[S_PLAYER] = _next(src)
+                    continue
+                s[S_GAIN] = WIN_TABLE
+                s[S_PHASE] = PH_DISCARD
+                s[S_PLAYER] = src
+            else:
+                s[S_DEAD + t] += 1
+                s[S_PHASE] = PH_DRAW
+                s[S_PLAYER] = _next(src)
+
+
+@njit(cache=True, nogil=True)
+def _apply(s, action, rules, mask, work, ev, ev_n):
+    """Apply a legal action of the player to act, then advance.  Returns False (and changes
+    nothing) if the action is not legal."""
+    n = _legal_mask(s, rules, mask, work)
+    if n == 0 or action < 0 or action >= N_ACTIONS or not mask[action]:
+        return False
+    p = s[S_PLAYER]
+    if s[S_PHASE] == PH_DISCARD:
+        if action == A_WIN:
+            _finish_win(s, p, rules, work, ev, ev_n)
+            return True
+        s[S_CONC + 28 * p + action] -= 1
+        s[S_TURNS] += 1
+        s[S_FIRST] = 0
+        s[S_ACTIVE] = action
+        s[S_ACTIVE_ID] = -1  # copies in a hand are not told apart: only drawn cards keep an id
+        s[S_SOURCE] = SRC_DISCARD
+        s[S_SOURCE_PLAYER] = p
+        s[S_STAGE] = ST_PENG
+        s[S_DECIDED] = 0
+        s[S_PHASE] = PH_RESOLVE
+        _log(ev, ev_n, E_DISCARD, p, action, 0, 0, 0)
+    else:
+        t = s[S_ACTIVE]
+        s[S_DECIDED] |= 1 << p
+        if mask[A_KONG] and action != A_KONG and rules[RULE_MUST_KONG] and not s[S_NOWIN + p]:
+            s[S_NOWIN + p] = 1
+            _log(ev, ev_n, E_NOWIN, p, t, 0, 0, 0)
+        if (
+            mask[A_PENG]
+            and action != A_PENG
+            and rules[RULE_MUST_CHARIOT_OUT]
+            and not s[S_NOWIN + p]
+            and _chariot_through(s, p, t)
+        ):
+            s[S_NOWIN + p] = 1
+            _log(ev, ev_n, E_NOWIN, p, t, 1, 0, 0)
+        if action == A_PASS:
+            if rules[RULE_PASS_LOCKS_TYPE]:
+                s[S_LOCK + 28 * p + t] = 1
+            _log(ev, ev_n, E_PASS, p, t, s[S_STAGE], 0, 0)
+            s[S_STAGE] += 1
+            s[S_PHASE] = PH_RESOLVE
+        else:
+            _do_claim(s, p, action, work, ev, ev_n)
+    _advance(s, rules, mask, work, ev, ev_n)
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _start(s, deck, dealer, rules, mask, work, ev, ev_n):
+    """Reset to a new deal and advance to the first decision."""
+    _reset(s, deck, dealer)
+    _advance(s, rules, mask, work, ev, ev_n)
+
+
+@njit(cache=True, nogil=True)
+def _observe(s, p, obs):
+    """Fill ``obs`` (N_OBS) with what player p may see: own concealed cards only."""
+    obs[:] = 0
+    obs[O_SEAT] = p
+    obs[O_PHASE] = s[S_PHASE]
+    obs[O_PLAYER] = s[S_PLAYER]
+    obs[O_ACTIVE] = s[S_ACTIVE]
+    obs[O_SOURCE] = s[S_SOURCE]
+    obs[O_SOURCE_PLAYER] = s[S_SOURCE_PLAYER]
+    obs[O_STAGE] = s[S_STAGE]
+    obs[O_STOCK_LEFT] = 112 - s[S_STOCK_POS]
+    obs[O_FIRST] = s[S_FIRST]
+    obs[O_DEALER] = s[S_DEALER]
+    for t in range(28):
+        obs[O_CONC + t] = s[S_CONC + 28 * p + t]
+        obs[O_DEAD + t] = s[S_DEAD + t]
+    for i in range(3 * 4 * 28):
+        obs[O_EXP + i] = s[S_EXP + i]
+    for i in range(3 * 28):
+        obs[O_EXPCARDS + i] = s[S_EXPCARDS + i]
+        obs[O_LOCK + i] = s[S_LOCK + i]
+    for q in range(3):
+        obs[O_NCHOW + q] = s[S_NCHOW + q]
+        obs[O_XIANGGONG + q] = s[S_XIANGGONG + q]
+        obs[O_NOWIN + q] = s[S_NOWIN + q]
+        n = 0
+        for t in range(28):
+            n += s[S_CONC + 28 * q + t]
+        obs[O_NCONC + q] = n
+
+
+@njit(cache=True, nogil=True)
+def _card_total(s):
+    """Cards accounted for: stock + hands + exposed + dead + active (always 112)."""
+    total = 112 - s[S_STOCK_POS]
+    for i in range(3 * 28):
+        total += s[S_CONC + i] + s[S_EXPCARDS + i]
+    for t in range(28):
+        total += s[S_DEAD + t]
+    if s[S_ACTIVE] >= 0:
+        total += 1
+    return total

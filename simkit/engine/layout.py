@@ -1,0 +1,196 @@
+"""Array layout of the deal engine: state offsets, phases, actions, events, observations.
+
+A deal's whole state is one ``int64`` array (``N_STATE`` long) with the named offsets below,
+so that numba kernels copy, clone and pass it around as plain data (the rule set stays apart,
+in :class:`simkit.rules.RuleSet`: OpenSpiel's Game/State split).
+
+Actions are dense ints (``N_ACTIONS`` of them):
+
+====================  ==========================================================
+``0..27``             discard one concealed card of that type
+``A_WIN``             declare a win (discard phase)
+``A_PASS``            take no claim on the active card
+``A_PENG``            碰: two concealed copies + the active card, exposed
+``A_KONG``            发子: three concealed copies + the active card, a 楼
+``A_ZHAN``            占: one concealed copy + the active card, a 占 pair
+``A_CHOW_TRIAD``      吃 a 将士相 / 车马炮 圆 with the two other types of the colour
+``A_CHOW_ZU + c``     吃 a 3-colour 卒 圆 leaving out colour ``c`` (c != the card's colour)
+``A_CHOW_ZU4``        吃 a 4-colour 卒 圆 with three concealed 卒 of the other colours
+====================  ==========================================================
+
+>>> decode_action(A_PENG), encode_action("discard", 7)
+(('peng', -1), 7)
+"""
+
+from __future__ import annotations
+
+from simkit.cards import TYPE_NAMES, parse_type
+
+N_SEATS = 3
+
+# ---- actions
+A_DISCARD = 0  # + type
+A_WIN = 28
+A_PASS = 29
+A_PENG = 30
+A_KONG = 31
+A_ZHAN = 32
+A_CHOW_TRIAD = 33
+A_CHOW_ZU = 34  # + colour left out (34..37)
+A_CHOW_ZU4 = 38
+N_ACTIONS = 39
+
+# ---- phases
+PH_DISCARD = 0  # S_PLAYER holds 31 cards: win or discard
+PH_CLAIM = 1  # S_PLAYER decides on the active card (stage S_STAGE)
+PH_OVER = 2
+PH_DRAW = 3  # internal: S_PLAYER draws next (never a decision)
+PH_RESOLVE = 4  # internal: looking for the next claimer of the active card (never a decision)
+
+# claim stages for the active card
+ST_PENG = 0  # the 碰 / 发子 player (with the 吃/占 options too if they are also the chow player)
+ST_CHOW = 1  # the chow player: next of the discarder, or the drawer
+ST_CHOW_NEXT = 2  # drawer's next player (rule drawn_card_chow_by=drawer_then_next)
+ST_DONE = 3
+
+# source of the active card
+SRC_DISCARD = 0
+SRC_DRAW = 1
+
+# how the winner got the 31st card
+WIN_NONE = -1
+WIN_DISCARD = 0  # claimed a discard
+WIN_DRAW = 1  # claimed a drawn card
+WIN_TABLE = 2  # a drawn 将 went to the table
+WIN_TIANHU = 3  # dealer's dealt 31 cards
+WIN_KIND_NAMES = ("discard", "draw", "table", "tianhu")
+
+# exposed meld kinds in the meld log
+M_CHOW, M_PENG, M_KONG, M_ZHAN, M_TABLE = 0, 1, 2, 3, 4
+MELD_KIND_NAMES = ("chow", "peng", "kong", "zhan", "table")
+MAX_MELDS = 24
+MELD_WIDTH = 5  # kind, type0..type3 (-1 unused)
+
+# ---- state offsets
+S_CONC = 0  # 3 x 28 concealed counts
+S_EXP = S_CONC + 3 * 28  # 3 x 4 x 28 exposed group counts (占, 碰, 楼, table 将)
+S_EXPCARDS = S_EXP + 3 * 4 * 28  # 3 x 28 exposed cards per type (all melds, chows included)
+S_NCHOW = S_EXPCARDS + 3 * 28  # 3 exposed 圆 counts
+S_DEAD = S_NCHOW + 3  # 28 dead cards per type
+S_LOCK = S_DEAD + 28  # 3 x 28 pass locks
+S_DECK = S_LOCK + 3 * 28  # 112 card ids in dealing order
+S_STOCK_POS = S_DECK + 112  # index in the deck of the next stock card
+S_PHASE = S_STOCK_POS + 1
+S_PLAYER = S_PHASE + 1  # player to act
+S_ACTIVE = S_PLAYER + 1  # active card type or -1
+S_ACTIVE_ID = S_ACTIVE + 1  # its card id
+S_SOURCE = S_ACTIVE_ID + 1  # SRC_*
+S_SOURCE_PLAYER = S_SOURCE + 1  # discarder / drawer
+S_STAGE = S_SOURCE_PLAYER + 1  # ST_* of the claim being decided
+S_DECIDED = S_STAGE + 1  # bit mask of players who already decided on the active card
+S_XIANGGONG = S_DECIDED + 1  # 3 flags: 相公
+S_NOWIN = S_XIANGGONG + 3  # 3 flags: can no longer win (有子不发 / 有车子不出车)
+S_DEALER = S_NOWIN + 3
+S_FIRST = S_DEALER + 1  # 1 during the dealer's opening discard phase
+S_GAIN = S_FIRST + 1  # WIN_* way the discard-phase player got the 31st card
+S_TURNS = S_GAIN + 1  # discard phases played
+S_DRAWS = S_TURNS + 1  # cards drawn
+S_CLAIMS = S_DRAWS + 1  # claims made
+S_WINNER = S_CLAIMS + 1  # -1: none (yet, or 穿牌)
+S_WIN_KIND = S_WINNER + 1
+S_HU = S_WIN_KIND + 1
+S_LOU = S_HU + 1
+S_STEPS = S_LOU + 1
+S_UNITS = S_STEPS + 1
+S_PATTERNS = S_UNITS + 1
+S_PAYOFF = S_PATTERNS + 1  # 3
+S_NMELDS = S_PAYOFF + 3  # 3
+S_MELDS = S_NMELDS + 3  # 3 x MAX_MELDS x MELD_WIDTH
+N_STATE = S_MELDS + 3 * MAX_MELDS * MELD_WIDTH
+
+# ---- observation offsets (what one player may see)
+O_SEAT = 0
+O_PHASE = 1
+O_PLAYER = 2
+O_ACTIVE = 3
+O_SOURCE = 4
+O_SOURCE_PLAYER = 5
+O_STAGE = 6
+O_STOCK_LEFT = 7
+O_FIRST = 8
+O_DEALER = 9
+O_CONC = 10  # own concealed counts (28)
+O_EXP = O_CONC + 28  # 3 x 4 x 28 exposed group counts of every player
+O_EXPCARDS = O_EXP + 3 * 4 * 28  # 3 x 28 exposed cards of every player
+O_NCHOW = O_EXPCARDS + 3 * 28  # 3
+O_NCONC = O_NCHOW + 3  # 3: number of concealed cards of each player
+O_DEAD = O_NCONC + 3  # 28
+O_LOCK = O_DEAD + 28  # 3 x 28
+O_XIANGGONG = O_LOCK + 3 * 28  # 3
+O_NOWIN = O_XIANGGONG + 3  # 3
+N_OBS = O_NOWIN + 3
+
+# ---- events (replay log): kind, player, card type, a, b, c
+E_DISCARD = 0  # player, type
+E_DRAW = 1  # player, type
+E_CLAIM = 2  # player, type, meld kind (M_*), meld slot
+E_PASS = 3  # player, type, stage
+E_TABLE = 4  # player, type (a drawn 将 to the table)
+E_XIANGGONG = 5  # player
+E_WIN = 6  # player, -, win kind
+E_EXHAUSTED = 7  # 穿牌
+E_NOWIN = 8  # player, type, reason (0 有子不发, 1 有车子不出车)
+EVENT_WIDTH = 6
+EVENT_NAMES = ("discard", "draw", "claim", "pass", "table", "xianggong", "win", "exhausted", "nowin")
+
+_CLAIM_NAMES = {A_PENG: "peng", A_KONG: "kong", A_ZHAN: "zhan", A_CHOW_TRIAD: "chow", A_CHOW_ZU4: "chow"}
+
+
+def action_name(action: int) -> str:
+    """Readable name of an action id.
+
+    >>> action_name(7), action_name(A_WIN), action_name(A_CHOW_ZU + 2)
+    ('discard RJ', 'win', 'chow 卒 without colour 2')
+    """
+    kind, arg = decode_action(action)
+    if kind == "discard":
+        return f"discard {TYPE_NAMES[arg]}"
+    if kind == "chow_zu":
+        return f"chow 卒 without colour {arg}"
+    return kind
+
+
+def decode_action(action: int) -> tuple[str, int]:
+    """``(kind, argument)`` of an action id; argument is a type, a colour or -1."""
+    a = int(action)
+    if 0 <= a < 28:
+        return "discard", a
+    if a in (A_CHOW_ZU, A_CHOW_ZU + 1, A_CHOW_ZU + 2, A_CHOW_ZU + 3):
+        return "chow_zu", a - A_CHOW_ZU
+    names = {A_WIN: "win", A_PASS: "pass", A_PENG: "peng", A_KONG: "kong", A_ZHAN: "zhan",
+             A_CHOW_TRIAD: "chow_triad", A_CHOW_ZU4: "chow_zu4"}
+    if a in names:
+        return names[a], -1
+    raise ValueError(f"unknown action id {action} (0..{N_ACTIONS - 1})")
+
+
+def encode_action(kind: str, argument: int | str = -1) -> int:
+    """Action id of ``(kind, argument)``; a discard takes a type index or card name.
+
+    >>> encode_action("discard", "RJ"), encode_action("chow_zu", 1), encode_action("win")
+    (7, 35, 28)
+    """
+    if kind == "discard":
+        t = parse_type(argument) if isinstance(argument, str) else int(argument)
+        if not 0 <= t < 28:
+            raise ValueError(f"discard needs a card type 0..27, got {argument!r}")
+        return A_DISCARD + t
+    if kind == "chow_zu":
+        if not 0 <= int(argument) < 4:
+            raise ValueError(f"chow_zu needs the colour left out (0..3), got {argument!r}")
+        return A_CHOW_ZU + int(argument)
+    ids = {"win": A_WIN, "pass": A_PASS, "peng": A_PENG, "kong": A_KONG, "zhan": A_ZHAN,
+           "chow_triad": A_CHOW_TRIAD, "chow_zu4": A_CHOW_ZU4}
+    if kind not in ids:
+        raise ValueError(f"unknown action kind {kind!r}")
+    return ids[kind]

@@ -1,0 +1,203 @@
+"""Playing whole deals inside one compiled call, alone or in parallel batches.
+
+Seeding: a run has a root seed S.  Deal number N (0, 1, 2, ...) draws from independent
+xoshiro streams derived from ``SeedSequence(S)`` and N only: stream 0 shuffles the deck,
+stream 1 + p drives seat p's policy.  So a deal is a pure function of (rules, policies, S,
+N), whatever batch, thread, process or machine plays it, and ``simkit replay`` can replay
+deal N alone.  The same deal N has the same cards whatever the policies, which is what
+duplicate (seat-rotated) comparisons need.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange, uint64
+
+from simkit.deck import _shuffle_kernel
+from simkit.engine import kernel as E
+from simkit.engine.layout import (
+    EVENT_WIDTH,
+    MAX_MELDS,
+    MELD_WIDTH,
+    N_ACTIONS,
+    N_OBS,
+    N_STATE,
+    PH_OVER,
+    S_CLAIMS,
+    S_CONC,
+    S_DEALER,
+    S_DRAWS,
+    S_HU,
+    S_LOU,
+    S_MELDS,
+    S_NMELDS,
+    S_NOWIN,
+    S_PATTERNS,
+    S_PAYOFF,
+    S_PHASE,
+    S_PLAYER,
+    S_STEPS,
+    S_STOCK_POS,
+    S_TURNS,
+    S_UNITS,
+    S_WIN_KIND,
+    S_WINNER,
+    S_XIANGGONG,
+)
+from simkit.policies.builtin import POLICY_WORK_SIZE, builtin_act
+
+# ---- result row of one deal
+R_WINNER = 0
+R_WIN_KIND = 1
+R_HU = 2
+R_LOU = 3
+R_STEPS = 4
+R_UNITS = 5
+R_PATTERNS = 6
+R_PAYOFF = 7  # 3
+R_TURNS = 10
+R_DRAWS = 11
+R_CLAIMS = 12
+R_STOCK_LEFT = 13
+R_XIANGGONG = 14  # 3
+R_NOWIN = 17  # 3
+R_DEALER = 20
+R_ERROR = 21  # 1 if a policy returned an illegal action
+R_DEALT = 22  # 3 x 28 dealt counts
+R_WIN_CONC = R_DEALT + 84  # 28 winner's final concealed counts
+R_WIN_NMELDS = R_WIN_CONC + 28
+R_WIN_MELDS = R_WIN_NMELDS + 1  # MAX_MELDS x MELD_WIDTH
+N_RESULT = R_WIN_MELDS + MAX_MELDS * MELD_WIDTH
+
+MAX_DECISIONS = 2000
+
+
+def root_key(seed: int) -> np.ndarray:
+    """The 4 uint64 root words of a run seed."""
+    if int(seed) < 0:
+        raise ValueError(f"seed must be >= 0, got {seed}")
+    return np.random.SeedSequence(int(seed)).generate_state(4, dtype=np.uint64)
+
+
+@njit(cache=True, nogil=True)
+def _splitmix(x):
+    z = x + uint64(0x9E3779B97F4A7C15)
+    z = (z ^ (z >> uint64(30))) * uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> uint64(27))) * uint64(0x94D049BB133111EB)
+    return z ^ (z >> uint64(31))
+
+
+@njit(cache=True, nogil=True)
+def _stream_state(root, deal, stream, out):
+    """xoshiro state of (root, deal, stream): a keyed hash, never all zero."""
+    key = _splitmix(uint64(deal) * uint64(0xD1B54A32D192ED03) + _splitmix(uint64(stream) + uint64(0x632BE59BD9B4E019)))
+    for i in range(4):
+        out[i] = _splitmix(root[i] ^ _splitmix(key + uint64(i)))
+    if out[0] == 0 and out[1] == 0 and out[2] == 0 and out[3] == 0:
+        out[0] = uint64(1)
+
+
+@njit(cache=True, nogil=True)
+def _deal_deck(root, deal, rng, deck):
+    _stream_state(root, deal, 0, rng)
+    for i in range(112):
+        deck[i] = i
+    _shuffle_kernel(rng, deck)
+
+
+@njit(cache=True, nogil=True)
+def _record(s, deck, result):
+    result[:] = 0
+    w = s[S_WINNER]
+    result[R_WINNER] = w
+    result[R_WIN_KIND] = s[S_WIN_KIND]
+    result[R_HU] = s[S_HU]
+    result[R_LOU] = s[S_LOU]
+    result[R_STEPS] = s[S_STEPS]
+    result[R_UNITS] = s[S_UNITS]
+    result[R_PATTERNS] = s[S_PATTERNS]
+    result[R_TURNS] = s[S_TURNS]
+    result[R_DRAWS] = s[S_DRAWS]
+    result[R_CLAIMS] = s[S_CLAIMS]
+    result[R_STOCK_LEFT] = 112 - s[S_STOCK_POS]
+    result[R_DEALER] = s[S_DEALER]
+    for p in range(3):
+        result[R_PAYOFF + p] = s[S_PAYOFF + p]
+        result[R_XIANGGONG + p] = s[S_XIANGGONG + p]
+        result[R_NOWIN + p] = s[S_NOWIN + p]
+    pos = 0
+    for k in range(3):
+        p = (s[S_DEALER] + k) % 3
+        size = 31 if k == 0 else 30
+        for i in range(pos, pos + size):
+            result[R_DEALT + 28 * p + deck[i] // 4] += 1
+        pos += size
+    if w >= 0:
+        for t in range(28):
+            result[R_WIN_CONC + t] = s[S_CONC + 28 * w + t]
+        n = s[S_NMELDS + w]
+        result[R_WIN_NMELDS] = n
+        for i in range(n * MELD_WIDTH):
+            result[R_WIN_MELDS + i] = s[S_MELDS + w * MAX_MELDS * MELD_WIDTH + i]
+    else:
+        result[R_WIN_NMELDS] = 0
+
+
+@njit(cache=True, nogil=True)
+def _play_deal(root, deal, dealer, policy_ids, params, rules, s, deck, rngs, mask, obs, work, pwork, ev, ev_n, result):
+    """Play deal number ``deal`` to the end with built-in policies; fill ``result``."""
+    _deal_deck(root, deal, rngs[3], deck)
+    for p in range(3):
+        _stream_state(root, deal, 1 + p, rngs[p])
+    E._start(s, deck, dealer, rules, mask, work, ev, ev_n)
+    error = 0
+    for _ in range(MAX_DECISIONS):
+        if s[S_PHASE] == PH_OVER:
+            break
+        p = s[S_PLAYER]
+        E._observe(s, p, obs)
+        E._legal_mask(s, rules, mask, work)
+        action = builtin_act(policy_ids[p], obs, mask, params[p], rngs[p], rules, pwork)
+        if not E._apply(s, action, rules, mask, work, ev, ev_n):
+            error = 1
+            break
+    _record(s, deck, result)
+    result[R_ERROR] = error
+
+
+@njit(cache=True, parallel=True)
+def _play_batch(root, first_deal, n_deals, dealer, policy_ids, params, rules, results):
+    chunk = 256
+    n_chunks = (n_deals + chunk - 1) // chunk
+    for k in prange(n_chunks):
+        s = np.zeros(N_STATE, dtype=np.int64)
+        deck = np.zeros(112, dtype=np.int64)
+        rngs = np.zeros((4, 4), dtype=np.uint64)
+        mask = np.zeros(N_ACTIONS, dtype=np.bool_)
+        obs = np.zeros(N_OBS, dtype=np.int64)
+        work = np.zeros(E.ENGINE_WORK_SIZE, dtype=np.int64)
+        pwork = np.zeros(POLICY_WORK_SIZE, dtype=np.int64)
+        ev = np.zeros((0, EVENT_WIDTH), dtype=np.int64)
+        ev_n = np.zeros(1, dtype=np.int64)
+        for i in range(k * chunk, min(n_deals, (k + 1) * chunk)):
+            _play_deal(root, first_deal + i, dealer, policy_ids, params, rules, s, deck, rngs, mask, obs, work,
+                       pwork, ev, ev_n, results[i])
+
+
+def play_deals(
+    n_deals: int,
+    seed: int,
+    policy_ids: np.ndarray,
+    params: np.ndarray,
+    rules_array: np.ndarray,
+    first_deal: int = 0,
+    dealer: int = 0,
+) -> np.ndarray:
+    """Result rows (n_deals, N_RESULT) of deals first_deal .. first_deal + n_deals - 1."""
+    results = np.zeros((n_deals, N_RESULT), dtype=np.int64)
+    _play_batch(root_key(seed), first_deal, n_deals, dealer, np.asarray(policy_ids, dtype=np.int64),
+                np.ascontiguousarray(params, dtype=np.float64), rules_array, results)
+    return results
+
+
+_ = S_CONC
