@@ -112,3 +112,47 @@ def format_evaluator_report(res: dict) -> str:
             f"  all sixteen 将 + fifteen 卒: {res['all_jiang_15_zu']['us_per_eval']:.1f} us per evaluation",
         ]
     )
+
+
+ENGINE_MIXES = (
+    ("random x3", "random,random,random"),
+    ("greedy x3", "greedy,greedy,greedy"),
+    ("patient x3", "patient,patient,patient"),
+    ("mc vs greedy x2", "mc,greedy,greedy"),
+)
+
+
+def bench_engine(n: int = 20_000, seed: int = 2026, repeats: int = 2) -> dict:
+    """Deals/s on one thread for several policy mixes (mc on n // 200 deals)."""
+    from simkit.engine.play import play_deals
+    from simkit.policies.registry import parse_policies, policy_arrays
+
+    previous = numba.get_num_threads()
+    numba.set_num_threads(1)
+    rules_array = RuleSet().to_array()
+    figures = {}
+    try:
+        for label, text in ENGINE_MIXES:
+            ids, params, user = policy_arrays(parse_policies(text))
+            deals = max(20, n // 200) if "mc" in text else n
+            play_deals(5, seed, ids, params, rules_array, user_functions=user)  # compile / warm
+            best = float("inf")
+            for _ in range(repeats):
+                t0 = time.perf_counter()
+                res = play_deals(deals, seed, ids, params, rules_array, user_functions=user)
+                best = min(best, time.perf_counter() - t0)
+            from simkit.engine.play import R_WINNER
+
+            figures[label] = {"deals": deals, "deals_per_s": deals / best,
+                              "win_rate": float((res[:, R_WINNER] >= 0).mean())}
+    finally:
+        numba.set_num_threads(previous)
+    return {"hardware": hardware_line(), "threads": 1, "mixes": figures}
+
+
+def format_engine_report(res: dict) -> str:
+    """Human-readable lines of :func:`bench_engine`."""
+    lines = [f"hardware: {res['hardware']}", "engine, whole deals, 1 thread:"]
+    for label, f in res["mixes"].items():
+        lines.append(f"  {label:16s} {f['deals_per_s']:>12,.0f} deals/s  ({f['deals']:,} deals, {f['win_rate']:.1%} won)")
+    return "\n".join(lines)

@@ -3,7 +3,9 @@
     simkit score "RJ*3 RS*2 RX*2" [--exposed "peng:RC kong:YZ"] [--rule key=value ...]
     simkit score --jsonl FILE            # one {"hand", "exposed", "rules"} object per line
     simkit deals [--deals N] [--seed S] --out DIR   # dealt-hand simulation, Parquet + report
+    simkit replay --seed S --deal N --policies a,b,c [--rule key=value ...]
     simkit bench evaluator [--holdings N]
+    simkit bench engine [--deals N]
     simkit rules [--rule key=value ...]  # print the effective rule set as TOML
 
 Invalid input exits with status 2 and one line on stderr.
@@ -46,9 +48,17 @@ def _build_parser() -> argparse.ArgumentParser:
     deals.add_argument("--rule", action="append", default=[], metavar="KEY=VALUE")
     deals.add_argument("--out", required=True, help="output directory")
 
+    replay = sub.add_parser("replay", help="print one deal as JSON lines, one event per line")
+    replay.add_argument("--seed", type=int, required=True, help="run seed")
+    replay.add_argument("--deal", type=int, required=True, help="deal number within the run (0-based)")
+    replay.add_argument("--policies", required=True, help="three policies, e.g. greedy,random,random")
+    replay.add_argument("--rule", action="append", default=[], metavar="KEY=VALUE")
+    replay.add_argument("--output", metavar="FILE", help="write here instead of stdout")
+
     bench = sub.add_parser("bench", help="print throughput benchmarks")
-    bench.add_argument("target", choices=["evaluator"], help="what to benchmark")
-    bench.add_argument("--holdings", type=int, default=200_000, help="holdings per benchmark (default 200000)")
+    bench.add_argument("target", choices=["evaluator", "engine"], help="what to benchmark")
+    bench.add_argument("--holdings", type=int, default=200_000, help="holdings per evaluator benchmark (default 200000)")
+    bench.add_argument("--deals", type=int, default=20_000, help="deals per engine benchmark (default 20000)")
     bench.add_argument("--seed", type=int, default=2026)
     bench.add_argument("--json", action="store_true", help="print the figures as JSON")
 
@@ -144,12 +154,30 @@ def _write_output(text: str, path: str | None) -> None:
 
 
 def _cmd_bench(args: argparse.Namespace) -> int:
-    from simkit.bench import bench_evaluator, format_evaluator_report
+    from simkit import bench
 
-    if args.holdings < 1000:
-        raise SimkitError("--holdings must be at least 1000")
-    result = bench_evaluator(n=args.holdings, seed=args.seed)
-    print(json.dumps(result, indent=2) if args.json else format_evaluator_report(result))
+    if args.target == "evaluator":
+        if args.holdings < 1000:
+            raise SimkitError("--holdings must be at least 1000")
+        result = bench.bench_evaluator(n=args.holdings, seed=args.seed)
+        text = bench.format_evaluator_report(result)
+    else:
+        if args.deals < 100:
+            raise SimkitError("--deals must be at least 100")
+        result = bench.bench_engine(n=args.deals, seed=args.seed)
+        text = bench.format_engine_report(result)
+    print(json.dumps(result, indent=2) if args.json else text)
+    return 0
+
+
+def _cmd_replay(args: argparse.Namespace) -> int:
+    from simkit.replay import replay_jsonl
+    from simkit.rules import RuleSet
+
+    if args.seed < 0 or args.deal < 0:
+        raise SimkitError("--seed and --deal must be >= 0")
+    text = replay_jsonl(args.seed, args.deal, args.policies, RuleSet.from_strings(args.rule))
+    _write_output(text, args.output)
     return 0
 
 
@@ -181,7 +209,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``simkit`` console script."""
     parser = _build_parser()
     args = parser.parse_args(argv)
-    handlers = {"score": _cmd_score, "deals": _cmd_deals, "bench": _cmd_bench, "rules": _cmd_rules}
+    handlers = {
+        "score": _cmd_score,
+        "deals": _cmd_deals,
+        "replay": _cmd_replay,
+        "bench": _cmd_bench,
+        "rules": _cmd_rules,
+    }
     try:
         return handlers[args.command](args)
     except SimkitError as exc:

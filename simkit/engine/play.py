@@ -10,6 +10,8 @@ duplicate (seat-rotated) comparisons need.
 
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 from numba import njit, prange, uint64
 
@@ -45,6 +47,7 @@ from simkit.engine.layout import (
     S_XIANGGONG,
 )
 from simkit.policies.builtin import POLICY_WORK_SIZE, builtin_act
+from simkit.policies.registry import USER_SLOT_BASE
 
 # ---- result row of one deal
 R_WINNER = 0
@@ -144,8 +147,9 @@ def _record(s, deck, result):
 
 
 @njit(cache=True, nogil=True)
-def _play_deal(root, deal, dealer, policy_ids, params, rules, s, deck, rngs, mask, obs, work, pwork, ev, ev_n, result):
-    """Play deal number ``deal`` to the end with built-in policies; fill ``result``."""
+def _play_deal(act, root, deal, dealer, policy_ids, params, rules, s, deck, rngs, mask, obs, work, pwork, ev, ev_n, result):
+    """Play deal number ``deal`` to the end, asking ``act`` (policy dispatcher) for every
+    decision; fill ``result``."""
     _deal_deck(root, deal, rngs[3], deck)
     for p in range(3):
         _stream_state(root, deal, 1 + p, rngs[p])
@@ -157,7 +161,7 @@ def _play_deal(root, deal, dealer, policy_ids, params, rules, s, deck, rngs, mas
         p = s[S_PLAYER]
         E._observe(s, p, obs)
         E._legal_mask(s, rules, mask, work)
-        action = builtin_act(policy_ids[p], obs, mask, params[p], rngs[p], rules, pwork)
+        action = act(policy_ids[p], obs, mask, params[p], rngs[p], rules, pwork)
         if not E._apply(s, action, rules, mask, work, ev, ev_n):
             error = 1
             break
@@ -166,7 +170,7 @@ def _play_deal(root, deal, dealer, policy_ids, params, rules, s, deck, rngs, mas
 
 
 @njit(cache=True, parallel=True)
-def _play_batch(root, first_deal, n_deals, dealer, policy_ids, params, rules, results):
+def _play_batch(play, act, root, first_deal, n_deals, dealer, policy_ids, params, rules, results):
     chunk = 256
     n_chunks = (n_deals + chunk - 1) // chunk
     for k in prange(n_chunks):
@@ -180,8 +184,46 @@ def _play_batch(root, first_deal, n_deals, dealer, policy_ids, params, rules, re
         ev = np.zeros((0, EVENT_WIDTH), dtype=np.int64)
         ev_n = np.zeros(1, dtype=np.int64)
         for i in range(k * chunk, min(n_deals, (k + 1) * chunk)):
-            _play_deal(root, first_deal + i, dealer, policy_ids, params, rules, s, deck, rngs, mask, obs, work,
-                       pwork, ev, ev_n, results[i])
+            play(act, root, first_deal + i, dealer, policy_ids, params, rules, s, deck, rngs, mask, obs, work,
+                 pwork, ev, ev_n, results[i])
+
+
+def make_user_act(user_functions: tuple) -> Callable:
+    """Policy dispatcher for a run with user policies (one optional function per seat).
+
+    Built by a factory, so compiled without the on-disk cache (as are the play kernels it
+    is used with, see :func:`kernels_for`)."""
+    f0, f1, f2 = (fn if fn is not None else builtin_act for fn in user_functions)
+
+    @njit(nogil=True)
+    def act(policy_id, obs, mask, params, rng, rules, work):
+        if policy_id == USER_SLOT_BASE:
+            return f0(obs, mask, params, rng, rules, work)
+        if policy_id == USER_SLOT_BASE + 1:
+            return f1(obs, mask, params, rng, rules, work)
+        if policy_id == USER_SLOT_BASE + 2:
+            return f2(obs, mask, params, rng, rules, work)
+        return builtin_act(policy_id, obs, mask, params, rng, rules, work)
+
+    return act
+
+
+_UNCACHED: dict = {}
+
+
+def kernels_for(user_functions: tuple) -> tuple[Callable, Callable, Callable]:
+    """(play_deal, play_batch, act) for a run: the cached kernels with the built-in
+    dispatcher, or uncached copies specialised on user policies."""
+    if all(fn is None for fn in user_functions):
+        return _play_deal, _play_batch, builtin_act
+    key = tuple(id(fn) for fn in user_functions)
+    if key not in _UNCACHED:
+        _UNCACHED[key] = (
+            njit(nogil=True)(_play_deal.py_func),
+            njit(parallel=True)(_play_batch.py_func),
+            make_user_act(user_functions),
+        )
+    return _UNCACHED[key]
 
 
 def play_deals(
@@ -192,12 +234,37 @@ def play_deals(
     rules_array: np.ndarray,
     first_deal: int = 0,
     dealer: int = 0,
+    user_functions: tuple = (None, None, None),
 ) -> np.ndarray:
     """Result rows (n_deals, N_RESULT) of deals first_deal .. first_deal + n_deals - 1."""
+    play, batch, act = kernels_for(tuple(user_functions))
     results = np.zeros((n_deals, N_RESULT), dtype=np.int64)
-    _play_batch(root_key(seed), first_deal, n_deals, dealer, np.asarray(policy_ids, dtype=np.int64),
-                np.ascontiguousarray(params, dtype=np.float64), rules_array, results)
+    batch(play, act, root_key(seed), first_deal, n_deals, dealer, np.asarray(policy_ids, dtype=np.int64),
+          np.ascontiguousarray(params, dtype=np.float64), rules_array, results)
     return results
 
 
-_ = S_CONC
+def play_one(
+    seed: int,
+    deal: int,
+    policy_ids: np.ndarray,
+    params: np.ndarray,
+    rules_array: np.ndarray,
+    dealer: int = 0,
+    user_functions: tuple = (None, None, None),
+    event_capacity: int = 8192,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Play one deal with its event log: (final state, deck, events, result row)."""
+    play, _, act = kernels_for(tuple(user_functions))
+    s = np.zeros(N_STATE, dtype=np.int64)
+    deck = np.zeros(112, dtype=np.int64)
+    rngs = np.zeros((4, 4), dtype=np.uint64)
+    mask = np.zeros(N_ACTIONS, dtype=np.bool_)
+    obs = np.zeros(N_OBS, dtype=np.int64)
+    ev = np.zeros((event_capacity, EVENT_WIDTH), dtype=np.int64)
+    ev_n = np.zeros(1, dtype=np.int64)
+    result = np.zeros(N_RESULT, dtype=np.int64)
+    play(act, root_key(seed), deal, dealer, np.asarray(policy_ids, dtype=np.int64),
+         np.ascontiguousarray(params, dtype=np.float64), rules_array, s, deck, rngs, mask, obs,
+         E.new_engine_workspace(), np.zeros(POLICY_WORK_SIZE, dtype=np.int64), ev, ev_n, result)
+    return s, deck, ev[: ev_n[0]].copy(), result

@@ -1,0 +1,275 @@
+"""A step-by-step Python environment over the numba engine (OpenSpiel-style Game / State).
+
+>>> env = Environment()
+>>> env.new_deal(seed=1)
+>>> env.current_player(), len(env.legal_actions()) > 0
+(0, True)
+>>> while not env.is_over():
+...     env.apply(env.legal_actions()[0])
+>>> sum(env.returns())
+0
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Protocol, Sequence
+
+import numpy as np
+
+from simkit.cards import TYPE_NAMES, format_counts
+from simkit.engine import kernel as E
+from simkit.engine import layout as L
+from simkit.engine.play import _deal_deck, root_key
+from simkit.rules import RuleSet
+
+
+@dataclasses.dataclass(frozen=True)
+class Observation:
+    """What one player may see.  ``array`` is the raw ``O_*`` vector given to numba policies."""
+
+    seat: int
+    phase: str
+    player_to_act: int
+    active_card: int  # type index, -1 when none
+    active_source: str  # "discard" or "draw"
+    active_source_player: int
+    stock_left: int
+    dealer: int
+    concealed: np.ndarray  # own 28 counts
+    exposed: np.ndarray  # (3, 4, 28) 占 / 碰 / 楼 / table 将 counts of every player
+    exposed_cards: np.ndarray  # (3, 28) all exposed cards of every player
+    n_chow: np.ndarray  # (3,)
+    n_concealed: np.ndarray  # (3,) concealed card counts (public)
+    dead: np.ndarray  # (28,)
+    pass_locks: np.ndarray  # (3, 28)
+    xianggong: np.ndarray  # (3,)
+    cannot_win: np.ndarray  # (3,)
+    array: np.ndarray
+
+    @classmethod
+    def from_array(cls, obs: np.ndarray) -> "Observation":
+        phase = {L.PH_DISCARD: "discard", L.PH_CLAIM: "claim", L.PH_OVER: "over"}.get(int(obs[L.O_PHASE]), "other")
+        return cls(
+            seat=int(obs[L.O_SEAT]),
+            phase=phase,
+            player_to_act=int(obs[L.O_PLAYER]),
+            active_card=int(obs[L.O_ACTIVE]),
+            active_source="discard" if obs[L.O_SOURCE] == L.SRC_DISCARD else "draw",
+            active_source_player=int(obs[L.O_SOURCE_PLAYER]),
+            stock_left=int(obs[L.O_STOCK_LEFT]),
+            dealer=int(obs[L.O_DEALER]),
+            concealed=obs[L.O_CONC : L.O_CONC + 28].copy(),
+            exposed=obs[L.O_EXP : L.O_EXP + 336].reshape(3, 4, 28).copy(),
+            exposed_cards=obs[L.O_EXPCARDS : L.O_EXPCARDS + 84].reshape(3, 28).copy(),
+            n_chow=obs[L.O_NCHOW : L.O_NCHOW + 3].copy(),
+            n_concealed=obs[L.O_NCONC : L.O_NCONC + 3].copy(),
+            dead=obs[L.O_DEAD : L.O_DEAD + 28].copy(),
+            pass_locks=obs[L.O_LOCK : L.O_LOCK + 84].reshape(3, 28).copy(),
+            xianggong=obs[L.O_XIANGGONG : L.O_XIANGGONG + 3].copy(),
+            cannot_win=obs[L.O_NOWIN : L.O_NOWIN + 3].copy(),
+            array=obs.copy(),
+        )
+
+
+class PythonPolicy(Protocol):
+    """Tier-2 plug-in: any object with ``act(observation, legal_actions) -> action``."""
+
+    def act(self, observation: Observation, legal_actions: Sequence[int]) -> int: ...
+
+
+class Environment:
+    """One deal at a time, step by step.  Rules are fixed per environment."""
+
+    def __init__(self, rules: RuleSet | None = None, event_capacity: int = 4096) -> None:
+        self.rules = rules if rules is not None else RuleSet()
+        self._rules_array = self.rules.to_array()
+        self._state = np.zeros(L.N_STATE, dtype=np.int64)
+        self._mask = np.zeros(L.N_ACTIONS, dtype=np.bool_)
+        self._work = E.new_engine_workspace()
+        self._events = np.zeros((event_capacity, L.EVENT_WIDTH), dtype=np.int64)
+        self._n_events = np.zeros(1, dtype=np.int64)
+        self._started = False
+        self.seed = 0
+        self.deal = 0
+
+    # -- the contract
+    def new_deal(self, seed: int, deal: int = 0, dealer: int = 0) -> None:
+        """Deal number ``deal`` of run ``seed`` (the same cards as in a batch simulation)."""
+        if not 0 <= int(dealer) < 3:
+            raise ValueError(f"dealer must be 0, 1 or 2, got {dealer}")
+        self.seed, self.deal = int(seed), int(deal)
+        deck = np.zeros(112, dtype=np.int64)
+        rng = np.zeros(4, dtype=np.uint64)
+        _deal_deck(root_key(seed), self.deal, rng, deck)
+        self._n_events[0] = 0
+        E._start(self._state, deck, int(dealer), self._rules_array, self._mask, self._work, self._events, self._n_events)
+        self._started = True
+
+    def load_position(
+        self,
+        hands: Sequence[str],
+        stock: str = "",
+        player: int = 0,
+        exposed: Sequence[str] = ("", "", ""),
+        dealer: int = 0,
+        first_phase: bool = False,
+    ) -> None:
+        """Start from a hand-built position: concealed ``hands`` and ``exposed`` groups of
+        the three seats (``simkit score`` notation), ``stock`` top card first; every other
+        card is dead.  ``player`` opens with a discard phase (``first_phase``: it is the
+        dealer's opening one, so a win there is 天胡).  For scenario tests and analysis.
+        """
+        from simkit.cards import parse_types
+        from simkit.exposed import check_copies, exposed_arrays, parse_exposed
+
+        if len(hands) != 3 or len(exposed) != 3:
+            raise ValueError("need three hands and three exposed strings")
+        counts = [np.zeros(28, dtype=np.int64) for _ in range(3)]
+        groups = [parse_exposed(e) for e in exposed]
+        used = np.zeros(28, dtype=np.int64)
+        for p in range(3):
+            for t in parse_types(hands[p]):
+                counts[p][t] += 1
+            check_copies(counts[p], groups[p])
+            used += counts[p]
+            for g in groups[p]:
+                used += g.card_counts()
+        stock_types = parse_types(stock)
+        for t in stock_types:
+            used[t] += 1
+        if (used > 4).any():
+            t = int(np.argmax(used > 4))
+            raise ValueError(f"more than 4 copies of {TYPE_NAMES[t]} in the position")
+        s = self._state
+        s[:] = 0
+        # deck: cards in hands / exposed / dead first, the stock last (top first)
+        next_copy = np.zeros(28, dtype=np.int64)
+        stock_ids = []
+        for t in stock_types:
+            stock_ids.append(t * 4 + next_copy[t])
+            next_copy[t] += 1
+        rest = [t * 4 + c for t in range(28) for c in range(next_copy[t], 4)]
+        deck = np.array(rest + stock_ids, dtype=np.int64)
+        s[L.S_DECK : L.S_DECK + 112] = deck
+        s[L.S_STOCK_POS] = 112 - len(stock_ids)
+        for p in range(3):
+            s[L.S_CONC + 28 * p : L.S_CONC + 28 * (p + 1)] = counts[p]
+            exp, n_chow = exposed_arrays(groups[p])
+            s[L.S_EXP + 112 * p : L.S_EXP + 112 * (p + 1)] = exp.ravel()
+            s[L.S_NCHOW + p] = n_chow
+            for g in groups[p]:
+                s[L.S_EXPCARDS + 28 * p : L.S_EXPCARDS + 28 * (p + 1)] += g.card_counts()
+                kind = L.MELD_KIND_NAMES.index(g.kind)
+                types = list(g.types) + [-1] * (4 - len(g.types))
+                E._add_meld(s, p, kind, types[0], types[1], types[2], types[3])
+        s[L.S_DEAD : L.S_DEAD + 28] = 4 - used  # every card not in play is dead
+        s[L.S_DEALER] = dealer
+        s[L.S_PLAYER] = player
+        s[L.S_PHASE] = L.PH_DISCARD
+        s[L.S_FIRST] = 1 if first_phase else 0
+        s[L.S_GAIN] = L.WIN_TIANHU if first_phase else L.WIN_DISCARD
+        s[L.S_ACTIVE] = -1
+        s[L.S_ACTIVE_ID] = -1
+        s[L.S_WINNER] = -1
+        s[L.S_WIN_KIND] = -1
+        s[L.S_HU] = -1
+        self._n_events[0] = 0
+        self._started = True
+        E._advance(s, self._rules_array, self._mask, self._work, self._events, self._n_events)
+
+    def _need_deal(self) -> None:
+        if not self._started:
+            raise RuntimeError("call new_deal(seed) first")
+
+    def legal_actions(self) -> list[int]:
+        """Legal action ids of the player to act (empty when the deal is over)."""
+        self._need_deal()
+        E._legal_mask(self._state, self._rules_array, self._mask, self._work)
+        return [int(a) for a in np.flatnonzero(self._mask)]
+
+    def apply(self, action: int) -> None:
+        """Apply a legal action; raises ValueError for an illegal one (state unchanged)."""
+        self._need_deal()
+        ok = E._apply(self._state, int(action), self._rules_array, self._mask, self._work, self._events, self._n_events)
+        if not ok:
+            raise ValueError(f"illegal action {action} ({L.action_name(action) if 0 <= int(action) < L.N_ACTIONS else '?'})")
+
+    def observation(self, player: int) -> Observation:
+        """What ``player`` may see now."""
+        self._need_deal()
+        obs = np.zeros(L.N_OBS, dtype=np.int64)
+        E._observe(self._state, int(player), obs)
+        return Observation.from_array(obs)
+
+    def is_over(self) -> bool:
+        self._need_deal()
+        return bool(self._state[L.S_PHASE] == L.PH_OVER)
+
+    def returns(self) -> list[int]:
+        """Payoff of each seat (牌): winner +2U, the others -U; zeros before the end or on 穿牌."""
+        self._need_deal()
+        return [int(x) for x in self._state[L.S_PAYOFF : L.S_PAYOFF + 3]]
+
+    def current_player(self) -> int:
+        """Seat to act (meaningless once the deal is over)."""
+        return int(self._state[L.S_PLAYER])
+
+    # -- extras
+    @property
+    def state_array(self) -> np.ndarray:
+        """The raw state (read-only view)."""
+        view = self._state.view()
+        view.flags.writeable = False
+        return view
+
+    def clone(self) -> "Environment":
+        other = Environment(self.rules, self._events.shape[0])
+        other._state[:] = self._state
+        other._events[:] = self._events
+        other._n_events[:] = self._n_events
+        other._started = self._started
+        other.seed, other.deal = self.seed, self.deal
+        return other
+
+    def events(self) -> np.ndarray:
+        """Event log rows (kind, player, type, a, b, c) so far."""
+        return self._events[: int(self._n_events[0])].copy()
+
+    def melds(self, player: int) -> list[tuple[str, tuple[int, ...]]]:
+        """Exposed melds of a player in order: (kind, types)."""
+        out = []
+        for k in range(int(self._state[L.S_NMELDS + player])):
+            base = L.S_MELDS + (player * L.MAX_MELDS + k) * L.MELD_WIDTH
+            row = self._state[base : base + L.MELD_WIDTH]
+            out.append((L.MELD_KIND_NAMES[int(row[0])], tuple(int(x) for x in row[1:] if x >= 0)))
+        return out
+
+    def describe(self) -> dict[str, Any]:
+        """Summary of the current deal (concealed hands included: for debugging and replay)."""
+        s = self._state
+        return {
+            "phase": int(s[L.S_PHASE]),
+            "player": int(s[L.S_PLAYER]),
+            "stock_left": int(112 - s[L.S_STOCK_POS]),
+            "hands": [format_counts(s[L.S_CONC + 28 * p : L.S_CONC + 28 * (p + 1)]) for p in range(3)],
+            "active": TYPE_NAMES[int(s[L.S_ACTIVE])] if s[L.S_ACTIVE] >= 0 else None,
+        }
+
+
+def play_python(policies: Sequence[PythonPolicy], seed: int, deal: int = 0, rules: RuleSet | None = None) -> Environment:
+    """Play one deal with Python policy objects (tier 2 plug-ins); returns the finished env."""
+    if len(policies) != 3:
+        raise ValueError("play_python needs three policies, one per seat")
+    env = Environment(rules)
+    env.new_deal(seed, deal)
+    for _ in range(10_000):
+        if env.is_over():
+            break
+        p = env.current_player()
+        legal = env.legal_actions()
+        env.apply(policies[p].act(env.observation(p), legal))
+    return env
+
+
+

@@ -1,0 +1,135 @@
+"""``simkit replay``: one deal as JSON lines, one event per line.
+
+Schema (every line has ``"event"``; cards in ``simkit score`` notation):
+
+* ``deal`` — ``seed``, ``deal``, ``dealer``, ``policies``, ``rules``, ``hands`` (three
+  concealed hands as dealt), ``stock`` (the 21 stock cards, top first);
+* ``discard`` — ``player``, ``card``;
+* ``draw`` — ``player``, ``card`` (shown to all);
+* ``claim`` — ``player``, ``kind`` (peng / kong / chow / zhan), ``card`` (the claimed card),
+  ``cards`` (all cards of the new exposed group), ``source`` (discard / draw);
+* ``pass`` — ``player``, ``card``, ``stage`` (peng / chow / chow_next): a legal claim declined;
+* ``nowin`` — ``player``, ``card``, ``reason`` (unkonged_zi / chariot_not_out): may no longer win;
+* ``table`` — ``player``, ``card``: an unclaimed drawn 将 laid on the drawer's table;
+* ``xianggong`` — ``player``: became 相公;
+* ``end`` — ``result`` ``"win"`` with ``winner``, ``how`` (discard / draw / table / tianhu),
+  ``concealed``, ``exposed``, ``hu``, ``lou``, ``steps``, ``units``, ``patterns``, ``payoffs``;
+  or ``result`` ``"exhausted"`` (穿牌) with zero ``payoffs``.
+
+The same (seed, deal, policies, rules) always gives the same bytes, and the same deal as
+deal number ``deal`` of a batch simulation with that seed.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Iterator, Sequence
+
+import numpy as np
+
+from simkit.cards import TYPE_NAMES, format_counts, ids_to_counts
+from simkit.engine import layout as L
+from simkit.engine.play import play_one
+from simkit.evaluator import pattern_names
+from simkit.policies.registry import PolicySpec, parse_policies, policy_arrays
+from simkit.rules import RuleSet
+
+_STAGES = ("peng", "chow", "chow_next")
+_NOWIN = ("unkonged_zi", "chariot_not_out")
+
+
+def meld_text(kind: int, types: Sequence[int]) -> str:
+    """One meld in ``--exposed`` notation."""
+    return f"{L.MELD_KIND_NAMES[kind]}:{','.join(TYPE_NAMES[t] for t in types if t >= 0)}"
+
+
+def state_melds(state: np.ndarray, player: int) -> list[tuple[int, list[int]]]:
+    """(kind, types) of a player's melds in the order they were laid."""
+    out = []
+    for k in range(int(state[L.S_NMELDS + player])):
+        base = L.S_MELDS + (player * L.MAX_MELDS + k) * L.MELD_WIDTH
+        out.append((int(state[base]), [int(x) for x in state[base + 1 : base + L.MELD_WIDTH] if x >= 0]))
+    return out
+
+
+def replay_events(
+    seed: int,
+    deal: int,
+    policies: str | Sequence[str | PolicySpec],
+    rules: RuleSet | None = None,
+    dealer: int = 0,
+) -> Iterator[dict[str, Any]]:
+    """Events of one deal as dicts (see the module docstring)."""
+    rules = rules if rules is not None else RuleSet()
+    specs = parse_policies(policies)
+    ids, params, user = policy_arrays(specs)
+    state, deck, events, _ = play_one(seed, deal, ids, params, rules.to_array(), dealer, user)
+    order = [(dealer + k) % 3 for k in range(3)]
+    hands = [""] * 3
+    pos = 0
+    for k, seat in enumerate(order):
+        size = 31 if k == 0 else 30
+        hands[seat] = format_counts(ids_to_counts(deck[pos : pos + size]))
+        pos += size
+    yield {
+        "event": "deal",
+        "seed": int(seed),
+        "deal": int(deal),
+        "dealer": int(dealer),
+        "policies": [s.text() for s in specs],
+        "rules": rules.to_dict(),
+        "hands": hands,
+        "stock": [TYPE_NAMES[int(c) // 4] for c in deck[pos:]],
+    }
+    melds = [state_melds(state, p) for p in range(3)]
+    for row in events:
+        kind, p, t, a, b, c = (int(x) for x in row)
+        card = TYPE_NAMES[t] if t >= 0 else None
+        if kind == L.E_DISCARD:
+            yield {"event": "discard", "player": p, "card": card}
+        elif kind == L.E_DRAW:
+            yield {"event": "draw", "player": p, "card": card}
+        elif kind == L.E_CLAIM:
+            meld_kind, types = melds[p][b]
+            yield {
+                "event": "claim",
+                "player": p,
+                "kind": L.MELD_KIND_NAMES[meld_kind],
+                "card": card,
+                "cards": [TYPE_NAMES[x] for x in types] if meld_kind == L.M_CHOW else [card] * {
+                    L.M_PENG: 3, L.M_KONG: 4, L.M_ZHAN: 2}[meld_kind],
+                "source": "discard" if c == L.SRC_DISCARD else "draw",
+            }
+        elif kind == L.E_PASS:
+            yield {"event": "pass", "player": p, "card": card, "stage": _STAGES[a]}
+        elif kind == L.E_NOWIN:
+            yield {"event": "nowin", "player": p, "card": card, "reason": _NOWIN[a]}
+        elif kind == L.E_TABLE:
+            yield {"event": "table", "player": p, "card": card}
+        elif kind == L.E_XIANGGONG:
+            yield {"event": "xianggong", "player": p}
+    payoffs = [int(x) for x in state[L.S_PAYOFF : L.S_PAYOFF + 3]]
+    winner = int(state[L.S_WINNER])
+    if winner >= 0:
+        conc = state[L.S_CONC + 28 * winner : L.S_CONC + 28 * (winner + 1)]
+        yield {
+            "event": "end",
+            "result": "win",
+            "winner": winner,
+            "how": L.WIN_KIND_NAMES[int(state[L.S_WIN_KIND])],
+            "concealed": format_counts(conc),
+            "exposed": " ".join(meld_text(k, ts) for k, ts in melds[winner]),
+            "hu": int(state[L.S_HU]),
+            "lou": int(state[L.S_LOU]),
+            "steps": int(state[L.S_STEPS]),
+            "units": int(state[L.S_UNITS]),
+            "patterns": list(pattern_names(int(state[L.S_PATTERNS]))),
+            "payoffs": payoffs,
+        }
+    else:
+        yield {"event": "end", "result": "exhausted", "payoffs": payoffs}
+
+
+def replay_jsonl(seed: int, deal: int, policies, rules: RuleSet | None = None, dealer: int = 0) -> str:
+    """The JSON-lines text of :func:`replay_events`."""
+    return "".join(json.dumps(e, ensure_ascii=False, sort_keys=False) + "\n" for e in replay_events(seed, deal, policies, rules, dealer))
