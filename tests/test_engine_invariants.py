@@ -44,7 +44,8 @@ from simkit.engine.play import (
 )
 from simkit.evaluator import evaluate, pattern_names
 from simkit.exposed import ExposedGroup
-from simkit.policies.builtin import POLICY_WORK_SIZE, builtin_act
+from simkit.policies.builtin import POLICY_WORK_SIZE
+from simkit.policies.dispatch import builtin_act
 from simkit.policies.registry import parse_policies, policy_arrays
 from simkit.rules import RULE_PASS_LOCKS_TYPE, RuleSet
 

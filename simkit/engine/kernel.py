@@ -48,9 +48,11 @@ from simkit.engine.layout import (
     O_CONC,
     O_DEAD,
     O_DEALER,
+    O_DECIDED,
     O_EXP,
     O_EXPCARDS,
     O_FIRST,
+    O_GAIN,
     O_LOCK,
     O_NCHOW,
     O_NCONC,
@@ -172,6 +174,8 @@ def _has_discard(conc):
 @njit(cache=True, nogil=True)
 def _holding_wins(conc, exp, n_chow, rules, work):
     """Evaluator verdict on a holding (no 31-card or flag checks)."""
+    if K._min_idle(conc) > 0:
+        return False
     out = work[K.WORK_SIZE : K.WORK_SIZE + K.N_OUT]
     choice = work[K.WORK_SIZE + K.N_OUT : K.WORK_SIZE + K.N_OUT + K.N_CHOICE]
     K._evaluate_kernel(conc, exp, n_chow, rules, 0, out, choice, work[: K.WORK_SIZE])
@@ -276,19 +280,27 @@ def _claim_possible(s, q, action, t):
 def _claim_keeps_playable(s, q, action, t, rules, work):
     """RULES §5.3: after the claim q must be able to discard or to win."""
     base = K.WORK_SIZE + K.N_OUT + K.N_CHOICE
-    conc = work[base : base + 28]
-    exp = work[base + 28 : base + 28 + EXP_BLOCK].reshape((4, 28))
     used = work[base + 28 + EXP_BLOCK : base + 28 + EXP_BLOCK + 4]
-    conc[:] = _conc(s, q)
-    exp[:, :] = _exp(s, q)
     kind = _meld_cards(action, t, used)
+    # fast path: a concealed non-将 card left over after the claim can be discarded
+    spare = 0
+    for x in range(28):
+        if x % 7 != 0:
+            spare += s[S_CONC + 28 * q + x]
     for i in range(4):
-        if used[i] >= 0:
-            conc[used[i]] -= 1
-    if _has_discard(conc):
+        if used[i] >= 0 and used[i] % 7 != 0:
+            spare -= 1
+    if spare > 0:
         return True
     if s[S_XIANGGONG + q] or s[S_NOWIN + q]:
         return False
+    conc = work[base : base + 28]
+    exp = work[base + 28 : base + 28 + EXP_BLOCK].reshape((4, 28))
+    conc[:] = _conc(s, q)
+    exp[:, :] = _exp(s, q)
+    for i in range(4):
+        if used[i] >= 0:
+            conc[used[i]] -= 1
     n_chow = s[S_NCHOW + q]
     if kind == M_PENG:
         exp[K.EXP_PENG, t] += 1
@@ -307,6 +319,27 @@ def _is_chow_player(s, q):
     if s[S_SOURCE] == SRC_DISCARD:
         return q == _next(src)
     return q == src
+
+
+@njit(cache=True, nogil=True)
+def _chow_conceivable(s, q, t):
+    """Cheap pre-check: could q 吃 or 占 type t at all (cards held, nothing else)?"""
+    base = S_CONC + 28 * q
+    if s[base + t] >= 1:
+        return True
+    colour = t // 7
+    rank = t % 7
+    if rank == 6:
+        n = 0
+        for c in range(4):
+            if c != colour and s[base + c * 7 + 6] >= 1:
+                n += 1
+        return n >= 2
+    first = colour * 7 + (0 if rank < 3 else 3)
+    for x in range(first, first + 3):
+        if x != t and s[base + x] < 1:
+            return False
+    return True
 
 
 @njit(cache=True, nogil=True)
@@ -329,6 +362,8 @@ def _claim_mask(s, q, stage, rules, mask, work):
                 n += 1
         if n == 0 or not _is_chow_player(s, q):
             return n
+    if not _chow_conceivable(s, q, t):
+        return n
     for a in (A_ZHAN, A_CHOW_TRIAD, A_CHOW_ZU, A_CHOW_ZU + 1, A_CHOW_ZU + 2, A_CHOW_ZU + 3, A_CHOW_ZU4):
         if _claim_possible(s, q, a, t) and _claim_keeps_playable(s, q, a, t, rules, work):
             mask[a] = True
@@ -558,6 +593,7 @@ def _advance(s, rules, mask, work, ev, ev_n):
             while stage != ST_DONE:
                 q = _stage_candidate(s, stage, rules)
                 if q >= 0 and not (s[S_DECIDED] >> q) & 1 and _claim_mask(s, q, stage, rules, mask, work) > 0:
+                    mask[A_PASS] = True  # mask now holds the decision's legal actions
                     s[S_STAGE] = stage
                     s[S_PLAYER] = q
                     s[S_PHASE] = PH_CLAIM
@@ -600,15 +636,24 @@ def _advance(s, rules, mask, work, ev, ev_n):
 @njit(cache=True, nogil=True)
 def _apply(s, action, rules, mask, work, ev, ev_n):
     """Apply a legal action of the player to act, then advance.  Returns False (and changes
-    nothing) if the action is not legal."""
+    nothing) if the action is not legal.  Leaves in ``mask`` the legal actions of the next
+    decision."""
     n = _legal_mask(s, rules, mask, work)
     if n == 0 or action < 0 or action >= N_ACTIONS or not mask[action]:
         return False
+    _apply_legal(s, action, rules, mask, work, ev, ev_n)
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _apply_legal(s, action, rules, mask, work, ev, ev_n):
+    """:func:`_apply` for an action known to be legal, with ``mask`` the current legal
+    mask (as left by :func:`_advance` / :func:`_apply`): no re-validation."""
     p = s[S_PLAYER]
     if s[S_PHASE] == PH_DISCARD:
         if action == A_WIN:
             _finish_win(s, p, rules, work, ev, ev_n)
-            return True
+            return
         s[S_CONC + 28 * p + action] -= 1
         s[S_TURNS] += 1
         s[S_FIRST] = 0
@@ -644,7 +689,6 @@ def _apply(s, action, rules, mask, work, ev, ev_n):
         else:
             _do_claim(s, p, action, work, ev, ev_n)
     _advance(s, rules, mask, work, ev, ev_n)
-    return True
 
 
 @njit(cache=True, nogil=True)
@@ -668,6 +712,8 @@ def _observe(s, p, obs):
     obs[O_STOCK_LEFT] = 112 - s[S_STOCK_POS]
     obs[O_FIRST] = s[S_FIRST]
     obs[O_DEALER] = s[S_DEALER]
+    obs[O_DECIDED] = s[S_DECIDED]
+    obs[O_GAIN] = s[S_GAIN]
     for t in range(28):
         obs[O_CONC + t] = s[S_CONC + 28 * p + t]
         obs[O_DEAD + t] = s[S_DEAD + t]

@@ -128,7 +128,9 @@ O_DEAD = O_NCONC + 3  # 28
 O_LOCK = O_DEAD + 28  # 3 x 28
 O_XIANGGONG = O_LOCK + 3 * 28  # 3
 O_NOWIN = O_XIANGGONG + 3  # 3
-N_OBS = O_NOWIN + 3
+O_DECIDED = O_NOWIN + 3  # players who already decided on the active card (bit mask)
+O_GAIN = O_DECIDED + 1  # how the discard-phase player got the 31st card (WIN_*)
+N_OBS = O_GAIN + 1
 
 # ---- events (replay log): kind, player, card type, a, b, c
 E_DISCARD = 0  # player, type

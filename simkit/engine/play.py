@@ -46,7 +46,8 @@ from simkit.engine.layout import (
     S_WINNER,
     S_XIANGGONG,
 )
-from simkit.policies.builtin import POLICY_WORK_SIZE, builtin_act
+from simkit.policies.builtin import POLICY_WORK_SIZE
+from simkit.policies.dispatch import builtin_act
 from simkit.policies.registry import USER_SLOT_BASE
 
 # ---- result row of one deal
@@ -160,11 +161,12 @@ def _play_deal(act, root, deal, dealer, policy_ids, params, rules, s, deck, rngs
             break
         p = s[S_PLAYER]
         E._observe(s, p, obs)
-        E._legal_mask(s, rules, mask, work)
+        # the engine leaves the legal mask of this decision in ``mask``
         action = act(policy_ids[p], obs, mask, params[p], rngs[p], rules, pwork)
-        if not E._apply(s, action, rules, mask, work, ev, ev_n):
+        if action < 0 or action >= N_ACTIONS or not mask[action]:
             error = 1
             break
+        E._apply_legal(s, action, rules, mask, work, ev, ev_n)
     _record(s, deck, result)
     result[R_ERROR] = error
 
@@ -188,12 +190,17 @@ def _play_batch(play, act, root, first_deal, n_deals, dealer, policy_ids, params
                  pwork, ev, ev_n, results[i])
 
 
+@njit(cache=True, nogil=True)
+def _empty_user_slot(obs, mask, params, rng, rules, work):
+    return -1  # never called: no user policy sits in this slot
+
+
 def make_user_act(user_functions: tuple) -> Callable:
     """Policy dispatcher for a run with user policies (one optional function per seat).
 
     Built by a factory, so compiled without the on-disk cache (as are the play kernels it
     is used with, see :func:`kernels_for`)."""
-    f0, f1, f2 = (fn if fn is not None else builtin_act for fn in user_functions)
+    f0, f1, f2 = (fn if fn is not None else _empty_user_slot for fn in user_functions)
 
     @njit(nogil=True)
     def act(policy_id, obs, mask, params, rng, rules, work):

@@ -152,15 +152,32 @@ def _exposed_state(exposed, t):
 
 
 @njit(cache=True, nogil=True)
+def _part_of(t):
+    """Independent part of type t for idle counting: 0-3 将士相 triads, 4-7 车马炮, 8 卒."""
+    rank = t % 7
+    if rank == 6:
+        return 8
+    return t // 7 + (0 if rank < 3 else 4)
+
+
+@njit(cache=True, nogil=True)
+def _part_idle(conc, part):
+    """Fewest idle cards of one part (see :func:`_part_of`)."""
+    if part == 8:
+        return ZU_IDLE[conc[6] + 5 * conc[13] + 25 * conc[20] + 125 * conc[27]]
+    if part < 4:
+        base = part * 7
+        return TRIAD_IDLE[1, conc[base], conc[base + 1], conc[base + 2]]
+    base = (part - 4) * 7 + 3
+    return TRIAD_IDLE[0, conc[base], conc[base + 1], conc[base + 2]]
+
+
+@njit(cache=True, nogil=True)
 def _min_idle(conc):
     """Fewest idle cards over all decompositions (0 iff the concealed cards are complete)."""
     idle = 0
-    for c in range(4):
-        base = c * 7
-        idle += TRIAD_IDLE[1, conc[base], conc[base + 1], conc[base + 2]]
-        idle += TRIAD_IDLE[0, conc[base + 3], conc[base + 4], conc[base + 5]]
-    code = conc[6] + 5 * conc[13] + 25 * conc[20] + 125 * conc[27]
-    idle += ZU_IDLE[code]
+    for part in range(9):
+        idle += _part_idle(conc, part)
     return idle
 
 

@@ -111,12 +111,18 @@ def best_discard(conc):
     best_t = -1
     best_score = 1 << 30
     best_idle = 1 << 30
+    total = 0
+    part_idle = np.empty(9, dtype=np.int64)
+    for part in range(9):
+        part_idle[part] = K._part_idle(conc, part)
+        total += part_idle[part]
     for t in range(28):
         if conc[t] == 0 or t % 7 == 0:
             continue
         keep = keep_value(conc, t)
+        part = K._part_of(t)
         conc[t] -= 1
-        idle = K._min_idle(conc)
+        idle = total - part_idle[part] + K._part_idle(conc, part)
         conc[t] += 1
         score = idle * 1000 + keep
         if score < best_score:
@@ -165,10 +171,12 @@ def _claim_outcome(obs, action, rules, work):
             for c in range(4):
                 if c != colour and (action == A_CHOW_ZU4 or c != action - A_CHOW_ZU):
                     conc[c * 7 + 6] -= 1
-    out = work[_W_OUT : _W_OUT + K.N_OUT]
-    choice = work[_W_CHOICE : _W_CHOICE + K.N_CHOICE]
-    K._evaluate_kernel(conc, exp, n_chow, rules, 0, out, choice, work[: K.WORK_SIZE])
-    wins = out[K.OUT_WINS] == 1
+    wins = False
+    if K._min_idle(conc) == 0:
+        out = work[_W_OUT : _W_OUT + K.N_OUT]
+        choice = work[_W_CHOICE : _W_CHOICE + K.N_CHOICE]
+        K._evaluate_kernel(conc, exp, n_chow, rules, 0, out, choice, work[: K.WORK_SIZE])
+        wins = out[K.OUT_WINS] == 1
     _, idle = best_discard(conc)
     return wins, idle, gain
 
@@ -231,14 +239,3 @@ def _greedy_like(obs, mask, params, rules, work, patient):
     return best_action
 
 
-@njit(cache=True, nogil=True)
-def builtin_act(policy_id, obs, mask, params, rng, rules, work):
-    """Dispatch to a built-in policy by id."""
-    if policy_id == P_RANDOM:
-        return _random_act(mask, rng)
-    if policy_id == P_PATIENT:
-        return _greedy_like(obs, mask, params, rules, work, True)
-    return _greedy_like(obs, mask, params, rules, work, False)
-
-
-_ = np

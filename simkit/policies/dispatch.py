@@ -1,0 +1,20 @@
+"""Dispatch to a built-in policy by id (the cached policy switch of the batch kernels)."""
+
+from __future__ import annotations
+
+from numba import njit
+
+from simkit.policies.builtin import P_MC, P_PATIENT, P_RANDOM, _greedy_like, _random_act
+from simkit.policies.mc import mc_act
+
+
+@njit(cache=True, nogil=True)
+def builtin_act(policy_id, obs, mask, params, rng, rules, work):
+    """Run built-in policy ``policy_id`` (``P_*`` of :mod:`simkit.policies.builtin`)."""
+    if policy_id == P_RANDOM:
+        return _random_act(mask, rng)
+    if policy_id == P_PATIENT:
+        return _greedy_like(obs, mask, params, rules, work, True)
+    if policy_id == P_MC:
+        return mc_act(obs, mask, params, rng, rules, work)
+    return _greedy_like(obs, mask, params, rules, work, False)

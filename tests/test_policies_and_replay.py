@@ -1,0 +1,149 @@
+"""Policies (built-in, user @njit plug-ins), determinism of batch play, replay."""
+
+from __future__ import annotations
+
+import json
+
+import numba
+import numpy as np
+import pytest
+from numba import njit
+
+from simkit.cli import main
+from simkit.engine import layout as L
+from simkit.engine.play import N_RESULT, R_DEALT, R_ERROR, R_PAYOFF, R_WINNER, play_deals
+from simkit.policies import PolicyError, parse_policies, register_policy, unregister_policy
+from simkit.policies.registry import policy_arrays
+from simkit.replay import replay_events, replay_jsonl
+from simkit.rules import RuleSet
+
+RULES = RuleSet().to_array()
+
+
+def _play(policies: str, n: int, seed: int = 1, first: int = 0) -> np.ndarray:  # noqa: D103
+    ids, params, user = policy_arrays(parse_policies(policies))
+    return play_deals(n, seed, ids, params, RULES, first_deal=first, user_functions=user)
+
+
+def test_batch_is_identical_with_one_or_many_threads_and_any_split():
+    before = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        one = _play("greedy,patient,random", 600)
+        numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+        many = _play("greedy,patient,random", 600)
+    finally:
+        numba.set_num_threads(before)
+    assert np.array_equal(one, many)
+    split = np.concatenate([_play("greedy,patient,random", 250), _play("greedy,patient,random", 350, first=250)])
+    assert np.array_equal(one, split)
+
+
+def test_same_deal_same_cards_whatever_the_policies():
+    a = _play("greedy,greedy,greedy", 50)
+    b = _play("random,patient,random", 50)
+    assert np.array_equal(a[:, R_DEALT : R_DEALT + 84], b[:, R_DEALT : R_DEALT + 84])
+
+
+def test_greedy_beats_random_and_payoffs_sum_to_zero():
+    res = _play("greedy,random,random", 2000)
+    assert res[:, R_ERROR].sum() == 0
+    assert (res[:, R_PAYOFF : R_PAYOFF + 3].sum(axis=1) == 0).all()
+    assert (res[:, R_WINNER] == 0).mean() > 0.3 and res[:, R_PAYOFF].mean() > 0
+
+
+def test_mc_plays_legal_deals():
+    res = _play("mc:2,3,greedy,greedy", 8)
+    assert res[:, R_ERROR].sum() == 0
+    assert (res[:, R_PAYOFF : R_PAYOFF + 3].sum(axis=1) == 0).all()
+
+
+@njit
+def _first_legal(obs, mask, params, rng, rules, work):
+    if mask[L.A_WIN]:
+        return L.A_WIN
+    for a in range(L.N_ACTIONS):
+        if mask[a]:
+            return a
+    return -1
+
+
+@njit
+def _illegal(obs, mask, params, rng, rules, work):
+    return L.N_ACTIONS + 5
+
+
+def test_user_njit_policy_runs_in_the_batch_kernel():
+    register_policy("first_legal", _first_legal, params=(1.0,))
+    try:
+        res = _play("first_legal,greedy,first_legal", 300)
+        assert res[:, R_ERROR].sum() == 0 and res.shape == (300, N_RESULT)
+        again = _play("first_legal,greedy,first_legal", 300)
+        assert np.array_equal(res, again)
+        # replay of a deal with a user policy equals the batch row
+        events = list(replay_events(1, 7, "first_legal,greedy,first_legal"))
+        end = events[-1]
+        assert end["payoffs"] == res[7, R_PAYOFF : R_PAYOFF + 3].tolist()
+    finally:
+        unregister_policy("first_legal")
+    with pytest.raises(PolicyError, match="unknown policy 'first_legal'"):
+        parse_policies("first_legal,greedy,greedy")
+
+
+def test_illegal_user_action_is_reported_not_played():
+    register_policy("illegal", _illegal)
+    try:
+        res = _play("illegal,greedy,greedy", 5)
+        assert res[:, R_ERROR].all()
+    finally:
+        unregister_policy("illegal")
+
+
+def test_registry_errors():
+    with pytest.raises(PolicyError, match="taken by a built-in"):
+        register_policy("greedy", _first_legal)
+    with pytest.raises(PolicyError, match="@njit"):
+        register_policy("plain", lambda *a: 0)
+    with pytest.raises(PolicyError, match="need 3 policies"):
+        parse_policies("greedy,greedy")
+    with pytest.raises(PolicyError, match="unknown policy 'nope'"):
+        parse_policies("greedy,nope,greedy")
+    assert parse_policies("patient:3,4,greedy,random")[0].params == (3.0, 4.0)
+
+
+def test_replay_is_byte_identical_and_matches_the_batch():
+    text = replay_jsonl(5, 12, "greedy,patient,random")
+    assert text == replay_jsonl(5, 12, "greedy,patient,random")
+    lines = [json.loads(x) for x in text.splitlines()]
+    assert lines[0]["event"] == "deal" and len(lines[0]["stock"]) == 21
+    assert lines[-1]["event"] == "end"
+    row = _play("greedy,patient,random", 13, seed=5)[12]
+    assert lines[-1]["payoffs"] == row[R_PAYOFF : R_PAYOFF + 3].tolist()
+    if lines[-1]["result"] == "win":
+        assert lines[-1]["winner"] == row[R_WINNER]
+
+
+def test_replay_events_conserve_cards_and_rescore():
+    from simkit.cards import parse_counts
+    from simkit.evaluator import evaluate
+
+    for deal in range(20):
+        events = list(replay_events(9, deal, "greedy,greedy,greedy"))
+        hands = [parse_counts(h) for h in events[0]["hands"]]
+        assert [int(h.sum()) for h in hands] == [31, 30, 30]
+        for e in events[1:-1]:
+            assert e["event"] in {"discard", "draw", "claim", "pass", "table", "xianggong", "nowin"}
+            if e["event"] == "discard":
+                assert not e["card"].endswith("J")
+        end = events[-1]
+        if end["result"] == "win":
+            res = evaluate(end["concealed"], end["exposed"])
+            assert res.wins and res.hu == end["hu"] and res.units == end["units"]
+
+
+def test_cli_replay(capsys, tmp_path):
+    assert main(["replay", "--seed", "1", "--deal", "0", "--policies", "greedy,random,random"]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0].startswith('{"event": "deal"')
+    assert main(["replay", "--seed", "1", "--deal", "0", "--policies", "greedy,bogus,random"]) == 2
+    assert "unknown policy 'bogus'" in capsys.readouterr().err
