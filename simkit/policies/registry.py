@@ -68,7 +68,7 @@ _REGISTRY: dict[str, _Entry] = {
     "greedy": _Entry(P_GREEDY, (), None, "one-ply evaluator heuristic"),
     "patient": _Entry(P_PATIENT, (2.0, 6.0, 1.0), None,
                       "hu-maximiser: wins with >= p0 units unless <= p1 stock cards left; 碰 costing <= p2 idle"),
-    "mc": _Entry(P_MC, (16.0, 4.0, 1.5, 0.0, 40.0), None,
+    "mc": _Entry(P_MC, (16.0, 4.0, 1.5, 0.0, 0.0), None,
                  "determinised Monte Carlo, greedy rollouts: p0 rollouts, p1 candidates, leaves greedy at t > p2"),
 }
 
