@@ -3,6 +3,8 @@
     simkit score "RJ*3 RS*2 RX*2" [--exposed "peng:RC kong:YZ"] [--rule key=value ...]
     simkit score --jsonl FILE            # one {"hand", "exposed", "rules"} object per line
     simkit deals [--deals N] [--seed S] --out DIR   # dealt-hand simulation, Parquet + report
+    simkit simulate --deals N --policies a,b,c --seed S --out DIR [--workers K] [--batch-size B]
+                    [--backend local|dask] [--scheduler ADDRESS] [--rule key=value ...]
     simkit replay --seed S --deal N --policies a,b,c [--rule key=value ...]
     simkit bench evaluator [--holdings N]
     simkit bench engine [--deals N]
@@ -16,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from typing import Any, Sequence, TextIO
 
 from simkit import __version__
@@ -47,6 +50,18 @@ def _build_parser() -> argparse.ArgumentParser:
     deals.add_argument("--batch-size", type=int, default=10_000, help="deals per seeded batch (default 10000)")
     deals.add_argument("--rule", action="append", default=[], metavar="KEY=VALUE")
     deals.add_argument("--out", required=True, help="output directory")
+
+    sim = sub.add_parser("simulate", help="simulate deals into a Parquet dataset (resumable)")
+    sim.add_argument("--deals", type=int, required=True, help="number of deals")
+    sim.add_argument("--policies", required=True, help="three policies, e.g. greedy,random,random")
+    sim.add_argument("--seed", type=int, required=True, help="run seed")
+    sim.add_argument("--out", required=True, help="dataset folder (re-run to resume)")
+    sim.add_argument("--rule", action="append", default=[], metavar="KEY=VALUE")
+    sim.add_argument("--workers", type=int, default=1, help="worker processes (default 1: threads only)")
+    sim.add_argument("--batch-size", type=int, default=10_000, help="deals per batch file (default 10000)")
+    sim.add_argument("--backend", choices=["local", "dask"], default="local")
+    sim.add_argument("--scheduler", default=None, help="Dask scheduler address (with --backend dask)")
+    sim.add_argument("--quiet", action="store_true", help="no progress bar")
 
     replay = sub.add_parser("replay", help="print one deal as JSON lines, one event per line")
     replay.add_argument("--seed", type=int, required=True, help="run seed")
@@ -170,6 +185,18 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_simulate(args: argparse.Namespace) -> int:
+    from simkit.rules import RuleSet
+    from simkit.runner import simulate
+
+    start = time.perf_counter()
+    path = simulate(args.deals, args.policies, args.seed, args.out, RuleSet.from_strings(args.rule),
+                    batch_size=args.batch_size, workers=args.workers, backend=args.backend,
+                    scheduler=args.scheduler, quiet=args.quiet)
+    print(f"{args.deals:,} deals -> {path} ({time.perf_counter() - start:.1f} s)")
+    return 0
+
+
 def _cmd_replay(args: argparse.Namespace) -> int:
     from simkit.replay import replay_jsonl
     from simkit.rules import RuleSet
@@ -182,8 +209,6 @@ def _cmd_replay(args: argparse.Namespace) -> int:
 
 
 def _cmd_deals(args: argparse.Namespace) -> int:
-    import time
-
     from simkit.handstats import deal_table
     from simkit.report import write_deal_report
     from simkit.rules import RuleSet
@@ -212,6 +237,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     handlers = {
         "score": _cmd_score,
         "deals": _cmd_deals,
+        "simulate": _cmd_simulate,
         "replay": _cmd_replay,
         "bench": _cmd_bench,
         "rules": _cmd_rules,

@@ -10,6 +10,7 @@ duplicate (seat-rotated) comparisons need.
 
 from __future__ import annotations
 
+import types
 from typing import Callable
 
 import numpy as np
@@ -147,10 +148,11 @@ def _record(s, deck, result):
         result[R_WIN_NMELDS] = 0
 
 
-@njit(cache=True, nogil=True)
-def _play_deal(act, root, deal, dealer, policy_ids, params, rules, s, deck, rngs, mask, obs, work, pwork, ev, ev_n, result):
-    """Play deal number ``deal`` to the end, asking ``act`` (policy dispatcher) for every
-    decision; fill ``result``."""
+def _play_deal_body(root, deal, dealer, policy_ids, params, rules, s, deck, rngs, mask, obs, work, pwork, ev, ev_n,
+                    result):
+    """Play deal number ``deal`` to the end, asking the policy dispatcher ``_ACT`` for every
+    decision; fill ``result``.  Compiled twice from this one source: cached with the
+    built-in dispatcher (:func:`_play_deal`), uncached with a user one (:func:`user_kernels`)."""
     _deal_deck(root, deal, rngs[3], deck)
     for p in range(3):
         _stream_state(root, deal, 1 + p, rngs[p])
@@ -162,7 +164,7 @@ def _play_deal(act, root, deal, dealer, policy_ids, params, rules, s, deck, rngs
         p = s[S_PLAYER]
         E._observe(s, p, obs)
         # the engine leaves the legal mask of this decision in ``mask``
-        action = act(policy_ids[p], obs, mask, params[p], rngs[p], rules, pwork)
+        action = _ACT(policy_ids[p], obs, mask, params[p], rngs[p], rules, pwork)
         if action < 0 or action >= N_ACTIONS or not mask[action]:
             error = 1
             break
@@ -171,23 +173,45 @@ def _play_deal(act, root, deal, dealer, policy_ids, params, rules, s, deck, rngs
     result[R_ERROR] = error
 
 
-@njit(cache=True, parallel=True)
-def _play_batch(play, act, root, first_deal, n_deals, dealer, policy_ids, params, rules, results):
-    chunk = 256
-    n_chunks = (n_deals + chunk - 1) // chunk
-    for k in prange(n_chunks):
-        s = np.zeros(N_STATE, dtype=np.int64)
-        deck = np.zeros(112, dtype=np.int64)
-        rngs = np.zeros((4, 4), dtype=np.uint64)
-        mask = np.zeros(N_ACTIONS, dtype=np.bool_)
-        obs = np.zeros(N_OBS, dtype=np.int64)
-        work = np.zeros(E.ENGINE_WORK_SIZE, dtype=np.int64)
-        pwork = np.zeros(POLICY_WORK_SIZE, dtype=np.int64)
-        ev = np.zeros((0, EVENT_WIDTH), dtype=np.int64)
-        ev_n = np.zeros(1, dtype=np.int64)
-        for i in range(k * chunk, min(n_deals, (k + 1) * chunk)):
-            play(act, root, first_deal + i, dealer, policy_ids, params, rules, s, deck, rngs, mask, obs, work,
-                 pwork, ev, ev_n, results[i])
+CHUNK = 256
+
+
+def _play_chunk_body(k, root, first_deal, n_deals, dealer, policy_ids, params, rules, results):
+    """Play chunk k (CHUNK deals) of a batch with one set of scratch arrays."""
+    s = np.zeros(N_STATE, dtype=np.int64)
+    deck = np.zeros(112, dtype=np.int64)
+    rngs = np.zeros((4, 4), dtype=np.uint64)
+    mask = np.zeros(N_ACTIONS, dtype=np.bool_)
+    obs = np.zeros(N_OBS, dtype=np.int64)
+    work = np.zeros(E.ENGINE_WORK_SIZE, dtype=np.int64)
+    pwork = np.zeros(POLICY_WORK_SIZE, dtype=np.int64)
+    ev = np.zeros((0, EVENT_WIDTH), dtype=np.int64)
+    ev_n = np.zeros(1, dtype=np.int64)
+    for i in range(k * CHUNK, min(n_deals, (k + 1) * CHUNK)):
+        _PLAY_DEAL(root, first_deal + i, dealer, policy_ids, params, rules, s, deck, rngs, mask, obs, work, pwork,
+                   ev, ev_n, results[i])
+
+
+def _play_batch_body(root, first_deal, n_deals, dealer, policy_ids, params, rules, results):
+    """Chunks of deals on numba threads."""
+    for k in prange((n_deals + CHUNK - 1) // CHUNK):
+        _PLAY_CHUNK(k, root, first_deal, n_deals, dealer, policy_ids, params, rules, results)
+
+
+# the built-in kernels: module globals bind the names the bodies call, numba caches them
+_ACT = builtin_act
+_play_deal = njit(cache=True, nogil=True)(_play_deal_body)
+_PLAY_DEAL = _play_deal
+_play_chunk = njit(cache=True, nogil=True)(_play_chunk_body)
+_PLAY_CHUNK = _play_chunk
+_play_batch = njit(cache=True, parallel=True)(_play_batch_body)
+
+
+def _rebind(function: Callable, **names: object) -> Callable:
+    """A copy of a plain function whose global names ``names`` point elsewhere."""
+    scope = dict(function.__globals__)
+    scope.update(names)
+    return types.FunctionType(function.__code__, scope, function.__name__, function.__defaults__, function.__closure__)
 
 
 @njit(cache=True, nogil=True)
@@ -198,8 +222,8 @@ def _empty_user_slot(obs, mask, params, rng, rules, work):
 def make_user_act(user_functions: tuple) -> Callable:
     """Policy dispatcher for a run with user policies (one optional function per seat).
 
-    Built by a factory, so compiled without the on-disk cache (as are the play kernels it
-    is used with, see :func:`kernels_for`)."""
+    Built by a factory, so compiled without the on-disk cache, and used only in the
+    uncached kernels of :func:`user_kernels`."""
     f0, f1, f2 = (fn if fn is not None else _empty_user_slot for fn in user_functions)
 
     @njit(nogil=True)
@@ -215,22 +239,22 @@ def make_user_act(user_functions: tuple) -> Callable:
     return act
 
 
-_UNCACHED: dict = {}
+_USER_KERNELS: dict = {}
 
 
-def kernels_for(user_functions: tuple) -> tuple[Callable, Callable, Callable]:
-    """(play_deal, play_batch, act) for a run: the cached kernels with the built-in
-    dispatcher, or uncached copies specialised on user policies."""
+def user_kernels(user_functions: tuple) -> tuple[Callable, Callable] | None:
+    """None for built-in policies only; else (play_deal, play_batch) compiled, uncached, from
+    the same bodies as the built-in kernels with a dispatcher that reaches the user policies."""
     if all(fn is None for fn in user_functions):
-        return _play_deal, _play_batch, builtin_act
+        return None
     key = tuple(id(fn) for fn in user_functions)
-    if key not in _UNCACHED:
-        _UNCACHED[key] = (
-            njit(nogil=True)(_play_deal.py_func),
-            njit(parallel=True)(_play_batch.py_func),
-            make_user_act(user_functions),
-        )
-    return _UNCACHED[key]
+    if key not in _USER_KERNELS:
+        act = make_user_act(user_functions)
+        play_deal = njit(nogil=True)(_rebind(_play_deal_body, _ACT=act))
+        play_chunk = njit(nogil=True)(_rebind(_play_chunk_body, _PLAY_DEAL=play_deal))
+        play_batch = njit(parallel=True)(_rebind(_play_batch_body, _PLAY_CHUNK=play_chunk))
+        _USER_KERNELS[key] = (play_deal, play_batch)
+    return _USER_KERNELS[key]
 
 
 def play_deals(
@@ -244,10 +268,11 @@ def play_deals(
     user_functions: tuple = (None, None, None),
 ) -> np.ndarray:
     """Result rows (n_deals, N_RESULT) of deals first_deal .. first_deal + n_deals - 1."""
-    play, batch, act = kernels_for(tuple(user_functions))
     results = np.zeros((n_deals, N_RESULT), dtype=np.int64)
-    batch(play, act, root_key(seed), first_deal, n_deals, dealer, np.asarray(policy_ids, dtype=np.int64),
-          np.ascontiguousarray(params, dtype=np.float64), rules_array, results)
+    args = (root_key(seed), first_deal, n_deals, dealer, np.asarray(policy_ids, dtype=np.int64),
+            np.ascontiguousarray(params, dtype=np.float64), rules_array, results)
+    kernels = user_kernels(tuple(user_functions))
+    (_play_batch if kernels is None else kernels[1])(*args)
     return results
 
 
@@ -262,7 +287,7 @@ def play_one(
     event_capacity: int = 8192,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Play one deal with its event log: (final state, deck, events, result row)."""
-    play, _, act = kernels_for(tuple(user_functions))
+    kernels = user_kernels(tuple(user_functions))
     s = np.zeros(N_STATE, dtype=np.int64)
     deck = np.zeros(112, dtype=np.int64)
     rngs = np.zeros((4, 4), dtype=np.uint64)
@@ -271,7 +296,8 @@ def play_one(
     ev = np.zeros((event_capacity, EVENT_WIDTH), dtype=np.int64)
     ev_n = np.zeros(1, dtype=np.int64)
     result = np.zeros(N_RESULT, dtype=np.int64)
-    play(act, root_key(seed), deal, dealer, np.asarray(policy_ids, dtype=np.int64),
-         np.ascontiguousarray(params, dtype=np.float64), rules_array, s, deck, rngs, mask, obs,
-         E.new_engine_workspace(), np.zeros(POLICY_WORK_SIZE, dtype=np.int64), ev, ev_n, result)
+    args = (root_key(seed), deal, dealer, np.asarray(policy_ids, dtype=np.int64),
+            np.ascontiguousarray(params, dtype=np.float64), rules_array, s, deck, rngs, mask, obs,
+            E.new_engine_workspace(), np.zeros(POLICY_WORK_SIZE, dtype=np.int64), ev, ev_n, result)
+    (_play_deal if kernels is None else kernels[0])(*args)
     return s, deck, ev[: ev_n[0]].copy(), result

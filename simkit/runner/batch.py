@@ -1,0 +1,167 @@
+"""One batch of deals -> one Arrow table (the dataset's row format).
+
+Columns (one row per deal; ``k`` = seat 0, 1, 2; dtypes as stored):
+
+=====================  ==========  ==========================================================
+``deal_id``            int64       deal number N of the run (replay it with ``simkit replay``)
+``batch``              int32       batch index
+``dealer``             int8        dealing seat (always 0: deals are independent)
+``policy_k``           dictionary  policy of seat k, with its parameters (``patient:2,6,1``)
+``winner``             int8        winning seat, -1 for 穿牌
+``win_kind``           dictionary  ``discard`` / ``draw`` / ``table`` / ``tianhu`` / ``none``
+``hu`` ``units``       int16       winner's hu and units (-1 / 0 for 穿牌)
+``lou`` ``steps``      int8        winner's 楼 and 步
+``payoff_k``           int16       牌 won (+2U) or paid (-U)
+``turns``              int16       discard phases played
+``draws``              int16       cards drawn from the stock
+``claims``             int16       碰 / 发子 / 吃 / 占 made
+``stock_left``         int8        stock cards left at the end
+``xianggong_k``        bool        seat k became 相公
+``nowin_k``            bool        seat k lost the right to win (有子不发 / 有车子不出车)
+``pattern_<name>``     bool        the winner's holding has that pattern (18 columns)
+``winner_concealed``   string      winner's final concealed cards (``simkit score`` notation)
+``winner_exposed``     string      winner's exposed groups (``--exposed`` notation)
+``dealt_jiang_k``      int8        将 in seat k's dealt hand
+``dealt_pairs_k``      int8        types held >= 2 times
+``dealt_zi_k``         int8        types held exactly 3 times (子)
+``dealt_nao_k``        int8        types held 4 times (闹)
+``dealt_chariots_k``   int8        chariot sets in the dealt hand: same-colour 将士相 / 车马炮
+                                   with >= 2 of each, or >= 3 colours of 将 / 卒 with >= 2
+``dealt_idle_k``       int8        fewest idle cards of the dealt hand
+=====================  ==========  ==========================================================
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from numba import njit
+
+from simkit.cards import TYPE_NAMES
+from simkit.engine import layout as L
+from simkit.engine import play as P
+from simkit.evaluator import PATTERN_NAMES
+from simkit.evaluator import kernel as K
+
+WIN_KINDS = ("discard", "draw", "table", "tianhu", "none")
+
+
+@njit(cache=True)
+def _dealt_features(dealt, out):
+    """dealt: (n, 3, 28) counts -> out (n, 3, 6): jiang, pairs, zi, nao, chariots, idle."""
+    for i in range(dealt.shape[0]):
+        for p in range(3):
+            c = dealt[i, p]
+            out[i, p, 0] = c[0] + c[7] + c[14] + c[21]
+            pairs = 0
+            zi = 0
+            nao = 0
+            for t in range(28):
+                if c[t] >= 2:
+                    pairs += 1
+                if c[t] == 3:
+                    zi += 1
+                if c[t] == 4:
+                    nao += 1
+            chariots = 0
+            for colour in range(4):
+                for first in (colour * 7, colour * 7 + 3):
+                    if c[first] >= 2 and c[first + 1] >= 2 and c[first + 2] >= 2:
+                        chariots += 1
+            for rank in (0, 6):
+                n = 0
+                for colour in range(4):
+                    if c[colour * 7 + rank] >= 2:
+                        n += 1
+                if n >= 3:
+                    chariots += 1
+            out[i, p, 1] = pairs
+            out[i, p, 2] = zi
+            out[i, p, 3] = nao
+            out[i, p, 4] = chariots
+            out[i, p, 5] = K._min_idle(c)
+
+
+_COUNT_TOKENS = np.array([[""] + [name] + [f"{name}*{c}" for c in range(2, 5)] for name in TYPE_NAMES], dtype=object)
+
+
+def _join_rows(tokens: np.ndarray, lengths: np.ndarray) -> pa.Array:
+    """Space-join a flat token array cut into rows of the given lengths (vectorised)."""
+    offsets = np.zeros(lengths.size + 1, dtype=np.int32)
+    np.cumsum(lengths, out=offsets[1:])
+    lists = pa.ListArray.from_arrays(pa.array(offsets), pa.array(tokens.tolist(), type=pa.string()))
+    return pc.binary_join(lists, " ")
+
+
+def concealed_notation(counts: np.ndarray) -> pa.Array:
+    """``simkit score`` notation of (n, 28) count rows, e.g. ``RJ*3 RS``."""
+    mask = counts > 0
+    rows, types = np.nonzero(mask)
+    tokens = _COUNT_TOKENS[types, counts[rows, types]]
+    return _join_rows(tokens, mask.sum(axis=1))
+
+
+def exposed_notation(melds: np.ndarray, n_melds: np.ndarray) -> pa.Array:
+    """``--exposed`` notation of meld rows (n, MAX_MELDS, MELD_WIDTH) with n_melds used."""
+    used = np.arange(melds.shape[1])[None, :] < n_melds[:, None]
+    flat = melds[used]  # (m, MELD_WIDTH) in row order
+    keys = flat[:, 0] * 29**4 + ((flat[:, 1:] + 1) * np.array([29**3, 29**2, 29, 1])).sum(axis=1)
+    unique, inverse = np.unique(keys, return_inverse=True)
+    texts = []
+    for key in unique.tolist():
+        kind, rest = divmod(int(key), 29**4)
+        types = [(rest // 29**j) % 29 - 1 for j in (3, 2, 1, 0)]
+        texts.append(f"{L.MELD_KIND_NAMES[kind]}:{','.join(TYPE_NAMES[t] for t in types if t >= 0)}")
+    tokens = np.array(texts, dtype=object)[inverse] if unique.size else np.array([], dtype=object)
+    return _join_rows(tokens, used.sum(axis=1))
+
+
+def results_table(results: np.ndarray, first_deal: int, batch: int, policy_texts: list[str]) -> pa.Table:
+    """The dataset rows of a block of result rows."""
+    n = results.shape[0]
+    cols: dict[str, pa.Array] = {}
+    cols["deal_id"] = pa.array(np.arange(first_deal, first_deal + n, dtype=np.int64))
+    cols["batch"] = pa.array(np.full(n, batch, dtype=np.int32))
+    cols["dealer"] = pa.array(results[:, P.R_DEALER].astype(np.int8))
+    for k in range(3):
+        cols[f"policy_{k}"] = pa.DictionaryArray.from_arrays(
+            pa.array(np.zeros(n, dtype=np.int32)), pa.array([policy_texts[k]]))
+    winner = results[:, P.R_WINNER]
+    cols["winner"] = pa.array(winner.astype(np.int8))
+    kind_index = np.where(winner >= 0, results[:, P.R_WIN_KIND], len(WIN_KINDS) - 1).astype(np.int32)
+    cols["win_kind"] = pa.DictionaryArray.from_arrays(pa.array(kind_index), pa.array(list(WIN_KINDS)))
+    cols["hu"] = pa.array(np.where(winner >= 0, results[:, P.R_HU], -1).astype(np.int16))
+    cols["lou"] = pa.array(results[:, P.R_LOU].astype(np.int8))
+    cols["steps"] = pa.array(results[:, P.R_STEPS].astype(np.int8))
+    cols["units"] = pa.array(results[:, P.R_UNITS].astype(np.int16))
+    for k in range(3):
+        cols[f"payoff_{k}"] = pa.array(results[:, P.R_PAYOFF + k].astype(np.int16))
+    cols["turns"] = pa.array(results[:, P.R_TURNS].astype(np.int16))
+    cols["draws"] = pa.array(results[:, P.R_DRAWS].astype(np.int16))
+    cols["claims"] = pa.array(results[:, P.R_CLAIMS].astype(np.int16))
+    cols["stock_left"] = pa.array(results[:, P.R_STOCK_LEFT].astype(np.int8))
+    for k in range(3):
+        cols[f"xianggong_{k}"] = pa.array(results[:, P.R_XIANGGONG + k].astype(bool))
+    for k in range(3):
+        cols[f"nowin_{k}"] = pa.array(results[:, P.R_NOWIN + k].astype(bool))
+    patterns = results[:, P.R_PATTERNS]
+    for i, name in enumerate(PATTERN_NAMES):
+        cols[f"pattern_{name}"] = pa.array(((patterns >> i) & 1).astype(bool))
+    won = winner >= 0
+    conc_text = concealed_notation(results[won, P.R_WIN_CONC : P.R_WIN_CONC + 28])
+    melds = results[won, P.R_WIN_MELDS : P.R_WIN_MELDS + L.MAX_MELDS * L.MELD_WIDTH].reshape(-1, L.MAX_MELDS, L.MELD_WIDTH)
+    exp_text = exposed_notation(melds, results[won, P.R_WIN_NMELDS])
+    # scatter the winners' strings into n rows, nulls for 穿牌
+    index = np.full(n, -1, dtype=np.int64)
+    index[won] = np.arange(int(won.sum()))
+    take = pa.array(np.where(index >= 0, index, 0), mask=index < 0)
+    cols["winner_concealed"] = conc_text.take(take) if won.any() else pa.nulls(n, pa.string())
+    cols["winner_exposed"] = exp_text.take(take) if won.any() else pa.nulls(n, pa.string())
+    dealt = np.ascontiguousarray(results[:, P.R_DEALT : P.R_DEALT + 84].reshape(n, 3, 28))
+    feats = np.zeros((n, 3, 6), dtype=np.int64)
+    _dealt_features(dealt, feats)
+    for j, name in enumerate(("jiang", "pairs", "zi", "nao", "chariots", "idle")):
+        for k in range(3):
+            cols[f"dealt_{name}_{k}"] = pa.array(feats[:, k, j].astype(np.int8))
+    return pa.table(cols)

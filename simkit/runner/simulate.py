@@ -1,0 +1,268 @@
+"""``simkit simulate``: many deals to a Parquet dataset, parallel, resumable, local or Dask.
+
+>>> import tempfile
+>>> path = simulate(60, "greedy,random,random", seed=1, out=tempfile.mkdtemp(), batch_size=25, quiet=True)
+>>> from simkit.storage import load_dataset
+>>> len(load_dataset(path, columns=["winner"]))
+60
+
+Parallelism: deals run in batches of a fixed size (independent of the worker count). With
+``workers=1`` batches run in this process on numba threads; with ``workers=K`` they run in K
+joblib (loky) processes, each with ``cores // K`` numba threads (no oversubscription); with
+``backend="dask"`` they run on a Dask cluster through joblib's Dask backend (``scheduler``
+is a cluster address; without one a ``LocalCluster`` of K single-threaded workers is started).
+Batches travel back as Arrow tables and only this process writes files.
+
+Determinism: deal N's cards and every policy's random choices come from streams keyed by
+(seed, N) only (:mod:`simkit.engine.play`), so the dataset's content is identical for any
+worker count, backend or batch order.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import pyarrow as pa
+
+import simkit
+from simkit.errors import SimkitError
+from simkit.policies.registry import PolicySpec, effective_params, parse_policies, policy_arrays
+from simkit.rules import RuleSet
+from simkit.storage.dataset import (
+    KIND,
+    MANIFEST,
+    SCHEMA_VERSION,
+    DatasetError,
+    batch_path,
+    check_batch,
+    config_digest,
+    read_manifest,
+    write_batch,
+    write_json,
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class SimulationConfig:
+    """What defines a run's content."""
+
+    deals: int
+    seed: int
+    policies: tuple[PolicySpec, PolicySpec, PolicySpec]
+    rules: RuleSet = RuleSet()
+    batch_size: int = 10_000
+
+    def __post_init__(self) -> None:
+        if self.deals < 1:
+            raise SimkitError(f"--deals must be >= 1, got {self.deals}")
+        if self.batch_size < 1:
+            raise SimkitError(f"--batch-size must be >= 1, got {self.batch_size}")
+        if self.seed < 0:
+            raise SimkitError(f"--seed must be >= 0, got {self.seed}")
+
+    @property
+    def n_batches(self) -> int:
+        return (self.deals + self.batch_size - 1) // self.batch_size
+
+    def batch_range(self, batch: int) -> tuple[int, int]:
+        first = batch * self.batch_size
+        return first, min(self.deals, first + self.batch_size)
+
+    def policy_texts(self) -> list[str]:
+        return [PolicySpec(s.name, effective_params(s)).text() for s in self.policies]
+
+    def identity(self) -> dict:
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "seed": self.seed,
+            "deals": self.deals,
+            "batch_size": self.batch_size,
+            "rules": self.rules.to_dict(),
+            "policies": self.policy_texts(),
+        }
+
+
+def compute_batch(config: SimulationConfig, batch: int, threads: int | None = None) -> tuple[int, pa.Table]:
+    """Play one batch (in whatever process this runs) and return its table."""
+    import numba
+
+    from simkit.engine.play import R_ERROR, play_deals
+    from simkit.runner.batch import results_table
+
+    if threads is not None:
+        numba.set_num_threads(max(1, min(threads, numba.config.NUMBA_NUM_THREADS)))
+    ids, params, user = policy_arrays(config.policies)
+    first, stop = config.batch_range(batch)
+    results = play_deals(stop - first, config.seed, ids, params, config.rules.to_array(),
+                         first_deal=first, user_functions=user)
+    errors = int(results[:, R_ERROR].sum())
+    if errors:
+        raise SimkitError(f"batch {batch}: {errors} deals stopped on an illegal policy action")
+    return batch, results_table(results, first, batch, config.policy_texts())
+
+
+class _Progress:
+    """A one-line progress bar on a terminal; silent in pipes and CI."""
+
+    def __init__(self, total_batches: int, total_deals: int, enabled: bool) -> None:
+        self.total_batches = total_batches
+        self.total_deals = total_deals
+        self.enabled = enabled
+        self.done_batches = 0
+        self.done_deals = 0
+        self.start = time.perf_counter()
+
+    def update(self, deals: int) -> None:
+        self.done_batches += 1
+        self.done_deals += deals
+        if not self.enabled:
+            return
+        elapsed = time.perf_counter() - self.start
+        rate = self.done_deals / elapsed if elapsed > 0 else 0.0
+        eta = (self.total_deals - self.done_deals) / rate if rate > 0 else float("inf")
+        width = 30
+        filled = int(width * self.done_batches / max(1, self.total_batches))
+        sys.stderr.write(
+            f"\r[{'#' * filled}{'.' * (width - filled)}] {self.done_batches}/{self.total_batches} batches, "
+            f"{rate:,.0f} deals/s, ETA {eta:,.0f} s  "
+        )
+        sys.stderr.flush()
+
+    def close(self) -> None:
+        if self.enabled:
+            sys.stderr.write("\n")
+            sys.stderr.flush()
+
+
+def _progress_enabled(quiet: bool) -> bool:
+    return not quiet and sys.stderr.isatty() and not os.environ.get("CI")
+
+
+def _prepare(directory: Path, config: SimulationConfig) -> tuple[dict, list[int], list[str]]:
+    """Check or create the manifest; list the batches to compute and what was wrong."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for leftover in directory.glob(".*.tmp"):
+        leftover.unlink()
+    identity = config.identity()
+    digest = config_digest(identity)
+    manifest = read_manifest(directory)
+    if manifest is None:
+        if any(directory.glob("batch-*.parquet")):
+            raise DatasetError(f"{directory}: holds batch files but no {MANIFEST}; use an empty folder")
+        manifest = {"kind": KIND, **identity, "config_digest": digest, "batches": config.n_batches,
+                    "simkit_version": simkit.__version__,
+                    "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
+        write_json(directory / MANIFEST, manifest)
+    else:
+        for key, value in identity.items():
+            if manifest.get(key) != value:
+                raise DatasetError(
+                    f"{directory} holds another run: its {key} is {manifest.get(key)!r}, this run's is {value!r} "
+                    "(use another --out folder)"
+                )
+    todo: list[int] = []
+    problems: list[str] = []
+    for b in range(config.n_batches):
+        path = batch_path(directory, b)
+        if not path.exists():
+            todo.append(b)
+            continue
+        first, stop = config.batch_range(b)
+        reason = check_batch(path, {"batch": str(b), "first_deal": str(first), "deals": str(stop - first),
+                                    "config": digest})
+        if reason is not None:
+            problems.append(f"{path.name}: {reason}; recomputing it")
+            path.unlink()
+            todo.append(b)
+    return manifest, todo, problems
+
+
+def _run_local(config: SimulationConfig, todo: Sequence[int], workers: int) -> Iterable[tuple[int, pa.Table]]:
+    if workers <= 1:
+        for b in todo:
+            yield compute_batch(config, b)
+        return
+    from joblib import Parallel, delayed
+
+    threads = max(1, (os.cpu_count() or 1) // workers)
+    parallel = Parallel(n_jobs=workers, backend="loky", return_as="generator_unordered")
+    yield from parallel(delayed(compute_batch)(config, b, threads) for b in todo)
+
+
+def _run_dask(config: SimulationConfig, todo: Sequence[int], workers: int, scheduler: str | None) -> Iterable[tuple[int, pa.Table]]:
+    try:
+        from dask.distributed import Client, LocalCluster
+    except ImportError:
+        raise SimkitError("--backend dask needs dask.distributed: pip install 'simkit[dask]'") from None
+    from joblib import Parallel, delayed, parallel_config
+
+    cluster = None
+    if scheduler:
+        client = Client(scheduler)
+    else:
+        cluster = LocalCluster(n_workers=max(1, workers), threads_per_worker=1, processes=True,
+                               dashboard_address=None)
+        client = Client(cluster)
+    try:
+        with parallel_config(backend="dask"):
+            parallel = Parallel(return_as="generator_unordered")
+            yield from parallel(delayed(compute_batch)(config, b, 1) for b in todo)
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+def simulate(
+    deals: int,
+    policies: str | Sequence[str | PolicySpec],
+    seed: int,
+    out: str | os.PathLike,
+    rules: RuleSet | None = None,
+    batch_size: int = 10_000,
+    workers: int = 1,
+    backend: str = "local",
+    scheduler: str | None = None,
+    quiet: bool = False,
+) -> Path:
+    """Simulate ``deals`` deals into the dataset folder ``out``; returns its path.
+
+    Re-running with the same arguments computes only the batches that are missing (or were
+    found corrupt); a folder holding another run is refused.
+    """
+    specs = parse_policies(policies)
+    config = SimulationConfig(int(deals), int(seed), specs, rules if rules is not None else RuleSet(), int(batch_size))
+    if backend not in ("local", "dask"):
+        raise SimkitError(f"--backend must be local or dask, got {backend!r}")
+    if workers < 1:
+        raise SimkitError(f"--workers must be >= 1, got {workers}")
+    _, _, user = policy_arrays(specs)
+    if any(fn is not None for fn in user) and (workers > 1 or backend == "dask"):
+        # registered user policies live in this process only
+        workers, backend = 1, "local"
+    directory = Path(out)
+    _, todo, problems = _prepare(directory, config)
+    for line in problems:
+        print(f"simkit: {line}", file=sys.stderr)
+    if not todo:
+        return directory
+    progress = _Progress(len(todo), sum(config.batch_range(b)[1] - config.batch_range(b)[0] for b in todo),
+                         _progress_enabled(quiet))
+    digest = config_digest(config.identity())
+    stream = _run_dask(config, todo, workers, scheduler) if backend == "dask" else _run_local(config, todo, workers)
+    try:
+        for batch, table in stream:
+            first, stop = config.batch_range(batch)
+            write_batch(directory, batch, table, {"batch": batch, "first_deal": first, "deals": stop - first,
+                                                  "config": digest, "seed": config.seed})
+            progress.update(stop - first)
+    finally:
+        progress.close()
+    return directory
+
