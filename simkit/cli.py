@@ -5,6 +5,8 @@
     simkit deals [--deals N] [--seed S] --out DIR   # dealt-hand simulation, Parquet + report
     simkit simulate --deals N --policies a,b,c --seed S --out DIR [--workers K] [--batch-size B]
                     [--backend local|dask] [--scheduler ADDRESS] [--rule key=value ...]
+    simkit report DATASET [--out DIR]    # report.md with tables and plots of a dataset
+    simkit demo --out DIR                # the main job: a small simulation + its report
     simkit replay --seed S --deal N --policies a,b,c [--rule key=value ...]
     simkit bench evaluator [--holdings N]
     simkit bench engine [--deals N]
@@ -62,6 +64,16 @@ def _build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--backend", choices=["local", "dask"], default="local")
     sim.add_argument("--scheduler", default=None, help="Dask scheduler address (with --backend dask)")
     sim.add_argument("--quiet", action="store_true", help="no progress bar")
+
+    report = sub.add_parser("report", help="write report.md with tables and plots of a dataset")
+    report.add_argument("dataset", help="dataset folder written by simkit simulate")
+    report.add_argument("--out", default=None, help="report folder (default: the dataset folder)")
+
+    demo = sub.add_parser("demo", help="main job: simulate a small default run and write its report")
+    demo.add_argument("--out", default="runs/demo", help="output folder (default runs/demo)")
+    demo.add_argument("--deals", type=int, default=20_000, help="deals (default 20000)")
+    demo.add_argument("--seed", type=int, default=2026)
+    demo.add_argument("--policies", default="greedy,patient,random")
 
     replay = sub.add_parser("replay", help="print one deal as JSON lines, one event per line")
     replay.add_argument("--seed", type=int, required=True, help="run seed")
@@ -197,6 +209,31 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_report(args: argparse.Namespace) -> int:
+    from simkit.analysis.report import write_report
+
+    print(write_report(args.dataset, args.out))
+    return 0
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from simkit.analysis.report import write_report
+    from simkit.handstats import deal_table
+    from simkit.report import write_deal_report
+    from simkit.rules import RuleSet
+    from simkit.runner import simulate
+
+    start = time.perf_counter()
+    out = Path(args.out)
+    dataset = simulate(args.deals, args.policies, args.seed, out / "dataset", batch_size=5_000)
+    report = write_report(dataset, out)
+    write_deal_report(deal_table(args.deals, args.seed), out / "dealt_hands", args.seed, 10_000, RuleSet())
+    print(f"{args.deals:,} deals ({args.policies}) in {time.perf_counter() - start:.1f} s -> {report}")
+    return 0
+
+
 def _cmd_replay(args: argparse.Namespace) -> int:
     from simkit.replay import replay_jsonl
     from simkit.rules import RuleSet
@@ -239,6 +276,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "deals": _cmd_deals,
         "simulate": _cmd_simulate,
         "replay": _cmd_replay,
+        "report": _cmd_report,
+        "demo": _cmd_demo,
         "bench": _cmd_bench,
         "rules": _cmd_rules,
     }

@@ -34,15 +34,17 @@ def _shuffle_kernel(state, deck):
 
 
 @njit(cache=True, nogil=True)
-def _deal_counts_kernel(deck, counts):
-    """28-count vectors of the three dealt hands: counts[seat, type]."""
-    counts[:, :] = 0
-    for k in range(DEALER_CARDS):
-        counts[0, deck[k] // 4] += 1
-    for k in range(DEALER_CARDS, DEALER_CARDS + PLAYER_CARDS):
-        counts[1, deck[k] // 4] += 1
-    for k in range(DEALER_CARDS + PLAYER_CARDS, DEALER_CARDS + 2 * PLAYER_CARDS):
-        counts[2, deck[k] // 4] += 1
+def _deal_counts_kernel(deck, dealer, counts):
+    """Add the dealt hands of ``deck`` to ``counts`` (flat, 3 x 28): ``dealer`` gets the first
+    31 cards, then 30 each in turn order.  Returns the deck index of the first stock card."""
+    pos = 0
+    for k in range(N_SEATS):
+        seat = (dealer + k) % N_SEATS
+        size = DEALER_CARDS if k == 0 else PLAYER_CARDS
+        for i in range(pos, pos + size):
+            counts[28 * seat + deck[i] // 4] += 1
+        pos += size
+    return pos
 
 
 def shuffled_deck(seed: int | np.random.SeedSequence) -> np.ndarray:
@@ -83,6 +85,6 @@ def deal_from_seed(seed: int | np.random.SeedSequence) -> Deal:
 
 def deal_counts(deck: np.ndarray) -> np.ndarray:
     """(3, 28) counts of the dealt hands of a deck, computed in numba."""
-    counts = np.zeros((N_SEATS, N_TYPES), dtype=np.int64)
-    _deal_counts_kernel(np.ascontiguousarray(deck, dtype=np.int64), counts)
-    return counts
+    counts = np.zeros(N_SEATS * N_TYPES, dtype=np.int64)
+    _deal_counts_kernel(np.ascontiguousarray(deck, dtype=np.int64), 0, counts)
+    return counts.reshape(N_SEATS, N_TYPES)

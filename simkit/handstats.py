@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 from numba import njit, prange
 
-from simkit.deck import DEALER_CARDS, N_SEATS, PLAYER_CARDS, _shuffle_kernel
+from simkit.deck import DEALER_CARDS, N_SEATS, PLAYER_CARDS, _deal_counts_kernel, _shuffle_kernel
 from simkit.evaluator import kernel as K
 from simkit.rng import seed_state
 from simkit.rules import RuleSet
@@ -34,20 +34,18 @@ FEATURE_NAMES = ("n_cards", "n_jiang", "n_pairs", "n_zi", "n_nao", "min_idle", "
 def _deal_features_kernel(state, n_deals, rules, features):
     """Deal ``n_deals`` deals from one PRNG state; features[deal, seat, F_*]."""
     deck = np.arange(112, dtype=np.int64)
-    counts = np.zeros(28, dtype=np.int64)
+    dealt = np.zeros(N_SEATS * 28, dtype=np.int64)
     exposed = np.zeros((K.N_EXP_ROWS, 28), dtype=np.int64)
     out = np.zeros(K.N_OUT, dtype=np.int64)
     choice = np.zeros(K.N_CHOICE, dtype=np.int64)
     work = np.zeros(K.WORK_SIZE, dtype=np.int64)
     for d in range(n_deals):
         _shuffle_kernel(state, deck)
-        start = 0
+        dealt[:] = 0
+        _deal_counts_kernel(deck, 0, dealt)
         for seat in range(N_SEATS):
             size = DEALER_CARDS if seat == 0 else PLAYER_CARDS
-            counts[:] = 0
-            for k in range(start, start + size):
-                counts[deck[k] // 4] += 1
-            start += size
+            counts = dealt[28 * seat : 28 * (seat + 1)]
             f = features[d, seat]
             f[F_N_CARDS] = size
             f[F_N_JIANG] = counts[0] + counts[7] + counts[14] + counts[21]

@@ -9,7 +9,6 @@ import datetime as _dt
 import json
 import math
 import os
-import tempfile
 from pathlib import Path
 from typing import Callable
 
@@ -21,6 +20,7 @@ from scipy import stats
 
 import simkit
 from simkit.rules import RuleSet
+from simkit.storage.dataset import atomic_write
 
 
 def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
@@ -54,21 +54,10 @@ def prob_at_least_k_jiang(k: int, hand_size: int = 31) -> float:
 EXACT: dict[str, Callable[[], float]] = {"dealer dealt >= 8 将": lambda: prob_at_least_k_jiang(8)}
 
 
-def _atomic_write(path: Path, writer: Callable[[str], None]) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        writer(tmp)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-
-
 def write_parquet(frame: pd.DataFrame, path: Path) -> None:
     """zstd Parquet, atomically."""
     table = pa.Table.from_pandas(frame, preserve_index=False)
-    _atomic_write(path, lambda tmp: pq.write_table(table, tmp, compression="zstd"))
+    atomic_write(path, lambda tmp: pq.write_table(table, tmp, compression="zstd"))
 
 
 def _write_text(path: Path, text: str) -> None:
@@ -76,12 +65,12 @@ def _write_text(path: Path, text: str) -> None:
         with open(tmp, "w", encoding="utf-8") as fh:
             fh.write(text)
 
-    _atomic_write(path, writer)
+    atomic_write(path, writer)
 
 
 def _save_figure(fig, directory: Path, stem: str) -> None:
     for ext in ("png", "svg"):
-        _atomic_write(directory / f"{stem}.{ext}", lambda tmp, ext=ext: fig.savefig(tmp, format=ext, dpi=120))
+        atomic_write(directory / f"{stem}.{ext}", lambda tmp, ext=ext: fig.savefig(tmp, format=ext, dpi=120))
 
 
 def _plot_distribution(frame: pd.DataFrame, column: str, xlabel: str, title: str, directory: Path, stem: str) -> None:

@@ -17,7 +17,6 @@ import sys
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import naive  # noqa: E402
 from naive import PATTERN_NAMES, TYPE_NAMES, XIAOJIA_PATTERNS, naive_evaluate, parse_cards  # noqa: E402
 
 

@@ -144,3 +144,22 @@ def test_cli_simulate_and_bad_input(tmp_path, capsys):
     assert "unknown policy 'nobody'" in capsys.readouterr().err
     assert main(["simulate", "--deals", "0", "--policies", "greedy,random,random", "--seed", "1",
                  "--out", str(tmp_path / "y")]) == 2
+
+
+def test_report_and_demo_main_job(tmp_path, capsys):
+    from PIL import Image  # matplotlib depends on pillow
+
+    from simkit.analysis import exhausted_rate, hu_distribution, win_rates
+
+    assert main(["demo", "--out", str(tmp_path), "--deals", "600"]) == 0
+    report = (tmp_path / "report.md").read_text(encoding="utf-8")
+    assert "| 0 | greedy |" in report and "穿牌" in report
+    for name in ("hu_distribution", "win_rate_by_seat"):
+        assert Image.open(tmp_path / f"{name}.png").size[0] > 300
+        assert (tmp_path / f"{name}.svg").read_text().lstrip().startswith("<?xml")
+    df = load_dataset(tmp_path / "dataset")
+    rates = win_rates(df)
+    assert rates["wins"].sum() + round(exhausted_rate(df)[0] * len(df)) == len(df)
+    assert (rates["win_rate_lo"] <= rates["win_rate"]).all() and (rates["win_rate"] <= rates["win_rate_hi"]).all()
+    assert hu_distribution(df)["wins"] == rates["wins"].sum()
+    assert (tmp_path / "dealt_hands" / "report.md").exists()

@@ -107,7 +107,6 @@ from simkit.engine.layout import (
     SRC_DISCARD,
     SRC_DRAW,
     ST_CHOW,
-    ST_CHOW_NEXT,
     ST_DONE,
     ST_PENG,
     WIN_DISCARD,
@@ -115,6 +114,7 @@ from simkit.engine.layout import (
     WIN_TABLE,
     WIN_TIANHU,
 )
+from simkit.deck import _deal_counts_kernel
 from simkit.evaluator import kernel as K
 from simkit.rules import (
     RULE_DRAWN_CARD_CHOW_BY,
@@ -511,14 +511,7 @@ def _reset(s, deck, dealer):
     """Deal ``deck`` (112 card ids): ``dealer`` gets the first 31, then 30 each in turn."""
     s[:] = 0
     s[S_DECK : S_DECK + 112] = deck
-    pos = 0
-    for k in range(3):
-        p = (dealer + k) % 3
-        size = 31 if k == 0 else 30
-        for i in range(pos, pos + size):
-            s[S_CONC + 28 * p + deck[i] // 4] += 1
-        pos += size
-    s[S_STOCK_POS] = pos
+    s[S_STOCK_POS] = _deal_counts_kernel(deck, dealer, s[S_CONC : S_CONC + 3 * 28])
     s[S_DEALER] = dealer
     s[S_PLAYER] = dealer
     s[S_PHASE] = PH_DISCARD

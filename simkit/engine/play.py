@@ -16,7 +16,7 @@ from typing import Callable
 import numpy as np
 from numba import njit, prange, uint64
 
-from simkit.deck import _shuffle_kernel
+from simkit.deck import _deal_counts_kernel, _shuffle_kernel
 from simkit.engine import kernel as E
 from simkit.engine.layout import (
     EVENT_WIDTH,
@@ -130,13 +130,7 @@ def _record(s, deck, result):
         result[R_PAYOFF + p] = s[S_PAYOFF + p]
         result[R_XIANGGONG + p] = s[S_XIANGGONG + p]
         result[R_NOWIN + p] = s[S_NOWIN + p]
-    pos = 0
-    for k in range(3):
-        p = (s[S_DEALER] + k) % 3
-        size = 31 if k == 0 else 30
-        for i in range(pos, pos + size):
-            result[R_DEALT + 28 * p + deck[i] // 4] += 1
-        pos += size
+    _deal_counts_kernel(deck, s[S_DEALER], result[R_DEALT : R_DEALT + 3 * 28])
     if w >= 0:
         for t in range(28):
             result[R_WIN_CONC + t] = s[S_CONC + 28 * w + t]
