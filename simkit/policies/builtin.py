@@ -138,27 +138,23 @@ def _claim_outcome(obs, action, rules, work):
     seat = obs[O_SEAT]
     t = obs[O_ACTIVE]
     conc = work[_W_CONC : _W_CONC + 28]
-    exp = work[_W_EXP : _W_EXP + 112].reshape((4, 28))
     for x in range(28):
         conc[x] = obs[O_CONC + x]
-    for i in range(112):
-        work[_W_EXP + i] = obs[O_EXP + 112 * seat + i]
-    n_chow = obs[O_NCHOW + seat]
     fat = t % 7 == 0 or t % 7 == 3 or t % 7 == 6
     gain = 0
+    exp_row = -1
     if action == A_PENG:
         conc[t] -= 2
-        exp[K.EXP_PENG, t] += 1
+        exp_row = K.EXP_PENG
         gain = 2 if fat else 1
     elif action == A_KONG:
         conc[t] -= 3
-        exp[K.EXP_KONG, t] += 1
+        exp_row = K.EXP_KONG
         gain = 12 if fat else 6
     elif action == A_ZHAN:
         conc[t] -= 1
-        exp[K.EXP_ZHAN, t] += 1
+        exp_row = K.EXP_ZHAN
     else:
-        n_chow += 1
         gain = 1
         colour = t // 7
         rank = t % 7
@@ -173,6 +169,15 @@ def _claim_outcome(obs, action, rules, work):
                     conc[c * 7 + 6] -= 1
     wins = False
     if K._min_idle(conc) == 0:
+        # complete after the claim: ask the evaluator (the exposed block is copied only now)
+        exp = work[_W_EXP : _W_EXP + 112].reshape((4, 28))
+        for i in range(112):
+            work[_W_EXP + i] = obs[O_EXP + 112 * seat + i]
+        n_chow = obs[O_NCHOW + seat]
+        if exp_row >= 0:
+            exp[exp_row, t] += 1
+        else:
+            n_chow += 1
         out = work[_W_OUT : _W_OUT + K.N_OUT]
         choice = work[_W_CHOICE : _W_CHOICE + K.N_CHOICE]
         K._evaluate_kernel(conc, exp, n_chow, rules, 0, out, choice, work[: K.WORK_SIZE])
@@ -216,10 +221,13 @@ def _greedy_like(obs, mask, params, rules, work, patient):
     best_action = A_PASS
     best_key = idle_now * 100
     slack = params[2] if patient else 0
+    peng_idle = 1 << 30
     for a in range(N_ACTIONS):
         if not mask[a] or a == A_PASS:
             continue
         wins, idle, gain = _claim_outcome(obs, a, rules, work)
+        if a == A_PENG:
+            peng_idle = idle
         if wins:
             key = -100000 - gain
         else:
@@ -230,12 +238,10 @@ def _greedy_like(obs, mask, params, rules, work, patient):
         if key < best_key:
             best_key = key
             best_action = a
-    if best_action == A_PASS and mask[A_PENG]:
-        # declining a 碰 through a chariot forbids winning: the engine marks it; greedy
-        # avoids it whenever the 碰 is legal and does not add idle cards
-        wins, idle, gain = _claim_outcome(obs, A_PENG, rules, work)
-        if idle <= idle_now:
-            return A_PENG
+    if best_action == A_PASS and mask[A_PENG] and peng_idle <= idle_now:
+        # declining a 碰 through a chariot forbids winning (the engine marks it): greedy takes
+        # a legal 碰 that adds no idle card rather than pass it
+        return A_PENG
     return best_action
 
 
