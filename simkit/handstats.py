@@ -31,6 +31,22 @@ FEATURE_NAMES = ("n_cards", "n_jiang", "n_pairs", "n_zi", "n_nao", "min_idle", "
 
 
 @njit(cache=True, nogil=True)
+def count_features(counts):
+    """(将 cards, types held >= 2 times, types held 3 times (子), types held 4 times (闹))."""
+    pairs = 0
+    zi = 0
+    nao = 0
+    for t in range(28):
+        if counts[t] >= 2:
+            pairs += 1
+        if counts[t] == 3:
+            zi += 1
+        if counts[t] == 4:
+            nao += 1
+    return counts[0] + counts[7] + counts[14] + counts[21], pairs, zi, nao
+
+
+@njit(cache=True, nogil=True)
 def _deal_features_kernel(state, n_deals, rules, features):
     """Deal ``n_deals`` deals from one PRNG state; features[deal, seat, F_*]."""
     deck = np.arange(112, dtype=np.int64)
@@ -48,17 +64,7 @@ def _deal_features_kernel(state, n_deals, rules, features):
             counts = dealt[28 * seat : 28 * (seat + 1)]
             f = features[d, seat]
             f[F_N_CARDS] = size
-            f[F_N_JIANG] = counts[0] + counts[7] + counts[14] + counts[21]
-            f[F_N_PAIRS] = 0
-            f[F_N_ZI] = 0
-            f[F_N_NAO] = 0
-            for t in range(28):
-                if counts[t] >= 2:
-                    f[F_N_PAIRS] += 1
-                if counts[t] == 3:
-                    f[F_N_ZI] += 1
-                if counts[t] == 4:
-                    f[F_N_NAO] += 1
+            f[F_N_JIANG], f[F_N_PAIRS], f[F_N_ZI], f[F_N_NAO] = count_features(counts)
             K._evaluate_kernel(counts, exposed, 0, rules, 0, out, choice, work)
             f[F_MIN_IDLE] = out[K.OUT_MIN_IDLE]
             f[F_COMPLETE] = out[K.OUT_COMPLETE]

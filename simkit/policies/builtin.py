@@ -27,15 +27,15 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from simkit.engine import kernel as E
 from simkit.engine.layout import (
-    A_CHOW_TRIAD,
-    A_CHOW_ZU,
-    A_CHOW_ZU4,
     A_KONG,
     A_PASS,
     A_PENG,
     A_WIN,
-    A_ZHAN,
+    M_KONG,
+    M_PENG,
+    M_ZHAN,
     N_ACTIONS,
     O_ACTIVE,
     O_CONC,
@@ -141,32 +141,22 @@ def _claim_outcome(obs, action, rules, work):
     for x in range(28):
         conc[x] = obs[O_CONC + x]
     fat = t % 7 == 0 or t % 7 == 3 or t % 7 == 6
-    gain = 0
+    used = work[_W_USED : _W_USED + 4]
+    kind = E._meld_cards(action, t, used)  # the engine's own account of the cards a claim uses
+    for i in range(4):
+        if used[i] >= 0:
+            conc[used[i]] -= 1
+    gain = 1  # an exposed 圆
     exp_row = -1
-    if action == A_PENG:
-        conc[t] -= 2
+    if kind == M_PENG:
         exp_row = K.EXP_PENG
         gain = 2 if fat else 1
-    elif action == A_KONG:
-        conc[t] -= 3
+    elif kind == M_KONG:
         exp_row = K.EXP_KONG
         gain = 12 if fat else 6
-    elif action == A_ZHAN:
-        conc[t] -= 1
+    elif kind == M_ZHAN:
         exp_row = K.EXP_ZHAN
-    else:
-        gain = 1
-        colour = t // 7
-        rank = t % 7
-        if action == A_CHOW_TRIAD:
-            first = colour * 7 + (0 if rank < 3 else 3)
-            for x in range(first, first + 3):
-                if x != t:
-                    conc[x] -= 1
-        else:
-            for c in range(4):
-                if c != colour and (action == A_CHOW_ZU4 or c != action - A_CHOW_ZU):
-                    conc[c * 7 + 6] -= 1
+        gain = 0
     wins = False
     if K._min_idle(conc) == 0:
         # complete after the claim: ask the evaluator (the exposed block is copied only now)

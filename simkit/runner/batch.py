@@ -43,6 +43,7 @@ from simkit.engine import layout as L
 from simkit.engine import play as P
 from simkit.evaluator import PATTERN_NAMES
 from simkit.evaluator import kernel as K
+from simkit.handstats import count_features
 
 WIN_KINDS = ("discard", "draw", "table", "tianhu", "none")
 
@@ -53,17 +54,7 @@ def _dealt_features(dealt, out):
     for i in range(dealt.shape[0]):
         for p in range(3):
             c = dealt[i, p]
-            out[i, p, 0] = c[0] + c[7] + c[14] + c[21]
-            pairs = 0
-            zi = 0
-            nao = 0
-            for t in range(28):
-                if c[t] >= 2:
-                    pairs += 1
-                if c[t] == 3:
-                    zi += 1
-                if c[t] == 4:
-                    nao += 1
+            out[i, p, 0], out[i, p, 1], out[i, p, 2], out[i, p, 3] = count_features(c)
             chariots = 0
             for colour in range(4):
                 for first in (colour * 7, colour * 7 + 3):
@@ -76,9 +67,6 @@ def _dealt_features(dealt, out):
                         n += 1
                 if n >= 3:
                     chariots += 1
-            out[i, p, 1] = pairs
-            out[i, p, 2] = zi
-            out[i, p, 3] = nao
             out[i, p, 4] = chariots
             out[i, p, 5] = K._min_idle(c)
 
