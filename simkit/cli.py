@@ -6,6 +6,9 @@
     simkit simulate --deals N --policies a,b,c --seed S --out DIR [--workers K] [--batch-size B]
                     [--backend local|dask] [--scheduler ADDRESS] [--rule key=value ...]
     simkit report DATASET [--out DIR]    # report.md with tables and plots of a dataset
+    simkit compare A B [--deals N | --sprt delta,alpha,beta] [--seed S] [--out DIR]
+    simkit prob [EVENT ...] [--deals N] [--seed S] [--seat K] [--out FILE]
+    simkit experiment run experiments/NAME.toml [--workers K] [--reports DIR] [--data DIR]
     simkit demo --out DIR                # the main job: a small simulation + its report
     simkit replay --seed S --deal N --policies a,b,c [--rule key=value ...]
     simkit bench evaluator [--holdings N]
@@ -68,6 +71,28 @@ def _build_parser() -> argparse.ArgumentParser:
     report = sub.add_parser("report", help="write report.md with tables and plots of a dataset")
     report.add_argument("dataset", help="dataset folder written by simkit simulate")
     report.add_argument("--out", default=None, help="report folder (default: the dataset folder)")
+
+    compare = sub.add_parser("compare", help="duplicate comparison of two policies (all seatings, same deals)")
+    compare.add_argument("policy_a", help="policy A, e.g. greedy or patient:2,6,1")
+    compare.add_argument("policy_b", help="policy B")
+    compare.add_argument("--deals", type=int, default=None,
+                         help="deals (each played in 6 seatings; default 10000, or the cap of an SPRT: 1000000)")
+    compare.add_argument("--sprt", default=None, metavar="DELTA,ALPHA,BETA",
+                         help="sequential test: stop when 'A beats B by >= DELTA' or 'A does not beat B' is decided")
+    compare.add_argument("--seed", type=int, default=0)
+    compare.add_argument("--out", default=None, help="comparison folder (default runs/compare-A-B-seedS; resumable)")
+    compare.add_argument("--rule", action="append", default=[], metavar="KEY=VALUE")
+    compare.add_argument("--batch-size", type=int, default=2_000, help="deals per batch (default 2000)")
+    compare.add_argument("--workers", type=int, default=1)
+    compare.add_argument("--quiet", action="store_true")
+
+    experiment = sub.add_parser("experiment", help="run an experiment file and write its report")
+    experiment.add_argument("action", choices=["run"], help="what to do")
+    experiment.add_argument("file", help="experiment TOML file, e.g. experiments/dealer_advantage.toml")
+    experiment.add_argument("--reports", default="reports", help="reports folder (default reports)")
+    experiment.add_argument("--data", default=None, help="data folder (default runs/experiments/NAME)")
+    experiment.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
+    experiment.add_argument("--quiet", action="store_true")
 
     demo = sub.add_parser("demo", help="main job: simulate a small default run and write its report")
     demo.add_argument("--out", default="runs/demo", help="output folder (default runs/demo)")
@@ -216,6 +241,46 @@ def _cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _parse_sprt(text: str) -> tuple[float, float, float]:
+    parts = text.split(",")
+    try:
+        delta, alpha, beta = (float(x) for x in parts)
+    except ValueError:
+        raise SimkitError(f"--sprt takes delta,alpha,beta (three numbers), got {text!r}") from None
+    if not (delta > 0 and 0 < alpha < 0.5 and 0 < beta < 0.5):
+        raise SimkitError(f"--sprt needs delta > 0 and 0 < alpha, beta < 0.5, got {text!r}")
+    return delta, alpha, beta
+
+
+def _cmd_compare(args: argparse.Namespace) -> int:
+    import re
+
+    from simkit.analysis.compare import compare, write_comparison_report
+    from simkit.rules import RuleSet
+
+    sprt = _parse_sprt(args.sprt) if args.sprt else None
+    deals = args.deals if args.deals is not None else (1_000_000 if sprt else 10_000)
+    if deals < 2:
+        raise SimkitError(f"--deals must be >= 2, got {deals}")
+    out = args.out or "runs/compare-" + re.sub(r"[^A-Za-z0-9.]+", "_", f"{args.policy_a}-{args.policy_b}") + f"-seed{args.seed}"
+    start = time.perf_counter()
+    result = compare(args.policy_a, args.policy_b, out, deals=deals, seed=args.seed,
+                     rules=RuleSet.from_strings(args.rule), batch_size=args.batch_size, workers=args.workers,
+                     sprt=sprt, quiet=args.quiet)
+    report = write_comparison_report(result, out)
+    print(result.text())
+    print(f"({time.perf_counter() - start:.1f} s) -> {report}")
+    return 0
+
+
+def _cmd_experiment(args: argparse.Namespace) -> int:
+    from simkit.experiment import run_experiment
+
+    report = run_experiment(args.file, args.reports, args.data, workers=args.workers, quiet=args.quiet)
+    print(report)
+    return 0
+
+
 def _cmd_demo(args: argparse.Namespace) -> int:
     from pathlib import Path
 
@@ -278,6 +343,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "replay": _cmd_replay,
         "report": _cmd_report,
         "demo": _cmd_demo,
+        "compare": _cmd_compare,
+        "experiment": _cmd_experiment,
         "bench": _cmd_bench,
         "rules": _cmd_rules,
     }

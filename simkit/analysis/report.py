@@ -1,47 +1,127 @@
-"""A Markdown report with plots (PNG + SVG) of one simulation dataset."""
+"""Markdown reports with plots (PNG + SVG) of simulation datasets.
+
+:func:`dataset_section` turns one dataset into Markdown (tables + figures); :func:`write_report`
+writes it as ``report.md``. Experiment reports (:mod:`simkit.experiment`) reuse the sections.
+"""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Sequence
 
-import numpy as np
+import pandas as pd
 
-from simkit.analysis.summary import exhausted_rate, hu_distribution, win_rates
-from simkit.report import _save_figure, _write_text
+from simkit.analysis.plots import (
+    convergence_plot,
+    hu_distribution_plot,
+    payoff_by_policy_plot,
+    win_rate_by_seat_plot,
+)
+from simkit.analysis.stats import proportion_convergence
+from simkit.analysis.summary import (
+    dealer_advantage,
+    distributions,
+    exhausted_rate,
+    pattern_frequencies,
+    tail_probabilities,
+    win_kinds,
+    win_rates,
+    win_rates_by_policy,
+)
+from simkit.evaluator import PATTERN_NAMES
+from simkit.report import _write_text
 from simkit.storage import load_dataset, read_manifest
 
+REPORT_COLUMNS = (["dealer", "winner", "win_kind", "hu", "units", "lou", "steps", "turns", "draws", "claims"]
+                  + [f"payoff_{k}" for k in range(3)] + [f"policy_{k}" for k in range(3)]
+                  + [f"pattern_{p}" for p in PATTERN_NAMES])
 
-def _plots(df, rates, directory: Path) -> None:
-    import matplotlib
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+def markdown_table(frame: pd.DataFrame, formats: dict[str, str] | None = None) -> list[str]:
+    """A DataFrame as Markdown table lines; ``formats`` maps columns to format specs.
 
-    won = df[df["winner"] >= 0]
-    fig, ax = plt.subplots(figsize=(7, 4))
-    bins = np.arange(0, max(60, int(won["hu"].quantile(0.99)) + 10), 5)
-    ax.hist(won["hu"].clip(upper=bins[-1]), bins=bins, density=True)
-    ax.axvline(48, color="k", linestyle="--", linewidth=1, label="48 hu (1 pai without lou)")
-    ax.set_xlabel("winner's hu (clipped at the 99th percentile)")
-    ax.set_ylabel("fraction of won deals per hu")
-    ax.set_title(f"hu of winning hands (n={len(won):,} wins)")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    _save_figure(fig, directory, "hu_distribution")
-    plt.close(fig)
+    >>> markdown_table(pd.DataFrame({"a": [1.23456], "b": ["x"]}), {"a": ".2f"})
+    ['| a | b |', '|---|---|', '| 1.23 | x |']
+    """
+    formats = formats or {}
+    lines = ["| " + " | ".join(str(c) for c in frame.columns) + " |", "|" + "---|" * len(frame.columns)]
+    for row in frame.itertuples(index=False):
+        cells = []
+        for column, value in zip(frame.columns, row):
+            spec = formats.get(column)
+            cells.append(format(value, spec) if spec and pd.notna(value) else str(value))
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
 
-    fig, ax = plt.subplots(figsize=(6, 4))
-    x = rates["seat"].to_numpy()
-    y = rates["win_rate"].to_numpy()
-    err = np.vstack([y - rates["win_rate_lo"].to_numpy(), rates["win_rate_hi"].to_numpy() - y])
-    ax.errorbar(x, y, yerr=err, fmt="o", capsize=5)
-    ax.set_xticks(x, [f"seat {s}\n{p}" for s, p in zip(rates["seat"], rates["policy"])])
-    ax.set_ylabel("win rate (fraction of deals, 95% Wilson)")
-    ax.set_title(f"Win rate by seat (n={int(rates['deals'].iloc[0]):,} deals)")
-    fig.tight_layout()
-    _save_figure(fig, directory, "win_rate_by_seat")
-    plt.close(fig)
+
+def _interval(frame: pd.DataFrame, value: str, lo: str, hi: str, spec: str) -> pd.Series:
+    return frame.apply(lambda r: f"{r[value]:{spec}} [{r[lo]:{spec}}, {r[hi]:{spec}}]", axis=1)
+
+
+def dataset_section(df: pd.DataFrame, directory: str | Path, prefix: str = "", heading: str = "##",
+                    convergence: bool = True) -> list[str]:
+    """Markdown lines (and figures named ``PREFIX*.png/svg`` in ``directory``) for one dataset.
+
+    Sections: seats, policies, dealer advantage, how deals end, distributions, tail
+    probabilities, pattern frequencies; figures: win rate by seat, payoff by policy, hu
+    distribution and (``convergence``) the dealer's running win rate against deals.
+    """
+    directory = Path(directory)
+    n = len(df)
+    rates = win_rates(df)
+    by_policy = win_rates_by_policy(df)
+    advantage = dealer_advantage(df)
+    exhausted, ex_lo, ex_hi = exhausted_rate(df)
+    win_rate_by_seat_plot(rates, directory, f"{prefix}win_rate_by_seat")
+    payoff_by_policy_plot(by_policy, directory, f"{prefix}payoff_by_policy", f"Mean payoff by policy (n={n:,} deals)")
+    hu_distribution_plot(df.loc[df["winner"] >= 0, "hu"].to_numpy(), directory, f"{prefix}hu_distribution")
+    seats = pd.DataFrame({"seat": rates["seat"], "policy": rates["policy"], "wins": rates["wins"],
+                          "win rate [95% Wilson]": _interval(rates, "win_rate", "win_rate_lo", "win_rate_hi", ".4f"),
+                          "mean payoff 牌 [95% t]": _interval(rates, "mean_payoff", "mean_payoff_lo", "mean_payoff_hi", "+.4f")})
+    policies = pd.DataFrame({"policy": by_policy["policy"], "seat-deals": by_policy["seat_deals"],
+                             "win rate [95% Wilson]": _interval(by_policy, "win_rate", "win_rate_lo", "win_rate_hi", ".4f"),
+                             "mean payoff 牌 [95% t]": _interval(by_policy, "mean_payoff", "mean_payoff_lo",
+                                                                  "mean_payoff_hi", "+.4f")})
+    adv = pd.DataFrame({"measure": advantage["measure"], "dealer": advantage["dealer"].map("{:.4f}".format),
+                        "non-dealer (per seat)": advantage["non_dealer"].map("{:.4f}".format),
+                        "difference [95% t]": _interval(advantage, "difference", "difference_lo", "difference_hi", "+.4f"),
+                        "t": advantage["t"].map("{:.2f}".format), "p-value": advantage["p_value"].map("{:.3g}".format)})
+    kinds = win_kinds(df)
+    kinds_table = pd.DataFrame({"ending": kinds["win_kind"], "deals": kinds["hits"],
+                                "share [95% Wilson]": _interval(kinds, "p", "lo", "hi", ".4f")})
+    dist = distributions(df)
+    tails = tail_probabilities(df)
+    tails_table = pd.DataFrame({"event (among wins)": tails["event"], "hits": tails["hits"],
+                                "probability [95% Wilson]": _interval(tails, "p", "lo", "hi", ".4f")})
+    patterns = pattern_frequencies(df)
+    patterns = patterns[patterns["hits"] > 0]
+    patterns_table = pd.DataFrame({"pattern": patterns["pattern"], "wins with it": patterns["hits"],
+                                   "share of wins [95% Wilson]": _interval(patterns, "p", "lo", "hi", ".5f")})
+    h = heading
+    lines = [f"{h} Seats ({n:,} deals)", ""] + markdown_table(seats) + [
+        "", f"![win rate by seat]({prefix}win_rate_by_seat.png)", "",
+        f"{h} Policies (pooled over their seats)", ""] + markdown_table(policies) + [
+        "", f"![payoff by policy]({prefix}payoff_by_policy.png)", "",
+        f"{h} Dealer advantage", "",
+        "Per deal: dealer's outcome minus the mean of the two other seats' (one-sample t test on the "
+        "per-deal differences; seat and policy are confounded unless all seats play the same policy).", ""
+    ] + markdown_table(adv)
+    if convergence and n >= 100:
+        dealer_won = (df["winner"].to_numpy() == df["dealer"].to_numpy())
+        curve = proportion_convergence(dealer_won)
+        convergence_plot(curve, directory, f"{prefix}dealer_win_convergence", "dealer's win rate (95% Wilson)",
+                         "Dealer's win rate against deals")
+        lines += ["", f"![dealer win rate convergence]({prefix}dealer_win_convergence.png)"]
+    lines += ["", f"{h} How deals end", "",
+              f"穿牌 (no winner): {exhausted:.4f} [{ex_lo:.4f}, {ex_hi:.4f}].", ""] + markdown_table(kinds_table) + [
+        "", f"{h} Distributions", "",
+        "hu, units, 楼 and 步 over won deals; turns (discard phases), draws and claims over all deals.", ""
+    ] + markdown_table(dist, {c: ".2f" for c in dist.columns if c not in ("column", "over", "n")}) + [
+        "", f"![hu distribution]({prefix}hu_distribution.png)", "",
+        f"{h} Tail probabilities", ""] + markdown_table(tails_table) + [
+        "", f"{h} Pattern frequencies among wins", ""] + markdown_table(patterns_table) + [""]
+    return lines
 
 
 def write_report(dataset: str | os.PathLike, out: str | os.PathLike | None = None) -> Path:
@@ -49,43 +129,19 @@ def write_report(dataset: str | os.PathLike, out: str | os.PathLike | None = Non
     directory = Path(out) if out is not None else Path(dataset)
     directory.mkdir(parents=True, exist_ok=True)
     manifest = read_manifest(Path(dataset)) or {}
-    cols = ["winner", "hu", "units", "turns"] + [f"payoff_{k}" for k in range(3)] + [f"policy_{k}" for k in range(3)]
-    df = load_dataset(dataset, columns=cols)
-    rates = win_rates(df)
-    exhausted, ex_lo, ex_hi = exhausted_rate(df)
-    hu = hu_distribution(df)
-    _plots(df, rates, directory)
+    df = load_dataset(dataset, columns=REPORT_COLUMNS)
     lines = [
         "# Simulation report",
         "",
         f"{len(df):,} deals, seed {manifest.get('seed')}, policies {', '.join(manifest.get('policies', []))}, "
-        f"batch size {manifest.get('batch_size')}, simkit {manifest.get('simkit_version')}.",
+        f"batch size {manifest.get('batch_size')}, simkit {manifest.get('simkit_version')}. "
+        "Intervals are 95%: Wilson for proportions, Student t for means; payoffs in 牌 per deal.",
         "",
-        "## Seats (95% intervals: Wilson for win rates, t for mean payoffs in 牌 per deal)",
-        "",
-        "| seat | policy | win rate | interval | mean payoff | interval |",
-        "|---|---|---|---|---|---|",
-    ]
-    for r in rates.itertuples():
-        lines.append(f"| {r.seat} | {r.policy} | {r.win_rate:.4f} | [{r.win_rate_lo:.4f}, {r.win_rate_hi:.4f}] | "
-                     f"{r.mean_payoff:+.4f} | [{r.mean_payoff_lo:+.4f}, {r.mean_payoff_hi:+.4f}] |")
-    lines += [
-        "",
-        f"穿牌 (no winner): {exhausted:.4f} [{ex_lo:.4f}, {ex_hi:.4f}]; mean turns {df['turns'].mean():.2f}.",
-        "",
-        "## Winning hands",
-        "",
-        "| statistic | value |",
-        "|---|---|",
-    ]
-    for key, value in hu.items():
-        lines.append(f"| {key} | {value:.4f} |" if isinstance(value, float) and not value.is_integer() else f"| {key} | {value:g} |")
-    lines += [
-        "",
-        "![win rate by seat](win_rate_by_seat.png)",
-        "",
-        "![hu distribution](hu_distribution.png)",
-        "",
-    ]
+    ] + dataset_section(df, directory)
     _write_text(directory / "report.md", "\n".join(lines))
     return directory / "report.md"
+
+
+def rules_lines(overrides: Sequence[str]) -> str:
+    """A short description of rule overrides for report headers."""
+    return ", ".join(overrides) if overrides else "default rules"

@@ -230,11 +230,14 @@ def simulate(
     backend: str = "local",
     scheduler: str | None = None,
     quiet: bool = False,
+    max_batches: int | None = None,
 ) -> Path:
     """Simulate ``deals`` deals into the dataset folder ``out``; returns its path.
 
     Re-running with the same arguments computes only the batches that are missing (or were
-    found corrupt); a folder holding another run is refused.
+    found corrupt); a folder holding another run is refused. ``max_batches`` computes only the
+    first that many batches of the run (the rest can follow later, e.g. while a sequential test
+    has not decided yet); the run's identity does not depend on it.
     """
     specs = parse_policies(policies)
     config = SimulationConfig(int(deals), int(seed), specs, rules if rules is not None else RuleSet(), int(batch_size))
@@ -248,6 +251,8 @@ def simulate(
         workers, backend = 1, "local"
     directory = Path(out)
     _, todo, problems = _prepare(directory, config)
+    if max_batches is not None:
+        todo = [b for b in todo if b < max_batches]
     for line in problems:
         print(f"simkit: {line}", file=sys.stderr)
     if not todo:

@@ -108,11 +108,13 @@ def read_manifest(directory: Path) -> dict[str, Any] | None:
     return data
 
 
-def load_dataset(path: str | os.PathLike, columns: Sequence[str] | None = None) -> pd.DataFrame:
+def load_dataset(path: str | os.PathLike, columns: Sequence[str] | None = None,
+                 batches: int | None = None) -> pd.DataFrame:
     """Read a dataset folder into pandas (only ``columns`` when given), in deal order.
 
-    Refuses folders without a simkit manifest, with missing batches or with files that do not
-    belong to the run.
+    ``batches`` reads only the first that many batches (a prefix of the run, e.g. while a
+    sequential test is still deciding). Refuses folders without a simkit manifest, with missing
+    batches or with files that do not belong to the run.
     """
     directory = Path(path)
     if not directory.is_dir():
@@ -121,6 +123,10 @@ def load_dataset(path: str | os.PathLike, columns: Sequence[str] | None = None) 
     if manifest is None:
         raise DatasetError(f"{directory}: no {MANIFEST} (not a simkit dataset)")
     n_batches = int(manifest["batches"])
+    if batches is not None:
+        if not 1 <= batches <= n_batches:
+            raise DatasetError(f"{directory}: batches must be in 1..{n_batches}, got {batches}")
+        n_batches = int(batches)
     missing = [b for b in range(n_batches) if not batch_path(directory, b).exists()]
     if missing:
         raise DatasetError(f"{directory}: {len(missing)} of {n_batches} batches missing (first: {missing[0]}); "

@@ -1,0 +1,213 @@
+"""Experiment files: a TOML description of the simulations, comparisons and hand-probability
+estimates behind one report.
+
+    name = "dealer_advantage"          # report goes to reports/NAME/report.md
+    title = "Dealer advantage"
+    description = "Markdown paragraph shown at the top of the report."
+    seed = 2026                        # root seed of every run below (each may override it)
+    batch_size = 20000                 # deals per batch file (resumable unit)
+
+    [[simulation]]                     # one dataset per entry (simkit simulate)
+    label = "greedy x3"
+    policies = "greedy,greedy,greedy"
+    deals = 1000000
+    rules = { lou_doubles = false }    # rule options (docs/rules.md); default rules if absent
+
+    [[comparison]]                     # one duplicate comparison per entry (simkit compare)
+    a = "greedy"
+    b = "random"
+    deals = 100000
+    sprt = [0.05, 0.05, 0.05]          # optional: delta, alpha, beta; deals is then the cap
+
+    [[probabilities]]                  # dealt-hand event probabilities (simkit prob)
+    deals = 1000000
+    events = ["nao", "jiang_at_least_k:k=8"]   # optional; default: all events
+    seats = [0, 1]
+
+Unknown keys, missing required keys and values of the wrong type are refused with one line
+naming the key.
+
+>>> spec = parse_experiment('name = "x"\\n[[simulation]]\\npolicies = "random,random,random"\\ndeals = 10\\n')
+>>> spec.simulations[0].label, spec.simulations[0].deals, spec.seed
+('random,random,random', 10, 0)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from simkit.errors import SimkitError
+from simkit.policies.registry import parse_policies, parse_policy
+from simkit.rules import RuleSet
+
+
+class ExperimentError(SimkitError):
+    """A malformed experiment file."""
+
+
+@dataclasses.dataclass(frozen=True)
+class SimulationEntry:
+    label: str
+    policies: str
+    deals: int
+    seed: int
+    rules: RuleSet
+    details: bool
+
+
+@dataclasses.dataclass(frozen=True)
+class ComparisonEntry:
+    a: str
+    b: str
+    deals: int
+    seed: int
+    rules: RuleSet
+    sprt: tuple[float, float, float] | None
+
+
+@dataclasses.dataclass(frozen=True)
+class ProbabilityEntry:
+    deals: int
+    seed: int
+    events: tuple[str, ...] | None
+    seats: tuple[int, ...]
+
+
+@dataclasses.dataclass(frozen=True)
+class ExperimentSpec:
+    name: str
+    title: str
+    description: str
+    seed: int
+    batch_size: int
+    simulations: tuple[SimulationEntry, ...]
+    comparisons: tuple[ComparisonEntry, ...]
+    probabilities: tuple[ProbabilityEntry, ...]
+
+
+def slug(text: str) -> str:
+    """A folder-safe name.
+
+    >>> slug("greedy x3 (lou_doubles=false)")
+    'greedy_x3_lou_doubles_false'
+    """
+    return re.sub(r"[^A-Za-z0-9.-]+", "_", text).strip("_")
+
+
+def _take(table: dict[str, Any], key: str, kind: type | tuple[type, ...], where: str, default: Any = ...) -> Any:
+    if key not in table:
+        if default is ...:
+            raise ExperimentError(f"{where}: missing required key '{key}'")
+        return default
+    value = table[key]
+    if isinstance(value, bool) and kind is int or not isinstance(value, kind):
+        names = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
+        raise ExperimentError(f"{where}: '{key}' must be {names}, got {value!r}")
+    return value
+
+
+def _check_keys(table: dict[str, Any], allowed: set[str], where: str) -> None:
+    unknown = sorted(set(table) - allowed)
+    if unknown:
+        raise ExperimentError(f"{where}: unknown key '{unknown[0]}' (allowed: {', '.join(sorted(allowed))})")
+
+
+def _positive(value: int, key: str, where: str) -> int:
+    if value < 1:
+        raise ExperimentError(f"{where}: '{key}' must be >= 1, got {value}")
+    return value
+
+
+def _rules(table: dict[str, Any], where: str) -> RuleSet:
+    value = table.get("rules", {})
+    try:
+        if isinstance(value, dict):
+            return RuleSet.from_dict(value)
+        if isinstance(value, list) and all(isinstance(x, str) for x in value):
+            return RuleSet.from_strings(value)
+    except SimkitError as exc:
+        raise ExperimentError(f"{where}: rules: {exc}") from None
+    raise ExperimentError(f"{where}: 'rules' must be a table or a list of key=value strings, got {value!r}")
+
+
+def parse_experiment(text: str, source: str = "experiment") -> ExperimentSpec:
+    """Parse and validate an experiment file's text."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ExperimentError(f"{source}: not valid TOML ({exc})") from None
+    _check_keys(data, {"name", "title", "description", "seed", "batch_size", "simulation", "comparison",
+                       "probabilities"}, source)
+    name = _take(data, "name", str, source)
+    if not name or slug(name) != name:
+        raise ExperimentError(f"{source}: 'name' must be a plain folder name (letters, digits, _ . -), got {name!r}")
+    seed = _take(data, "seed", int, source, 0)
+    if seed < 0:
+        raise ExperimentError(f"{source}: 'seed' must be >= 0, got {seed}")
+    batch_size = _positive(_take(data, "batch_size", int, source, 10_000), "batch_size", source)
+    sims = []
+    for i, entry in enumerate(_take(data, "simulation", list, source, [])):
+        where = f"{source}: simulation[{i}]"
+        _check_keys(entry, {"label", "policies", "deals", "seed", "rules", "details"}, where)
+        policies = _take(entry, "policies", str, where)
+        try:
+            parse_policies(policies)
+        except SimkitError as exc:
+            raise ExperimentError(f"{where}: {exc}") from None
+        sims.append(SimulationEntry(_take(entry, "label", str, where, policies), policies,
+                                    _positive(_take(entry, "deals", int, where), "deals", where),
+                                    _take(entry, "seed", int, where, seed), _rules(entry, where),
+                                    _take(entry, "details", bool, where, True)))
+    labels = [s.label for s in sims]
+    if len(set(map(slug, labels))) != len(labels):
+        raise ExperimentError(f"{source}: simulation labels must be distinct, got {labels}")
+    comps = []
+    for i, entry in enumerate(_take(data, "comparison", list, source, [])):
+        where = f"{source}: comparison[{i}]"
+        _check_keys(entry, {"a", "b", "deals", "seed", "rules", "sprt"}, where)
+        a, b = _take(entry, "a", str, where), _take(entry, "b", str, where)
+        try:
+            parse_policy(a)
+            parse_policy(b)
+        except SimkitError as exc:
+            raise ExperimentError(f"{where}: {exc}") from None
+        sprt = _take(entry, "sprt", list, where, None)
+        if sprt is not None:
+            if len(sprt) != 3 or not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in sprt):
+                raise ExperimentError(f"{where}: 'sprt' must be [delta, alpha, beta], got {sprt!r}")
+            sprt = tuple(float(x) for x in sprt)
+        deals = _take(entry, "deals", int, where)
+        if deals < 2:
+            raise ExperimentError(f"{where}: 'deals' must be >= 2, got {deals}")
+        comps.append(ComparisonEntry(a, b, deals, _take(entry, "seed", int, where, seed), _rules(entry, where), sprt))
+    probs = []
+    for i, entry in enumerate(_take(data, "probabilities", list, source, [])):
+        where = f"{source}: probabilities[{i}]"
+        _check_keys(entry, {"deals", "seed", "events", "seats"}, where)
+        events = _take(entry, "events", list, where, None)
+        if events is not None and not all(isinstance(e, str) for e in events):
+            raise ExperimentError(f"{where}: 'events' must be a list of strings, got {events!r}")
+        seats = _take(entry, "seats", list, where, [0, 1, 2])
+        if not seats or any(s not in (0, 1, 2) or isinstance(s, bool) for s in seats):
+            raise ExperimentError(f"{where}: 'seats' must list seats 0, 1, 2, got {seats!r}")
+        probs.append(ProbabilityEntry(_positive(_take(entry, "deals", int, where), "deals", where),
+                                      _take(entry, "seed", int, where, seed),
+                                      tuple(events) if events is not None else None, tuple(seats)))
+    if not (sims or comps or probs):
+        raise ExperimentError(f"{source}: nothing to run (add [[simulation]], [[comparison]] or [[probabilities]])")
+    return ExperimentSpec(name, _take(data, "title", str, source, name), _take(data, "description", str, source, ""),
+                          seed, batch_size, tuple(sims), tuple(comps), tuple(probs))
+
+
+def load_experiment(path: str | Path) -> ExperimentSpec:
+    """Read and validate an experiment file."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ExperimentError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    return parse_experiment(text, str(path))
