@@ -86,6 +86,19 @@ def _build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--workers", type=int, default=1)
     compare.add_argument("--quiet", action="store_true")
 
+    prob = sub.add_parser("prob", help="probabilities of dealt-hand events: Monte Carlo with intervals, exact where known")
+    prob.add_argument("events", nargs="*", metavar="EVENT",
+                      help="events: NAME, NAME:VALUE or NAME:PARAM=VALUE, e.g. nao jiang_at_least_k:8 dealer_wins "
+                           "(default: the standard table; --list shows all)")
+    prob.add_argument("--deals", type=int, default=100_000, help="deals (default 100000)")
+    prob.add_argument("--seed", type=int, default=2026)
+    prob.add_argument("--seat", type=int, action="append", default=None, help="seat 0, 1 or 2 (repeatable; default all)")
+    prob.add_argument("--batch-size", type=int, default=10_000)
+    prob.add_argument("--confidence", type=float, default=0.95)
+    prob.add_argument("--rule", action="append", default=[], metavar="KEY=VALUE")
+    prob.add_argument("--out", default=None, help="also write the table to FILE (.csv or .parquet)")
+    prob.add_argument("--list", action="store_true", help="list the events and exit")
+
     experiment = sub.add_parser("experiment", help="run an experiment file and write its report")
     experiment.add_argument("action", choices=["run"], help="what to do")
     experiment.add_argument("file", help="experiment TOML file, e.g. experiments/dealer_advantage.toml")
@@ -273,6 +286,44 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_prob(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from simkit.analysis import probability as P
+    from simkit.rules import RuleSet
+
+    if args.list:
+        for name, spec in P.EVENTS.items():
+            kind = "exact + Monte Carlo" if spec.exact else "Monte Carlo only"
+            param = f":{spec.param}=N" if spec.param else ""
+            print(f"{name}{param}  ({kind})")
+        return 0
+    if args.out and not args.out.endswith((".csv", ".parquet")):
+        raise SimkitError(f"--out must end in .csv or .parquet, got {args.out!r}")
+    try:
+        events = [P.parse_event(text) for text in args.events] or None
+        table = P.probability_table(args.deals, args.seed, events, seats=tuple(args.seat or (0, 1, 2)),
+                                    batch_size=args.batch_size, confidence=args.confidence,
+                                    rules=RuleSet.from_strings(args.rule))
+    except ValueError as exc:
+        raise SimkitError(str(exc)) from None
+    with pd.option_context("display.max_rows", None, "display.width", 160):
+        print(table.to_string(index=False, float_format=lambda x: f"{x:.6g}"))
+    if args.out:
+        from pathlib import Path
+
+        from simkit.report import write_parquet
+        from simkit.storage.dataset import atomic_write
+
+        path = Path(args.out)
+        if path.suffix == ".csv":
+            atomic_write(path, lambda tmp: table.to_csv(tmp, index=False))
+        else:
+            write_parquet(table, path)
+        print(f"-> {path}")
+    return 0
+
+
 def _cmd_experiment(args: argparse.Namespace) -> int:
     from simkit.experiment import run_experiment
 
@@ -345,6 +396,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "demo": _cmd_demo,
         "compare": _cmd_compare,
         "experiment": _cmd_experiment,
+        "prob": _cmd_prob,
         "bench": _cmd_bench,
         "rules": _cmd_rules,
     }

@@ -192,3 +192,23 @@ def test_cli_compare_writes_a_report(tmp_path, capsys):
     assert "greedy - random" in printed and "bootstrap" in printed
     report = (out / "report.md").read_text(encoding="utf-8")
     assert "comparison_forest.png" in report and (out / "comparison_forest.svg").exists()
+
+
+def test_experiment_probabilities_section_and_cli_prob(tmp_path, capsys):
+    file = tmp_path / "p.toml"
+    file.write_text('name = "p"\nseed = 3\nbatch_size = 1000\n[[probabilities]]\ndeals = 4000\nseats = [0]\n'
+                    'events = ["nao", "dealer_wins", "jiang_at_least_k:8"]\n', encoding="utf-8")
+    report = run_experiment(file, tmp_path / "reports", tmp_path / "data", quiet=True)
+    text = report.read_text(encoding="utf-8")
+    assert "| nao | 0 |" in text and "jiang_at_least_k(k=8)" in text and "probability_convergence_0.png" in text
+    bad = tmp_path / "bad.toml"
+    bad.write_text('name = "b"\n[[probabilities]]\ndeals = 10\nevents = ["bogus"]\n', encoding="utf-8")
+    with pytest.raises(ExperimentError, match="unknown event 'bogus'"):
+        run_experiment(bad, tmp_path / "reports", tmp_path / "data", quiet=True)
+    out = tmp_path / "t.csv"
+    assert main(["prob", "nao", "jiang_at_least_k:k=8", "--deals", "3000", "--seat", "1", "--out", str(out)]) == 0
+    table = pd.read_csv(out)
+    assert table["event"].tolist() == ["nao", "jiang_at_least_k(k=8)"] and (table["seat"] == 1).all()
+    capsys.readouterr()
+    assert main(["prob", "nao:k=x"]) == 2
+    assert "must be an integer" in capsys.readouterr().err
