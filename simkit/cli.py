@@ -335,6 +335,7 @@ def _cmd_experiment(args: argparse.Namespace) -> int:
 def _cmd_demo(args: argparse.Namespace) -> int:
     from pathlib import Path
 
+    from simkit.analysis.compare import compare, write_comparison_report
     from simkit.analysis.report import write_report
     from simkit.handstats import deal_table
     from simkit.report import write_deal_report
@@ -346,7 +347,12 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     dataset = simulate(args.deals, args.policies, args.seed, out / "dataset", batch_size=5_000)
     report = write_report(dataset, out)
     write_deal_report(deal_table(args.deals, args.seed), out / "dealt_hands", args.seed, 10_000, RuleSet())
-    print(f"{args.deals:,} deals ({args.policies}) in {time.perf_counter() - start:.1f} s -> {report}")
+    comparison = compare("greedy", "patient", out / "compare", deals=max(2, args.deals // 10), seed=args.seed,
+                         batch_size=1_000, quiet=True)
+    write_comparison_report(comparison, out / "compare")
+    print(comparison.text())
+    print(f"{args.deals:,} deals ({args.policies}) in {time.perf_counter() - start:.1f} s -> {report} "
+          f"(duplicate comparison: {out / 'compare' / 'report.md'}; dealt hands: {out / 'dealt_hands' / 'report.md'})")
     return 0
 
 
