@@ -145,6 +145,7 @@ def test_experiment_runs_resumes_and_writes_report(tmp_path):
     report = run_experiment(file, tmp_path / "reports", tmp_path / "data", quiet=True)
     text = report.read_text(encoding="utf-8")
     assert "# Tiny experiment" in text and "lou_doubles=off" in text and "Pairwise duplicate comparisons" in text
+    assert "Changes against **greedy**" in text
     for stem in ("variants_exhausted", "variants_hu", "comparison_forest", "greedy_hu_distribution",
                  "greedy_payoff_by_policy", "greedy_win_rate_by_seat", "comparison_convergence_0"):
         for ext in ("png", "svg"):

@@ -18,7 +18,7 @@ import simkit
 from simkit.analysis.compare import comparison_section, compare
 from simkit.analysis.plots import convergence_plot, forest_plot
 from simkit.analysis.report import REPORT_COLUMNS, dataset_section, markdown_table
-from simkit.analysis.stats import proportion_convergence
+from simkit.analysis.stats import paired_mean_test
 from simkit.analysis.summary import dealer_advantage, distributions, exhausted_rate, tail_probabilities, win_rates
 from simkit.bench import hardware_line
 from simkit.experiment.spec import ExperimentError, ExperimentSpec, ProbabilityEntry, SimulationEntry, load_experiment, slug
@@ -57,8 +57,44 @@ def _variant_row(entry: SimulationEntry, df: pd.DataFrame) -> dict:
     }
 
 
+def _paired_arrays(entry: SimulationEntry, df: pd.DataFrame) -> dict:
+    """Per-deal outcomes kept for comparing simulations that share their deals."""
+    winner = df["winner"].to_numpy()
+    dealer = df["dealer"].to_numpy()
+    won = winner >= 0
+    return {"entry": entry, "exhausted": (~won).astype(float),
+            "dealer_x": (winner == dealer).astype(float) - (won & (winner != dealer)).astype(float) / 2.0,
+            "hu": df.loc[won, "hu"].to_numpy(dtype=float)}
+
+
+def _paired_change_lines(paired: list[dict]) -> list[str]:
+    """Changes against the first simulation; paired per deal where the deals are the same ones."""
+    if len(paired) < 2:
+        return []
+    base = paired[0]
+    rows = []
+    for other in paired[1:]:
+        same_deals = (other["entry"].seed == base["entry"].seed and other["entry"].deals == base["entry"].deals)
+        row = {"simulation": other["entry"].label}
+        for key, name in (("exhausted", "change in 穿牌 rate"), ("dealer_x", "change in dealer advantage")):
+            if same_deals:
+                test = paired_mean_test(other[key] - base[key])
+                row[name] = f"{test['mean']:+.4f} [{test['lo']:+.4f}, {test['hi']:+.4f}], p={test['p_value']:.2g}"
+            else:
+                row[name] = "— (different deals)"
+        a, b = other["hu"], base["hu"]
+        diff = a.mean() - b.mean()
+        se = (a.var(ddof=1) / a.size + b.var(ddof=1) / b.size) ** 0.5
+        row["change in mean hu (Welch)"] = f"{diff:+.2f} [{diff - 1.96 * se:+.2f}, {diff + 1.96 * se:+.2f}]"
+        rows.append(row)
+    return [f"Changes against **{base['entry'].label}** (95%): 穿牌 rate and dealer advantage paired per deal "
+            "(simulations with the same seed play the same deals), mean hu of wins by Welch's interval "
+            "(the sets of won deals differ).", ""] + markdown_table(pd.DataFrame(rows)) + [""]
+
+
 def _simulation_lines(spec: ExperimentSpec, data_dir: Path, report_dir: Path, workers: int, quiet: bool) -> list[str]:
     rows = []
+    paired: list[dict] = []
     details: list[str] = []
     for entry in spec.simulations:
         folder = data_dir / f"sim-{slug(entry.label)}"
@@ -70,6 +106,7 @@ def _simulation_lines(spec: ExperimentSpec, data_dir: Path, report_dir: Path, wo
             print(f"simulation {entry.label}: {entry.deals:,} deals ready ({elapsed:.0f} s)")
         df = load_dataset(folder, columns=REPORT_COLUMNS)
         rows.append(_variant_row(entry, df))
+        paired.append(_paired_arrays(entry, df))
         if entry.details:
             prefix = f"{slug(entry.label)}_"
             details += [f"## {entry.label}", "",
@@ -93,6 +130,7 @@ def _simulation_lines(spec: ExperimentSpec, data_dir: Path, report_dir: Path, wo
         "mean turns": table["turns_mean"].map("{:.2f}".format),
     })
     lines += markdown_table(shown) + [""]
+    lines += _paired_change_lines(paired)
     if len(table) > 1:
         for stem, column, lo, hi, xlabel, title, null in (
             ("variants_exhausted", "exhausted", "exhausted_lo", "exhausted_hi", "no-winner (chuan pai) rate, 95% Wilson",
