@@ -178,7 +178,7 @@ def _holding_wins(conc, exp, n_chow, rules, work):
         return False
     out = work[K.WORK_SIZE : K.WORK_SIZE + K.N_OUT]
     choice = work[K.WORK_SIZE + K.N_OUT : K.WORK_SIZE + K.N_OUT + K.N_CHOICE]
-    K._evaluate_kernel(conc, exp, n_chow, rules, 0, out, choice, work[: K.WORK_SIZE])
+    K._evaluate_kernel(conc, exp, n_chow, rules, K.WANT_WINS, out, choice, work[: K.WORK_SIZE])
     return out[K.OUT_WINS] == 1
 
 

@@ -111,6 +111,9 @@ XIAOJIA_MASK = (1 << 14) | (1 << 15) | (1 << 16) | (1 << 17)
 
 NEG = -(1 << 40)
 
+# ``want_patterns`` of :func:`_evaluate_kernel` for callers that read only ``OUT_WINS``
+WANT_WINS = 2
+
 # scratch workspace ``work[WORK_SIZE]`` (int64), so that the kernel never allocates
 W_HU_BY_CODE = 0  # 32
 W_ARG_BY_CODE = 32  # 32
@@ -544,7 +547,9 @@ def _evaluate_kernel(conc, exposed, n_chow, rules, want_patterns, out, choice, w
 
     ``conc``: 28 concealed counts; ``exposed``: (4, 28) counts of 占 / 碰 / 楼 / table 将 per
     type; ``n_chow``: exposed 圆s; ``rules``: ``RuleSet.to_array()``; ``want_patterns``: 1
-    computes the pattern union always, 0 only when it can change the units; ``out`` gets
+    computes the pattern union always, 0 only when it can change the units, ``WANT_WINS``
+    only when it can change ``OUT_WINS`` (then only ``OUT_WINS`` is reliable: the units may
+    lack a pattern floor); ``out`` gets
     the ``OUT_*`` fields, ``choice`` the best decomposition; ``work``: :func:`new_workspace`.
     """
     for i in range(N_OUT):
@@ -669,7 +674,8 @@ def _evaluate_kernel(conc, exposed, n_chow, rules, want_patterns, out, choice, w
             if conc[t] >= 3:
                 any_out = True
                 break
-    if want_patterns == 1 or (rules[RULE_PATTERN_WINS] == 1 and units < 5):
+    # a pattern floor (1 or 5) matters only below 5 units, and to the win only below 1
+    if want_patterns == 1 or (rules[RULE_PATTERN_WINS] == 1 and units < (1 if want_patterns == WANT_WINS else 5)):
         out[OUT_PATTERNS_DONE] = 1
         if any_out:
             mask, floor = _patterns(work, n_lou, fat_lou, plain_lou, steps)

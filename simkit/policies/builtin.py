@@ -211,7 +211,7 @@ def _claim_outcome(src, exp_at, n_chow, t, action, total, rules, work):
             n_chow += 1
         out = work[_W_OUT : _W_OUT + K.N_OUT]
         choice = work[_W_CHOICE : _W_CHOICE + K.N_CHOICE]
-        K._evaluate_kernel(conc, exp, n_chow, rules, 0, out, choice, work[: K.WORK_SIZE])
+        K._evaluate_kernel(conc, exp, n_chow, rules, K.WANT_WINS, out, choice, work[: K.WORK_SIZE])
         wins = out[K.OUT_WINS] == 1
     delta = _part_discard_delta(conc, part)
     for q in range(9):
