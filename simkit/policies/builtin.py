@@ -171,8 +171,9 @@ def _part_discard_delta(conc, part):
 
 
 @njit(cache=True, nogil=True)
-def _claim_outcome(src, exp_at, n_chow, t, action, total, rules, work):
-    """(wins right after the claim, idle cards after the best next discard, hu gain).
+def _claim_outcome(src, exp_at, n_chow, t, action, total, evaluate, rules, work):
+    """(wins right after the claim, idle cards after the best next discard, hu gain,
+    complete right after the claim); ``evaluate`` False skips the evaluator (wins False).
 
     ``work[_W_CONC:]`` holds the claimer's concealed counts (left unchanged), ``total`` their
     idle cards, ``work[_W_PIDLE:]`` / ``work[_W_PDELTA:]`` the idle cards and
@@ -200,7 +201,7 @@ def _claim_outcome(src, exp_at, n_chow, t, action, total, rules, work):
     part = K._part_of(t)
     after = total - work[_W_PIDLE + part] + K._part_idle(conc, part)
     wins = False
-    if after == 0:
+    if after == 0 and evaluate:
         # complete after the claim: ask the evaluator (the exposed block is copied only now)
         exp = work[_W_EXP : _W_EXP + 112].reshape((4, 28))
         for i in range(112):
@@ -221,7 +222,40 @@ def _claim_outcome(src, exp_at, n_chow, t, action, total, rules, work):
     for i in range(4):
         if used[i] >= 0:
             conc[used[i]] += 1
-    return wins, idle, gain
+    return wins, idle, gain, after == 0
+
+
+@njit(cache=True, nogil=True)
+def _best_claim(src, exp_at, n_chow, t, idle_now, mask, params, rules, work, patient, evaluate):
+    """greedy's best claim (A_PASS if none beats passing), the idle cards after the 碰 (if
+    legal), the number of claims leaving a complete holding and the last of them; with
+    ``evaluate`` False no claim counts as winning."""
+    best_action = A_PASS
+    best_key = idle_now * 100
+    slack = params[2] if patient else 0
+    peng_idle = 1 << 30
+    n_complete = 0
+    complete_action = -1
+    for a in range(N_ACTIONS):
+        if not mask[a] or a == A_PASS:
+            continue
+        wins, idle, gain, complete = _claim_outcome(src, exp_at, n_chow, t, a, idle_now, evaluate, rules, work)
+        if complete:
+            n_complete += 1
+            complete_action = a
+        if a == A_PENG:
+            peng_idle = idle
+        if wins:
+            key = -100000 - gain
+        else:
+            effective = idle
+            if patient and (a == A_PENG or a == A_KONG) and idle <= idle_now + slack:
+                effective = min(idle, idle_now)
+            key = effective * 100 - gain
+        if key < best_key:
+            best_key = key
+            best_action = a
+    return best_action, peng_idle, n_complete, complete_action
 
 
 @njit(cache=True, nogil=True)
@@ -257,26 +291,13 @@ def _greedy_core(src, conc_at, exp_at, n_chow, phase, t, stock_left, mask, param
         work[_W_PIDLE + part] = idle
         idle_now += idle
         work[_W_PDELTA + part] = _part_discard_delta(conc, part)
-    best_action = A_PASS
-    best_key = idle_now * 100
-    slack = params[2] if patient else 0
-    peng_idle = 1 << 30
-    for a in range(N_ACTIONS):
-        if not mask[a] or a == A_PASS:
-            continue
-        wins, idle, gain = _claim_outcome(src, exp_at, n_chow, t, a, idle_now, rules, work)
-        if a == A_PENG:
-            peng_idle = idle
-        if wins:
-            key = -100000 - gain
-        else:
-            effective = idle
-            if patient and (a == A_PENG or a == A_KONG) and idle <= idle_now + slack:
-                effective = min(idle, idle_now)
-            key = effective * 100 - gain
-        if key < best_key:
-            best_key = key
-            best_action = a
+    # first without the evaluator: a claim that would win is taken anyway when it is the only
+    # claim leaving a complete holding and the best claim even if it did not win
+    best_action, peng_idle, n_complete, complete_action = _best_claim(
+        src, exp_at, n_chow, t, idle_now, mask, params, rules, work, patient, False)
+    if n_complete > 1 or (n_complete == 1 and best_action != complete_action):
+        best_action, peng_idle, n_complete, complete_action = _best_claim(
+            src, exp_at, n_chow, t, idle_now, mask, params, rules, work, patient, True)
     if best_action == A_PASS and mask[A_PENG] and peng_idle <= idle_now:
         # declining a 碰 through a chariot forbids winning (the engine marks it): greedy takes
         # a legal 碰 that adds no idle card rather than pass it
