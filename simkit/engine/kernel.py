@@ -178,7 +178,7 @@ def _holding_wins(conc, exp, n_chow, rules, work):
         return False
     out = work[K.WORK_SIZE : K.WORK_SIZE + K.N_OUT]
     choice = work[K.WORK_SIZE + K.N_OUT : K.WORK_SIZE + K.N_OUT + K.N_CHOICE]
-    K._evaluate_kernel(conc, exp, n_chow, rules, 0, out, choice, work[: K.WORK_SIZE])
+    K._evaluate_kernel(conc, exp, n_chow, rules, K.WANT_WINS, out, choice, work[: K.WORK_SIZE])
     return out[K.OUT_WINS] == 1
 
 
@@ -199,7 +199,10 @@ def _can_win(s, p, rules, work):
         return False
     if _total_cards(s, p) != 31:
         return False
-    return _holding_wins(_conc(s, p), _exp(s, p), s[S_NCHOW + p], rules, work)
+    conc = _conc(s, p)
+    if K._min_idle(conc) > 0:
+        return False  # incomplete: no need for the evaluator (nor for a view of the exposed block)
+    return _holding_wins(conc, _exp(s, p), s[S_NCHOW + p], rules, work)
 
 
 @njit(cache=True, nogil=True)
@@ -243,50 +246,49 @@ def _meld_cards(action, t, used):
 @njit(cache=True, nogil=True)
 def _claim_possible(s, q, action, t):
     """Does q hold the concealed cards of this claim on type t (no other check)?"""
-    conc = _conc(s, q)
+    conc = S_CONC + 28 * q  # q's concealed counts are s[conc + type]
     colour = t // 7
     rank = t % 7
     if action == A_PENG:
-        return conc[t] == 2
+        return s[conc + t] == 2
     if action == A_KONG:
-        return conc[t] == 3
+        return s[conc + t] == 3
     if action == A_ZHAN:
-        return conc[t] >= 1
+        return s[conc + t] >= 1
     if action == A_CHOW_TRIAD:
         if rank == 6:
             return False
         first = colour * 7 + (0 if rank < 3 else 3)
         for x in range(first, first + 3):
-            if x != t and conc[x] < 1:
+            if x != t and s[conc + x] < 1:
                 return False
         return True
     if rank != 6:
         return False
     if action == A_CHOW_ZU4:
         for c in range(4):
-            if c != colour and conc[c * 7 + 6] < 1:
+            if c != colour and s[conc + c * 7 + 6] < 1:
                 return False
         return True
     left_out = action - A_CHOW_ZU
     if left_out == colour:
         return False
     for c in range(4):
-        if c != colour and c != left_out and conc[c * 7 + 6] < 1:
+        if c != colour and c != left_out and s[conc + c * 7 + 6] < 1:
             return False
     return True
 
 
 @njit(cache=True, nogil=True)
-def _claim_keeps_playable(s, q, action, t, rules, work):
-    """RULES §5.3: after the claim q must be able to discard or to win."""
+def _claim_keeps_playable(s, q, action, t, spare, rules, work):
+    """RULES §5.3: after the claim q must be able to discard or to win.  ``spare``: q's
+    concealed non-将 cards (:func:`_spare_cards`)."""
+    if spare > 3:
+        return True  # a claim uses at most three concealed cards: one is left to discard
     base = K.WORK_SIZE + K.N_OUT + K.N_CHOICE
     used = work[base + 28 + EXP_BLOCK : base + 28 + EXP_BLOCK + 4]
     kind = _meld_cards(action, t, used)
-    # fast path: a concealed non-将 card left over after the claim can be discarded
-    spare = 0
-    for x in range(28):
-        if x % 7 != 0:
-            spare += s[S_CONC + 28 * q + x]
+    # a concealed non-将 card left over after the claim can be discarded
     for i in range(4):
         if used[i] >= 0 and used[i] % 7 != 0:
             spare -= 1
@@ -311,6 +313,16 @@ def _claim_keeps_playable(s, q, action, t, rules, work):
     else:
         n_chow += 1
     return _holding_wins(conc, exp, n_chow, rules, work)
+
+
+@njit(cache=True, nogil=True)
+def _spare_cards(s, q):
+    """Concealed non-将 cards of q (the cards q could discard)."""
+    spare = 0
+    for x in range(28):
+        if x % 7 != 0:
+            spare += s[S_CONC + 28 * q + x]
+    return spare
 
 
 @njit(cache=True, nogil=True)
@@ -353,11 +365,12 @@ def _claim_mask(s, q, stage, rules, mask, work):
     if rules[RULE_PASS_LOCKS_TYPE] and s[S_LOCK + 28 * q + t]:
         return 0
     n = 0
+    spare = _spare_cards(s, q)
     if stage == ST_PENG:
         if s[S_SOURCE] == SRC_DISCARD and q == s[S_SOURCE_PLAYER]:
             return 0
         for a in (A_PENG, A_KONG):
-            if _claim_possible(s, q, a, t) and _claim_keeps_playable(s, q, a, t, rules, work):
+            if _claim_possible(s, q, a, t) and _claim_keeps_playable(s, q, a, t, spare, rules, work):
                 mask[a] = True
                 n += 1
         if n == 0 or not _is_chow_player(s, q):
@@ -365,7 +378,7 @@ def _claim_mask(s, q, stage, rules, mask, work):
     if not _chow_conceivable(s, q, t):
         return n
     for a in (A_ZHAN, A_CHOW_TRIAD, A_CHOW_ZU, A_CHOW_ZU + 1, A_CHOW_ZU + 2, A_CHOW_ZU + 3, A_CHOW_ZU4):
-        if _claim_possible(s, q, a, t) and _claim_keeps_playable(s, q, a, t, rules, work):
+        if _claim_possible(s, q, a, t) and _claim_keeps_playable(s, q, a, t, spare, rules, work):
             mask[a] = True
             n += 1
     return n

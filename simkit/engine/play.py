@@ -48,7 +48,7 @@ from simkit.engine.layout import (
     S_XIANGGONG,
 )
 from simkit.policies.builtin import POLICY_WORK_SIZE
-from simkit.policies.dispatch import builtin_act
+from simkit.policies.dispatch import builtin_act_state
 from simkit.policies.registry import USER_SLOT_BASE
 
 # ---- result row of one deal
@@ -156,9 +156,9 @@ def _play_deal_body(root, deal, dealer, policy_ids, params, rules, s, deck, rngs
         if s[S_PHASE] == PH_OVER:
             break
         p = s[S_PLAYER]
-        E._observe(s, p, obs)
-        # the engine leaves the legal mask of this decision in ``mask``
-        action = _ACT(policy_ids[p], obs, mask, params[p], rngs[p], rules, pwork)
+        # the engine leaves the legal mask of this decision in ``mask``; the dispatcher fills
+        # ``obs`` (player p's observation) for the policies that read it
+        action = _ACT(policy_ids[p], s, p, obs, mask, params[p], rngs[p], rules, pwork)
         if action < 0 or action >= N_ACTIONS or not mask[action]:
             error = 1
             break
@@ -193,7 +193,7 @@ def _play_batch_body(root, first_deal, n_deals, dealer, policy_ids, params, rule
 
 
 # the built-in kernels: module globals bind the names the bodies call, numba caches them
-_ACT = builtin_act
+_ACT = builtin_act_state
 _play_deal = njit(cache=True, nogil=True)(_play_deal_body)
 _PLAY_DEAL = _play_deal
 _play_chunk = njit(cache=True, nogil=True)(_play_chunk_body)
@@ -221,14 +221,15 @@ def make_user_act(user_functions: tuple) -> Callable:
     f0, f1, f2 = (fn if fn is not None else _empty_user_slot for fn in user_functions)
 
     @njit(nogil=True)
-    def act(policy_id, obs, mask, params, rng, rules, work):
+    def act(policy_id, s, p, obs, mask, params, rng, rules, work):
+        if policy_id < USER_SLOT_BASE:
+            return builtin_act_state(policy_id, s, p, obs, mask, params, rng, rules, work)
+        E._observe(s, p, obs)
         if policy_id == USER_SLOT_BASE:
             return f0(obs, mask, params, rng, rules, work)
         if policy_id == USER_SLOT_BASE + 1:
             return f1(obs, mask, params, rng, rules, work)
-        if policy_id == USER_SLOT_BASE + 2:
-            return f2(obs, mask, params, rng, rules, work)
-        return builtin_act(policy_id, obs, mask, params, rng, rules, work)
+        return f2(obs, mask, params, rng, rules, work)
 
     return act
 

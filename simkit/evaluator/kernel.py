@@ -111,9 +111,13 @@ XIAOJIA_MASK = (1 << 14) | (1 << 15) | (1 << 16) | (1 << 17)
 
 NEG = -(1 << 40)
 
+# ``want_patterns`` of :func:`_evaluate_kernel` for callers that read only ``OUT_WINS``
+WANT_WINS = 2
+
 # scratch workspace ``work[WORK_SIZE]`` (int64), so that the kernel never allocates
 W_HU_BY_CODE = 0  # 32
 W_ARG_BY_CODE = 32  # 32
+N_OPTIONS = 32  # room for one triad's options (interface codes)
 W_JSX_CODES = 64  # 4 x 32
 W_JSX_HUS = 192  # 4 x 32
 W_JSX_ARGS = 320  # 4 x 32
@@ -253,20 +257,21 @@ def _triad_options(first_type, kind0, conc, exposed, is_jiang_triad, jiang_bonus
 def _combine_triads(codes, hus, counts, qing_bits, chariot_row, use_chariots, best, best_idx):
     """Combine the four colours' option lists of one triad kind.
 
+    ``codes`` / ``hus``: flat (4, N_OPTIONS) lists, colour c's option i at c * N_OPTIONS + i.
     best[key] (key = bit-0 出 of each colour, i.e. which colours' 将 / 车 are 出) gets the best
-    total of the triads' hu + 清 of the ranks in ``qing_bits`` + (将 chariots); best_idx the
-    option indices reaching it.
+    total of the triads' hu + 清 of the ranks in ``qing_bits`` + (将 chariots); best_idx
+    (flat (16, 4)) the option indices reaching it.
     """
     best[:] = NEG
     for i0 in range(counts[0]):
         for i1 in range(counts[1]):
             for i2 in range(counts[2]):
                 for i3 in range(counts[3]):
-                    a = codes[0, i0]
-                    b = codes[1, i1]
-                    c = codes[2, i2]
-                    d = codes[3, i3]
-                    value = hus[0, i0] + hus[1, i1] + hus[2, i2] + hus[3, i3]
+                    a = codes[i0]
+                    b = codes[N_OPTIONS + i1]
+                    c = codes[2 * N_OPTIONS + i2]
+                    d = codes[3 * N_OPTIONS + i3]
+                    value = hus[i0] + hus[N_OPTIONS + i1] + hus[2 * N_OPTIONS + i2] + hus[3 * N_OPTIONS + i3]
                     for k in range(3):
                         if (qing_bits >> k) & 1:
                             n = ((a >> k) & 1) + ((b >> k) & 1) + ((c >> k) & 1) + ((d >> k) & 1)
@@ -277,17 +282,18 @@ def _combine_triads(codes, hus, counts, qing_bits, chariot_row, use_chariots, be
                     key = (a & 1) | ((b & 1) << 1) | ((c & 1) << 2) | ((d & 1) << 3)
                     if value > best[key]:
                         best[key] = value
-                        best_idx[key, 0] = i0
-                        best_idx[key, 1] = i1
-                        best_idx[key, 2] = i2
-                        best_idx[key, 3] = i3
+                        best_idx[4 * key] = i0
+                        best_idx[4 * key + 1] = i1
+                        best_idx[4 * key + 2] = i2
+                        best_idx[4 * key + 3] = i3
 
 
 @njit(cache=True, nogil=True)
 def _zu_options(conc, exposed, chariot_row, best, best_u, best_cls, zpat):
     """Enumerate the 卒 system: 卒 圆s (3 or 4 colours), then each colour's rest.
 
-    best[zbits] = best hu of 卒 圆s + 卒 groups + 卒 chariots with 出 卒 in colours zbits;
+    best[zbits] = best hu of 卒 圆s + 卒 groups + 卒 chariots with 出 卒 in colours zbits (its
+    卒 in 圆s and component classes in the flat (16, 4) best_u / best_cls);
     zpat[sum(level_c * 3**c)] marks the reachable 卒 levels (0 none, 1 pairs, 2 出).
     """
     best[:] = NEG
@@ -342,14 +348,14 @@ def _zu_options(conc, exposed, chariot_row, best, best_u, best_cls, zpat):
                                     zpat[level] = 1
                                     if value > best[zbits]:
                                         best[zbits] = value
-                                        best_u[zbits, 0] = u0
-                                        best_u[zbits, 1] = u1
-                                        best_u[zbits, 2] = u2
-                                        best_u[zbits, 3] = u3
-                                        best_cls[zbits, 0] = c0
-                                        best_cls[zbits, 1] = c1
-                                        best_cls[zbits, 2] = c2
-                                        best_cls[zbits, 3] = c3
+                                        best_u[4 * zbits] = u0
+                                        best_u[4 * zbits + 1] = u1
+                                        best_u[4 * zbits + 2] = u2
+                                        best_u[4 * zbits + 3] = u3
+                                        best_cls[4 * zbits] = c0
+                                        best_cls[4 * zbits + 1] = c1
+                                        best_cls[4 * zbits + 2] = c2
+                                        best_cls[4 * zbits + 3] = c3
 
 
 @njit(cache=True, nogil=True)
@@ -541,7 +547,9 @@ def _evaluate_kernel(conc, exposed, n_chow, rules, want_patterns, out, choice, w
 
     ``conc``: 28 concealed counts; ``exposed``: (4, 28) counts of 占 / 碰 / 楼 / table 将 per
     type; ``n_chow``: exposed 圆s; ``rules``: ``RuleSet.to_array()``; ``want_patterns``: 1
-    computes the pattern union always, 0 only when it can change the units; ``out`` gets
+    computes the pattern union always, 0 only when it can change the units, ``WANT_WINS``
+    only when it can change ``OUT_WINS`` (then only ``OUT_WINS`` is reliable: the units may
+    lack a pattern floor); ``out`` gets
     the ``OUT_*`` fields, ``choice`` the best decomposition; ``work``: :func:`new_workspace`.
     """
     for i in range(N_OUT):
@@ -579,12 +587,14 @@ def _evaluate_kernel(conc, exposed, n_chow, rules, want_patterns, out, choice, w
     jiang_bonus = rules[RULE_JIANG_IN_CHARIOT]
     hu_by_code = work[W_HU_BY_CODE : W_HU_BY_CODE + 32]
     arg_by_code = work[W_ARG_BY_CODE : W_ARG_BY_CODE + 32]
-    jsx_codes = work[W_JSX_CODES : W_JSX_CODES + 128].reshape((4, 32))
-    jsx_hus = work[W_JSX_HUS : W_JSX_HUS + 128].reshape((4, 32))
-    jsx_args = work[W_JSX_ARGS : W_JSX_ARGS + 128].reshape((4, 32))
-    cmp_codes = work[W_CMP_CODES : W_CMP_CODES + 128].reshape((4, 32))
-    cmp_hus = work[W_CMP_HUS : W_CMP_HUS + 128].reshape((4, 32))
-    cmp_args = work[W_CMP_ARGS : W_CMP_ARGS + 128].reshape((4, 32))
+    # flat (4, N_OPTIONS) option lists: colour c's option i at c * N_OPTIONS + i (1-D views:
+    # a reshaped view costs a helper call per evaluation)
+    jsx_codes = work[W_JSX_CODES : W_JSX_CODES + 4 * N_OPTIONS]
+    jsx_hus = work[W_JSX_HUS : W_JSX_HUS + 4 * N_OPTIONS]
+    jsx_args = work[W_JSX_ARGS : W_JSX_ARGS + 4 * N_OPTIONS]
+    cmp_codes = work[W_CMP_CODES : W_CMP_CODES + 4 * N_OPTIONS]
+    cmp_hus = work[W_CMP_HUS : W_CMP_HUS + 4 * N_OPTIONS]
+    cmp_args = work[W_CMP_ARGS : W_CMP_ARGS + 4 * N_OPTIONS]
     jsx_n = work[W_COUNTS : W_COUNTS + 4]
     cmp_n = work[W_COUNTS + 4 : W_COUNTS + 8]
     # --- the eight triads
@@ -594,9 +604,9 @@ def _evaluate_kernel(conc, exposed, n_chow, rules, want_patterns, out, choice, w
         n = 0
         for code in range(32):
             if hu_by_code[code] > NEG:
-                jsx_codes[c, n] = code
-                jsx_hus[c, n] = hu_by_code[code]
-                jsx_args[c, n] = arg_by_code[code]
+                jsx_codes[c * N_OPTIONS + n] = code
+                jsx_hus[c * N_OPTIONS + n] = hu_by_code[code]
+                jsx_args[c * N_OPTIONS + n] = arg_by_code[code]
                 n += 1
         jsx_n[c] = n
         cmp_pat = work[W_CMP_PAT + 120 * c : W_CMP_PAT + 120 * (c + 1)]
@@ -604,18 +614,19 @@ def _evaluate_kernel(conc, exposed, n_chow, rules, want_patterns, out, choice, w
         n = 0
         for code in range(8):
             if hu_by_code[code] > NEG:
-                cmp_codes[c, n] = code
-                cmp_hus[c, n] = hu_by_code[code]
-                cmp_args[c, n] = arg_by_code[code]
+                cmp_codes[c * N_OPTIONS + n] = code
+                cmp_hus[c * N_OPTIONS + n] = hu_by_code[code]
+                cmp_args[c * N_OPTIONS + n] = arg_by_code[code]
                 n += 1
         cmp_n[c] = n
     cmp_best = work[W_BEST : W_BEST + 16]
     jsx_best = work[W_BEST + 16 : W_BEST + 32]
     zu_best = work[W_BEST + 32 : W_BEST + 48]
-    cmp_idx = work[W_IDX : W_IDX + 64].reshape((16, 4))
-    jsx_idx = work[W_IDX + 64 : W_IDX + 128].reshape((16, 4))
-    zu_u = work[W_IDX + 128 : W_IDX + 192].reshape((16, 4))
-    zu_cls = work[W_IDX + 192 : W_IDX + 256].reshape((16, 4))
+    # flat (16, 4): key k's entry for colour c at 4 * k + c
+    cmp_idx = work[W_IDX : W_IDX + 64]
+    jsx_idx = work[W_IDX + 64 : W_IDX + 128]
+    zu_u = work[W_IDX + 128 : W_IDX + 192]
+    zu_cls = work[W_IDX + 192 : W_IDX + 256]
     # --- 车马炮 triads: independent of everything but 清 of 车 马 炮
     _combine_triads(cmp_codes, cmp_hus, cmp_n, 7, CHARIOT_TABLE[0], False, cmp_best, cmp_idx)
     cmp_key = 0
@@ -647,10 +658,10 @@ def _evaluate_kernel(conc, exposed, n_chow, rules, want_patterns, out, choice, w
     hu = fixed + cmp_best[cmp_key] + best + step_bonus
     out[OUT_HU] = hu
     for c in range(4):
-        choice[CHOICE_JSX + c] = jsx_args[c, jsx_idx[best_j, c]]
-        choice[CHOICE_CMP + c] = cmp_args[c, cmp_idx[cmp_key, c]]
-        choice[CHOICE_ZU_YUAN + c] = zu_u[best_z, c]
-        choice[CHOICE_ZU_CLASS + c] = zu_cls[best_z, c]
+        choice[CHOICE_JSX + c] = jsx_args[c * N_OPTIONS + jsx_idx[4 * best_j + c]]
+        choice[CHOICE_CMP + c] = cmp_args[c * N_OPTIONS + cmp_idx[4 * cmp_key + c]]
+        choice[CHOICE_ZU_YUAN + c] = zu_u[4 * best_z + c]
+        choice[CHOICE_ZU_CLASS + c] = zu_cls[4 * best_z + c]
     tolerance = rules[RULE_HU_TOLERANCE]
     if rules[RULE_LOU_DOUBLES]:
         units = ((hu + tolerance) << n_lou) // 50
@@ -663,7 +674,8 @@ def _evaluate_kernel(conc, exposed, n_chow, rules, want_patterns, out, choice, w
             if conc[t] >= 3:
                 any_out = True
                 break
-    if want_patterns == 1 or (rules[RULE_PATTERN_WINS] == 1 and units < 5):
+    # a pattern floor (1 or 5) matters only below 5 units, and to the win only below 1
+    if want_patterns == 1 or (rules[RULE_PATTERN_WINS] == 1 and units < (1 if want_patterns == WANT_WINS else 5)):
         out[OUT_PATTERNS_DONE] = 1
         if any_out:
             mask, floor = _patterns(work, n_lou, fat_lou, plain_lou, steps)

@@ -45,6 +45,12 @@ from simkit.engine.layout import (
     O_SEAT,
     O_STOCK_LEFT,
     PH_DISCARD,
+    S_ACTIVE,
+    S_CONC,
+    S_EXP,
+    S_NCHOW,
+    S_PHASE,
+    S_STOCK_POS,
 )
 from simkit.evaluator import kernel as K
 from simkit.rng import next_below
@@ -54,13 +60,16 @@ P_GREEDY = 1
 P_PATIENT = 2
 P_MC = 3
 
-# policy scratch: evaluator workspace, out, choice, a holding (28 + 112), used (4)
-POLICY_WORK_SIZE = K.WORK_SIZE + K.N_OUT + K.N_CHOICE + 28 + 112 + 8
+# policy scratch: evaluator workspace, out, choice, a holding (28 + 112), used (4),
+# per-part idle cards (9) and best-discard deltas (9) of the holding
 _W_OUT = K.WORK_SIZE
 _W_CHOICE = _W_OUT + K.N_OUT
 _W_CONC = _W_CHOICE + K.N_CHOICE
 _W_EXP = _W_CONC + 28
 _W_USED = _W_EXP + 112
+_W_PIDLE = _W_USED + 4
+_W_PDELTA = _W_PIDLE + 9
+POLICY_WORK_SIZE = _W_PDELTA + 9
 
 
 @njit(cache=True, nogil=True)
@@ -111,20 +120,18 @@ def best_discard(conc):
     best_t = -1
     best_score = 1 << 30
     best_idle = 1 << 30
-    total = 0
-    part_idle = np.empty(9, dtype=np.int64)
-    for part in range(9):
-        part_idle[part] = K._part_idle(conc, part)
-        total += part_idle[part]
+    total = K._min_idle(conc)
     for t in range(28):
         if conc[t] == 0 or t % 7 == 0:
             continue
-        keep = keep_value(conc, t)
         part = K._part_of(t)
+        before = K._part_idle(conc, part)
         conc[t] -= 1
-        idle = total - part_idle[part] + K._part_idle(conc, part)
+        idle = total - before + K._part_idle(conc, part)
         conc[t] += 1
-        score = idle * 1000 + keep
+        if idle * 1000 >= best_score:
+            continue  # 0 <= keep value < 1000: this card cannot score lower
+        score = idle * 1000 + keep_value(conc, t)
         if score < best_score:
             best_score = score
             best_t = t
@@ -132,14 +139,47 @@ def best_discard(conc):
     return best_t, best_idle
 
 
+NO_DISCARD = 1 << 30  # best_discard's idle when no card can be discarded
+
+
 @njit(cache=True, nogil=True)
-def _claim_outcome(obs, action, rules, work):
-    """(wins right after the claim, idle cards after the best next discard, hu gain)."""
-    seat = obs[O_SEAT]
-    t = obs[O_ACTIVE]
+def _part_discard_delta(conc, part):
+    """Fewest idle cards of ``part`` after discarding one of its cards, minus its idle cards
+    now (NO_DISCARD if the part holds no discardable card).  A discard changes only its own
+    part, so the best discard of a holding leaves ``total + min over parts of this``."""
+    if part == 8:
+        first = 6
+        step = 7
+    elif part < 4:
+        first = part * 7 + 1  # a 将 is never discarded
+        step = 1
+    else:
+        first = (part - 4) * 7 + 3
+        step = 1
+    n = 4 if part == 8 else (2 if part < 4 else 3)
+    before = K._part_idle(conc, part)
+    best = NO_DISCARD
+    for i in range(n):
+        t = first + i * step
+        if conc[t] > 0:
+            conc[t] -= 1
+            delta = K._part_idle(conc, part) - before
+            conc[t] += 1
+            if delta < best:
+                best = delta
+    return best
+
+
+@njit(cache=True, nogil=True)
+def _claim_outcome(src, exp_at, n_chow, t, action, total, evaluate, rules, work):
+    """(wins right after the claim, idle cards after the best next discard, hu gain,
+    complete right after the claim); ``evaluate`` False skips the evaluator (wins False).
+
+    ``work[_W_CONC:]`` holds the claimer's concealed counts (left unchanged), ``total`` their
+    idle cards, ``work[_W_PIDLE:]`` / ``work[_W_PDELTA:]`` the idle cards and
+    :func:`_part_discard_delta` of each part; ``src[exp_at:]`` is the claimer's exposed
+    block, ``n_chow`` their exposed 圆s."""
     conc = work[_W_CONC : _W_CONC + 28]
-    for x in range(28):
-        conc[x] = obs[O_CONC + x]
     fat = t % 7 == 0 or t % 7 == 3 or t % 7 == 6
     used = work[_W_USED : _W_USED + 4]
     kind = E._meld_cards(action, t, used)  # the engine's own account of the cards a claim uses
@@ -157,65 +197,52 @@ def _claim_outcome(obs, action, rules, work):
     elif kind == M_ZHAN:
         exp_row = K.EXP_ZHAN
         gain = 0
+    # every card a claim uses lies in the part of t: only that part's figures change
+    part = K._part_of(t)
+    after = total - work[_W_PIDLE + part] + K._part_idle(conc, part)
     wins = False
-    if K._min_idle(conc) == 0:
+    if after == 0 and evaluate:
         # complete after the claim: ask the evaluator (the exposed block is copied only now)
         exp = work[_W_EXP : _W_EXP + 112].reshape((4, 28))
         for i in range(112):
-            work[_W_EXP + i] = obs[O_EXP + 112 * seat + i]
-        n_chow = obs[O_NCHOW + seat]
+            work[_W_EXP + i] = src[exp_at + i]
         if exp_row >= 0:
             exp[exp_row, t] += 1
         else:
             n_chow += 1
         out = work[_W_OUT : _W_OUT + K.N_OUT]
         choice = work[_W_CHOICE : _W_CHOICE + K.N_CHOICE]
-        K._evaluate_kernel(conc, exp, n_chow, rules, 0, out, choice, work[: K.WORK_SIZE])
+        K._evaluate_kernel(conc, exp, n_chow, rules, K.WANT_WINS, out, choice, work[: K.WORK_SIZE])
         wins = out[K.OUT_WINS] == 1
-    _, idle = best_discard(conc)
-    return wins, idle, gain
+    delta = _part_discard_delta(conc, part)
+    for q in range(9):
+        if q != part and work[_W_PDELTA + q] < delta:
+            delta = work[_W_PDELTA + q]
+    idle = NO_DISCARD if delta == NO_DISCARD else after + delta
+    for i in range(4):
+        if used[i] >= 0:
+            conc[used[i]] += 1
+    return wins, idle, gain, after == 0
 
 
 @njit(cache=True, nogil=True)
-def _greedy_like(obs, mask, params, rules, work, patient):
-    if obs[O_PHASE] == PH_DISCARD:
-        if mask[A_WIN]:
-            if not patient:
-                return A_WIN
-            out = work[_W_OUT : _W_OUT + K.N_OUT]
-            choice = work[_W_CHOICE : _W_CHOICE + K.N_CHOICE]
-            seat = obs[O_SEAT]
-            conc = work[_W_CONC : _W_CONC + 28]
-            for x in range(28):
-                conc[x] = obs[O_CONC + x]
-            exp = work[_W_EXP : _W_EXP + 112].reshape((4, 28))
-            for i in range(112):
-                work[_W_EXP + i] = obs[O_EXP + 112 * seat + i]
-            K._evaluate_kernel(conc, exp, obs[O_NCHOW + seat], rules, 0, out, choice, work[: K.WORK_SIZE])
-            if out[K.OUT_UNITS] >= params[0] or obs[O_STOCK_LEFT] <= params[1]:
-                return A_WIN
-        conc = work[_W_CONC : _W_CONC + 28]
-        for x in range(28):
-            conc[x] = obs[O_CONC + x]
-        t, _ = best_discard(conc)
-        if t >= 0:
-            return t
-        return A_WIN  # only a win is legal
-    # claim decision
-    if mask[A_KONG]:
-        return A_KONG
-    conc = work[_W_CONC : _W_CONC + 28]
-    for x in range(28):
-        conc[x] = obs[O_CONC + x]
-    idle_now = K._min_idle(conc)
+def _best_claim(src, exp_at, n_chow, t, idle_now, mask, params, rules, work, patient, evaluate):
+    """greedy's best claim (A_PASS if none beats passing), the idle cards after the 碰 (if
+    legal), the number of claims leaving a complete holding and the last of them; with
+    ``evaluate`` False no claim counts as winning."""
     best_action = A_PASS
     best_key = idle_now * 100
     slack = params[2] if patient else 0
     peng_idle = 1 << 30
+    n_complete = 0
+    complete_action = -1
     for a in range(N_ACTIONS):
         if not mask[a] or a == A_PASS:
             continue
-        wins, idle, gain = _claim_outcome(obs, a, rules, work)
+        wins, idle, gain, complete = _claim_outcome(src, exp_at, n_chow, t, a, idle_now, evaluate, rules, work)
+        if complete:
+            n_complete += 1
+            complete_action = a
         if a == A_PENG:
             peng_idle = idle
         if wins:
@@ -228,6 +255,49 @@ def _greedy_like(obs, mask, params, rules, work, patient):
         if key < best_key:
             best_key = key
             best_action = a
+    return best_action, peng_idle, n_complete, complete_action
+
+
+@njit(cache=True, nogil=True)
+def _greedy_core(src, conc_at, exp_at, n_chow, phase, t, stock_left, mask, params, rules, work, patient):
+    """greedy / patient on a player's view: ``src[conc_at:]`` their 28 concealed counts,
+    ``src[exp_at:]`` their (4, 28) exposed block, ``n_chow`` their exposed 圆s, ``t`` the
+    active card; read from an observation or from the state (only what the player may see)."""
+    conc = work[_W_CONC : _W_CONC + 28]
+    for x in range(28):
+        conc[x] = src[conc_at + x]
+    if phase == PH_DISCARD:
+        if mask[A_WIN]:
+            if not patient:
+                return A_WIN
+            out = work[_W_OUT : _W_OUT + K.N_OUT]
+            choice = work[_W_CHOICE : _W_CHOICE + K.N_CHOICE]
+            exp = work[_W_EXP : _W_EXP + 112].reshape((4, 28))
+            for i in range(112):
+                work[_W_EXP + i] = src[exp_at + i]
+            K._evaluate_kernel(conc, exp, n_chow, rules, 0, out, choice, work[: K.WORK_SIZE])
+            if out[K.OUT_UNITS] >= params[0] or stock_left <= params[1]:
+                return A_WIN
+        best_t, _ = best_discard(conc)
+        if best_t >= 0:
+            return best_t
+        return A_WIN  # only a win is legal
+    # claim decision
+    if mask[A_KONG]:
+        return A_KONG
+    idle_now = 0
+    for part in range(9):
+        idle = K._part_idle(conc, part)
+        work[_W_PIDLE + part] = idle
+        idle_now += idle
+        work[_W_PDELTA + part] = _part_discard_delta(conc, part)
+    # first without the evaluator: a claim that would win is taken anyway when it is the only
+    # claim leaving a complete holding and the best claim even if it did not win
+    best_action, peng_idle, n_complete, complete_action = _best_claim(
+        src, exp_at, n_chow, t, idle_now, mask, params, rules, work, patient, False)
+    if n_complete > 1 or (n_complete == 1 and best_action != complete_action):
+        best_action, peng_idle, n_complete, complete_action = _best_claim(
+            src, exp_at, n_chow, t, idle_now, mask, params, rules, work, patient, True)
     if best_action == A_PASS and mask[A_PENG] and peng_idle <= idle_now:
         # declining a 碰 through a chariot forbids winning (the engine marks it): greedy takes
         # a legal 碰 that adds no idle card rather than pass it
@@ -235,3 +305,17 @@ def _greedy_like(obs, mask, params, rules, work, patient):
     return best_action
 
 
+@njit(cache=True, nogil=True)
+def _greedy_like(obs, mask, params, rules, work, patient):
+    """greedy (patient=False) / patient on an observation."""
+    seat = obs[O_SEAT]
+    return _greedy_core(obs, O_CONC, O_EXP + 112 * seat, obs[O_NCHOW + seat], obs[O_PHASE], obs[O_ACTIVE],
+                        obs[O_STOCK_LEFT], mask, params, rules, work, patient)
+
+
+@njit(cache=True, nogil=True)
+def _greedy_state(s, p, mask, params, rules, work, patient):
+    """:func:`_greedy_like` reading player p's view straight from the state (no observation
+    copy): p's own concealed and exposed cards, the active card, the stock size."""
+    return _greedy_core(s, S_CONC + 28 * p, S_EXP + 112 * p, s[S_NCHOW + p], s[S_PHASE], s[S_ACTIVE],
+                        112 - s[S_STOCK_POS], mask, params, rules, work, patient)

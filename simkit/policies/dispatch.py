@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from numba import njit
 
-from simkit.policies.builtin import P_MC, P_PATIENT, P_RANDOM, _greedy_like, _random_act
+from simkit.engine import kernel as E
+from simkit.policies.builtin import P_MC, P_PATIENT, P_RANDOM, _greedy_like, _greedy_state, _random_act
 from simkit.policies.mc import mc_act
 
 
@@ -18,3 +19,18 @@ def builtin_act(policy_id, obs, mask, params, rng, rules, work):
     if policy_id == P_MC:
         return mc_act(obs, mask, params, rng, rules, work)
     return _greedy_like(obs, mask, params, rules, work, False)
+
+
+@njit(cache=True, nogil=True)
+def builtin_act_state(policy_id, s, p, obs, mask, params, rng, rules, work):
+    """:func:`builtin_act` for player p of state ``s``, the same choices: ``random`` needs no
+    observation, ``greedy`` / ``patient`` read p's own view from the state, and only ``mc``
+    gets the observation, filled into ``obs`` here."""
+    if policy_id == P_RANDOM:
+        return _random_act(mask, rng)
+    if policy_id == P_PATIENT:
+        return _greedy_state(s, p, mask, params, rules, work, True)
+    if policy_id == P_MC:
+        E._observe(s, p, obs)
+        return mc_act(obs, mask, params, rng, rules, work)
+    return _greedy_state(s, p, mask, params, rules, work, False)

@@ -25,7 +25,7 @@ from numba import njit
 
 from simkit.engine import kernel as E
 from simkit.engine import layout as L
-from simkit.policies.builtin import POLICY_WORK_SIZE, _greedy_like, keep_value
+from simkit.policies.builtin import POLICY_WORK_SIZE, _greedy_like, _greedy_state, keep_value
 from simkit.evaluator import kernel as K
 from simkit.rng import next_below
 
@@ -148,14 +148,13 @@ def _determinise(obs, rng, s2):
 
 
 @njit(cache=True, nogil=True)
-def _rollout(s2, me, rules, mask, obs2, work, pwork, no_params, ev, ev_n):
+def _rollout(s2, me, rules, mask, work, pwork, no_params, ev, ev_n):
     """Play s2 to the end with greedy everywhere; my payoff."""
     for _ in range(2000):
         if s2[L.S_PHASE] == L.PH_OVER:
             break
-        p = s2[L.S_PLAYER]
-        E._observe(s2, p, obs2)
-        a = _greedy_like(obs2, mask, no_params, rules, pwork, False)
+        # greedy reads only the acting player's own view of s2: no observation copy
+        a = _greedy_state(s2, s2[L.S_PLAYER], mask, no_params, rules, pwork, False)
         E._apply_legal(s2, a, rules, mask, work, ev, ev_n)
     return s2[L.S_PAYOFF + me]
 
@@ -224,7 +223,6 @@ def mc_act(obs, mask, params, rng, rules, work):
         return greedy_choice
     s2 = np.zeros(L.N_STATE, dtype=np.int64)
     mask2 = np.zeros(L.N_ACTIONS, dtype=np.bool_)
-    obs2 = np.zeros(L.N_OBS, dtype=np.int64)
     ework = np.zeros(E.ENGINE_WORK_SIZE, dtype=np.int64)
     pwork = np.zeros(POLICY_WORK_SIZE, dtype=np.int64)
     no_params = np.zeros(8, dtype=np.float64)
@@ -241,7 +239,7 @@ def mc_act(obs, mask, params, rng, rules, work):
                 pay[i, r] = -1e9
                 continue
             E._apply_legal(s2, a, rules, mask2, ework, ev, ev_n)
-            pay[i, r] = _rollout(s2, me, rules, mask2, obs2, ework, pwork, no_params, ev, ev_n)
+            pay[i, r] = _rollout(s2, me, rules, mask2, ework, pwork, no_params, ev, ev_n)
     # leave greedy's choice (candidate 0) only on evidence: paired t > z
     z = params[2] if params[2] > 0 else 1.5
     best_action = greedy_choice
