@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from simkit.analysis.plots import convergence_plot, forest_plot
-from simkit.analysis.report import markdown_table
+from simkit.analysis.report import format_p, markdown_table
 from simkit.analysis.stats import (
     MeanSPRT,
     convergence_curve,
@@ -78,7 +78,7 @@ class ComparisonResult:
             f"x 6 seatings",
             f"  95% paired bootstrap (BCa) [{self.bootstrap[1]:+.4f}, {self.bootstrap[2]:+.4f}]; "
             f"t interval [{self.test['lo']:+.4f}, {self.test['hi']:+.4f}], t = {self.test['t']:.2f}, "
-            f"p = {self.test['p_value']:.3g}",
+            f"p = {format_p(self.test['p_value'])}",
             f"  variance reduction of the duplicate design vs unpaired play: "
             f"{self.variance['reduction_factor']:.2f}x fewer deals for the same standard error",
         ]
@@ -166,7 +166,7 @@ def comparison_section(results: list[ComparisonResult], directory: str | Path, p
         "mean difference": rows["estimate"].map("{:+.4f}".format),
         "95% bootstrap (BCa)": rows.apply(lambda r: f"[{r['lo']:+.4f}, {r['hi']:+.4f}]", axis=1),
         "95% t": rows.apply(lambda r: f"[{r['t_lo']:+.4f}, {r['t_hi']:+.4f}]", axis=1),
-        "p-value": rows["p_value"].map("{:.3g}".format),
+        "p-value": rows["p_value"].map(format_p),
         "variance reduction": rows["reduction_factor"].map("{:.2f}x".format),
     })
     if any(r.sprt is not None for r in results):

@@ -38,6 +38,17 @@ REPORT_COLUMNS = (["dealer", "winner", "win_kind", "hu", "units", "lou", "steps"
                   + [f"pattern_{p}" for p in PATTERN_NAMES])
 
 
+def format_p(p: float) -> str:
+    """A p-value for tables; values that underflow double precision read ``< 1e-300``.
+
+    >>> format_p(0.0123456), format_p(0.0), format_p(float("nan"))
+    ('0.0123', '< 1e-300', 'nan')
+    """
+    if p != p:
+        return "nan"
+    return "< 1e-300" if p < 1e-300 else f"{p:.3g}"
+
+
 def markdown_table(frame: pd.DataFrame, formats: dict[str, str] | None = None) -> list[str]:
     """A DataFrame as Markdown table lines; ``formats`` maps columns to format specs.
 
@@ -86,7 +97,7 @@ def dataset_section(df: pd.DataFrame, directory: str | Path, prefix: str = "", h
     adv = pd.DataFrame({"measure": advantage["measure"], "dealer": advantage["dealer"].map("{:.4f}".format),
                         "non-dealer (per seat)": advantage["non_dealer"].map("{:.4f}".format),
                         "difference [95% t]": _interval(advantage, "difference", "difference_lo", "difference_hi", "+.4f"),
-                        "t": advantage["t"].map("{:.2f}".format), "p-value": advantage["p_value"].map("{:.3g}".format)})
+                        "t": advantage["t"].map("{:.2f}".format), "p-value": advantage["p_value"].map(format_p)})
     kinds = win_kinds(df)
     kinds_table = pd.DataFrame({"ending": kinds["win_kind"], "deals": kinds["hits"],
                                 "share [95% Wilson]": _interval(kinds, "p", "lo", "hi", ".4f")})

@@ -17,7 +17,7 @@ import pandas as pd
 import simkit
 from simkit.analysis.compare import comparison_section, compare
 from simkit.analysis.plots import convergence_plot, forest_plot
-from simkit.analysis.report import REPORT_COLUMNS, dataset_section, markdown_table
+from simkit.analysis.report import REPORT_COLUMNS, dataset_section, format_p, markdown_table
 from simkit.analysis.stats import paired_mean_test
 from simkit.analysis.summary import dealer_advantage, distributions, exhausted_rate, tail_probabilities, win_rates
 from simkit.bench import hardware_line
@@ -79,7 +79,7 @@ def _paired_change_lines(paired: list[dict]) -> list[str]:
         for key, name in (("exhausted", "change in 穿牌 rate"), ("dealer_x", "change in dealer advantage")):
             if same_deals:
                 test = paired_mean_test(other[key] - base[key])
-                row[name] = f"{test['mean']:+.4f} [{test['lo']:+.4f}, {test['hi']:+.4f}], p={test['p_value']:.2g}"
+                row[name] = f"{test['mean']:+.4f} [{test['lo']:+.4f}, {test['hi']:+.4f}], p={format_p(test['p_value'])}"
             else:
                 row[name] = "— (different deals)"
         a, b = other["hu"], base["hu"]
