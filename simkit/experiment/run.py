@@ -226,7 +226,7 @@ def run_experiment(path: str | os.PathLike, reports: str | os.PathLike = "report
     header = [f"# {spec.title}", "", spec.description.strip(), "",
               f"Experiment `{spec.name}` ({Path(path).as_posix()}), simkit {simkit.__version__}, "
               f"generated {_dt.datetime.now(_dt.timezone.utc).strftime('%Y-%m-%d %H:%M UTC')} "
-              f"(this run took {elapsed:,.0f} s, data in `{data_dir.as_posix()}`; re-run "
+              f"(this invocation took {elapsed:,.0f} s; datasets already in `{data_dir.as_posix()}` are reused, not recomputed; re-run "
               f"`simkit experiment run {Path(path).as_posix()}` to reproduce: results are a pure function of the file).",
               "", f"Hardware: {hardware_line()}.", ""]
     report = report_dir / "report.md"
