@@ -132,8 +132,12 @@ def _next(p):
     return (p + 1) % 3
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _log(ev, ev_n, kind, p, t, a, b, c):
+    """Append one event to the log (dropped when full; capacity 0 disables logging).
+
+    Inlined into the engine (numba IR): as a compiled call it cost an atomic incref and
+    decref of ``ev`` / ``ev_n`` at every event even with logging disabled."""
     n = ev_n[0]
     if n < ev.shape[0]:
         ev[n, 0] = kind
