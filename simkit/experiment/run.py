@@ -67,6 +67,11 @@ def _paired_arrays(entry: SimulationEntry, df: pd.DataFrame) -> dict:
             "hu": df.loc[won, "hu"].to_numpy(dtype=float)}
 
 
+def _p_text(p: float) -> str:
+    text = format_p(p)
+    return f" {text}" if text.startswith("<") else f"={text}"
+
+
 def _paired_change_lines(paired: list[dict]) -> list[str]:
     """Changes against the first simulation; paired per deal where the deals are the same ones."""
     if len(paired) < 2:
@@ -79,7 +84,7 @@ def _paired_change_lines(paired: list[dict]) -> list[str]:
         for key, name in (("exhausted", "change in 穿牌 rate"), ("dealer_x", "change in dealer advantage")):
             if same_deals:
                 test = paired_mean_test(other[key] - base[key])
-                row[name] = f"{test['mean']:+.4f} [{test['lo']:+.4f}, {test['hi']:+.4f}], p={format_p(test['p_value'])}"
+                row[name] = f"{test['mean']:+.4f} [{test['lo']:+.4f}, {test['hi']:+.4f}], p{_p_text(test['p_value'])}"
             else:
                 row[name] = "— (different deals)"
         a, b = other["hu"], base["hu"]
