@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Sequence
 
 import pandas as pd
 
@@ -152,7 +151,3 @@ def write_report(dataset: str | os.PathLike, out: str | os.PathLike | None = Non
     _write_text(directory / "report.md", "\n".join(lines))
     return directory / "report.md"
 
-
-def rules_lines(overrides: Sequence[str]) -> str:
-    """A short description of rule overrides for report headers."""
-    return ", ".join(overrides) if overrides else "default rules"
