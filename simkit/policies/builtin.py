@@ -24,7 +24,6 @@ It must return a legal action.
 
 from __future__ import annotations
 
-import numpy as np
 from numba import njit
 
 from simkit.engine import kernel as E
