@@ -642,7 +642,7 @@ def estimate_probability(event: str, deals: int, seed: int, seat: int = 0, batch
 
 def probability_table(deals: int, seed: int, events: Any = None, seats: Sequence[int] = (0, 1, 2),
                       batch_size: int = 10_000, confidence: float = 0.95,
-                      rules: RuleSet | None = None) -> pd.DataFrame:
+                      rules: RuleSet | None = None, with_batches: bool = False) -> Any:
     """One simulation of ``deals`` deals; one row per (event, seat) with the columns of
     :func:`estimate_probability`.  ``events``: names, ``(name, {param: value})`` or
     ``(name, value)`` pairs (default :data:`DEFAULT_EVENTS`); an event defined for fewer
@@ -663,10 +663,16 @@ def probability_table(deals: int, seed: int, events: Any = None, seats: Sequence
     _check_run(deals, seed, batch_size, confidence)
     rules = rules if rules is not None else RuleSet()
     arr, need_eval = _event_array(resolved)
-    hits = _simulate(arr, need_eval, int(deals), int(seed), int(batch_size), rules).sum(axis=0)
+    per_batch = _simulate(arr, need_eval, int(deals), int(seed), int(batch_size), rules)
+    hits = per_batch.sum(axis=0)
     rows = [_row(spec, value, s, int(deals), int(hits[s, e]), float(confidence))
             for e, (spec, value) in enumerate(resolved) for s in seat_list if s in spec.seats]
-    return pd.DataFrame(rows, columns=["event", "seat", "deals", "hits", "p", "lo", "hi", "exact", "z"])
+    table = pd.DataFrame(rows, columns=["event", "seat", "deals", "hits", "p", "lo", "hi", "exact", "z"])
+    if not with_batches:
+        return table
+    # also each event's hits per batch, {label: (batches, 3 seats)}, from which
+    # :func:`batch_convergence` draws its running estimate without simulating again
+    return table, {_label(spec, value): per_batch[:, :, e] for e, (spec, value) in enumerate(resolved)}
 
 
 def event_indicators(hands: np.ndarray, events: Any, rules: RuleSet | None = None) -> np.ndarray:
@@ -728,7 +734,18 @@ def probability_convergence(event: Any, deals: int, seed: int, seat: int = 0, ba
     arr, need_eval = _event_array([(spec, value)])
     per_batch = _simulate(arr, need_eval, int(deals), int(seed), int(batch_size),
                           rules if rules is not None else RuleSet())[:, seat, 0]
-    n = np.minimum(np.arange(1, per_batch.size + 1) * int(batch_size), int(deals))
+    return batch_convergence(per_batch, int(deals), int(batch_size), float(confidence))
+
+
+def batch_convergence(per_batch_hits: np.ndarray, deals: int, batch_size: int,
+                      confidence: float = 0.95) -> pd.DataFrame:
+    """Running estimate (n, mean, lo, hi with Wilson bounds) from one event's hits per batch.
+
+    >>> batch_convergence(np.array([1, 3]), deals=15, batch_size=10)["mean"].tolist()
+    [0.1, 0.26666666666666666]
+    """
+    per_batch = np.asarray(per_batch_hits)
+    n = np.minimum(np.arange(1, per_batch.size + 1) * batch_size, deals)
     k = np.cumsum(per_batch)
-    bounds = [wilson_interval(int(a), int(b), float(confidence)) for a, b in zip(k, n)]
+    bounds = [wilson_interval(int(a), int(b), confidence) for a, b in zip(k, n)]
     return pd.DataFrame({"n": n, "mean": k / n, "lo": [b[0] for b in bounds], "hi": [b[1] for b in bounds]})

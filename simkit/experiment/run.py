@@ -174,12 +174,12 @@ def _comparison_lines(spec: ExperimentSpec, data_dir: Path, report_dir: Path, wo
 
 
 def _probability_lines(entry: ProbabilityEntry, index: int, spec: ExperimentSpec, report_dir: Path) -> list[str]:
-    from simkit.analysis.probability import DEFAULT_EVENTS, parse_event, probability_convergence, probability_table
+    from simkit.analysis.probability import batch_convergence, parse_event, probability_table
 
     try:
         events = [parse_event(text) for text in entry.events] if entry.events else None
-        table = probability_table(entry.deals, entry.seed, events=events, seats=entry.seats,
-                                  batch_size=spec.batch_size)
+        table, per_batch = probability_table(entry.deals, entry.seed, events=events, seats=entry.seats,
+                                             batch_size=spec.batch_size, with_batches=True)
     except ValueError as exc:
         raise ExperimentError(f"probabilities[{index}]: {exc}") from None
     shown = pd.DataFrame({
@@ -198,12 +198,9 @@ def _probability_lines(entry: ProbabilityEntry, index: int, spec: ExperimentSpec
     lines += markdown_table(shown) + [""]
     exact_rows = table.dropna(subset=["exact"])
     if len(exact_rows):
-        # the convergence figure follows the first event with a closed form
-        ordered = list(dict.fromkeys(table["event"]))
-        candidates = events if events is not None else list(DEFAULT_EVENTS)
+        # the convergence figure follows the first event with a closed form (same simulation)
         label, seat = str(exact_rows["event"].iloc[0]), int(exact_rows["seat"].iloc[0])
-        curve = probability_convergence(candidates[ordered.index(label)], entry.deals, entry.seed, seat,
-                                        spec.batch_size)
+        curve = batch_convergence(per_batch[label][:, seat], entry.deals, spec.batch_size)
         stem = f"probability_convergence_{index}"
         convergence_plot(curve, report_dir, stem, f"P({label}), seat {seat} (95% Wilson)",
                          f"Estimate of P({label}) against deals", reference=float(exact_rows["exact"].iloc[0]))
