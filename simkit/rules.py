@@ -51,7 +51,11 @@ RULE_MUST_KONG = 7
 RULE_MUST_CHARIOT_OUT = 8
 RULE_TIANHU = 9
 RULE_NEXT_DEALER = 10
-N_RULE_FIELDS = 11
+RULE_ZHAN_IN_CHARIOT = 11
+RULE_SINGLE_JIANG_CAP = 12
+RULE_DRAWN_JIANG_CHOW = 13
+RULE_PASS_LOCKS_WIN = 14
+N_RULE_FIELDS = 15
 
 
 @dataclasses.dataclass(frozen=True)
@@ -70,7 +74,16 @@ class RuleSet:
         must_kong: declining a legal 发子 forbids winning.
         must_chariot_out: declining a 碰 through a chariot forbids winning.
         tianhu: the dealer may win on the dealt 31 cards.
-        next_dealer: who deals the next deal.
+        next_dealer: who deals the next deal of a session (winner; after 穿牌 the next seat or
+            the same dealer).
+        zhan_in_chariot: a 占 pair is a chariot component (and counts towards "a chariot
+            through t").  Off by default (seed: 占牌不算胡).
+        single_jiang_cap: at most this many single 将 (concealed singles and table 将
+            together) score 1 hu each; 0 = no cap (seed: 不超过三个的将每个一胡 -> 3).
+        drawn_jiang_chow: the drawer may 吃/占 a drawn 将; off: a drawn 将 nobody 碰s or 发子s
+            always goes to the table.
+        pass_locks_win: a player who passed a legal claim on type t may not win in a discard
+            phase reached through a card of type t (seed: 过了的牌也不能赢).
     """
 
     lou_doubles: bool = True
@@ -84,6 +97,10 @@ class RuleSet:
     must_chariot_out: bool = True
     tianhu: bool = True
     next_dealer: NextDealer = NextDealer.WINNER_ELSE_NEXT
+    zhan_in_chariot: bool = False
+    single_jiang_cap: int = 0
+    drawn_jiang_chow: bool = True
+    pass_locks_win: bool = True
 
     def __post_init__(self) -> None:
         for field in dataclasses.fields(self):
@@ -196,6 +213,10 @@ class RuleSet:
         arr[RULE_MUST_CHARIOT_OUT] = int(self.must_chariot_out)
         arr[RULE_TIANHU] = int(self.tianhu)
         arr[RULE_NEXT_DEALER] = list(NextDealer).index(self.next_dealer)
+        arr[RULE_ZHAN_IN_CHARIOT] = int(self.zhan_in_chariot)
+        arr[RULE_SINGLE_JIANG_CAP] = self.single_jiang_cap
+        arr[RULE_DRAWN_JIANG_CHOW] = int(self.drawn_jiang_chow)
+        arr[RULE_PASS_LOCKS_WIN] = int(self.pass_locks_win)
         return arr
 
 
@@ -211,6 +232,40 @@ _FIELD_TYPES = {
     "must_chariot_out": bool,
     "tianhu": bool,
     "next_dealer": NextDealer,
+    "zhan_in_chariot": bool,
+    "single_jiang_cap": int,
+    "drawn_jiang_chow": bool,
+    "pass_locks_win": bool,
+}
+
+# inclusive ranges of the integer options
+_INT_RANGES = {"hu_tolerance": (0, 49), "single_jiang_cap": (0, 16)}
+
+# every option: (what the default means, the other reading, the seed words it stands for);
+# printed by ``simkit rules`` and documented in docs/rules.md §8
+OPTION_DOCS: dict[str, tuple[str, str, str]] = {
+    "lou_doubles": ("each 楼 doubles the hu (the threshold halves)", "off: a 楼 only scores its 6/12",
+                    "上一楼23胡 (一牌); 250胡，上一楼123胡。上两楼61胡。上三楼31胡 (小甲)"),
+    "hu_tolerance": ("2: 48 hu win", "0..49 hu forgiven (0: a strict 50)", "最小胡数为50胡，但可以少2胡"),
+    "jiang_in_chariot": ("off: a 将 pair inside a chariot scores 0", "on: once such a chariot has >= 1 出, each 将 of its pairs scores 1",
+                         "将或将士相出车后，将可算胡"),
+    "pattern_wins": ("on: pattern wins and 小甲 patterns raise the units", "off: count only", "不数胡可以赢牌; the 一牌 and 小甲 lists"),
+    "steps_count_lou": ("off: a 楼 is not a 步", "on: a 楼 counts as a 步", "碰（俗称“步”）"),
+    "drawn_card_chow_by": ("drawer: only the drawer may 吃/占 a drawn card", "drawer_then_next: then the drawer's next player",
+                           "起牌人可能根据自己手中的牌，对所起的牌进行“吃”“嗲/占”"),
+    "pass_locks_type": ("on: a passed type cannot be claimed again", "off: passing locks no claim",
+                        "过了的牌也不能再用，就像第一张我没吃，第二张就不能吃了"),
+    "must_kong": ("on: declining a legal 发子 forbids winning", "off", "如果有子不发不能赢"),
+    "must_chariot_out": ("on: declining a 碰 through a chariot forbids winning", "off", "有车子不出车也不能赢"),
+    "tianhu": ("on: the dealer may win on the dealt 31", "off", "(not stated; 发牌后由庄家出牌一张)"),
+    "next_dealer": ("winner_else_next: the winner deals next, after 穿牌 the next seat", "winner_else_same: the dealer keeps the deal after 穿牌",
+                    "穿牌了，过头进行下一轮游戏"),
+    "zhan_in_chariot": ("off: a 占 pair is never a chariot component", "on: a 占 pair is a component like a hand pair",
+                        "占牌不算胡; 车 … 在手中必须有两张以上"),
+    "single_jiang_cap": ("0: every single 将 scores 1", "k: at most k single 将 (concealed and table) score", "在参赛者手中的不超过三个的“将”每个一“胡” (k = 3)"),
+    "drawn_jiang_chow": ("on: the drawer may 吃/占 a drawn 将", "off: a drawn 将 nobody 碰s or 发子s goes to the table",
+                         "如果“将”没人“碰”不“发子”应将“将”明牌于牌桌上"),
+    "pass_locks_win": ("on: a passed type cannot bring a win", "off", "过了的牌也不能赢"),
 }
 
 
@@ -230,8 +285,9 @@ def _coerce(name: str, value: Any) -> Any:
                 raise RuleError(f"rule option {name} must be an integer, got {value!r}") from None
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
             raise RuleError(f"rule option {name} must be an integer, got {value!r}")
-        if not 0 <= int(value) <= 49:
-            raise RuleError(f"rule option {name} must lie in 0..49, got {value}")
+        low, high = _INT_RANGES[name]
+        if not low <= int(value) <= high:
+            raise RuleError(f"rule option {name} must lie in {low}..{high}, got {value}")
         return int(value)
     try:
         return kind(value)

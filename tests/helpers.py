@@ -7,18 +7,18 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from simkit.evaluator import evaluate
+from simkit.evaluator.explain import explained_total
 from simkit.evaluator.kernel import EXP_KONG, EXP_PENG, EXP_TABLE, EXP_ZHAN
 from simkit.exposed import ExposedGroup
 from simkit.rules import RuleSet
 
-EVALUATOR_RULE_KEYS = ("lou_doubles", "hu_tolerance", "jiang_in_chariot", "pattern_wins", "steps_count_lou")
-
-
 def fast_evaluate(concealed: Sequence[int], exposed: Sequence[tuple[str, tuple[int, ...]]], rules: Mapping | None = None) -> dict:
-    """simkit.evaluator.evaluate with the naive oracle's call and result shape."""
+    """simkit.evaluator.evaluate with the naive oracle's call and result shape, passing every
+    rule option.  Also checks that the lines of the best decomposition add up to the hu."""
     groups = [ExposedGroup(kind, tuple(types)) for kind, types in exposed]
-    rule_set = RuleSet(**{k: v for k, v in (rules or {}).items() if k in EVALUATOR_RULE_KEYS})
-    res = evaluate(np.asarray(concealed, dtype=np.int64), groups, rule_set)
+    res = evaluate(np.asarray(concealed, dtype=np.int64), groups, RuleSet(**dict(rules or {})))
+    if res.complete:
+        assert explained_total(res.best) == res.hu, res.best
     return {
         "complete": res.complete,
         "hu": res.hu,

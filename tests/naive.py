@@ -9,12 +9,18 @@ Method (RULES §2-§4, §6, §8):
 1. List every way to split the concealed cards into groups (圆, single 将, pair,
    子, 闹), always taking a group that contains the lowest remaining type
    (memoised on the remaining counts). Each complete decomposition is kept as
-   a *signature*: its concealed components, each as (type, is_out). Only the
-   best concealed group hu is kept for each signature. This loses nothing:
+   a *signature*: its concealed components, each as (type, is_out), and its
+   number of single 将. Only the best hu of the other concealed groups (圆,
+   子, 闹; pairs are 0) is kept for each signature. This loses nothing:
    chariots, 清, 天地 and the patterns look only at a component's type and
-   whether it is an 出 (k >= 3). A 子 and a 闹 differ only in their own group
-   hu, and that is already in the stored total.
-2. For each signature, add the fixed exposed components (占 pair, 碰, 楼). Then
+   whether it is an 出 (k >= 3), and the singles score only through their
+   number (§8 single_jiang_cap counts them together with the table 将). A 子
+   and a 闹 differ only in their own group hu, and that is already in the
+   stored total.
+2. For each signature, add the fixed exposed components (碰, 楼, and the 占
+   pairs only under §8 zhan_in_chariot: by default a 占 pair is no component),
+   and score the single 将: concealed singles + table 将, at most
+   single_jiang_cap of them when the cap is not 0. Then
    enumerate every set of disjoint chariots, keep the best, and add 清, 天地 and
    the 步 bonus. Chariots fall into independent *families* whose type sets do
    not overlap, so no two chariots from different families can share a
@@ -115,23 +121,23 @@ def nao_hu(t: int) -> int:
 
 
 def _groups_containing(t: int, counts: tuple[int, ...]):
-    """Yield (hu, component or None, {type: copies taken}) for every concealed
-    group that contains type t and fits in counts (§2 table).
+    """Yield (kind, hu, component or None, {type: copies taken}) for every
+    concealed group that contains type t and fits in counts (§2 table).
 
     component is (t, is_out) for a pair (False) / 子 or 闹 (True), else None.
     """
     n = counts[t]
     if rank_of(t) == J and n >= 1:
-        yield 1, None, {t: 1}  # single 将: 1 hu
+        yield "single", 1, None, {t: 1}  # single 将: 1 hu
     if n >= 2:
-        yield 0, (t, False), {t: 2}  # 对 pair: 0 hu
+        yield "pair", 0, (t, False), {t: 2}  # 对 pair: 0 hu
     if n >= 3:
-        yield zi_hu(t), (t, True), {t: 3}  # 子
+        yield "zi", zi_hu(t), (t, True), {t: 3}  # 子
     if n >= 4:
-        yield nao_hu(t), (t, True), {t: 4}  # 闹
+        yield "nao", nao_hu(t), (t, True), {t: 4}  # 闹
     for shape in YUAN_SHAPES:  # 圆: 1 hu
         if t in shape and all(counts[u] >= 1 for u in shape):
-            yield 1, None, {u: 1 for u in shape}
+            yield "yuan", 1, None, {u: 1 for u in shape}
 
 
 def _take(counts: tuple[int, ...], taken: dict[int, int]) -> tuple[int, ...]:
@@ -144,9 +150,10 @@ def _take(counts: tuple[int, ...], taken: dict[int, int]) -> tuple[int, ...]:
 def concealed_signatures(counts: Sequence[int]) -> dict[tuple, int]:
     """All complete decompositions of the concealed cards (no idle card).
 
-    Returns {signature: best concealed group hu}, where signature is the
-    tuple of concealed components (type, is_out). The dict is empty if and only
-    if the concealed cards are incomplete.
+    Returns {(components, n_singles): best hu of the groups other than single
+    将}, where components is the tuple of concealed components (type, is_out)
+    and n_singles the number of single 将. The dict is empty if and only if the
+    concealed cards are incomplete.
     """
     memo: dict[tuple[int, ...], dict[tuple, int]] = {}
 
@@ -155,18 +162,22 @@ def concealed_signatures(counts: Sequence[int]) -> dict[tuple, int]:
             return memo[cnt]
         t = next((u for u in range(NUM_TYPES) if cnt[u]), None)
         if t is None:
-            return {(): 0}  # nothing left: one (empty) way
+            return {((), 0): 0}  # nothing left: one (empty) way
         out: dict[tuple, int] = {}
         # Every copy of the lowest remaining type t is in exactly one group.
         # So some group contains one copy of t. Try each such group and recurse.
-        for hu, comp, taken in _groups_containing(t, cnt):
-            for sig, base in rec(_take(cnt, taken)).items():
+        for kind, hu, comp, taken in _groups_containing(t, cnt):
+            for (sig, n_singles), base in rec(_take(cnt, taken)).items():
                 # (Signatures are only used as dict keys to merge equal
                 # decompositions; a non-canonical order would cost time, not
                 # correctness.)
                 new_sig = (comp,) + sig if comp is not None else sig
-                if base + hu > out.get(new_sig, -1):
-                    out[new_sig] = base + hu
+                if kind == "single":
+                    key, value = (new_sig, n_singles + 1), base  # scored later, by number
+                else:
+                    key, value = (new_sig, n_singles), base + hu
+                if value > out.get(key, -1):
+                    out[key] = value
         memo[cnt] = out
         return out
 
@@ -186,7 +197,7 @@ def naive_min_idle(counts: Sequence[int]) -> int:
             return 0
         best = 10**9
         # The lowest remaining card either sits in a group ...
-        for _hu, _comp, taken in _groups_containing(t, cnt):
+        for _kind, _hu, _comp, taken in _groups_containing(t, cnt):
             best = min(best, rec(_take(cnt, taken)))
         # ... or is idle (never a 将).
         if rank_of(t) != J:
@@ -298,6 +309,8 @@ DEFAULT_RULES = {
     "jiang_in_chariot": False,
     "pattern_wins": True,
     "steps_count_lou": False,
+    "zhan_in_chariot": False,  # §8: off = a 占 pair is never a chariot component
+    "single_jiang_cap": 0,  # §8: at most this many single 将 score; 0 = no cap
 }
 
 PATTERN_NAMES = (
@@ -325,9 +338,9 @@ PATTERN_NAMES = (
 XIAOJIA_PATTERNS = frozenset(PATTERN_NAMES[14:])
 
 EXPOSED_HU = {
-    # §2 table; decision 1
+    # §2 table; decision 1 (a table 将 is a single 将: scored with the concealed singles)
     "chow": lambda t: 1,
-    "table": lambda t: 1,
+    "table": lambda t: 0,
     "zhan": lambda t: 0,
     "peng": lambda t: 2 if is_fat(t) else 1,
     "kong": lambda t: 12 if is_fat(t) else 6,
@@ -405,13 +418,17 @@ def naive_evaluate(concealed: Sequence[int],
     # exposed groups are fixed (decision 1)
     exposed_hu = 0
     exposed_comps: list[tuple[int, bool]] = []
-    n_peng = n_kong = 0
+    n_peng = n_kong = n_table = 0
     has_fat_lou = has_plain_lou = False
     for kind, types in exposed:
         t = types[0]
         exposed_hu += EXPOSED_HU[kind](t)
-        if kind == "zhan":
-            exposed_comps.append((t, False))
+        if kind == "table":
+            n_table += 1
+        elif kind == "zhan":
+            # §2: a 占 pair is a component only under zhan_in_chariot
+            if opts["zhan_in_chariot"]:
+                exposed_comps.append((t, False))
         elif kind == "peng":
             exposed_comps.append((t, True))
             n_peng += 1
@@ -435,10 +452,15 @@ def naive_evaluate(concealed: Sequence[int],
         return {"complete": False, "hu": None, "lou": lou, "steps": steps, "units": 0,
                 "wins": False, "patterns": frozenset(), "min_idle": min_idle}
 
+    cap = int(opts["single_jiang_cap"])
     best_hu = -1
     patterns: set[str] = set()
-    for sig, base in sigs.items():
-        hu, pats = _score_signature(sig, base, exposed_comps, exposed_hu, step_bonus,
+    for (sig, n_singles), base in sigs.items():
+        # §8 single_jiang_cap: single 将 (concealed and on the table) score 1 each,
+        # at most cap of them (0 = no cap)
+        singles = n_singles + n_table
+        singles_hu = min(singles, cap) if cap else singles
+        hu, pats = _score_signature(sig, base + singles_hu, exposed_comps, exposed_hu, step_bonus,
                                     steps, lou, has_fat_lou, has_plain_lou,
                                     bool(opts["jiang_in_chariot"]))
         best_hu = max(best_hu, hu)

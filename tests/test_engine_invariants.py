@@ -7,7 +7,12 @@ the engine's own legality code):
 * a claim uses cards the claimer holds concealed; the claimer is no 相公; the claimed type
   is not pass-locked for them (rule on); a 吃/占 is only taken when no 碰/发子 claim of an
   undecided player is pending on that card;
-* a player holds 30 cards between turns and 31 in a discard phase.
+* a player holds 30 cards between turns and 31 in a discard phase;
+* rules revision (docs/rules.md §5.3, §5.5, §7), from the checker's own record of passes and of
+  the card that brought each discard phase: no 吃/占 of a drawn 将 under ``drawn_jiang_chow``
+  off; no win through a passed type under ``pass_locks_win``; no claim of a passed type under
+  ``pass_locks_type``; no win while flagged can-no-longer-win; a claimer never becomes 相公
+  right after its claim (the claim had to leave a discard or a win).
 After every deal: every winner holds 31 cards, and its final holding re-scored by the
 evaluator gives the recorded hu, units, 楼, 步 and patterns, and wins.
 """
@@ -47,7 +52,12 @@ from simkit.exposed import ExposedGroup
 from simkit.policies.builtin import POLICY_WORK_SIZE
 from simkit.policies.dispatch import builtin_act
 from simkit.policies.registry import parse_policies, policy_arrays
-from simkit.rules import RULE_PASS_LOCKS_TYPE, RuleSet
+from simkit.rules import (
+    RULE_DRAWN_JIANG_CHOW,
+    RULE_PASS_LOCKS_TYPE,
+    RULE_PASS_LOCKS_WIN,
+    RuleSet,
+)
 
 N_DEALS = int(os.environ.get("SIMKIT_ENGINE_DEALS", "10000"))
 
@@ -58,6 +68,32 @@ def _cards_of(s, p):
     for t in range(28):
         total += s[L.S_CONC + 28 * p + t] + s[L.S_EXPCARDS + 28 * p + t]
     return total
+
+
+CLAIMS = (L.A_PENG, L.A_KONG, L.A_ZHAN, L.A_CHOW_TRIAD, L.A_CHOW_ZU, L.A_CHOW_ZU + 1, L.A_CHOW_ZU + 2,
+          L.A_CHOW_ZU + 3, L.A_CHOW_ZU4)
+
+
+@njit
+def _check_revision(s, action, rules, passed, gain):
+    """Error code of the rules-revision checks; ``passed`` (3 x 28) and ``gain`` (3) are the
+    checker's own records of passed claims and of the card that brought each discard phase."""
+    p = s[L.S_PLAYER]
+    if s[L.S_PHASE] == L.PH_DISCARD:
+        if action == L.A_WIN:
+            if s[L.S_NOWIN + p]:
+                return 40
+            if rules[RULE_PASS_LOCKS_WIN] and gain[p] >= 0 and passed[p, gain[p]]:
+                return 41
+        return 0
+    t = s[L.S_ACTIVE]
+    if action == L.A_PASS or action == L.A_PENG or action == L.A_KONG:
+        return 0
+    if rules[RULE_PASS_LOCKS_TYPE] and passed[p, t]:
+        return 42
+    if rules[RULE_DRAWN_JIANG_CHOW] == 0 and s[L.S_SOURCE] == L.SRC_DRAW and t % 7 == 0:
+        return 43
+    return 0
 
 
 @njit
@@ -141,9 +177,14 @@ def _checked_batch(root, n_deals, policy_ids, params, rules, results, errors):
     obs = np.zeros(L.N_OBS, dtype=np.int64)
     work = np.zeros(E.ENGINE_WORK_SIZE, dtype=np.int64)
     pwork = np.zeros(POLICY_WORK_SIZE, dtype=np.int64)
-    ev = np.zeros((0, L.EVENT_WIDTH), dtype=np.int64)
+    ev = np.zeros((4096, L.EVENT_WIDTH), dtype=np.int64)
     ev_n = np.zeros(1, dtype=np.int64)
+    passed = np.zeros((3, 28), dtype=np.int64)
+    gain = np.zeros(3, dtype=np.int64)
     for d in range(n_deals):
+        passed[:, :] = 0
+        gain[:] = -1
+        ev_n[0] = 0
         _deal_deck(root, d, rngs[3], deck)
         for p in range(3):
             _stream_state(root, d, 1 + p, rngs[p])
@@ -160,12 +201,27 @@ def _checked_batch(root, n_deals, policy_ids, params, rules, results, errors):
             E._legal_mask(s, rules, mask, work)
             a = builtin_act(policy_ids[p], obs, mask, params[p], rngs[p], rules, pwork)
             code = _check_step(s, a, rules)
+            if code == 0:
+                code = _check_revision(s, a, rules, passed, gain)
             if code != 0:
                 errors[d] = code
                 break
+            claim_phase = s[L.S_PHASE] == L.PH_CLAIM
+            t = s[L.S_ACTIVE]
+            first_event = ev_n[0]
             if not E._apply(s, a, rules, mask, work, ev, ev_n):
                 errors[d] = 30
                 break
+            if claim_phase and a == L.A_PASS:
+                passed[p, t] = 1
+            # the card that brought each later discard phase: a claim or a drawn 将 on the table
+            for i in range(first_event, ev_n[0]):
+                if ev[i, 0] == L.E_CLAIM or ev[i, 0] == L.E_TABLE:
+                    gain[ev[i, 1]] = ev[i, 2]
+                if ev[i, 0] == L.E_XIANGGONG and claim_phase and a != L.A_PASS and ev[i, 1] == p:
+                    errors[d] = 44  # the claim left its claimer unable to discard or win
+            if ev_n[0] > ev.shape[0] - 64:
+                ev_n[0] = 0
         if s[L.S_PHASE] != L.PH_OVER:
             errors[d] = 31
         if E._card_total(s) != 112:
@@ -203,6 +259,10 @@ MIXES = [
 
 def _random_rules(rng: random.Random) -> RuleSet:
     return RuleSet(
+        zhan_in_chariot=rng.random() < 0.3,
+        single_jiang_cap=rng.choice([0, 0, 3, 1]),
+        drawn_jiang_chow=rng.random() < 0.7,
+        pass_locks_win=rng.random() < 0.7,
         lou_doubles=rng.random() < 0.8,
         hu_tolerance=rng.choice([2, 0]),
         jiang_in_chariot=rng.random() < 0.3,
@@ -216,9 +276,10 @@ def _random_rules(rng: random.Random) -> RuleSet:
     )
 
 
-@pytest.mark.parametrize("policies, share", MIXES)
-def test_random_playouts_keep_every_invariant(policies, share):
-    rng = random.Random(hash(policies) % 1000)
+@pytest.mark.parametrize("mix", range(len(MIXES)))
+def test_random_playouts_keep_every_invariant(mix):
+    policies, share = MIXES[mix]
+    rng = random.Random(1000 + mix)
     n_total = int(N_DEALS * share)
     ids, params, _ = policy_arrays(parse_policies(policies))
     n_rule_sets = 5
@@ -238,6 +299,33 @@ def test_random_playouts_keep_every_invariant(policies, share):
         assert (results[:, R_DEALT : R_DEALT + 84].reshape(n, 3, 28).sum(axis=2) == [31, 30, 30]).all()
     if "greedy" in policies:
         assert wins > n_total // 4
+
+
+REVISION_RULE_SETS = [
+    {},
+    {"zhan_in_chariot": True},
+    {"single_jiang_cap": 3},
+    {"drawn_jiang_chow": False},
+    {"pass_locks_win": False},
+    {"pass_locks_type": False},  # passed types still block wins: claims of them are judged by §5.3
+]
+
+
+@pytest.mark.parametrize("changes", REVISION_RULE_SETS, ids=lambda c: ",".join(f"{k}={v}" for k, v in c.items()) or "default")
+def test_rules_revision_options_keep_every_invariant(changes):
+    """>= 10,000 deals under the default rules and under each option of the revision flipped."""
+    rules = RuleSet(**changes)
+    ids, params, _ = policy_arrays(parse_policies("greedy,patient,greedy"))
+    n = N_DEALS
+    results = np.zeros((n, N_RESULT), dtype=np.int64)
+    errors = np.zeros(n, dtype=np.int64)
+    _checked_batch(root_key(900), n, ids, params, rules.to_array(), results, errors)
+    bad = np.flatnonzero(errors)
+    assert bad.size == 0, f"deal {bad[0]}: invariant {errors[bad[0]]} broken under {rules.to_strings()}"
+    winners = results[results[:, R_WINNER] >= 0]
+    assert len(winners) > n // 4
+    for row in winners[:2000]:
+        _rescore(row, rules)
 
 
 def test_checked_loop_equals_the_batch_kernel():

@@ -82,7 +82,11 @@ def test_pass_lock_option():
         return env
 
     locked = run()
-    assert locked.current_player() != 2 or "peng" not in kinds(locked)
+    events = locked.events()
+    second = [i for i, e in enumerate(events) if e[0] == L.E_DRAW and e[1] == 2 and e[2] == RC]
+    assert len(second) == 1  # seat 2 did draw the second RC ...
+    # ... and took no decision on it: no claim and no pass of seat 2 follows that draw
+    assert not any(e[0] in (L.E_CLAIM, L.E_PASS) and e[1] == 2 for e in events[second[0]:])
     free = run(pass_locks_type=False)
     assert free.current_player() == 2 and "peng" in kinds(free)
 
@@ -112,12 +116,18 @@ def test_xianggong_one_concealed_card_draws_a_jiang():
 
 
 def test_xianggong_never_claims():
-    env = env_at(["YJ RJ", "YX RM", "RM*2 WX"], stock="GM RM GP")
-    # seat 0 is 相公 at once; seat 1 draws GM (dead), seat 2 draws RM: seat 0 holds no RM
+    # seat 0's 碰 of YJ would give a winning 31-card holding (six fat 楼): legal for a player
+    # who is not 相公 ...
+    exposed = ("kong:YC kong:WC kong:GC kong:YZ kong:WZ kong:GZ peng:YM", "", "")  # 27 cards
+    control = env_at(["YJ*2 RJ WS", "YX RM", "WX"], stock="YJ GP", exposed=exposed)
+    control.apply(parse_type("WS"))  # seat 1 draws YJ
+    assert control.current_player() == 0 and "peng" in kinds(control)
+    # ... but seat 0 holding only 将 in a discard phase it cannot win is 相公 and never claims
+    env = env_at(["YJ*2 RJ", "YX RM", "WX"], stock="GP YJ GX", exposed=exposed)
     assert env.observation(1).xianggong[0] == 1
-    for e in env.events():
-        if e[0] == L.E_CLAIM:
-            assert e[1] != 0
+    events = env.events()
+    assert any(e[0] == L.E_DRAW and e[2] == parse_type("YJ") for e in events)  # the YJ was drawn
+    assert not any(e[0] in (L.E_CLAIM, L.E_PASS) and e[1] == 0 for e in events)
 
 
 def test_exhausted_deal_pays_nothing():
@@ -219,3 +229,98 @@ def test_observation_hides_other_hands():
     assert obs.array.shape == (L.N_OBS,)
     # the observation vector holds exactly one seat's concealed block
     assert obs.n_concealed.tolist() == [31, 30, 30]
+
+
+# ---- rules revision (docs/rules.md §5.3, §5.5, §7)
+JIANG_KONG_EXPOSED = "kong:YC kong:WC kong:GC peng:YM peng:WM peng:GM peng:YP table:YJ"  # 25 cards
+
+
+def test_claim_that_sets_its_own_cannot_win_flag_must_leave_a_discard():
+    # seat 1: RJ*3 RS RX concealed + 25 exposed draws RJ.  吃 RJ RS RX declines the legal 发子
+    # (有子不发不能赢) and leaves only 将 concealed: it could neither discard nor win (§5.3)
+    env = env_at(["WP GM", "RJ*3 RS RX", "GS"], stock="RJ GP GX", exposed=("", JIANG_KONG_EXPOSED, ""))
+    env.apply(parse_type("WP"))
+    assert env.current_player() == 1
+    assert set(kinds(env)) == {"pass", "kong", "zhan"}
+    # without must_kong the same 吃 keeps the win open: 31 cards, three fat 楼, it wins
+    env = env_at(["WP GM", "RJ*3 RS RX", "GS"], stock="RJ GP GX", exposed=("", JIANG_KONG_EXPOSED, ""),
+                 must_kong=False)
+    env.apply(parse_type("WP"))
+    assert set(kinds(env)) == {"pass", "kong", "zhan", "chow_triad"}
+    env.apply(L.A_CHOW_TRIAD)
+    assert env.legal_actions() == [L.A_WIN]
+
+
+def test_drawn_jiang_chow_option():
+    on = env_at(["WP GM", "RS RX YM", "GS"], stock="RJ GP GX")
+    on.apply(parse_type("WP"))
+    assert on.current_player() == 1 and set(kinds(on)) == {"pass", "chow_triad"}
+    off = env_at(["WP GM", "RS RX YM", "GS"], stock="RJ GP GX", drawn_jiang_chow=False)
+    off.apply(parse_type("WP"))
+    # no decision on the drawn 将: it goes to seat 1's table, seat 1 discards
+    assert off.melds(1) == [("table", (parse_type("RJ"),))]
+    assert off.current_player() == 1 and sorted(off.legal_actions()) == sorted(
+        parse_type(c) for c in ("RS", "RX", "YM"))
+    # a drawn 将 the drawer may 发子 is still offered with the option off
+    off = env_at(["WP GM", "RJ*3 YM", "GS"], stock="RJ GP GX", drawn_jiang_chow=False)
+    off.apply(parse_type("WP"))
+    assert set(kinds(off)) == {"pass", "kong"}
+
+
+PASSED_JIANG_HAND = "RS*2 RX*2 YS*2 YX*2 WS*2 WX*2 GS*2 GX*2 YM*2"  # 18 concealed, all pairs
+PASSED_JIANG_EXPOSED = "kong:YC kong:WC kong:GC"  # 12: 30 cards, three fat 楼
+
+
+def _pass_drawn_jiang(**rules):
+    env = env_at(["WP GM", PASSED_JIANG_HAND, "GP"], stock="RJ GJ GX", exposed=("", PASSED_JIANG_EXPOSED, ""),
+                 **rules)
+    env.apply(parse_type("WP"))  # seat 1 draws RJ and may 吃 it with RS RX
+    assert env.current_player() == 1 and set(kinds(env)) == {"pass", "chow_triad"}
+    env.apply(L.A_PASS)  # passed: RJ goes to seat 1's table, its discard phase comes through RJ
+    assert env.melds(1)[-1] == ("table", (parse_type("RJ"),))
+    return env
+
+
+def test_passed_card_cannot_win():
+    # 31 cards, complete, three fat 楼: the holding wins, but it was reached through a passed type
+    assert "win" not in kinds(_pass_drawn_jiang())
+    assert "win" in kinds(_pass_drawn_jiang(pass_locks_win=False))
+    # the lock is recorded even when it locks no claim
+    env = _pass_drawn_jiang(pass_locks_type=False)
+    assert env.observation(1).pass_locks[1, parse_type("RJ")] == 1 and "win" not in kinds(env)
+    env = _pass_drawn_jiang(pass_locks_type=False, pass_locks_win=False)
+    assert env.observation(1).pass_locks[1, parse_type("RJ")] == 0 and "win" in kinds(env)
+
+
+def test_passed_type_claim_must_leave_a_discard_when_it_cannot_win():
+    # pass_locks_type off: seat 1 passes a 吃 of RM, then draws the other RM.  吃 again would
+    # leave only 将 concealed, and a claimed passed type cannot bring a win (§7), so the
+    # claim is illegal (§5.3) unless pass_locks_win is off
+    def second_rm(**rules):
+        env = env_at(["RM GM", "YJ*4 RJ*4 WJ*4 GJ*4 RC RP", "GS"], stock="RM GP GX",
+                     exposed=("", "kong:YC kong:WC kong:GC", ""), pass_locks_type=False, **rules)
+        env.apply(parse_type("RM"))
+        assert env.current_player() == 1 and set(kinds(env)) == {"pass", "chow_triad"}  # 31 cards: it would win
+        env.apply(L.A_PASS)
+        return env
+
+    locked = second_rm()
+    assert not any(e[0] == L.E_CLAIM for e in locked.events()) and locked.is_over()
+    free = second_rm(pass_locks_win=False)
+    assert free.current_player() == 1 and set(kinds(free)) == {"pass", "chow_triad"}
+    free.apply(L.A_CHOW_TRIAD)
+    assert free.legal_actions() == [L.A_WIN]
+
+
+def test_declined_peng_through_a_zhan_chariot_sets_no_flag_by_default():
+    # seat 2 holds RM*2 and RC*2 concealed and a 占 pair of RP: "a chariot through RM" counts
+    # the 占 pair only under zhan_in_chariot (§7)
+    def decline(**rules):
+        env = env_at(["RM GM", "YS", "RM*2 RC*2 GS"], stock="GP GX", exposed=("", "", "zhan:RP"), **rules)
+        env.apply(parse_type("RM"))
+        assert env.current_player() == 2 and "peng" in kinds(env)
+        env.apply(L.A_PASS)
+        return env.observation(0).cannot_win[2]
+
+    assert decline() == 0
+    assert decline(zhan_in_chariot=True) == 1

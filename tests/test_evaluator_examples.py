@@ -1,7 +1,7 @@
 """Hand-worked cases, checked against both the naive oracle (tests/naive.py) and the fast
 numba evaluator (simkit.evaluator): every test runs once per implementation.
 
-Every expected value below is worked by hand from /work/shared/RULES.md. The
+Every expected value below is worked by hand from the rules (docs/rules.md). The
 reasoning is in the comment above each case. Abbreviations: "p" = pair (0),
 子 plain 3 / fat 6, 闹 plain 9 / fat 18, 碰 plain 1 / fat 2, 楼 plain 6 / fat 12.
 U = floor((hu + tol) * 2**L / 50) by default.
@@ -17,14 +17,13 @@ import sys
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from helpers import fast_evaluate  # noqa: E402
 from naive import PATTERN_NAMES, TYPE_NAMES, XIAOJIA_PATTERNS, naive_evaluate, parse_cards  # noqa: E402
 
 
 def T(name: str) -> int:
     return TYPE_NAMES.index(name)
 
-
-from helpers import fast_evaluate  # noqa: E402
 
 IMPLEMENTATIONS = {"naive": naive_evaluate, "fast": fast_evaluate}
 _current = {"impl": naive_evaluate}
@@ -85,6 +84,33 @@ def test_interface():
 def test_rules_examples(hand, hu):
     # None of these reach 48 hu and none has a pattern, so U = 0.
     check(ev(hand), hu=hu, units=0)
+
+
+def test_rules_example_11_zhan_pair_is_no_component():
+    # docs/rules.md §9 example 11: GC*2 GP*2 with exposed 占 GM. The 占 pair is no chariot
+    # component by default: three pairs, 0 hu. With zhan_in_chariot it is: 素车 (GC p,
+    # 占 GM, GP p) 不出 10. No pattern, U = 0.
+    check(ev("GC*2 GP*2", [("zhan", "GM")]), hu=0, units=0)
+    check(ev("GC*2 GP*2", [("zhan", "GM")], zhan_in_chariot=True), hu=10, units=0)
+
+
+def test_rules_example_12_zhan_pair_in_fat_chariot():
+    # docs/rules.md §9 example 12: RZ*3 WZ*3 with exposed 占 YZ. Default: two 肥子 12 (no 卒
+    # 圆: two colours only), U = floor(14/50) = 0. zhan_in_chariot: 肥车 (占 YZ, RZ 子, WZ 子)
+    # 两出 60 + 12 = 72; 肥车 with >= 2 出 is a pattern; U = floor(74/50) = 1.
+    check(ev("RZ*3 WZ*3", [("zhan", "YZ")]), hu=12, units=0)
+    check(ev("RZ*3 WZ*3", [("zhan", "YZ")], zhan_in_chariot=True), hu=72, units=1,
+          patterns={"fat_chariot_2_out"})
+
+
+def test_rules_example_13_single_jiang_cap():
+    # docs/rules.md §9 example 13: four single 将 (no 圆, no component): 4; with
+    # single_jiang_cap=3 only three score: 3. Other caps: min(4, cap).
+    check(ev("YJ RJ WJ GJ"), hu=4, units=0)
+    check(ev("YJ RJ WJ GJ", single_jiang_cap=3), hu=3, units=0)
+    check(ev("YJ RJ WJ GJ", single_jiang_cap=1), hu=1, units=0)
+    check(ev("YJ RJ WJ GJ", single_jiang_cap=4), hu=4, units=0)
+    check(ev("YJ RJ WJ GJ", single_jiang_cap=16), hu=4, units=0)
 
 
 def test_rules_example_9_incomplete():
@@ -361,9 +387,151 @@ def test_jiang_in_chariot_variants():
           patterns={"long_chariot_1_out"})
     # 肥车 不出: the option needs >= 1 出, so still 20.
     check(ev("YJ*2 RJ*2 WJ*2", jiang_in_chariot=True), hu=20)
-    # exposed 占 RJ (0) + 子 RS 3 + 子 RX 3 + 素车 2 出 30 = 36; option: 占 将 pair +2 = 38.
-    check(ev("RS*3 RX*3", [("zhan", "RJ")]), hu=36)
-    check(ev("RS*3 RX*3", [("zhan", "RJ")], jiang_in_chariot=True), hu=38)
+    # (占 将 pairs: see test_zhan_of_jiang_with_and_without_jiang_in_chariot)
+
+
+# ---------------------------------------------------------- zhan_in_chariot (docs/rules.md §2, §8)
+
+def test_zhan_of_jiang_with_and_without_jiang_in_chariot():
+    # exposed 占 RJ (0) + 子 RS 3 + 子 RX 3. RS x3 / RX x3 can only be 子 (no 将 left for a 圆).
+    # Default: the 占 pair is no component -> no 素车: 6, also with jiang_in_chariot (no
+    # chariot holds a 将). zhan_in_chariot: 素车 (占 RJ, RS 子, RX 子) 2 出 30 -> 36; with
+    # jiang_in_chariot too the 占 将 pair in that chariot scores 1 per 将: +2 -> 38.
+    # No pattern (a 素车 with 出 alone is none); U = 0 throughout (38 + 2 < 50).
+    exp = [("zhan", "RJ")]
+    check(ev("RS*3 RX*3", exp), hu=6, units=0)
+    check(ev("RS*3 RX*3", exp, jiang_in_chariot=True), hu=6, units=0)
+    check(ev("RS*3 RX*3", exp, zhan_in_chariot=True), hu=36, units=0)
+    check(ev("RS*3 RX*3", exp, zhan_in_chariot=True, jiang_in_chariot=True), hu=38, units=0)
+
+
+def test_zhan_of_jiang_completes_long_chariot():
+    # YJ*3 RJ*2 WJ*2 with exposed 占 GJ. Default: 子 YJ 6 + 肥车 (YJ 子, RJ p, WJ p) 1 出 40
+    # = 46 (YJ as pair + single: 1 + 肥车 不出 20 = 21); U = floor(48/50) = 0.
+    # jiang_in_chariot: the 肥车 has 1 出, its 2 将 pairs score 1 per 将: +4 -> 50, U = 1.
+    # zhan_in_chariot: 长车 (占 GJ, YJ 子, RJ p, WJ p) 1 出 80 + 6 = 86 (> 肥车 46); 长车 with
+    # >= 1 出 is a pattern; U = floor(88/50) = 1. Both options: 3 将 pairs (占 GJ among them)
+    # +6 -> 92, U = 1.
+    exp = [("zhan", "GJ")]
+    check(ev("YJ*3 RJ*2 WJ*2", exp), hu=46, units=0)
+    check(ev("YJ*3 RJ*2 WJ*2", exp, jiang_in_chariot=True), hu=50, units=1)
+    check(ev("YJ*3 RJ*2 WJ*2", exp, zhan_in_chariot=True), hu=86, units=1,
+          patterns={"long_chariot_1_out"})
+    check(ev("YJ*3 RJ*2 WJ*2", exp, zhan_in_chariot=True, jiang_in_chariot=True), hu=92,
+          units=1, patterns={"long_chariot_1_out"})
+
+
+def test_fat_chariot_of_soldiers_needs_the_zhan_pair():
+    # RZ*2 WZ*2 with exposed 占 YZ: no 卒 圆 (two colours in hand). Default: two pairs 0.
+    # zhan_in_chariot: 肥车 (占 YZ, RZ p, WZ p) 不出 20.
+    check(ev("RZ*2 WZ*2", [("zhan", "YZ")]), hu=0, units=0)
+    check(ev("RZ*2 WZ*2", [("zhan", "YZ")], zhan_in_chariot=True), hu=20, units=0)
+    # With a plain 楼 YM (6, L=1): default 6, U = floor(8*2/50) = 0. zhan_in_chariot:
+    # 6 + 肥车 20 = 26, U = floor(28*2/50) = 1, pattern 肥车 + plain 楼.
+    exp = [("zhan", "YZ"), ("kong", "YM")]
+    check(ev("RZ*2 WZ*2", exp), hu=6, units=0, lou=1)
+    check(ev("RZ*2 WZ*2", exp, zhan_in_chariot=True), hu=26, units=1, lou=1,
+          patterns={"fat_chariot_plain_lou"})
+    # RZ*3 WZ*2 GZ*2 with 占 YZ (卒 圆s would leave idle 卒): default 子 RZ 6 + 肥车 (RZ 子,
+    # WZ p, GZ p) 1 出 40 = 46, no pattern, U = floor(48/50) = 0. zhan_in_chariot: 长车
+    # (占 YZ, RZ 子, WZ p, GZ p) 1 出 80 + 6 = 86, pattern 长车 >= 1 出, U = 1.
+    check(ev("RZ*3 WZ*2 GZ*2", [("zhan", "YZ")]), hu=46, units=0)
+    check(ev("RZ*3 WZ*2 GZ*2", [("zhan", "YZ")], zhan_in_chariot=True), hu=86, units=1,
+          patterns={"long_chariot_1_out"})
+
+
+def test_zhan_pair_with_a_concealed_pair_of_the_same_type():
+    # RJ*2 YJ*2 WJ*2 RS*2 RX*2 with exposed 占 RJ (all four RJ held).
+    # Default: components RJ p (hand), YJ p, WJ p, RS p, RX p; the hand RJ pair serves one
+    # chariot: 肥车 (YJ, RJ, WJ) 不出 20 (or 素车 (RJ, RS, RX) 10 + YJ, WJ singles 4 = 14;
+    # 2 圆 RJ RS RX 2 + 4 singles = 6) -> 20.
+    # zhan_in_chariot: RJ has two components (占 pair + hand pair): 素车 (RJ, RS, RX) 10 +
+    # 肥车 (YJ, RJ, WJ) 20 = 30 (no 长车: no GJ). No 出, so jiang_in_chariot adds nothing.
+    hand, exp = "RJ*2 YJ*2 WJ*2 RS*2 RX*2", [("zhan", "RJ")]
+    check(ev(hand, exp), hu=20, units=0)
+    check(ev(hand, exp, zhan_in_chariot=True), hu=30, units=0)
+    check(ev(hand, exp, zhan_in_chariot=True, jiang_in_chariot=True), hu=30, units=0)
+
+
+def test_zhan_pair_is_never_out():
+    # 占 YJ + YZ*3 RJ*3 RZ*3: three 肥子 18 + 天地 red (RJ 子, RZ 子) 20 = 38. The 占 YJ pair
+    # is no 出, so no yellow 天地, whatever zhan_in_chariot says; with it on, the 将
+    # components are 占 YJ and RJ 子 (two colours) and the 卒 ones YZ, RZ: no chariot.
+    exp = [("zhan", "YJ")]
+    check(ev("YZ*3 RJ*3 RZ*3", exp), hu=38, units=0)
+    check(ev("YZ*3 RJ*3 RZ*3", exp, zhan_in_chariot=True), hu=38, units=0)
+
+
+# -------------------------------------------------------- single_jiang_cap (docs/rules.md §2, §8)
+
+def test_cap_counts_table_and_concealed_singles_together():
+    # Table 将 YJ, RJ (1 each) + concealed WJ GJ GS GX: GS, GX (one each) fit only in the
+    # 圆 GJ GS GX (1), WJ is a single. Singles: 2 on the table + WJ = 3.
+    # no cap: 1 + 3 = 4; cap 3: 4; cap 2: 1 + 2 = 3; cap 1: 1 + 1 = 2.
+    exp = [("table", "YJ"), ("table", "RJ")]
+    check(ev("WJ GJ GS GX", exp), hu=4, units=0)
+    check(ev("WJ GJ GS GX", exp, single_jiang_cap=3), hu=4, units=0)
+    check(ev("WJ GJ GS GX", exp, single_jiang_cap=2), hu=3, units=0)
+    check(ev("WJ GJ GS GX", exp, single_jiang_cap=1), hu=2, units=0)
+    # Only table 将: four singles, min(4, cap).
+    table4 = [("table", "YJ"), ("table", "RJ"), ("table", "WJ"), ("table", "GJ")]
+    check(ev("", table4), hu=4, units=0)
+    check(ev("", table4, single_jiang_cap=2), hu=2, units=0)
+
+
+def test_cap_makes_the_pair_as_good_as_singles():
+    # YJ*3 YS YX + table 将 RJ, WJ. YS, YX (one each) need the 圆 YJ YS YX (1); the two
+    # other YJ are a pair (0) or two singles (2).
+    # no cap: 1 + 2 singles + 2 table = 5.
+    # cap 2: the 2 table 将 fill the cap: pair 1 + 2 = 3 = singles 1 + min(4, 2) = 3 -> 3.
+    # cap 3: pair 1 + min(2, 3) = 3 < singles 1 + min(4, 3) = 4 -> 4.
+    exp = [("table", "RJ"), ("table", "WJ")]
+    check(ev("YJ*3 YS YX", exp), hu=5, units=0)
+    check(ev("YJ*3 YS YX", exp, single_jiang_cap=2), hu=3, units=0)
+    check(ev("YJ*3 YS YX", exp, single_jiang_cap=3), hu=4, units=0)
+    # YJ*2 RJ*2 WJ*2 GJ + table 将 YJ, RJ, WJ: 肥车 (YJ, RJ, WJ pairs) 不出 20 + singles GJ +
+    # 3 table = 24 (the pairs as six singles: 6 + 4 = 10; GJ alone is no component).
+    # cap 1: 20 + 1 = 21 (all singles: min(10, 1) = 1).
+    exp = [("table", "YJ"), ("table", "RJ"), ("table", "WJ")]
+    check(ev("YJ*2 RJ*2 WJ*2 GJ", exp), hu=24, units=0)
+    check(ev("YJ*2 RJ*2 WJ*2 GJ", exp, single_jiang_cap=1), hu=21, units=0)
+
+
+def test_cap_with_jiang_in_chariot():
+    # YJ*2 YS*3 YX*2 + table 将 RJ, WJ, GJ. The hand: 素车 (YJ p, YS 子, YX p) 1 出 20 + 子 YS
+    # 3 = 23 (YJ as 2 singles: 2 + 3 = 5; no 圆 fits: it would leave a lone 士 or 相).
+    # jiang_in_chariot: the YJ pair in a chariot with 出: +2, not a single, never capped.
+    # no cap: 23 + 3 = 26, with the option 28. cap 1: 23 + 1 = 24, with the option 26.
+    # cap 3: 26 / 28. No pattern, U = 0 (28 + 2 < 50).
+    exp = [("table", "RJ"), ("table", "WJ"), ("table", "GJ")]
+    check(ev("YJ*2 YS*3 YX*2", exp), hu=26, units=0)
+    check(ev("YJ*2 YS*3 YX*2", exp, jiang_in_chariot=True), hu=28, units=0)
+    check(ev("YJ*2 YS*3 YX*2", exp, single_jiang_cap=1), hu=24, units=0)
+    check(ev("YJ*2 YS*3 YX*2", exp, single_jiang_cap=1, jiang_in_chariot=True), hu=26, units=0)
+    check(ev("YJ*2 YS*3 YX*2", exp, single_jiang_cap=3, jiang_in_chariot=True), hu=28, units=0)
+
+
+def test_cap_can_cost_the_win():
+    # YJ*3 RJ*2 WJ*2 GJ + table 将 GJ: 子 YJ 6 + 肥车 (YJ 子, RJ p, WJ p) 1 出 40 + singles
+    # GJ (hand) and GJ (table) 2 = 48 -> U = floor(50/50) = 1 (YJ as pair + single: 21 + 3).
+    # cap 1: 47 -> U = floor(49/50) = 0, no pattern (肥车 with 1 出 is none): no win.
+    # cap 1 + jiang_in_chariot: the two 将 pairs of the 肥车 with 出 +4 -> 51, U = 1.
+    exp = [("table", "GJ")]
+    check(ev("YJ*3 RJ*2 WJ*2 GJ", exp), hu=48, units=1)
+    check(ev("YJ*3 RJ*2 WJ*2 GJ", exp, single_jiang_cap=1), hu=47, units=0)
+    check(ev("YJ*3 RJ*2 WJ*2 GJ", exp, single_jiang_cap=1, jiang_in_chariot=True), hu=51, units=1)
+
+
+def test_cap_and_zhan_together():
+    # 占 YJ + concealed YJ*2 RJ WJ GJ, table 将 RJ. The 占 pair is no component by default:
+    # hand YJ pair 0 or two singles; singles: RJ, WJ, GJ (hand) + RJ (table).
+    # no options: YJ singles: 2 + 3 + 1 = 6. cap 2: 2 (any reading: a pair leaves 4 singles).
+    # zhan_in_chariot: the YJ 占 pair + the hand YJ pair give YJ two components, but no other
+    # colour has a 将 component: no chariot; still 6 / cap 2: 2.
+    exp = [("zhan", "YJ"), ("table", "RJ")]
+    check(ev("YJ*2 RJ WJ GJ", exp), hu=6, units=0)
+    check(ev("YJ*2 RJ WJ GJ", exp, single_jiang_cap=2), hu=2, units=0)
+    check(ev("YJ*2 RJ WJ GJ", exp, zhan_in_chariot=True, single_jiang_cap=2), hu=2, units=0)
 
 
 # -------------------------------------------------- exposed 1-hu groups

@@ -91,6 +91,8 @@ def brute_evaluate(concealed, exposed, rules):
     jic = rules.get("jiang_in_chariot", False)
     pw = rules.get("pattern_wins", True)
     scl = rules.get("steps_count_lou", False)
+    zic = rules.get("zhan_in_chariot", False)
+    cap = rules.get("single_jiang_cap", 0)
     L = sum(1 for k, _ in exposed if k == "kong")
     s = sum(1 for k, _ in exposed if k == "peng") + (L if scl else 0)
     fat_lou = any(k == "kong" and _rank(ts[0]) in FAT for k, ts in exposed)
@@ -99,18 +101,23 @@ def brute_evaluate(concealed, exposed, rules):
     for d in brute_decompositions(concealed):
         hu = 0
         comps = []
+        singles = 0  # single 将: concealed singles and table 将
         for kind, ts in d:
             fat = _rank(ts[0]) in FAT
-            hu += {"single": 1, "yuan": 1, "pair": 0, "zi": 6 if fat else 3,
+            hu += {"single": 0, "yuan": 1, "pair": 0, "zi": 6 if fat else 3,
                    "nao": 18 if fat else 9}[kind]
+            singles += kind == "single"
             if kind in ("pair", "zi", "nao"):
                 comps.append((ts[0], {"pair": 2, "zi": 3, "nao": 4}[kind]))
         for kind, ts in exposed:
             fat = _rank(ts[0]) in FAT
-            hu += {"chow": 1, "table": 1, "zhan": 0, "peng": 2 if fat else 1,
+            hu += {"chow": 1, "table": 0, "zhan": 0, "peng": 2 if fat else 1,
                    "kong": 12 if fat else 6}[kind]
-            if kind in ("zhan", "peng", "kong"):
+            singles += kind == "table"
+            # a 占 pair is a component only under zhan_in_chariot
+            if kind in ("peng", "kong") or (kind == "zhan" and zic):
                 comps.append((ts[0], {"zhan": 2, "peng": 3, "kong": 4}[kind]))
+        hu += min(singles, cap) if cap else singles
         # 清 / 天地 / 步
         outs = {t for t, k in comps if k >= 3}
         qing3 = qing4 = False
@@ -218,14 +225,17 @@ def _random_small_holding(rng):
 def test_matches_brute_force():
     rng = random.Random(20240601)
     option_sets = [{}, {"jiang_in_chariot": True}, {"steps_count_lou": True},
-                   {"lou_doubles": False, "hu_tolerance": 0}, {"pattern_wins": False}]
+                   {"lou_doubles": False, "hu_tolerance": 0}, {"pattern_wins": False},
+                   {"zhan_in_chariot": True}, {"zhan_in_chariot": True, "jiang_in_chariot": True},
+                   {"single_jiang_cap": 1}, {"single_jiang_cap": 2, "jiang_in_chariot": True},
+                   {"single_jiang_cap": 3, "zhan_in_chariot": True}]
     n_complete = 0
-    for i in range(2000):
+    for i in range(3000):
         concealed, exposed = _random_small_holding(rng)
         rules = option_sets[i % len(option_sets)]
         got = naive.naive_evaluate(concealed, exposed, rules)
         want = brute_evaluate(concealed, exposed, rules)
         assert got == want, (concealed, exposed, rules)
         n_complete += got["complete"]
-    assert n_complete > 500
+    assert n_complete > 750
 

@@ -169,6 +169,7 @@ class Environment:
         s[L.S_PHASE] = L.PH_DISCARD
         s[L.S_FIRST] = 1 if first_phase else 0
         s[L.S_GAIN] = L.WIN_TIANHU if first_phase else L.WIN_DISCARD
+        s[L.S_GAIN_TYPE] = -1  # a set-up position was reached through no card
         s[L.S_ACTIVE] = -1
         s[L.S_ACTIVE_ID] = -1
         s[L.S_WINNER] = -1

@@ -53,6 +53,7 @@ from simkit.engine.layout import (
     O_EXPCARDS,
     O_FIRST,
     O_GAIN,
+    O_GAIN_TYPE,
     O_LOCK,
     O_NCHOW,
     O_NCONC,
@@ -83,6 +84,7 @@ from simkit.engine.layout import (
     S_EXPCARDS,
     S_FIRST,
     S_GAIN,
+    S_GAIN_TYPE,
     S_HU,
     S_LOCK,
     S_LOU,
@@ -118,10 +120,13 @@ from simkit.deck import _deal_counts_kernel
 from simkit.evaluator import kernel as K
 from simkit.rules import (
     RULE_DRAWN_CARD_CHOW_BY,
+    RULE_DRAWN_JIANG_CHOW,
     RULE_MUST_CHARIOT_OUT,
     RULE_MUST_KONG,
     RULE_PASS_LOCKS_TYPE,
+    RULE_PASS_LOCKS_WIN,
     RULE_TIANHU,
+    RULE_ZHAN_IN_CHARIOT,
 )
 
 EXP_BLOCK = 4 * 28  # exposed counts per player
@@ -195,11 +200,20 @@ def new_engine_workspace() -> np.ndarray:
 
 
 @njit(cache=True, nogil=True)
+def _gain_locked(s, p, t, rules):
+    """RULES §7 passed cards cannot win: p passed a legal claim on type t, and t is the card
+    that brings p to this discard phase (option ``pass_locks_win``)."""
+    return rules[RULE_PASS_LOCKS_WIN] == 1 and t >= 0 and s[S_LOCK + 28 * p + t] == 1
+
+
+@njit(cache=True, nogil=True)
 def _can_win(s, p, rules, work):
     """May player p declare a win now (31 cards, no flag, 天胡 rule, evaluator)?"""
     if s[S_XIANGGONG + p] or s[S_NOWIN + p]:
         return False
     if s[S_FIRST] == 1 and rules[RULE_TIANHU] == 0:
+        return False
+    if _gain_locked(s, p, s[S_GAIN_TYPE], rules):
         return False
     if _total_cards(s, p) != 31:
         return False
@@ -284,9 +298,11 @@ def _claim_possible(s, q, action, t):
 
 
 @njit(cache=True, nogil=True)
-def _claim_keeps_playable(s, q, action, t, spare, rules, work):
+def _claim_keeps_playable(s, q, action, t, spare, blocked, rules, work):
     """RULES §5.3: after the claim q must be able to discard or to win.  ``spare``: q's
-    concealed non-将 cards (:func:`_spare_cards`)."""
+    concealed non-将 cards (:func:`_spare_cards`); ``blocked``: the claim itself leaves q
+    unable to win (it declines a legal 发子 / a 碰 through a chariot, or t is a passed type
+    under ``pass_locks_win``), so only a discard keeps it playable."""
     if spare > 3:
         return True  # a claim uses at most three concealed cards: one is left to discard
     base = K.WORK_SIZE + K.N_OUT + K.N_CHOICE
@@ -298,7 +314,7 @@ def _claim_keeps_playable(s, q, action, t, spare, rules, work):
             spare -= 1
     if spare > 0:
         return True
-    if s[S_XIANGGONG + q] or s[S_NOWIN + q]:
+    if blocked or s[S_XIANGGONG + q] or s[S_NOWIN + q]:
         return False
     conc = work[base : base + 28]
     exp = work[base + 28 : base + 28 + EXP_BLOCK].reshape((4, 28))
@@ -370,22 +386,43 @@ def _claim_mask(s, q, stage, rules, mask, work):
         return 0
     n = 0
     spare = _spare_cards(s, q)
+    # a claim of a passed type cannot bring a win (pass_locks_win; reachable with pass_locks_type off)
+    locked = _gain_locked(s, q, t, rules)
     if stage == ST_PENG:
         if s[S_SOURCE] == SRC_DISCARD and q == s[S_SOURCE_PLAYER]:
             return 0
         for a in (A_PENG, A_KONG):
-            if _claim_possible(s, q, a, t) and _claim_keeps_playable(s, q, a, t, spare, rules, work):
+            if _claim_possible(s, q, a, t) and _claim_keeps_playable(s, q, a, t, spare, locked, rules, work):
                 mask[a] = True
                 n += 1
-        if n == 0 or not _is_chow_player(s, q):
+        if n == 0 or not _is_chow_player(s, q) or _drawn_jiang_to_table(s, t, rules):
             return n
     if not _chow_conceivable(s, q, t):
         return n
+    # a 吃 / 占 taken instead of a legal 发子 / 碰 sets the flags of RULES §7 at once; the claim
+    # must leave q playable with them (§5.3)
+    declines = _decline_sets_nowin(s, q, t, mask[A_PENG], mask[A_KONG], rules)
     for a in (A_ZHAN, A_CHOW_TRIAD, A_CHOW_ZU, A_CHOW_ZU + 1, A_CHOW_ZU + 2, A_CHOW_ZU + 3, A_CHOW_ZU4):
-        if _claim_possible(s, q, a, t) and _claim_keeps_playable(s, q, a, t, spare, rules, work):
+        if _claim_possible(s, q, a, t) and _claim_keeps_playable(s, q, a, t, spare, locked or declines, rules, work):
             mask[a] = True
             n += 1
     return n
+
+
+@njit(cache=True, nogil=True)
+def _drawn_jiang_to_table(s, t, rules):
+    """RULES §5.5 with ``drawn_jiang_chow`` off: nobody may 吃 / 占 a drawn 将 (it goes to the
+    table unless 碰 / 发子)."""
+    return s[S_SOURCE] == SRC_DRAW and t % 7 == 0 and rules[RULE_DRAWN_JIANG_CHOW] == 0
+
+
+@njit(cache=True, nogil=True)
+def _decline_sets_nowin(s, q, t, peng_legal, kong_legal, rules):
+    """Does an action of q other than a legal 发子 / 碰 on t make q unable to win (RULES §7:
+    有子不发不能赢, 有车子不出车不能赢)?"""
+    if kong_legal and rules[RULE_MUST_KONG]:
+        return True
+    return peng_legal and rules[RULE_MUST_CHARIOT_OUT] == 1 and _chariot_through(s, q, t, rules)
 
 
 @njit(cache=True, nogil=True)
@@ -420,7 +457,17 @@ def _legal_mask(s, rules, mask, work):
 
 
 @njit(cache=True, nogil=True)
-def _chariot_through(s, q, t):
+def _chariot_cards(s, q, x, rules):
+    """Cards of type x that q holds towards a chariot: concealed + exposed, 占 pairs only
+    under ``zhan_in_chariot`` (RULES §7)."""
+    n = s[S_CONC + 28 * q + x] + s[S_EXPCARDS + 28 * q + x]
+    if rules[RULE_ZHAN_IN_CHARIOT] == 0:
+        n -= 2 * s[S_EXP + EXP_BLOCK * q + 28 * K.EXP_ZHAN + x]
+    return n
+
+
+@njit(cache=True, nogil=True)
+def _chariot_through(s, q, t, rules):
     """RULES §7: q holds a chariot through t (concealed + exposed cards)."""
     colour = t // 7
     rank = t % 7
@@ -428,17 +475,16 @@ def _chariot_through(s, q, t):
         first = colour * 7 + (0 if rank < 3 else 3)
         ok = True
         for x in range(first, first + 3):
-            if s[S_CONC + 28 * q + x] + s[S_EXPCARDS + 28 * q + x] < 2:
+            if _chariot_cards(s, q, x, rules) < 2:
                 ok = False
         if ok:
             return True
     if rank == 0 or rank == 6:
-        if s[S_CONC + 28 * q + t] + s[S_EXPCARDS + 28 * q + t] < 2:
+        if _chariot_cards(s, q, t, rules) < 2:
             return False
         n = 0
         for c in range(4):
-            x = c * 7 + rank
-            if s[S_CONC + 28 * q + x] + s[S_EXPCARDS + 28 * q + x] >= 2:
+            if _chariot_cards(s, q, c * 7 + rank, rules) >= 2:
                 n += 1
         return n >= 3
     return False
@@ -498,6 +544,7 @@ def _do_claim(s, q, action, work, ev, ev_n):
     _log(ev, ev_n, E_CLAIM, q, t, kind, slot, s[S_SOURCE])
     s[S_CLAIMS] += 1
     s[S_GAIN] = WIN_DISCARD if s[S_SOURCE] == SRC_DISCARD else WIN_DRAW
+    s[S_GAIN_TYPE] = t
     s[S_ACTIVE] = -1
     s[S_ACTIVE_ID] = -1
     s[S_PHASE] = PH_DISCARD
@@ -534,6 +581,7 @@ def _reset(s, deck, dealer):
     s[S_PHASE] = PH_DISCARD
     s[S_FIRST] = 1
     s[S_GAIN] = WIN_TIANHU
+    s[S_GAIN_TYPE] = -1
     s[S_ACTIVE] = -1
     s[S_ACTIVE_ID] = -1
     s[S_WINNER] = -1
@@ -555,7 +603,11 @@ def _stage_candidate(s, stage, rules):
                 return q
         return -1
     if stage == ST_CHOW:
-        return _next(src) if s[S_SOURCE] == SRC_DISCARD else src
+        if s[S_SOURCE] == SRC_DISCARD:
+            return _next(src)
+        if _drawn_jiang_to_table(s, t, rules):
+            return -1
+        return src
     # ST_CHOW_NEXT: drawer's next player, drawn non-将 cards, by option only
     if s[S_SOURCE] == SRC_DRAW and rules[RULE_DRAWN_CARD_CHOW_BY] == 1 and t % 7 != 0:
         return _next(src)
@@ -624,6 +676,7 @@ def _advance(s, rules, mask, work, ev, ev_n):
                     s[S_PHASE] = PH_DRAW
                     s[S_PLAYER] = _next(src)
                     continue
+                s[S_GAIN_TYPE] = t  # a passed 将 type cannot bring a win (pass_locks_win)
                 n_conc = 0
                 for x in range(28):
                     n_conc += s[S_CONC + 28 * src + x]
@@ -686,12 +739,12 @@ def _apply_legal(s, action, rules, mask, work, ev, ev_n):
             and action != A_PENG
             and rules[RULE_MUST_CHARIOT_OUT]
             and not s[S_NOWIN + p]
-            and _chariot_through(s, p, t)
+            and _chariot_through(s, p, t, rules)
         ):
             s[S_NOWIN + p] = 1
             _log(ev, ev_n, E_NOWIN, p, t, 1, 0, 0)
         if action == A_PASS:
-            if rules[RULE_PASS_LOCKS_TYPE]:
+            if rules[RULE_PASS_LOCKS_TYPE] or rules[RULE_PASS_LOCKS_WIN]:
                 s[S_LOCK + 28 * p + t] = 1
             _log(ev, ev_n, E_PASS, p, t, s[S_STAGE], 0, 0)
             s[S_STAGE] += 1
@@ -724,6 +777,7 @@ def _observe(s, p, obs):
     obs[O_DEALER] = s[S_DEALER]
     obs[O_DECIDED] = s[S_DECIDED]
     obs[O_GAIN] = s[S_GAIN]
+    obs[O_GAIN_TYPE] = s[S_GAIN_TYPE]
     for t in range(28):
         obs[O_CONC + t] = s[S_CONC + 28 * p + t]
         obs[O_DEAD + t] = s[S_DEAD + t]

@@ -29,7 +29,7 @@ from simkit.evaluator.tables import (
     chariot_assignments,
 )
 from simkit.exposed import ExposedGroup, exposed_arrays
-from simkit.rules import RULE_JIANG_IN_CHARIOT, RULE_STEPS_COUNT_LOU
+from simkit.rules import RULE_JIANG_IN_CHARIOT, RULE_SINGLE_JIANG_CAP, RULE_STEPS_COUNT_LOU, RULE_ZHAN_IN_CHARIOT
 
 _EXPOSED_WORD = {"chow": "吃圆", "peng": "碰", "kong": "楼", "zhan": "占", "table": "将(table)"}
 _SPLIT_WORD = {2: "pair", 3: "子", 4: "闹"}
@@ -65,16 +65,32 @@ def _zu_sets(u: Sequence[int]) -> list[tuple[int, ...]]:
 def explain(
     concealed: np.ndarray, groups: Sequence[ExposedGroup], rules_array: np.ndarray, choice: np.ndarray
 ) -> list[str]:
-    """One line per scoring item of the best decomposition: ``'<what> <cards> = <hu>'``."""
+    """One line per scoring item of the best decomposition: ``'<what> <cards> = <hu>'``.
+
+    Under rule ``single_jiang_cap`` k > 0 the first k single 将 listed (table 将 first, then
+    concealed singles) score 1 and the rest ``= 0``, so the lines still add up to the hu.
+    """
     lines: list[str] = []
     exposed, _ = exposed_arrays(groups)
+    zhan_comp = int(rules_array[RULE_ZHAN_IN_CHARIOT])
+    cap = int(rules_array[RULE_SINGLE_JIANG_CAP])
+    n_singles = 0  # single 将 listed so far (table and concealed)
+
+    def single_hu() -> int:
+        nonlocal n_singles
+        n_singles += 1
+        return 1 if cap == 0 or n_singles <= cap else 0
+
     for g in groups:
         if g.kind == "chow":
             hu = 1
             cards = " ".join(TYPE_NAMES[t] for t in g.types)
         else:
             t = g.types[0]
-            hu = {"peng": 2 if is_fat(t) else 1, "kong": 12 if is_fat(t) else 6, "zhan": 0, "table": 1}[g.kind]
+            if g.kind == "table":
+                hu = single_hu()
+            else:
+                hu = {"peng": 2 if is_fat(t) else 1, "kong": 12 if is_fat(t) else 6, "zhan": 0}[g.kind]
             cards = _cards(t, g.n_cards)
         lines.append(f"exposed {_EXPOSED_WORD[g.kind]} {cards} = {hu}")
     jiang_bonus = bool(rules_array[RULE_JIANG_IN_CHARIOT])
@@ -92,7 +108,7 @@ def explain(
             for _ in range(t_yuan):
                 lines.append(f"圆 {' '.join(TYPE_NAMES[t] for t in types)} = 1")
             for i, t in enumerate(types):
-                e = K._exposed_state(exposed, t)
+                e = K._exposed_state(exposed, t, zhan_comp)
                 m = int(concealed[t]) - t_yuan
                 sp = int(TYPE_SPLIT[kinds[i], e, m, classes[i]])
                 comps = SPLIT_COMPONENTS[sp]
@@ -100,7 +116,7 @@ def explain(
                     hu = {2: 0, 3: 3, 4: 9}[k] * (2 if is_fat(t) else 1)
                     lines.append(f"{_SPLIT_WORD[k]} {_cards(t, k)} = {hu}")
                 for _ in range(m - sum(comps)):
-                    lines.append(f"single {TYPE_NAMES[t]} = 1")
+                    lines.append(f"single {TYPE_NAMES[t]} = {single_hu()}")
                 out_of_type[t] = classes[i] == CL_OUT
             outs = sum(1 for cl in classes if cl == CL_OUT)
             for _ in range(q):
@@ -125,7 +141,7 @@ def explain(
         lines.append(f"圆 {' '.join(TYPE_NAMES[c * 7 + 6] for c in s)} = 1")
     for c in range(4):
         t = c * 7 + 6
-        e = K._exposed_state(exposed, t)
+        e = K._exposed_state(exposed, t, zhan_comp)
         m = int(concealed[t]) - u[c]
         sp = int(TYPE_SPLIT[TK_FAT, e, m, zu_classes[c]])
         for k in SPLIT_COMPONENTS[sp]:

@@ -22,6 +22,22 @@ need "is there a decomposition with these features", which is monotone in the fe
 each part keeps its Pareto-maximal feature vectors and the union of patterns is taken over
 their combinations.
 
+Two rule options reach into the parts:
+
+* ``zhan_in_chariot`` off (the default): an exposed 占 pair is no chariot component, so the
+  exposed state of its type is read as ``EX_NONE`` (:func:`_exposed_state`); it scores 0 and
+  is never 出, so nothing else (清, 天地, patterns) sees it either.
+* ``single_jiang_cap`` k > 0: at most k single 将 (concealed singles + table 将) score.
+  Singles only occur in the 将士相 triads, so each 将士相 option also carries its number of
+  concealed singles in its interface code (``code | singles << 5``), options of one colour
+  that another option of the same 出 bits / offered class beats whatever the other colours
+  hold are dropped, and :func:`_combine_triads`, which sees one option of every colour,
+  subtracts the excess ``max(0, table + Σ singles - k)``.  That is exact: the hu of a
+  decomposition is the uncapped hu minus exactly that excess, and an option's singles only
+  enter through it (see :func:`_triad_options` for why one split per class suffices).
+  With k = 0 the codes are the plain 32 and nothing is subtracted.  The cap changes no
+  feature of a decomposition (only its hu), so the pattern pass does not see it.
+
 The kernels take plain arrays; the layout constants below name every index.
 """
 
@@ -48,6 +64,7 @@ from simkit.evaluator.tables import (
     TK_PLAIN,
     TRIAD_IDLE,
     TYPE_HU,
+    TYPE_SINGLES,
     ZU_IDLE,
     ZU_YUAN,
 )
@@ -56,7 +73,9 @@ from simkit.rules import (
     RULE_JIANG_IN_CHARIOT,
     RULE_LOU_DOUBLES,
     RULE_PATTERN_WINS,
+    RULE_SINGLE_JIANG_CAP,
     RULE_STEPS_COUNT_LOU,
+    RULE_ZHAN_IN_CHARIOT,
 )
 
 # rows of the exposed array ``exposed[4, 28]`` (counts per type)
@@ -114,27 +133,71 @@ NEG = -(1 << 40)
 # ``want_patterns`` of :func:`_evaluate_kernel` for callers that read only ``OUT_WINS``
 WANT_WINS = 2
 
-# scratch workspace ``work[WORK_SIZE]`` (int64), so that the kernel never allocates
-W_HU_BY_CODE = 0  # 32
-W_ARG_BY_CODE = 32  # 32
-N_OPTIONS = 32  # room for one triad's options (interface codes)
-W_JSX_CODES = 64  # 4 x 32
-W_JSX_HUS = 192  # 4 x 32
-W_JSX_ARGS = 320  # 4 x 32
-W_CMP_CODES = 448  # 4 x 32
-W_CMP_HUS = 576  # 4 x 32
-W_CMP_ARGS = 704  # 4 x 32
-W_COUNTS = 832  # jsx_n (4), cmp_n (4)
-W_JSX_PAT = 840  # 4 x 120 flags
-W_CMP_PAT = 1320  # 4 x 120 flags
-W_ZPAT = 1800  # 81 flags
-W_BEST = 1888  # cmp_best (16), jsx_best (16), zu_best (16)
-W_IDX = 1936  # cmp_idx (16 x 4), jsx_idx (16 x 4), zu_u (16 x 4), zu_cls (16 x 4)
-W_COLOUR = 2192  # pattern pass: Pareto colour codes, 4 x 128
-W_COLOUR_N = 2704  # their counts (4)
-W_TMP = 2708  # 3 x 128 scratch lists
-W_ZCODES = 3092  # Pareto 卒 level codes (81)
-WORK_SIZE = 3173
+# interface codes of a triad: 出 bits (3) | offered 将 class << 3 (2 bits) ...
+N_CODES = 32
+# ... | concealed single 将 (0..4) << 5 under rule single_jiang_cap
+N_CODES_CAP = 5 * N_CODES
+N_OPTIONS = N_CODES_CAP  # room for one triad's options (stride of the option lists)
+N_PAT_CODES = 120  # triad feature codes: 出 bits + 8 * 将 level (3) + 24 * (smax + 1) (5)
+N_ZPAT_CODES = 81  # 卒 level tuples, base 3
+N_KEYS = 16  # sets of colours (4 bits)
+N_LIST = 128  # a pattern-pass scratch list (>= N_PAT_CODES)
+
+# scratch workspace ``work[WORK_SIZE]`` (int64), so that the kernel never allocates:
+# each region starts where the previous one ends (offset = previous offset + its size)
+SZ_HU_BY_CODE = N_CODES_CAP
+SZ_ARG_BY_CODE = N_CODES_CAP
+SZ_OPTION_LIST = 4 * N_OPTIONS  # flat (4 colours, N_OPTIONS)
+SZ_COUNTS = 8  # jsx_n (4), cmp_n (4)
+SZ_TRIAD_PAT = 4 * N_PAT_CODES  # flags, 4 colours
+SZ_ZPAT = N_ZPAT_CODES  # flags
+SZ_BEST = 3 * N_KEYS  # cmp_best, jsx_best, zu_best
+SZ_IDX = 4 * 4 * N_KEYS  # cmp_idx, jsx_idx, zu_u, zu_cls: each flat (16, 4)
+SZ_COLOUR = 4 * N_LIST  # pattern pass: Pareto colour codes of 4 colours
+SZ_COLOUR_N = 4  # their counts
+SZ_TMP = 3 * N_LIST  # 3 scratch lists
+SZ_ZCODES = N_ZPAT_CODES  # Pareto 卒 level codes
+W_HU_BY_CODE = 0
+W_ARG_BY_CODE = W_HU_BY_CODE + SZ_HU_BY_CODE
+W_JSX_CODES = W_ARG_BY_CODE + SZ_ARG_BY_CODE
+W_JSX_HUS = W_JSX_CODES + SZ_OPTION_LIST
+W_JSX_ARGS = W_JSX_HUS + SZ_OPTION_LIST
+W_CMP_CODES = W_JSX_ARGS + SZ_OPTION_LIST
+W_CMP_HUS = W_CMP_CODES + SZ_OPTION_LIST
+W_CMP_ARGS = W_CMP_HUS + SZ_OPTION_LIST
+W_COUNTS = W_CMP_ARGS + SZ_OPTION_LIST
+W_JSX_PAT = W_COUNTS + SZ_COUNTS
+W_CMP_PAT = W_JSX_PAT + SZ_TRIAD_PAT
+W_ZPAT = W_CMP_PAT + SZ_TRIAD_PAT
+W_BEST = W_ZPAT + SZ_ZPAT
+W_IDX = W_BEST + SZ_BEST
+W_COLOUR = W_IDX + SZ_IDX
+W_COLOUR_N = W_COLOUR + SZ_COLOUR
+W_TMP = W_COLOUR_N + SZ_COLOUR_N
+W_ZCODES = W_TMP + SZ_TMP
+WORK_SIZE = W_ZCODES + SZ_ZCODES
+
+# every region of the workspace: (name, offset, size), in order (tests check the layout)
+WORK_REGIONS = (
+    ("W_HU_BY_CODE", W_HU_BY_CODE, SZ_HU_BY_CODE),
+    ("W_ARG_BY_CODE", W_ARG_BY_CODE, SZ_ARG_BY_CODE),
+    ("W_JSX_CODES", W_JSX_CODES, SZ_OPTION_LIST),
+    ("W_JSX_HUS", W_JSX_HUS, SZ_OPTION_LIST),
+    ("W_JSX_ARGS", W_JSX_ARGS, SZ_OPTION_LIST),
+    ("W_CMP_CODES", W_CMP_CODES, SZ_OPTION_LIST),
+    ("W_CMP_HUS", W_CMP_HUS, SZ_OPTION_LIST),
+    ("W_CMP_ARGS", W_CMP_ARGS, SZ_OPTION_LIST),
+    ("W_COUNTS", W_COUNTS, SZ_COUNTS),
+    ("W_JSX_PAT", W_JSX_PAT, SZ_TRIAD_PAT),
+    ("W_CMP_PAT", W_CMP_PAT, SZ_TRIAD_PAT),
+    ("W_ZPAT", W_ZPAT, SZ_ZPAT),
+    ("W_BEST", W_BEST, SZ_BEST),
+    ("W_IDX", W_IDX, SZ_IDX),
+    ("W_COLOUR", W_COLOUR, SZ_COLOUR),
+    ("W_COLOUR_N", W_COLOUR_N, SZ_COLOUR_N),
+    ("W_TMP", W_TMP, SZ_TMP),
+    ("W_ZCODES", W_ZCODES, SZ_ZCODES),
+)
 
 
 def new_workspace() -> np.ndarray:
@@ -143,11 +206,17 @@ def new_workspace() -> np.ndarray:
 
 
 @njit(cache=True, nogil=True)
-def _exposed_state(exposed, t):
+def _exposed_state(exposed, t, zhan_in_chariot):
+    """Exposed components of type t (``EX_*``) as the chariots see them.
+
+    A 占 pair is a component only under rule ``zhan_in_chariot``; otherwise it is read as
+    no component at all (it scores 0 and is never 出, so nothing else needs it)."""
     if exposed[EXP_KONG, t] > 0:
         return EX_KONG
     if exposed[EXP_PENG, t] > 0:
         return EX_PENG
+    if not zhan_in_chariot:
+        return EX_NONE
     if exposed[EXP_ZHAN, t] >= 2:
         return EX_ZHAN2
     if exposed[EXP_ZHAN, t] == 1:
@@ -186,13 +255,22 @@ def _min_idle(conc):
 
 
 @njit(cache=True, nogil=True)
-def _triad_options(first_type, kind0, conc, exposed, is_jiang_triad, jiang_bonus, hu_by_code, arg_by_code, pat):
+def _triad_options(
+    first_type, kind0, conc, exposed, is_jiang_triad, jiang_bonus, zhan_comp, cap_on, hu_by_code, arg_by_code, pat
+):
     """Enumerate the decompositions of one triad (three same-colour types).
 
     hu_by_code[code] gets the best hu with interface ``code`` = 出 bits of the three types
-    | offered 将 class << 3 (将士相 triads only); arg_by_code the arg word reaching it.
+    | offered 将 class << 3 (将士相 triads only) | concealed single 将 << 5 (only when
+    ``cap_on``: rule single_jiang_cap > 0; then hu_by_code has N_CODES_CAP entries);
+    arg_by_code the arg word reaching it.
     pat[bits + 8 * jiang_level + 24 * (smax + 1)] marks the pattern features reachable:
     jiang_level 0/1/2 = no 将 component / pair(s) / 出; smax = 出 of a formable 素车 or -1.
+
+    Per type only the class of its components is enumerated, with the best split of that
+    class (TYPE_HU).  Under the cap a split with fewer singles could be worth more, but the
+    best split of a class also has the fewest singles of the class (asserted in
+    :mod:`simkit.evaluator.tables`), so it is never beaten by another split of the class.
     """
     hu_by_code[:] = NEG
     arg_by_code[:] = -1
@@ -200,9 +278,9 @@ def _triad_options(first_type, kind0, conc, exposed, is_jiang_triad, jiang_bonus
     n0 = conc[first_type]
     n1 = conc[first_type + 1]
     n2 = conc[first_type + 2]
-    e0 = _exposed_state(exposed, first_type)
-    e1 = _exposed_state(exposed, first_type + 1)
-    e2 = _exposed_state(exposed, first_type + 2)
+    e0 = _exposed_state(exposed, first_type, zhan_comp)
+    e1 = _exposed_state(exposed, first_type + 1, zhan_comp)
+    e2 = _exposed_state(exposed, first_type + 2, zhan_comp)
     t_max = min(n0, min(n1, n2))
     for t in range(t_max + 1):
         m0 = n0 - t
@@ -212,6 +290,7 @@ def _triad_options(first_type, kind0, conc, exposed, is_jiang_triad, jiang_bonus
             h0 = TYPE_HU[kind0, e0, m0, c0]
             if h0 < 0:
                 continue
+            singles_bits = (TYPE_SINGLES[kind0, e0, m0, c0] << 5) if cap_on else 0
             for c1 in range(4):
                 h1 = TYPE_HU[TK_PLAIN, e1, m1, c1]
                 if h1 < 0:
@@ -247,20 +326,47 @@ def _triad_options(first_type, kind0, conc, exposed, is_jiang_triad, jiang_bonus
                             offer = 0
                         if not is_jiang_triad:
                             offer = 0
-                        code = bits | (offer << 3)
+                        code = bits | (offer << 3) | singles_bits
                         if value > hu_by_code[code]:
                             hu_by_code[code] = value
                             arg_by_code[code] = t | (c0 << 3) | (c1 << 5) | (c2 << 7) | (q << 9)
 
 
 @njit(cache=True, nogil=True)
-def _combine_triads(codes, hus, counts, qing_bits, chariot_row, use_chariots, best, best_idx):
+def _singles_dominated(hu_by_code, code, h):
+    """True if another 将士相 option with the same 出 bits and offered class (``code & 31``)
+    but a different number of concealed singles (``code >> 5``) is never worse under the cap.
+
+    With the rest of the holding fixed, an option (h, s) adds ``h - max(0, E + s)`` (E: the
+    other singles minus the cap) = ``min(h, h - s - E)``; (h2, s2) is at least as good for
+    every E iff h2 >= h and h2 - s2 >= h - s.  Two different options never dominate each
+    other (that needs s2 == s), so every dropped option leaves a kept one at least as good.
+    (Over every triad the options of one code turn out totally ordered this way, so under
+    the cap each code keeps one option, as without it; tests check both.)
+    """
+    low = code & (N_CODES - 1)
+    s = code >> 5
+    for s2 in range(5):
+        if s2 == s:
+            continue
+        h2 = hu_by_code[low | (s2 << 5)]
+        if h2 > NEG and h2 >= h and h2 - s2 >= h - s:
+            return True
+    return False
+
+
+@njit(cache=True, nogil=True)
+def _combine_triads(codes, hus, counts, qing_bits, chariot_row, use_chariots, cap, table_singles, best, best_idx):
     """Combine the four colours' option lists of one triad kind.
 
     ``codes`` / ``hus``: flat (4, N_OPTIONS) lists, colour c's option i at c * N_OPTIONS + i.
     best[key] (key = bit-0 出 of each colour, i.e. which colours' 将 / 车 are 出) gets the best
     total of the triads' hu + 清 of the ranks in ``qing_bits`` + (将 chariots); best_idx
-    (flat (16, 4)) the option indices reaching it.
+    (flat (16, 4)) the option indices reaching it.  ``cap`` > 0 (rule single_jiang_cap, 将士相
+    triads only): the hus count every single at 1, so the singles beyond the cap, counting
+    the ``table_singles`` 将 on the table (scored at 1 in the fixed part) and the singles of
+    each code (``code >> 5``), are taken off again; this is the capped hu of exactly the
+    decompositions combined here.
     """
     best[:] = NEG
     for i0 in range(counts[0]):
@@ -279,6 +385,10 @@ def _combine_triads(codes, hus, counts, qing_bits, chariot_row, use_chariots, be
                     if use_chariots:
                         offer = ((a >> 3) & 3) | (((b >> 3) & 3) << 2) | (((c >> 3) & 3) << 4) | (((d >> 3) & 3) << 6)
                         value += chariot_row[offer]
+                    if cap > 0:
+                        over = table_singles - cap + (a >> 5) + (b >> 5) + (c >> 5) + (d >> 5)
+                        if over > 0:
+                            value -= over
                     key = (a & 1) | ((b & 1) << 1) | ((c & 1) << 2) | ((d & 1) << 3)
                     if value > best[key]:
                         best[key] = value
@@ -289,7 +399,7 @@ def _combine_triads(codes, hus, counts, qing_bits, chariot_row, use_chariots, be
 
 
 @njit(cache=True, nogil=True)
-def _zu_options(conc, exposed, chariot_row, best, best_u, best_cls, zpat):
+def _zu_options(conc, exposed, zhan_comp, chariot_row, best, best_u, best_cls, zpat):
     """Enumerate the 卒 system: 卒 圆s (3 or 4 colours), then each colour's rest.
 
     best[zbits] = best hu of 卒 圆s + 卒 groups + 卒 chariots with 出 卒 in colours zbits (its
@@ -302,10 +412,10 @@ def _zu_options(conc, exposed, chariot_row, best, best_u, best_cls, zpat):
     z1 = conc[13]
     z2 = conc[20]
     z3 = conc[27]
-    e0 = _exposed_state(exposed, 6)
-    e1 = _exposed_state(exposed, 13)
-    e2 = _exposed_state(exposed, 20)
-    e3 = _exposed_state(exposed, 27)
+    e0 = _exposed_state(exposed, 6, zhan_comp)
+    e1 = _exposed_state(exposed, 13, zhan_comp)
+    e2 = _exposed_state(exposed, 20, zhan_comp)
+    e3 = _exposed_state(exposed, 27, zhan_comp)
     for u0 in range(z0 + 1):
         for u1 in range(z1 + 1):
             for u2 in range(z2 + 1):
@@ -478,20 +588,20 @@ def _patterns(work, n_lou, fat_lou, plain_lou, steps):
     features, so only Pareto-maximal feature vectors of each colour / of the 卒 system are
     combined.
     """
-    tmp_a = work[W_TMP : W_TMP + 128]
-    tmp_b = work[W_TMP + 128 : W_TMP + 256]
-    tmp_c = work[W_TMP + 256 : W_TMP + 384]
+    tmp_a = work[W_TMP : W_TMP + N_LIST]
+    tmp_b = work[W_TMP + N_LIST : W_TMP + 2 * N_LIST]
+    tmp_c = work[W_TMP + 2 * N_LIST : W_TMP + 3 * N_LIST]
     for c in range(4):
         # Pareto sets of the two triads of colour c
         n_a = 0
-        for a in range(120):
-            if work[W_JSX_PAT + 120 * c + a]:
+        for a in range(N_PAT_CODES):
+            if work[W_JSX_PAT + N_PAT_CODES * c + a]:
                 tmp_c[n_a] = a
                 n_a += 1
         n_a = _pareto(tmp_c, n_a, 2, tmp_a)
         n_b = 0
-        for b in range(120):
-            if work[W_CMP_PAT + 120 * c + b]:
+        for b in range(N_PAT_CODES):
+            if work[W_CMP_PAT + N_PAT_CODES * c + b]:
                 tmp_c[n_b] = b
                 n_b += 1
         n_b = _pareto(tmp_c, n_b, 2, tmp_b)
@@ -504,23 +614,23 @@ def _patterns(work, n_lou, fat_lou, plain_lou, steps):
                 smax1 = max(a // 24, b // 24)
                 tmp_c[n] = ((a >> 1) & 3) | ((b & 7) << 2) | (((a >> 3) % 3) << 5) | (smax1 << 7)
                 n += 1
-        work[W_COLOUR_N + c] = _pareto(tmp_c, n, 0, work[W_COLOUR + 128 * c : W_COLOUR + 128 * (c + 1)])
+        work[W_COLOUR_N + c] = _pareto(tmp_c, n, 0, work[W_COLOUR + N_LIST * c : W_COLOUR + N_LIST * (c + 1)])
     n = 0
-    for a in range(81):
+    for a in range(N_ZPAT_CODES):
         if work[W_ZPAT + a]:
             tmp_c[n] = a
             n += 1
-    nz = _pareto(tmp_c, n, 1, work[W_ZCODES : W_ZCODES + 81])
+    nz = _pareto(tmp_c, n, 1, work[W_ZCODES : W_ZCODES + N_ZPAT_CODES])
     union = 0
     floor = 0
     for i0 in range(work[W_COLOUR_N]):
         k0 = work[W_COLOUR + i0]
         for i1 in range(work[W_COLOUR_N + 1]):
-            k1 = work[W_COLOUR + 128 + i1]
+            k1 = work[W_COLOUR + N_LIST + i1]
             for i2 in range(work[W_COLOUR_N + 2]):
-                k2 = work[W_COLOUR + 256 + i2]
+                k2 = work[W_COLOUR + 2 * N_LIST + i2]
                 for i3 in range(work[W_COLOUR_N + 3]):
-                    k3 = work[W_COLOUR + 384 + i3]
+                    k3 = work[W_COLOUR + 3 * N_LIST + i3]
                     qing = 0
                     for k in range(5):
                         n = ((k0 >> k) & 1) + ((k1 >> k) & 1) + ((k2 >> k) & 1) + ((k3 >> k) & 1)
@@ -562,9 +672,11 @@ def _evaluate_kernel(conc, exposed, n_chow, rules, want_patterns, out, choice, w
     n_peng = 0
     fat_lou = False
     plain_lou = False
+    table_singles = 0
     for t in range(28):
         fat = (t % 7) == 0 or (t % 7) == 3 or (t % 7) == 6
         fixed += exposed[EXP_TABLE, t]
+        table_singles += exposed[EXP_TABLE, t]
         fixed += exposed[EXP_PENG, t] * (2 if fat else 1)
         fixed += exposed[EXP_KONG, t] * (12 if fat else 6)
         n_peng += exposed[EXP_PENG, t]
@@ -585,8 +697,14 @@ def _evaluate_kernel(conc, exposed, n_chow, rules, want_patterns, out, choice, w
         return
     out[OUT_COMPLETE] = 1
     jiang_bonus = rules[RULE_JIANG_IN_CHARIOT]
-    hu_by_code = work[W_HU_BY_CODE : W_HU_BY_CODE + 32]
-    arg_by_code = work[W_ARG_BY_CODE : W_ARG_BY_CODE + 32]
+    zhan_comp = rules[RULE_ZHAN_IN_CHARIOT]
+    cap = rules[RULE_SINGLE_JIANG_CAP]
+    cap_on = cap > 0
+    n_codes = N_CODES_CAP if cap_on else N_CODES  # 将士相 interface codes
+    hu_by_code = work[W_HU_BY_CODE : W_HU_BY_CODE + n_codes]
+    arg_by_code = work[W_ARG_BY_CODE : W_ARG_BY_CODE + n_codes]
+    cmp_hu_by_code = work[W_HU_BY_CODE : W_HU_BY_CODE + N_CODES]
+    cmp_arg_by_code = work[W_ARG_BY_CODE : W_ARG_BY_CODE + N_CODES]
     # flat (4, N_OPTIONS) option lists: colour c's option i at c * N_OPTIONS + i (1-D views:
     # a reshaped view costs a helper call per evaluation)
     jsx_codes = work[W_JSX_CODES : W_JSX_CODES + 4 * N_OPTIONS]
@@ -599,44 +717,54 @@ def _evaluate_kernel(conc, exposed, n_chow, rules, want_patterns, out, choice, w
     cmp_n = work[W_COUNTS + 4 : W_COUNTS + 8]
     # --- the eight triads
     for c in range(4):
-        jsx_pat = work[W_JSX_PAT + 120 * c : W_JSX_PAT + 120 * (c + 1)]
-        _triad_options(c * 7, TK_JIANG, conc, exposed, True, jiang_bonus, hu_by_code, arg_by_code, jsx_pat)
+        jsx_pat = work[W_JSX_PAT + N_PAT_CODES * c : W_JSX_PAT + N_PAT_CODES * (c + 1)]
+        _triad_options(
+            c * 7, TK_JIANG, conc, exposed, True, jiang_bonus, zhan_comp, cap_on, hu_by_code, arg_by_code, jsx_pat
+        )
         n = 0
-        for code in range(32):
-            if hu_by_code[code] > NEG:
+        for code in range(n_codes):
+            h = hu_by_code[code]
+            if h > NEG:
+                if cap_on and _singles_dominated(hu_by_code, code, h):
+                    continue
                 jsx_codes[c * N_OPTIONS + n] = code
-                jsx_hus[c * N_OPTIONS + n] = hu_by_code[code]
+                jsx_hus[c * N_OPTIONS + n] = h
                 jsx_args[c * N_OPTIONS + n] = arg_by_code[code]
                 n += 1
         jsx_n[c] = n
-        cmp_pat = work[W_CMP_PAT + 120 * c : W_CMP_PAT + 120 * (c + 1)]
-        _triad_options(c * 7 + 3, TK_FAT, conc, exposed, False, 0, hu_by_code, arg_by_code, cmp_pat)
+        cmp_pat = work[W_CMP_PAT + N_PAT_CODES * c : W_CMP_PAT + N_PAT_CODES * (c + 1)]
+        _triad_options(
+            c * 7 + 3, TK_FAT, conc, exposed, False, 0, zhan_comp, False, cmp_hu_by_code, cmp_arg_by_code, cmp_pat
+        )
         n = 0
         for code in range(8):
-            if hu_by_code[code] > NEG:
+            if cmp_hu_by_code[code] > NEG:
                 cmp_codes[c * N_OPTIONS + n] = code
-                cmp_hus[c * N_OPTIONS + n] = hu_by_code[code]
-                cmp_args[c * N_OPTIONS + n] = arg_by_code[code]
+                cmp_hus[c * N_OPTIONS + n] = cmp_hu_by_code[code]
+                cmp_args[c * N_OPTIONS + n] = cmp_arg_by_code[code]
                 n += 1
         cmp_n[c] = n
-    cmp_best = work[W_BEST : W_BEST + 16]
-    jsx_best = work[W_BEST + 16 : W_BEST + 32]
-    zu_best = work[W_BEST + 32 : W_BEST + 48]
+    cmp_best = work[W_BEST : W_BEST + N_KEYS]
+    jsx_best = work[W_BEST + N_KEYS : W_BEST + 2 * N_KEYS]
+    zu_best = work[W_BEST + 2 * N_KEYS : W_BEST + 3 * N_KEYS]
     # flat (16, 4): key k's entry for colour c at 4 * k + c
-    cmp_idx = work[W_IDX : W_IDX + 64]
-    jsx_idx = work[W_IDX + 64 : W_IDX + 128]
-    zu_u = work[W_IDX + 128 : W_IDX + 192]
-    zu_cls = work[W_IDX + 192 : W_IDX + 256]
+    cmp_idx = work[W_IDX : W_IDX + 4 * N_KEYS]
+    jsx_idx = work[W_IDX + 4 * N_KEYS : W_IDX + 8 * N_KEYS]
+    zu_u = work[W_IDX + 8 * N_KEYS : W_IDX + 12 * N_KEYS]
+    zu_cls = work[W_IDX + 12 * N_KEYS : W_IDX + 16 * N_KEYS]
     # --- 车马炮 triads: independent of everything but 清 of 车 马 炮
-    _combine_triads(cmp_codes, cmp_hus, cmp_n, 7, CHARIOT_TABLE[0], False, cmp_best, cmp_idx)
+    _combine_triads(cmp_codes, cmp_hus, cmp_n, 7, CHARIOT_TABLE[0], False, 0, 0, cmp_best, cmp_idx)
     cmp_key = 0
     for key in range(16):
         if cmp_best[key] > cmp_best[cmp_key]:
             cmp_key = key
     # --- 将士相 triads: 清 of 士 相, 将 chariots; best per set of colours with a 将 出
-    _combine_triads(jsx_codes, jsx_hus, jsx_n, 6, CHARIOT_TABLE[jiang_bonus], True, jsx_best, jsx_idx)
+    # (and the single 将 cap: every single lies in a 将士相 triad or on the table)
+    _combine_triads(
+        jsx_codes, jsx_hus, jsx_n, 6, CHARIOT_TABLE[jiang_bonus], True, cap, table_singles, jsx_best, jsx_idx
+    )
     # --- 卒 system
-    _zu_options(conc, exposed, CHARIOT_TABLE[0], zu_best, zu_u, zu_cls, work[W_ZPAT : W_ZPAT + 81])
+    _zu_options(conc, exposed, zhan_comp, CHARIOT_TABLE[0], zu_best, zu_u, zu_cls, work[W_ZPAT : W_ZPAT + SZ_ZPAT])
     # --- 天地 joins the 将 and 卒 sides
     best = NEG
     best_j = 0

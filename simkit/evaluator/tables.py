@@ -9,7 +9,8 @@ Per-type vocabulary
 ``TK_PLAIN`` (士 相 马 炮).
 
 *Exposed state* of a type (its exposed components): ``EX_NONE``, ``EX_ZHAN`` (one 占 pair),
-``EX_PENG`` (碰), ``EX_KONG`` (楼), ``EX_ZHAN2`` (two 占 pairs).
+``EX_PENG`` (碰), ``EX_KONG`` (楼), ``EX_ZHAN2`` (two 占 pairs).  占 pairs are components
+only under rule ``zhan_in_chariot``; otherwise the kernel reads their type as ``EX_NONE``.
 
 *Component class* of a type in a decomposition (all its components, concealed and exposed):
 ``CL_NONE`` (no component), ``CL_PAIR`` (one component of 2 cards), ``CL_OUT`` (one 出
@@ -58,12 +59,22 @@ def _class_of(components: tuple[int, ...]) -> int:
     return -1
 
 
-def _build_type_options() -> tuple[np.ndarray, np.ndarray]:
+def _build_type_options() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """TYPE_HU[kind, exposed, m, class]: best concealed hu of a type whose ``m`` concealed
     copies (after 圆s) are split so that its components have that class; -1 if impossible.
-    TYPE_SPLIT holds the split that reaches it."""
+    TYPE_SPLIT holds the split that reaches it, TYPE_SINGLES its number of single 将 (each
+    counted at 1 hu in TYPE_HU).
+
+    Rule ``single_jiang_cap`` makes a split with fewer singles worth more than its TYPE_HU
+    when the cap bites, so keeping one split per class is exact only if the kept split has
+    both the best value and the fewest singles of its class: then any other split of the
+    class has no more hu and no fewer singles, and with any cap (the capped total is
+    ``hu - max(0, singles + others - cap)``, non-decreasing in hu and non-increasing in
+    singles) it is never better.  The builder asserts this."""
     hu = np.full((3, 5, 5, 4), -1, dtype=np.int64)
     split = np.full((3, 5, 5, 4), -1, dtype=np.int64)
+    n_singles = np.zeros((3, 5, 5, 4), dtype=np.int64)
+    fewest = np.full((3, 5, 5, 4), 99, dtype=np.int64)
     for kind in (TK_JIANG, TK_FAT, TK_PLAIN):
         fat = kind in (TK_JIANG, TK_FAT)
         for ex, ex_comps in EXPOSED_COMPONENTS.items():
@@ -80,13 +91,17 @@ def _build_type_options() -> tuple[np.ndarray, np.ndarray]:
                     if cls < 0:
                         continue
                     value = _SPLIT_HU_PLAIN[sp] * (2 if fat else 1) + singles
+                    fewest[kind, ex, m, cls] = min(fewest[kind, ex, m, cls], singles)
                     if value > hu[kind, ex, m, cls]:
                         hu[kind, ex, m, cls] = value
                         split[kind, ex, m, cls] = sp
-    return hu, split
+                        n_singles[kind, ex, m, cls] = singles
+    possible = hu >= 0
+    assert (n_singles[possible] == fewest[possible]).all(), "a best split has more singles than another"
+    return hu, split, n_singles
 
 
-TYPE_HU, TYPE_SPLIT = _build_type_options()
+TYPE_HU, TYPE_SPLIT, TYPE_SINGLES = _build_type_options()
 
 
 def _build_zu_yuan() -> np.ndarray:

@@ -140,6 +140,7 @@ def _determinise(obs, rng, s2):
     s2[L.S_DECIDED] = obs[L.O_DECIDED]
     s2[L.S_FIRST] = obs[L.O_FIRST]
     s2[L.S_GAIN] = obs[L.O_GAIN]
+    s2[L.S_GAIN_TYPE] = obs[L.O_GAIN_TYPE]
     s2[L.S_DEALER] = obs[L.O_DEALER]
     s2[L.S_WINNER] = -1
     s2[L.S_WIN_KIND] = -1
