@@ -5,12 +5,13 @@
     simkit deals [--deals N] [--seed S] --out DIR   # dealt-hand simulation, Parquet + report
     simkit simulate --deals N --policies a,b,c --seed S --out DIR [--workers K] [--batch-size B]
                     [--backend local|dask] [--scheduler ADDRESS] [--rule key=value ...]
+                    [--session-length K]  # sessions of K deals with a rotating dealer
     simkit report DATASET [--out DIR]    # report.md with tables and plots of a dataset
     simkit compare A B [--deals N | --sprt delta,alpha,beta] [--seed S] [--out DIR]
     simkit prob [EVENT ...] [--deals N] [--seed S] [--seat K] [--out FILE]
     simkit experiment run experiments/NAME.toml [--workers K] [--reports DIR] [--data DIR]
     simkit demo --out DIR                # the main job: a small simulation + its report
-    simkit replay --seed S --deal N --policies a,b,c [--rule key=value ...]
+    simkit replay --seed S --deal N --policies a,b,c [--rule key=value ...] [--session-length K]
     simkit bench evaluator [--holdings N]
     simkit bench engine [--deals N]
     simkit rules [--rule key=value ...]  # print the effective rule set as TOML
@@ -66,10 +67,16 @@ def _build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--batch-size", type=int, default=10_000, help="deals per batch file (default 10000)")
     sim.add_argument("--backend", choices=["local", "dask"], default="local")
     sim.add_argument("--scheduler", default=None, help="Dask scheduler address (with --backend dask)")
+    sim.add_argument("--session-length", type=int, default=1, metavar="K",
+                     help="deals per session (default 1: independent deals, seat 0 deals). K > 1: each "
+                          "session's first deal is dealt by seat 0, the next ones by rule option next_dealer; "
+                          "--batch-size is rounded down to a multiple of K; a deal count that is not a "
+                          "multiple of K cuts the last session short")
     sim.add_argument("--quiet", action="store_true", help="no progress bar")
 
     report = sub.add_parser("report", help="write report.md with tables and plots of a dataset")
-    report.add_argument("dataset", help="dataset folder written by simkit simulate")
+    report.add_argument("dataset", help="dataset folder written by simkit simulate (a run in sessions "
+                                        "gets a Sessions section)")
     report.add_argument("--out", default=None, help="report folder (default: the dataset folder)")
 
     compare = sub.add_parser("compare", help="duplicate comparison of two policies (all seatings, same deals)")
@@ -118,6 +125,9 @@ def _build_parser() -> argparse.ArgumentParser:
     replay.add_argument("--deal", type=int, required=True, help="deal number within the run (0-based)")
     replay.add_argument("--policies", required=True, help="three policies, e.g. greedy,random,random")
     replay.add_argument("--rule", action="append", default=[], metavar="KEY=VALUE")
+    replay.add_argument("--session-length", type=int, default=1, metavar="K",
+                        help="the run's deals per session (default 1): deal N is dealt by its session's dealer, "
+                             "found by playing the session's earlier deals")
     replay.add_argument("--output", metavar="FILE", help="write here instead of stdout")
 
     bench = sub.add_parser("bench", help="print throughput benchmarks")
@@ -242,7 +252,7 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     path = simulate(args.deals, args.policies, args.seed, args.out, RuleSet.from_strings(args.rule),
                     batch_size=args.batch_size, workers=args.workers, backend=args.backend,
-                    scheduler=args.scheduler, quiet=args.quiet)
+                    scheduler=args.scheduler, quiet=args.quiet, session_length=args.session_length)
     print(f"{args.deals:,} deals -> {path} ({time.perf_counter() - start:.1f} s)")
     return 0
 
@@ -362,7 +372,10 @@ def _cmd_replay(args: argparse.Namespace) -> int:
 
     if args.seed < 0 or args.deal < 0:
         raise SimkitError("--seed and --deal must be >= 0")
-    text = replay_jsonl(args.seed, args.deal, args.policies, RuleSet.from_strings(args.rule))
+    if args.session_length < 1:
+        raise SimkitError(f"--session-length must be >= 1, got {args.session_length}")
+    text = replay_jsonl(args.seed, args.deal, args.policies, RuleSet.from_strings(args.rule),
+                        session_length=args.session_length)
     _write_output(text, args.output)
     return 0
 
@@ -383,9 +396,18 @@ def _cmd_deals(args: argparse.Namespace) -> int:
 
 
 def _cmd_rules(args: argparse.Namespace) -> int:
-    from simkit.rules import RuleSet
+    """Print the effective rule set as TOML, each option preceded by a comment giving its
+    default, the other reading and the seed words (``OPTION_DOCS``); the output parses back
+    with ``RuleSet.from_toml``."""
+    from simkit.rules import OPTION_DOCS, RuleSet
 
-    sys.stdout.write(RuleSet.from_strings(args.rule).to_toml())
+    lines = ["# simkit rule set (docs/rules.md §8); parse back with RuleSet.from_toml"]
+    for line in RuleSet.from_strings(args.rule).to_toml().splitlines():
+        name = line.split("=", 1)[0].strip()
+        default, other, seed = OPTION_DOCS.get(name, ("(undocumented)",) * 3)
+        lines.append(f"# default: {default}; other: {other}; seed: {seed}")
+        lines.append(line)
+    sys.stdout.write("\n".join(lines) + "\n")
     return 0
 
 

@@ -3,7 +3,8 @@
 Schema (every line has ``"event"``; cards in ``simkit score`` notation):
 
 * ``deal`` — ``seed``, ``deal``, ``dealer``, ``policies``, ``rules``, ``hands`` (three
-  concealed hands as dealt), ``stock`` (the 21 stock cards, top first);
+  concealed hands as dealt), ``stock`` (the 21 stock cards, top first); for a run in sessions
+  (``session_length`` K > 1) also ``session_length``, ``session`` and ``deal_in_session``;
 * ``discard`` — ``player``, ``card``;
 * ``draw`` — ``player``, ``card`` (shown to all);
 * ``claim`` — ``player``, ``kind`` (peng / kong / chow / zhan), ``card`` (the claimed card),
@@ -16,8 +17,11 @@ Schema (every line has ``"event"``; cards in ``simkit score`` notation):
   ``concealed``, ``exposed``, ``hu``, ``lou``, ``steps``, ``units``, ``patterns``, ``payoffs``;
   or ``result`` ``"exhausted"`` (穿牌) with zero ``payoffs``.
 
-The same (seed, deal, policies, rules) always gives the same bytes, and the same deal as
-deal number ``deal`` of a batch simulation with that seed.
+The same (seed, deal, policies, rules, session length) always gives the same bytes, and the
+same deal as deal number ``deal`` of a batch simulation with that seed (and session length).
+With sessions, deal N's dealer is found by playing the earlier deals of its session (without
+event logs) and applying the rule option ``next_dealer``; the cards of deal N do not depend on
+the session length, only who deals them.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ import numpy as np
 
 from simkit.cards import TYPE_NAMES, format_counts, ids_to_counts
 from simkit.engine import layout as L
-from simkit.engine.play import play_one
+from simkit.engine.play import play_one, session_dealer
 from simkit.evaluator import pattern_names
 from simkit.policies.registry import PolicySpec, parse_policies, policy_arrays
 from simkit.rules import RuleSet
@@ -58,11 +62,21 @@ def replay_events(
     policies: str | Sequence[str | PolicySpec],
     rules: RuleSet | None = None,
     dealer: int = 0,
+    session_length: int = 1,
 ) -> Iterator[dict[str, Any]]:
-    """Events of one deal as dicts (see the module docstring)."""
+    """Events of one deal as dicts (see the module docstring).
+
+    ``session_length`` K > 1: the deal belongs to a run in sessions of K; ``dealer`` (0 by
+    default) is then the dealer of each session's first deal and the deal's own dealer follows
+    from the session's earlier deals."""
     rules = rules if rules is not None else RuleSet()
     specs = parse_policies(policies)
     ids, params, user = policy_arrays(specs)
+    session_length = int(session_length)
+    if session_length < 1:
+        raise ValueError(f"session_length must be >= 1, got {session_length}")
+    if session_length > 1:
+        dealer = session_dealer(seed, deal, ids, params, rules.to_array(), session_length, user, first_dealer=dealer)
     state, deck, events, _ = play_one(seed, deal, ids, params, rules.to_array(), dealer, user)
     order = [(dealer + k) % 3 for k in range(3)]
     hands = [""] * 3
@@ -71,16 +85,22 @@ def replay_events(
         size = 31 if k == 0 else 30
         hands[seat] = format_counts(ids_to_counts(deck[pos : pos + size]))
         pos += size
-    yield {
+    header = {
         "event": "deal",
         "seed": int(seed),
         "deal": int(deal),
         "dealer": int(dealer),
+    }
+    if session_length > 1:
+        header.update({"session_length": session_length, "session": int(deal) // session_length,
+                       "deal_in_session": int(deal) % session_length})
+    header.update({
         "policies": [s.text() for s in specs],
         "rules": rules.to_dict(),
         "hands": hands,
         "stock": [TYPE_NAMES[int(c) // 4] for c in deck[pos:]],
-    }
+    })
+    yield header
     melds = [state_melds(state, p) for p in range(3)]
     for row in events:
         kind, p, t, a, b, c = (int(x) for x in row)
@@ -130,6 +150,8 @@ def replay_events(
         yield {"event": "end", "result": "exhausted", "payoffs": payoffs}
 
 
-def replay_jsonl(seed: int, deal: int, policies, rules: RuleSet | None = None, dealer: int = 0) -> str:
+def replay_jsonl(seed: int, deal: int, policies, rules: RuleSet | None = None, dealer: int = 0,
+                 session_length: int = 1) -> str:
     """The JSON-lines text of :func:`replay_events`."""
-    return "".join(json.dumps(e, ensure_ascii=False, sort_keys=False) + "\n" for e in replay_events(seed, deal, policies, rules, dealer))
+    return "".join(json.dumps(e, ensure_ascii=False, sort_keys=False) + "\n"
+                   for e in replay_events(seed, deal, policies, rules, dealer, session_length))

@@ -22,7 +22,11 @@ from simkit.analysis.summary import (
     dealer_advantage,
     distributions,
     exhausted_rate,
+    first_winner_dealing,
+    has_sessions,
     pattern_frequencies,
+    session_dealer_advantage,
+    session_seat_results,
     tail_probabilities,
     win_kinds,
     win_rates,
@@ -32,7 +36,9 @@ from simkit.evaluator import PATTERN_NAMES
 from simkit.report import _write_text
 from simkit.storage import load_dataset, read_manifest
 
-REPORT_COLUMNS = (["dealer", "winner", "win_kind", "hu", "units", "lou", "steps", "turns", "draws", "claims"]
+# ``session`` / ``deal_in_session`` are derived by load_dataset for runs of independent deals
+REPORT_COLUMNS = (["session", "deal_in_session", "dealer", "winner", "win_kind", "hu", "units", "lou", "steps",
+                   "turns", "draws", "claims"]
                   + [f"payoff_{k}" for k in range(3)] + [f"policy_{k}" for k in range(3)]
                   + [f"pattern_{p}" for p in PATTERN_NAMES])
 
@@ -69,13 +75,80 @@ def _interval(frame: pd.DataFrame, value: str, lo: str, hi: str, spec: str) -> p
     return frame.apply(lambda r: f"{r[value]:{spec}} [{r[lo]:{spec}}, {r[hi]:{spec}}]", axis=1)
 
 
+def sessions_section(df: pd.DataFrame, heading: str = "##", independent: pd.DataFrame | None = None,
+                     independent_label: str = "") -> list[str]:
+    """Markdown lines on a run in sessions (a rotating dealer): per-seat session results, how
+    the winner of a session's first deal keeps dealing, and the per-deal dealer advantage in
+    sessions against independent deals (``independent``: a K = 1 run of the same deals, named
+    ``independent_label``).  Empty for independent deals."""
+    if not has_sessions(df):
+        return []
+    h = heading
+    seats = session_seat_results(df)
+    k = int(seats["session_length"].iloc[0])
+    full = int(seats["full_sessions"].iloc[0])
+    n_sessions = int(seats["sessions"].iloc[0])
+    seat_table = pd.DataFrame({
+        "seat": seats["seat"], "policy": seats["policy"], "deals dealt": seats["dealt"],
+        "share dealt [95%] (vs 1/3)": _interval(seats, "dealt_share", "dealt_share_lo", "dealt_share_hi", ".4f"),
+        "p (share = 1/3)": seats["dealt_share_p"].map(format_p),
+        "win rate [95%]": _interval(seats, "win_rate", "win_rate_lo", "win_rate_hi", ".4f"),
+        "mean session payoff 牌 [95% t]": _interval(seats, "mean_session_payoff", "mean_session_payoff_lo",
+                                                    "mean_session_payoff_hi", "+.3f")})
+    first = first_winner_dealing(df)
+    first_table = pd.DataFrame({
+        "measure (deals 1..K-1)": first["measure"], "sessions": first["sessions"],
+        "winner of deal 0": first["first_winner"].map("{:.3f}".format),
+        "other seat (mean)": first["other_seat"].map("{:.3f}".format),
+        "difference [95% t]": _interval(first, "difference", "difference_lo", "difference_hi", "+.3f"),
+        "p-value": first["p_value"].map(format_p)})
+    adv = session_dealer_advantage(df, independent)
+    adv_table = pd.DataFrame({
+        "measure": adv["measure"], "deals": adv["deals"], "n": adv["n"].map("{:,}".format),
+        "dealer": adv["dealer"].map(lambda x: "—" if pd.isna(x) else f"{x:.4f}"),
+        "non-dealer (per seat)": adv["non_dealer"].map(lambda x: "—" if pd.isna(x) else f"{x:.4f}"),
+        "difference [95%]": _interval(adv, "difference", "difference_lo", "difference_hi", "+.4f"),
+        "p-value": adv["p_value"].map(format_p)})
+    cut = n_sessions - full
+    lines = [f"{h} Sessions ({n_sessions:,} sessions of {k} deals)", "",
+             f"Deals are played in sessions of {k}: seat 0 deals a session's first deal, the winner deals the next "
+             "one, and after 穿牌 the rule option `next_dealer` decides (RULES.md §8). Seats are fixed players "
+             "across a session. Deal N has the same cards as in a run of independent deals with the same seed; only "
+             "its dealer differs. Intervals and tests over deals are clustered by session (deals within a session "
+             "are dependent through the dealer); session payoffs (sum over a session's deals) use a t interval over "
+             f"{full:,} full sessions" + (f" (the last, cut session of {len(df) - full * k} deals is left out)"
+                                          if cut else "") + ".", "",
+             ] + markdown_table(seat_table) + [
+             "", f"{h}# Does the deal stay with the winner?", "",
+             "Over sessions whose first deal had a winner: deals 1..K-1 dealt by that winner, and its payoff over "
+             "them, against the mean of the two other seats (paired within the session).", "",
+             ] + markdown_table(first_table) + [
+             "", f"{h}# Dealer advantage per deal, sessions against independent deals", "",
+             "Dealer's outcome minus the mean of the two non-dealers', per deal. A session's first deal is dealt "
+             "by seat 0 from a fresh start, like an independent deal; later deals are dealt by the previous "
+             "deal's winner."
+             + (f" The independent deals are the same deals played as independent deals (seat 0 always deals) in "
+                f"**{independent_label}**; the change is paired per deal." if independent is not None else ""), "",
+             ] + markdown_table(adv_table) + [""]
+    change = adv[adv["deals"].str.startswith("change")]
+    if len(change) and (change["difference_lo"] == 0).all() and (change["difference_hi"] == 0).all():
+        lines += ["Every deal's dealer-minus-non-dealers outcome is the same in sessions as in the independent "
+                  "run: all seats play the same policy and it does not depend on who deals, so a deal's outcome "
+                  "relative to its dealer is the same whichever seat deals it. Sessions change who deals (the "
+                  "tables above), not the edge per deal.", ""]
+    return lines
+
+
 def dataset_section(df: pd.DataFrame, directory: str | Path, prefix: str = "", heading: str = "##",
-                    convergence: bool = True) -> list[str]:
+                    convergence: bool = True, independent: pd.DataFrame | None = None,
+                    independent_label: str = "") -> list[str]:
     """Markdown lines (and figures named ``PREFIX*.png/svg`` in ``directory``) for one dataset.
 
-    Sections: seats, policies, dealer advantage, how deals end, distributions, tail
-    probabilities, pattern frequencies; figures: win rate by seat, payoff by policy, hu
-    distribution and (``convergence``) the dealer's running win rate against deals.
+    Sections: seats, policies, dealer advantage, (for a run in sessions) sessions, how deals
+    end, distributions, tail probabilities, pattern frequencies; figures: win rate by seat,
+    payoff by policy, hu distribution and (``convergence``) the dealer's running win rate
+    against deals.  ``independent``: the same deals played independently, compared with a run
+    in sessions (:func:`sessions_section`).
     """
     directory = Path(directory)
     n = len(df)
@@ -123,6 +196,8 @@ def dataset_section(df: pd.DataFrame, directory: str | Path, prefix: str = "", h
         convergence_plot(curve, directory, f"{prefix}dealer_win_convergence", "dealer's win rate (95% Wilson)",
                          "Dealer's win rate against deals")
         lines += ["", f"![dealer win rate convergence]({prefix}dealer_win_convergence.png)"]
+    if has_sessions(df):
+        lines += [""] + sessions_section(df, h, independent, independent_label)[:-1]
     lines += ["", f"{h} How deals end", "",
               f"穿牌 (no winner): {exhausted:.4f} [{ex_lo:.4f}, {ex_hi:.4f}].", ""] + markdown_table(kinds_table) + [
         "", f"{h} Distributions", "",
@@ -140,11 +215,14 @@ def write_report(dataset: str | os.PathLike, out: str | os.PathLike | None = Non
     directory.mkdir(parents=True, exist_ok=True)
     manifest = read_manifest(Path(dataset)) or {}
     df = load_dataset(dataset, columns=REPORT_COLUMNS)
+    k = int(manifest.get("session_length", 1))
+    sessions = (f"sessions of {k} deals (next_dealer {manifest.get('rules', {}).get('next_dealer')}), "
+                if k > 1 else "")
     lines = [
         "# Simulation report",
         "",
         f"{len(df):,} deals, seed {manifest.get('seed')}, policies {', '.join(manifest.get('policies', []))}, "
-        f"batch size {manifest.get('batch_size')}, simkit {manifest.get('simkit_version')}. "
+        f"{sessions}batch size {manifest.get('batch_size')}, simkit {manifest.get('simkit_version')}. "
         "Intervals are 95%: Wilson for proportions, Student t for means; payoffs in 牌 per deal.",
         "",
     ] + dataset_section(df, directory)

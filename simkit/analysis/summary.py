@@ -1,5 +1,7 @@
 """Summaries of a simulation dataset: win rates (by seat, by policy), payoffs, 穿牌 rate,
-dealer advantage, distributions of hu / units / 楼 / game length, pattern frequencies.
+dealer advantage, distributions of hu / units / 楼 / game length, pattern frequencies; for runs
+in sessions (a rotating dealer): per-seat session results and how winner-deals-next compounds
+the dealer's edge.
 
 Every function takes a dataset folder or a DataFrame, reads only the columns it needs, and
 returns estimates with intervals (Wilson for proportions, Student t for means; 95% unless
@@ -237,3 +239,208 @@ def win_kinds(data: str | os.PathLike | pd.DataFrame, confidence: float = 0.95) 
         lo, hi = wilson_interval(k, n, confidence)
         rows.append({"win_kind": kind, "deals": n, "hits": k, "p": k / n if n else np.nan, "lo": lo, "hi": hi})
     return pd.DataFrame(rows)
+
+
+# ---- sessions (runs with session_length K > 1: a rotating dealer, RULES.md §8 next_dealer)
+
+SESSION_COLUMNS = ["session", "deal_in_session", "dealer", "winner"] + [f"payoff_{k}" for k in range(3)]
+
+
+def _session_frame(data: str | os.PathLike | pd.DataFrame, columns: list[str]) -> pd.DataFrame:
+    """The columns of a dataset in sessions; a frame without session columns is read as
+    independent deals (each deal its own session)."""
+    if isinstance(data, pd.DataFrame) and not {"session", "deal_in_session"} <= set(data.columns):
+        df = data[[c for c in columns if c not in ("session", "deal_in_session")]].copy()
+        df["session"] = np.arange(len(df), dtype=np.int64)
+        df["deal_in_session"] = np.zeros(len(df), dtype=np.int16)
+        return df
+    return _frame(data, columns)
+
+
+def has_sessions(df: pd.DataFrame) -> bool:
+    """True when the frame holds deals in sessions of more than one deal."""
+    return "deal_in_session" in df.columns and len(df) > 0 and int(df["deal_in_session"].max()) > 0
+
+
+def _cluster_mean(x: np.ndarray, groups: np.ndarray, confidence: float,
+                  null: float = 0.0) -> tuple[float, float, float, float, float]:
+    """Mean of per-deal values ``x`` with deals clustered in sessions ``groups``: (mean, lo,
+    hi, t, p) by the ratio estimator's linearised variance over sessions (t with S - 1 degrees
+    of freedom, S sessions), testing ``mean == null``.  Deals of one session are dependent (the
+    dealer follows from the previous deal), sessions are independent; with one deal per session
+    this is the ordinary one-sample t interval and test.
+
+    >>> m, lo, hi, t, p = _cluster_mean(np.array([1.0, 2.0, 3.0, 4.0]), np.array([0, 1, 2, 3]), 0.95)
+    >>> r = stats.ttest_1samp([1.0, 2.0, 3.0, 4.0], 0.0)
+    >>> round(m, 6), round(t, 6) == round(float(r.statistic), 6), round(p, 6) == round(float(r.pvalue), 6)
+    (2.5, True, True)
+    """
+    n = x.size
+    if n == 0:
+        return (np.nan,) * 5
+    mean = float(x.mean())
+    codes, inverse = np.unique(groups, return_inverse=True)
+    s = codes.size
+    if s < 2:
+        return (mean, np.nan, np.nan, np.nan, np.nan)
+    sums = np.bincount(inverse, weights=x, minlength=s)
+    counts = np.bincount(inverse, minlength=s).astype(float)
+    resid = sums - mean * counts
+    se = float(np.sqrt(s / (s - 1) * (resid ** 2).sum()) / n)
+    half = float(stats.t.ppf(0.5 + confidence / 2, s - 1)) * se
+    if se > 0:
+        t = (mean - null) / se
+        p = float(2 * stats.t.sf(abs(t), s - 1))
+    else:  # no variation: p = 1 when every value is the null itself
+        t, p = np.nan, (1.0 if mean == null else np.nan)
+    return (mean, mean - half, mean + half, float(t), p)
+
+
+def _full_sessions(df: pd.DataFrame) -> tuple[int, np.ndarray]:
+    """(session length K, mask of the deals in full sessions): a run whose deal count is not a
+    multiple of K ends with a cut session, left out of the per-session sums."""
+    session = df["session"].to_numpy()
+    sizes = pd.Series(session).map(pd.Series(session).value_counts()).to_numpy()
+    k = int(df["deal_in_session"].max()) + 1 if len(df) else 1
+    return k, sizes == k
+
+
+def session_seat_results(data: str | os.PathLike | pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
+    """Per seat (a fixed player across a session): share of deals dealt (against 1/3), win
+    rate, and the mean session payoff (sum of the seat's payoffs over a session's deals).
+
+    Shares and rates pool all deals with intervals clustered by session (:func:`_cluster_mean`;
+    ``dealt_share_p`` tests share = 1/3); the session payoff is over full sessions (a cut last
+    session is left out) with a t interval over sessions.
+
+    >>> df = pd.DataFrame({"session": [0, 0, 1, 1], "deal_in_session": [0, 1, 0, 1], "dealer": [0, 1, 0, 0],
+    ...                    "winner": [1, -1, 0, 2], "payoff_0": [-1, 0, 2, -1], "payoff_1": [2, 0, -1, -1],
+    ...                    "payoff_2": [-1, 0, -1, 2], "policy_0": "g", "policy_1": "g", "policy_2": "g"})
+    >>> r = session_seat_results(df)
+    >>> r["dealt"].tolist(), r["dealt_share"].tolist(), r["wins"].tolist(), r["mean_session_payoff"].tolist()
+    ([3, 1, 0], [0.75, 0.25, 0.0], [1, 1, 1], [0.0, 0.0, 0.0])
+    """
+    cols = SESSION_COLUMNS + [f"policy_{k}" for k in range(3)]
+    df = _session_frame(data, cols)
+    session = df["session"].to_numpy()
+    dealer = df["dealer"].to_numpy()
+    winner = df["winner"].to_numpy()
+    k, full = _full_sessions(df)
+    full_sessions = session[full]
+    rows = []
+    for seat in range(3):
+        dealt = (dealer == seat).astype(float)
+        won = (winner == seat).astype(float)
+        share, share_lo, share_hi, _, share_p = _cluster_mean(dealt, session, confidence, null=1.0 / 3.0)
+        rate, rate_lo, rate_hi, _, _ = _cluster_mean(won, session, confidence)
+        pay = df[f"payoff_{seat}"].to_numpy(dtype=float)
+        per_session = pd.Series(pay[full]).groupby(full_sessions).sum().to_numpy(dtype=float)
+        mean, lo, hi = _t_interval(per_session, confidence)
+        rows.append({
+            "seat": seat, "policy": str(df[f"policy_{seat}"].iloc[0]) if len(df) else "",
+            "session_length": k, "sessions": int(np.unique(session).size), "full_sessions": int(per_session.size),
+            "deals": int(len(df)), "dealt": int(dealt.sum()),
+            "dealt_share": share, "dealt_share_lo": share_lo, "dealt_share_hi": share_hi, "dealt_share_p": share_p,
+            "wins": int(won.sum()), "win_rate": rate, "win_rate_lo": rate_lo, "win_rate_hi": rate_hi,
+            "mean_session_payoff": mean, "mean_session_payoff_lo": lo, "mean_session_payoff_hi": hi,
+        })
+    return pd.DataFrame(rows)
+
+
+def first_winner_dealing(data: str | os.PathLike | pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
+    """How the winner of a session's first deal keeps the deal: over full sessions whose deal 0
+    had a winner, the deals 1 .. K-1 dealt by that seat and its payoff over them, against the
+    mean of the two other seats (paired within the session, t interval and test over sessions).
+
+    >>> df = pd.DataFrame({"session": [0, 0, 0], "deal_in_session": [0, 1, 2], "dealer": [0, 2, 2],
+    ...                    "winner": [2, 2, 1], "payoff_0": [-1, -1, -1], "payoff_1": [-1, -1, 2],
+    ...                    "payoff_2": [2, 2, -1]})
+    >>> first_winner_dealing(df)[["measure", "sessions", "first_winner", "other_seat"]].values.tolist()
+    [['deals dealt after deal 0', 1, 2.0, 0.0], ['payoff after deal 0', 1, 1.0, -0.5]]
+    """
+    df = _session_frame(data, SESSION_COLUMNS)
+    k, full = _full_sessions(df)
+    df = df[full]
+    first = df[df["deal_in_session"] == 0].set_index("session")["winner"]
+    first = first[first >= 0]
+    later = df[(df["deal_in_session"] > 0) & df["session"].isin(first.index)]
+    w0 = later["session"].map(first).to_numpy().astype(np.int64)
+    dealer = later["dealer"].to_numpy()
+    payoff = np.stack([later[f"payoff_{p}"].to_numpy(dtype=float) for p in range(3)], axis=1)
+    rows_index = np.arange(len(later))
+    sessions = later["session"].to_numpy()
+    out = []
+    for measure, mine, total in (
+        ("deals dealt after deal 0", (dealer == w0).astype(float), np.ones(len(later))),
+        ("payoff after deal 0", payoff[rows_index, w0] if len(later) else np.zeros(0), payoff.sum(axis=1)),
+    ):
+        a = pd.Series(mine).groupby(sessions).sum().to_numpy(dtype=float)
+        b = (pd.Series(total).groupby(sessions).sum().to_numpy(dtype=float) - a) / 2.0
+        x = a - b
+        mean, lo, hi = _t_interval(x, confidence)
+        test = stats.ttest_1samp(x, 0.0) if x.size > 1 and x.std() > 0 else None
+        out.append({"measure": measure, "session_length": k, "sessions": int(x.size),
+                    "first_winner": float(a.mean()) if a.size else np.nan,
+                    "other_seat": float(b.mean()) if b.size else np.nan,
+                    "difference": mean, "difference_lo": lo, "difference_hi": hi,
+                    "t": float(test.statistic) if test is not None else np.nan,
+                    "p_value": float(test.pvalue) if test is not None else np.nan})
+    return pd.DataFrame(out)
+
+
+def _dealer_edges(df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per deal: (dealer won, mean non-dealer won, dealer payoff, mean non-dealer payoff)."""
+    dealer = df["dealer"].to_numpy().astype(np.int64)
+    winner = df["winner"].to_numpy().astype(np.int64)
+    payoff = np.stack([df[f"payoff_{k}"].to_numpy(dtype=float) for k in range(3)], axis=1)
+    dealer_won = (winner == dealer).astype(float)
+    other_won = ((winner >= 0) & (winner != dealer)).astype(float) / 2.0
+    dealer_pay = payoff[np.arange(len(df)), dealer]
+    other_pay = (payoff.sum(axis=1) - dealer_pay) / 2.0
+    return dealer_won, other_won, dealer_pay, other_pay
+
+
+def session_dealer_advantage(data: str | os.PathLike | pd.DataFrame, independent: pd.DataFrame | None = None,
+                             confidence: float = 0.95) -> pd.DataFrame:
+    """Per-deal dealer advantage (dealer minus the mean non-dealer, paired within the deal; win
+    rate and payoff) in a run in sessions: over all its deals, over the first deals of the
+    sessions (seat 0 deals a fresh deal, as in independent deals) and over the later ones
+    (dealt by the previous winner).  Intervals and tests are clustered by session
+    (:func:`_cluster_mean`).
+
+    ``independent``: the same deals played independently (a K = 1 run of the same seed, deal
+    count, policies and rules, in deal order): adds its value and the paired per-deal change
+    sessions − independent (deal N has the same cards in both; only the dealer differs).
+    """
+    df = _session_frame(data, SESSION_COLUMNS)
+    session = df["session"].to_numpy()
+    first = df["deal_in_session"].to_numpy() == 0
+    dw, ow, dp, op = _dealer_edges(df)
+    measures = [("win rate", dw, ow, None, None), ("mean payoff", dp, op, None, None)]
+    if independent is not None:
+        ind = independent[["dealer", "winner"] + [f"payoff_{k}" for k in range(3)]]
+        if len(ind) != len(df):
+            raise ValueError(f"independent run has {len(ind)} deals, the sessions run {len(df)}")
+        idw, iow, idp, iop = _dealer_edges(ind)
+        measures = [("win rate", dw, ow, idw, iow), ("mean payoff", dp, op, idp, iop)]
+    out = []
+    for measure, a, b, ia, ib in measures:
+        subsets = [("sessions: all deals", np.ones(len(df), dtype=bool)),
+                   ("sessions: first deals (seat 0 deals)", first),
+                   ("sessions: later deals (dealt by next_dealer)", ~first)]
+        for label, mask in subsets:
+            mean, lo, hi, t, p = _cluster_mean((a - b)[mask], session[mask], confidence)
+            out.append({"measure": measure, "deals": label, "n": int(mask.sum()),
+                        "dealer": float(a[mask].mean()) if mask.any() else np.nan,
+                        "non_dealer": float(b[mask].mean()) if mask.any() else np.nan,
+                        "difference": mean, "difference_lo": lo, "difference_hi": hi, "t": t, "p_value": p})
+        if ia is not None:
+            mean, lo, hi, t, p = _cluster_mean(ia - ib, np.arange(len(df)), confidence)
+            out.append({"measure": measure, "deals": "independent deals (same deals, K = 1)", "n": len(df),
+                        "dealer": float(ia.mean()), "non_dealer": float(ib.mean()),
+                        "difference": mean, "difference_lo": lo, "difference_hi": hi, "t": t, "p_value": p})
+            mean, lo, hi, t, p = _cluster_mean((a - b) - (ia - ib), session, confidence)
+            out.append({"measure": measure, "deals": "change: sessions − independent (paired per deal)",
+                        "n": len(df), "dealer": np.nan, "non_dealer": np.nan,
+                        "difference": mean, "difference_lo": lo, "difference_hi": hi, "t": t, "p_value": p})
+    return pd.DataFrame(out)

@@ -6,6 +6,15 @@ stream 1 + p drives seat p's policy.  So a deal is a pure function of (rules, po
 N), whatever batch, thread, process or machine plays it, and ``simkit replay`` can replay
 deal N alone.  The same deal N has the same cards whatever the policies, which is what
 duplicate (seat-rotated) comparisons need.
+
+Sessions (RULES.md §8 ``next_dealer``): with session length K, deal N belongs to session
+N // K at position N % K.  The first deal of a session is dealt by seat 0; the dealer of each
+next deal follows from the previous deal's result: the winner deals, and after 穿牌 the next
+seat (``winner_else_next``) or the same dealer (``winner_else_same``).  Seats keep their
+policies across a session.  Seeding does not depend on K, so deal N has the same deck (and
+the same policy streams) whatever K: only who deals it changes.  K = 1 is independent deals,
+all dealt by seat 0.  A session is played in order on one numba thread; sessions (in chunks
+of whole sessions) run in parallel.
 """
 
 from __future__ import annotations
@@ -50,6 +59,7 @@ from simkit.engine.layout import (
 from simkit.policies.builtin import POLICY_WORK_SIZE
 from simkit.policies.dispatch import builtin_act_state
 from simkit.policies.registry import USER_SLOT_BASE
+from simkit.rules import RULE_NEXT_DEALER
 
 # ---- result row of one deal
 R_WINNER = 0
@@ -192,6 +202,52 @@ def _play_batch_body(root, first_deal, n_deals, dealer, policy_ids, params, rule
         _PLAY_CHUNK(k, root, first_deal, n_deals, dealer, policy_ids, params, rules, results)
 
 
+@njit(cache=True, nogil=True)
+def _next_dealer(result, dealer, rules):
+    """Dealer of the deal after one whose result row is ``result`` (RULES.md §8 next_dealer):
+    the winner; after 穿牌 the next seat (winner_else_next, 0) or the same one (winner_else_same)."""
+    w = result[R_WINNER]
+    if w >= 0:
+        return w
+    if rules[RULE_NEXT_DEALER] == 0:
+        return (dealer + 1) % 3
+    return dealer
+
+
+def _play_session_chunk_body(k, root, first_deal, n_deals, session_length, first_dealer, policy_ids, params, rules,
+                             results):
+    """Play chunk k of whole sessions (``max(1, CHUNK // session_length)`` sessions of
+    ``session_length`` deals; ``first_deal`` starts a session; the last session may be cut at
+    ``n_deals``) with one set of scratch arrays, each session's deals in order: a deal's dealer
+    needs the previous deal's winner."""
+    s = np.zeros(N_STATE, dtype=np.int64)
+    deck = np.zeros(112, dtype=np.int64)
+    rngs = np.zeros((4, 4), dtype=np.uint64)
+    mask = np.zeros(N_ACTIONS, dtype=np.bool_)
+    obs = np.zeros(N_OBS, dtype=np.int64)
+    work = np.zeros(E.ENGINE_WORK_SIZE, dtype=np.int64)
+    pwork = np.zeros(POLICY_WORK_SIZE, dtype=np.int64)
+    ev = np.zeros((0, EVENT_WIDTH), dtype=np.int64)
+    ev_n = np.zeros(1, dtype=np.int64)
+    span = max(1, CHUNK // session_length) * session_length
+    dealer = first_dealer
+    for i in range(k * span, min(n_deals, (k + 1) * span)):
+        if i % session_length == 0:
+            dealer = first_dealer
+        else:
+            dealer = _next_dealer(results[i - 1], dealer, rules)
+        _PLAY_DEAL(root, first_deal + i, dealer, policy_ids, params, rules, s, deck, rngs, mask, obs, work, pwork,
+                   ev, ev_n, results[i])
+
+
+def _play_sessions_body(root, first_deal, n_deals, session_length, first_dealer, policy_ids, params, rules, results):
+    """Chunks of whole sessions on numba threads."""
+    span = max(1, CHUNK // session_length) * session_length
+    for k in prange((n_deals + span - 1) // span):
+        _PLAY_SESSION_CHUNK(k, root, first_deal, n_deals, session_length, first_dealer, policy_ids, params, rules,
+                            results)
+
+
 # the built-in kernels: module globals bind the names the bodies call, numba caches them
 _ACT = builtin_act_state
 _play_deal = njit(cache=True, nogil=True)(_play_deal_body)
@@ -199,6 +255,9 @@ _PLAY_DEAL = _play_deal
 _play_chunk = njit(cache=True, nogil=True)(_play_chunk_body)
 _PLAY_CHUNK = _play_chunk
 _play_batch = njit(cache=True, parallel=True)(_play_batch_body)
+_play_session_chunk = njit(cache=True, nogil=True)(_play_session_chunk_body)
+_PLAY_SESSION_CHUNK = _play_session_chunk
+_play_sessions = njit(cache=True, parallel=True)(_play_sessions_body)
 
 
 def _rebind(function: Callable, **names: object) -> Callable:
@@ -237,9 +296,10 @@ def make_user_act(user_functions: tuple) -> Callable:
 _USER_KERNELS: dict = {}
 
 
-def user_kernels(user_functions: tuple) -> tuple[Callable, Callable] | None:
-    """None for built-in policies only; else (play_deal, play_batch) compiled, uncached, from
-    the same bodies as the built-in kernels with a dispatcher that reaches the user policies."""
+def user_kernels(user_functions: tuple) -> tuple[Callable, Callable, Callable] | None:
+    """None for built-in policies only; else (play_deal, play_batch, play_sessions) compiled,
+    uncached, from the same bodies as the built-in kernels with a dispatcher that reaches the
+    user policies."""
     if all(fn is None for fn in user_functions):
         return None
     key = tuple(id(fn) for fn in user_functions)
@@ -248,7 +308,9 @@ def user_kernels(user_functions: tuple) -> tuple[Callable, Callable] | None:
         play_deal = njit(nogil=True)(_rebind(_play_deal_body, _ACT=act))
         play_chunk = njit(nogil=True)(_rebind(_play_chunk_body, _PLAY_DEAL=play_deal))
         play_batch = njit(parallel=True)(_rebind(_play_batch_body, _PLAY_CHUNK=play_chunk))
-        _USER_KERNELS[key] = (play_deal, play_batch)
+        play_session_chunk = njit(nogil=True)(_rebind(_play_session_chunk_body, _PLAY_DEAL=play_deal))
+        play_sessions = njit(parallel=True)(_rebind(_play_sessions_body, _PLAY_SESSION_CHUNK=play_session_chunk))
+        _USER_KERNELS[key] = (play_deal, play_batch, play_sessions)
     return _USER_KERNELS[key]
 
 
@@ -261,14 +323,53 @@ def play_deals(
     first_deal: int = 0,
     dealer: int = 0,
     user_functions: tuple = (None, None, None),
+    session_length: int = 1,
 ) -> np.ndarray:
-    """Result rows (n_deals, N_RESULT) of deals first_deal .. first_deal + n_deals - 1."""
+    """Result rows (n_deals, N_RESULT) of deals first_deal .. first_deal + n_deals - 1.
+
+    ``session_length`` K = 1: independent deals, each dealt by ``dealer``.  K > 1: deals in
+    sessions of K (``first_deal`` must start one, i.e. be a multiple of K; the last session is
+    cut at ``n_deals``); the first deal of a session is dealt by ``dealer``, the next ones by
+    the rule option ``next_dealer`` (result column ``R_DEALER``)."""
+    session_length = int(session_length)
+    if session_length < 1:
+        raise ValueError(f"session_length must be >= 1, got {session_length}")
+    if first_deal % session_length:
+        raise ValueError(f"first_deal {first_deal} does not start a session of {session_length} deals")
     results = np.zeros((n_deals, N_RESULT), dtype=np.int64)
-    args = (root_key(seed), first_deal, n_deals, dealer, np.asarray(policy_ids, dtype=np.int64),
-            np.ascontiguousarray(params, dtype=np.float64), rules_array, results)
+    ids = np.asarray(policy_ids, dtype=np.int64)
+    params = np.ascontiguousarray(params, dtype=np.float64)
     kernels = user_kernels(tuple(user_functions))
-    (_play_batch if kernels is None else kernels[1])(*args)
+    if session_length == 1:
+        (_play_batch if kernels is None else kernels[1])(root_key(seed), first_deal, n_deals, dealer, ids, params,
+                                                         rules_array, results)
+    else:
+        (_play_sessions if kernels is None else kernels[2])(root_key(seed), first_deal, n_deals, session_length,
+                                                            dealer, ids, params, rules_array, results)
     return results
+
+
+def session_dealer(
+    seed: int,
+    deal: int,
+    policy_ids: np.ndarray,
+    params: np.ndarray,
+    rules_array: np.ndarray,
+    session_length: int,
+    user_functions: tuple = (None, None, None),
+    first_dealer: int = 0,
+) -> int:
+    """Who deals deal number ``deal`` in sessions of ``session_length``: plays the session's
+    earlier deals (no event logs) and applies ``next_dealer`` to the last of them."""
+    session_length = int(session_length)
+    if session_length < 1:
+        raise ValueError(f"session_length must be >= 1, got {session_length}")
+    start = deal - deal % session_length
+    if start == deal:
+        return int(first_dealer)
+    rows = play_deals(deal - start, seed, policy_ids, params, rules_array, first_deal=start, dealer=first_dealer,
+                      user_functions=user_functions, session_length=session_length)
+    return int(_next_dealer(rows[-1], int(rows[-1, R_DEALER]), rules_array))
 
 
 def play_one(

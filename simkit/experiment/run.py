@@ -19,9 +19,10 @@ from simkit.analysis.compare import comparison_section, compare
 from simkit.analysis.plots import convergence_plot, forest_plot
 from simkit.analysis.report import REPORT_COLUMNS, dataset_section, format_p, markdown_table
 from simkit.analysis.stats import paired_mean_test
-from simkit.analysis.summary import dealer_advantage, distributions, exhausted_rate, tail_probabilities, win_rates
+from simkit.analysis.summary import dealer_advantage, distributions, exhausted_rate, tail_probabilities
 from simkit.bench import hardware_line
 from simkit.experiment.spec import ExperimentError, ExperimentSpec, ProbabilityEntry, SimulationEntry, load_experiment, slug
+from simkit.policies.registry import PolicySpec, effective_params, parse_policies
 from simkit.report import _write_text
 from simkit.rules import RuleSet
 from simkit.runner import simulate
@@ -35,7 +36,6 @@ def _rules_text(rules: RuleSet) -> str:
 
 
 def _variant_row(entry: SimulationEntry, df: pd.DataFrame) -> dict:
-    rates = win_rates(df)
     ex, ex_lo, ex_hi = exhausted_rate(df)
     adv = dealer_advantage(df).set_index("measure")
     dist = distributions(df, ("hu", "units", "turns")).set_index("column")
@@ -47,7 +47,7 @@ def _variant_row(entry: SimulationEntry, df: pd.DataFrame) -> dict:
         "label": entry.label, "policies": entry.policies, "rules": _rules_text(entry.rules), "n": len(df),
         "win_rate": 1.0 - ex, "win_lo": 1.0 - ex_hi, "win_hi": 1.0 - ex_lo,
         "exhausted": ex, "exhausted_lo": ex_lo, "exhausted_hi": ex_hi,
-        "dealer_win": float(rates.loc[0, "win_rate"]),
+        "dealer_win": float((df["winner"].to_numpy() == df["dealer"].to_numpy()).mean()),
         "dealer_adv": float(adv.loc["win rate", "difference"]), "dealer_adv_lo": float(adv.loc["win rate", "difference_lo"]),
         "dealer_adv_hi": float(adv.loc["win rate", "difference_hi"]),
         "hu_mean": float(dist.loc["hu", "mean"]), "hu_lo": float(dist.loc["hu", "mean"] - 1.96 * hu_se),
@@ -65,6 +65,13 @@ def _paired_arrays(entry: SimulationEntry, df: pd.DataFrame) -> dict:
     return {"entry": entry, "exhausted": (~won).astype(float),
             "dealer_x": (winner == dealer).astype(float) - (won & (winner != dealer)).astype(float) / 2.0,
             "hu": df.loc[won, "hu"].to_numpy(dtype=float)}
+
+
+def _same_deals_key(entry: SimulationEntry) -> tuple:
+    """Simulations with this key play the same deals with the same players (only the session
+    length, hence the dealers, may differ): a session run is compared with the independent one."""
+    policies = tuple(PolicySpec(s.name, effective_params(s)).text() for s in parse_policies(entry.policies))
+    return (entry.seed, entry.deals, policies, entry.rules)
 
 
 def _p_text(p: float) -> str:
@@ -101,23 +108,30 @@ def _simulation_lines(spec: ExperimentSpec, data_dir: Path, report_dir: Path, wo
     rows = []
     paired: list[dict] = []
     details: list[str] = []
+    independent: dict[tuple, tuple[str, pd.DataFrame]] = {}  # runs of independent deals, by their deals
     for entry in spec.simulations:
         folder = data_dir / f"sim-{slug(entry.label)}"
         start = time.perf_counter()
         simulate(entry.deals, entry.policies, entry.seed, folder, rules=entry.rules, batch_size=spec.batch_size,
-                 workers=workers, quiet=quiet)
+                 workers=workers, quiet=quiet, session_length=entry.session_length)
         elapsed = time.perf_counter() - start
         if not quiet:
             print(f"simulation {entry.label}: {entry.deals:,} deals ready ({elapsed:.0f} s)")
         df = load_dataset(folder, columns=REPORT_COLUMNS)
         rows.append(_variant_row(entry, df))
         paired.append(_paired_arrays(entry, df))
+        if entry.session_length == 1:
+            independent[_same_deals_key(entry)] = (entry.label, df[["dealer", "winner", "payoff_0", "payoff_1",
+                                                                    "payoff_2"]].copy())
         if entry.details:
             prefix = f"{slug(entry.label)}_"
+            sessions = f"sessions of {entry.session_length} deals; " if entry.session_length > 1 else ""
             details += [f"## {entry.label}", "",
-                        f"Policies {entry.policies}; {_rules_text(entry.rules)}; seed {entry.seed}; "
+                        f"Policies {entry.policies}; {_rules_text(entry.rules)}; seed {entry.seed}; {sessions}"
                         f"{entry.deals:,} deals (`{folder}`).", ""]
-            details += dataset_section(df, report_dir, prefix, heading="###")
+            label, base = independent.get(_same_deals_key(entry), ("", None)) if entry.session_length > 1 else ("", None)
+            details += dataset_section(df, report_dir, prefix, heading="###", independent=base,
+                                       independent_label=label)
     table = pd.DataFrame(rows)
     lines = ["## Simulations", "",
              "Intervals 95%: Wilson for rates, t for means. Dealer advantage = dealer's win rate minus a "

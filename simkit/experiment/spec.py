@@ -12,6 +12,9 @@ estimates behind one report.
     policies = "greedy,greedy,greedy"
     deals = 1000000
     rules = { lou_doubles = false }    # rule options (docs/rules.md); default rules if absent
+    session_length = 12                # optional: sessions of 12 deals with a rotating dealer
+                                       # (default 1: independent deals; batch_size is rounded
+                                       # down to a multiple of it)
 
     [[comparison]]                     # one duplicate comparison per entry (simkit compare)
     a = "greedy"
@@ -57,6 +60,7 @@ class SimulationEntry:
     seed: int
     rules: RuleSet
     details: bool
+    session_length: int = 1
 
 
 @dataclasses.dataclass(frozen=True)
@@ -152,7 +156,7 @@ def parse_experiment(text: str, source: str = "experiment") -> ExperimentSpec:
     sims = []
     for i, entry in enumerate(_take(data, "simulation", list, source, [])):
         where = f"{source}: simulation[{i}]"
-        _check_keys(entry, {"label", "policies", "deals", "seed", "rules", "details"}, where)
+        _check_keys(entry, {"label", "policies", "deals", "seed", "rules", "details", "session_length"}, where)
         policies = _take(entry, "policies", str, where)
         try:
             parse_policies(policies)
@@ -161,7 +165,8 @@ def parse_experiment(text: str, source: str = "experiment") -> ExperimentSpec:
         sims.append(SimulationEntry(_take(entry, "label", str, where, policies), policies,
                                     _positive(_take(entry, "deals", int, where), "deals", where),
                                     _take(entry, "seed", int, where, seed), _rules(entry, where),
-                                    _take(entry, "details", bool, where, True)))
+                                    _take(entry, "details", bool, where, True),
+                                    _positive(_take(entry, "session_length", int, where, 1), "session_length", where)))
     labels = [s.label for s in sims]
     if len(set(map(slug, labels))) != len(labels):
         raise ExperimentError(f"{source}: simulation labels must be distinct, got {labels}")

@@ -1,11 +1,16 @@
 """One batch of deals -> one Arrow table (the dataset's row format).
 
-Columns (one row per deal; ``k`` = seat 0, 1, 2; dtypes as stored):
+Columns (one row per deal; ``k`` = seat 0, 1, 2; K = session length; dtypes as stored):
 
 =====================  ==========  ==========================================================
 ``deal_id``            int64       deal number N of the run (replay it with ``simkit replay``)
 ``batch``              int32       batch index
-``dealer``             int8        dealing seat (always 0: deals are independent)
+``session``            int64       session number ``deal_id // K`` (only when K > 1)
+``deal_in_session``    int16       position ``deal_id % K`` in the session (only when K > 1)
+``dealer``             int8        dealing seat: 0 for independent deals (K = 1) and for the
+                                   first deal of a session; later deals of a session are dealt
+                                   by the previous deal's winner, after 穿牌 by the next seat or
+                                   the same one (rule option ``next_dealer``)
 ``policy_k``           dictionary  policy of seat k, with its parameters (``patient:2,6,1``)
 ``winner``             int8        winning seat, -1 for 穿牌
 ``win_kind``           dictionary  ``discard`` / ``draw`` / ``table`` / ``tianhu`` / ``none``
@@ -29,6 +34,11 @@ Columns (one row per deal; ``k`` = seat 0, 1, 2; dtypes as stored):
                                    with >= 2 of each, or >= 3 colours of 将 / 卒 with >= 2
 ``dealt_idle_k``       int8        fewest idle cards of the dealt hand
 =====================  ==========  ==========================================================
+
+Seats are fixed players: ``policy_k``, ``payoff_k``, ``dealt_*_k`` are about seat k whoever
+deals.  Runs with K = 1 carry no ``session`` / ``deal_in_session`` columns (their files are
+unchanged from before sessions); :func:`simkit.storage.load_dataset` derives them
+(``session = deal_id``, ``deal_in_session = 0``) when they are asked for.
 """
 
 from __future__ import annotations
@@ -105,12 +115,17 @@ def exposed_notation(melds: np.ndarray, n_melds: np.ndarray) -> pa.Array:
     return _join_rows(tokens, used.sum(axis=1))
 
 
-def results_table(results: np.ndarray, first_deal: int, batch: int, policy_texts: list[str]) -> pa.Table:
-    """The dataset rows of a block of result rows."""
+def results_table(results: np.ndarray, first_deal: int, batch: int, policy_texts: list[str],
+                  session_length: int = 1) -> pa.Table:
+    """The dataset rows of a block of result rows (sessions of ``session_length`` deals)."""
     n = results.shape[0]
     cols: dict[str, pa.Array] = {}
-    cols["deal_id"] = pa.array(np.arange(first_deal, first_deal + n, dtype=np.int64))
+    deal_id = np.arange(first_deal, first_deal + n, dtype=np.int64)
+    cols["deal_id"] = pa.array(deal_id)
     cols["batch"] = pa.array(np.full(n, batch, dtype=np.int32))
+    if session_length > 1:
+        cols["session"] = pa.array(deal_id // session_length)
+        cols["deal_in_session"] = pa.array((deal_id % session_length).astype(np.int16))
     cols["dealer"] = pa.array(results[:, P.R_DEALER].astype(np.int8))
     for k in range(3):
         cols[f"policy_{k}"] = pa.DictionaryArray.from_arrays(

@@ -16,6 +16,15 @@ Batches travel back as Arrow tables and only this process writes files.
 Determinism: deal N's cards and every policy's random choices come from streams keyed by
 (seed, N) only (:mod:`simkit.engine.play`), so the dataset's content is identical for any
 worker count, backend or batch order.
+
+Sessions (``session_length`` K > 1, RULES.md §8 ``next_dealer``): deals N = s·K .. s·K + K - 1
+form session s; its first deal is dealt by seat 0, each next one by the option
+``next_dealer``.  A batch holds whole sessions: the batch size is rounded down to a multiple of
+K (at least K; e.g. 10,000 -> 9,996 for K = 12) and that effective size is what the manifest
+records.  When the deal count is not a multiple of K the last session is cut short (it holds
+``deals % K`` deals, exactly the first deals of a full session).  K is part of the run's
+identity: resuming a folder with another K is refused.  K = 1 (the default) is independent
+deals, and its files are byte for byte those written before sessions existed.
 """
 
 from __future__ import annotations
@@ -48,6 +57,9 @@ from simkit.storage.dataset import (
 )
 
 
+MAX_SESSION_LENGTH = 32_767  # deal_in_session is stored as int16
+
+
 @dataclasses.dataclass(frozen=True)
 class SimulationConfig:
     """What defines a run's content."""
@@ -57,6 +69,7 @@ class SimulationConfig:
     policies: tuple[PolicySpec, PolicySpec, PolicySpec]
     rules: RuleSet = RuleSet()
     batch_size: int = 10_000
+    session_length: int = 1
 
     def __post_init__(self) -> None:
         if self.deals < 1:
@@ -65,6 +78,11 @@ class SimulationConfig:
             raise SimkitError(f"--batch-size must be >= 1, got {self.batch_size}")
         if self.seed < 0:
             raise SimkitError(f"--seed must be >= 0, got {self.seed}")
+        if not 1 <= self.session_length <= MAX_SESSION_LENGTH:
+            raise SimkitError(f"--session-length must be in 1..{MAX_SESSION_LENGTH}, got {self.session_length}")
+        if self.batch_size % self.session_length:
+            raise SimkitError(f"--batch-size {self.batch_size} is not a multiple of --session-length "
+                              f"{self.session_length} (batches hold whole sessions)")
 
     @property
     def n_batches(self) -> int:
@@ -78,7 +96,7 @@ class SimulationConfig:
         return [PolicySpec(s.name, effective_params(s)).text() for s in self.policies]
 
     def identity(self) -> dict:
-        return {
+        identity = {
             "schema_version": SCHEMA_VERSION,
             "seed": self.seed,
             "deals": self.deals,
@@ -86,6 +104,23 @@ class SimulationConfig:
             "rules": self.rules.to_dict(),
             "policies": self.policy_texts(),
         }
+        if self.session_length != 1:
+            # only sessions add it, so the digest (and every file) of independent deals is
+            # unchanged; a manifest without it means 1
+            identity["session_length"] = self.session_length
+        return identity
+
+
+def session_batch_size(batch_size: int, session_length: int) -> int:
+    """The batch size of a run in sessions of ``session_length``: rounded down to a multiple
+    of it, at least one session.
+
+    >>> session_batch_size(10_000, 1), session_batch_size(10_000, 12), session_batch_size(5, 12)
+    (10000, 9996, 12)
+    """
+    if not 1 <= session_length <= MAX_SESSION_LENGTH:
+        raise SimkitError(f"--session-length must be in 1..{MAX_SESSION_LENGTH}, got {session_length}")
+    return max(session_length, batch_size - batch_size % session_length)
 
 
 def compute_batch(config: SimulationConfig, batch: int, threads: int | None = None) -> tuple[int, pa.Table]:
@@ -100,11 +135,11 @@ def compute_batch(config: SimulationConfig, batch: int, threads: int | None = No
     ids, params, user = policy_arrays(config.policies)
     first, stop = config.batch_range(batch)
     results = play_deals(stop - first, config.seed, ids, params, config.rules.to_array(),
-                         first_deal=first, user_functions=user)
+                         first_deal=first, user_functions=user, session_length=config.session_length)
     errors = int(results[:, R_ERROR].sum())
     if errors:
         raise SimkitError(f"batch {batch}: {errors} deals stopped on an illegal policy action")
-    return batch, results_table(results, first, batch, config.policy_texts())
+    return batch, results_table(results, first, batch, config.policy_texts(), config.session_length)
 
 
 class _Progress:
@@ -155,11 +190,17 @@ def _prepare(directory: Path, config: SimulationConfig) -> tuple[dict, list[int]
     if manifest is None:
         if any(directory.glob("batch-*.parquet")):
             raise DatasetError(f"{directory}: holds batch files but no {MANIFEST}; use an empty folder")
-        manifest = {"kind": KIND, **identity, "config_digest": digest, "batches": config.n_batches,
+        manifest = {"kind": KIND, **identity, "session_length": config.session_length, "config_digest": digest,
+                    "batches": config.n_batches,
                     "simkit_version": simkit.__version__,
                     "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
         write_json(directory / MANIFEST, manifest)
     else:
+        if int(manifest.get("session_length", 1)) != config.session_length:
+            raise DatasetError(
+                f"{directory} holds another run: its session_length is {int(manifest.get('session_length', 1))}, "
+                f"this run's is {config.session_length} (use another --out folder)"
+            )
         for key, value in identity.items():
             if manifest.get(key) != value:
                 raise DatasetError(
@@ -231,8 +272,12 @@ def simulate(
     scheduler: str | None = None,
     quiet: bool = False,
     max_batches: int | None = None,
+    session_length: int = 1,
 ) -> Path:
     """Simulate ``deals`` deals into the dataset folder ``out``; returns its path.
+
+    ``session_length`` K > 1 plays the deals in sessions of K with a rotating dealer (see the
+    module docstring): ``batch_size`` is then rounded down to a multiple of K.
 
     Re-running with the same arguments computes only the batches that are missing (or were
     found corrupt); a folder holding another run is refused. ``max_batches`` computes only the
@@ -240,7 +285,15 @@ def simulate(
     has not decided yet); the run's identity does not depend on it.
     """
     specs = parse_policies(policies)
-    config = SimulationConfig(int(deals), int(seed), specs, rules if rules is not None else RuleSet(), int(batch_size))
+    session_length, batch_size = int(session_length), int(batch_size)
+    if batch_size >= 1 and session_batch_size(batch_size, session_length) != batch_size:
+        rounded = session_batch_size(batch_size, session_length)
+        if not quiet:
+            print(f"simkit: --batch-size {batch_size:,} -> {rounded:,} (whole sessions of {session_length} deals)",
+                  file=sys.stderr)
+        batch_size = rounded
+    config = SimulationConfig(int(deals), int(seed), specs, rules if rules is not None else RuleSet(), batch_size,
+                              session_length)
     if backend not in ("local", "dask"):
         raise SimkitError(f"--backend must be local or dask, got {backend!r}")
     if workers < 1:

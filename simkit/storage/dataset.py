@@ -7,6 +7,11 @@
   truncated / corrupt file is told apart from a good one (:func:`check_batch`).
 * :func:`load_dataset` reads only the columns asked for and refuses a folder whose manifest is
   missing, foreign or inconsistent, with a one-line message.
+* The manifest records ``session_length`` (deals per session, RULES.md §8 ``next_dealer``; a
+  manifest without it is from before sessions and means 1).  Runs in sessions (K > 1) store
+  the columns ``session`` and ``deal_in_session``; for K = 1 (whose files have no such
+  columns) :func:`load_dataset` derives them when asked: ``session = deal_id``,
+  ``deal_in_session = 0``.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from simkit.errors import SimkitError
 SCHEMA_VERSION = 1
 MANIFEST = "manifest.json"
 KIND = "simkit.simulation"
+SESSION_COLUMNS = ("session", "deal_in_session")
 
 
 class DatasetError(SimkitError):
@@ -108,6 +114,11 @@ def read_manifest(directory: Path) -> dict[str, Any] | None:
     return data
 
 
+def session_length(manifest: dict[str, Any]) -> int:
+    """Deals per session of a run (1 = independent deals, also for manifests from before sessions)."""
+    return int(manifest.get("session_length", 1))
+
+
 def load_dataset(path: str | os.PathLike, columns: Sequence[str] | None = None,
                  batches: int | None = None) -> pd.DataFrame:
     """Read a dataset folder into pandas (only ``columns`` when given), in deal order.
@@ -131,6 +142,14 @@ def load_dataset(path: str | os.PathLike, columns: Sequence[str] | None = None,
     if missing:
         raise DatasetError(f"{directory}: {len(missing)} of {n_batches} batches missing (first: {missing[0]}); "
                            "re-run the simulation to complete it")
+    wanted = list(columns) if columns is not None else None
+    derived: list[str] = []
+    if wanted is not None and session_length(manifest) == 1:
+        # independent deals store no session columns: derive them from deal_id
+        derived = [c for c in wanted if c in SESSION_COLUMNS]
+        wanted = [c for c in wanted if c not in SESSION_COLUMNS]
+        if derived and "deal_id" not in wanted:
+            wanted.append("deal_id")
     tables = []
     for b in range(n_batches):
         file = batch_path(directory, b)
@@ -139,10 +158,18 @@ def load_dataset(path: str | os.PathLike, columns: Sequence[str] | None = None,
             digest = (meta.metadata or {}).get(b"simkit.config", b"").decode()
             if digest != manifest["config_digest"]:
                 raise DatasetError(f"{file}: belongs to another run (config {digest or 'none'})")
-            tables.append(pq.read_table(file, columns=list(columns) if columns is not None else None))
+            tables.append(pq.read_table(file, columns=wanted))
         except DatasetError:
             raise
         except Exception as exc:  # noqa: BLE001
             raise DatasetError(f"{file}: unreadable or corrupt Parquet ({type(exc).__name__}: {exc})") from None
     table = pa.concat_tables(tables)
-    return table.to_pandas()
+    frame = table.to_pandas()
+    if derived:
+        deal_id = frame["deal_id"].to_numpy()
+        if "session" in derived:
+            frame["session"] = deal_id.astype("int64")
+        if "deal_in_session" in derived:
+            frame["deal_in_session"] = pd.Series(0, index=frame.index, dtype="int16")
+        frame = frame[list(columns)]
+    return frame
