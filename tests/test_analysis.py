@@ -19,6 +19,7 @@ from simkit.analysis.summary import (
 )
 from simkit.cli import main
 from simkit.errors import SimkitError
+from simkit.evaluator import pattern_names
 from simkit.experiment import ExperimentError, parse_experiment, run_experiment
 from simkit.runner import simulate
 from simkit.runner.duplicate import SEATINGS, seating_dir
@@ -63,21 +64,39 @@ def test_win_rates_by_policy_pools_seats(dataset):
     assert seats["wins"].sum() + int((df["winner"] < 0).sum()) == len(df)
 
 
-def test_distributions_tails_patterns_and_endings(dataset):
-    df = load_dataset(dataset)
-    won = df[df["winner"] >= 0]
+def test_distributions_tails_patterns_and_endings_hand_worked():
+    # five deals worked by hand: four wins (hu 20, 48, 100, 60; units 1, 5, 12, 2; lou 0, 1, 2, 0)
+    # and one 穿牌; two_lou holds in the third win only
+    names = pattern_names((1 << 18) - 1)
+    df = pd.DataFrame({
+        "winner": [0, 1, -1, 2, 0], "hu": [20, 48, -1, 100, 60], "units": [1, 5, 0, 12, 2],
+        "lou": [0, 1, 0, 2, 0], "steps": [1, 2, 0, 5, 3], "turns": [10, 20, 30, 40, 50],
+        "draws": [0, 1, 2, 3, 4], "claims": [5, 5, 5, 5, 5],
+        "win_kind": ["discard", "draw", "none", "discard", "tianhu"],
+        **{f"pattern_{p}": [False, False, False, p == "two_lou", False] for p in names},
+    })
     dist = distributions(df).set_index("column")
-    assert dist.loc["hu", "n"] == len(won) and dist.loc["turns", "n"] == len(df)
-    assert dist.loc["hu", "q50"] == pytest.approx(np.quantile(won["hu"], 0.5))
-    assert dist.loc["turns", "q95"] == pytest.approx(np.quantile(df["turns"], 0.95))
+    assert dist.loc["hu", "n"] == 4 and dist.loc["turns", "n"] == 5
+    assert dist.loc["hu", "mean"] == 57.0 and dist.loc["hu", "q50"] == 54.0 and dist.loc["hu", "max"] == 100
+    assert dist.loc["turns", "q50"] == 30.0 and dist.loc["turns", "q95"] == 48.0  # 40 + 0.8 * 10
     tails = tail_probabilities(df).set_index("event")
-    assert tails.loc["小甲 (units >= 5)", "hits"] == int((won["units"] >= 5).sum())
-    assert tails.loc["大甲 (units >= 10)", "p"] == pytest.approx((won["units"] >= 10).mean())
+    assert tails.loc["小甲 (units >= 5)", "hits"] == 2 and tails.loc["大甲 (units >= 10)", "p"] == 0.25
+    assert tails.loc["楼 >= 1", "hits"] == 2 and tails.loc["hu >= 48", "hits"] == 3
+    assert tails.loc["hu >= 100", "hits"] == 1
     patterns = pattern_frequencies(df).set_index("pattern")
-    assert patterns.loc["two_lou", "hits"] == int(won["pattern_two_lou"].sum())
+    assert patterns.loc["two_lou", "hits"] == 1 and patterns.loc["two_lou", "wins"] == 4
+    assert patterns["hits"].sum() == 1
     assert ((patterns["lo"] <= patterns["p"]) & (patterns["p"] <= patterns["hi"])).all()
     kinds = win_kinds(df).set_index("win_kind")
-    assert kinds["hits"].sum() == len(df) and kinds.loc["none", "hits"] == int((df["winner"] < 0).sum())
+    assert kinds["hits"].tolist() == [2, 1, 0, 1, 1]  # discard, draw, table, tianhu, none
+
+
+def test_distributions_on_a_dataset(dataset):
+    df = load_dataset(dataset)
+    dist = distributions(df).set_index("column")
+    assert dist.loc["hu", "n"] == int((df["winner"] >= 0).sum()) and dist.loc["turns", "n"] == len(df)
+    kinds = win_kinds(df).set_index("win_kind")
+    assert kinds["hits"].sum() == len(df)
 
 
 def test_duplicate_seatings_share_the_deals_and_identical_policies_tie(tmp_path):

@@ -41,9 +41,9 @@ from simkit.engine.play import (
     R_WIN_MELDS,
     R_WIN_NMELDS,
     R_WINNER,
-    _deal_deck,
     _record,
     _stream_state,
+    deal_deck,
     play_deals,
     root_key,
 )
@@ -185,7 +185,7 @@ def _checked_batch(root, n_deals, policy_ids, params, rules, results, errors):
         passed[:, :] = 0
         gain[:] = -1
         ev_n[0] = 0
-        _deal_deck(root, d, rngs[3], deck)
+        deal_deck(root, d, rngs[3], deck)
         for p in range(3):
             _stream_state(root, d, 1 + p, rngs[p])
         E._start(s, deck, 0, rules, mask, work, ev, ev_n)
@@ -326,6 +326,22 @@ def test_rules_revision_options_keep_every_invariant(changes):
     assert len(winners) > n // 4
     for row in winners[:2000]:
         _rescore(row, rules)
+
+
+def test_mc_playouts_keep_every_invariant():
+    """mc (4 rollouts per candidate, to keep it quick) under the default rules and under every
+    option of the revision flipped together."""
+    ids, params, _ = policy_arrays(parse_policies("mc:4,greedy,random"))
+    for rules in (RuleSet(), RuleSet(zhan_in_chariot=True, single_jiang_cap=3, drawn_jiang_chow=False,
+                                     pass_locks_win=False, pass_locks_type=False)):
+        n = 40
+        results = np.zeros((n, N_RESULT), dtype=np.int64)
+        errors = np.zeros(n, dtype=np.int64)
+        _checked_batch(root_key(55), n, ids, params, rules.to_array(), results, errors)
+        bad = np.flatnonzero(errors)
+        assert bad.size == 0, f"deal {bad[0]}: invariant {errors[bad[0]]} broken under {rules.to_strings()}"
+        for row in results[results[:, R_WINNER] >= 0]:
+            _rescore(row, rules)
 
 
 def test_checked_loop_equals_the_batch_kernel():

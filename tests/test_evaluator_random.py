@@ -247,6 +247,19 @@ def test_batch_equals_single_and_thread_count_does_not_matter():
         numba.set_num_threads(before)
     for key in one:
         assert np.array_equal(one[key], many[key]), key
+    # the batch reuses one workspace per chunk: each holding alone, with a fresh workspace,
+    # must give the same result (catches state left over from the previous holding)
+    rules = RuleSet(single_jiang_cap=3, zhan_in_chariot=True)
+    batch = evaluate_many(conc, exp, chows, rules)
+    rules_array = rules.to_array()
+    out = np.zeros(K.N_OUT, dtype=np.int64)
+    choice = np.zeros(K.N_CHOICE, dtype=np.int64)
+    for i in range(0, len(conc), 3):
+        K._evaluate_kernel(conc[i], exp[i], chows[i], rules_array, 1, out, choice, K.new_workspace())
+        single = {"complete": bool(out[K.OUT_COMPLETE]), "hu": out[K.OUT_HU], "units": out[K.OUT_UNITS],
+                  "wins": bool(out[K.OUT_WINS]), "patterns": out[K.OUT_PATTERNS], "min_idle": out[K.OUT_MIN_IDLE]}
+        for key, value in single.items():
+            assert batch[key][i] == value, (i, key)
 
 
 @pytest.mark.parametrize("hand", ["YJ*4 RJ*4 WJ*4 GJ*4 YZ*4 RZ*4 WZ*4 GZ*3"])

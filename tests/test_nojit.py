@@ -16,7 +16,9 @@ from simkit.generate import random_group_holdings
 from simkit.policies.registry import parse_policies, policy_arrays
 from simkit.rules import RuleSet
 
-SCRIPT = r"""
+MC_POLICIES = "mc:2,2,greedy,random"  # 2 rollouts, 2 discard candidates: slow enough without the JIT
+
+SCRIPT = f"MC_POLICIES = {MC_POLICIES!r}\n" + r"""
 import json, warnings
 import numpy as np
 warnings.simplefilter("ignore")
@@ -29,8 +31,11 @@ conc, exp, chows = random_group_holdings(60, seed=21, total=(6, 31), p_exposed=0
 res = evaluate_many(conc, exp, chows)
 ids, params, _ = policy_arrays(parse_policies("greedy,patient,random"))
 deals = play_deals(2, 21, ids, params, RuleSet().to_array())
+ids, params, _ = policy_arrays(parse_policies(MC_POLICIES))
+mc_deals = play_deals(1, 21, ids, params, RuleSet().to_array())
 print(json.dumps({"hu": res["hu"].tolist(), "units": res["units"].tolist(), "patterns": res["patterns"].tolist(),
-                  "min_idle": res["min_idle"].tolist(), "conc": conc.tolist(), "deals": deals.tolist()}))
+                  "min_idle": res["min_idle"].tolist(), "conc": conc.tolist(), "deals": deals.tolist(),
+                  "mc_deals": mc_deals.tolist()}))
 """
 
 
@@ -48,3 +53,5 @@ def test_pure_python_kernels_agree_with_compiled():
     ids, params, _ = policy_arrays(parse_policies("greedy,patient,random"))
     deals = play_deals(2, 21, ids, params, RuleSet().to_array())
     assert np.array_equal(np.array(slow["deals"]), deals)
+    ids, params, _ = policy_arrays(parse_policies(MC_POLICIES))
+    assert np.array_equal(np.array(slow["mc_deals"]), play_deals(1, 21, ids, params, RuleSet().to_array()))

@@ -123,22 +123,89 @@ def test_replay_is_byte_identical_and_matches_the_batch():
         assert lines[-1]["winner"] == row[R_WINNER]
 
 
+def _follow_replay(events):
+    """Follow every card of a replayed deal from the deal to the final holdings, from the log
+    alone: stock order, discards and claims from concealed cards, dead cards, table 将.
+    Returns (concealed counts, exposed groups, exposed card counts, stock used) per seat."""
+    from simkit.cards import parse_counts, parse_type
+
+    head = events[0]
+    conc = [parse_counts(h) for h in head["hands"]]
+    assert [int(h.sum()) for h in conc] == [31 if p == head["dealer"] else 30 for p in range(3)]
+    stock = [parse_type(c) for c in head["stock"]]
+    assert len(stock) == 21
+    exposed = [[], [], []]
+    dead = 0
+    used = 0
+    active = None  # (type, source, player)
+    for e in events[1:-1]:
+        kind = e["event"]
+        if kind in ("discard", "draw") and active is not None:
+            dead += 1  # the previous active card went unclaimed
+            active = None
+        if kind == "discard":
+            t = parse_type(e["card"])
+            assert not e["card"].endswith("J") and conc[e["player"]][t] >= 1
+            conc[e["player"]][t] -= 1
+            active = (t, "discard", e["player"])
+        elif kind == "draw":
+            t = parse_type(e["card"])
+            assert used < 21 and stock[used] == t, "a draw must flip the next stock card"
+            used += 1
+            active = (t, "draw", e["player"])
+        elif kind == "claim":
+            t = parse_type(e["card"])
+            assert active is not None and active[0] == t and e["source"] == active[1]
+            cards = [parse_type(c) for c in e["cards"]]
+            cards.remove(t)  # the active card; the rest come from the claimer's hand
+            for c in cards:
+                assert conc[e["player"]][c] >= 1
+                conc[e["player"]][c] -= 1
+            # a 圆 is named by its cards, 占 / 碰 / 楼 by their one type (simkit score notation)
+            members = tuple(sorted(cards + [t])) if e["kind"] == "chow" else (t,)
+            assert e["kind"] == "chow" or set(cards) == {t}
+            exposed[e["player"]].append((e["kind"], members))
+            active = None
+        elif kind == "table":
+            t = parse_type(e["card"])
+            assert active == (t, "draw", e["player"]) and e["card"].endswith("J")
+            exposed[e["player"]].append(("table", (t,)))
+            active = None
+        else:
+            assert kind in {"pass", "xianggong", "nowin"}
+    if active is not None:
+        dead += 1
+    sizes = {"chow": 0, "zhan": 2, "peng": 3, "kong": 4, "table": 1}
+    n_exposed = [sum(sizes[k] or len(m) for k, m in x) for x in exposed]
+    total = sum(int(c.sum()) for c in conc) + sum(n_exposed) + dead + 21 - used
+    assert total == 112
+    return conc, exposed, n_exposed, used
+
+
 def test_replay_events_conserve_cards_and_rescore():
     from simkit.cards import parse_counts
     from simkit.evaluator import evaluate
+    from simkit.exposed import parse_exposed
 
-    for deal in range(20):
-        events = list(replay_events(9, deal, "greedy,greedy,greedy"))
-        hands = [parse_counts(h) for h in events[0]["hands"]]
-        assert [int(h.sum()) for h in hands] == [31, 30, 30]
-        for e in events[1:-1]:
-            assert e["event"] in {"discard", "draw", "claim", "pass", "table", "xianggong", "nowin"}
-            if e["event"] == "discard":
-                assert not e["card"].endswith("J")
+    wins = 0
+    for deal in range(40):
+        events = list(replay_events(9, deal, "greedy,greedy,patient"))
+        conc, exposed, n_exposed, used = _follow_replay(events)
         end = events[-1]
+        assert end["event"] == "end"
         if end["result"] == "win":
+            wins += 1
+            w = end["winner"]
+            # the final holding in the log is exactly the one the cards followed lead to
+            assert (parse_counts(end["concealed"]) == conc[w]).all()
+            groups = sorted((g.kind, tuple(sorted(g.types))) for g in parse_exposed(end["exposed"]))
+            assert groups == sorted(exposed[w])
+            assert int(conc[w].sum()) + n_exposed[w] == 31
             res = evaluate(end["concealed"], end["exposed"])
             assert res.wins and res.hu == end["hu"] and res.units == end["units"]
+        else:
+            assert used == 21  # 穿牌: the stock ran out
+    assert wins >= 20
 
 
 def test_cli_replay(capsys, tmp_path):

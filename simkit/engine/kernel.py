@@ -116,6 +116,7 @@ from simkit.engine.layout import (
     WIN_TABLE,
     WIN_TIANHU,
 )
+from simkit.cards import CHE, JIANG, N_RANKS, XIANG, ZU
 from simkit.deck import _deal_counts_kernel
 from simkit.evaluator import kernel as K
 from simkit.rules import (
@@ -175,7 +176,7 @@ def _total_cards(s, p):
 @njit(cache=True, nogil=True)
 def _has_discard(conc):
     for t in range(28):
-        if conc[t] > 0 and t % 7 != 0:
+        if conc[t] > 0 and t % N_RANKS != JIANG:
             return True
     return False
 
@@ -185,13 +186,25 @@ def _holding_wins(conc, exp, n_chow, rules, work):
     """Evaluator verdict on a holding (no 31-card or flag checks)."""
     if K._min_idle(conc) > 0:
         return False
-    out = work[K.WORK_SIZE : K.WORK_SIZE + K.N_OUT]
-    choice = work[K.WORK_SIZE + K.N_OUT : K.WORK_SIZE + K.N_OUT + K.N_CHOICE]
-    K._evaluate_kernel(conc, exp, n_chow, rules, K.WANT_WINS, out, choice, work[: K.WORK_SIZE])
+    out = work[EW_OUT : EW_OUT + K.N_OUT]
+    choice = work[EW_CHOICE : EW_CHOICE + K.N_CHOICE]
+    K._evaluate_kernel(conc, exp, n_chow, rules, K.WANT_WINS, out, choice, work[EW_EVAL : EW_EVAL + K.WORK_SIZE])
     return out[K.OUT_WINS] == 1
 
 
-ENGINE_WORK_SIZE = K.WORK_SIZE + K.N_OUT + K.N_CHOICE + 28 + EXP_BLOCK + 8
+# engine scratch ``work[ENGINE_WORK_SIZE]``: each region starts where the previous one ends
+EW_EVAL = 0  # evaluator workspace
+EW_OUT = EW_EVAL + K.WORK_SIZE  # evaluator result (N_OUT)
+EW_CHOICE = EW_OUT + K.N_OUT  # evaluator best decomposition (N_CHOICE)
+EW_CONC = EW_CHOICE + K.N_CHOICE  # a holding after a claim: concealed counts (28)
+EW_EXP = EW_CONC + 28  # ... and its exposed counts (EXP_BLOCK)
+EW_USED = EW_EXP + EXP_BLOCK  # concealed types a claim uses (4)
+EW_MEMBERS = EW_USED + 4  # a claimed 圆's types (4)
+ENGINE_WORK_SIZE = EW_MEMBERS + 4
+ENGINE_WORK_REGIONS = (
+    ("eval", EW_EVAL, K.WORK_SIZE), ("out", EW_OUT, K.N_OUT), ("choice", EW_CHOICE, K.N_CHOICE),
+    ("conc", EW_CONC, 28), ("exp", EW_EXP, EXP_BLOCK), ("used", EW_USED, 4), ("members", EW_MEMBERS, 4),
+)
 
 
 def new_engine_workspace() -> np.ndarray:
@@ -228,8 +241,8 @@ def _meld_cards(action, t, used):
     """Concealed types a claim uses (used[0..3], -1 padded) and its meld kind."""
     for i in range(4):
         used[i] = -1
-    colour = t // 7
-    rank = t % 7
+    colour = t // N_RANKS
+    rank = t % N_RANKS
     if action == A_PENG:
         used[0] = t
         used[1] = t
@@ -243,7 +256,7 @@ def _meld_cards(action, t, used):
         used[0] = t
         return M_ZHAN
     if action == A_CHOW_TRIAD:
-        first = colour * 7 + (0 if rank < 3 else 3)
+        first = colour * N_RANKS + (JIANG if rank <= XIANG else CHE)  # its triad: 将士相 or 车马炮
         k = 0
         for x in range(first, first + 3):
             if x != t:
@@ -256,7 +269,7 @@ def _meld_cards(action, t, used):
         if c == colour:
             continue
         if action == A_CHOW_ZU4 or c != action - A_CHOW_ZU:
-            used[k] = c * 7 + 6
+            used[k] = c * N_RANKS + ZU
             k += 1
     return M_CHOW
 
@@ -265,8 +278,8 @@ def _meld_cards(action, t, used):
 def _claim_possible(s, q, action, t):
     """Does q hold the concealed cards of this claim on type t (no other check)?"""
     conc = S_CONC + 28 * q  # q's concealed counts are s[conc + type]
-    colour = t // 7
-    rank = t % 7
+    colour = t // N_RANKS
+    rank = t % N_RANKS
     if action == A_PENG:
         return s[conc + t] == 2
     if action == A_KONG:
@@ -274,25 +287,25 @@ def _claim_possible(s, q, action, t):
     if action == A_ZHAN:
         return s[conc + t] >= 1
     if action == A_CHOW_TRIAD:
-        if rank == 6:
+        if rank == ZU:
             return False
-        first = colour * 7 + (0 if rank < 3 else 3)
+        first = colour * N_RANKS + (JIANG if rank <= XIANG else CHE)  # its triad: 将士相 or 车马炮
         for x in range(first, first + 3):
             if x != t and s[conc + x] < 1:
                 return False
         return True
-    if rank != 6:
+    if rank != ZU:
         return False
     if action == A_CHOW_ZU4:
         for c in range(4):
-            if c != colour and s[conc + c * 7 + 6] < 1:
+            if c != colour and s[conc + c * N_RANKS + ZU] < 1:
                 return False
         return True
     left_out = action - A_CHOW_ZU
     if left_out == colour:
         return False
     for c in range(4):
-        if c != colour and c != left_out and s[conc + c * 7 + 6] < 1:
+        if c != colour and c != left_out and s[conc + c * N_RANKS + ZU] < 1:
             return False
     return True
 
@@ -305,19 +318,18 @@ def _claim_keeps_playable(s, q, action, t, spare, blocked, rules, work):
     under ``pass_locks_win``), so only a discard keeps it playable."""
     if spare > 3:
         return True  # a claim uses at most three concealed cards: one is left to discard
-    base = K.WORK_SIZE + K.N_OUT + K.N_CHOICE
-    used = work[base + 28 + EXP_BLOCK : base + 28 + EXP_BLOCK + 4]
+    used = work[EW_USED : EW_USED + 4]
     kind = _meld_cards(action, t, used)
     # a concealed non-将 card left over after the claim can be discarded
     for i in range(4):
-        if used[i] >= 0 and used[i] % 7 != 0:
+        if used[i] >= 0 and used[i] % N_RANKS != JIANG:
             spare -= 1
     if spare > 0:
         return True
     if blocked or s[S_XIANGGONG + q] or s[S_NOWIN + q]:
         return False
-    conc = work[base : base + 28]
-    exp = work[base + 28 : base + 28 + EXP_BLOCK].reshape((4, 28))
+    conc = work[EW_CONC : EW_CONC + 28]
+    exp = work[EW_EXP : EW_EXP + EXP_BLOCK].reshape((4, 28))
     conc[:] = _conc(s, q)
     exp[:, :] = _exp(s, q)
     for i in range(4):
@@ -340,7 +352,7 @@ def _spare_cards(s, q):
     """Concealed non-将 cards of q (the cards q could discard)."""
     spare = 0
     for x in range(28):
-        if x % 7 != 0:
+        if x % N_RANKS != JIANG:
             spare += s[S_CONC + 28 * q + x]
     return spare
 
@@ -359,15 +371,15 @@ def _chow_conceivable(s, q, t):
     base = S_CONC + 28 * q
     if s[base + t] >= 1:
         return True
-    colour = t // 7
-    rank = t % 7
-    if rank == 6:
+    colour = t // N_RANKS
+    rank = t % N_RANKS
+    if rank == ZU:
         n = 0
         for c in range(4):
-            if c != colour and s[base + c * 7 + 6] >= 1:
+            if c != colour and s[base + c * N_RANKS + ZU] >= 1:
                 n += 1
         return n >= 2
-    first = colour * 7 + (0 if rank < 3 else 3)
+    first = colour * N_RANKS + (JIANG if rank <= XIANG else CHE)  # its triad: 将士相 or 车马炮
     for x in range(first, first + 3):
         if x != t and s[base + x] < 1:
             return False
@@ -413,7 +425,7 @@ def _claim_mask(s, q, stage, rules, mask, work):
 def _drawn_jiang_to_table(s, t, rules):
     """RULES §5.5 with ``drawn_jiang_chow`` off: nobody may 吃 / 占 a drawn 将 (it goes to the
     table unless 碰 / 发子)."""
-    return s[S_SOURCE] == SRC_DRAW and t % 7 == 0 and rules[RULE_DRAWN_JIANG_CHOW] == 0
+    return s[S_SOURCE] == SRC_DRAW and t % N_RANKS == JIANG and rules[RULE_DRAWN_JIANG_CHOW] == 0
 
 
 @njit(cache=True, nogil=True)
@@ -432,7 +444,7 @@ def _discard_mask(s, p, rules, mask, work):
     n = 0
     conc = _conc(s, p)
     for t in range(28):
-        if conc[t] > 0 and t % 7 != 0:
+        if conc[t] > 0 and t % N_RANKS != JIANG:
             mask[t] = True
             n += 1
     if _can_win(s, p, rules, work):
@@ -469,22 +481,22 @@ def _chariot_cards(s, q, x, rules):
 @njit(cache=True, nogil=True)
 def _chariot_through(s, q, t, rules):
     """RULES §7: q holds a chariot through t (concealed + exposed cards)."""
-    colour = t // 7
-    rank = t % 7
-    if rank != 6:
-        first = colour * 7 + (0 if rank < 3 else 3)
+    colour = t // N_RANKS
+    rank = t % N_RANKS
+    if rank != ZU:
+        first = colour * N_RANKS + (JIANG if rank <= XIANG else CHE)  # its triad: 将士相 or 车马炮
         ok = True
         for x in range(first, first + 3):
             if _chariot_cards(s, q, x, rules) < 2:
                 ok = False
         if ok:
             return True
-    if rank == 0 or rank == 6:
+    if rank == JIANG or rank == ZU:
         if _chariot_cards(s, q, t, rules) < 2:
             return False
         n = 0
         for c in range(4):
-            if _chariot_cards(s, q, c * 7 + rank, rules) >= 2:
+            if _chariot_cards(s, q, c * N_RANKS + rank, rules) >= 2:
                 n += 1
         return n >= 3
     return False
@@ -507,8 +519,7 @@ def _add_meld(s, p, kind, t0, t1, t2, t3):
 @njit(cache=True, nogil=True)
 def _do_claim(s, q, action, work, ev, ev_n):
     t = s[S_ACTIVE]
-    base = K.WORK_SIZE + K.N_OUT + K.N_CHOICE + 28 + EXP_BLOCK
-    used = work[base : base + 4]
+    used = work[EW_USED : EW_USED + 4]
     kind = _meld_cards(action, t, used)
     for i in range(4):
         if used[i] >= 0:
@@ -527,7 +538,7 @@ def _do_claim(s, q, action, work, ev, ev_n):
     else:
         s[S_NCHOW + q] += 1
         # the 圆's types in type order: t and the used cards
-        members = work[base + 4 : base + 8]
+        members = work[EW_MEMBERS : EW_MEMBERS + 4]
         k = 0
         for x in range(28):
             if x == t:
@@ -553,9 +564,9 @@ def _do_claim(s, q, action, work, ev, ev_n):
 
 @njit(cache=True, nogil=True)
 def _finish_win(s, p, rules, work, ev, ev_n):
-    out = work[K.WORK_SIZE : K.WORK_SIZE + K.N_OUT]
-    choice = work[K.WORK_SIZE + K.N_OUT : K.WORK_SIZE + K.N_OUT + K.N_CHOICE]
-    K._evaluate_kernel(_conc(s, p), _exp(s, p), s[S_NCHOW + p], rules, 1, out, choice, work[: K.WORK_SIZE])
+    out = work[EW_OUT : EW_OUT + K.N_OUT]
+    choice = work[EW_CHOICE : EW_CHOICE + K.N_CHOICE]
+    K._evaluate_kernel(_conc(s, p), _exp(s, p), s[S_NCHOW + p], rules, 1, out, choice, work[EW_EVAL : EW_EVAL + K.WORK_SIZE])
     units = out[K.OUT_UNITS]
     s[S_WINNER] = p
     s[S_WIN_KIND] = WIN_TIANHU if s[S_FIRST] == 1 else s[S_GAIN]
@@ -609,7 +620,7 @@ def _stage_candidate(s, stage, rules):
             return -1
         return src
     # ST_CHOW_NEXT: drawer's next player, drawn non-将 cards, by option only
-    if s[S_SOURCE] == SRC_DRAW and rules[RULE_DRAWN_CARD_CHOW_BY] == 1 and t % 7 != 0:
+    if s[S_SOURCE] == SRC_DRAW and rules[RULE_DRAWN_CARD_CHOW_BY] == 1 and t % N_RANKS != JIANG:
         return _next(src)
     return -1
 
@@ -666,7 +677,7 @@ def _advance(s, rules, mask, work, ev, ev_n):
             src = s[S_SOURCE_PLAYER]
             s[S_ACTIVE] = -1
             s[S_ACTIVE_ID] = -1
-            if s[S_SOURCE] == SRC_DRAW and t % 7 == 0:
+            if s[S_SOURCE] == SRC_DRAW and t % N_RANKS == JIANG:
                 # an unclaimed drawn 将 goes to the drawer's table
                 s[S_EXP + EXP_BLOCK * src + 28 * K.EXP_TABLE + t] += 1
                 s[S_EXPCARDS + 28 * src + t] += 1

@@ -107,24 +107,24 @@ N_CHOICE = 16
 # arg word: t | class0 << 3 | class1 << 5 | class2 << 7 | n_plain_chariots << 9
 
 # pattern bits, in the order of RULES §6 (names in simkit.evaluator.patterns)
-P_TWO_LOU = 0
-P_PLAIN_CHARIOT_FAT_LOU = 1
-P_FAT_CHARIOT_PLAIN_LOU = 2
-P_FAT_CHARIOT_2_OUT = 3
-P_LONG_CHARIOT_1_OUT = 4
-P_STEPS5_CHARIOT_OUT = 5
-P_STEPS5_QING3 = 6
-P_STEPS5_TIANDI = 7
-P_QING3_TIANDI = 8
-P_QING3_CHARIOT_OUT = 9
-P_CHARIOT_OUT_TIANDI = 10
-P_PLAIN_CHARIOT_ALL_OUT = 11
-P_QING4 = 12
-P_STEPS6 = 13
-P_PLAIN_CHARIOT_ALL_OUT_TWO_LOU = 14
-P_FAT_CHARIOT_OUT_TWO_LOU = 15
-P_LONG_CHARIOT_2_OUT_LOU = 16
-P_STEPS6_LONG_CHARIOT = 17
+PAT_TWO_LOU = 0
+PAT_PLAIN_CHARIOT_FAT_LOU = 1
+PAT_FAT_CHARIOT_PLAIN_LOU = 2
+PAT_FAT_CHARIOT_2_OUT = 3
+PAT_LONG_CHARIOT_1_OUT = 4
+PAT_STEPS5_CHARIOT_OUT = 5
+PAT_STEPS5_QING3 = 6
+PAT_STEPS5_TIANDI = 7
+PAT_QING3_TIANDI = 8
+PAT_QING3_CHARIOT_OUT = 9
+PAT_CHARIOT_OUT_TIANDI = 10
+PAT_PLAIN_CHARIOT_ALL_OUT = 11
+PAT_QING4 = 12
+PAT_STEPS6 = 13
+PAT_PLAIN_CHARIOT_ALL_OUT_TWO_LOU = 14
+PAT_FAT_CHARIOT_OUT_TWO_LOU = 15
+PAT_LONG_CHARIOT_2_OUT_LOU = 16
+PAT_STEPS6_LONG_CHARIOT = 17
 N_PATTERNS = 18
 XIAOJIA_MASK = (1 << 14) | (1 << 15) | (1 << 16) | (1 << 17)
 
@@ -542,41 +542,41 @@ def _pattern_mask(n_lou, fat_lou, plain_lou, steps, qing, smax, fmax, lmax, tian
     chariot_out = smax >= 1 or fmax >= 1 or lmax >= 1
     mask = 0
     if n_lou >= 2:
-        mask |= 1 << P_TWO_LOU
+        mask |= 1 << PAT_TWO_LOU
     if smax >= 0 and fat_lou:
-        mask |= 1 << P_PLAIN_CHARIOT_FAT_LOU
+        mask |= 1 << PAT_PLAIN_CHARIOT_FAT_LOU
     if fmax >= 0 and plain_lou:
-        mask |= 1 << P_FAT_CHARIOT_PLAIN_LOU
+        mask |= 1 << PAT_FAT_CHARIOT_PLAIN_LOU
     if fmax >= 2:
-        mask |= 1 << P_FAT_CHARIOT_2_OUT
+        mask |= 1 << PAT_FAT_CHARIOT_2_OUT
     if lmax >= 1:
-        mask |= 1 << P_LONG_CHARIOT_1_OUT
+        mask |= 1 << PAT_LONG_CHARIOT_1_OUT
     if steps >= 5 and chariot_out:
-        mask |= 1 << P_STEPS5_CHARIOT_OUT
+        mask |= 1 << PAT_STEPS5_CHARIOT_OUT
     if steps >= 5 and qing >= 3:
-        mask |= 1 << P_STEPS5_QING3
+        mask |= 1 << PAT_STEPS5_QING3
     if steps >= 5 and tiandi:
-        mask |= 1 << P_STEPS5_TIANDI
+        mask |= 1 << PAT_STEPS5_TIANDI
     if qing >= 3 and tiandi:
-        mask |= 1 << P_QING3_TIANDI
+        mask |= 1 << PAT_QING3_TIANDI
     if qing >= 3 and chariot_out:
-        mask |= 1 << P_QING3_CHARIOT_OUT
+        mask |= 1 << PAT_QING3_CHARIOT_OUT
     if chariot_out and tiandi:
-        mask |= 1 << P_CHARIOT_OUT_TIANDI
+        mask |= 1 << PAT_CHARIOT_OUT_TIANDI
     if smax == 3:
-        mask |= 1 << P_PLAIN_CHARIOT_ALL_OUT
+        mask |= 1 << PAT_PLAIN_CHARIOT_ALL_OUT
     if qing == 4:
-        mask |= 1 << P_QING4
+        mask |= 1 << PAT_QING4
     if steps >= 6:
-        mask |= 1 << P_STEPS6
+        mask |= 1 << PAT_STEPS6
     if smax == 3 and n_lou >= 2:
-        mask |= 1 << P_PLAIN_CHARIOT_ALL_OUT_TWO_LOU
+        mask |= 1 << PAT_PLAIN_CHARIOT_ALL_OUT_TWO_LOU
     if fmax >= 1 and n_lou >= 2:
-        mask |= 1 << P_FAT_CHARIOT_OUT_TWO_LOU
+        mask |= 1 << PAT_FAT_CHARIOT_OUT_TWO_LOU
     if lmax >= 2 and n_lou >= 1:
-        mask |= 1 << P_LONG_CHARIOT_2_OUT_LOU
+        mask |= 1 << PAT_LONG_CHARIOT_2_OUT_LOU
     if steps >= 6 and lmax >= 0:
-        mask |= 1 << P_STEPS6_LONG_CHARIOT
+        mask |= 1 << PAT_STEPS6_LONG_CHARIOT
     return mask
 
 
