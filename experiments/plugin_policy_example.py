@@ -3,7 +3,7 @@
     python experiments/plugin_policy_example.py
 
 Tier 1: an @njit policy registered by name plays inside the batch kernel at full speed.
-Tier 2: a Python class with act(observation, legal_actions) plays through Environment.
+Tier 2: a Python class with act(observation, legal_actions) plays through simkit.engine.env (Game / State).
 """
 
 from __future__ import annotations

@@ -324,3 +324,41 @@ def test_declined_peng_through_a_zhan_chariot_sets_no_flag_by_default():
 
     assert decline() == 0
     assert decline(zhan_in_chariot=True) == 1
+
+
+# ---- Game / State (OpenSpiel split)
+def test_game_is_immutable_and_state_clones_independently():
+    import dataclasses
+
+    from simkit.engine.env import NO_PLAYER, Game
+
+    game = Game(RuleSet(tianhu=False), ("greedy", "patient", "random"))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        game.rules = RuleSet()
+    with pytest.raises(ValueError, match="three policy names"):
+        Game(RuleSet(), ("greedy", "greedy"))
+    state = game.new_initial_state(seed=3, deal=5)
+    assert state.game is game and state.current_player() == 0 and not state.is_terminal()
+    copy = state.clone()
+    first = state.legal_actions()[0]
+    state.apply_action(first)
+    assert copy.legal_actions()[0] == first and copy.current_player() == 0  # the clone did not move
+    while not state.is_terminal():
+        state.apply_action(state.legal_actions()[0])
+    assert state.current_player() == NO_PLAYER and state.legal_actions() == [] and sum(state.returns()) == 0
+    # the same actions replayed on the clone reach the same end
+    assert copy.events().shape[0] < state.events().shape[0]
+
+
+def test_play_python_never_stops_silently(monkeypatch):
+    from simkit.engine import env as env_module
+
+    class First:
+        def act(self, observation, legal):
+            return legal[0]
+
+    state = env_module.play_python([First(), First(), First()], seed=1)
+    assert state.is_terminal()
+    monkeypatch.setattr(env_module, "MAX_DECISIONS", 3)
+    with pytest.raises(RuntimeError, match="did not end after 3 decisions"):
+        env_module.play_python([First(), First(), First()], seed=1)

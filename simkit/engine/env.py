@@ -1,13 +1,20 @@
-"""A step-by-step Python environment over the numba engine (OpenSpiel-style Game / State).
+"""A step-by-step Python API over the numba engine, with OpenSpiel's Game / State split.
 
->>> env = Environment()
->>> env.new_deal(seed=1)
->>> env.current_player(), len(env.legal_actions()) > 0
+* :class:`Game` is immutable: the rule set and the three seats' policy names (what a run is
+  played with; the engine itself never reads the policies).
+* :class:`State` is one deal in progress: ``current_player`` (:data:`NO_PLAYER` once the deal
+  is over), ``legal_actions``, ``apply_action``, ``is_terminal``, ``returns``, ``clone``.
+
+>>> game = Game()
+>>> state = game.new_initial_state(seed=1)
+>>> state.current_player(), len(state.legal_actions()) > 0
 (0, True)
->>> while not env.is_over():
-...     env.apply(env.legal_actions()[0])
->>> sum(env.returns())
-0
+>>> while not state.is_terminal():
+...     state.apply_action(state.legal_actions()[0])
+>>> state.current_player() == NO_PLAYER, sum(state.returns())
+(True, 0)
+
+:class:`Environment` is the earlier one-object interface (a State that makes its own Game).
 """
 
 from __future__ import annotations
@@ -20,7 +27,7 @@ import numpy as np
 from simkit.cards import TYPE_NAMES, format_counts
 from simkit.engine import kernel as E
 from simkit.engine import layout as L
-from simkit.engine.play import _deal_deck, root_key
+from simkit.engine.play import deal_deck, root_key
 from simkit.rules import RuleSet
 
 
@@ -78,11 +85,43 @@ class PythonPolicy(Protocol):
     def act(self, observation: Observation, legal_actions: Sequence[int]) -> int: ...
 
 
-class Environment:
-    """One deal at a time, step by step.  Rules are fixed per environment."""
+NO_PLAYER = -1  # current_player() of a finished deal
 
-    def __init__(self, rules: RuleSet | None = None, event_capacity: int = 4096) -> None:
-        self.rules = rules if rules is not None else RuleSet()
+
+@dataclasses.dataclass(frozen=True)
+class Game:
+    """The immutable part of a deal: the rule set and the seats' policy names.
+
+    >>> Game(RuleSet(tianhu=False)).rules.tianhu
+    False
+    """
+
+    rules: RuleSet = dataclasses.field(default_factory=RuleSet)
+    policies: tuple[str, str, str] = ("greedy", "greedy", "greedy")
+    num_players: int = dataclasses.field(default=L.N_SEATS, init=False)
+    num_distinct_actions: int = dataclasses.field(default=L.N_ACTIONS, init=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.rules, RuleSet):
+            raise TypeError(f"rules must be a RuleSet, got {type(self.rules).__name__}")
+        policies = tuple(self.policies)
+        if len(policies) != L.N_SEATS or not all(isinstance(p, str) and p for p in policies):
+            raise ValueError(f"a game needs three policy names, got {self.policies!r}")
+        object.__setattr__(self, "policies", policies)
+
+    def new_initial_state(self, seed: int = 0, deal: int = 0, dealer: int = 0) -> "State":
+        """Deal number ``deal`` of run ``seed`` (the cards of a batch simulation's deal)."""
+        state = State(self)
+        state.new_deal(seed, deal, dealer)
+        return state
+
+
+class State:
+    """One deal in progress under a :class:`Game` (mutable; :meth:`clone` copies it)."""
+
+    def __init__(self, game: Game, event_capacity: int = 4096) -> None:
+        self.game = game
+        self.rules = game.rules
         self._rules_array = self.rules.to_array()
         self._state = np.zeros(L.N_STATE, dtype=np.int64)
         self._mask = np.zeros(L.N_ACTIONS, dtype=np.bool_)
@@ -101,7 +140,7 @@ class Environment:
         self.seed, self.deal = int(seed), int(deal)
         deck = np.zeros(112, dtype=np.int64)
         rng = np.zeros(4, dtype=np.uint64)
-        _deal_deck(root_key(seed), self.deal, rng, deck)
+        deal_deck(root_key(seed), self.deal, rng, deck)
         self._n_events[0] = 0
         E._start(self._state, deck, int(dealer), self._rules_array, self._mask, self._work, self._events, self._n_events)
         self._started = True
@@ -203,9 +242,16 @@ class Environment:
         E._observe(self._state, int(player), obs)
         return Observation.from_array(obs)
 
-    def is_over(self) -> bool:
+    def is_terminal(self) -> bool:
+        """True once the deal is over (a win or 穿牌)."""
         self._need_deal()
         return bool(self._state[L.S_PHASE] == L.PH_OVER)
+
+    is_over = is_terminal
+
+    def apply_action(self, action: int) -> None:
+        """OpenSpiel's name of :meth:`apply`."""
+        self.apply(action)
 
     def returns(self) -> list[int]:
         """Payoff of each seat (牌): winner +2U, the others -U; zeros before the end or on 穿牌."""
@@ -213,7 +259,10 @@ class Environment:
         return [int(x) for x in self._state[L.S_PAYOFF : L.S_PAYOFF + 3]]
 
     def current_player(self) -> int:
-        """Seat to act (meaningless once the deal is over)."""
+        """Seat to act, or :data:`NO_PLAYER` once the deal is over."""
+        self._need_deal()
+        if self._state[L.S_PHASE] == L.PH_OVER:
+            return NO_PLAYER
         return int(self._state[L.S_PLAYER])
 
     # -- extras
@@ -224,8 +273,10 @@ class Environment:
         view.flags.writeable = False
         return view
 
-    def clone(self) -> "Environment":
-        other = Environment(self.rules, self._events.shape[0])
+    def clone(self) -> "State":
+        """An independent copy (same game, state, event log)."""
+        other = object.__new__(type(self))
+        State.__init__(other, self.game, self._events.shape[0])
         other._state[:] = self._state
         other._events[:] = self._events
         other._n_events[:] = self._n_events
@@ -258,19 +309,30 @@ class Environment:
         }
 
 
-def play_python(policies: Sequence[PythonPolicy], seed: int, deal: int = 0, rules: RuleSet | None = None) -> Environment:
-    """Play one deal with Python policy objects (tier 2 plug-ins); returns the finished env."""
+class Environment(State):
+    """A :class:`State` that makes its own :class:`Game` from a rule set (the one-object
+    interface of earlier versions)."""
+
+    def __init__(self, rules: RuleSet | None = None, event_capacity: int = 4096) -> None:
+        super().__init__(Game(rules if rules is not None else RuleSet()), event_capacity)
+
+
+MAX_DECISIONS = 10_000  # far above any deal (the stock has 21 cards; each card brings few decisions)
+
+
+def play_python(policies: Sequence[PythonPolicy], seed: int, deal: int = 0, rules: RuleSet | None = None) -> State:
+    """Play one deal with Python policy objects (tier 2 plug-ins); returns the finished state.
+    Raises RuntimeError if the deal has not ended after ``MAX_DECISIONS`` decisions."""
     if len(policies) != 3:
         raise ValueError("play_python needs three policies, one per seat")
-    env = Environment(rules)
-    env.new_deal(seed, deal)
-    for _ in range(10_000):
-        if env.is_over():
-            break
-        p = env.current_player()
-        legal = env.legal_actions()
-        env.apply(policies[p].act(env.observation(p), legal))
-    return env
+    names = tuple(type(policy).__name__ for policy in policies)
+    state = Game(rules if rules is not None else RuleSet(), names).new_initial_state(seed, deal)
+    for _ in range(MAX_DECISIONS):
+        if state.is_terminal():
+            return state
+        p = state.current_player()
+        state.apply_action(policies[p].act(state.observation(p), state.legal_actions()))
+    raise RuntimeError(f"deal {deal} of seed {seed} did not end after {MAX_DECISIONS} decisions")
 
 
 
