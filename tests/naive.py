@@ -1,10 +1,10 @@
-"""Naive reference ("oracle") hand evaluator for 四色牌, written straight from RULES.md.
+"""Naive reference ("oracle") hand evaluator for 四色牌, written straight from the rules (docs/rules.md).
 
 This file is deliberately slow and simple. It shares no code with simkit and
 is used in tests to check the fast evaluator on random holdings. Only the
 Python standard library is used.
 
-Method (RULES §2-§4, §6, §8):
+Method (docs/rules.md §2-§4, §6, §8):
 
 1. List every way to split the concealed cards into groups (圆, single 将, pair,
    子, 闹), always taking a group that contains the lowest remaining type

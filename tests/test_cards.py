@@ -1,4 +1,4 @@
-"""Card notation, count vectors and bitsets (RULES §1)."""
+"""Card notation, count vectors and bitsets (docs/rules.md §1)."""
 
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""Deck shuffling and dealing (RULES §5), and the PRNG behind them."""
+"""Deck shuffling and dealing (docs/rules.md §5), and the PRNG behind them."""
 
 import numpy as np
 from scipy import stats

@@ -1,4 +1,4 @@
-"""Hand-built scenarios for the rules of RULES §5-7 and each rule option."""
+"""Hand-built scenarios for the rules of docs/rules.md §5-7 and each rule option."""
 
 from __future__ import annotations
 

@@ -68,7 +68,7 @@ def test_interface():
     assert set(r) == {"complete", "hu", "lou", "steps", "units", "wins", "patterns", "min_idle"}
 
 
-# ------------------------------------------------------- RULES §9 examples
+# ------------------------------------------------------- docs/rules.md §9 examples
 
 @pytest.mark.parametrize("hand,hu", [
     ("RJ RS RX", 1),            # 1. one 圆

@@ -1,4 +1,4 @@
-"""RuleSet: defaults of RULES §8, hashing, JSON / TOML / key=value round trips, errors,
+"""RuleSet: defaults of docs/rules.md §8, hashing, JSON / TOML / key=value round trips, errors,
 the rule-set array, ``simkit rules`` and the §8 options table of docs/rules.md."""
 
 import dataclasses

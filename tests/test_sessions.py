@@ -1,4 +1,4 @@
-"""Sessions with a rotating dealer (RULES.md §8 ``next_dealer``): engine, ``simkit simulate
+"""Sessions with a rotating dealer (docs/rules.md §8 ``next_dealer``): engine, ``simkit simulate
 --session-length``, resume, replay, report."""
 
 from __future__ import annotations
