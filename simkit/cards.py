@@ -127,6 +127,8 @@ def parse_types(text: str) -> list[int]:
         count = int(m.group("count")) if m.group("count") is not None else 1
         if count < 1:
             raise CardError(f"card token {token!r} has a count below 1")
+        if count > N_COPIES:
+            raise CardError(f"{count} copies of {TYPE_NAMES[t]} (at most {N_COPIES} exist)")
         out.extend([t] * count)
     return out
 

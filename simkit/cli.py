@@ -2,13 +2,13 @@
 
     simkit score "RJ*3 RS*2 RX*2" [--exposed "peng:RC kong:YZ"] [--rule key=value ...]
     simkit score --jsonl FILE            # one {"hand", "exposed", "rules"} object per line
-    simkit deals [--deals N] [--seed S] --out DIR   # dealt-hand simulation, Parquet + report
+    simkit deals [--deals N] [--seed S] --out DIR   # alias of prob --hands DIR (dealt hands, Parquet + report)
     simkit simulate --deals N --policies a,b,c --seed S --out DIR [--workers K] [--batch-size B]
                     [--backend local|dask] [--scheduler ADDRESS] [--rule key=value ...]
                     [--session-length K]  # sessions of K deals with a rotating dealer
     simkit report DATASET [--out DIR]    # report.md with tables and plots of a dataset
     simkit compare A B [--deals N | --sprt delta,alpha,beta] [--seed S] [--out DIR]
-    simkit prob [EVENT ...] [--deals N] [--seed S] [--seat K] [--out FILE]
+    simkit prob [EVENT ...] [--deals N] [--seed S] [--seat K] [--out FILE] [--hands DIR]
     simkit experiment run experiments/NAME.toml [--workers K] [--reports DIR] [--data DIR]
     simkit demo --out DIR                # the main job: a small simulation + its report
     simkit replay --seed S --deal N --policies a,b,c [--rule key=value ...] [--session-length K]
@@ -50,10 +50,10 @@ def _build_parser() -> argparse.ArgumentParser:
     score.add_argument("--jsonl", metavar="FILE", help="score one JSON object per line of FILE ('-' for stdin)")
     score.add_argument("--output", metavar="FILE", help="write results here instead of stdout")
 
-    deals = sub.add_parser("deals", help="simulate dealt hands: Parquet + report with plots")
+    deals = sub.add_parser("deals", help="dealt hands: Parquet + report with plots (alias of prob --hands DIR)")
     deals.add_argument("--deals", type=int, default=20_000, help="number of deals (default 20000)")
     deals.add_argument("--seed", type=int, default=2026, help="root seed (default 2026)")
-    deals.add_argument("--batch-size", type=int, default=10_000, help="deals per seeded batch (default 10000)")
+    deals.add_argument("--batch-size", type=int, default=10_000, help="deals per batch: the batch column (default 10000)")
     deals.add_argument("--rule", action="append", default=[], metavar="KEY=VALUE")
     deals.add_argument("--out", required=True, help="output directory")
 
@@ -104,6 +104,9 @@ def _build_parser() -> argparse.ArgumentParser:
     prob.add_argument("--confidence", type=float, default=0.95)
     prob.add_argument("--rule", action="append", default=[], metavar="KEY=VALUE")
     prob.add_argument("--out", default=None, help="also write the table to FILE (.csv or .parquet)")
+    prob.add_argument("--hands", default=None, metavar="DIR",
+                      help="also write the dealt hands of the same deals to DIR: deals.parquet (one row per deal "
+                           "and seat), manifest.json, plots and report.md")
     prob.add_argument("--list", action="store_true", help="list the events and exit")
 
     experiment = sub.add_parser("experiment", help="run an experiment file and write its report")
@@ -163,7 +166,19 @@ def _score_one(record: dict[str, Any], base_rules) -> dict[str, Any]:
     exposed = record.get("exposed") or ""
     if not isinstance(exposed, str):
         raise SimkitError("'exposed' must be a string of kind:cards groups")
+    _check_holding_size(hand, exposed)
     return evaluate(hand, exposed, rules).to_dict()
+
+
+def _check_holding_size(hand: str, exposed: str) -> None:
+    """A holding has at most the dealer's 31 cards, concealed and exposed together."""
+    from simkit.cards import parse_counts
+    from simkit.deck import DEALER_CARDS
+    from simkit.exposed import parse_exposed
+
+    n = int(parse_counts(hand).sum()) + sum(group.n_cards for group in parse_exposed(exposed))
+    if n > DEALER_CARDS:
+        raise SimkitError(f"a holding has at most {DEALER_CARDS} cards (concealed and exposed), got {n}")
 
 
 def _read_jsonl(path: str) -> list[dict[str, Any]]:
@@ -201,7 +216,7 @@ def _cmd_score(args: argparse.Namespace) -> int:
                 raise SimkitError(f"{args.jsonl} line {lineno}: {exc}") from None
         text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in results)
     else:
-        if not args.hand:
+        if not args.hand or not args.hand.strip():
             raise SimkitError("no hand given (e.g. simkit score \"RJ*3 RS*2 RX*2\")")
         text = json.dumps(_score_one({"hand": args.hand, "exposed": args.exposed}, base_rules), ensure_ascii=False) + "\n"
     _write_output(text, args.output)
@@ -214,10 +229,13 @@ def _write_output(text: str, path: str | None) -> None:
         sys.stdout.write(text)
         return
     import os
-    import tempfile
+    import uuid
 
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".simkit-", suffix=".tmp")
+    from simkit.storage.paths import check_out_file
+
+    target = check_out_file(path)
+    tmp = str(target.parent / f".{target.name}.simkit-{os.getpid()}-{uuid.uuid4().hex[:12]}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # the umask's mode, not 0600
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
@@ -285,7 +303,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     deals = args.deals if args.deals is not None else (1_000_000 if sprt else 10_000)
     if deals < 2:
         raise SimkitError(f"--deals must be >= 2, got {deals}")
-    out = args.out or "runs/compare-" + re.sub(r"[^A-Za-z0-9.]+", "_", f"{args.policy_a}-{args.policy_b}") + f"-seed{args.seed}"
+    out = args.out if args.out is not None else "runs/compare-" + re.sub(r"[^A-Za-z0-9.]+", "_", f"{args.policy_a}-{args.policy_b}") + f"-seed{args.seed}"
     start = time.perf_counter()
     result = compare(args.policy_a, args.policy_b, out, deals=deals, seed=args.seed,
                      rules=RuleSet.from_strings(args.rule), batch_size=args.batch_size, workers=args.workers,
@@ -310,6 +328,10 @@ def _cmd_prob(args: argparse.Namespace) -> int:
         return 0
     if args.out and not args.out.endswith((".csv", ".parquet")):
         raise SimkitError(f"--out must end in .csv or .parquet, got {args.out!r}")
+    if args.hands is not None:
+        from simkit.storage.paths import check_out_dir
+
+        check_out_dir(args.hands, "--hands")
     try:
         events = [P.parse_event(text) for text in args.events] or None
         table = P.probability_table(args.deals, args.seed, events, seats=tuple(args.seat or (0, 1, 2)),
@@ -322,8 +344,7 @@ def _cmd_prob(args: argparse.Namespace) -> int:
     if args.out:
         from pathlib import Path
 
-        from simkit.report import write_parquet
-        from simkit.storage.dataset import atomic_write
+        from simkit.storage.files import atomic_write, write_parquet
 
         path = Path(args.out)
         if path.suffix == ".csv":
@@ -331,12 +352,31 @@ def _cmd_prob(args: argparse.Namespace) -> int:
         else:
             write_parquet(table, path)
         print(f"-> {path}")
+    if args.hands:
+        print(f"-> {_write_hands(args.deals, args.seed, args.batch_size, RuleSet.from_strings(args.rule), args.hands)}")
     return 0
+
+
+def _write_hands(deals: int, seed: int, batch_size: int, rules, out) -> Any:
+    """The dealt hands of deals 0 .. deals - 1 of ``seed`` (the engine's deals), written with
+    their report into ``out`` (``prob --hands``, ``deals``, ``demo``); the report's path."""
+    from simkit.analysis.dealt import deal_table
+    from simkit.analysis.report import write_dealt_hands_report
+
+    try:
+        frame = deal_table(deals, seed, batch_size, rules)
+    except ValueError as exc:
+        raise SimkitError(str(exc)) from None
+    return write_dealt_hands_report(frame, out, seed, batch_size, rules)
 
 
 def _cmd_experiment(args: argparse.Namespace) -> int:
     from simkit.experiment import run_experiment
+    from simkit.storage.paths import check_out_dir
 
+    check_out_dir(args.reports, "--reports")
+    if args.data is not None:
+        check_out_dir(args.data, "--data")
     report = run_experiment(args.file, args.reports, args.data, workers=args.workers, quiet=args.quiet)
     print(report)
     return 0
@@ -347,16 +387,16 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
     from simkit.analysis.compare import compare, write_comparison_report
     from simkit.analysis.report import write_report
-    from simkit.handstats import deal_table
-    from simkit.report import write_deal_report
     from simkit.rules import RuleSet
     from simkit.runner import simulate
 
+    from simkit.storage.paths import check_out_dir
+
     start = time.perf_counter()
-    out = Path(args.out)
+    out = check_out_dir(args.out)
     dataset = simulate(args.deals, args.policies, args.seed, out / "dataset", batch_size=5_000)
     report = write_report(dataset, out)
-    write_deal_report(deal_table(args.deals, args.seed), out / "dealt_hands", args.seed, 10_000, RuleSet())
+    _write_hands(args.deals, args.seed, 10_000, RuleSet(), out / "dealt_hands")
     comparison = compare("greedy", "patient", out / "compare", deals=max(2, args.deals // 10), seed=args.seed,
                          batch_size=1_000, quiet=True)
     write_comparison_report(comparison, out / "compare")
@@ -381,16 +421,18 @@ def _cmd_replay(args: argparse.Namespace) -> int:
 
 
 def _cmd_deals(args: argparse.Namespace) -> int:
-    from simkit.handstats import deal_table
-    from simkit.report import write_deal_report
+    """Alias of ``simkit prob --hands DIR`` without the event table."""
     from simkit.rules import RuleSet
+
+    from simkit.storage.paths import check_out_dir
 
     if args.deals < 1 or args.batch_size < 1:
         raise SimkitError("--deals and --batch-size must be positive")
-    rules = RuleSet.from_strings(args.rule)
+    if args.seed < 0:
+        raise SimkitError(f"--seed must be >= 0, got {args.seed}")
+    check_out_dir(args.out)
     start = time.perf_counter()
-    frame = deal_table(args.deals, args.seed, args.batch_size, rules)
-    report = write_deal_report(frame, args.out, args.seed, args.batch_size, rules)
+    report = _write_hands(args.deals, args.seed, args.batch_size, RuleSet.from_strings(args.rule), args.out)
     print(f"{args.deals:,} deals in {time.perf_counter() - start:.1f} s -> {report}")
     return 0
 
@@ -428,14 +470,46 @@ def main(argv: Sequence[str] | None = None) -> int:
         "bench": _cmd_bench,
         "rules": _cmd_rules,
     }
+    previous = _on_sigterm_raise()
     try:
         return handlers[args.command](args)
     except SimkitError as exc:
         print(f"simkit: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except OSError as exc:  # a file system error the checks could not foresee: one line, not a traceback
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"simkit: error: {where}{exc.strerror or exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except _Terminated:
+        print("simkit: terminated", file=sys.stderr)
+        return 128 + 15
     except KeyboardInterrupt:
         print("simkit: interrupted", file=sys.stderr)
         return 130
+    finally:
+        if previous is not None:
+            import signal
+
+            signal.signal(signal.SIGTERM, previous)
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, turned into an interrupt so that it stops a run as Ctrl-C does (workers
+    stopped, whole files only, one line)."""
+
+
+def _raise_terminated(signum, frame) -> None:
+    raise _Terminated()
+
+
+def _on_sigterm_raise():
+    """Handle SIGTERM like SIGINT (in the main thread); the previous handler, to restore."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.signal(signal.SIGTERM, _raise_terminated)
 
 
 if __name__ == "__main__":

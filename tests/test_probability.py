@@ -1,8 +1,10 @@
-"""Hand-event probabilities: exact combinatorics against brute force and independent closed
-forms, Monte Carlo against the exact values, determinism, kernels against plain Python."""
+"""Dealt hands and hand-event probabilities: exact combinatorics against brute force and
+independent closed forms, Monte Carlo against the exact values, the engine's deals, determinism,
+kernels against plain Python, the dealt-hands table, its files and the CLI."""
 
 from __future__ import annotations
 
+import json
 import math
 from collections import Counter
 from fractions import Fraction
@@ -10,9 +12,11 @@ from itertools import combinations, pairwise
 
 import numba
 import numpy as np
+import pandas as pd
 import pytest
 from scipy import stats
 
+from simkit.analysis.dealt import deal_table, dealt_hands
 from simkit.analysis.probability import (
     EVENTS,
     count_hands,
@@ -21,10 +25,16 @@ from simkit.analysis.probability import (
     exact_probability,
     probability_table,
 )
+from simkit.analysis.stats import wilson_interval
 from simkit.cards import CHE, JIANG, MA, PAO, SHI, XIANG, ZU, card_type
+from simkit.cli import main
+from simkit.engine.play import R_DEALT, play_one
 from simkit.evaluator import evaluate
 from simkit.generate import random_group_holdings
-from simkit.handstats import deal_table
+from simkit.policies.registry import parse_policies, policy_arrays
+from simkit.rules import RuleSet
+from simkit.runner import simulate
+from simkit.storage import load_dataset
 
 EXACT_NAMES = [name for name, spec in EVENTS.items() if spec.exact]
 MC_ONLY_NAMES = [name for name, spec in EVENTS.items() if not spec.exact]
@@ -247,8 +257,8 @@ def test_estimate_probability_matches_the_table_row():
     assert r["z"] == pytest.approx((r["p"] - r["exact"]) / math.sqrt(r["exact"] * (1 - r["exact"]) / 20_000))
 
 
-def test_same_deals_as_handstats():
-    """Same seed and batch size: the very deals of simkit.handstats.deal_table."""
+def test_same_deals_as_deal_table():
+    """Same seed: the event counts of the very hands of simkit.analysis.dealt.deal_table."""
     deals, seed, batch = 6_000, 17, 2_500
     table = deal_table(deals, seed=seed, batch_size=batch)
     events = [("jiang_at_least_k", 8), ("pairs_at_least_k", 10), ("zi_at_least_k", 2), "nao", "complete",
@@ -271,21 +281,58 @@ def test_same_deals_as_handstats():
 
 
 # ---------------------------------------------------------------------------
-# (5) determinism across thread counts
+# (5) the engine's deals; determinism across batch sizes and thread counts
 # ---------------------------------------------------------------------------
-def test_hits_do_not_depend_on_thread_count():
+def test_prob_deals_the_engines_hands():
+    """Deal N of --seed S is the engine's deal N: the hands play_one deals, and the events
+    prob counts are those of these hands."""
+    seed, deals = 31, 400
+    hands = dealt_hands(seed, deals)
+    ids, params, _ = policy_arrays(parse_policies("random,random,random"))
+    rules = RuleSet().to_array()
+    for n in (0, 1, 57, 399):
+        result = play_one(seed, n, ids, params, rules)[3]
+        assert np.array_equal(hands[n], result[R_DEALT : R_DEALT + 84].reshape(3, 28)), n
+    assert np.array_equal(dealt_hands(seed, 10, first_deal=57), hands[57:67])
+    events = [("jiang_at_least_k", 7), "any_chariot", "nao", ("min_idle_at_most_m", 4), "complete"]
+    table = probability_table(deals, seed, events=events, batch_size=150)
+    for seat in range(3):
+        expect = event_indicators(hands[:, seat], events).sum(axis=0).tolist()
+        assert table[table.seat == seat]["hits"].tolist() == expect
+
+
+def test_deal_table_has_the_features_of_a_simulated_dataset(tmp_path):
+    """The same seed deals the same hands in simkit simulate and in the dealt-hands table."""
+    seed, deals = 12, 300
+    path = simulate(deals, "random,random,random", seed, tmp_path / "run", batch_size=120, quiet=True)
+    columns = {"n_jiang": "jiang", "n_pairs": "pairs", "n_zi": "zi", "n_nao": "nao", "min_idle": "idle"}
+    data = load_dataset(path, columns=["deal_id"] + [f"dealt_{c}_{k}" for c in columns.values() for k in range(3)])
+    data = data.sort_values("deal_id").reset_index(drop=True)
+    table = deal_table(deals, seed)
+    for seat in range(3):
+        mine = table[table.seat == seat].reset_index(drop=True)
+        for ours, theirs in columns.items():
+            assert mine[ours].tolist() == data[f"dealt_{theirs}_{seat}"].tolist(), (seat, ours)
+
+
+def test_results_do_not_depend_on_batch_size_or_thread_count():
     events = [("jiang_at_least_k", 7), "any_chariot", "nao", ("min_idle_at_most_m", 3), "complete"]
     before = numba.get_num_threads()
+    runs = {}
     try:
-        numba.set_num_threads(1)
-        one = probability_table(30_000, seed=8, events=events, batch_size=4_000)
-        numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
-        two = probability_table(30_000, seed=8, events=events, batch_size=4_000)
+        for threads in (1, min(2, numba.config.NUMBA_NUM_THREADS)):
+            numba.set_num_threads(threads)
+            for batch in (1_000, 3_000):
+                runs[threads, batch] = (probability_table(30_000, seed=8, events=events, batch_size=batch),
+                                        deal_table(5_000, seed=8, batch_size=batch).drop(columns="batch"))
     finally:
         numba.set_num_threads(before)
-    assert one["hits"].tolist() == two["hits"].tolist()
-    other = probability_table(30_000, seed=9, events=events, batch_size=4_000)
-    assert one["hits"].tolist() != other["hits"].tolist()
+    (first, first_table), *others = runs.values()
+    for table, hands in others:
+        assert table["hits"].tolist() == first["hits"].tolist()
+        pd.testing.assert_frame_equal(hands, first_table)
+    other = probability_table(30_000, seed=9, events=events, batch_size=3_000)
+    assert first["hits"].tolist() != other["hits"].tolist()
 
 
 # ---------------------------------------------------------------------------
@@ -362,3 +409,70 @@ def test_bad_input_raises_a_one_line_value_error(call, message):
         call()
     text = str(info.value)
     assert message in text and "\n" not in text
+
+
+# ---------------------------------------------------------------------------
+# (8) the dealt-hands table, its files and the CLI (simkit prob --hands, simkit deals)
+# ---------------------------------------------------------------------------
+def test_deal_table_columns_and_seeding():
+    a = deal_table(3000, seed=5, batch_size=700)
+    assert list(a.columns) == ["deal_id", "batch", "seat", "n_cards", "n_jiang", "n_pairs", "n_zi", "n_nao",
+                               "min_idle", "complete", "hu", "units", "wins"]
+    assert a.groupby("seat")["n_cards"].first().tolist() == [31, 30, 30]
+    assert a["batch"].max() == 4 and (a["batch"] == a["deal_id"] // 700).all()
+    assert not a.equals(deal_table(3000, seed=6, batch_size=700))
+    # the first n deals are the same whatever the total
+    pd.testing.assert_frame_equal(deal_table(1000, seed=5, batch_size=700), a[a.deal_id < 1000])
+
+
+def test_features_match_the_evaluator_on_the_same_deals():
+    table = deal_table(50, seed=9, batch_size=50)
+    hands = dealt_hands(9, 50)
+    for d in range(50):
+        for seat in range(3):
+            counts = hands[d, seat]
+            row = table[(table.deal_id == d) & (table.seat == seat)].iloc[0]
+            res = evaluate(counts, explain_best=False)
+            assert row.min_idle == res.min_idle and bool(row.complete) == res.complete and bool(row.wins) == res.wins
+            assert row.hu == (res.hu if res.complete else -1) and row.units == res.units
+            assert row.n_cards == counts.sum() == (31 if seat == 0 else 30)
+            assert row.n_jiang == counts[[0, 7, 14, 21]].sum() and row.n_nao == (counts == 4).sum()
+            assert row.n_pairs == (counts >= 2).sum() and row.n_zi == (counts == 3).sum()
+
+
+def test_deal_table_agrees_with_exact_jiang_probability():
+    table = deal_table(20_000, seed=3)
+    dealer = table[table.seat == 0]
+    k = int((dealer.n_jiang >= 8).sum())
+    lo, hi = wilson_interval(k, len(dealer), confidence=0.999)
+    assert lo <= float(exact_probability("jiang_at_least_k", seat=0, k=8)) <= hi
+
+
+def _check_hands_folder(out, deals, seed):
+    frame = pd.read_parquet(out / "deals.parquet")
+    assert len(frame) == 3 * deals and frame["complete"].dtype == bool
+    pd.testing.assert_frame_equal(frame, deal_table(deals, seed))
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["kind"] == "dealt_hands" and manifest["seed"] == seed and manifest["deals"] == deals
+    assert manifest["batch_size"] == 10_000 and manifest["rules"] == RuleSet().to_dict()
+    report = (out / "report.md").read_text(encoding="utf-8")
+    assert "Wilson" in report and "min_idle.png" in report
+    assert f"| {float(exact_probability('jiang_at_least_k', 0, k=8)):.5f} |" in report  # >= 8 将, exact
+    for name in ("min_idle.png", "min_idle.svg", "n_jiang.png", "n_jiang.svg"):
+        assert (out / name).stat().st_size > 1000
+    assert not [p for p in out.iterdir() if p.name.endswith(".tmp")]
+    return report
+
+
+def test_cli_deals_is_prob_hands(tmp_path, capsys):
+    assert main(["deals", "--deals", "2000", "--seed", "4", "--out", str(tmp_path / "deals")]) == 0
+    assert capsys.readouterr().out.startswith("2,000 deals in ")
+    report = _check_hands_folder(tmp_path / "deals", 2000, 4)
+    assert main(["prob", "nao", "--deals", "2000", "--seed", "4", "--hands", str(tmp_path / "prob")]) == 0
+    out = capsys.readouterr().out
+    assert "nao" in out and str(tmp_path / "prob" / "report.md") in out
+    assert _check_hands_folder(tmp_path / "prob", 2000, 4) == report
+    # the table's 闹 count of the dealer is prob's
+    dealer = pd.read_parquet(tmp_path / "prob" / "deals.parquet").query("seat == 0")
+    assert int((dealer.n_nao >= 1).sum()) == probability_table(2000, 4, events=["nao"], seats=0)["hits"].iloc[0]
+    assert main(["deals", "--deals", "0", "--out", str(tmp_path / "bad")]) == 2

@@ -23,7 +23,7 @@ from simkit.analysis.stats import (
     two_proportion_test,
     wald_boundaries,
 )
-from simkit.report import wilson_interval
+from simkit.analysis.stats import wilson_interval
 
 SPRT_SEQUENCES = 4_000  # simulated sequences per hypothesis
 SPRT_ALPHA = 0.05
@@ -425,6 +425,13 @@ def test_convergence_curve_matches_mean_interval_at_each_n() -> None:
     for row in curve.itertuples():
         expected = mean_interval(values[:row.n], 0.9)
         assert (row.mean, row.lo, row.hi) == pytest.approx(expected, rel=1e-9)
+
+
+def test_wilson_interval_textbook_value() -> None:
+    # Agresti & Coull (1998) style check: 81 successes of 263 -> about [0.2553, 0.3662]
+    lo, hi = wilson_interval(81, 263)
+    assert abs(lo - 0.2553) < 5e-4 and abs(hi - 0.3662) < 5e-4
+    assert wilson_interval(0, 0) == (0.0, 1.0) and wilson_interval(5, 5)[1] == 1.0
 
 
 def test_proportion_convergence_matches_wilson_interval() -> None:

@@ -30,10 +30,10 @@ from simkit.analysis.stats import (
 )
 from simkit.errors import SimkitError
 from simkit.policies.registry import PolicySpec
-from simkit.report import _write_text
 from simkit.rules import RuleSet
 from simkit.runner.duplicate import SEATINGS, read_comparison, run_duplicate, seating_dir
 from simkit.storage import load_dataset
+from simkit.storage.files import write_text
 
 
 def seating_differences(out: str | os.PathLike, batches: int | None = None) -> np.ndarray:
@@ -195,5 +195,5 @@ def write_comparison_report(result: ComparisonResult, directory: str | os.PathLi
     lines += comparison_section([result], directory)
     lines += ["## Per seating", ""] + markdown_table(per, {"mean A - B": "+.4f"}) + [""]
     path = directory / "report.md"
-    _write_text(path, "\n".join(lines))
+    write_text(path, "\n".join(lines))
     return path

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from simkit.report import _save_figure
+from simkit.storage.files import write_figure
 
 
 def _pyplot():
@@ -29,7 +29,7 @@ def _finish(fig, directory: str | Path, stem: str) -> Path:
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     fig.tight_layout()
-    _save_figure(fig, directory, stem)
+    write_figure(fig, directory, stem)
     plt.close(fig)
     return directory / f"{stem}.png"
 
@@ -119,4 +119,24 @@ def forest_plot(rows: pd.DataFrame, directory: str | Path, stem: str, xlabel: st
     ax.invert_yaxis()
     ax.set_xlabel(xlabel)
     ax.set_title(title)
+    return _finish(fig, directory, stem)
+
+
+def dealt_distribution_plot(frame: pd.DataFrame, column: str, xlabel: str, title: str, directory: str | Path,
+                            stem: str) -> Path:
+    """Bars per seat of the distribution of a dealt-hand feature (a column of
+    :func:`simkit.analysis.dealt.deal_table`), as fractions of each seat's dealt hands."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(7, 4))
+    values = np.arange(int(frame[column].min()), int(frame[column].max()) + 1)
+    width = 0.27
+    for seat in range(3):
+        sub = frame.loc[frame["seat"] == seat, column]
+        freq = sub.value_counts(normalize=True).reindex(values, fill_value=0.0)
+        label = f"seat {seat} ({'dealer, 31 cards' if seat == 0 else '30 cards'}), n={len(sub):,}"
+        ax.bar(values + (seat - 1) * width, freq.to_numpy(), width=width, label=label)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("fraction of dealt hands")
+    ax.set_title(title)
+    ax.legend(fontsize=8)
     return _finish(fig, directory, stem)

@@ -39,8 +39,9 @@ Events (name, parameter, meaning; "component" is RULES §2: k = 2..4 identical c
     the dealer's dealt 31 cards are complete.
 ``dealer_wins`` (Monte Carlo only, seat 0 only)
     the dealer's dealt 31 cards would win at the opening discard phase (天胡 potential):
-    the evaluator's ``wins`` (complete and U >= 1 by the §6 formula or a pattern win), as
-    ``simkit.handstats`` counts it.  The ``tianhu`` option is the engine's; it is ignored here.
+    the evaluator's ``wins`` (complete and U >= 1 by the §6 formula or a pattern win), the
+    ``wins`` column of :func:`simkit.analysis.dealt.deal_table`.  The ``tianhu`` option is the
+    engine's; it is ignored here.
 ``hu_at_least_h`` (h >= 0, Monte Carlo only)
     the dealt hand is complete and its hu (RULES §4, all cards concealed) is >= h.
 ``min_idle_at_most_m`` (m = 0..31, Monte Carlo only)
@@ -54,11 +55,14 @@ C(112, n) is an exact :class:`fractions.Fraction`.  :func:`count_hands` runs the
 any subset of the 28 types (a scaled-down deck, 4 copies each), which the tests check by
 enumerating physical cards.
 
-Monte Carlo: deals run in batches; batch ``b`` is seeded by
-``numpy.random.SeedSequence(seed).spawn(n_batches)[b]`` and shuffled and dealt with the
-kernels of :mod:`simkit.deck` (exactly as :mod:`simkit.handstats`), one numba pass computes
-every requested event for the three seats, and batches run in parallel; the hit counts are a
-pure function of (seed, deals, batch_size, rules), whatever the thread count.
+Monte Carlo: deal number N of ``seed`` is the engine's deal N (:mod:`simkit.analysis.dealt`:
+the deck of :func:`simkit.engine.play.deal_deck`, seeded by (seed, N)), so ``simkit prob
+--seed S`` counts the very hands ``simkit simulate --seed S`` deals.  One numba pass computes
+the features of each hand (:func:`simkit.evaluator.features.hand_features`) and every
+requested event for the three seats; batches of ``batch_size`` consecutive deals run in
+parallel.  The hit counts are a pure function of (seed, deals, rules), whatever the batch size
+or thread count; ``batch_size`` only sets the per-batch counts of ``with_batches`` and the
+points of :func:`probability_convergence`.
 
 >>> exact_probability("jiang_at_least_k", k=0)
 Fraction(1, 1)
@@ -86,11 +90,12 @@ import numpy as np
 import pandas as pd
 from numba import njit, prange
 
+from simkit.analysis.dealt import deal_features
+from simkit.analysis.stats import wilson_interval
 from simkit.cards import N_TYPES
-from simkit.deck import DEALER_CARDS, N_SEATS, PLAYER_CARDS, _deal_counts_kernel, _shuffle_kernel
-from simkit.evaluator import kernel as K
-from simkit.report import wilson_interval
-from simkit.rng import seed_state
+from simkit.deck import DEALER_CARDS, N_SEATS, PLAYER_CARDS
+from simkit.engine.play import root_key
+from simkit.evaluator import features as F
 from simkit.rules import RuleSet
 
 __all__ = [
@@ -125,19 +130,12 @@ EV_HU_AT_LEAST = 14
 EV_MIN_IDLE_AT_MOST = 15
 FIRST_EVALUATOR_CODE = EV_COMPLETE  # codes >= this need the evaluator
 
-# per-seat statistics computed once per hand
-S_JIANG = 0  # 将 cards
-S_PAIRS = 1  # types held >= 2
-S_ZI = 2  # types held == 3
-S_NAO = 3  # types held == 4
-S_JIANG2 = 4  # colours whose 将 is held >= 2
-S_ZU2 = 5  # colours whose 卒 is held >= 2
-S_PLAIN = 6  # 1 when some triad (将士相 / 车马炮 of a colour) is held >= 2 each
-S_MIN_IDLE = 7
-S_COMPLETE = 8
-S_HU = 9  # -1 when incomplete
-S_WINS = 10
-N_STATS = 11
+
+def _level(code: int) -> int:
+    """The :func:`~simkit.evaluator.features.hand_features` level an event code reads."""
+    if code < FIRST_EVALUATOR_CODE:
+        return F.LEVEL_COUNTS
+    return F.LEVEL_IDLE if code == EV_MIN_IDLE_AT_MOST else F.LEVEL_EVAL
 
 N_CARDS = 112
 RANK_JIANG = 0
@@ -416,138 +414,78 @@ def exact_probability(event: str, seat: int = 0, **params: int) -> Fraction:
 
 
 # ---------------------------------------------------------------------------
-# numba indicators
+# numba indicators (on the features of simkit.evaluator.features)
 # ---------------------------------------------------------------------------
 @njit(cache=True, nogil=True)
-def _count_stats(counts, stats):
-    """Fill the count-based statistics S_JIANG..S_PLAIN of a 28-count vector."""
-    jiang = 0
-    pairs = 0
-    zi = 0
-    nao = 0
-    jiang2 = 0
-    zu2 = 0
-    plain = 0
-    for t in range(28):
-        c = counts[t]
-        if c >= 2:
-            pairs += 1
-        if c == 3:
-            zi += 1
-        if c == 4:
-            nao += 1
-        r = t % 7
-        if r == RANK_JIANG:
-            jiang += c
-            if c >= 2:
-                jiang2 += 1
-        elif r == RANK_ZU and c >= 2:
-            zu2 += 1
-    for c in range(4):
-        for first in (c * 7, c * 7 + 3):
-            if counts[first] >= 2 and counts[first + 1] >= 2 and counts[first + 2] >= 2:
-                plain = 1
-    stats[S_JIANG] = jiang
-    stats[S_PAIRS] = pairs
-    stats[S_ZI] = zi
-    stats[S_NAO] = nao
-    stats[S_JIANG2] = jiang2
-    stats[S_ZU2] = zu2
-    stats[S_PLAIN] = plain
-
-
-@njit(cache=True, nogil=True)
-def _eval_stats(counts, rules, exposed, out, choice, work, stats):
-    """Fill S_MIN_IDLE..S_WINS with the evaluator (all cards concealed, nothing exposed)."""
-    K._evaluate_kernel(counts, exposed, 0, rules, 0, out, choice, work)
-    stats[S_MIN_IDLE] = out[K.OUT_MIN_IDLE]
-    stats[S_COMPLETE] = out[K.OUT_COMPLETE]
-    stats[S_HU] = out[K.OUT_HU]
-    stats[S_WINS] = out[K.OUT_WINS]
-
-
-@njit(cache=True, nogil=True)
-def _indicator(code, value, stats):
-    """1 when the hand with statistics ``stats`` satisfies event (code, value), else 0."""
+def _indicator(code, value, feats):
+    """1 when the hand with features ``feats`` satisfies event (code, value), else 0."""
     if code == EV_JIANG_AT_LEAST:
-        return 1 if stats[S_JIANG] >= value else 0
+        return 1 if feats[F.F_JIANG] >= value else 0
     if code == EV_PAIRS_AT_LEAST:
-        return 1 if stats[S_PAIRS] >= value else 0
+        return 1 if feats[F.F_PAIRS] >= value else 0
     if code == EV_ZI_AT_LEAST:
-        return 1 if stats[S_ZI] >= value else 0
+        return 1 if feats[F.F_ZI] >= value else 0
     if code == EV_NAO_AT_LEAST:
-        return 1 if stats[S_NAO] >= value else 0
+        return 1 if feats[F.F_NAO] >= value else 0
     if code == EV_LONG_CHARIOT_JIANG:
-        return 1 if stats[S_JIANG2] == 4 else 0
+        return 1 if feats[F.F_JIANG2] == 4 else 0
     if code == EV_LONG_CHARIOT_ZU:
-        return 1 if stats[S_ZU2] == 4 else 0
+        return 1 if feats[F.F_ZU2] == 4 else 0
     if code == EV_LONG_CHARIOT:
-        return 1 if stats[S_JIANG2] == 4 or stats[S_ZU2] == 4 else 0
+        return 1 if feats[F.F_JIANG2] == 4 or feats[F.F_ZU2] == 4 else 0
     if code == EV_FAT_CHARIOT_JIANG:
-        return 1 if stats[S_JIANG2] >= 3 else 0
+        return 1 if feats[F.F_JIANG2] >= 3 else 0
     if code == EV_FAT_CHARIOT_ZU:
-        return 1 if stats[S_ZU2] >= 3 else 0
+        return 1 if feats[F.F_ZU2] >= 3 else 0
     if code == EV_FAT_CHARIOT:
-        return 1 if stats[S_JIANG2] >= 3 or stats[S_ZU2] >= 3 else 0
+        return 1 if feats[F.F_JIANG2] >= 3 or feats[F.F_ZU2] >= 3 else 0
     if code == EV_PLAIN_CHARIOT:
-        return stats[S_PLAIN]
+        return 1 if feats[F.F_TRIADS] >= 1 else 0
     if code == EV_ANY_CHARIOT:
-        return 1 if stats[S_PLAIN] == 1 or stats[S_JIANG2] >= 3 or stats[S_ZU2] >= 3 else 0
+        return 1 if feats[F.F_TRIADS] >= 1 or feats[F.F_JIANG2] >= 3 or feats[F.F_ZU2] >= 3 else 0
     if code == EV_COMPLETE:
-        return stats[S_COMPLETE]
+        return feats[F.F_COMPLETE]
     if code == EV_WINS:
-        return stats[S_WINS]
+        return feats[F.F_WINS]
     if code == EV_HU_AT_LEAST:
-        return 1 if stats[S_COMPLETE] == 1 and stats[S_HU] >= value else 0
+        return 1 if feats[F.F_COMPLETE] == 1 and feats[F.F_HU] >= value else 0
     if code == EV_MIN_IDLE_AT_MOST:
-        return 1 if stats[S_MIN_IDLE] <= value else 0
+        return 1 if feats[F.F_MIN_IDLE] <= value else 0
     return -1
 
 
 @njit(cache=True, nogil=True)
-def _indicators_kernel(hands, events, rules, need_eval, out):
+def _indicators_kernel(hands, events, rules, level, out):
     """out[i, e] = indicator of events[e] = (code, value) on the 28-count row hands[i]."""
-    stats = np.zeros(N_STATS, dtype=np.int64)
-    exposed = np.zeros((K.N_EXP_ROWS, 28), dtype=np.int64)
-    res = np.zeros(K.N_OUT, dtype=np.int64)
-    choice = np.zeros(K.N_CHOICE, dtype=np.int64)
-    work = np.zeros(K.WORK_SIZE, dtype=np.int64)
+    feats = np.zeros(F.N_FEATURES, dtype=np.int64)
+    exposed, res, choice, work = F.feature_scratch()
     for i in range(hands.shape[0]):
-        _count_stats(hands[i], stats)
-        if need_eval:
-            _eval_stats(hands[i], rules, exposed, res, choice, work, stats)
+        F.hand_features(hands[i], level, rules, exposed, res, choice, work, feats)
         for e in range(events.shape[0]):
-            out[i, e] = _indicator(events[e, 0], events[e, 1], stats)
+            out[i, e] = _indicator(events[e, 0], events[e, 1], feats)
 
 
 @njit(cache=True, nogil=True)
-def _batch_hits_kernel(state, n_deals, events, rules, need_eval, hits):
-    """Deal ``n_deals`` deals from one PRNG state; hits[seat, e] += indicator."""
-    deck = np.arange(112, dtype=np.int64)
+def _batch_hits(root, first_deal, stop, events, level, rules, hits):
+    """hits[seat, e] += indicator of events[e] on seat's hand, over deals first_deal .. stop - 1."""
+    rng = np.zeros(4, dtype=np.uint64)
+    deck = np.zeros(112, dtype=np.int64)
     dealt = np.zeros(N_SEATS * 28, dtype=np.int64)
-    stats = np.zeros(N_STATS, dtype=np.int64)
-    exposed = np.zeros((K.N_EXP_ROWS, 28), dtype=np.int64)
-    res = np.zeros(K.N_OUT, dtype=np.int64)
-    choice = np.zeros(K.N_CHOICE, dtype=np.int64)
-    work = np.zeros(K.WORK_SIZE, dtype=np.int64)
-    for _ in range(n_deals):
-        _shuffle_kernel(state, deck)
-        dealt[:] = 0
-        _deal_counts_kernel(deck, 0, dealt)
+    feats = np.zeros((N_SEATS, F.N_FEATURES), dtype=np.int64)
+    exposed, res, choice, work = F.feature_scratch()
+    for deal in range(first_deal, stop):
+        deal_features(root, deal, level, rules, rng, deck, dealt, exposed, res, choice, work, feats)
         for seat in range(N_SEATS):
-            counts = dealt[28 * seat : 28 * (seat + 1)]
-            _count_stats(counts, stats)
-            if need_eval:
-                _eval_stats(counts, rules, exposed, res, choice, work, stats)
             for e in range(events.shape[0]):
-                hits[seat, e] += _indicator(events[e, 0], events[e, 1], stats)
+                hits[seat, e] += _indicator(events[e, 0], events[e, 1], feats[seat])
 
 
 @njit(cache=True, parallel=True)
-def _batches_kernel(states, sizes, events, rules, need_eval, hits):
-    """hits[b, seat, e] for batch b of sizes[b] deals from states[b], batches in parallel."""
-    for b in prange(sizes.shape[0]):
-        _batch_hits_kernel(states[b], sizes[b], events, rules, need_eval, hits[b])
+def _hits_kernel(root, n_deals, batch_size, events, level, rules, hits):
+    """hits[b, seat, e] = hits of events[e] on seat's hand over batch b (deals b * batch_size
+    onwards, at most batch_size of them, up to n_deals); batches in parallel."""
+    for b in prange(hits.shape[0]):
+        _batch_hits(root, b * batch_size, min(n_deals, (b + 1) * batch_size), events, level, rules, hits[b])
 
 
 # ---------------------------------------------------------------------------
@@ -577,9 +515,10 @@ def _normalise_events(events: Any) -> list[tuple[EventSpec, int]]:
     return out
 
 
-def _event_array(resolved: Sequence[tuple[EventSpec, int]]) -> tuple[np.ndarray, bool]:
+def _event_array(resolved: Sequence[tuple[EventSpec, int]]) -> tuple[np.ndarray, int]:
+    """(events x (code, value)) array and the feature level they read."""
     arr = np.array([[spec.code, value] for spec, value in resolved], dtype=np.int64).reshape(-1, 2)
-    return arr, bool((arr[:, 0] >= FIRST_EVALUATOR_CODE).any())
+    return arr, max(_level(spec.code) for spec, _ in resolved)
 
 
 def _check_run(deals: Any, seed: Any, batch_size: Any, confidence: Any) -> None:
@@ -592,16 +531,12 @@ def _check_run(deals: Any, seed: Any, batch_size: Any, confidence: Any) -> None:
         raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
 
 
-def _simulate(events: np.ndarray, need_eval: bool, deals: int, seed: int, batch_size: int,
+def _simulate(events: np.ndarray, level: int, deals: int, seed: int, batch_size: int,
               rules: RuleSet) -> np.ndarray:
-    """Hit counts (batches x 3 seats x events) over ``deals`` seeded deals."""
+    """Hit counts (batches x 3 seats x events) over deals 0 .. deals - 1 of ``seed``."""
     n_batches = (deals + batch_size - 1) // batch_size
-    children = np.random.SeedSequence(seed).spawn(n_batches)
-    states = np.stack([seed_state(child) for child in children])
-    sizes = np.full(n_batches, batch_size, dtype=np.int64)
-    sizes[-1] = deals - batch_size * (n_batches - 1)
     hits = np.zeros((n_batches, N_SEATS, events.shape[0]), dtype=np.int64)
-    _batches_kernel(states, sizes, events, rules.to_array(), need_eval, hits)
+    _hits_kernel(root_key(seed), deals, batch_size, events, level, rules.to_array(), hits)
     return hits
 
 
@@ -635,8 +570,8 @@ def estimate_probability(event: str, deals: int, seed: int, seat: int = 0, batch
     seat = _check_seat_for(spec, seat)
     _check_run(deals, seed, batch_size, confidence)
     rules = rules if rules is not None else RuleSet()
-    arr, need_eval = _event_array([(spec, value)])
-    hits = _simulate(arr, need_eval, int(deals), int(seed), int(batch_size), rules).sum(axis=0)
+    arr, level = _event_array([(spec, value)])
+    hits = _simulate(arr, level, int(deals), int(seed), int(batch_size), rules).sum(axis=0)
     return _row(spec, value, seat, int(deals), int(hits[seat, 0]), float(confidence))
 
 
@@ -662,8 +597,8 @@ def probability_table(deals: int, seed: int, events: Any = None, seats: Sequence
         raise ValueError("seats must name at least one of 0, 1, 2")
     _check_run(deals, seed, batch_size, confidence)
     rules = rules if rules is not None else RuleSet()
-    arr, need_eval = _event_array(resolved)
-    per_batch = _simulate(arr, need_eval, int(deals), int(seed), int(batch_size), rules)
+    arr, level = _event_array(resolved)
+    per_batch = _simulate(arr, level, int(deals), int(seed), int(batch_size), rules)
     hits = per_batch.sum(axis=0)
     rows = [_row(spec, value, s, int(deals), int(hits[s, e]), float(confidence))
             for e, (spec, value) in enumerate(resolved) for s in seat_list if s in spec.seats]
@@ -690,9 +625,9 @@ def event_indicators(hands: np.ndarray, events: Any, rules: RuleSet | None = Non
         raise ValueError("hand counts must lie in 0..4")
     resolved = _normalise_events(events)
     rules = rules if rules is not None else RuleSet()
-    ev, need_eval = _event_array(resolved)
+    ev, level = _event_array(resolved)
     out = np.zeros((arr.shape[0], ev.shape[0]), dtype=np.int64)
-    _indicators_kernel(np.ascontiguousarray(arr, dtype=np.int64), ev, rules.to_array(), need_eval, out)
+    _indicators_kernel(np.ascontiguousarray(arr, dtype=np.int64), ev, rules.to_array(), level, out)
     return out
 
 
@@ -721,8 +656,8 @@ def probability_convergence(event: Any, deals: int, seed: int, seat: int = 0, ba
                             confidence: float = 0.95, rules: RuleSet | None = None) -> pd.DataFrame:
     """The running estimate after each batch: columns n, mean (= p), lo, hi (Wilson).
 
-    The first k batches of a run are the same deals whatever the total (batch b's seed is the
-    b-th spawned child), so the row for n deals is the estimate a run of n deals would give.
+    Deal N is seeded by (seed, N), so the first n deals are the same whatever the total: the
+    row for n deals is the estimate a run of n deals would give.
 
     >>> curve = probability_convergence("nao", deals=3000, seed=1, batch_size=1000)
     >>> curve["n"].tolist()
@@ -731,8 +666,8 @@ def probability_convergence(event: Any, deals: int, seed: int, seat: int = 0, ba
     (spec, value), = _normalise_events([event])
     seat = _check_seat_for(spec, seat)
     _check_run(deals, seed, batch_size, confidence)
-    arr, need_eval = _event_array([(spec, value)])
-    per_batch = _simulate(arr, need_eval, int(deals), int(seed), int(batch_size),
+    arr, level = _event_array([(spec, value)])
+    per_batch = _simulate(arr, level, int(deals), int(seed), int(batch_size),
                           rules if rules is not None else RuleSet())[:, seat, 0]
     return batch_convergence(per_batch, int(deals), int(batch_size), float(confidence))
 

@@ -1,7 +1,9 @@
-"""Markdown reports with plots (PNG + SVG) of simulation datasets.
+"""Markdown reports with plots (PNG + SVG) of simulation datasets and of dealt hands.
 
 :func:`dataset_section` turns one dataset into Markdown (tables + figures); :func:`write_report`
 writes it as ``report.md``. Experiment reports (:mod:`simkit.experiment`) reuse the sections.
+:func:`write_dealt_hands_report` writes a dealt-hands dataset (``simkit prob --hands`` /
+``simkit deals``) with its report.
 """
 
 from __future__ import annotations
@@ -11,13 +13,16 @@ from pathlib import Path
 
 import pandas as pd
 
+import simkit
 from simkit.analysis.plots import (
     convergence_plot,
+    dealt_distribution_plot,
     hu_distribution_plot,
     payoff_by_policy_plot,
     win_rate_by_seat_plot,
 )
-from simkit.analysis.stats import proportion_convergence
+from simkit.analysis.probability import EVENTS, exact_probability
+from simkit.analysis.stats import proportion_convergence, wilson_interval
 from simkit.analysis.summary import (
     dealer_advantage,
     distributions,
@@ -33,8 +38,10 @@ from simkit.analysis.summary import (
     win_rates_by_policy,
 )
 from simkit.evaluator import PATTERN_NAMES
-from simkit.report import _write_text
+from simkit.rules import RuleSet
 from simkit.storage import load_dataset, read_manifest
+from simkit.storage.files import write_text
+from simkit.storage.hands import HANDS_FILE, write_hands_dataset
 
 # ``session`` / ``deal_in_session`` are derived by load_dataset for runs of independent deals
 REPORT_COLUMNS = (["session", "deal_in_session", "dealer", "winner", "win_kind", "hu", "units", "lou", "steps",
@@ -211,10 +218,12 @@ def dataset_section(df: pd.DataFrame, directory: str | Path, prefix: str = "", h
 
 def write_report(dataset: str | os.PathLike, out: str | os.PathLike | None = None) -> Path:
     """Write ``report.md`` (and plots) for a dataset; into the dataset folder by default."""
-    directory = Path(out) if out is not None else Path(dataset)
-    directory.mkdir(parents=True, exist_ok=True)
+    from simkit.storage.paths import check_out_dir, make_out_dir
+
+    directory = check_out_dir(out) if out is not None else Path(dataset)
+    df = load_dataset(dataset, columns=REPORT_COLUMNS)  # verified before anything is written
     manifest = read_manifest(Path(dataset)) or {}
-    df = load_dataset(dataset, columns=REPORT_COLUMNS)
+    make_out_dir(directory)
     k = int(manifest.get("session_length", 1))
     sessions = (f"sessions of {k} deals (next_dealer {manifest.get('rules', {}).get('next_dealer')}), "
                 if k > 1 else "")
@@ -226,6 +235,80 @@ def write_report(dataset: str | os.PathLike, out: str | os.PathLike | None = Non
         "Intervals are 95%: Wilson for proportions, Student t for means; payoffs in 牌 per deal.",
         "",
     ] + dataset_section(df, directory)
-    _write_text(directory / "report.md", "\n".join(lines))
+    write_text(directory / "report.md", "\n".join(lines))
+    return directory / "report.md"
+
+
+# the dealer's events in a dealt-hands report: (label, selects the dealer's rows of the table,
+# the event and its parameters in simkit.analysis.probability, for the exact value)
+_DEALER_EVENTS = (
+    ("dealer dealt a complete hand", lambda d: d["complete"], "dealer_complete", {}),
+    ("dealer dealt a winning hand (天胡)", lambda d: d["wins"], "dealer_wins", {}),
+    ("dealer dealt >= 8 将", lambda d: d["n_jiang"] >= 8, "jiang_at_least_k", {"k": 8}),
+    ("dealer dealt a 闹 (4 of a kind)", lambda d: d["n_nao"] >= 1, "nao", {}),
+)
+
+
+def dealt_hands_text(frame: pd.DataFrame, seed: int, batch_size: int, rules: RuleSet) -> str:
+    """``report.md`` of a dealt-hands table (:func:`simkit.analysis.dealt.deal_table`): the
+    dealer's events with Wilson intervals and exact values, per-seat summaries, the figures of
+    :func:`write_dealt_hands_report`."""
+    n_deals = int(frame["deal_id"].nunique())
+    dealer = frame[frame["seat"] == 0]
+    rows = []
+    for label, select, event, params in _DEALER_EVENTS:
+        k = int(select(dealer).sum())
+        lo, hi = wilson_interval(k, len(dealer))
+        exact_text = f"{float(exact_probability(event, 0, **params)):.5f}" if EVENTS[event].exact else "—"
+        rows.append(
+            f"| {label} | {k:,} / {len(dealer):,} | {k / len(dealer):.5f} | [{lo:.5f}, {hi:.5f}] | {exact_text} |"
+        )
+    seat_rows = []
+    for seat, sub in frame.groupby("seat"):
+        q = sub["min_idle"].quantile([0.05, 0.5, 0.95]).tolist()
+        seat_rows.append(
+            f"| {seat} | {len(sub):,} | {sub['min_idle'].mean():.3f} | {q[0]:.0f} / {q[1]:.0f} / {q[2]:.0f} "
+            f"| {sub['n_jiang'].mean():.3f} | {sub['n_pairs'].mean():.3f} | {sub['n_zi'].mean():.3f} |"
+        )
+    return "\n".join(
+        [
+            "# Dealt hands",
+            "",
+            f"{n_deals:,} deals, seed {seed}, batch size {batch_size}, simkit {simkit.__version__}; "
+            f"rules: {', '.join(rules.to_strings()) or 'defaults'}.",
+            "",
+            "## Dealer's dealt 31 cards (95% Wilson intervals)",
+            "",
+            "| event | count | probability | 95% interval | exact |",
+            "|---|---|---|---|---|",
+            *rows,
+            "",
+            "## Per seat",
+            "",
+            "| seat | hands | mean idle cards | idle 5% / 50% / 95% | mean 将 | mean pairs | mean 子 |",
+            "|---|---|---|---|---|---|---|",
+            *seat_rows,
+            "",
+            "![idle cards](min_idle.png)",
+            "",
+            "![将 per seat](n_jiang.png)",
+            "",
+            f"Data: `{HANDS_FILE}` (one row per deal and seat), `manifest.json`.",
+            "",
+        ]
+    )
+
+
+def write_dealt_hands_report(frame: pd.DataFrame, out_dir: str | os.PathLike, seed: int, batch_size: int,
+                             rules: RuleSet) -> Path:
+    """Write ``deals.parquet``, ``manifest.json``, the figures ``min_idle`` and ``n_jiang``
+    (PNG + SVG) and ``report.md`` of a dealt-hands table into out_dir; returns the report's path."""
+    directory = Path(out_dir)
+    write_hands_dataset(frame, directory, seed, batch_size, rules)
+    dealt_distribution_plot(frame, "min_idle", "idle cards (fewest over all decompositions)",
+                            "Distance of the dealt hand from complete", directory, "min_idle")
+    dealt_distribution_plot(frame, "n_jiang", "generals (jiang) in the dealt hand (cards)",
+                            "Generals dealt per seat", directory, "n_jiang")
+    write_text(directory / "report.md", dealt_hands_text(frame, seed, batch_size, rules))
     return directory / "report.md"
 

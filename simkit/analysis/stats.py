@@ -14,8 +14,6 @@ import numpy as np
 import pandas as pd
 from scipy import optimize, special, stats
 
-from simkit.report import wilson_interval
-
 __all__ = [
     "BernoulliSPRT",
     "MeanSPRT",
@@ -28,6 +26,7 @@ __all__ = [
     "proportion_convergence",
     "two_proportion_test",
     "wald_boundaries",
+    "wilson_interval",
 ]
 
 # Largest number of float64 elements a bootstrap chunk holds at once (2**22 = 32 MiB).
@@ -65,6 +64,25 @@ def _check_probability_level(value: float, name: str) -> float:
 
 
 # ----------------------------------------------------------------------------- intervals
+
+
+def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    """Wilson score interval of a binomial proportion (``(0, 1)`` when n <= 0).
+
+    >>> lo, hi = wilson_interval(0, 100)
+    >>> (lo, round(hi, 4))
+    (0.0, 0.037)
+    """
+    if n <= 0:
+        return (0.0, 1.0)
+    z = stats.norm.ppf(0.5 + confidence / 2)
+    p = successes / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    lo = 0.0 if successes == 0 else max(0.0, float(centre - half))
+    hi = 1.0 if successes == n else min(1.0, float(centre + half))
+    return (lo, hi)
 
 
 def mean_interval(values: np.ndarray | list[float], confidence: float = 0.95) -> tuple[float, float, float]:

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from simkit.report import wilson_interval
+from simkit.analysis.stats import wilson_interval
 from simkit.storage import load_dataset
 
 

@@ -113,7 +113,10 @@ def _stream_state(root, deal, stream, out):
 
 
 @njit(cache=True, nogil=True)
-def _deal_deck(root, deal, rng, deck):
+def deal_deck(root, deal, rng, deck):
+    """Shuffle ``deck`` into deal number ``deal``'s order (stream 0 of (root, deal)): the deck
+    every deal N of a run with root ``root_key(seed)`` is dealt from, in the engine and in the
+    dealt-hand statistics (:mod:`simkit.analysis.dealt`); ``rng``: uint64[4] scratch."""
     _stream_state(root, deal, 0, rng)
     for i in range(112):
         deck[i] = i
@@ -157,7 +160,7 @@ def _play_deal_body(root, deal, dealer, policy_ids, params, rules, s, deck, rngs
     """Play deal number ``deal`` to the end, asking the policy dispatcher ``_ACT`` for every
     decision; fill ``result``.  Compiled twice from this one source: cached with the
     built-in dispatcher (:func:`_play_deal`), uncached with a user one (:func:`user_kernels`)."""
-    _deal_deck(root, deal, rngs[3], deck)
+    deal_deck(root, deal, rngs[3], deck)
     for p in range(3):
         _stream_state(root, deal, 1 + p, rngs[p])
     E._start(s, deck, dealer, rules, mask, work, ev, ev_n)

@@ -23,10 +23,10 @@ from simkit.analysis.summary import dealer_advantage, distributions, exhausted_r
 from simkit.bench import hardware_line
 from simkit.experiment.spec import ExperimentError, ExperimentSpec, ProbabilityEntry, SimulationEntry, load_experiment, slug
 from simkit.policies.registry import PolicySpec, effective_params, parse_policies
-from simkit.report import _write_text
 from simkit.rules import RuleSet
 from simkit.runner import simulate
 from simkit.storage import load_dataset
+from simkit.storage.files import write_text
 
 
 def _rules_text(rules: RuleSet) -> str:
@@ -246,5 +246,5 @@ def run_experiment(path: str | os.PathLike, reports: str | os.PathLike = "report
               f"`simkit experiment run {Path(path).as_posix()}` to reproduce: results are a pure function of the file).",
               "", f"Hardware: {hardware_line()}.", ""]
     report = report_dir / "report.md"
-    _write_text(report, "\n".join(header + body))
+    write_text(report, "\n".join(header + body))
     return report

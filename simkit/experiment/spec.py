@@ -120,6 +120,23 @@ def _check_keys(table: dict[str, Any], allowed: set[str], where: str) -> None:
         raise ExperimentError(f"{where}: unknown key '{unknown[0]}' (allowed: {', '.join(sorted(allowed))})")
 
 
+def _entry(entry: Any, where: str, section: str) -> dict[str, Any]:
+    """An entry of an array of tables (``[[section]]``), refused when it is anything else."""
+    if not isinstance(entry, dict):
+        raise ExperimentError(f"{where}: must be a table ([[{section}]] with keys), got {entry!r}")
+    return entry
+
+
+def _events(events: list[str], where: str) -> None:
+    """Every event parses and names a known event with valid parameters."""
+    from simkit.analysis.probability import _normalise_events, parse_event
+
+    try:
+        _normalise_events([parse_event(text) for text in events])
+    except ValueError as exc:
+        raise ExperimentError(f"{where}: {exc}") from None
+
+
 def _positive(value: int, key: str, where: str) -> int:
     if value < 1:
         raise ExperimentError(f"{where}: '{key}' must be >= 1, got {value}")
@@ -156,6 +173,7 @@ def parse_experiment(text: str, source: str = "experiment") -> ExperimentSpec:
     sims = []
     for i, entry in enumerate(_take(data, "simulation", list, source, [])):
         where = f"{source}: simulation[{i}]"
+        entry = _entry(entry, where, "simulation")
         _check_keys(entry, {"label", "policies", "deals", "seed", "rules", "details", "session_length"}, where)
         policies = _take(entry, "policies", str, where)
         try:
@@ -173,6 +191,7 @@ def parse_experiment(text: str, source: str = "experiment") -> ExperimentSpec:
     comps = []
     for i, entry in enumerate(_take(data, "comparison", list, source, [])):
         where = f"{source}: comparison[{i}]"
+        entry = _entry(entry, where, "comparison")
         _check_keys(entry, {"a", "b", "deals", "seed", "rules", "sprt"}, where)
         a, b = _take(entry, "a", str, where), _take(entry, "b", str, where)
         try:
@@ -185,6 +204,8 @@ def parse_experiment(text: str, source: str = "experiment") -> ExperimentSpec:
             if len(sprt) != 3 or not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in sprt):
                 raise ExperimentError(f"{where}: 'sprt' must be [delta, alpha, beta], got {sprt!r}")
             sprt = tuple(float(x) for x in sprt)
+            if not (sprt[0] > 0 and 0 < sprt[1] < 0.5 and 0 < sprt[2] < 0.5):
+                raise ExperimentError(f"{where}: 'sprt' needs delta > 0 and 0 < alpha, beta < 0.5, got {list(sprt)}")
         deals = _take(entry, "deals", int, where)
         if deals < 2:
             raise ExperimentError(f"{where}: 'deals' must be >= 2, got {deals}")
@@ -192,10 +213,13 @@ def parse_experiment(text: str, source: str = "experiment") -> ExperimentSpec:
     probs = []
     for i, entry in enumerate(_take(data, "probabilities", list, source, [])):
         where = f"{source}: probabilities[{i}]"
+        entry = _entry(entry, where, "probabilities")
         _check_keys(entry, {"deals", "seed", "events", "seats"}, where)
         events = _take(entry, "events", list, where, None)
         if events is not None and not all(isinstance(e, str) for e in events):
             raise ExperimentError(f"{where}: 'events' must be a list of strings, got {events!r}")
+        if events:
+            _events(events, where)
         seats = _take(entry, "seats", list, where, [0, 1, 2])
         if not seats or any(s not in (0, 1, 2) or isinstance(s, bool) for s in seats):
             raise ExperimentError(f"{where}: 'seats' must list seats 0, 1, 2, got {seats!r}")

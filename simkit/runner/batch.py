@@ -52,33 +52,24 @@ from simkit.cards import TYPE_NAMES
 from simkit.engine import layout as L
 from simkit.engine import play as P
 from simkit.evaluator import PATTERN_NAMES
-from simkit.evaluator import kernel as K
-from simkit.handstats import count_features
+from simkit.evaluator import features as F
 
 WIN_KINDS = ("discard", "draw", "table", "tianhu", "none")
 
 
+# the dealt_<name>_k columns: (name, feature of simkit.evaluator.features)
+DEALT_COLUMNS = (("jiang", F.F_JIANG), ("pairs", F.F_PAIRS), ("zi", F.F_ZI), ("nao", F.F_NAO),
+                 ("chariots", F.F_CHARIOTS), ("idle", F.F_MIN_IDLE))
+
+
 @njit(cache=True)
 def _dealt_features(dealt, out):
-    """dealt: (n, 3, 28) counts -> out (n, 3, 6): jiang, pairs, zi, nao, chariots, idle."""
+    """dealt: (n, 3, 28) counts -> out (n, 3, N_FEATURES): hand_features up to LEVEL_IDLE."""
+    rules = np.zeros(1, dtype=np.int64)  # not read below LEVEL_EVAL
+    exposed, res, choice, work = F.feature_scratch()
     for i in range(dealt.shape[0]):
         for p in range(3):
-            c = dealt[i, p]
-            out[i, p, 0], out[i, p, 1], out[i, p, 2], out[i, p, 3] = count_features(c)
-            chariots = 0
-            for colour in range(4):
-                for first in (colour * 7, colour * 7 + 3):
-                    if c[first] >= 2 and c[first + 1] >= 2 and c[first + 2] >= 2:
-                        chariots += 1
-            for rank in (0, 6):
-                n = 0
-                for colour in range(4):
-                    if c[colour * 7 + rank] >= 2:
-                        n += 1
-                if n >= 3:
-                    chariots += 1
-            out[i, p, 4] = chariots
-            out[i, p, 5] = K._min_idle(c)
+            F.hand_features(dealt[i, p], F.LEVEL_IDLE, rules, exposed, res, choice, work, out[i, p])
 
 
 _COUNT_TOKENS = np.array([[""] + [name] + [f"{name}*{c}" for c in range(2, 5)] for name in TYPE_NAMES], dtype=object)
@@ -162,9 +153,9 @@ def results_table(results: np.ndarray, first_deal: int, batch: int, policy_texts
     cols["winner_concealed"] = conc_text.take(take) if won.any() else pa.nulls(n, pa.string())
     cols["winner_exposed"] = exp_text.take(take) if won.any() else pa.nulls(n, pa.string())
     dealt = np.ascontiguousarray(results[:, P.R_DEALT : P.R_DEALT + 84].reshape(n, 3, 28))
-    feats = np.zeros((n, 3, 6), dtype=np.int64)
+    feats = np.zeros((n, 3, F.N_FEATURES), dtype=np.int64)
     _dealt_features(dealt, feats)
-    for j, name in enumerate(("jiang", "pairs", "zi", "nao", "chariots", "idle")):
+    for name, j in DEALT_COLUMNS:
         for k in range(3):
             cols[f"dealt_{name}_{k}"] = pa.array(feats[:, k, j].astype(np.int8))
     return pa.table(cols)

@@ -21,8 +21,10 @@ from pathlib import Path
 from simkit.errors import SimkitError
 from simkit.policies.registry import PolicySpec, effective_params, parse_policy
 from simkit.rules import RuleSet
-from simkit.runner.simulate import simulate
-from simkit.storage.dataset import write_json
+from simkit.runner.simulate import SimulationConfig, simulate
+from simkit.storage.lock import FolderLock
+from simkit.storage.paths import check_out_dir, make_out_dir
+from simkit.storage.files import write_json
 
 SEATINGS: tuple[str, ...] = ("ABB", "BAB", "BBA", "AAB", "ABA", "BAA")
 COMPARISON_FILE = "comparison.json"
@@ -60,8 +62,20 @@ def run_duplicate(
     """
     a, b = _spec(policy_a), _spec(policy_b)
     rules = rules if rules is not None else RuleSet()
-    directory = Path(out)
-    directory.mkdir(parents=True, exist_ok=True)
+    # every seating's run is valid (seed, deals, batch size) before anything is written
+    SimulationConfig(int(deals), int(seed), seating_policies(a, b, SEATINGS[0]), rules, int(batch_size))
+    directory = check_out_dir(out)
+    with FolderLock(make_out_dir(directory)):
+        _write_comparison(a, b, deals, seed, directory, rules, batch_size)
+    for seating in SEATINGS:
+        simulate(deals, list(seating_policies(a, b, seating)), seed, seating_dir(directory, seating), rules=rules,
+                 batch_size=batch_size, workers=workers, quiet=quiet, max_batches=max_batches)
+    return directory
+
+
+def _write_comparison(a: PolicySpec, b: PolicySpec, deals: int, seed: int, directory: Path, rules: RuleSet,
+                      batch_size: int) -> None:
+    """Check or write ``comparison.json`` (the caller holds the folder's lock)."""
     identity = {"kind": "simkit.duplicate", "policy_a": PolicySpec(a.name, effective_params(a)).text(),
                 "policy_b": PolicySpec(b.name, effective_params(b)).text(), "seed": int(seed), "deals": int(deals),
                 "batch_size": int(batch_size), "rules": rules.to_dict(), "seatings": list(SEATINGS)}
@@ -77,10 +91,6 @@ def run_duplicate(
                                   f"this one's is {value!r} (use another --out folder)")
     else:
         write_json(path, identity)
-    for seating in SEATINGS:
-        simulate(deals, list(seating_policies(a, b, seating)), seed, seating_dir(directory, seating), rules=rules,
-                 batch_size=batch_size, workers=workers, quiet=quiet, max_batches=max_batches)
-    return directory
 
 
 def read_comparison(out: str | os.PathLike) -> dict:

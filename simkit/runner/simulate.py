@@ -31,11 +31,13 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as _dt
+import itertools
 import os
+import re
 import sys
 import time
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Iterator, Sequence
 
 import pyarrow as pa
 
@@ -44,20 +46,28 @@ from simkit.errors import SimkitError
 from simkit.policies.registry import PolicySpec, effective_params, parse_policies, policy_arrays
 from simkit.rules import RuleSet
 from simkit.storage.dataset import (
+    FILES,
     KIND,
     MANIFEST,
+    MANIFEST_DIGEST,
     SCHEMA_VERSION,
+    BatchError,
     DatasetError,
     batch_path,
-    check_batch,
     config_digest,
+    read_batch,
     read_manifest,
     write_batch,
-    write_json,
+    write_manifest,
 )
+from simkit.storage.files import TMP_TAG
+from simkit.storage.lock import FolderLock
+from simkit.storage.paths import check_out_dir, make_out_dir
 
 
 MAX_SESSION_LENGTH = 32_767  # deal_in_session is stored as int16
+MANIFEST_EVERY_S = 2.0  # batch records reach the manifest at least this often (and at the end)
+DASK_TIMEOUT_S = 5.0  # to reach a Dask scheduler, and for its first worker to be there
 
 
 @dataclasses.dataclass(frozen=True)
@@ -179,22 +189,66 @@ def _progress_enabled(quiet: bool) -> bool:
     return not quiet and sys.stderr.isatty() and not os.environ.get("CI")
 
 
+_LEFTOVER = re.compile(rf"\.(?:batch-\d{{6}}\.parquet|{re.escape(MANIFEST)})\.{TMP_TAG}-(\d+)-[0-9a-f]{{12}}\.tmp")
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
+def _remove_leftovers(directory: Path) -> None:
+    """Remove the temporary batch and manifest files that earlier writers of this folder left
+    when they were killed: simkit's exact names (``.batch-NNNNNN.parquet.simkit-PID-RANDOM.tmp``)
+    whose writer (the pid in the name) is this process or has ended.  Anything else stays: a
+    user's ``.mydata.tmp``, or a file of a process that is still running."""
+    for entry in directory.iterdir():
+        match = _LEFTOVER.fullmatch(entry.name)
+        if match is None:
+            continue
+        pid = int(match.group(1))
+        if pid == os.getpid() or not _pid_alive(pid):
+            try:
+                entry.unlink()
+            except FileNotFoundError:
+                pass
+
+
+def _adoptable(directory: Path, config: SimulationConfig, digest: str) -> None:
+    """A folder with batch files but no manifest: refuse it unless every batch file names this
+    run in its metadata (then the manifest is rebuilt from them, each verified as on resume)."""
+    import pyarrow.parquet as pq
+
+    for path in sorted(directory.glob("batch-*.parquet")):
+        try:
+            kv = pq.read_metadata(path).metadata or {}
+            owner = kv.get(b"simkit.config", b"").decode("utf-8", "replace")
+        except Exception:  # noqa: BLE001 - unreadable: cannot tell whose it is
+            owner = None
+        if owner != digest:
+            whose = "is unreadable" if owner is None else "belongs to another run"
+            raise DatasetError(f"{directory}: holds batch files but no {MANIFEST}, and {path.name} {whose}; "
+                               "use an empty folder (or the arguments of the run that wrote it)")
+
+
 def _prepare(directory: Path, config: SimulationConfig) -> tuple[dict, list[int], list[str]]:
-    """Check or create the manifest; list the batches to compute and what was wrong."""
-    directory.mkdir(parents=True, exist_ok=True)
-    for leftover in directory.glob(".*.tmp"):
-        leftover.unlink()
+    """Check, create or rebuild the manifest (the caller holds the folder lock); verify every
+    batch file already there; list the batches to compute and what was wrong."""
+    _remove_leftovers(directory)
     identity = config.identity()
     digest = config_digest(identity)
     manifest = read_manifest(directory)
     if manifest is None:
-        if any(directory.glob("batch-*.parquet")):
-            raise DatasetError(f"{directory}: holds batch files but no {MANIFEST}; use an empty folder")
+        _adoptable(directory, config, digest)
         manifest = {"kind": KIND, **identity, "session_length": config.session_length, "config_digest": digest,
                     "batches": config.n_batches,
                     "simkit_version": simkit.__version__,
                     "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
-        write_json(directory / MANIFEST, manifest)
     else:
         if int(manifest.get("session_length", 1)) != config.session_length:
             raise DatasetError(
@@ -207,57 +261,115 @@ def _prepare(directory: Path, config: SimulationConfig) -> tuple[dict, list[int]
                     f"{directory} holds another run: its {key} is {manifest.get(key)!r}, this run's is {value!r} "
                     "(use another --out folder)"
                 )
+    records = dict(manifest.get(FILES) or {})
     todo: list[int] = []
     problems: list[str] = []
     for b in range(config.n_batches):
         path = batch_path(directory, b)
-        if not path.exists():
+        if not os.path.lexists(path):
+            records.pop(path.name, None)
             todo.append(b)
             continue
+        if not path.is_file():
+            raise DatasetError(f"{path}: is {'a folder' if path.is_dir() else 'not a regular file'} where a batch "
+                               "file belongs; move it away and run again")
         first, stop = config.batch_range(b)
-        reason = check_batch(path, {"batch": str(b), "first_deal": str(first), "deals": str(stop - first),
-                                    "config": digest})
-        if reason is not None:
-            problems.append(f"{path.name}: {reason}; recomputing it")
+        record = records.get(path.name)
+        try:
+            # a file whose sha256 is recorded is checked against it; any other file is decoded whole
+            _, records[path.name] = read_batch(path, b, first, stop - first, digest, record, decode=record is None)
+        except BatchError as exc:
+            problems.append(f"{path.name}: {exc.reason}; recomputing it")
             path.unlink()
+            records.pop(path.name, None)
             todo.append(b)
+    current = {k: v for k, v in manifest.items() if k != MANIFEST_DIGEST}
+    updated = {**current, FILES: records}
+    if updated != current or MANIFEST_DIGEST not in manifest:
+        manifest = write_manifest(directory, updated)
     return manifest, todo, problems
 
 
-def _run_local(config: SimulationConfig, todo: Sequence[int], workers: int) -> Iterable[tuple[int, pa.Table]]:
+def _watch_parent(parent: int) -> None:
+    """Worker initializer: end this worker as soon as the main process is gone, so that a
+    SIGKILL of the main process leaves no orphans (checked twice a second, also while a batch
+    runs: the kernels release the GIL)."""
+    import threading
+
+    if os.getppid() == parent:
+        def alive() -> bool:
+            return os.getppid() == parent
+    else:  # started through an intermediate process
+        def alive() -> bool:
+            return _pid_alive(parent)
+
+    def watch() -> None:
+        while alive():
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="simkit-parent-watch", daemon=True).start()
+
+
+def _run_local(config: SimulationConfig, todo: Sequence[int], workers: int) -> Iterator[tuple[int, pa.Table]]:
     if workers <= 1:
         for b in todo:
             yield compute_batch(config, b)
         return
-    from joblib import Parallel, delayed
+    from concurrent.futures import FIRST_COMPLETED, wait
+
+    from joblib.externals.loky import ProcessPoolExecutor
 
     threads = max(1, (os.cpu_count() or 1) // workers)
-    parallel = Parallel(n_jobs=workers, backend="loky", return_as="generator_unordered")
-    yield from parallel(delayed(compute_batch)(config, b, threads) for b in todo)
+    executor = ProcessPoolExecutor(max_workers=workers, initializer=_watch_parent, initargs=(os.getpid(),))
+    finished = False
+    try:
+        queue = iter(todo)
+        pending = {executor.submit(compute_batch, config, b, threads) for b in itertools.islice(queue, 2 * workers)}
+        while pending:
+            done, pending = wait(pending, timeout=1.0, return_when=FIRST_COMPLETED)
+            for future in done:
+                result = future.result()
+                for b in itertools.islice(queue, 1):
+                    pending.add(executor.submit(compute_batch, config, b, threads))
+                yield result
+        finished = True
+    finally:
+        # an interrupt, SIGTERM or error stops the workers at once; a finished run lets them go
+        executor.shutdown(wait=finished, kill_workers=not finished)
 
 
-def _run_dask(config: SimulationConfig, todo: Sequence[int], workers: int, scheduler: str | None) -> Iterable[tuple[int, pa.Table]]:
+def _connect_dask(workers: int, scheduler: str | None):
+    """(client, local cluster or None): a scheduler that cannot be reached within
+    DASK_TIMEOUT_S, or that has no worker by then, is a one-line error."""
     try:
         from dask.distributed import Client, LocalCluster
     except ImportError:
         raise SimkitError("--backend dask needs dask.distributed: pip install 'simkit[dask]'") from None
-    from joblib import Parallel, delayed, parallel_config
-
-    cluster = None
-    if scheduler:
-        client = Client(scheduler)
-    else:
+    if not scheduler:
         cluster = LocalCluster(n_workers=max(1, workers), threads_per_worker=1, processes=True,
                                dashboard_address=None)
-        client = Client(cluster)
+        return Client(cluster), cluster
     try:
-        with parallel_config(backend="dask"):
-            parallel = Parallel(return_as="generator_unordered")
-            yield from parallel(delayed(compute_batch)(config, b, 1) for b in todo)
-    finally:
+        client = Client(scheduler, timeout=DASK_TIMEOUT_S)
+    except Exception as exc:  # noqa: BLE001 - OSError, TimeoutError, ValueError for a bad address
+        raise SimkitError(f"cannot reach the Dask scheduler at {scheduler} within {DASK_TIMEOUT_S:g} s "
+                          f"({' '.join(str(exc).split())[:160] or type(exc).__name__})") from None
+    try:
+        client.wait_for_workers(1, timeout=DASK_TIMEOUT_S)
+    except Exception:  # noqa: BLE001 - TimeoutError
         client.close()
-        if cluster is not None:
-            cluster.close()
+        raise SimkitError(f"the Dask scheduler at {scheduler} has no workers (none joined within "
+                          f"{DASK_TIMEOUT_S:g} s); start some with dask worker {scheduler}") from None
+    return client, None
+
+
+def _run_dask(config: SimulationConfig, todo: Sequence[int], client) -> Iterator[tuple[int, pa.Table]]:
+    from joblib import Parallel, delayed, parallel_config
+
+    with parallel_config(backend="dask"):
+        parallel = Parallel(return_as="generator_unordered")
+        yield from parallel(delayed(compute_batch)(config, b, 1) for b in todo)
 
 
 def simulate(
@@ -298,29 +410,63 @@ def simulate(
         raise SimkitError(f"--backend must be local or dask, got {backend!r}")
     if workers < 1:
         raise SimkitError(f"--workers must be >= 1, got {workers}")
+    if scheduler and backend != "dask":
+        raise SimkitError("--scheduler needs --backend dask")
     _, _, user = policy_arrays(specs)
     if any(fn is not None for fn in user) and (workers > 1 or backend == "dask"):
         # registered user policies live in this process only
         workers, backend = 1, "local"
-    directory = Path(out)
-    _, todo, problems = _prepare(directory, config)
+    directory = check_out_dir(out)
+    client = cluster = None
+    if backend == "dask":
+        client, cluster = _connect_dask(workers, scheduler)  # before anything is written
+    try:
+        with FolderLock(make_out_dir(directory)):
+            _write_run(directory, config, workers, backend, client, quiet, max_batches)
+    finally:
+        if client is not None:
+            client.close()
+        if cluster is not None:
+            cluster.close()
+    return directory
+
+
+def _write_run(directory: Path, config: SimulationConfig, workers: int, backend: str, client, quiet: bool,
+               max_batches: int | None) -> None:
+    """Compute and write the batches a folder lacks (the caller holds its lock)."""
+    manifest, todo, problems = _prepare(directory, config)
     if max_batches is not None:
         todo = [b for b in todo if b < max_batches]
     for line in problems:
         print(f"simkit: {line}", file=sys.stderr)
     if not todo:
-        return directory
+        return
     progress = _Progress(len(todo), sum(config.batch_range(b)[1] - config.batch_range(b)[0] for b in todo),
                          _progress_enabled(quiet))
-    digest = config_digest(config.identity())
-    stream = _run_dask(config, todo, workers, scheduler) if backend == "dask" else _run_local(config, todo, workers)
+    digest = manifest["config_digest"]
+    records = dict(manifest[FILES])
+    stream = _run_dask(config, todo, client) if backend == "dask" else _run_local(config, todo, workers)
+    unrecorded = False
+    finished = False
+    last = time.monotonic()
     try:
         for batch, table in stream:
             first, stop = config.batch_range(batch)
-            write_batch(directory, batch, table, {"batch": batch, "first_deal": first, "deals": stop - first,
-                                                  "config": digest, "seed": config.seed})
+            records[batch_path(directory, batch).name] = write_batch(
+                directory, batch, table, {"batch": batch, "first_deal": first, "deals": stop - first,
+                                          "config": digest, "seed": config.seed})
+            unrecorded = True
+            if time.monotonic() - last >= MANIFEST_EVERY_S:
+                manifest = write_manifest(directory, {**manifest, FILES: records})
+                unrecorded, last = False, time.monotonic()
             progress.update(stop - first)
+        finished = True
     finally:
+        stream.close()  # stops the workers at once when interrupted
         progress.close()
-    return directory
-
+        if unrecorded:
+            try:
+                write_manifest(directory, {**manifest, FILES: records})
+            except OSError:
+                if finished:
+                    raise

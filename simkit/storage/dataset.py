@@ -1,12 +1,17 @@
 """A simulation dataset on disk: ``manifest.json`` + one zstd Parquet file per batch.
 
 * Every file is written to a temporary name in the same folder and renamed into place, so an
-  interrupted run leaves whole batch files only.
+  interrupted run leaves whole batch files only.  One writer per folder (:mod:`simkit.storage.lock`).
 * Each batch file carries its identity in its key-value metadata (``simkit.batch``,
-  ``simkit.first_deal``, ``simkit.deals``, ``simkit.config``), so a file from another run or a
-  truncated / corrupt file is told apart from a good one (:func:`check_batch`).
-* :func:`load_dataset` reads only the columns asked for and refuses a folder whose manifest is
-  missing, foreign or inconsistent, with a one-line message.
+  ``simkit.first_deal``, ``simkit.deals``, ``simkit.config``) and page checksums; the manifest
+  records each batch file's size and sha256 (``files``) and a sha256 of its own content
+  (``manifest_sha256``).  :func:`read_manifest` and :func:`read_batch` verify all of it, so a
+  file from another run, a copied, swapped, truncated or bit-rotten file, or an edited manifest
+  is a one-line :class:`DatasetError` naming the file, never data (docs/datasets.md).
+* Manifests written before these records (no ``files``, no ``manifest_sha256``) are still read:
+  their ``config_digest`` and ``batches`` are checked against their other fields, and batch
+  files by identity, page checksums and deal ids; ``simkit simulate`` adds the records on resume.
+* :func:`load_dataset` reads only the columns asked for (and ``deal_id``, to check it).
 * The manifest records ``session_length`` (deals per session, RULES.md §8 ``next_dealer``; a
   manifest without it is from before sessions and means 1).  Runs in sessions (K > 1) store
   the columns ``session`` and ``deal_in_session``; for K = 1 (whose files have no such
@@ -19,45 +24,41 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
+import re
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from simkit.errors import SimkitError
+from simkit.storage.files import atomic_write, write_json
 
 SCHEMA_VERSION = 1
 MANIFEST = "manifest.json"
 KIND = "simkit.simulation"
 SESSION_COLUMNS = ("session", "deal_in_session")
+IDENTITY_KEYS = ("schema_version", "seed", "deals", "batch_size", "rules", "policies")
+FILES = "files"  # the manifest's table of batch files: name -> record (batch, first_deal, deals, bytes, sha256)
+MANIFEST_DIGEST = "manifest_sha256"  # sha256 of the manifest's own content (all other fields)
+REPAIR = "re-run simkit simulate with the run's arguments to recompute it"
+_BATCH_NAME = re.compile(r"batch-(\d{6})\.parquet")
+_SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
 class DatasetError(SimkitError):
     """A missing, foreign, mismatched or corrupt dataset."""
 
 
-def atomic_write(path: Path, writer: Callable[[str], None]) -> None:
-    """Write through a temporary file in the same folder, then rename into place."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        writer(tmp)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+class BatchError(DatasetError):
+    """A batch file that is not this run's or is damaged: ``path`` and the ``reason`` alone."""
 
-
-def write_json(path: Path, data: dict) -> None:
-    def writer(tmp: str) -> None:
-        with open(tmp, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, indent=2, ensure_ascii=False)
-            fh.write("\n")
-
-    atomic_write(path, writer)
+    def __init__(self, path: Path, reason: str) -> None:
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+        self.reason = reason
 
 
 def config_digest(identity: dict[str, Any]) -> str:
@@ -70,48 +71,199 @@ def batch_path(directory: Path, batch: int) -> Path:
     return directory / f"batch-{batch:06d}.parquet"
 
 
-def write_batch(directory: Path, batch: int, table: pa.Table, meta: dict[str, str]) -> Path:
-    """Atomically write one batch file with its identity metadata."""
-    existing = table.schema.metadata or {}
-    merged = dict(existing)
-    merged.update({f"simkit.{k}".encode(): str(v).encode() for k, v in meta.items()})
-    table = table.replace_schema_metadata(merged)
-    path = batch_path(directory, batch)
-    atomic_write(path, lambda tmp: pq.write_table(table, tmp, compression="zstd", write_page_checksum=True))
-    return path
+def manifest_digest(manifest: dict[str, Any]) -> str:
+    """sha256 of a manifest's content: every field but ``manifest_sha256``, as canonical JSON."""
+    body = {k: v for k, v in manifest.items() if k != MANIFEST_DIGEST}
+    text = json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def check_batch(path: Path, expected: dict[str, str]) -> str | None:
-    """None if the batch file is whole and belongs to this run, else the reason."""
-    try:
-        meta = pq.read_metadata(path)
-    except Exception as exc:  # noqa: BLE001 - any failure means unreadable
-        return f"unreadable ({type(exc).__name__})"
-    kv = {k.decode(): v.decode() for k, v in (meta.metadata or {}).items() if k.startswith(b"simkit.")}
-    for key, value in expected.items():
-        if kv.get(f"simkit.{key}") != str(value):
-            return f"{key} is {kv.get(f'simkit.{key}')!r}, expected {value!r}"
-    if meta.num_rows != int(expected["deals"]):
-        return f"{meta.num_rows} rows, expected {expected['deals']}"
-    try:
-        pq.read_table(path, page_checksum_verification=True)
-    except Exception as exc:  # noqa: BLE001
-        return f"corrupt data ({type(exc).__name__})"
+def manifest_identity(manifest: dict[str, Any]) -> dict[str, Any]:
+    """The identity fields a manifest records (what its ``config_digest`` was computed from)."""
+    identity = {key: manifest[key] for key in IDENTITY_KEYS}
+    if manifest.get("session_length", 1) != 1:
+        identity["session_length"] = manifest["session_length"]
+    return identity
+
+
+def batch_deals(manifest: dict[str, Any], batch: int) -> tuple[int, int]:
+    """(first deal, number of deals) of a batch of the run a manifest describes."""
+    first = batch * manifest["batch_size"]
+    return first, min(manifest["deals"], first + manifest["batch_size"]) - first
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def manifest_problem(manifest: dict[str, Any]) -> str | None:
+    """What is wrong with a manifest read from disk, None when it is consistent.
+
+    Checked: its digest over its own content (manifests from before integrity records have
+    none), its ``config_digest`` against the identity fields it records, ``batches`` against
+    ``deals`` and ``batch_size``, and every record of ``files`` against its batch's place.
+    """
+    stored = manifest.get(MANIFEST_DIGEST)
+    if stored is not None and stored != manifest_digest(manifest):
+        return f"its content does not match its {MANIFEST_DIGEST} (edited or damaged)"
+    for key in IDENTITY_KEYS + ("config_digest", "batches"):
+        if key not in manifest:
+            return f"it has no {key!r}"
+    for key in ("schema_version", "seed", "deals", "batch_size", "batches", "session_length"):
+        if key in manifest and not _is_int(manifest[key]):
+            return f"its {key} is {manifest[key]!r}, not an integer"
+    k = manifest.get("session_length", 1)
+    if manifest["seed"] < 0 or manifest["deals"] < 1 or manifest["batch_size"] < 1 or k < 1:
+        return "its seed, deals, batch_size or session_length is out of range"
+    policies = manifest["policies"]
+    if not isinstance(manifest["rules"], dict) or not (
+            isinstance(policies, list) and len(policies) == 3 and all(isinstance(p, str) for p in policies)):
+        return "its rules or policies are malformed"
+    if config_digest(manifest_identity(manifest)) != manifest["config_digest"]:
+        return (f"its config_digest {manifest['config_digest']!r} does not match the seed, deals, batch size, "
+                "rules and policies it records (edited or damaged)")
+    expected = -(-manifest["deals"] // manifest["batch_size"])
+    if manifest["batches"] != expected:
+        return (f"its batches is {manifest['batches']!r}, but {manifest['deals']} deals in batches of "
+                f"{manifest['batch_size']} make {expected} (edited or damaged)")
+    if manifest["batch_size"] % k:
+        return f"its batch_size {manifest['batch_size']} is not a multiple of its session_length {k}"
+    files = manifest.get(FILES)
+    if files is not None:
+        if not isinstance(files, dict):
+            return f"its {FILES} is not a table of batch files"
+        for name, record in files.items():
+            match = _BATCH_NAME.fullmatch(name)
+            if match is None or int(match.group(1)) >= manifest["batches"]:
+                return f"its {FILES} lists {name!r}, which is no batch file of this run"
+            batch = int(match.group(1))
+            first, deals = batch_deals(manifest, batch)
+            if not (isinstance(record, dict) and record.get("batch") == batch and record.get("first_deal") == first
+                    and record.get("deals") == deals and _is_int(record.get("bytes"))
+                    and isinstance(record.get("sha256"), str) and _SHA256.fullmatch(record["sha256"])):
+                return f"its record of {name} is malformed or does not fit batch {batch}"
     return None
 
 
 def read_manifest(directory: Path) -> dict[str, Any] | None:
-    """The manifest of a folder, None when there is none; DatasetError when unreadable."""
-    path = directory / MANIFEST
-    if not path.exists():
+    """The verified manifest of a folder, None when there is none; DatasetError (one line
+    naming the file) when it is unreadable, foreign or inconsistent."""
+    path = Path(directory) / MANIFEST
+    if not os.path.lexists(path):
         return None
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise DatasetError(f"{path}: unreadable manifest ({exc})") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else " ".join(str(exc).split())
+        raise DatasetError(f"{path}: unreadable manifest ({reason})") from None
     if not isinstance(data, dict) or data.get("kind") != KIND:
         raise DatasetError(f"{path}: not a simkit simulation manifest")
+    problem = manifest_problem(data)
+    if problem is not None:
+        raise DatasetError(f"{path}: {problem}; restore it, or delete it and re-run simkit simulate with the run's "
+                           "arguments to rebuild it from the batch files")
     return data
+
+
+def write_manifest(directory: Path, manifest: dict[str, Any]) -> dict[str, Any]:
+    """Write a manifest atomically with its batch records sorted and its own digest last."""
+    manifest = {k: v for k, v in manifest.items() if k != MANIFEST_DIGEST}
+    if FILES in manifest:
+        manifest[FILES] = dict(sorted(manifest.pop(FILES).items()))
+    manifest[MANIFEST_DIGEST] = manifest_digest(manifest)
+    write_json(Path(directory) / MANIFEST, manifest)
+    return manifest
+
+
+def write_batch(directory: Path, batch: int, table: pa.Table, meta: dict[str, Any]) -> dict[str, Any]:
+    """Atomically write one batch file with its identity metadata; returns its manifest record
+    (``batch``, ``first_deal``, ``deals``, ``bytes``, ``sha256`` of the bytes written)."""
+    existing = table.schema.metadata or {}
+    merged = dict(existing)
+    merged.update({f"simkit.{k}".encode(): str(v).encode() for k, v in meta.items()})
+    table = table.replace_schema_metadata(merged)
+    sink = pa.BufferOutputStream()
+    pq.write_table(table, sink, compression="zstd", write_page_checksum=True)
+    data = sink.getvalue()
+
+    def writer(tmp: str) -> None:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+
+    atomic_write(batch_path(directory, batch), writer)
+    return {"batch": int(meta["batch"]), "first_deal": int(meta["first_deal"]), "deals": int(meta["deals"]),
+            "bytes": data.size, "sha256": hashlib.sha256(data).hexdigest()}
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text[:160]}" if text else type(exc).__name__
+
+
+def read_batch(path: Path, batch: int, first: int, deals: int, config: str, record: dict[str, Any] | None = None,
+               columns: Sequence[str] | None = None, decode: bool = True) -> tuple[pa.Table | None, dict[str, Any]]:
+    """Read one batch file and verify it; returns (its table, or None without ``decode``; its record).
+
+    Verified: the file's sha256 and size against ``record`` (when the manifest has one), its
+    identity metadata (run config, batch index, first deal, deal count) and row count, and, when
+    decoding, every page checksum of the columns read and the deal ids (exactly
+    ``first .. first + deals - 1``). Raises :class:`BatchError` naming the file.
+    """
+    if not path.is_file():
+        kind = "a folder" if path.is_dir() else ("missing" if not os.path.lexists(path) else "not a regular file")
+        raise BatchError(path, f"is {kind}, not a batch file")
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise BatchError(path, f"unreadable ({exc.strerror or exc})") from None
+    digest = hashlib.sha256(data).hexdigest()
+    if record is not None and (record.get("bytes"), record.get("sha256")) != (len(data), digest):
+        raise BatchError(path, f"its content differs from the sha256 recorded in {MANIFEST} (damaged or replaced)")
+    actual = {"batch": batch, "first_deal": first, "deals": deals, "bytes": len(data), "sha256": digest}
+    buffer = pa.py_buffer(data)
+    try:
+        meta = pq.read_metadata(pa.BufferReader(buffer))
+    except Exception as exc:  # noqa: BLE001 - any failure means unreadable
+        raise BatchError(path, f"unreadable Parquet ({_one_line(exc)})") from None
+    kv = {k.decode("utf-8", "replace"): v.decode("utf-8", "replace")
+          for k, v in (meta.metadata or {}).items() if k.startswith(b"simkit.")}
+    for key, value in (("config", config), ("batch", batch), ("first_deal", first), ("deals", deals)):
+        found = kv.get(f"simkit.{key}")
+        if found != str(value):
+            other = " (it belongs to another run)" if key == "config" else ""
+            raise BatchError(path, f"its {key} is {found!r}, expected {str(value)!r}{other}")
+    if meta.num_rows != deals:
+        raise BatchError(path, f"it holds {meta.num_rows} rows, expected {deals}")
+    if not decode:
+        return None, actual
+    wanted = None if columns is None else list(dict.fromkeys([*columns, "deal_id"]))
+    try:
+        table = pq.read_table(pa.BufferReader(buffer), columns=wanted, page_checksum_verification=True)
+        ids = table.column("deal_id").to_numpy()
+    except Exception as exc:  # noqa: BLE001
+        raise BatchError(path, f"corrupt data ({_one_line(exc)})") from None
+    if len(ids) != deals or not np.array_equal(ids, np.arange(first, first + deals, dtype=ids.dtype)):
+        raise BatchError(path, f"its deal ids are not {first}..{first + deals - 1} (duplicated or missing deals)")
+    if columns is not None and "deal_id" not in columns:
+        table = table.drop_columns(["deal_id"])
+    return table, actual
+
+
+def _schema_key(table: pa.Table) -> tuple:
+    meta = {k: v for k, v in (table.schema.metadata or {}).items() if not k.startswith(b"simkit.")}
+    return table.schema.remove_metadata(), tuple(sorted(meta.items()))
+
+
+def _check_same_schema(directory: Path, tables: list[pa.Table]) -> None:
+    """All batches of a run have the same columns, types and pandas metadata: the odd one out
+    (against the majority) is damaged.  Matters for datasets without per-file hashes."""
+    keys = [_schema_key(t) for t in tables]
+    if len(keys) < 2 or all(k == keys[0] for k in keys):
+        return
+    counts = [sum(k == other for other in keys) for k in keys]
+    usual = keys[counts.index(max(counts))]
+    odd = next(b for b, k in enumerate(keys) if k != usual)
+    raise BatchError(batch_path(directory, odd), "its columns or types differ from the other batches' (damaged)")
 
 
 def session_length(manifest: dict[str, Any]) -> int:
@@ -124,9 +276,12 @@ def load_dataset(path: str | os.PathLike, columns: Sequence[str] | None = None,
     """Read a dataset folder into pandas (only ``columns`` when given), in deal order.
 
     ``batches`` reads only the first that many batches (a prefix of the run, e.g. while a
-    sequential test is still deciding). Refuses folders without a simkit manifest, with missing
-    batches or with files that do not belong to the run.
+    sequential test is still deciding). Everything read is verified first (the manifest
+    against itself, each batch file by :func:`read_batch`); any mismatch is a one-line
+    :class:`DatasetError` naming the file, never data.
     """
+    if not os.fspath(path):
+        raise DatasetError("the dataset folder is an empty path")
     directory = Path(path)
     if not directory.is_dir():
         raise DatasetError(f"{directory}: no such dataset folder")
@@ -138,10 +293,17 @@ def load_dataset(path: str | os.PathLike, columns: Sequence[str] | None = None,
         if not 1 <= batches <= n_batches:
             raise DatasetError(f"{directory}: batches must be in 1..{n_batches}, got {batches}")
         n_batches = int(batches)
-    missing = [b for b in range(n_batches) if not batch_path(directory, b).exists()]
+    missing = [b for b in range(n_batches) if not os.path.lexists(batch_path(directory, b))]
     if missing:
         raise DatasetError(f"{directory}: {len(missing)} of {n_batches} batches missing (first: {missing[0]}); "
                            "re-run the simulation to complete it")
+    files = manifest.get(FILES)  # None: written before per-file hashes (page checksums and identity only)
+    if files is not None:
+        unrecorded = [b for b in range(n_batches) if batch_path(directory, b).name not in files]
+        if unrecorded:
+            raise DatasetError(f"{batch_path(directory, unrecorded[0])}: not recorded in {MANIFEST} (its run was "
+                               "stopped before recording it); re-run simkit simulate with the run's arguments "
+                               "to verify and record it")
     wanted = list(columns) if columns is not None else None
     derived: list[str] = []
     if wanted is not None and session_length(manifest) == 1:
@@ -153,18 +315,15 @@ def load_dataset(path: str | os.PathLike, columns: Sequence[str] | None = None,
     tables = []
     for b in range(n_batches):
         file = batch_path(directory, b)
-        try:
-            meta = pq.read_metadata(file)
-            digest = (meta.metadata or {}).get(b"simkit.config", b"").decode()
-            if digest != manifest["config_digest"]:
-                raise DatasetError(f"{file}: belongs to another run (config {digest or 'none'})")
-            tables.append(pq.read_table(file, columns=wanted))
-        except DatasetError:
-            raise
-        except Exception as exc:  # noqa: BLE001
-            raise DatasetError(f"{file}: unreadable or corrupt Parquet ({type(exc).__name__}: {exc})") from None
-    table = pa.concat_tables(tables)
-    frame = table.to_pandas()
+        first, deals = batch_deals(manifest, b)
+        record = files[file.name] if files is not None else None
+        table, _ = read_batch(file, b, first, deals, manifest["config_digest"], record, columns=wanted)
+        tables.append(table)
+    _check_same_schema(directory, tables)
+    try:
+        frame = pa.concat_tables(tables).to_pandas()
+    except Exception as exc:  # noqa: BLE001
+        raise DatasetError(f"{directory}: its batches do not fit together ({_one_line(exc)})") from None
     if derived:
         deal_id = frame["deal_id"].to_numpy()
         if "session" in derived:

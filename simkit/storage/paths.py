@@ -1,0 +1,73 @@
+"""Output paths checked before anything is computed or written (one-line errors, no folder
+created on the way).
+
+>>> import tempfile, os
+>>> folder = tempfile.mkdtemp()
+>>> check_out_dir(os.path.join(folder, "new", "deeper")).name
+'deeper'
+>>> check_out_dir("")
+Traceback (most recent call last):
+...
+simkit.errors.SimkitError: --out is empty (give a folder, '.' for the current one)
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from simkit.errors import SimkitError
+
+
+def _nearest_existing(path: Path) -> Path:
+    base = path
+    while not os.path.lexists(base):
+        parent = base.parent
+        if parent == base:
+            break
+        base = parent
+    return base
+
+
+def check_out_dir(path: str | os.PathLike, option: str = "--out") -> Path:
+    """``path`` as a Path once it is known to be usable as an output folder: not empty, not a
+    file, not under a file, and in a folder this process may write to.  Creates nothing."""
+    text = os.fspath(path)
+    if not text:
+        raise SimkitError(f"{option} is empty (give a folder, '.' for the current one)")
+    out = Path(text)
+    if os.path.lexists(out) and not out.is_dir():
+        raise SimkitError(f"{option} {out} is a file, not a folder")
+    base = _nearest_existing(out)
+    if not base.is_dir():
+        raise SimkitError(f"{option} {out}: {base} is a file, not a folder")
+    if not os.access(base, os.W_OK | os.X_OK):
+        raise SimkitError(f"{option} {out}: cannot write in {base} (no permission or a read-only file system)")
+    return out
+
+
+def check_out_file(path: str | os.PathLike, option: str = "--output") -> Path:
+    """``path`` as a Path once it is known to be usable as an output file: not empty, not a
+    folder, in an existing folder this process may write to.  Creates nothing."""
+    text = os.fspath(path)
+    if not text:
+        raise SimkitError(f"{option} is empty")
+    out = Path(text)
+    if out.is_dir():
+        raise SimkitError(f"{option} {out} is a folder, not a file")
+    parent = out.parent
+    if not parent.is_dir():
+        what = "is a file" if os.path.lexists(parent) else "does not exist"
+        raise SimkitError(f"{option} {out}: the folder {parent} {what}")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise SimkitError(f"{option} {out}: cannot write in {parent} (no permission or a read-only file system)")
+    return out
+
+
+def make_out_dir(path: Path) -> Path:
+    """Create an output folder (and its parents), a one-line error when that fails."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise SimkitError(f"{path}: cannot create the folder ({exc.strerror or exc})") from None
+    return path
