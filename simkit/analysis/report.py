@@ -119,7 +119,7 @@ def sessions_section(df: pd.DataFrame, heading: str = "##", independent: pd.Data
     cut = n_sessions - full
     lines = [f"{h} Sessions ({n_sessions:,} sessions of {k} deals)", "",
              f"Deals are played in sessions of {k}: seat 0 deals a session's first deal, the winner deals the next "
-             "one, and after 穿牌 the rule option `next_dealer` decides (RULES.md §8). Seats are fixed players "
+             "one, and after 穿牌 the rule option `next_dealer` decides (docs/rules.md §8). Seats are fixed players "
              "across a session. Deal N has the same cards as in a run of independent deals with the same seed; only "
              "its dealer differs. Intervals and tests over deals are clustered by session (deals within a session "
              "are dependent through the dealer); session payoffs (sum over a session's deals) use a t interval over "
