@@ -13,9 +13,9 @@ import numpy as np
 from scipy import stats
 
 from simkit.bench import hardware_line
-from simkit.engine.play import R_PAYOFF, play_deals
 from simkit.policies.registry import parse_policies, policy_arrays
 from simkit.rules import RuleSet
+from simkit.runner.play import R_PAYOFF, play_deals
 
 
 def main() -> None:

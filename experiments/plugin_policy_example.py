@@ -13,10 +13,10 @@ from numba import njit
 
 from simkit.engine.env import play_python
 from simkit.engine.layout import A_PASS, A_WIN, N_ACTIONS, O_CONC, O_PHASE, PH_DISCARD
-from simkit.engine.play import R_PAYOFF, play_deals
 from simkit.policies import parse_policies, register_policy
 from simkit.policies.registry import policy_arrays
 from simkit.rules import RuleSet
+from simkit.runner.play import R_PAYOFF, play_deals
 
 
 @njit

@@ -12,10 +12,13 @@ import time
 import numba
 import numpy as np
 
+from simkit.cards import parse_counts
 from simkit.evaluator import kernel as K
-from simkit.evaluator.api import _evaluate_batch_kernel
+from simkit.evaluator.api import evaluate_batch_kernel
 from simkit.generate import random_group_holdings, random_holdings
+from simkit.policies.registry import parse_policies, policy_arrays
 from simkit.rules import RuleSet
+from simkit.runner.play import R_WINNER, play_deals
 
 
 def hardware_line() -> str:
@@ -37,11 +40,11 @@ def hardware_line() -> str:
 
 def _throughput(conc, exp, chows, rules_array, repeats: int) -> tuple[float, int]:
     out = np.zeros((conc.shape[0], K.N_OUT), dtype=np.int64)
-    _evaluate_batch_kernel(conc[:10], exp[:10], chows[:10], rules_array, 1, out[:10])  # compile / warm
+    evaluate_batch_kernel(conc[:10], exp[:10], chows[:10], rules_array, 1, out[:10])  # compile / warm
     best = float("inf")
     for _ in range(repeats):
         t0 = time.perf_counter()
-        _evaluate_batch_kernel(conc, exp, chows, rules_array, 1, out)
+        evaluate_batch_kernel(conc, exp, chows, rules_array, 1, out)
         best = min(best, time.perf_counter() - t0)
     return conc.shape[0] / best, int(out[:, K.OUT_COMPLETE].sum())
 
@@ -51,12 +54,12 @@ def _worst_single(conc, exp, chows, rules_array, n: int) -> tuple[float, int]:
     out = np.zeros(K.N_OUT, dtype=np.int64)
     choice = np.zeros(K.N_CHOICE, dtype=np.int64)
     work = K.new_workspace()
-    K._evaluate_kernel(conc[0], exp[0], chows[0], rules_array, 1, out, choice, work)
+    K.evaluate_kernel(conc[0], exp[0], chows[0], rules_array, 1, out, choice, work)
     worst = 0.0
     worst_index = 0
     for i in range(min(n, conc.shape[0])):
         t0 = time.perf_counter_ns()
-        K._evaluate_kernel(conc[i], exp[i], chows[i], rules_array, 1, out, choice, work)
+        K.evaluate_kernel(conc[i], exp[i], chows[i], rules_array, 1, out, choice, work)
         dt = time.perf_counter_ns() - t0
         if dt > worst:
             worst = dt
@@ -78,8 +81,6 @@ def bench_evaluator(n: int = 200_000, seed: int = 2026, repeats: int = 3) -> dic
         conc, exp, chows = random_group_holdings(n, seed=seed + 1, total=31, p_exposed=0.15)
         rate_c, complete_c = _throughput(conc, exp, chows, rules_array, repeats)
         worst_c, _ = _worst_single(conc, exp, chows, rules_array, 20_000)
-        from simkit.cards import parse_counts
-
         hard = parse_counts("YJ*4 RJ*4 WJ*4 GJ*4 YZ*4 RZ*4 WZ*4 GZ*3")[None, :]
         hard_exp = np.zeros((1, K.N_EXP_ROWS, 28), dtype=np.int64)
         hard_chow = np.zeros(1, dtype=np.int64)
@@ -124,9 +125,6 @@ ENGINE_MIXES = (
 
 def bench_engine(n: int = 20_000, seed: int = 2026, repeats: int = 2) -> dict:
     """Deals/s on one thread for several policy mixes (mc on n // 200 deals)."""
-    from simkit.engine.play import play_deals
-    from simkit.policies.registry import parse_policies, policy_arrays
-
     previous = numba.get_num_threads()
     numba.set_num_threads(1)
     rules_array = RuleSet().to_array()
@@ -141,8 +139,6 @@ def bench_engine(n: int = 20_000, seed: int = 2026, repeats: int = 2) -> dict:
                 t0 = time.perf_counter()
                 res = play_deals(deals, seed, ids, params, rules_array, user_functions=user)
                 best = min(best, time.perf_counter() - t0)
-            from simkit.engine.play import R_WINNER
-
             figures[label] = {"deals": deals, "deals_per_s": deals / best,
                               "win_rate": float((res[:, R_WINNER] >= 0).mean())}
     finally:

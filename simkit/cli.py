@@ -30,6 +30,11 @@ from typing import Any, Sequence, TextIO
 from simkit import __version__
 from simkit.errors import SimkitError
 
+# Lazy for speed: each command imports the simkit modules it uses inside its handler, so that
+# `simkit --help`, `simkit rules` or a bad argument never load numba, pandas or pyarrow (the
+# CLI is the top layer: these imports dodge no cycle; tests/test_architecture.py allows them
+# here only).
+
 EXIT_BAD_INPUT = 2
 
 

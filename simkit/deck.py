@@ -15,7 +15,7 @@ import numpy as np
 from numba import njit
 
 from simkit.cards import N_CARDS, N_TYPES, ids_to_counts
-from simkit.rng import next_below, seed_state
+from simkit.rng import next_below, seed_state, stream_state
 
 DEALER_CARDS = 31
 PLAYER_CARDS = 30
@@ -24,7 +24,7 @@ N_SEATS = 3
 
 
 @njit(cache=True, nogil=True)
-def _shuffle_kernel(state, deck):
+def shuffle_kernel(state, deck):
     """Fisher-Yates shuffle of ``deck`` in place, drawing from the xoshiro ``state``."""
     for i in range(deck.shape[0] - 1, 0, -1):
         j = next_below(state, i + 1)
@@ -34,7 +34,7 @@ def _shuffle_kernel(state, deck):
 
 
 @njit(cache=True, nogil=True)
-def _deal_counts_kernel(deck, dealer, counts):
+def deal_counts_kernel(deck, dealer, counts):
     """Add the dealt hands of ``deck`` to ``counts`` (flat, 3 x 28): ``dealer`` gets the first
     31 cards, then 30 each in turn order.  Returns the deck index of the first stock card."""
     pos = 0
@@ -47,10 +47,22 @@ def _deal_counts_kernel(deck, dealer, counts):
     return pos
 
 
+@njit(cache=True, nogil=True)
+def deal_deck(root, deal, rng, deck):
+    """Shuffle ``deck`` into deal number ``deal``'s order (stream 0 of (root, deal), see
+    :mod:`simkit.rng`): the deck every deal N of a run with root ``root_key(seed)`` is dealt
+    from, in the engine and in the dealt-hand statistics (:mod:`simkit.analysis.dealt`);
+    ``rng``: uint64[4] scratch."""
+    stream_state(root, deal, 0, rng)
+    for i in range(112):
+        deck[i] = i
+    shuffle_kernel(rng, deck)
+
+
 def shuffled_deck(seed: int | np.random.SeedSequence) -> np.ndarray:
     """The 112 card ids in dealing order for a seed (int64 array)."""
     deck = np.arange(N_CARDS, dtype=np.int64)
-    _shuffle_kernel(seed_state(seed), deck)
+    shuffle_kernel(seed_state(seed), deck)
     return deck
 
 
@@ -86,5 +98,5 @@ def deal_from_seed(seed: int | np.random.SeedSequence) -> Deal:
 def deal_counts(deck: np.ndarray) -> np.ndarray:
     """(3, 28) counts of the dealt hands of a deck, computed in numba."""
     counts = np.zeros(N_SEATS * N_TYPES, dtype=np.int64)
-    _deal_counts_kernel(np.ascontiguousarray(deck, dtype=np.int64), 0, counts)
+    deal_counts_kernel(np.ascontiguousarray(deck, dtype=np.int64), 0, counts)
     return counts.reshape(N_SEATS, N_TYPES)

@@ -44,6 +44,14 @@ KIND_ALIASES = {
 }
 CARDS_OF_KIND = {"peng": 3, "kong": 4, "zhan": 2, "table": 1}
 
+# rows of the kernel form ``exposed[4, 28]`` (counts per type; :func:`exposed_arrays`), as the
+# evaluator and the engine read it (:mod:`simkit.evaluator.kernel` re-exports them)
+EXP_ZHAN = 0  # 占 pairs
+EXP_PENG = 1  # 碰
+EXP_KONG = 2  # 楼
+EXP_TABLE = 3  # single 将 on the table
+N_EXP_ROWS = 4
+
 
 @dataclasses.dataclass(frozen=True)
 class ExposedGroup:
@@ -154,8 +162,6 @@ def check_copies(concealed: np.ndarray, groups: Sequence[ExposedGroup]) -> None:
 
 def exposed_arrays(groups: Iterable[ExposedGroup]) -> tuple[np.ndarray, int]:
     """Kernel form: ``(exposed[4, 28], n_chow)``, rows 占 / 碰 / 楼 / table 将 counts."""
-    from simkit.evaluator.kernel import EXP_KONG, EXP_PENG, EXP_TABLE, EXP_ZHAN, N_EXP_ROWS
-
     arr = np.zeros((N_EXP_ROWS, N_TYPES), dtype=np.int64)
     n_chow = 0
     row = {"zhan": EXP_ZHAN, "peng": EXP_PENG, "kong": EXP_KONG, "table": EXP_TABLE}

@@ -18,8 +18,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from simkit.deck import _shuffle_kernel
-from simkit.evaluator.kernel import EXP_KONG, EXP_PENG, EXP_TABLE, EXP_ZHAN
+from simkit.deck import shuffle_kernel
+from simkit.exposed import EXP_KONG, EXP_PENG, EXP_TABLE, EXP_ZHAN
 from simkit.rng import next_below, seed_state
 
 # group kinds drawn by the builder, with integer weights
@@ -31,7 +31,7 @@ GROUP_WEIGHTS = np.array([12, 12, 6, 3, 25, 18, 6, 8, 5, 5, 3], dtype=np.int64)
 def _uniform_kernel(state, n_cards, out):
     deck = np.arange(112, dtype=np.int64)
     for i in range(out.shape[0]):
-        _shuffle_kernel(state, deck)
+        shuffle_kernel(state, deck)
         for k in range(n_cards):
             out[i, deck[k] // 4] += 1
 

@@ -33,10 +33,10 @@ import numpy as np
 
 from simkit.cards import TYPE_NAMES, format_counts, ids_to_counts
 from simkit.engine import layout as L
-from simkit.engine.play import play_one, session_dealer
 from simkit.evaluator import pattern_names
 from simkit.policies.registry import PolicySpec, parse_policies, policy_arrays
 from simkit.rules import RuleSet
+from simkit.runner.play import play_one, session_dealer
 
 _STAGES = ("peng", "chow", "chow_next")
 _NOWIN = ("unkonged_zi", "chariot_not_out")

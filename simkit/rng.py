@@ -1,8 +1,15 @@
 """A small counter-free PRNG for numba kernels: xoshiro256** on a uint64[4] state array.
 
 Kernels never use numba's global ``np.random`` (its state is per thread, so results would
-depend on scheduling).  Every batch of deals gets its own state, seeded from
-``numpy.random.SeedSequence``, which makes a run a pure function of its seed.
+depend on scheduling).  States are seeded from ``numpy.random.SeedSequence``, which makes a
+run a pure function of its seed.
+
+Per-deal seeding: a run has a root seed S (:func:`root_key`).  Deal number N (0, 1, 2, ...)
+draws from independent xoshiro streams derived from ``SeedSequence(S)`` and N only
+(:func:`stream_state`): stream 0 shuffles the deck (:func:`simkit.deck.deal_deck`), stream
+1 + p drives seat p's policy.  So a deal is a pure function of (rules, policies, S, N),
+whatever batch, thread, process or machine plays it, and the same deal N has the same cards
+whatever the policies, which is what duplicate (seat-rotated) comparisons need.
 
 >>> state = seed_state(2026)
 >>> a = next_below(state, 112)
@@ -64,3 +71,28 @@ def next_below(state, n):
         x = next_u64(state)
         if x <= limit:
             return np.int64(x % bound)
+
+
+def root_key(seed: int) -> np.ndarray:
+    """The 4 uint64 root words of a run seed."""
+    if int(seed) < 0:
+        raise ValueError(f"seed must be >= 0, got {seed}")
+    return np.random.SeedSequence(int(seed)).generate_state(4, dtype=np.uint64)
+
+
+@njit(cache=True, nogil=True)
+def _splitmix(x):
+    z = x + uint64(0x9E3779B97F4A7C15)
+    z = (z ^ (z >> uint64(30))) * uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> uint64(27))) * uint64(0x94D049BB133111EB)
+    return z ^ (z >> uint64(31))
+
+
+@njit(cache=True, nogil=True)
+def stream_state(root, deal, stream, out):
+    """xoshiro state of (root, deal, stream): a keyed hash, never all zero."""
+    key = _splitmix(uint64(deal) * uint64(0xD1B54A32D192ED03) + _splitmix(uint64(stream) + uint64(0x632BE59BD9B4E019)))
+    for i in range(4):
+        out[i] = _splitmix(root[i] ^ _splitmix(key + uint64(i)))
+    if out[0] == 0 and out[1] == 0 and out[2] == 0 and out[3] == 0:
+        out[0] = uint64(1)

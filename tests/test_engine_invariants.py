@@ -26,9 +26,22 @@ import numpy as np
 import pytest
 from numba import njit
 
+from simkit.deck import deal_deck
 from simkit.engine import kernel as E
 from simkit.engine import layout as L
-from simkit.engine.play import (
+from simkit.evaluator import evaluate, pattern_names
+from simkit.exposed import ExposedGroup
+from simkit.policies.builtin import POLICY_WORK_SIZE
+from simkit.policies.dispatch import builtin_act
+from simkit.policies.registry import parse_policies, policy_arrays
+from simkit.rng import root_key, stream_state
+from simkit.rules import (
+    RULE_DRAWN_JIANG_CHOW,
+    RULE_PASS_LOCKS_TYPE,
+    RULE_PASS_LOCKS_WIN,
+    RuleSet,
+)
+from simkit.runner.play import (
     N_RESULT,
     R_DEALT,
     R_HU,
@@ -42,21 +55,7 @@ from simkit.engine.play import (
     R_WIN_NMELDS,
     R_WINNER,
     _record,
-    _stream_state,
-    deal_deck,
     play_deals,
-    root_key,
-)
-from simkit.evaluator import evaluate, pattern_names
-from simkit.exposed import ExposedGroup
-from simkit.policies.builtin import POLICY_WORK_SIZE
-from simkit.policies.dispatch import builtin_act
-from simkit.policies.registry import parse_policies, policy_arrays
-from simkit.rules import (
-    RULE_DRAWN_JIANG_CHOW,
-    RULE_PASS_LOCKS_TYPE,
-    RULE_PASS_LOCKS_WIN,
-    RuleSet,
 )
 
 N_DEALS = int(os.environ.get("SIMKIT_ENGINE_DEALS", "10000"))
@@ -99,7 +98,7 @@ def _check_revision(s, action, rules, passed, gain):
 @njit
 def _check_step(s, action, rules):
     """Error code (0 = fine) of taking ``action`` in state s (before it is applied)."""
-    if E._card_total(s) != 112:
+    if E.card_total(s) != 112:
         return 1
     p = s[L.S_PLAYER]
     if s[L.S_PHASE] == L.PH_DISCARD:
@@ -157,7 +156,7 @@ def _check_step(s, action, rules):
             c = s[L.S_CONC + 28 * q + t]
             if (c == 2 or c == 3) and s[L.S_STAGE] != L.ST_PENG:
                 # the 碰 player is skipped only when the claim would leave them stuck
-                if E._has_discard(s[L.S_CONC + 28 * q : L.S_CONC + 28 * (q + 1)]) and c == 2:
+                if E.has_discard(s[L.S_CONC + 28 * q : L.S_CONC + 28 * (q + 1)]) and c == 2:
                     # with 2 copies + another discardable card the 碰 was legal
                     others = 0
                     for x in range(28):
@@ -187,18 +186,18 @@ def _checked_batch(root, n_deals, policy_ids, params, rules, results, errors):
         ev_n[0] = 0
         deal_deck(root, d, rngs[3], deck)
         for p in range(3):
-            _stream_state(root, d, 1 + p, rngs[p])
-        E._start(s, deck, 0, rules, mask, work, ev, ev_n)
+            stream_state(root, d, 1 + p, rngs[p])
+        E.start(s, deck, 0, rules, mask, work, ev, ev_n)
         for _ in range(3000):
             if s[L.S_PHASE] == L.PH_OVER:
                 break
             p = s[L.S_PLAYER]
-            E._observe(s, p, obs)
+            E.observe(s, p, obs)
             # the observation never shows other players' concealed cards
             for t in range(28):
                 if obs[L.O_CONC + t] != s[L.S_CONC + 28 * p + t]:
                     errors[d] = 20
-            E._legal_mask(s, rules, mask, work)
+            E.legal_mask(s, rules, mask, work)
             a = builtin_act(policy_ids[p], obs, mask, params[p], rngs[p], rules, pwork)
             code = _check_step(s, a, rules)
             if code == 0:
@@ -209,7 +208,7 @@ def _checked_batch(root, n_deals, policy_ids, params, rules, results, errors):
             claim_phase = s[L.S_PHASE] == L.PH_CLAIM
             t = s[L.S_ACTIVE]
             first_event = ev_n[0]
-            if not E._apply(s, a, rules, mask, work, ev, ev_n):
+            if not E.apply(s, a, rules, mask, work, ev, ev_n):
                 errors[d] = 30
                 break
             if claim_phase and a == L.A_PASS:
@@ -224,7 +223,7 @@ def _checked_batch(root, n_deals, policy_ids, params, rules, results, errors):
                 ev_n[0] = 0
         if s[L.S_PHASE] != L.PH_OVER:
             errors[d] = 31
-        if E._card_total(s) != 112:
+        if E.card_total(s) != 112:
             errors[d] = 32
         w = s[L.S_WINNER]
         if w >= 0 and _cards_of(s, w) != 31:

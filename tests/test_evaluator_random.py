@@ -29,7 +29,7 @@ from helpers import arrays_to_groups
 from naive import naive_evaluate
 from simkit.evaluator import PATTERN_NAMES, evaluate, evaluate_many, pattern_names
 from simkit.evaluator import kernel as K
-from simkit.evaluator.api import _evaluate_batch_kernel
+from simkit.evaluator.api import evaluate_batch_kernel
 from simkit.evaluator.explain import explained_total
 from simkit.generate import random_group_holdings, random_holdings
 from simkit.exposed import ExposedGroup
@@ -62,7 +62,7 @@ def _fast_modes(conc: np.ndarray, exp: np.ndarray, chows: np.ndarray, rs: RuleSe
     results = {}
     for mode in MODE_FIELDS:
         out = np.zeros((conc.shape[0], K.N_OUT), dtype=np.int64)
-        _evaluate_batch_kernel(conc, exp, chows, rs.to_array(), mode, out)
+        evaluate_batch_kernel(conc, exp, chows, rs.to_array(), mode, out)
         results[mode] = [
             {
                 "complete": bool(row[K.OUT_COMPLETE]),
@@ -196,9 +196,9 @@ def test_new_options_are_neutral_where_they_cannot_apply():
     choice_a = np.zeros(K.N_CHOICE, dtype=np.int64)
     choice_b = np.zeros(K.N_CHOICE, dtype=np.int64)
     for i in range(conc.shape[0]):
-        K._evaluate_kernel(conc[i], exp[i], chows[i], base, 1, out_a, choice_a, work)
+        K.evaluate_kernel(conc[i], exp[i], chows[i], base, 1, out_a, choice_a, work)
         for rules in variants:
-            K._evaluate_kernel(conc[i], exp[i], chows[i], rules, 1, out_b, choice_b, work)
+            K.evaluate_kernel(conc[i], exp[i], chows[i], rules, 1, out_b, choice_b, work)
             assert np.array_equal(out_a, out_b), (i, rules)
             if rules[RULE_ZHAN_IN_CHARIOT]:
                 assert np.array_equal(choice_a, choice_b), i
@@ -255,7 +255,7 @@ def test_batch_equals_single_and_thread_count_does_not_matter():
     out = np.zeros(K.N_OUT, dtype=np.int64)
     choice = np.zeros(K.N_CHOICE, dtype=np.int64)
     for i in range(0, len(conc), 3):
-        K._evaluate_kernel(conc[i], exp[i], chows[i], rules_array, 1, out, choice, K.new_workspace())
+        K.evaluate_kernel(conc[i], exp[i], chows[i], rules_array, 1, out, choice, K.new_workspace())
         single = {"complete": bool(out[K.OUT_COMPLETE]), "hu": out[K.OUT_HU], "units": out[K.OUT_UNITS],
                   "wins": bool(out[K.OUT_WINS]), "patterns": out[K.OUT_PATTERNS], "min_idle": out[K.OUT_MIN_IDLE]}
         for key, value in single.items():
@@ -318,9 +318,9 @@ def test_kernel_writes_only_inside_its_workspace_and_reads_nothing_stale():
     for i in range(conc.shape[0]):
         rules = _random_rules(rng, p_zhan=0.5, p_cap=0.5).to_array()
         mode = rng.choice([0, 1, K.WANT_WINS])
-        K._evaluate_kernel(conc[i], exp[i], chows[i], rules, mode, out_a, choice_a, K.new_workspace())
+        K.evaluate_kernel(conc[i], exp[i], chows[i], rules, mode, out_a, choice_a, K.new_workspace())
         work[: K.WORK_SIZE] = garbage.integers(-(1 << 40), 1 << 40, K.WORK_SIZE)
-        K._evaluate_kernel(conc[i], exp[i], chows[i], rules, mode, out_b, choice_b, work[: K.WORK_SIZE])
+        K.evaluate_kernel(conc[i], exp[i], chows[i], rules, mode, out_b, choice_b, work[: K.WORK_SIZE])
         assert np.array_equal(out_a, out_b) and np.array_equal(choice_a, choice_b), i
         assert (work[K.WORK_SIZE :] == guard).all(), i
 

@@ -10,11 +10,11 @@ import sys
 
 import numpy as np
 
-from simkit.engine.play import play_deals
 from simkit.evaluator import evaluate_many
 from simkit.generate import random_group_holdings
 from simkit.policies.registry import parse_policies, policy_arrays
 from simkit.rules import RuleSet
+from simkit.runner.play import play_deals
 
 MC_POLICIES = "mc:2,2,greedy,random"  # 2 rollouts, 2 discard candidates: slow enough without the JIT
 
@@ -22,11 +22,11 @@ SCRIPT = f"MC_POLICIES = {MC_POLICIES!r}\n" + r"""
 import json, warnings
 import numpy as np
 warnings.simplefilter("ignore")
-from simkit.engine.play import play_deals
 from simkit.evaluator import evaluate_many
 from simkit.generate import random_group_holdings
 from simkit.policies.registry import parse_policies, policy_arrays
 from simkit.rules import RuleSet
+from simkit.runner.play import play_deals
 conc, exp, chows = random_group_holdings(60, seed=21, total=(6, 31), p_exposed=0.2)
 res = evaluate_many(conc, exp, chows)
 ids, params, _ = policy_arrays(parse_policies("greedy,patient,random"))

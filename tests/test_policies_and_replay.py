@@ -11,11 +11,11 @@ from numba import njit
 
 from simkit.cli import main
 from simkit.engine import layout as L
-from simkit.engine.play import N_RESULT, R_DEALT, R_ERROR, R_PAYOFF, R_WINNER, play_deals
 from simkit.policies import PolicyError, parse_policies, register_policy, unregister_policy
 from simkit.policies.registry import policy_arrays
 from simkit.replay import replay_events, replay_jsonl
 from simkit.rules import RuleSet
+from simkit.runner.play import N_RESULT, R_DEALT, R_ERROR, R_PAYOFF, R_WINNER, play_deals
 
 RULES = RuleSet().to_array()
 

@@ -28,12 +28,12 @@ from simkit.analysis.probability import (
 from simkit.analysis.stats import wilson_interval
 from simkit.cards import CHE, JIANG, MA, PAO, SHI, XIANG, ZU, card_type
 from simkit.cli import main
-from simkit.engine.play import R_DEALT, play_one
 from simkit.evaluator import evaluate
 from simkit.generate import random_group_holdings
 from simkit.policies.registry import parse_policies, policy_arrays
 from simkit.rules import RuleSet
 from simkit.runner import simulate
+from simkit.runner.play import R_DEALT, play_one
 from simkit.storage import load_dataset
 
 EXACT_NAMES = [name for name, spec in EVENTS.items() if spec.exact]

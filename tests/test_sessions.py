@@ -12,11 +12,11 @@ from numba import njit
 
 from simkit.cli import main
 from simkit.engine import layout as L
-from simkit.engine.play import R_DEALER, R_DEALT, R_ERROR, R_WINNER, play_deals, session_dealer
 from simkit.policies import register_policy, unregister_policy
 from simkit.policies.registry import parse_policies, policy_arrays
 from simkit.rules import RuleSet
 from simkit.runner import SimulationConfig, simulate
+from simkit.runner.play import R_DEALER, R_DEALT, R_ERROR, R_WINNER, play_deals, session_dealer
 from simkit.storage import DatasetError, load_dataset, read_manifest
 from simkit.storage.dataset import batch_path
 

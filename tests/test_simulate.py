@@ -9,10 +9,10 @@ import pandas as pd
 import pytest
 
 from simkit.cli import main
-from simkit.engine.play import R_PAYOFF, R_WINNER, play_deals
 from simkit.policies.registry import parse_policies, policy_arrays
 from simkit.replay import replay_events
 from simkit.rules import RuleSet
+from simkit.runner.play import R_PAYOFF, R_WINNER, play_deals
 import importlib
 
 from simkit.runner import simulate

@@ -1,6 +1,6 @@
 """Dealt hands: the hands every deal of a seeded run deals, and their features.
 
-Deal number N of seed S is the engine's deal N (:func:`simkit.engine.play.deal_deck`, seeded by
+Deal number N of seed S is the engine's deal N (:func:`simkit.deck.deal_deck`, seeded by
 (S, N) only): the same cards ``simkit simulate`` / ``simkit replay`` deal for that seed and
 deal number.  Seat 0 is the dealer (31 cards), seats 1 and 2 hold 30, as in a run of
 independent deals (in a run in sessions the same deck goes to the session's dealer first).
@@ -26,9 +26,9 @@ import numpy as np
 import pandas as pd
 from numba import njit, prange
 
-from simkit.deck import DEALER_CARDS, N_SEATS, PLAYER_CARDS, _deal_counts_kernel
-from simkit.engine.play import deal_deck, root_key
+from simkit.deck import DEALER_CARDS, N_SEATS, PLAYER_CARDS, deal_counts_kernel, deal_deck
 from simkit.evaluator import features as F
+from simkit.rng import root_key
 from simkit.rules import RuleSet
 
 __all__ = ["TABLE_FEATURES", "deal_features", "deal_table", "dealt_hands"]
@@ -53,7 +53,7 @@ def _deal_hands(root, deal, rng, deck, dealt):
     """dealt (flat 3 x 28) = the hands of deal number ``deal``, seat 0 dealing."""
     deal_deck(root, deal, rng, deck)
     dealt[:] = 0
-    _deal_counts_kernel(deck, 0, dealt)
+    deal_counts_kernel(deck, 0, dealt)
 
 
 @njit(cache=True, nogil=True)

@@ -56,7 +56,7 @@ any subset of the 28 types (a scaled-down deck, 4 copies each), which the tests 
 enumerating physical cards.
 
 Monte Carlo: deal number N of ``seed`` is the engine's deal N (:mod:`simkit.analysis.dealt`:
-the deck of :func:`simkit.engine.play.deal_deck`, seeded by (seed, N)), so ``simkit prob
+the deck of :func:`simkit.deck.deal_deck`, seeded by (seed, N)), so ``simkit prob
 --seed S`` counts the very hands ``simkit simulate --seed S`` deals.  One numba pass computes
 the features of each hand (:func:`simkit.evaluator.features.hand_features`) and every
 requested event for the three seats; batches of ``batch_size`` consecutive deals run in
@@ -94,8 +94,8 @@ from simkit.analysis.dealt import deal_features
 from simkit.analysis.stats import wilson_interval
 from simkit.cards import N_TYPES
 from simkit.deck import DEALER_CARDS, N_SEATS, PLAYER_CARDS
-from simkit.engine.play import root_key
 from simkit.evaluator import features as F
+from simkit.rng import root_key
 from simkit.rules import RuleSet
 
 __all__ = [
@@ -491,7 +491,7 @@ def _hits_kernel(root, n_deals, batch_size, events, level, rules, hits):
 # ---------------------------------------------------------------------------
 # public Monte Carlo API
 # ---------------------------------------------------------------------------
-def _normalise_events(events: Any) -> list[tuple[EventSpec, int]]:
+def normalise_events(events: Any) -> list[tuple[EventSpec, int]]:
     """Events given as names, (name, {param: value}) or (name, value) pairs."""
     if isinstance(events, str) or (isinstance(events, tuple) and len(events) == 2 and isinstance(events[0], str)
                                    and not isinstance(events[1], (str, tuple, list))):
@@ -589,7 +589,7 @@ def probability_table(deals: int, seed: int, events: Any = None, seats: Sequence
     >>> len(t), t["event"].iloc[-1], int(t["seat"].iloc[-1])  # seat 0 only
     (7, 'dealer_wins', 0)
     """
-    resolved = _normalise_events(DEFAULT_EVENTS if events is None else events)
+    resolved = normalise_events(DEFAULT_EVENTS if events is None else events)
     if isinstance(seats, (int, np.integer)):
         seats = (seats,)
     seat_list = [_check_seat(s) for s in seats]
@@ -623,7 +623,7 @@ def event_indicators(hands: np.ndarray, events: Any, rules: RuleSet | None = Non
         raise ValueError(f"hands must be integer 28-count rows, got shape {arr.shape} dtype {arr.dtype}")
     if ((arr < 0) | (arr > 4)).any():
         raise ValueError("hand counts must lie in 0..4")
-    resolved = _normalise_events(events)
+    resolved = normalise_events(events)
     rules = rules if rules is not None else RuleSet()
     ev, level = _event_array(resolved)
     out = np.zeros((arr.shape[0], ev.shape[0]), dtype=np.int64)
@@ -663,7 +663,7 @@ def probability_convergence(event: Any, deals: int, seed: int, seat: int = 0, ba
     >>> curve["n"].tolist()
     [1000, 2000, 3000]
     """
-    (spec, value), = _normalise_events([event])
+    (spec, value), = normalise_events([event])
     seat = _check_seat_for(spec, seat)
     _check_run(deals, seed, batch_size, confidence)
     arr, level = _event_array([(spec, value)])

@@ -42,6 +42,7 @@ from simkit.rules import RuleSet
 from simkit.storage import load_dataset, read_manifest
 from simkit.storage.files import write_text
 from simkit.storage.hands import HANDS_FILE, write_hands_dataset
+from simkit.storage.paths import check_out_dir, make_out_dir
 
 # ``session`` / ``deal_in_session`` are derived by load_dataset for runs of independent deals
 REPORT_COLUMNS = (["session", "deal_in_session", "dealer", "winner", "win_kind", "hu", "units", "lou", "steps",
@@ -218,8 +219,6 @@ def dataset_section(df: pd.DataFrame, directory: str | Path, prefix: str = "", h
 
 def write_report(dataset: str | os.PathLike, out: str | os.PathLike | None = None) -> Path:
     """Write ``report.md`` (and plots) for a dataset; into the dataset folder by default."""
-    from simkit.storage.paths import check_out_dir, make_out_dir
-
     directory = check_out_dir(out) if out is not None else Path(dataset)
     df = load_dataset(dataset, columns=REPORT_COLUMNS)  # verified before anything is written
     manifest = read_manifest(Path(dataset)) or {}

@@ -17,6 +17,7 @@ import pandas as pd
 from scipy import stats
 
 from simkit.analysis.stats import wilson_interval
+from simkit.evaluator import PATTERN_NAMES
 from simkit.storage import load_dataset
 
 
@@ -214,8 +215,6 @@ def pattern_frequencies(data: str | os.PathLike | pd.DataFrame, confidence: floa
     >>> len(pattern_frequencies(df)), int(pattern_frequencies(df)["hits"].sum())
     (18, 0)
     """
-    from simkit.evaluator import PATTERN_NAMES
-
     cols = [f"pattern_{p}" for p in PATTERN_NAMES]
     df = _frame(data, ["winner"] + cols)
     won = df[df["winner"] >= 0]

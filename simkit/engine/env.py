@@ -24,10 +24,12 @@ from typing import Any, Protocol, Sequence
 
 import numpy as np
 
-from simkit.cards import TYPE_NAMES, format_counts
+from simkit.cards import TYPE_NAMES, format_counts, parse_types
+from simkit.deck import deal_deck
 from simkit.engine import kernel as E
 from simkit.engine import layout as L
-from simkit.engine.play import deal_deck, root_key
+from simkit.exposed import check_copies, exposed_arrays, parse_exposed
+from simkit.rng import root_key
 from simkit.rules import RuleSet
 
 
@@ -142,7 +144,7 @@ class State:
         rng = np.zeros(4, dtype=np.uint64)
         deal_deck(root_key(seed), self.deal, rng, deck)
         self._n_events[0] = 0
-        E._start(self._state, deck, int(dealer), self._rules_array, self._mask, self._work, self._events, self._n_events)
+        E.start(self._state, deck, int(dealer), self._rules_array, self._mask, self._work, self._events, self._n_events)
         self._started = True
 
     def load_position(
@@ -159,9 +161,6 @@ class State:
         card is dead.  ``player`` opens with a discard phase (``first_phase``: it is the
         dealer's opening one, so a win there is 天胡).  For scenario tests and analysis.
         """
-        from simkit.cards import parse_types
-        from simkit.exposed import check_copies, exposed_arrays, parse_exposed
-
         if len(hands) != 3 or len(exposed) != 3:
             raise ValueError("need three hands and three exposed strings")
         counts = [np.zeros(28, dtype=np.int64) for _ in range(3)]
@@ -201,7 +200,7 @@ class State:
                 s[L.S_EXPCARDS + 28 * p : L.S_EXPCARDS + 28 * (p + 1)] += g.card_counts()
                 kind = L.MELD_KIND_NAMES.index(g.kind)
                 types = list(g.types) + [-1] * (4 - len(g.types))
-                E._add_meld(s, p, kind, types[0], types[1], types[2], types[3])
+                E.add_meld(s, p, kind, types[0], types[1], types[2], types[3])
         s[L.S_DEAD : L.S_DEAD + 28] = 4 - used  # every card not in play is dead
         s[L.S_DEALER] = dealer
         s[L.S_PLAYER] = player
@@ -216,7 +215,7 @@ class State:
         s[L.S_HU] = -1
         self._n_events[0] = 0
         self._started = True
-        E._advance(s, self._rules_array, self._mask, self._work, self._events, self._n_events)
+        E.advance(s, self._rules_array, self._mask, self._work, self._events, self._n_events)
 
     def _need_deal(self) -> None:
         if not self._started:
@@ -225,13 +224,13 @@ class State:
     def legal_actions(self) -> list[int]:
         """Legal action ids of the player to act (empty when the deal is over)."""
         self._need_deal()
-        E._legal_mask(self._state, self._rules_array, self._mask, self._work)
+        E.legal_mask(self._state, self._rules_array, self._mask, self._work)
         return [int(a) for a in np.flatnonzero(self._mask)]
 
     def apply(self, action: int) -> None:
         """Apply a legal action; raises ValueError for an illegal one (state unchanged)."""
         self._need_deal()
-        ok = E._apply(self._state, int(action), self._rules_array, self._mask, self._work, self._events, self._n_events)
+        ok = E.apply(self._state, int(action), self._rules_array, self._mask, self._work, self._events, self._n_events)
         if not ok:
             raise ValueError(f"illegal action {action} ({L.action_name(action) if 0 <= int(action) < L.N_ACTIONS else '?'})")
 
@@ -239,7 +238,7 @@ class State:
         """What ``player`` may see now."""
         self._need_deal()
         obs = np.zeros(L.N_OBS, dtype=np.int64)
-        E._observe(self._state, int(player), obs)
+        E.observe(self._state, int(player), obs)
         return Observation.from_array(obs)
 
     def is_terminal(self) -> bool:

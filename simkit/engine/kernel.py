@@ -3,10 +3,10 @@
 Public entry points (all njit, plain arrays in and out):
 
 * :func:`_reset` — deal a deck and start the dealer's opening discard phase;
-* :func:`_legal_mask` — legal actions of the player to act;
-* :func:`_apply` — apply one action, then run every automatic step (draws, unclaimed
+* :func:`legal_mask` — legal actions of the player to act;
+* :func:`apply` — apply one action, then run every automatic step (draws, unclaimed
   cards, table 将, 相公, 穿牌) up to the next decision or the end of the deal;
-* :func:`_observe` — what one player may see.
+* :func:`observe` — what one player may see.
 
 ``rules`` is ``RuleSet.to_array()``; ``work`` an evaluator workspace
 (:func:`simkit.evaluator.kernel.new_workspace`); ``ev``/``ev_n`` an event log
@@ -117,7 +117,7 @@ from simkit.engine.layout import (
     WIN_TIANHU,
 )
 from simkit.cards import CHE, JIANG, N_RANKS, XIANG, ZU
-from simkit.deck import _deal_counts_kernel
+from simkit.deck import deal_counts_kernel
 from simkit.evaluator import kernel as K
 from simkit.rules import (
     RULE_DRAWN_CARD_CHOW_BY,
@@ -174,7 +174,7 @@ def _total_cards(s, p):
 
 
 @njit(cache=True, nogil=True)
-def _has_discard(conc):
+def has_discard(conc):
     for t in range(28):
         if conc[t] > 0 and t % N_RANKS != JIANG:
             return True
@@ -184,11 +184,11 @@ def _has_discard(conc):
 @njit(cache=True, nogil=True)
 def _holding_wins(conc, exp, n_chow, rules, work):
     """Evaluator verdict on a holding (no 31-card or flag checks)."""
-    if K._min_idle(conc) > 0:
+    if K.min_idle_kernel(conc) > 0:
         return False
     out = work[EW_OUT : EW_OUT + K.N_OUT]
     choice = work[EW_CHOICE : EW_CHOICE + K.N_CHOICE]
-    K._evaluate_kernel(conc, exp, n_chow, rules, K.WANT_WINS, out, choice, work[EW_EVAL : EW_EVAL + K.WORK_SIZE])
+    K.evaluate_kernel(conc, exp, n_chow, rules, K.WANT_WINS, out, choice, work[EW_EVAL : EW_EVAL + K.WORK_SIZE])
     return out[K.OUT_WINS] == 1
 
 
@@ -231,13 +231,13 @@ def _can_win(s, p, rules, work):
     if _total_cards(s, p) != 31:
         return False
     conc = _conc(s, p)
-    if K._min_idle(conc) > 0:
+    if K.min_idle_kernel(conc) > 0:
         return False  # incomplete: no need for the evaluator (nor for a view of the exposed block)
     return _holding_wins(conc, _exp(s, p), s[S_NCHOW + p], rules, work)
 
 
 @njit(cache=True, nogil=True)
-def _meld_cards(action, t, used):
+def meld_cards(action, t, used):
     """Concealed types a claim uses (used[0..3], -1 padded) and its meld kind."""
     for i in range(4):
         used[i] = -1
@@ -319,7 +319,7 @@ def _claim_keeps_playable(s, q, action, t, spare, blocked, rules, work):
     if spare > 3:
         return True  # a claim uses at most three concealed cards: one is left to discard
     used = work[EW_USED : EW_USED + 4]
-    kind = _meld_cards(action, t, used)
+    kind = meld_cards(action, t, used)
     # a concealed non-将 card left over after the claim can be discarded
     for i in range(4):
         if used[i] >= 0 and used[i] % N_RANKS != JIANG:
@@ -454,7 +454,7 @@ def _discard_mask(s, p, rules, mask, work):
 
 
 @njit(cache=True, nogil=True)
-def _legal_mask(s, rules, mask, work):
+def legal_mask(s, rules, mask, work):
     """Legal actions of the player to act (all False when the deal is over)."""
     phase = s[S_PHASE]
     if phase == PH_DISCARD:
@@ -503,7 +503,7 @@ def _chariot_through(s, q, t, rules):
 
 
 @njit(cache=True, nogil=True)
-def _add_meld(s, p, kind, t0, t1, t2, t3):
+def add_meld(s, p, kind, t0, t1, t2, t3):
     k = s[S_NMELDS + p]
     if k < MAX_MELDS:
         base = S_MELDS + (p * MAX_MELDS + k) * MELD_WIDTH
@@ -520,7 +520,7 @@ def _add_meld(s, p, kind, t0, t1, t2, t3):
 def _do_claim(s, q, action, work, ev, ev_n):
     t = s[S_ACTIVE]
     used = work[EW_USED : EW_USED + 4]
-    kind = _meld_cards(action, t, used)
+    kind = meld_cards(action, t, used)
     for i in range(4):
         if used[i] >= 0:
             s[S_CONC + 28 * q + used[i]] -= 1
@@ -528,13 +528,13 @@ def _do_claim(s, q, action, work, ev, ev_n):
     s[S_EXPCARDS + 28 * q + t] += 1
     if kind == M_PENG:
         s[S_EXP + EXP_BLOCK * q + 28 * K.EXP_PENG + t] += 1
-        slot = _add_meld(s, q, kind, t, -1, -1, -1)
+        slot = add_meld(s, q, kind, t, -1, -1, -1)
     elif kind == M_KONG:
         s[S_EXP + EXP_BLOCK * q + 28 * K.EXP_KONG + t] += 1
-        slot = _add_meld(s, q, kind, t, -1, -1, -1)
+        slot = add_meld(s, q, kind, t, -1, -1, -1)
     elif kind == M_ZHAN:
         s[S_EXP + EXP_BLOCK * q + 28 * K.EXP_ZHAN + t] += 1
-        slot = _add_meld(s, q, kind, t, -1, -1, -1)
+        slot = add_meld(s, q, kind, t, -1, -1, -1)
     else:
         s[S_NCHOW + q] += 1
         # the 圆's types in type order: t and the used cards
@@ -551,7 +551,7 @@ def _do_claim(s, q, action, work, ev, ev_n):
         while k < 4:
             members[k] = -1
             k += 1
-        slot = _add_meld(s, q, kind, members[0], members[1], members[2], members[3])
+        slot = add_meld(s, q, kind, members[0], members[1], members[2], members[3])
     _log(ev, ev_n, E_CLAIM, q, t, kind, slot, s[S_SOURCE])
     s[S_CLAIMS] += 1
     s[S_GAIN] = WIN_DISCARD if s[S_SOURCE] == SRC_DISCARD else WIN_DRAW
@@ -566,7 +566,7 @@ def _do_claim(s, q, action, work, ev, ev_n):
 def _finish_win(s, p, rules, work, ev, ev_n):
     out = work[EW_OUT : EW_OUT + K.N_OUT]
     choice = work[EW_CHOICE : EW_CHOICE + K.N_CHOICE]
-    K._evaluate_kernel(_conc(s, p), _exp(s, p), s[S_NCHOW + p], rules, 1, out, choice, work[EW_EVAL : EW_EVAL + K.WORK_SIZE])
+    K.evaluate_kernel(_conc(s, p), _exp(s, p), s[S_NCHOW + p], rules, 1, out, choice, work[EW_EVAL : EW_EVAL + K.WORK_SIZE])
     units = out[K.OUT_UNITS]
     s[S_WINNER] = p
     s[S_WIN_KIND] = WIN_TIANHU if s[S_FIRST] == 1 else s[S_GAIN]
@@ -586,7 +586,7 @@ def _reset(s, deck, dealer):
     """Deal ``deck`` (112 card ids): ``dealer`` gets the first 31, then 30 each in turn."""
     s[:] = 0
     s[S_DECK : S_DECK + 112] = deck
-    s[S_STOCK_POS] = _deal_counts_kernel(deck, dealer, s[S_CONC : S_CONC + 3 * 28])
+    s[S_STOCK_POS] = deal_counts_kernel(deck, dealer, s[S_CONC : S_CONC + 3 * 28])
     s[S_DEALER] = dealer
     s[S_PLAYER] = dealer
     s[S_PHASE] = PH_DISCARD
@@ -626,7 +626,7 @@ def _stage_candidate(s, stage, rules):
 
 
 @njit(cache=True, nogil=True)
-def _advance(s, rules, mask, work, ev, ev_n):
+def advance(s, rules, mask, work, ev, ev_n):
     """Run automatic steps until a decision (PH_DISCARD / PH_CLAIM) or the end."""
     while True:
         phase = s[S_PHASE]
@@ -681,7 +681,7 @@ def _advance(s, rules, mask, work, ev, ev_n):
                 # an unclaimed drawn 将 goes to the drawer's table
                 s[S_EXP + EXP_BLOCK * src + 28 * K.EXP_TABLE + t] += 1
                 s[S_EXPCARDS + 28 * src + t] += 1
-                _add_meld(s, src, M_TABLE, t, -1, -1, -1)
+                add_meld(s, src, M_TABLE, t, -1, -1, -1)
                 _log(ev, ev_n, E_TABLE, src, t, 0, 0, 0)
                 if s[S_XIANGGONG + src]:
                     s[S_PHASE] = PH_DRAW
@@ -708,21 +708,21 @@ def _advance(s, rules, mask, work, ev, ev_n):
 
 
 @njit(cache=True, nogil=True)
-def _apply(s, action, rules, mask, work, ev, ev_n):
+def apply(s, action, rules, mask, work, ev, ev_n):
     """Apply a legal action of the player to act, then advance.  Returns False (and changes
     nothing) if the action is not legal.  Leaves in ``mask`` the legal actions of the next
     decision."""
-    n = _legal_mask(s, rules, mask, work)
+    n = legal_mask(s, rules, mask, work)
     if n == 0 or action < 0 or action >= N_ACTIONS or not mask[action]:
         return False
-    _apply_legal(s, action, rules, mask, work, ev, ev_n)
+    apply_legal(s, action, rules, mask, work, ev, ev_n)
     return True
 
 
 @njit(cache=True, nogil=True)
-def _apply_legal(s, action, rules, mask, work, ev, ev_n):
-    """:func:`_apply` for an action known to be legal, with ``mask`` the current legal
-    mask (as left by :func:`_advance` / :func:`_apply`): no re-validation."""
+def apply_legal(s, action, rules, mask, work, ev, ev_n):
+    """:func:`apply` for an action known to be legal, with ``mask`` the current legal
+    mask (as left by :func:`advance` / :func:`apply`): no re-validation."""
     p = s[S_PLAYER]
     if s[S_PHASE] == PH_DISCARD:
         if action == A_WIN:
@@ -762,18 +762,18 @@ def _apply_legal(s, action, rules, mask, work, ev, ev_n):
             s[S_PHASE] = PH_RESOLVE
         else:
             _do_claim(s, p, action, work, ev, ev_n)
-    _advance(s, rules, mask, work, ev, ev_n)
+    advance(s, rules, mask, work, ev, ev_n)
 
 
 @njit(cache=True, nogil=True)
-def _start(s, deck, dealer, rules, mask, work, ev, ev_n):
+def start(s, deck, dealer, rules, mask, work, ev, ev_n):
     """Reset to a new deal and advance to the first decision."""
     _reset(s, deck, dealer)
-    _advance(s, rules, mask, work, ev, ev_n)
+    advance(s, rules, mask, work, ev, ev_n)
 
 
 @njit(cache=True, nogil=True)
-def _observe(s, p, obs):
+def observe(s, p, obs):
     """Fill ``obs`` (N_OBS) with what player p may see: own concealed cards only."""
     obs[:] = 0
     obs[O_SEAT] = p
@@ -808,7 +808,7 @@ def _observe(s, p, obs):
 
 
 @njit(cache=True, nogil=True)
-def _card_total(s):
+def card_total(s):
     """Cards accounted for: stock + hands + exposed + dead + active (always 112)."""
     total = 112 - s[S_STOCK_POS]
     for i in range(3 * 28):

@@ -111,7 +111,7 @@ def evaluate(
     rules_array = rules.to_array()
     out = np.zeros(K.N_OUT, dtype=np.int64)
     choice = np.zeros(K.N_CHOICE, dtype=np.int64)
-    K._evaluate_kernel(counts, exp, n_chow, rules_array, 1, out, choice, K.new_workspace())
+    K.evaluate_kernel(counts, exp, n_chow, rules_array, 1, out, choice, K.new_workspace())
     complete = bool(out[K.OUT_COMPLETE])
     best = tuple(explain(counts, groups, rules_array, choice)) if complete and explain_best else None
     return Evaluation(
@@ -136,11 +136,11 @@ def min_idle(hand: str | Sequence[int] | np.ndarray) -> int:
     >>> min_idle("RJ RS RX RM"), min_idle("YZ RZ WZ")
     (1, 0)
     """
-    return int(K._min_idle(_as_counts(hand)))
+    return int(K.min_idle_kernel(_as_counts(hand)))
 
 
 @njit(cache=True, parallel=True)
-def _evaluate_batch_kernel(conc, exposed, n_chow, rules, want_patterns, out):
+def evaluate_batch_kernel(conc, exposed, n_chow, rules, want_patterns, out):
     n = conc.shape[0]
     chunk = 1024
     n_chunks = (n + chunk - 1) // chunk
@@ -148,7 +148,7 @@ def _evaluate_batch_kernel(conc, exposed, n_chow, rules, want_patterns, out):
         choice = np.empty(K.N_CHOICE, dtype=np.int64)
         work = np.empty(K.WORK_SIZE, dtype=np.int64)
         for i in range(k * chunk, min(n, (k + 1) * chunk)):
-            K._evaluate_kernel(conc[i], exposed[i], n_chow[i], rules, want_patterns, out[i], choice, work)
+            K.evaluate_kernel(conc[i], exposed[i], n_chow[i], rules, want_patterns, out[i], choice, work)
 
 
 def evaluate_many(
@@ -181,14 +181,12 @@ def evaluate_many(
         raise CardError(f"n_chow must have shape ({n},), got {chows.shape}")
     if (conc < 0).any() or (exp < 0).any() or (chows < 0).any():
         raise CardError("negative counts in a holding")
-    from simkit.evaluator.kernel import EXP_KONG, EXP_PENG, EXP_TABLE, EXP_ZHAN
-
-    exposed_cards = 2 * exp[:, EXP_ZHAN] + 3 * exp[:, EXP_PENG] + 4 * exp[:, EXP_KONG] + exp[:, EXP_TABLE]
+    exposed_cards = 2 * exp[:, K.EXP_ZHAN] + 3 * exp[:, K.EXP_PENG] + 4 * exp[:, K.EXP_KONG] + exp[:, K.EXP_TABLE]
     if ((conc + exposed_cards) > 4).any():
         row, t = np.argwhere((conc + exposed_cards) > 4)[0]
         raise CardError(f"holding {row}: more than 4 copies of type {t}")
     out = np.zeros((n, K.N_OUT), dtype=np.int64)
-    _evaluate_batch_kernel(conc, exp, chows, rules.to_array(), 1 if patterns else 0, out)
+    evaluate_batch_kernel(conc, exp, chows, rules.to_array(), 1 if patterns else 0, out)
     return {
         "complete": out[:, K.OUT_COMPLETE].astype(bool),
         "hu": out[:, K.OUT_HU],

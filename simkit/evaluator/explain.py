@@ -108,7 +108,7 @@ def explain(
             for _ in range(t_yuan):
                 lines.append(f"圆 {' '.join(TYPE_NAMES[t] for t in types)} = 1")
             for i, t in enumerate(types):
-                e = K._exposed_state(exposed, t, zhan_comp)
+                e = K.exposed_state(exposed, t, zhan_comp)
                 m = int(concealed[t]) - t_yuan
                 sp = int(TYPE_SPLIT[kinds[i], e, m, classes[i]])
                 comps = SPLIT_COMPONENTS[sp]
@@ -141,7 +141,7 @@ def explain(
         lines.append(f"圆 {' '.join(TYPE_NAMES[c * 7 + 6] for c in s)} = 1")
     for c in range(4):
         t = c * 7 + 6
-        e = K._exposed_state(exposed, t, zhan_comp)
+        e = K.exposed_state(exposed, t, zhan_comp)
         m = int(concealed[t]) - u[c]
         sp = int(TYPE_SPLIT[TK_FAT, e, m, zu_classes[c]])
         for k in SPLIT_COMPONENTS[sp]:

@@ -104,9 +104,9 @@ def hand_features(counts, level, rules, exposed, out, choice, work, feats):
     feats[F_TRIADS] = triads
     feats[F_CHARIOTS] = triads + (1 if jiang2 >= 3 else 0) + (1 if zu2 >= 3 else 0)
     if level == LEVEL_IDLE:
-        feats[F_MIN_IDLE] = K._min_idle(counts)
+        feats[F_MIN_IDLE] = K.min_idle_kernel(counts)
     elif level >= LEVEL_EVAL:
-        K._evaluate_kernel(counts, exposed, 0, rules, 0, out, choice, work)
+        K.evaluate_kernel(counts, exposed, 0, rules, 0, out, choice, work)
         feats[F_MIN_IDLE] = out[K.OUT_MIN_IDLE]
         feats[F_COMPLETE] = out[K.OUT_COMPLETE]
         feats[F_HU] = out[K.OUT_HU]

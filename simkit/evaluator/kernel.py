@@ -25,7 +25,7 @@ their combinations.
 Two rule options reach into the parts:
 
 * ``zhan_in_chariot`` off (the default): an exposed 占 pair is no chariot component, so the
-  exposed state of its type is read as ``EX_NONE`` (:func:`_exposed_state`); it scores 0 and
+  exposed state of its type is read as ``EX_NONE`` (:func:`exposed_state`); it scores 0 and
   is never 出, so nothing else (清, 天地, patterns) sees it either.
 * ``single_jiang_cap`` k > 0: at most k single 将 (concealed singles + table 将) score.
   Singles only occur in the 将士相 triads, so each 将士相 option also carries its number of
@@ -68,6 +68,9 @@ from simkit.evaluator.tables import (
     ZU_IDLE,
     ZU_YUAN,
 )
+# rows of the exposed array ``exposed[4, 28]`` (counts per type): defined with the exposed
+# groups (:mod:`simkit.exposed`), re-exported here for the kernels and their callers
+from simkit.exposed import EXP_KONG, EXP_PENG, EXP_TABLE, EXP_ZHAN, N_EXP_ROWS  # noqa: F401
 from simkit.rules import (
     RULE_HU_TOLERANCE,
     RULE_JIANG_IN_CHARIOT,
@@ -77,13 +80,6 @@ from simkit.rules import (
     RULE_STEPS_COUNT_LOU,
     RULE_ZHAN_IN_CHARIOT,
 )
-
-# rows of the exposed array ``exposed[4, 28]`` (counts per type)
-EXP_ZHAN = 0  # 占 pairs
-EXP_PENG = 1  # 碰
-EXP_KONG = 2  # 楼
-EXP_TABLE = 3  # single 将 on the table
-N_EXP_ROWS = 4
 
 # result array ``out[N_OUT]``
 OUT_COMPLETE = 0
@@ -130,7 +126,7 @@ XIAOJIA_MASK = (1 << 14) | (1 << 15) | (1 << 16) | (1 << 17)
 
 NEG = -(1 << 40)
 
-# ``want_patterns`` of :func:`_evaluate_kernel` for callers that read only ``OUT_WINS``
+# ``want_patterns`` of :func:`evaluate_kernel` for callers that read only ``OUT_WINS``
 WANT_WINS = 2
 
 # interface codes of a triad: 出 bits (3) | offered 将 class << 3 (2 bits) ...
@@ -201,12 +197,12 @@ WORK_REGIONS = (
 
 
 def new_workspace() -> np.ndarray:
-    """A scratch array for :func:`_evaluate_kernel` (one per thread)."""
+    """A scratch array for :func:`evaluate_kernel` (one per thread)."""
     return np.zeros(WORK_SIZE, dtype=np.int64)
 
 
 @njit(cache=True, nogil=True)
-def _exposed_state(exposed, t, zhan_in_chariot):
+def exposed_state(exposed, t, zhan_in_chariot):
     """Exposed components of type t (``EX_*``) as the chariots see them.
 
     A 占 pair is a component only under rule ``zhan_in_chariot``; otherwise it is read as
@@ -225,7 +221,7 @@ def _exposed_state(exposed, t, zhan_in_chariot):
 
 
 @njit(cache=True, nogil=True)
-def _part_of(t):
+def part_of(t):
     """Independent part of type t for idle counting: 0-3 将士相 triads, 4-7 车马炮, 8 卒."""
     rank = t % 7
     if rank == 6:
@@ -234,8 +230,8 @@ def _part_of(t):
 
 
 @njit(cache=True, nogil=True)
-def _part_idle(conc, part):
-    """Fewest idle cards of one part (see :func:`_part_of`)."""
+def part_idle(conc, part):
+    """Fewest idle cards of one part (see :func:`part_of`)."""
     if part == 8:
         return ZU_IDLE[conc[6] + 5 * conc[13] + 25 * conc[20] + 125 * conc[27]]
     if part < 4:
@@ -246,11 +242,11 @@ def _part_idle(conc, part):
 
 
 @njit(cache=True, nogil=True)
-def _min_idle(conc):
+def min_idle_kernel(conc):
     """Fewest idle cards over all decompositions (0 iff the concealed cards are complete)."""
     idle = 0
     for part in range(9):
-        idle += _part_idle(conc, part)
+        idle += part_idle(conc, part)
     return idle
 
 
@@ -278,9 +274,9 @@ def _triad_options(
     n0 = conc[first_type]
     n1 = conc[first_type + 1]
     n2 = conc[first_type + 2]
-    e0 = _exposed_state(exposed, first_type, zhan_comp)
-    e1 = _exposed_state(exposed, first_type + 1, zhan_comp)
-    e2 = _exposed_state(exposed, first_type + 2, zhan_comp)
+    e0 = exposed_state(exposed, first_type, zhan_comp)
+    e1 = exposed_state(exposed, first_type + 1, zhan_comp)
+    e2 = exposed_state(exposed, first_type + 2, zhan_comp)
     t_max = min(n0, min(n1, n2))
     for t in range(t_max + 1):
         m0 = n0 - t
@@ -412,10 +408,10 @@ def _zu_options(conc, exposed, zhan_comp, chariot_row, best, best_u, best_cls, z
     z1 = conc[13]
     z2 = conc[20]
     z3 = conc[27]
-    e0 = _exposed_state(exposed, 6, zhan_comp)
-    e1 = _exposed_state(exposed, 13, zhan_comp)
-    e2 = _exposed_state(exposed, 20, zhan_comp)
-    e3 = _exposed_state(exposed, 27, zhan_comp)
+    e0 = exposed_state(exposed, 6, zhan_comp)
+    e1 = exposed_state(exposed, 13, zhan_comp)
+    e2 = exposed_state(exposed, 20, zhan_comp)
+    e3 = exposed_state(exposed, 27, zhan_comp)
     for u0 in range(z0 + 1):
         for u1 in range(z1 + 1):
             for u2 in range(z2 + 1):
@@ -652,7 +648,7 @@ def _patterns(work, n_lou, fat_lou, plain_lou, steps):
 
 
 @njit(cache=True, nogil=True)
-def _evaluate_kernel(conc, exposed, n_chow, rules, want_patterns, out, choice, work):
+def evaluate_kernel(conc, exposed, n_chow, rules, want_patterns, out, choice, work):
     """Evaluate one holding.
 
     ``conc``: 28 concealed counts; ``exposed``: (4, 28) counts of 占 / 碰 / 楼 / table 将 per
@@ -689,7 +685,7 @@ def _evaluate_kernel(conc, exposed, n_chow, rules, want_patterns, out, choice, w
     steps = n_peng + (n_lou if rules[RULE_STEPS_COUNT_LOU] else 0)
     out[OUT_LOU] = n_lou
     out[OUT_STEPS] = steps
-    idle = _min_idle(conc)
+    idle = min_idle_kernel(conc)
     out[OUT_MIN_IDLE] = idle
     if idle > 0:
         out[OUT_HU] = -1

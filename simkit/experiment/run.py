@@ -17,6 +17,7 @@ import pandas as pd
 import simkit
 from simkit.analysis.compare import comparison_section, compare
 from simkit.analysis.plots import convergence_plot, forest_plot
+from simkit.analysis.probability import batch_convergence, parse_event, probability_table
 from simkit.analysis.report import REPORT_COLUMNS, dataset_section, format_p, markdown_table
 from simkit.analysis.stats import paired_mean_test
 from simkit.analysis.summary import dealer_advantage, distributions, exhausted_rate, tail_probabilities
@@ -188,8 +189,6 @@ def _comparison_lines(spec: ExperimentSpec, data_dir: Path, report_dir: Path, wo
 
 
 def _probability_lines(entry: ProbabilityEntry, index: int, spec: ExperimentSpec, report_dir: Path) -> list[str]:
-    from simkit.analysis.probability import batch_convergence, parse_event, probability_table
-
     try:
         events = [parse_event(text) for text in entry.events] if entry.events else None
         table, per_batch = probability_table(entry.deals, entry.seed, events=events, seats=entry.seats,

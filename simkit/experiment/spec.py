@@ -43,6 +43,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from simkit.analysis.probability import normalise_events, parse_event
 from simkit.errors import SimkitError
 from simkit.policies.registry import parse_policies, parse_policy
 from simkit.rules import RuleSet
@@ -129,10 +130,8 @@ def _entry(entry: Any, where: str, section: str) -> dict[str, Any]:
 
 def _events(events: list[str], where: str) -> None:
     """Every event parses and names a known event with valid parameters."""
-    from simkit.analysis.probability import _normalise_events, parse_event
-
     try:
-        _normalise_events([parse_event(text) for text in events])
+        normalise_events([parse_event(text) for text in events])
     except ValueError as exc:
         raise ExperimentError(f"{where}: {exc}") from None
 

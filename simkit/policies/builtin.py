@@ -72,7 +72,7 @@ POLICY_WORK_SIZE = _W_PDELTA + 9
 
 
 @njit(cache=True, nogil=True)
-def _random_act(mask, rng):
+def random_act(mask, rng):
     if mask[A_WIN]:
         return A_WIN
     n = 0
@@ -119,14 +119,14 @@ def best_discard(conc):
     best_t = -1
     best_score = 1 << 30
     best_idle = 1 << 30
-    total = K._min_idle(conc)
+    total = K.min_idle_kernel(conc)
     for t in range(28):
         if conc[t] == 0 or t % 7 == 0:
             continue
-        part = K._part_of(t)
-        before = K._part_idle(conc, part)
+        part = K.part_of(t)
+        before = K.part_idle(conc, part)
         conc[t] -= 1
-        idle = total - before + K._part_idle(conc, part)
+        idle = total - before + K.part_idle(conc, part)
         conc[t] += 1
         if idle * 1000 >= best_score:
             continue  # 0 <= keep value < 1000: this card cannot score lower
@@ -156,13 +156,13 @@ def _part_discard_delta(conc, part):
         first = (part - 4) * 7 + 3
         step = 1
     n = 4 if part == 8 else (2 if part < 4 else 3)
-    before = K._part_idle(conc, part)
+    before = K.part_idle(conc, part)
     best = NO_DISCARD
     for i in range(n):
         t = first + i * step
         if conc[t] > 0:
             conc[t] -= 1
-            delta = K._part_idle(conc, part) - before
+            delta = K.part_idle(conc, part) - before
             conc[t] += 1
             if delta < best:
                 best = delta
@@ -181,7 +181,7 @@ def _claim_outcome(src, exp_at, n_chow, t, action, total, evaluate, rules, work)
     conc = work[_W_CONC : _W_CONC + 28]
     fat = t % 7 == 0 or t % 7 == 3 or t % 7 == 6
     used = work[_W_USED : _W_USED + 4]
-    kind = E._meld_cards(action, t, used)  # the engine's own account of the cards a claim uses
+    kind = E.meld_cards(action, t, used)  # the engine's own account of the cards a claim uses
     for i in range(4):
         if used[i] >= 0:
             conc[used[i]] -= 1
@@ -197,8 +197,8 @@ def _claim_outcome(src, exp_at, n_chow, t, action, total, evaluate, rules, work)
         exp_row = K.EXP_ZHAN
         gain = 0
     # every card a claim uses lies in the part of t: only that part's figures change
-    part = K._part_of(t)
-    after = total - work[_W_PIDLE + part] + K._part_idle(conc, part)
+    part = K.part_of(t)
+    after = total - work[_W_PIDLE + part] + K.part_idle(conc, part)
     wins = False
     if after == 0 and evaluate:
         # complete after the claim: ask the evaluator (the exposed block is copied only now)
@@ -211,7 +211,7 @@ def _claim_outcome(src, exp_at, n_chow, t, action, total, evaluate, rules, work)
             n_chow += 1
         out = work[_W_OUT : _W_OUT + K.N_OUT]
         choice = work[_W_CHOICE : _W_CHOICE + K.N_CHOICE]
-        K._evaluate_kernel(conc, exp, n_chow, rules, K.WANT_WINS, out, choice, work[: K.WORK_SIZE])
+        K.evaluate_kernel(conc, exp, n_chow, rules, K.WANT_WINS, out, choice, work[: K.WORK_SIZE])
         wins = out[K.OUT_WINS] == 1
     delta = _part_discard_delta(conc, part)
     for q in range(9):
@@ -274,7 +274,7 @@ def _greedy_core(src, conc_at, exp_at, n_chow, phase, t, stock_left, mask, param
             exp = work[_W_EXP : _W_EXP + 112].reshape((4, 28))
             for i in range(112):
                 work[_W_EXP + i] = src[exp_at + i]
-            K._evaluate_kernel(conc, exp, n_chow, rules, 0, out, choice, work[: K.WORK_SIZE])
+            K.evaluate_kernel(conc, exp, n_chow, rules, 0, out, choice, work[: K.WORK_SIZE])
             if out[K.OUT_UNITS] >= params[0] or stock_left <= params[1]:
                 return A_WIN
         best_t, _ = best_discard(conc)
@@ -286,7 +286,7 @@ def _greedy_core(src, conc_at, exp_at, n_chow, phase, t, stock_left, mask, param
         return A_KONG
     idle_now = 0
     for part in range(9):
-        idle = K._part_idle(conc, part)
+        idle = K.part_idle(conc, part)
         work[_W_PIDLE + part] = idle
         idle_now += idle
         work[_W_PDELTA + part] = _part_discard_delta(conc, part)
@@ -305,7 +305,7 @@ def _greedy_core(src, conc_at, exp_at, n_chow, phase, t, stock_left, mask, param
 
 
 @njit(cache=True, nogil=True)
-def _greedy_like(obs, mask, params, rules, work, patient):
+def greedy_like(obs, mask, params, rules, work, patient):
     """greedy (patient=False) / patient on an observation."""
     seat = obs[O_SEAT]
     return _greedy_core(obs, O_CONC, O_EXP + 112 * seat, obs[O_NCHOW + seat], obs[O_PHASE], obs[O_ACTIVE],
@@ -313,8 +313,8 @@ def _greedy_like(obs, mask, params, rules, work, patient):
 
 
 @njit(cache=True, nogil=True)
-def _greedy_state(s, p, mask, params, rules, work, patient):
-    """:func:`_greedy_like` reading player p's view straight from the state (no observation
+def greedy_state(s, p, mask, params, rules, work, patient):
+    """:func:`greedy_like` reading player p's view straight from the state (no observation
     copy): p's own concealed and exposed cards, the active card, the stock size."""
     return _greedy_core(s, S_CONC + 28 * p, S_EXP + 112 * p, s[S_NCHOW + p], s[S_PHASE], s[S_ACTIVE],
                         112 - s[S_STOCK_POS], mask, params, rules, work, patient)

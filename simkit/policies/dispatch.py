@@ -5,7 +5,7 @@ from __future__ import annotations
 from numba import njit
 
 from simkit.engine import kernel as E
-from simkit.policies.builtin import P_MC, P_PATIENT, P_RANDOM, _greedy_like, _greedy_state, _random_act
+from simkit.policies.builtin import P_MC, P_PATIENT, P_RANDOM, greedy_like, greedy_state, random_act
 from simkit.policies.mc import mc_act
 
 
@@ -13,12 +13,12 @@ from simkit.policies.mc import mc_act
 def builtin_act(policy_id, obs, mask, params, rng, rules, work):
     """Run built-in policy ``policy_id`` (``P_*`` of :mod:`simkit.policies.builtin`)."""
     if policy_id == P_RANDOM:
-        return _random_act(mask, rng)
+        return random_act(mask, rng)
     if policy_id == P_PATIENT:
-        return _greedy_like(obs, mask, params, rules, work, True)
+        return greedy_like(obs, mask, params, rules, work, True)
     if policy_id == P_MC:
         return mc_act(obs, mask, params, rng, rules, work)
-    return _greedy_like(obs, mask, params, rules, work, False)
+    return greedy_like(obs, mask, params, rules, work, False)
 
 
 @njit(cache=True, nogil=True)
@@ -27,10 +27,10 @@ def builtin_act_state(policy_id, s, p, obs, mask, params, rng, rules, work):
     observation, ``greedy`` / ``patient`` read p's own view from the state, and only ``mc``
     gets the observation, filled into ``obs`` here."""
     if policy_id == P_RANDOM:
-        return _random_act(mask, rng)
+        return random_act(mask, rng)
     if policy_id == P_PATIENT:
-        return _greedy_state(s, p, mask, params, rules, work, True)
+        return greedy_state(s, p, mask, params, rules, work, True)
     if policy_id == P_MC:
-        E._observe(s, p, obs)
+        E.observe(s, p, obs)
         return mc_act(obs, mask, params, rng, rules, work)
-    return _greedy_state(s, p, mask, params, rules, work, False)
+    return greedy_state(s, p, mask, params, rules, work, False)

@@ -25,7 +25,7 @@ from numba import njit
 
 from simkit.engine import kernel as E
 from simkit.engine import layout as L
-from simkit.policies.builtin import POLICY_WORK_SIZE, _greedy_like, _greedy_state, keep_value
+from simkit.policies.builtin import POLICY_WORK_SIZE, greedy_like, greedy_state, keep_value
 from simkit.evaluator import kernel as K
 from simkit.rng import next_below
 
@@ -47,7 +47,7 @@ def _sharpen(s2, p, rng, steps):
         n_conc += conc[t]
     if n_conc == 0:
         return
-    idle = K._min_idle(conc)
+    idle = K.min_idle_kernel(conc)
     for _ in range(steps):
         if idle == 0:
             return
@@ -64,7 +64,7 @@ def _sharpen(s2, p, rng, steps):
             continue
         conc[x] -= 1
         conc[y] += 1
-        new_idle = K._min_idle(conc)
+        new_idle = K.min_idle_kernel(conc)
         if new_idle < idle:
             idle = new_idle
             s2[L.S_DECK + j] = x * 4
@@ -155,15 +155,15 @@ def _rollout(s2, me, rules, mask, work, pwork, no_params, ev, ev_n):
         if s2[L.S_PHASE] == L.PH_OVER:
             break
         # greedy reads only the acting player's own view of s2: no observation copy
-        a = _greedy_state(s2, s2[L.S_PLAYER], mask, no_params, rules, pwork, False)
-        E._apply_legal(s2, a, rules, mask, work, ev, ev_n)
+        a = greedy_state(s2, s2[L.S_PLAYER], mask, no_params, rules, pwork, False)
+        E.apply_legal(s2, a, rules, mask, work, ev, ev_n)
     return s2[L.S_PAYOFF + me]
 
 
 @njit(cache=True, nogil=True)
 def mc_act(obs, mask, params, rng, rules, work):
     """The ``mc`` policy (see the module docstring)."""
-    greedy_choice = _greedy_like(obs, mask, params, rules, work, False)
+    greedy_choice = greedy_like(obs, mask, params, rules, work, False)
     if mask[L.A_WIN]:
         return L.A_WIN
     n_legal = 0
@@ -191,7 +191,7 @@ def mc_act(obs, mask, params, rng, rules, work):
             if mask[t] and t != greedy_choice:
                 keep = keep_value(conc, t)
                 conc[t] -= 1
-                scores[t] = K._min_idle(conc) * 1000 + keep
+                scores[t] = K.min_idle_kernel(conc) * 1000 + keep
                 conc[t] += 1
         while n_c < max_cands:
             best = -1
@@ -235,11 +235,11 @@ def mc_act(obs, mask, params, rng, rules, work):
         a = cands[i]
         for r in range(n_det):
             s2[:] = dets[r]
-            E._legal_mask(s2, rules, mask2, ework)
+            E.legal_mask(s2, rules, mask2, ework)
             if not mask2[a]:
                 pay[i, r] = -1e9
                 continue
-            E._apply_legal(s2, a, rules, mask2, ework, ev, ev_n)
+            E.apply_legal(s2, a, rules, mask2, ework, ev, ev_n)
             pay[i, r] = _rollout(s2, me, rules, mask2, ework, pwork, no_params, ev, ev_n)
     # leave greedy's choice (candidate 0) only on evidence: paired t > z
     z = params[2] if params[2] > 0 else 1.5

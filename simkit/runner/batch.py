@@ -50,9 +50,9 @@ from numba import njit
 
 from simkit.cards import TYPE_NAMES
 from simkit.engine import layout as L
-from simkit.engine import play as P
 from simkit.evaluator import PATTERN_NAMES
 from simkit.evaluator import features as F
+from simkit.runner import play as P
 
 WIN_KINDS = ("discard", "draw", "table", "tianhu", "none")
 

@@ -2,7 +2,7 @@
 
 For policies A and B the six seatings with both present (ABB, BAB, BBA, AAB, ABA, BAA) are each
 simulated on the *same* deals (deal N has the same cards whatever the policies, see
-:mod:`simkit.engine.play`), so the luck of the cards falls equally on A and B and cancels in
+:mod:`simkit.rng`), so the luck of the cards falls equally on A and B and cancels in
 the per-deal comparison. Each seating is an ordinary resumable dataset under
 ``OUT/seating-XYZ``; ``OUT/comparison.json`` records what is compared.
 

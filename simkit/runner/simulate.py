@@ -8,13 +8,22 @@
 
 Parallelism: deals run in batches of a fixed size (independent of the worker count). With
 ``workers=1`` batches run in this process on numba threads; with ``workers=K`` they run in K
-joblib (loky) processes, each with ``cores // K`` numba threads (no oversubscription); with
+loky processes, each with ``cores // K`` numba threads (no oversubscription); with
 ``backend="dask"`` they run on a Dask cluster through joblib's Dask backend (``scheduler``
-is a cluster address; without one a ``LocalCluster`` of K single-threaded workers is started).
-Batches travel back as Arrow tables and only this process writes files.
+is a cluster address, reached and checked for workers within ``DASK_TIMEOUT_S`` before anything
+is written; without one a ``LocalCluster`` of K single-threaded workers is started).
+Batches travel back as Arrow tables and only this process writes files, holding the folder's
+lock (:class:`~simkit.storage.lock.FolderLock`).  An interrupt (SIGINT, or SIGTERM, which the
+CLI turns into one) kills the workers at once; after a SIGKILL of this process each loky
+worker notices that its parent is gone and exits (:func:`_watch_parent`).
+
+Integrity: every batch file already in the folder is verified before a run continues (its
+sha256 against the manifest's record, or, without one, decoded whole), and a damaged or
+foreign one is recomputed; the records of new batch files reach the manifest at least every
+``MANIFEST_EVERY_S`` and at the end (docs/datasets.md).
 
 Determinism: deal N's cards and every policy's random choices come from streams keyed by
-(seed, N) only (:mod:`simkit.engine.play`), so the dataset's content is identical for any
+(seed, N) only (:mod:`simkit.rng`), so the dataset's content is identical for any
 worker count, backend or batch order.
 
 Sessions (``session_length`` K > 1, RULES.md §8 ``next_dealer``): deals N = s·K .. s·K + K - 1
@@ -45,6 +54,8 @@ import simkit
 from simkit.errors import SimkitError
 from simkit.policies.registry import PolicySpec, effective_params, parse_policies, policy_arrays
 from simkit.rules import RuleSet
+from simkit.runner.batch import results_table
+from simkit.runner.play import R_ERROR, play_deals
 from simkit.storage.dataset import (
     FILES,
     KIND,
@@ -136,9 +147,6 @@ def session_batch_size(batch_size: int, session_length: int) -> int:
 def compute_batch(config: SimulationConfig, batch: int, threads: int | None = None) -> tuple[int, pa.Table]:
     """Play one batch (in whatever process this runs) and return its table."""
     import numba
-
-    from simkit.engine.play import R_ERROR, play_deals
-    from simkit.runner.batch import results_table
 
     if threads is not None:
         numba.set_num_threads(max(1, min(threads, numba.config.NUMBA_NUM_THREADS)))

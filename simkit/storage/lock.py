@@ -20,6 +20,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from simkit.storage.dataset import DatasetError
+
 LOCK_NAME = ".simkit.lock"
 
 
@@ -33,8 +35,6 @@ class FolderLock:
 
     def acquire(self) -> "FolderLock":
         import fcntl
-
-        from simkit.storage.dataset import DatasetError
 
         while True:
             try:

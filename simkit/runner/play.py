@@ -1,11 +1,10 @@
-"""Playing whole deals inside one compiled call, alone or in parallel batches.
+"""Playing whole deals inside one compiled call, alone or in parallel batches: the loop that
+asks the policies for every decision of the engine (so it sits above both, in the runner).
 
-Seeding: a run has a root seed S.  Deal number N (0, 1, 2, ...) draws from independent
-xoshiro streams derived from ``SeedSequence(S)`` and N only: stream 0 shuffles the deck,
-stream 1 + p drives seat p's policy.  So a deal is a pure function of (rules, policies, S,
-N), whatever batch, thread, process or machine plays it, and ``simkit replay`` can replay
-deal N alone.  The same deal N has the same cards whatever the policies, which is what
-duplicate (seat-rotated) comparisons need.
+Seeding (:mod:`simkit.rng`): deal number N of a run with seed S draws from xoshiro streams
+keyed by (S, N) only: stream 0 shuffles the deck (:func:`simkit.deck.deal_deck`), stream 1 + p
+drives seat p's policy.  So a deal is a pure function of (rules, policies, S, N), whatever
+batch, thread, process or machine plays it, and ``simkit replay`` can replay deal N alone.
 
 Sessions (RULES.md §8 ``next_dealer``): with session length K, deal N belongs to session
 N // K at position N % K.  The first deal of a session is dealt by seat 0; the dealer of each
@@ -23,9 +22,9 @@ import types
 from typing import Callable
 
 import numpy as np
-from numba import njit, prange, uint64
+from numba import njit, prange
 
-from simkit.deck import _deal_counts_kernel, _shuffle_kernel
+from simkit.deck import deal_counts_kernel, deal_deck
 from simkit.engine import kernel as E
 from simkit.engine.layout import (
     EVENT_WIDTH,
@@ -59,6 +58,7 @@ from simkit.engine.layout import (
 from simkit.policies.builtin import POLICY_WORK_SIZE
 from simkit.policies.dispatch import builtin_act_state
 from simkit.policies.registry import USER_SLOT_BASE
+from simkit.rng import root_key, stream_state
 from simkit.rules import RULE_NEXT_DEALER
 
 # ---- result row of one deal
@@ -87,42 +87,6 @@ N_RESULT = R_WIN_MELDS + MAX_MELDS * MELD_WIDTH
 MAX_DECISIONS = 2000
 
 
-def root_key(seed: int) -> np.ndarray:
-    """The 4 uint64 root words of a run seed."""
-    if int(seed) < 0:
-        raise ValueError(f"seed must be >= 0, got {seed}")
-    return np.random.SeedSequence(int(seed)).generate_state(4, dtype=np.uint64)
-
-
-@njit(cache=True, nogil=True)
-def _splitmix(x):
-    z = x + uint64(0x9E3779B97F4A7C15)
-    z = (z ^ (z >> uint64(30))) * uint64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> uint64(27))) * uint64(0x94D049BB133111EB)
-    return z ^ (z >> uint64(31))
-
-
-@njit(cache=True, nogil=True)
-def _stream_state(root, deal, stream, out):
-    """xoshiro state of (root, deal, stream): a keyed hash, never all zero."""
-    key = _splitmix(uint64(deal) * uint64(0xD1B54A32D192ED03) + _splitmix(uint64(stream) + uint64(0x632BE59BD9B4E019)))
-    for i in range(4):
-        out[i] = _splitmix(root[i] ^ _splitmix(key + uint64(i)))
-    if out[0] == 0 and out[1] == 0 and out[2] == 0 and out[3] == 0:
-        out[0] = uint64(1)
-
-
-@njit(cache=True, nogil=True)
-def deal_deck(root, deal, rng, deck):
-    """Shuffle ``deck`` into deal number ``deal``'s order (stream 0 of (root, deal)): the deck
-    every deal N of a run with root ``root_key(seed)`` is dealt from, in the engine and in the
-    dealt-hand statistics (:mod:`simkit.analysis.dealt`); ``rng``: uint64[4] scratch."""
-    _stream_state(root, deal, 0, rng)
-    for i in range(112):
-        deck[i] = i
-    _shuffle_kernel(rng, deck)
-
-
 @njit(cache=True, nogil=True)
 def _record(s, deck, result):
     result[:] = 0
@@ -143,7 +107,7 @@ def _record(s, deck, result):
         result[R_PAYOFF + p] = s[S_PAYOFF + p]
         result[R_XIANGGONG + p] = s[S_XIANGGONG + p]
         result[R_NOWIN + p] = s[S_NOWIN + p]
-    _deal_counts_kernel(deck, s[S_DEALER], result[R_DEALT : R_DEALT + 3 * 28])
+    deal_counts_kernel(deck, s[S_DEALER], result[R_DEALT : R_DEALT + 3 * 28])
     if w >= 0:
         for t in range(28):
             result[R_WIN_CONC + t] = s[S_CONC + 28 * w + t]
@@ -162,8 +126,8 @@ def _play_deal_body(root, deal, dealer, policy_ids, params, rules, s, deck, rngs
     built-in dispatcher (:func:`_play_deal`), uncached with a user one (:func:`user_kernels`)."""
     deal_deck(root, deal, rngs[3], deck)
     for p in range(3):
-        _stream_state(root, deal, 1 + p, rngs[p])
-    E._start(s, deck, dealer, rules, mask, work, ev, ev_n)
+        stream_state(root, deal, 1 + p, rngs[p])
+    E.start(s, deck, dealer, rules, mask, work, ev, ev_n)
     error = 0
     for _ in range(MAX_DECISIONS):
         if s[S_PHASE] == PH_OVER:
@@ -175,7 +139,7 @@ def _play_deal_body(root, deal, dealer, policy_ids, params, rules, s, deck, rngs
         if action < 0 or action >= N_ACTIONS or not mask[action]:
             error = 1
             break
-        E._apply_legal(s, action, rules, mask, work, ev, ev_n)
+        E.apply_legal(s, action, rules, mask, work, ev, ev_n)
     _record(s, deck, result)
     result[R_ERROR] = error
 
@@ -286,7 +250,7 @@ def make_user_act(user_functions: tuple) -> Callable:
     def act(policy_id, s, p, obs, mask, params, rng, rules, work):
         if policy_id < USER_SLOT_BASE:
             return builtin_act_state(policy_id, s, p, obs, mask, params, rng, rules, work)
-        E._observe(s, p, obs)
+        E.observe(s, p, obs)
         if policy_id == USER_SLOT_BASE:
             return f0(obs, mask, params, rng, rules, work)
         if policy_id == USER_SLOT_BASE + 1:
