@@ -11,7 +11,7 @@ from typing import Sequence
 
 import numpy as np
 
-from simkit.cards import COLOUR_CHINESE, RANK_CHINESE, TYPE_NAMES, is_fat
+from simkit.cards import COLOUR_CHINESE, JIANG, N_RANKS, RANK_CHINESE, TYPE_NAMES, is_fat
 from simkit.evaluator import kernel as K
 from simkit.evaluator.tables import (
     CL_NONE,
@@ -123,13 +123,13 @@ def explain(
                 n_out = outs if q == 1 else 0
                 value = int(PLAIN_CHARIOT_VALUE[n_out])
                 extra = ""
-                if jiang_bonus and first % 7 == 0 and n_out >= 1 and classes[0] != CL_OUT:
+                if jiang_bonus and first % N_RANKS == JIANG and n_out >= 1 and classes[0] != CL_OUT:
                     value += 2
                     extra = " (将 pair scores 2)"
                 lines.append(
-                    f"素车 {COLOUR_CHINESE[c]}{''.join(RANK_CHINESE[t % 7] for t in types)} {n_out}出{extra} = {value}"
+                    f"素车 {COLOUR_CHINESE[c]}{''.join(RANK_CHINESE[t % N_RANKS] for t in types)} {n_out}出{extra} = {value}"
                 )
-            if first % 7 == 0:
+            if first % N_RANKS == JIANG:
                 if q == 0:
                     jiang_offer[c] = classes[0]
                 elif q == 1:

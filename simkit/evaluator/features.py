@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from simkit.cards import CHE, JIANG, N_RANKS, ZU
 from simkit.evaluator import kernel as K
 
 # ---- feature indices
@@ -50,10 +51,8 @@ LEVEL_COUNTS = 0
 LEVEL_IDLE = 1
 LEVEL_EVAL = 2
 
-# ---- type layout: type = 7 * colour + rank (simkit.cards)
-_RANK_JIANG = 0
-_RANK_ZU = 6
-_TRIAD_FIRST_RANKS = (0, 3)  # 将士相, 车马炮
+# ---- type layout: type = N_RANKS * colour + rank (simkit.cards)
+_TRIAD_FIRST_RANKS = (JIANG, CHE)  # 将士相, 车马炮
 
 
 @njit(cache=True, nogil=True)
@@ -82,17 +81,17 @@ def hand_features(counts, level, rules, exposed, out, choice, work, feats):
             zi += 1
         if c == 4:
             nao += 1
-        rank = t % 7
-        if rank == _RANK_JIANG:
+        rank = t % N_RANKS
+        if rank == JIANG:
             jiang += c
             if c >= 2:
                 jiang2 += 1
-        elif rank == _RANK_ZU and c >= 2:
+        elif rank == ZU and c >= 2:
             zu2 += 1
     triads = 0
     for colour in range(4):
         for first_rank in _TRIAD_FIRST_RANKS:
-            first = 7 * colour + first_rank
+            first = N_RANKS * colour + first_rank
             if counts[first] >= 2 and counts[first + 1] >= 2 and counts[first + 2] >= 2:
                 triads += 1
     feats[F_JIANG] = jiang

@@ -46,6 +46,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from simkit.cards import CHE, JIANG, N_RANKS, ZU
 from simkit.evaluator.tables import (
     CHARIOT_TABLE,
     CL_OUT,
@@ -55,7 +56,13 @@ from simkit.evaluator.tables import (
     EX_PENG,
     EX_ZHAN,
     EX_ZHAN2,
+    IS_FAT_TYPE,
+    KONG_HU,
     N_COMPONENTS_OF_CLASS,
+    PART_CMP,
+    PART_ZU,
+    PART_OF_TYPE,
+    PENG_HU,
     PLAIN_CHARIOT_VALUE,
     QING_VALUE,
     TIANDI_VALUE,
@@ -223,21 +230,18 @@ def exposed_state(exposed, t, zhan_in_chariot):
 @njit(cache=True, nogil=True)
 def part_of(t):
     """Independent part of type t for idle counting: 0-3 将士相 triads, 4-7 车马炮, 8 卒."""
-    rank = t % 7
-    if rank == 6:
-        return 8
-    return t // 7 + (0 if rank < 3 else 4)
+    return PART_OF_TYPE[t]
 
 
 @njit(cache=True, nogil=True)
 def part_idle(conc, part):
     """Fewest idle cards of one part (see :func:`part_of`)."""
-    if part == 8:
-        return ZU_IDLE[conc[6] + 5 * conc[13] + 25 * conc[20] + 125 * conc[27]]
-    if part < 4:
-        base = part * 7
+    if part == PART_ZU:
+        return ZU_IDLE[conc[ZU] + 5 * conc[N_RANKS + ZU] + 25 * conc[2 * N_RANKS + ZU] + 125 * conc[3 * N_RANKS + ZU]]
+    if part < PART_CMP:
+        base = part * N_RANKS + JIANG
         return TRIAD_IDLE[1, conc[base], conc[base + 1], conc[base + 2]]
-    base = (part - 4) * 7 + 3
+    base = (part - PART_CMP) * N_RANKS + CHE
     return TRIAD_IDLE[0, conc[base], conc[base + 1], conc[base + 2]]
 
 
@@ -670,11 +674,11 @@ def evaluate_kernel(conc, exposed, n_chow, rules, want_patterns, out, choice, wo
     plain_lou = False
     table_singles = 0
     for t in range(28):
-        fat = (t % 7) == 0 or (t % 7) == 3 or (t % 7) == 6
+        fat = IS_FAT_TYPE[t] == 1
         fixed += exposed[EXP_TABLE, t]
         table_singles += exposed[EXP_TABLE, t]
-        fixed += exposed[EXP_PENG, t] * (2 if fat else 1)
-        fixed += exposed[EXP_KONG, t] * (12 if fat else 6)
+        fixed += exposed[EXP_PENG, t] * PENG_HU[t]
+        fixed += exposed[EXP_KONG, t] * KONG_HU[t]
         n_peng += exposed[EXP_PENG, t]
         n_lou += exposed[EXP_KONG, t]
         if exposed[EXP_KONG, t] > 0:
@@ -715,7 +719,7 @@ def evaluate_kernel(conc, exposed, n_chow, rules, want_patterns, out, choice, wo
     for c in range(4):
         jsx_pat = work[W_JSX_PAT + N_PAT_CODES * c : W_JSX_PAT + N_PAT_CODES * (c + 1)]
         _triad_options(
-            c * 7, TK_JIANG, conc, exposed, True, jiang_bonus, zhan_comp, cap_on, hu_by_code, arg_by_code, jsx_pat
+            c * N_RANKS + JIANG, TK_JIANG, conc, exposed, True, jiang_bonus, zhan_comp, cap_on, hu_by_code, arg_by_code, jsx_pat
         )
         n = 0
         for code in range(n_codes):
@@ -730,7 +734,7 @@ def evaluate_kernel(conc, exposed, n_chow, rules, want_patterns, out, choice, wo
         jsx_n[c] = n
         cmp_pat = work[W_CMP_PAT + N_PAT_CODES * c : W_CMP_PAT + N_PAT_CODES * (c + 1)]
         _triad_options(
-            c * 7 + 3, TK_FAT, conc, exposed, False, 0, zhan_comp, False, cmp_hu_by_code, cmp_arg_by_code, cmp_pat
+            c * N_RANKS + CHE, TK_FAT, conc, exposed, False, 0, zhan_comp, False, cmp_hu_by_code, cmp_arg_by_code, cmp_pat
         )
         n = 0
         for code in range(8):

@@ -28,6 +28,8 @@ import itertools
 
 import numpy as np
 
+from simkit.cards import CHE, FAT_RANKS, JIANG, N_RANKS, N_TYPES, XIANG, ZU
+
 TK_JIANG, TK_FAT, TK_PLAIN = 0, 1, 2
 EX_NONE, EX_ZHAN, EX_PENG, EX_KONG, EX_ZHAN2 = 0, 1, 2, 3, 4
 CL_NONE, CL_PAIR, CL_OUT, CL_TWO_PAIRS = 0, 1, 2, 3
@@ -39,6 +41,22 @@ SPLIT_COMPONENTS = {SP_SINGLES: (), SP_PAIR: (2,), SP_ZI: (3,), SP_NAO: (4,), SP
 _SPLIT_HU_PLAIN = {SP_SINGLES: 0, SP_PAIR: 0, SP_ZI: 3, SP_NAO: 9, SP_TWO_PAIRS: 0}
 
 N_COMPONENTS_OF_CLASS = np.array([0, 1, 1, 2], dtype=np.int64)
+
+# per type: fat (将 车 卒) or plain, and the hu of its exposed groups (RULES §2: 碰 plain 1 / fat 2,
+# 楼 plain 6 / fat 12)
+FAT_FACTOR = 2
+PENG_HU_PLAIN = 1
+KONG_HU_PLAIN = 6
+IS_FAT_TYPE = np.array([int(t % N_RANKS in FAT_RANKS) for t in range(N_TYPES)], dtype=np.int64)
+PENG_HU = np.array([PENG_HU_PLAIN * (FAT_FACTOR if f else 1) for f in IS_FAT_TYPE], dtype=np.int64)
+KONG_HU = np.array([KONG_HU_PLAIN * (FAT_FACTOR if f else 1) for f in IS_FAT_TYPE], dtype=np.int64)
+# independent parts of a holding for idle counting: 0-3 将士相 triads, 4-7 车马炮 triads, 8 卒
+N_PARTS = 9
+PART_CMP = 4  # first 车马炮 part
+PART_ZU = 8
+PART_OF_TYPE = np.array([PART_ZU if t % N_RANKS == ZU else t // N_RANKS + (0 if t % N_RANKS <= XIANG else PART_CMP)
+                         for t in range(N_TYPES)], dtype=np.int64)
+assert JIANG == 0 and CHE == XIANG + 1  # triads are the ranks JIANG..XIANG and CHE..PAO
 
 # chariot values by number of 出 components (RULES §3)
 PLAIN_CHARIOT_VALUE = np.array([10, 20, 30, 40], dtype=np.int64)  # 素车

@@ -51,7 +51,9 @@ from simkit.engine.layout import (
     S_PHASE,
     S_STOCK_POS,
 )
+from simkit.cards import CHE, JIANG, N_RANKS, SHI, XIANG, ZU
 from simkit.evaluator import kernel as K
+from simkit.evaluator.tables import IS_FAT_TYPE, KONG_HU, PART_CMP, PART_ZU, PENG_HU
 from simkit.rng import next_below
 
 P_RANDOM = 0
@@ -92,21 +94,21 @@ def random_act(mask, rng):
 def keep_value(conc, t):
     """How much a card of type t is worth keeping in a concealed holding (heuristic)."""
     c = conc[t]
-    rank = t % 7
-    colour = t // 7
+    rank = t % N_RANKS
+    colour = t // N_RANKS
     value = 0
     if c >= 2:
         value += 20
     if c >= 3:
         value += 20
-    if rank == 0 or rank == 3 or rank == 6:
+    if IS_FAT_TYPE[t]:
         value += 3
-    if rank == 6:
+    if rank == ZU:
         for x in range(4):
-            if x != colour and conc[x * 7 + 6] > 0:
+            if x != colour and conc[x * N_RANKS + ZU] > 0:
                 value += 3
     else:
-        first = colour * 7 + (0 if rank < 3 else 3)
+        first = colour * N_RANKS + (JIANG if rank <= XIANG else CHE)  # its triad
         for x in range(first, first + 3):
             if x != t and conc[x] > 0:
                 value += 4
@@ -121,7 +123,7 @@ def best_discard(conc):
     best_idle = 1 << 30
     total = K.min_idle_kernel(conc)
     for t in range(28):
-        if conc[t] == 0 or t % 7 == 0:
+        if conc[t] == 0 or t % N_RANKS == JIANG:
             continue
         part = K.part_of(t)
         before = K.part_idle(conc, part)
@@ -146,16 +148,16 @@ def _part_discard_delta(conc, part):
     """Fewest idle cards of ``part`` after discarding one of its cards, minus its idle cards
     now (NO_DISCARD if the part holds no discardable card).  A discard changes only its own
     part, so the best discard of a holding leaves ``total + min over parts of this``."""
-    if part == 8:
-        first = 6
-        step = 7
-    elif part < 4:
-        first = part * 7 + 1  # a 将 is never discarded
+    if part == PART_ZU:
+        first = ZU
+        step = N_RANKS
+    elif part < PART_CMP:
+        first = part * N_RANKS + SHI  # a 将 is never discarded
         step = 1
     else:
-        first = (part - 4) * 7 + 3
+        first = (part - PART_CMP) * N_RANKS + CHE
         step = 1
-    n = 4 if part == 8 else (2 if part < 4 else 3)
+    n = 4 if part == PART_ZU else (2 if part < PART_CMP else 3)
     before = K.part_idle(conc, part)
     best = NO_DISCARD
     for i in range(n):
@@ -179,7 +181,6 @@ def _claim_outcome(src, exp_at, n_chow, t, action, total, evaluate, rules, work)
     :func:`_part_discard_delta` of each part; ``src[exp_at:]`` is the claimer's exposed
     block, ``n_chow`` their exposed 圆s."""
     conc = work[_W_CONC : _W_CONC + 28]
-    fat = t % 7 == 0 or t % 7 == 3 or t % 7 == 6
     used = work[_W_USED : _W_USED + 4]
     kind = E.meld_cards(action, t, used)  # the engine's own account of the cards a claim uses
     for i in range(4):
@@ -189,10 +190,10 @@ def _claim_outcome(src, exp_at, n_chow, t, action, total, evaluate, rules, work)
     exp_row = -1
     if kind == M_PENG:
         exp_row = K.EXP_PENG
-        gain = 2 if fat else 1
+        gain = PENG_HU[t]
     elif kind == M_KONG:
         exp_row = K.EXP_KONG
-        gain = 12 if fat else 6
+        gain = KONG_HU[t]
     elif kind == M_ZHAN:
         exp_row = K.EXP_ZHAN
         gain = 0
