@@ -9,6 +9,8 @@
     simkit report DATASET [--out DIR]    # report.md with tables and plots of a dataset
     simkit compare A B [--deals N | --sprt delta,alpha,beta] [--seed S] [--out DIR]
     simkit prob [EVENT ...] [--deals N] [--seed S] [--seat K] [--out FILE] [--hands DIR]
+    simkit prob [EVENT ...] --given "HAND" [--seat K]   # the other seats' hands given seat K's (default 0)
+    simkit equity "HAND" [--seat 0|1|2] --policies a,b,c --deals N [--seed S] [--out DIR] [--workers K]
     simkit experiment run experiments/NAME.toml [--workers K] [--reports DIR] [--data DIR]
     simkit demo --out DIR                # the main job: a small simulation + its report
     simkit replay --seed S --deal N --policies a,b,c [--rule key=value ...] [--session-length K]
@@ -90,7 +92,10 @@ def _build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--deals", type=int, default=None,
                          help="deals (each played in 6 seatings; default 10000, or the cap of an SPRT: 1000000)")
     compare.add_argument("--sprt", default=None, metavar="DELTA,ALPHA,BETA",
-                         help="sequential test: stop when 'A beats B by >= DELTA' or 'A does not beat B' is decided")
+                         help="sequential test (GSPRT on the per-deal differences, no decision before 100 deals): "
+                              "stop when 'A beats B by >= DELTA' or 'A does not beat B' is decided; prints the "
+                              "decision, the deals and the estimate valid under the stopping rule, and plots the "
+                              "log-likelihood ratio path in the report")
     compare.add_argument("--seed", type=int, default=0)
     compare.add_argument("--out", default=None, help="comparison folder (default runs/compare-A-B-seedS; resumable)")
     compare.add_argument("--rule", action="append", default=[], metavar="KEY=VALUE")
@@ -113,6 +118,28 @@ def _build_parser() -> argparse.ArgumentParser:
                       help="also write the dealt hands of the same deals to DIR: deals.parquet (one row per deal "
                            "and seat), manifest.json, plots and report.md")
     prob.add_argument("--list", action="store_true", help="list the events and exit")
+    prob.add_argument("--given", default=None, metavar="HAND",
+                      help="condition on one seat's dealt hand (--seat, default 0; 31 cards for seat 0, 30 otherwise): "
+                           "P(event) for the other seats' hands, exact where a closed form exists (the unseen cards "
+                           "are dealt uniformly), Monte Carlo with intervals for all")
+
+    equity = sub.add_parser("equity", help="hand equity: fix one seat's dealt hand, deal the rest at random, play to "
+                                           "the end; win rate, payoff, P(小甲), hu against the seat's baseline")
+    equity.add_argument("hand", help='the seat\'s dealt hand, e.g. "YJ*3 YS YX ..." (31 cards for seat 0, the '
+                                     'dealer; 30 for seats 1 and 2)')
+    equity.add_argument("--seat", type=int, default=0, help="the hand's seat (default 0, the dealer)")
+    equity.add_argument("--policies", required=True, help="three policies, e.g. greedy,greedy,greedy")
+    equity.add_argument("--deals", type=int, required=True, help="number of deals")
+    equity.add_argument("--seed", type=int, default=0, help="run seed (default 0)")
+    equity.add_argument("--out", default=None,
+                        help="keep the deals (resumable): OUT/equity and OUT/baseline datasets, OUT/equity.csv, "
+                             "OUT/hu_distribution.png")
+    equity.add_argument("--workers", type=int, default=1, help="worker processes with --out (default 1: threads only)")
+    equity.add_argument("--batch-size", type=int, default=10_000, help="deals per batch (default 10000)")
+    equity.add_argument("--confidence", type=float, default=0.95)
+    equity.add_argument("--no-baseline", action="store_true", help="skip the seat's unconditional baseline")
+    equity.add_argument("--rule", action="append", default=[], metavar="KEY=VALUE")
+    equity.add_argument("--quiet", action="store_true")
 
     experiment = sub.add_parser("experiment", help="run an experiment file and write its report")
     experiment.add_argument("action", choices=["run"], help="what to do")
@@ -315,6 +342,12 @@ def _cmd_compare(args: argparse.Namespace) -> int:
                      sprt=sprt, quiet=args.quiet)
     report = write_comparison_report(result, out)
     print(result.text())
+    if result.sprt is not None:
+        from pathlib import Path
+
+        from simkit.analysis.compare import sprt_plot_stem
+
+        print(f"log-likelihood ratio path: {Path(out) / (sprt_plot_stem('', 0) + '.png')}")
     print(f"({time.perf_counter() - start:.1f} s) -> {report}")
     return 0
 
@@ -325,6 +358,8 @@ def _cmd_prob(args: argparse.Namespace) -> int:
     from simkit.analysis import probability as P
     from simkit.rules import RuleSet
 
+    if args.given is not None and not args.list:
+        return _cmd_prob_given(args)
     if args.list:
         for name, spec in P.EVENTS.items():
             kind = "exact + Monte Carlo" if spec.exact else "Monte Carlo only"
@@ -373,6 +408,65 @@ def _write_hands(deals: int, seed: int, batch_size: int, rules, out) -> Any:
     except ValueError as exc:
         raise SimkitError(str(exc)) from None
     return write_dealt_hands_report(frame, out, seed, batch_size, rules)
+
+
+def _cmd_prob_given(args: argparse.Namespace) -> int:
+    """``simkit prob --given HAND [--seat K]``: the other seats' dealt hands given seat K's."""
+    import pandas as pd
+
+    from simkit.analysis import probability as P
+    from simkit.rules import RuleSet
+
+    if args.hands is not None:
+        raise SimkitError("--hands does not combine with --given")
+    if args.out and not args.out.endswith((".csv", ".parquet")):
+        raise SimkitError(f"--out must end in .csv or .parquet, got {args.out!r}")
+    if args.seat is not None and len(args.seat) > 1:
+        raise SimkitError("with --given, --seat names the seat holding the given hand (once)")
+    given_seat = args.seat[0] if args.seat else 0
+    try:
+        events = [P.parse_event(text) for text in args.events] or None
+        table = P.conditional_table(args.given, given_seat, args.deals, args.seed, events,
+                                    batch_size=args.batch_size, confidence=args.confidence,
+                                    rules=RuleSet.from_strings(args.rule))
+    except ValueError as exc:
+        raise SimkitError(str(exc)) from None
+    print(f"given seat {given_seat}'s dealt hand; rows: the other seats' hands")
+    with pd.option_context("display.max_rows", None, "display.width", 160):
+        print(table.to_string(index=False, float_format=lambda x: f"{x:.6g}"))
+    if args.out:
+        from pathlib import Path
+
+        from simkit.storage.files import atomic_write, write_parquet
+
+        path = Path(args.out)
+        if path.suffix == ".csv":
+            atomic_write(path, lambda tmp: table.to_csv(tmp, index=False))
+        else:
+            write_parquet(table, path)
+        print(f"-> {path}")
+    return 0
+
+
+def _cmd_equity(args: argparse.Namespace) -> int:
+    """``simkit equity HAND``: the hand's equity and its comparison with the seat's baseline."""
+    from simkit.analysis.equity import equity, write_equity_outputs
+    from simkit.rules import RuleSet
+    from simkit.storage.paths import check_out_dir
+
+    if args.out is not None:
+        check_out_dir(args.out)
+    start = time.perf_counter()
+    result = equity(args.hand, args.seat, args.policies, args.deals, args.seed, rules=RuleSet.from_strings(args.rule),
+                    out=args.out, batch_size=args.batch_size, workers=args.workers, baseline=not args.no_baseline,
+                    confidence=args.confidence, quiet=args.quiet)
+    print(result.text())
+    done = f"({time.perf_counter() - start:.1f} s)"
+    if args.out is not None:
+        paths = write_equity_outputs(result, args.out)
+        done += " -> " + ", ".join(str(p) for p in paths)
+    print(done)
+    return 0
 
 
 def _cmd_experiment(args: argparse.Namespace) -> int:
@@ -472,6 +566,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "compare": _cmd_compare,
         "experiment": _cmd_experiment,
         "prob": _cmd_prob,
+        "equity": _cmd_equity,
         "bench": _cmd_bench,
         "rules": _cmd_rules,
     }

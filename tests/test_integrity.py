@@ -349,25 +349,34 @@ def _spawn(argv, tmp_path: Path, name: str) -> tuple[subprocess.Popen, Path]:
     return proc, log
 
 
-def test_two_concurrent_writers(tmp_path, capsys):
-    """The second simulate is refused at once, naming the first one's pid; the first finishes
-    untouched (its temporary files and a user's .mydata.tmp survive)."""
+def test_two_concurrent_writers(clean, tmp_path, capsys):  # clean: numba's cache is warm
+    """The second simulate is refused at once, naming the first one's pid; the first goes on
+    untouched (its temporary files and a user's .mydata.tmp survive) and, interrupted, leaves
+    whole, recorded batch files."""
     out = tmp_path / "data"
     out.mkdir()
     (out / ".mydata.tmp").write_text("mine")
-    argv = ["simulate", "--deals", "40000", "--policies", POLICIES, "--seed", "3", "--batch-size", "500",
+    argv = ["simulate", "--deals", "2000000", "--policies", POLICIES, "--seed", "3", "--batch-size", "500",
             "--out", out, "--quiet"]
     first, log = _spawn(argv, tmp_path, "first")
     try:
-        _wait_for(lambda: len(list(out.glob("batch-*.parquet"))) >= 2, 120, "the first writer's batches")
+        _wait_for(lambda: len(list(out.glob("batch-*.parquet"))) >= 2 or first.poll() is not None, 300,
+                  "the first writer's batches")
         rc, err = _cli(argv, capsys)
         _one_line_error(rc, err, f"pid {first.pid}")
-        assert first.wait(timeout=300) == 0, log.read_text()
+        n = len(list(out.glob("batch-*.parquet")))
+        _wait_for(lambda: len(list(out.glob("batch-*.parquet"))) > n + 1 or first.poll() is not None, 300,
+                  "the first writer to go on")
+        first.send_signal(signal.SIGINT)
+        assert first.wait(timeout=60) == 130, log.read_text()
     finally:
         if first.poll() is None:
             first.kill()
+    assert log.read_text().strip().splitlines() == ["simkit: interrupted"]
     assert (out / ".mydata.tmp").read_text() == "mine"
-    assert len(load_dataset(out, columns=["winner"])) == 40000
+    written = sorted(p.name for p in out.glob("batch-*.parquet"))
+    assert sorted(read_manifest(out)["files"]) == written  # one worker: a prefix of the run
+    assert len(load_dataset(out, columns=["winner"], batches=len(written))) == 500 * len(written)
 
 
 # -- 5. orphans -----------------------------------------------------------------------------
@@ -408,9 +417,9 @@ def _alive(procs: dict[int, str]) -> list[int]:
 
 def _start_two_workers(tmp_path: Path) -> tuple[subprocess.Popen, Path, dict[int, str]]:
     out = tmp_path / "data"
-    proc, log = _spawn(["simulate", "--deals", "400000", "--policies", POLICIES, "--seed", "9", "--batch-size",
+    proc, log = _spawn(["simulate", "--deals", "2000000", "--policies", POLICIES, "--seed", "9", "--batch-size",
                         "1000", "--workers", "2", "--out", out, "--quiet"], tmp_path, "sim")
-    _wait_for(lambda: len(list(out.glob("batch-*.parquet"))) >= 2 or proc.poll() is not None, 180, "batches")
+    _wait_for(lambda: len(list(out.glob("batch-*.parquet"))) >= 2 or proc.poll() is not None, 300, "batches")
     assert proc.poll() is None, log.read_text()
     children = _descendants(proc.pid)
     assert len(children) >= 2, children
@@ -418,7 +427,7 @@ def _start_two_workers(tmp_path: Path) -> tuple[subprocess.Popen, Path, dict[int
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
-def test_sigterm_with_two_workers_stops_like_sigint(tmp_path):
+def test_sigterm_with_two_workers_stops_like_sigint(clean, tmp_path):
     proc, log, children = _start_two_workers(tmp_path)
     try:
         proc.send_signal(signal.SIGTERM)
@@ -430,11 +439,13 @@ def test_sigterm_with_two_workers_stops_like_sigint(tmp_path):
     err = log.read_text()
     assert rc == 143, err
     assert err.strip().splitlines() == ["simkit: terminated"], err
-    assert not list((tmp_path / "data").glob(".*.tmp"))
+    out = tmp_path / "data"
+    assert not list(out.glob(".*.tmp")) and not (out / ".simkit.lock").exists()
+    assert sorted(read_manifest(out)["files"]) == sorted(p.name for p in out.glob("batch-*.parquet"))
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
-def test_sigkill_of_the_parent_leaves_no_orphans(tmp_path):
+def test_sigkill_of_the_parent_leaves_no_orphans(clean, tmp_path):
     proc, log, children = _start_two_workers(tmp_path)
     try:
         proc.send_signal(signal.SIGKILL)
@@ -443,9 +454,9 @@ def test_sigkill_of_the_parent_leaves_no_orphans(tmp_path):
     finally:
         for pid in _alive(children):
             os.kill(pid, signal.SIGKILL)
-    # and the killed run resumes to a readable dataset prefix: every batch file verifies
-    manifest = read_manifest(tmp_path / "data")
-    assert manifest is not None
+    # the killed run's folder is refused in one line (incomplete), never read in part
+    with pytest.raises(DatasetError, match="missing|not recorded"):
+        load_dataset(tmp_path / "data")
 
 
 # -- 6. one-line errors instead of tracebacks -------------------------------------------------

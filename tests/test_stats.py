@@ -12,7 +12,6 @@ from scipy import stats
 
 from simkit.analysis.stats import (
     BernoulliSPRT,
-    MeanSPRT,
     convergence_curve,
     duplicate_variance_reduction,
     equal_rates_test,
@@ -343,74 +342,6 @@ def test_bernoulli_sprt_rejects_bad_input(arguments: tuple, name: str) -> None:
         BernoulliSPRT(*arguments)
     with pytest.raises(ValueError, match="successes"):
         BernoulliSPRT(0.5, 0.55).update(5, 3)
-
-
-# ----------------------------------------------------------------------------- Mean SPRT
-
-
-def simulate_mean_sprt(p: float, sequences: int, seed: int, length: int = 4_000) -> tuple[np.ndarray, np.ndarray]:
-    """Run MeanSPRT(mu0=0.5, delta=0.05) on ``sequences`` seeded 0/1 streams with rate ``p``."""
-    generator = np.random.default_rng(seed)
-    decisions = np.zeros(sequences, dtype=np.int8)
-    stopping_times = np.zeros(sequences, dtype=np.int64)
-    for row in range(sequences):
-        test = MeanSPRT(delta=0.05, alpha=SPRT_ALPHA, beta=SPRT_BETA, mu0=0.5)
-        while test.update((generator.random(length) < p).astype(float)) == "continue":
-            pass
-        decisions[row] = 1 if test.decision == "accept_h1" else -1
-        stopping_times[row] = test.n
-    return decisions, stopping_times
-
-
-def test_mean_sprt_error_rates_on_bernoulli_streams() -> None:
-    """The plug-in variance makes Wald's bounds approximate: allow 1.5 alpha + 3 SE."""
-    under_h0, times_h0 = simulate_mean_sprt(0.5, SPRT_SEQUENCES, seed=200)
-    under_h1, times_h1 = simulate_mean_sprt(0.55, SPRT_SEQUENCES, seed=201)
-    assert float(np.mean(under_h0 == 1)) <= binomial_upper_limit(1.5 * SPRT_ALPHA, SPRT_SEQUENCES)
-    assert float(np.mean(under_h1 == -1)) <= binomial_upper_limit(1.5 * SPRT_BETA, SPRT_SEQUENCES)
-    wald = BernoulliSPRT(0.5, 0.55, SPRT_ALPHA, SPRT_BETA)
-    assert 0.9 * wald.wald_average_sample_number(0.5) < times_h0.mean() < 1.2 * wald.wald_average_sample_number(0.5)
-    assert 0.9 * wald.wald_average_sample_number(0.55) < times_h1.mean() < 1.2 * wald.wald_average_sample_number(0.55)
-
-
-def test_mean_sprt_stopping_point_does_not_depend_on_batching() -> None:
-    generator = np.random.default_rng(31)
-    stream = generator.normal(0.08, 1.0, size=20_000)
-    whole = MeanSPRT(delta=0.1, alpha=0.05, beta=0.05)
-    whole.update(stream)
-    assert whole.decision != "continue"
-    assert whole.used_in_last_update == whole.n
-    batched = MeanSPRT(delta=0.1, alpha=0.05, beta=0.05)
-    cuts = np.sort(generator.choice(np.arange(1, stream.size), size=300, replace=False))
-    consumed = 0
-    for piece in np.split(stream, cuts):
-        batched.update(piece)
-        consumed += batched.used_in_last_update
-    assert (batched.n, batched.decision, consumed) == (whole.n, whole.decision, whole.n)
-    assert batched.llr == pytest.approx(whole.llr, rel=1e-9)
-    assert batched.mean == pytest.approx(stream[:whole.n].mean(), rel=1e-9)
-    assert batched.variance == pytest.approx(stream[:whole.n].var(ddof=1), rel=1e-9)
-    expected_llr = 0.1 / stream[:whole.n].var(ddof=1) * (stream[:whole.n].sum() - whole.n * 0.05)
-    assert whole.llr == pytest.approx(expected_llr, rel=1e-9)
-
-
-def test_mean_sprt_waits_for_min_n_and_positive_variance() -> None:
-    test = MeanSPRT(delta=0.5, alpha=0.05, beta=0.05, min_n=30)
-    assert test.update(np.ones(10)) == "continue" and test.llr == 0.0  # zero variance: no llr
-    assert test.update(np.r_[0.0, np.full(15, 3.0)]) == "continue"  # llr is huge but n < 30
-    assert test.llr > test.upper_boundary
-    assert test.update(np.full(100, 3.0)) == "accept_h1"
-    assert test.n == 30 and test.used_in_last_update == 4
-    assert test.update(np.zeros(5)) == "accept_h1" and test.used_in_last_update == 0
-
-
-@pytest.mark.parametrize(("keywords", "name"), [
-    ({"delta": 0.0}, "delta"), ({"delta": 0.1, "min_n": 1}, "min_n"),
-    ({"delta": 0.1, "alpha": 0.7, "beta": 0.6}, "alpha"), ({"delta": 0.1, "mu0": np.inf}, "mu0"),
-])
-def test_mean_sprt_rejects_bad_input(keywords: dict, name: str) -> None:
-    with pytest.raises(ValueError, match=name):
-        MeanSPRT(**keywords)
 
 
 # ----------------------------------------------------------------------------- convergence

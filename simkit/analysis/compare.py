@@ -4,9 +4,12 @@ Per deal and seating, the A-minus-B difference is ``mean payoff of A's seats - m
 B's seats`` (牌 per seat); the deal's paired difference is the mean over the six seatings, in
 which every seat is played by A three times and by B three times, so the cards' luck cancels.
 Reported: the mean difference with a t interval and a paired bootstrap (BCa) interval over
-deals, a t test, the variance reduction against unpaired play, and optionally Wald's
-sequential test (:class:`~simkit.analysis.stats.MeanSPRT`) that stops as soon as "A beats B
-by >= delta" or "A does not beat B" is decided.
+deals, a t test, the variance reduction against unpaired play, and optionally a sequential
+test (:class:`~simkit.analysis.sequential.EmpiricalMeanSPRT`, the generalised SPRT on the
+empirical distribution of the per-deal differences) that stops as soon as "A beats B by >= delta"
+or "A does not beat B" is decided.  After such a stop the report gives the median-unbiased
+estimate and the interval that are valid under the stopping rule; the plain mean and the
+fixed-sample intervals are shown only labelled as conditional on stopping and biased.
 """
 
 from __future__ import annotations
@@ -19,10 +22,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from simkit.analysis.plots import convergence_plot, forest_plot
+from simkit.analysis.plots import convergence_plot, forest_plot, sprt_llr_plot
 from simkit.analysis.report import format_p, markdown_table
+from simkit.analysis.sequential import EmpiricalMeanSPRT, SequentialEstimate
 from simkit.analysis.stats import (
-    MeanSPRT,
     convergence_curve,
     duplicate_variance_reduction,
     paired_bootstrap_interval,
@@ -58,21 +61,31 @@ class ComparisonResult:
     test: dict
     bootstrap: tuple[float, float, float]
     variance: dict
-    sprt: MeanSPRT | None = None
+    sprt: EmpiricalMeanSPRT | None = None
     deals_computed: int = 0
+    sequential: SequentialEstimate | None = None  # estimate and interval under the SPRT's stopping rule
 
     @property
     def deals(self) -> int:
         return int(self.per_seating.shape[0])
 
     def summary_row(self) -> dict:
-        return {"label": f"{self.policy_a} - {self.policy_b}", "estimate": self.test["mean"],
-                "lo": self.bootstrap[1], "hi": self.bootstrap[2], "n": self.deals,
-                "t_lo": self.test["lo"], "t_hi": self.test["hi"], "p_value": self.test["p_value"],
-                "reduction_factor": self.variance["reduction_factor"],
-                "decision": self.sprt.decision if self.sprt is not None else ""}
+        """One row of the comparison table; after an SPRT, ``estimate``/``lo``/``hi`` are the
+        estimate and interval under the stopping rule (``plain_mean`` is the biased sample mean)."""
+        row = {"label": f"{self.policy_a} - {self.policy_b}", "estimate": self.test["mean"],
+               "lo": self.bootstrap[1], "hi": self.bootstrap[2], "n": self.deals,
+               "t_lo": self.test["lo"], "t_hi": self.test["hi"], "p_value": self.test["p_value"],
+               "reduction_factor": self.variance["reduction_factor"],
+               "decision": self.sprt.decision if self.sprt is not None else "",
+               "plain_mean": self.test["mean"]}
+        if self.sequential is not None:
+            row.update(label=f"{self.policy_a} - {self.policy_b} (SPRT)", estimate=self.sequential.estimate,
+                       lo=self.sequential.lo, hi=self.sequential.hi)
+        return row
 
     def text(self) -> str:
+        if self.sprt is not None:
+            return self._sprt_text()
         lines = [
             f"{self.policy_a} - {self.policy_b}: {self.test['mean']:+.4f} 牌 per seat per deal over {self.deals:,} deals "
             f"x 6 seatings",
@@ -82,22 +95,38 @@ class ComparisonResult:
             f"  variance reduction of the duplicate design vs unpaired play: "
             f"{self.variance['reduction_factor']:.2f}x fewer deals for the same standard error",
         ]
-        if self.sprt is not None:
-            lines.append(f"  SPRT (delta {self.sprt.delta:g}, alpha {self.sprt.alpha:g}, beta {self.sprt.beta:g}): "
-                         f"{self.sprt.decision} after {self.sprt.n:,} deals (llr {self.sprt.llr:+.2f})")
         return "\n".join(lines)
+
+    def _sprt_text(self) -> str:
+        test, estimate = self.sprt, self.sequential
+        level = f"{100 * estimate.confidence:g}%"
+        decision = {"accept_h1": f"accept H1 (A beats B by >= {test.delta:g})",
+                    "accept_h0": "accept H0 (A does not beat B)"}.get(test.decision, "no decision (deals cap reached)")
+        return "\n".join([
+            f"{self.policy_a} - {self.policy_b}: SPRT H0: mean = {test.mu0:g} vs H1: mean = {test.mu1:g} "
+            f"(alpha {test.alpha:g}, beta {test.beta:g}): {decision} after {test.n:,} deals x 6 seatings "
+            f"(llr {test.llr:+.2f}, bounds {test.lower_boundary:+.2f} / {test.upper_boundary:+.2f})",
+            f"  estimate under the stopping rule: {estimate.estimate:+.4f} 牌 per seat per deal, {level} interval "
+            f"[{estimate.lo:+.4f}, {estimate.hi:+.4f}] (median-unbiased, stage-wise ordering)",
+            f"  plain mean {self.test['mean']:+.4f}, bootstrap (BCa) [{self.bootstrap[1]:+.4f}, {self.bootstrap[2]:+.4f}], "
+            f"t [{self.test['lo']:+.4f}, {self.test['hi']:+.4f}]: fixed-sample figures, conditional on stopping, biased",
+            f"  variance reduction of the duplicate design vs unpaired play: "
+            f"{self.variance['reduction_factor']:.2f}x fewer deals for the same standard error",
+        ])
 
 
 def summarise(per_seating: np.ndarray, policy_a: str, policy_b: str, seed: int, confidence: float = 0.95,
-              resamples: int = 5_000, sprt: MeanSPRT | None = None) -> ComparisonResult:
-    """Statistics of a (deals, seatings) difference array."""
+              resamples: int = 5_000, sprt: EmpiricalMeanSPRT | None = None) -> ComparisonResult:
+    """Statistics of a (deals, seatings) difference array (``sprt``: the test that chose the deals)."""
     if per_seating.shape[0] < 2:
         raise SimkitError("a comparison needs at least 2 deals")
     d = per_seating.mean(axis=1)
     test = paired_mean_test(d, confidence)
     boot = paired_bootstrap_interval(d, confidence, resamples=resamples, seed=seed)
     variance = duplicate_variance_reduction(per_seating)
-    return ComparisonResult(policy_a, policy_b, seed, per_seating, test, boot, variance, sprt, per_seating.shape[0])
+    sequential = sprt.estimate(confidence) if sprt is not None else None
+    return ComparisonResult(policy_a, policy_b, seed, per_seating, test, boot, variance, sprt, per_seating.shape[0],
+                            sequential)
 
 
 def compare(
@@ -114,7 +143,8 @@ def compare(
     quiet: bool = False,
 ) -> ComparisonResult:
     """Compare A with B on ``deals`` duplicate deals (or, with ``sprt=(delta, alpha, beta)``,
-    sequentially, batch by batch, until the SPRT decides or ``deals`` are used up).
+    sequentially, batch by batch, until the SPRT decides or ``deals`` are used up; the test
+    checks after every deal, in deal order, and decides no earlier than its ``min_n`` = 100 deals).
 
     >>> import tempfile
     >>> result = compare("greedy", "random", tempfile.mkdtemp(), deals=200, seed=1, batch_size=100, quiet=True)
@@ -127,7 +157,7 @@ def compare(
         run_duplicate(policy_a, policy_b, deals, seed, out, rules, batch_size, workers, quiet)
         return summarise(seating_differences(out), text_a, text_b, seed, confidence)
     delta, alpha, beta = sprt
-    test = MeanSPRT(delta, alpha, beta)
+    test = EmpiricalMeanSPRT(delta, alpha, beta)
     n_batches = math.ceil(deals / batch_size)
     fed = 0
     per_parts = []
@@ -153,29 +183,46 @@ def load_comparison(out: str | os.PathLike, confidence: float = 0.95) -> Compari
     return summarise(seating_differences(out), identity["policy_a"], identity["policy_b"], identity["seed"], confidence)
 
 
+def sprt_plot_stem(prefix: str, index: int) -> str:
+    """File stem of the log-likelihood-ratio path plot of the ``index``-th comparison of a section."""
+    return f"{prefix}comparison_sprt_llr_{index}"
+
+
 def comparison_section(results: list[ComparisonResult], directory: str | Path, prefix: str = "",
                        heading: str = "##") -> list[str]:
-    """Markdown lines and figures (forest plot; convergence of the first result) for comparisons."""
+    """Markdown lines and figures (forest plot; convergence of each result; the llr path of each
+    sequential test) for comparisons."""
     directory = Path(directory)
     rows = pd.DataFrame([r.summary_row() for r in results])
+    sequential = [r.sprt is not None for r in results]
     forest_plot(rows, directory, f"{prefix}comparison_forest",
-                "mean payoff difference A - B (pai per seat per deal, 95% paired bootstrap)",
+                "mean payoff difference A - B (pai per seat per deal, 95% paired bootstrap"
+                + ("; SPRT rows: interval under the stopping rule)" if any(sequential) else ")"),
                 "Duplicate comparisons")
+    mark = ["†" if flag else "" for flag in sequential]
     table = pd.DataFrame({
         "A - B": rows["label"], "deals (x6 seatings)": rows["n"].map("{:,}".format),
-        "mean difference": rows["estimate"].map("{:+.4f}".format),
-        "95% bootstrap (BCa)": rows.apply(lambda r: f"[{r['lo']:+.4f}, {r['hi']:+.4f}]", axis=1),
-        "95% t": rows.apply(lambda r: f"[{r['t_lo']:+.4f}, {r['t_hi']:+.4f}]", axis=1),
-        "p-value": rows["p_value"].map(format_p),
+        "mean difference": [f"{m:+.4f}{x}" for m, x in zip(rows["plain_mean"], mark)],
+        "95% bootstrap (BCa)": [f"[{r.bootstrap[1]:+.4f}, {r.bootstrap[2]:+.4f}]{x}" for r, x in zip(results, mark)],
+        "95% t": [f"[{r.test['lo']:+.4f}, {r.test['hi']:+.4f}]{x}" for r, x in zip(results, mark)],
+        "p-value": [f"{format_p(p)}{x}" for p, x in zip(rows["p_value"], mark)],
         "variance reduction": rows["reduction_factor"].map("{:.2f}x".format),
     })
-    if any(r.sprt is not None for r in results):
-        table["SPRT"] = [f"{r.sprt.decision} at {r.sprt.n:,}" if r.sprt is not None else "" for r in results]
+    if any(sequential):
+        table["SPRT: decision; estimate and interval under the stopping rule"] = [
+            f"{r.sprt.decision} at {r.sprt.n:,}; {r.sequential.estimate:+.4f} "
+            f"[{r.sequential.lo:+.4f}, {r.sequential.hi:+.4f}]" if r.sprt is not None else "" for r in results]
     lines = [f"{heading} Pairwise duplicate comparisons", "",
              "Each deal is played under the six seatings of A and B; the per-deal difference is the mean over "
              "seatings of (A's mean seat payoff - B's). Variance reduction = how many times more deals unpaired "
              "play (each game on a fresh deal) would need for the same standard error.", ""]
-    lines += markdown_table(table) + ["", f"![comparison forest plot]({prefix}comparison_forest.png)", ""]
+    lines += markdown_table(table) + [""]
+    if any(sequential):
+        lines += ["† Stopped by a sequential test (SPRT): the plain mean, the fixed-sample intervals and the p-value "
+                  "are conditional on stopping and biased (a test stops early on a lucky run). The SPRT column gives "
+                  "the median-unbiased estimate and the confidence interval that are valid under the stopping rule "
+                  "(docs/analysis.md).", ""]
+    lines += [f"![comparison forest plot]({prefix}comparison_forest.png)", ""]
     for i, result in enumerate(results):
         d = result.per_seating.mean(axis=1)
         if d.size >= 100:
@@ -184,6 +231,13 @@ def comparison_section(results: list[ComparisonResult], directory: str | Path, p
                              f"{result.policy_a} - {result.policy_b}: running estimate", reference=0.0,
                              reference_label="no difference")
             lines += [f"![convergence {result.policy_a} - {result.policy_b}]({stem}.png)", ""]
+        if result.sprt is not None:
+            test = result.sprt
+            stem = sprt_plot_stem(prefix, i)
+            sprt_llr_plot(test.path, test.lower_boundary, test.upper_boundary, directory, stem,
+                          f"{result.policy_a} - {result.policy_b}: SPRT, H0 mean {test.mu0:g} vs H1 mean {test.mu1:g}",
+                          min_n=test.min_n, decision=test.decision)
+            lines += [f"![SPRT log-likelihood ratio {result.policy_a} - {result.policy_b}]({stem}.png)", ""]
     return lines
 
 

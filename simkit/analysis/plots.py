@@ -122,6 +122,40 @@ def forest_plot(rows: pd.DataFrame, directory: str | Path, stem: str, xlabel: st
     return _finish(fig, directory, stem)
 
 
+def sprt_llr_plot(llr_path: np.ndarray, lower: float, upper: float, directory: str | Path, stem: str,
+                  title: str, min_n: int = 0, decision: str = "") -> Path:
+    """Log-likelihood ratio of a sequential test against the number of deals, with its two
+    boundaries (and the deals before ``min_n``, where no decision is taken, shaded).
+
+    ``llr_path[i]`` is the llr after deal i + 1; +-inf values (only one hypothesis possible on
+    the values seen) are drawn just beyond the boundary.  Long paths are thinned for drawing."""
+    plt = _pyplot()
+    path = np.asarray(llr_path, dtype=float)
+    deals = np.arange(1, path.size + 1)
+    step = max(1, path.size // 20_000)
+    keep = np.unique(np.r_[np.arange(0, path.size, step), path.size - 1]) if path.size else np.zeros(0, dtype=int)
+    margin = 0.25 * (upper - lower)
+    shown = np.clip(np.nan_to_num(path[keep], nan=0.0, posinf=upper + margin, neginf=lower - margin),
+                    lower - margin, upper + margin)
+    fig, ax = plt.subplots(figsize=(7, 4))
+    if min_n > 1:
+        ax.axvspan(0, min(min_n, max(path.size, 1)), color="grey", alpha=0.15, label=f"no decision before {min_n:,} deals")
+    infinite = np.isinf(path[keep])
+    ax.plot(deals[keep], shown, linewidth=1, label="log-likelihood ratio")
+    if infinite.any():
+        ax.plot(deals[keep][infinite], shown[infinite], ".", markersize=3, color="tab:blue",
+                label="+-inf (one mean impossible on the values seen)")
+    ax.axhline(upper, color="tab:green", linestyle="--", linewidth=1, label=f"accept H1 at {upper:+.2f}")
+    ax.axhline(lower, color="tab:red", linestyle="--", linewidth=1, label=f"accept H0 at {lower:+.2f}")
+    if path.size and decision in ("accept_h1", "accept_h0"):
+        ax.plot([path.size], [shown[-1]], "o", color="k", label=f"{decision} after {path.size:,} deals")
+    ax.set_xlabel("number of deals")
+    ax.set_ylabel("log-likelihood ratio H1 vs H0")
+    ax.set_title(title)
+    ax.legend(fontsize=8, loc="best")
+    return _finish(fig, directory, stem)
+
+
 def dealt_distribution_plot(frame: pd.DataFrame, column: str, xlabel: str, title: str, directory: str | Path,
                             stem: str) -> Path:
     """Bars per seat of the distribution of a dealt-hand feature (a column of

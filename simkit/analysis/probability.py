@@ -93,7 +93,17 @@ from numba import njit, prange
 from simkit.analysis.dealt import deal_features
 from simkit.analysis.stats import wilson_interval
 from simkit.cards import N_TYPES
-from simkit.deck import DEALER_CARDS, N_SEATS, PLAYER_CARDS
+from simkit.deck import (
+    DEALER_CARDS,
+    N_SEATS,
+    PLAYER_CARDS,
+    check_seat,
+    deal_counts_kernel,
+    fixed_hand_cards,
+    fixed_hand_deck,
+    parse_dealt_hand,
+)
+from simkit.errors import SimkitError
 from simkit.evaluator import features as F
 from simkit.rng import root_key
 from simkit.rules import RuleSet
@@ -101,6 +111,8 @@ from simkit.rules import RuleSet
 __all__ = [
     "EVENTS",
     "EventSpec",
+    "conditional_probability",
+    "conditional_table",
     "count_hands",
     "estimate_probability",
     "event_indicators",
@@ -684,3 +696,158 @@ def batch_convergence(per_batch_hits: np.ndarray, deals: int, batch_size: int,
     k = np.cumsum(per_batch)
     bounds = [wilson_interval(int(a), int(b), confidence) for a, b in zip(k, n)]
     return pd.DataFrame({"n": n, "mean": k / n, "lo": [b[0] for b in bounds], "hi": [b[1] for b in bounds]})
+
+
+# ---------------------------------------------------------------------------
+# given my hand: the other seats' dealt hands (``simkit prob --given``)
+# ---------------------------------------------------------------------------
+# Given seat g's dealt hand H (n_g cards), the other 112 - n_g cards are dealt uniformly, so
+# seat s's hand is a uniformly random set of n_s of them: type t has a_t = 4 - H[t] copies
+# left.  The number of such hands satisfying an event is the x^n_s coefficient of
+# Π_t Σ_c C(a_t, c) x^c split by the same machines as above; divided by C(112 - n_g, n_s) it is
+# exact.  Monte Carlo deals the decks of simkit.deck.fixed_hand_deck (the equity deals of
+# simkit.runner.equity: deal N of seed S is the same deck in both).
+
+
+@functools.cache
+def _count_available(code: int, value: int, size: int, available: tuple[int, ...]) -> int:
+    """Hands of ``size`` cards drawn from ``available[t]`` copies of each type t (all 28 types,
+    in index order) that satisfy event (code, value)."""
+    init, step, accept = _machine(code, value)
+    dist: dict[Any, list[int]] = {init: [1] + [0] * size}
+    for t in range(N_TYPES):
+        a = available[t]
+        new: dict[Any, list[int]] = {}
+        for s, poly in dist.items():
+            for c in range(min(a, size) + 1):
+                target = new.get(s2 := step(s, t, c))
+                if target is None:
+                    target = new[s2] = [0] * (size + 1)
+                w = math.comb(a, c)
+                for d in range(size + 1 - c):
+                    if poly[d]:
+                        target[d + c] += w * poly[d]
+        dist = new
+    return sum(poly[size] for s, poly in dist.items() if accept(s))
+
+
+def _given(given: Any, given_seat: Any) -> tuple[np.ndarray, int]:
+    try:
+        seat = check_seat(given_seat)
+        return parse_dealt_hand(given, seat), seat
+    except SimkitError as exc:
+        raise ValueError(f"given hand: {exc}") from None
+
+
+def _other_seat(spec: EventSpec, seat: Any, given_seat: int) -> int:
+    seat = _check_seat_for(spec, seat)
+    if seat == given_seat:
+        raise ValueError(f"seat {seat} holds the given hand; ask about another seat")
+    return seat
+
+
+def conditional_probability(event: str, given: Any, given_seat: int = 0, seat: int = 1, **params: int) -> Fraction:
+    """Exact probability that ``seat``'s dealt hand satisfies ``event`` given that
+    ``given_seat`` holds ``given`` (text or 28 counts; 31 cards for seat 0, 30 otherwise).
+
+    >>> mine = "YJ*4 RJ*4 WJ*4 GJ*3 YC*3 RC*3 WC*3 GC*3 YZ*2 RZ*2"  # 15 of the 16 将
+    >>> conditional_probability("jiang_at_least_k", mine, 0, seat=1, k=1)  # the last 将: 30 of 81 cards
+    Fraction(10, 27)
+    >>> conditional_probability("jiang_at_least_k", mine, 0, seat=2, k=2)
+    Fraction(0, 1)
+    """
+    spec, value = _resolve(event, params)
+    counts, given_seat = _given(given, given_seat)
+    seat = _other_seat(spec, seat, given_seat)
+    if not spec.exact:
+        raise _no_closed_form(event)
+    available = tuple(int(4 - c) for c in counts)
+    unseen = N_CARDS - int(counts.sum())
+    return Fraction(_count_available(spec.code, value, hand_size(seat), available), math.comb(unseen, hand_size(seat)))
+
+
+@njit(cache=True, nogil=True)
+def _given_batch_hits(root, first_deal, stop, given_seat, hand_ids, rest_ids, events, level, rules, hits):
+    """hits[seat, e] += indicator of events[e] on seat's hand over the decks of
+    fixed_hand_deck(deal) for deals first_deal .. stop - 1."""
+    rng = np.zeros(4, dtype=np.uint64)
+    deck = np.zeros(112, dtype=np.int64)
+    dealt = np.zeros(N_SEATS * 28, dtype=np.int64)
+    feats = np.zeros(F.N_FEATURES, dtype=np.int64)
+    exposed, res, choice, work = F.feature_scratch()
+    for deal in range(first_deal, stop):
+        fixed_hand_deck(root, deal, given_seat, hand_ids, rest_ids, rng, deck)
+        dealt[:] = 0
+        deal_counts_kernel(deck, 0, dealt)
+        for seat in range(N_SEATS):
+            if seat == given_seat:
+                continue
+            F.hand_features(dealt[28 * seat : 28 * (seat + 1)], level, rules, exposed, res, choice, work, feats)
+            for e in range(events.shape[0]):
+                hits[seat, e] += _indicator(events[e, 0], events[e, 1], feats)
+
+
+@njit(cache=True, parallel=True)
+def _given_hits_kernel(root, n_deals, batch_size, given_seat, hand_ids, rest_ids, events, level, rules, hits):
+    """hits[b, seat, e] over batch b of the given-hand deals; batches in parallel."""
+    for b in prange(hits.shape[0]):
+        _given_batch_hits(root, b * batch_size, min(n_deals, (b + 1) * batch_size), given_seat, hand_ids, rest_ids,
+                          events, level, rules, hits[b])
+
+
+def conditional_table(given: Any, given_seat: int = 0, deals: int = 100_000, seed: int = 2026, events: Any = None,
+                      seats: Sequence[int] | None = None, batch_size: int = 10_000, confidence: float = 0.95,
+                      rules: RuleSet | None = None) -> pd.DataFrame:
+    """P(event) for the other seats' dealt hands given ``given_seat``'s hand ``given``: one row
+    per (event, seat) with ``given_seat``, ``deals``, ``hits``, ``p`` and its Wilson interval
+    ``lo``/``hi`` (Monte Carlo over ``deals`` deals of ``seed`` holding the given hand),
+    ``exact`` (:func:`conditional_probability`, None without a closed form) and ``z`` =
+    (p - exact) / sqrt(exact (1 - exact) / deals).  ``seats``: default the two other seats;
+    events as in :func:`probability_table` (default :data:`DEFAULT_EVENTS`).
+
+    >>> mine = "YJ*4 RJ*4 WJ*4 GJ*3 YC*3 RC*3 WC*3 GC*3 YZ*2 RZ*2"
+    >>> t = conditional_table(mine, 0, deals=2000, seed=1, events=[("jiang_at_least_k", 1)])
+    >>> t[["event", "seat", "exact"]].values.tolist()  # 10/27 and 1 - 10/27
+    [['jiang_at_least_k(k=1)', 1, 0.37037037037037035], ['jiang_at_least_k(k=1)', 2, 0.37037037037037035]]
+    >>> bool(((t["lo"] <= t["exact"]) & (t["exact"] <= t["hi"])).all())
+    True
+    """
+    counts, given_seat = _given(given, given_seat)
+    resolved = normalise_events(DEFAULT_EVENTS if events is None else events)
+    if seats is None:
+        seat_list = [s for s in range(N_SEATS) if s != given_seat]
+    else:
+        seat_list = [_check_seat(s) for s in ((seats,) if isinstance(seats, (int, np.integer)) else seats)]
+        if given_seat in seat_list:
+            raise ValueError(f"seat {given_seat} holds the given hand; ask about another seat")
+        if not seat_list:
+            raise ValueError("seats must name at least one seat other than the given hand's")
+    _check_run(deals, seed, batch_size, confidence)
+    rules = rules if rules is not None else RuleSet()
+    arr, level = _event_array(resolved)
+    hand_ids, rest_ids = fixed_hand_cards(counts)
+    n_batches = (int(deals) + int(batch_size) - 1) // int(batch_size)
+    hits = np.zeros((n_batches, N_SEATS, arr.shape[0]), dtype=np.int64)
+    _given_hits_kernel(root_key(int(seed)), int(deals), int(batch_size), given_seat, hand_ids, rest_ids, arr, level,
+                       rules.to_array(), hits)
+    hits = hits.sum(axis=0)
+    available = tuple(int(4 - c) for c in counts)
+    unseen = N_CARDS - int(counts.sum())
+    rows = []
+    for e, (spec, value) in enumerate(resolved):
+        for s in seat_list:
+            if s not in spec.seats:
+                continue
+            k = int(hits[s, e])
+            lo, hi = wilson_interval(k, int(deals), confidence)
+            p = k / int(deals)
+            exact = z = None
+            if spec.exact:
+                exact = _count_available(spec.code, value, hand_size(s), available) / math.comb(unseen, hand_size(s))
+                if 0.0 < exact < 1.0:
+                    z = (p - exact) / math.sqrt(exact * (1.0 - exact) / int(deals))
+                else:
+                    z = 0.0 if p == exact else math.inf
+            rows.append({"event": _label(spec, value), "seat": s, "given_seat": given_seat, "deals": int(deals),
+                         "hits": k, "p": p, "lo": lo, "hi": hi, "exact": exact, "z": z})
+    return pd.DataFrame(rows, columns=["event", "seat", "given_seat", "deals", "hits", "p", "lo", "hi", "exact", "z"])

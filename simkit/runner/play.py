@@ -121,10 +121,19 @@ def _record(s, deck, result):
 
 def _play_deal_body(root, deal, dealer, policy_ids, params, rules, s, deck, rngs, mask, obs, work, pwork, ev, ev_n,
                     result):
-    """Play deal number ``deal`` to the end, asking the policy dispatcher ``_ACT`` for every
-    decision; fill ``result``.  Compiled twice from this one source: cached with the
+    """Play deal number ``deal`` to the end: shuffle its deck (:func:`simkit.deck.deal_deck`),
+    then play it (:func:`_play_deck_body`, which asks the policy dispatcher ``_ACT`` for every
+    decision); fill ``result``.  Compiled twice from this one source: cached with the
     built-in dispatcher (:func:`_play_deal`), uncached with a user one (:func:`user_kernels`)."""
     deal_deck(root, deal, rngs[3], deck)
+    _PLAY_DECK(root, deal, dealer, policy_ids, params, rules, s, deck, rngs, mask, obs, work, pwork, ev, ev_n, result)
+
+
+def _play_deck_body(root, deal, dealer, policy_ids, params, rules, s, deck, rngs, mask, obs, work, pwork, ev, ev_n,
+                    result):
+    """Play the prepared ``deck`` as deal number ``deal`` (the policies draw from the streams
+    1 + p of (root, deal)): the play loop of :func:`_play_deal_body`, and of the deals whose
+    deck comes from elsewhere (:func:`play_decks`)."""
     for p in range(3):
         stream_state(root, deal, 1 + p, rngs[p])
     E.start(s, deck, dealer, rules, mask, work, ev, ev_n)
@@ -145,6 +154,29 @@ def _play_deal_body(root, deal, dealer, policy_ids, params, rules, s, deck, rngs
 
 
 CHUNK = 256
+
+
+def _play_decks_chunk_body(k, root, first_deal, decks, dealer, policy_ids, params, rules, results):
+    """Play chunk k (CHUNK deals) of prepared decks: decks[i] as deal ``first_deal + i``."""
+    s = np.zeros(N_STATE, dtype=np.int64)
+    deck = np.zeros(112, dtype=np.int64)
+    rngs = np.zeros((4, 4), dtype=np.uint64)
+    mask = np.zeros(N_ACTIONS, dtype=np.bool_)
+    obs = np.zeros(N_OBS, dtype=np.int64)
+    work = np.zeros(E.ENGINE_WORK_SIZE, dtype=np.int64)
+    pwork = np.zeros(POLICY_WORK_SIZE, dtype=np.int64)
+    ev = np.zeros((0, EVENT_WIDTH), dtype=np.int64)
+    ev_n = np.zeros(1, dtype=np.int64)
+    for i in range(k * CHUNK, min(decks.shape[0], (k + 1) * CHUNK)):
+        deck[:] = decks[i]
+        _PLAY_DECK(root, first_deal + i, dealer, policy_ids, params, rules, s, deck, rngs, mask, obs, work, pwork,
+                   ev, ev_n, results[i])
+
+
+def _play_decks_body(root, first_deal, decks, dealer, policy_ids, params, rules, results):
+    """Chunks of prepared decks on numba threads."""
+    for k in prange((decks.shape[0] + CHUNK - 1) // CHUNK):
+        _PLAY_DECKS_CHUNK(k, root, first_deal, decks, dealer, policy_ids, params, rules, results)
 
 
 def _play_chunk_body(k, root, first_deal, n_deals, dealer, policy_ids, params, rules, results):
@@ -217,6 +249,8 @@ def _play_sessions_body(root, first_deal, n_deals, session_length, first_dealer,
 
 # the built-in kernels: module globals bind the names the bodies call, numba caches them
 _ACT = builtin_act_state
+_play_deck = njit(cache=True, nogil=True)(_play_deck_body)
+_PLAY_DECK = _play_deck
 _play_deal = njit(cache=True, nogil=True)(_play_deal_body)
 _PLAY_DEAL = _play_deal
 _play_chunk = njit(cache=True, nogil=True)(_play_chunk_body)
@@ -225,6 +259,9 @@ _play_batch = njit(cache=True, parallel=True)(_play_batch_body)
 _play_session_chunk = njit(cache=True, nogil=True)(_play_session_chunk_body)
 _PLAY_SESSION_CHUNK = _play_session_chunk
 _play_sessions = njit(cache=True, parallel=True)(_play_sessions_body)
+_play_decks_chunk = njit(cache=True, nogil=True)(_play_decks_chunk_body)
+_PLAY_DECKS_CHUNK = _play_decks_chunk
+_play_decks = njit(cache=True, parallel=True)(_play_decks_body)
 
 
 def _rebind(function: Callable, **names: object) -> Callable:
@@ -263,21 +300,24 @@ def make_user_act(user_functions: tuple) -> Callable:
 _USER_KERNELS: dict = {}
 
 
-def user_kernels(user_functions: tuple) -> tuple[Callable, Callable, Callable] | None:
-    """None for built-in policies only; else (play_deal, play_batch, play_sessions) compiled,
-    uncached, from the same bodies as the built-in kernels with a dispatcher that reaches the
-    user policies."""
+def user_kernels(user_functions: tuple) -> tuple[Callable, Callable, Callable, Callable] | None:
+    """None for built-in policies only; else (play_deal, play_batch, play_sessions, play_decks)
+    compiled, uncached, from the same bodies as the built-in kernels with a dispatcher that
+    reaches the user policies."""
     if all(fn is None for fn in user_functions):
         return None
     key = tuple(id(fn) for fn in user_functions)
     if key not in _USER_KERNELS:
         act = make_user_act(user_functions)
-        play_deal = njit(nogil=True)(_rebind(_play_deal_body, _ACT=act))
+        play_deck = njit(nogil=True)(_rebind(_play_deck_body, _ACT=act))
+        play_deal = njit(nogil=True)(_rebind(_play_deal_body, _PLAY_DECK=play_deck))
         play_chunk = njit(nogil=True)(_rebind(_play_chunk_body, _PLAY_DEAL=play_deal))
         play_batch = njit(parallel=True)(_rebind(_play_batch_body, _PLAY_CHUNK=play_chunk))
         play_session_chunk = njit(nogil=True)(_rebind(_play_session_chunk_body, _PLAY_DEAL=play_deal))
         play_sessions = njit(parallel=True)(_rebind(_play_sessions_body, _PLAY_SESSION_CHUNK=play_session_chunk))
-        _USER_KERNELS[key] = (play_deal, play_batch, play_sessions)
+        play_decks_chunk = njit(nogil=True)(_rebind(_play_decks_chunk_body, _PLAY_DECK=play_deck))
+        play_decks = njit(parallel=True)(_rebind(_play_decks_body, _PLAY_DECKS_CHUNK=play_decks_chunk))
+        _USER_KERNELS[key] = (play_deal, play_batch, play_sessions, play_decks)
     return _USER_KERNELS[key]
 
 
@@ -313,6 +353,33 @@ def play_deals(
     else:
         (_play_sessions if kernels is None else kernels[2])(root_key(seed), first_deal, n_deals, session_length,
                                                             dealer, ids, params, rules_array, results)
+    return results
+
+
+def play_decks(
+    decks: np.ndarray,
+    seed: int,
+    policy_ids: np.ndarray,
+    params: np.ndarray,
+    rules_array: np.ndarray,
+    first_deal: int = 0,
+    dealer: int = 0,
+    user_functions: tuple = (None, None, None),
+) -> np.ndarray:
+    """Result rows (n, N_RESULT) of prepared decks (n, 112): ``decks[i]`` is played as deal
+    number ``first_deal + i`` of ``seed`` (the policies draw from that deal's streams), dealt
+    by ``dealer``.  With ``decks[i]`` the deck of :func:`simkit.deck.deal_deck` the row is
+    exactly :func:`play_deals`'s; other deck sources (a fixed hand, :mod:`simkit.runner.equity`)
+    reuse the same play loop."""
+    decks = np.ascontiguousarray(decks, dtype=np.int64)
+    if decks.ndim != 2 or decks.shape[1] != 112:
+        raise ValueError(f"decks must have shape (n, 112), got {decks.shape}")
+    results = np.zeros((decks.shape[0], N_RESULT), dtype=np.int64)
+    kernels = user_kernels(tuple(user_functions))
+    (_play_decks if kernels is None else kernels[3])(root_key(seed), int(first_deal), decks, int(dealer),
+                                                     np.asarray(policy_ids, dtype=np.int64),
+                                                     np.ascontiguousarray(params, dtype=np.float64), rules_array,
+                                                     results)
     return results
 
 

@@ -43,6 +43,7 @@ SESSION_COLUMNS = ("session", "deal_in_session")
 IDENTITY_KEYS = ("schema_version", "seed", "deals", "batch_size", "rules", "policies")
 FILES = "files"  # the manifest's table of batch files: name -> record (batch, first_deal, deals, bytes, sha256)
 MANIFEST_DIGEST = "manifest_sha256"  # sha256 of the manifest's own content (all other fields)
+EQUITY = "equity"  # identity of a hand-equity run: {"hand": ..., "seat": ..., "deck": ...}; absent otherwise
 REPAIR = "re-run simkit simulate with the run's arguments to recompute it"
 _BATCH_NAME = re.compile(r"batch-(\d{6})\.parquet")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
@@ -83,6 +84,8 @@ def manifest_identity(manifest: dict[str, Any]) -> dict[str, Any]:
     identity = {key: manifest[key] for key in IDENTITY_KEYS}
     if manifest.get("session_length", 1) != 1:
         identity["session_length"] = manifest["session_length"]
+    if EQUITY in manifest:  # a hand-equity run (simkit.runner.equity): its fixed hand and seat
+        identity[EQUITY] = manifest[EQUITY]
     return identity
 
 

@@ -1,0 +1,239 @@
+"""Hand equity deals: one seat's dealt hand fixed, the other cards shuffled, played to the end.
+
+Equity deal number N of a run with seed S, hand H and seat K (seat 0 deals, as in a run of
+independent deals) is dealt from :func:`simkit.deck.fixed_hand_deck`: K's dealing positions
+(:func:`simkit.deck.seat_block`: 0..30 for the dealer, 31..60 for seat 1, 61..90 for seat 2)
+hold H, and the other 81 or 82 cards, in ascending card-id order, are shuffled with stream 0
+of (S, N), the stream that shuffles the ordinary deal N.  The policies draw from the streams
+1 + p of (S, N), as in ``simkit simulate`` (:mod:`simkit.rng`).  So equity deal N is a pure
+function of (rules, policies, S, N, H, K), whatever batch, thread or process plays it.
+A uniformly random H (a dealt hand) makes the equity deals exactly as likely as ordinary deals.
+
+A run writes a dataset folder with the row format of ``simkit simulate``
+(:mod:`simkit.runner.batch`; ``dealer`` is 0, ``dealt_*_K`` describe H) through the storage
+helpers of :mod:`simkit.storage.dataset`: one Parquet file per batch, a manifest whose identity
+adds ``equity`` = {hand, seat, deck} to simulate's, so :func:`simkit.storage.load_dataset`,
+``simkit report`` and the summaries read it, and a folder holding another run is refused.
+Re-running with the same arguments computes only the batches that are missing or damaged.
+
+>>> hand = "YJ*3 YS YX YC*3 RJ*3 RS RX RC*3 WJ*3 WS WX WC*3 GJ*3 GS GX YZ*2"  # wins on the deal (天胡)
+>>> config = make_config(hand, 0, deals=5, policies="greedy,greedy,greedy", seed=1)
+>>> config.identity()["equity"]["hand"], config.n_batches
+('YJ*3 YS YX YC*3 YZ*2 RJ*3 RS RX RC*3 WJ*3 WS WX WC*3 GJ*3 GS GX', 1)
+>>> make_config("YJ*3", 1, deals=5, policies="greedy,greedy,greedy", seed=1)
+Traceback (most recent call last):
+...
+simkit.errors.CardError: seat 1's dealt hand has 30 cards, got 3 (seat 0, the dealer, holds 31)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+import os
+import sys
+from pathlib import Path
+from typing import Iterator, Sequence
+
+import numpy as np
+import pyarrow as pa
+
+import simkit
+from simkit.cards import format_counts
+from simkit.deck import fixed_hand_cards, fixed_hand_decks, parse_dealt_hand
+from simkit.errors import SimkitError
+from simkit.policies.registry import PolicySpec, parse_policies, policy_arrays
+from simkit.rng import root_key
+from simkit.rules import RuleSet
+from simkit.runner.batch import results_table
+from simkit.runner.play import R_ERROR, play_decks
+from simkit.runner.simulate import SimulationConfig
+from simkit.storage.dataset import (
+    EQUITY,
+    FILES,
+    KIND,
+    MANIFEST,
+    MANIFEST_DIGEST,
+    BatchError,
+    DatasetError,
+    batch_path,
+    config_digest,
+    read_batch,
+    read_manifest,
+    write_batch,
+    write_manifest,
+)
+from simkit.storage.lock import FolderLock
+from simkit.storage.paths import check_out_dir, make_out_dir
+
+DECK_SCHEME = "fixed-seat-block-v1"  # how the fixed hand and the shuffled rest fill the deck (module docstring)
+
+
+@dataclasses.dataclass(frozen=True)
+class EquityConfig:
+    """What defines an equity run's content: the run of ordinary deals it varies (``base``:
+    deals, seed, policies, rules, batch size) and the fixed hand (28 counts) of ``seat``."""
+
+    base: SimulationConfig
+    hand: tuple[int, ...]
+    seat: int = 0
+
+    def __post_init__(self) -> None:
+        if self.base.session_length != 1:
+            raise SimkitError("equity deals are independent deals (session_length 1)")
+        parse_dealt_hand(np.array(self.hand, dtype=np.int64), self.seat)
+
+    @property
+    def hand_text(self) -> str:
+        return format_counts(np.array(self.hand, dtype=np.int64))
+
+    @property
+    def n_batches(self) -> int:
+        return self.base.n_batches
+
+    def batch_range(self, batch: int) -> tuple[int, int]:
+        return self.base.batch_range(batch)
+
+    def identity(self) -> dict:
+        return {**self.base.identity(), EQUITY: {"hand": self.hand_text, "seat": self.seat, "deck": DECK_SCHEME}}
+
+
+def make_config(hand: str | Sequence[int] | np.ndarray, seat: int, deals: int, policies: str | Sequence[str | PolicySpec],
+                seed: int, rules: RuleSet | None = None, batch_size: int = 10_000) -> EquityConfig:
+    """Validated :class:`EquityConfig` (one-line :class:`~simkit.errors.SimkitError` otherwise)."""
+    counts = parse_dealt_hand(hand, seat)
+    for name, value in (("deals", deals), ("seed", seed), ("batch_size", batch_size)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise SimkitError(f"{name} must be an integer, got {value!r}")
+    base = SimulationConfig(int(deals), int(seed), parse_policies(policies), rules if rules is not None else RuleSet(),
+                            int(batch_size))
+    return EquityConfig(base, tuple(int(c) for c in counts), int(seat))
+
+
+def equity_decks(counts: np.ndarray, seat: int, seed: int, n_deals: int, first_deal: int = 0) -> np.ndarray:
+    """(n_deals, 112) decks of equity deals first_deal .. first_deal + n_deals - 1."""
+    hand_ids, rest_ids = fixed_hand_cards(np.asarray(counts, dtype=np.int64))
+    decks = np.zeros((int(n_deals), 112), dtype=np.int64)
+    fixed_hand_decks(root_key(seed), int(first_deal), int(seat), hand_ids, rest_ids, decks)
+    return decks
+
+
+def play_equity(counts: np.ndarray, seat: int, n_deals: int, seed: int, policy_ids: np.ndarray, params: np.ndarray,
+                rules_array: np.ndarray, first_deal: int = 0,
+                user_functions: tuple = (None, None, None)) -> np.ndarray:
+    """Result rows (n_deals, N_RESULT) of equity deals first_deal .. first_deal + n_deals - 1
+    (the runner's play loop, :func:`simkit.runner.play.play_decks`)."""
+    decks = equity_decks(counts, seat, seed, n_deals, first_deal)
+    return play_decks(decks, seed, policy_ids, params, rules_array, first_deal=first_deal, dealer=0,
+                      user_functions=user_functions)
+
+
+def compute_batch(config: EquityConfig, batch: int, threads: int | None = None) -> tuple[int, pa.Table]:
+    """Play one batch of equity deals and return its table (the rows of ``simkit simulate``)."""
+    import numba
+
+    if threads is not None:
+        numba.set_num_threads(max(1, min(threads, numba.config.NUMBA_NUM_THREADS)))
+    ids, params, user = policy_arrays(config.base.policies)
+    first, stop = config.batch_range(batch)
+    results = play_equity(np.array(config.hand, dtype=np.int64), config.seat, stop - first, config.base.seed, ids,
+                          params, config.base.rules.to_array(), first_deal=first, user_functions=user)
+    errors = int(results[:, R_ERROR].sum())
+    if errors:
+        raise SimkitError(f"batch {batch}: {errors} deals stopped on an illegal policy action")
+    return batch, results_table(results, first, batch, config.base.policy_texts())
+
+
+def _prepare(directory: Path, config: EquityConfig) -> tuple[dict, list[int], list[str]]:
+    """Check or create the manifest (the caller holds the folder lock), verify every batch
+    file already there; the batches to compute and what was wrong."""
+    identity = config.identity()
+    digest = config_digest(identity)
+    manifest = read_manifest(directory)
+    if manifest is None:
+        strays = sorted(p.name for p in directory.glob("batch-*.parquet"))
+        if strays:
+            raise DatasetError(f"{directory}: holds batch files ({strays[0]}, ...) but no {MANIFEST}; "
+                               "use an empty folder")
+        manifest = {"kind": KIND, **identity, "session_length": 1, "config_digest": digest,
+                    "batches": config.n_batches, "simkit_version": simkit.__version__,
+                    "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"), FILES: {}}
+    else:
+        for key, value in {**identity, "session_length": 1}.items():
+            if manifest.get(key, 1 if key == "session_length" else None) != value:
+                raise DatasetError(f"{directory} holds another run: its {key} is {manifest.get(key)!r}, this run's "
+                                   f"is {value!r} (use another --out folder)")
+        if EQUITY not in manifest:
+            raise DatasetError(f"{directory} holds a simulation, not an equity run (use another --out folder)")
+    records = dict(manifest.get(FILES) or {})
+    todo: list[int] = []
+    problems: list[str] = []
+    for b in range(config.n_batches):
+        path = batch_path(directory, b)
+        if not os.path.lexists(path):
+            records.pop(path.name, None)
+            todo.append(b)
+            continue
+        if not path.is_file():
+            raise DatasetError(f"{path}: is not a regular file where a batch file belongs; move it away and run again")
+        first, stop = config.batch_range(b)
+        record = records.get(path.name)
+        try:
+            _, records[path.name] = read_batch(path, b, first, stop - first, digest, record, decode=record is None)
+        except BatchError as exc:
+            problems.append(f"{path.name}: {exc.reason}; recomputing it")
+            path.unlink()
+            records.pop(path.name, None)
+            todo.append(b)
+    current = {k: v for k, v in manifest.items() if k != MANIFEST_DIGEST}
+    updated = {**current, FILES: records}
+    if updated != current or MANIFEST_DIGEST not in manifest:
+        manifest = write_manifest(directory, updated)
+    return manifest, todo, problems
+
+
+def _batches(config: EquityConfig, todo: Sequence[int], workers: int) -> Iterator[tuple[int, pa.Table]]:
+    if workers <= 1 or len(todo) <= 1:
+        for b in todo:
+            yield compute_batch(config, b)
+        return
+    from joblib import Parallel, delayed
+
+    threads = max(1, (os.cpu_count() or 1) // workers)
+    parallel = Parallel(n_jobs=workers, backend="loky", return_as="generator_unordered")
+    yield from parallel(delayed(compute_batch)(config, b, threads) for b in todo)
+
+
+def run_equity(config: EquityConfig, out: str | os.PathLike, workers: int = 1, quiet: bool = True,
+               max_batches: int | None = None) -> Path:
+    """Compute the equity deals of ``config`` into the dataset folder ``out`` (resumable: only
+    missing or damaged batch files are computed); returns its path.  ``max_batches`` computes
+    only the first that many batches (the run's identity does not depend on it)."""
+    if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1:
+        raise SimkitError(f"--workers must be >= 1, got {workers!r}")
+    _, _, user = policy_arrays(config.base.policies)
+    if any(fn is not None for fn in user):
+        workers = 1  # registered user policies live in this process only
+    directory = check_out_dir(out)
+    with FolderLock(make_out_dir(directory)):
+        manifest, todo, problems = _prepare(directory, config)
+        for line in problems:
+            print(f"simkit: {line}", file=sys.stderr)
+        if max_batches is not None:
+            todo = [b for b in todo if b < max_batches]
+        records = dict(manifest[FILES])
+        stream = _batches(config, todo, int(workers))
+        try:
+            for batch, table in stream:
+                first, stop = config.batch_range(batch)
+                records[batch_path(directory, batch).name] = write_batch(
+                    directory, batch, table, {"batch": batch, "first_deal": first, "deals": stop - first,
+                                              "config": manifest["config_digest"], "seed": config.base.seed})
+                manifest = write_manifest(directory, {**manifest, FILES: records})
+                if not quiet and sys.stderr.isatty():
+                    print(f"simkit: batch {batch + 1}/{config.n_batches} written", file=sys.stderr)
+        finally:
+            close = getattr(stream, "close", None)
+            if close is not None:
+                close()
+    return directory

@@ -1,0 +1,291 @@
+"""The sequential test of a mean (simkit.analysis.sequential): its statistic against a direct
+constrained optimisation, its error rates on resampled real payoff-difference streams, and the
+estimate and interval after it stops (coverage by simulation)."""
+
+from __future__ import annotations
+
+import math
+import pathlib
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import optimize, stats
+
+from simkit.analysis import sequential
+from simkit.analysis.compare import compare, sprt_plot_stem, write_comparison_report
+from simkit.analysis.sequential import (
+    EmpiricalMeanSPRT,
+    SequentialEstimate,
+    empirical_log_likelihood,
+    sequential_estimate,
+    simulate_sprt,
+)
+from simkit.analysis.stats import wald_boundaries
+from simkit.cli import main
+
+DATA = pathlib.Path(__file__).parent / "data" / "greedy_patient_differences.csv"
+ALPHA = BETA = 0.05
+
+
+def payoff_differences() -> tuple[np.ndarray, np.ndarray]:
+    """(values, counts) of 50,000 real greedy - patient per-deal differences (tests/data)."""
+    table = pd.read_csv(DATA, comment="#")
+    return table["value"].to_numpy(dtype=float), table["count"].to_numpy(dtype=np.int64)
+
+
+def error_rates(delta: float, sequences: int, seed: int) -> dict[str, float]:
+    """P(accept H1 | mean 0), P(accept H0 | mean delta) and the average sample numbers on
+    streams resampled from the real differences shifted to those means."""
+    values, counts = payoff_differences()
+    under_h0 = simulate_sprt(values, 0.0, delta, ALPHA, BETA, sequences=sequences, seed=seed, weights=counts)
+    under_h1 = simulate_sprt(values, delta, delta, ALPHA, BETA, sequences=sequences, seed=seed + 1, weights=counts)
+    return {"alpha": float(np.mean(under_h0["decision"] == 1)), "beta": float(np.mean(under_h1["decision"] == -1)),
+            "asn_h0": float(under_h0["n"].mean()), "asn_h1": float(under_h1["n"].mean()),
+            "undecided": float(np.mean(under_h0["decision"] == 0) + np.mean(under_h1["decision"] == 0))}
+
+
+# ----------------------------------------------------------------------------- the statistic
+
+
+def test_test_data_is_the_documented_sample() -> None:
+    values, counts = payoff_differences()
+    assert counts.sum() == 50_000 and values.size == np.unique(values).size
+    assert np.allclose(values * 12, np.round(values * 12))  # means of six seatings' differences
+    mean = counts @ values / counts.sum()
+    sd = math.sqrt(counts @ (values - mean) ** 2 / (counts.sum() - 1))
+    skewness = counts @ ((values - mean) / sd) ** 3 / counts.sum()
+    assert mean == pytest.approx(0.309, abs=0.001) and sd == pytest.approx(1.29, abs=0.01) and skewness > 0.5
+
+
+@pytest.mark.parametrize("s", [-0.4, 0.1, 0.55, 1.6])
+def test_empirical_log_likelihood_is_the_constrained_maximum(s: float) -> None:
+    """l(s) = max sum log(n q_i) over weights q on the observations with mean s (SLSQP)."""
+    x = np.random.default_rng(3).choice([-2.0, -1.0, 0.0, 0.0, 0.0, 1.0, 1.0, 2.5, 5.0], size=30)
+    n = x.size
+    constraints = [{"type": "eq", "fun": lambda q: q.sum() - 1.0}, {"type": "eq", "fun": lambda q: q @ x - s}]
+    best = optimize.minimize(lambda q: -np.sum(np.log(n * q)), np.full(n, 1.0 / n), method="SLSQP",
+                             bounds=[(1e-12, 1.0)] * n, constraints=constraints,
+                             options={"ftol": 1e-14, "maxiter": 1000})
+    assert empirical_log_likelihood(x, s) == pytest.approx(-best.fun, rel=1e-7, abs=1e-9)
+
+
+def test_empirical_log_likelihood_edges() -> None:
+    assert empirical_log_likelihood([0.0, 1.0, 1.0, 2.0], 1.0) == pytest.approx(0.0, abs=1e-12)  # the mean itself
+    assert empirical_log_likelihood([0.0, 1.0], 1.0) == -math.inf  # on the edge: all mass on one value
+    assert empirical_log_likelihood([3.0, 3.0], 3.0) == 0.0
+    assert empirical_log_likelihood([0.0, 1.0], -0.5) == -math.inf
+
+
+def test_llr_path_is_the_difference_of_empirical_log_likelihoods() -> None:
+    generator = np.random.default_rng(5)
+    stream = generator.choice([-1.5, -0.5, 0.0, 0.0, 0.25, 1.0, 3.0], size=400)
+    test = EmpiricalMeanSPRT(delta=0.3, mu0=-0.1, min_n=10_000)  # never decides: the whole path
+    test.update(stream)
+    assert test.n == 400 and test.decision == "continue"
+    for k in (5, 17, 60, 399):
+        prefix = stream[:k + 1]
+        expected = empirical_log_likelihood(prefix, 0.2) - empirical_log_likelihood(prefix, -0.1)
+        assert test.path[k] == pytest.approx(expected, rel=1e-9, abs=1e-9)
+    assert test.llr == test.path[-1]
+    assert test.mean == pytest.approx(stream.mean()) and test.variance == pytest.approx(stream.var(ddof=1))
+
+
+def test_stopping_point_does_not_depend_on_batching() -> None:
+    values, counts = payoff_differences()
+    generator = np.random.default_rng(31)
+    stream = generator.choice(values - 0.309 + 0.15, p=counts / counts.sum(), size=20_000)
+    whole = EmpiricalMeanSPRT(delta=0.2)
+    whole.update(stream)
+    assert whole.decision != "continue" and whole.used_in_last_update == whole.n
+    batched = EmpiricalMeanSPRT(delta=0.2)
+    consumed = 0
+    for piece in np.split(stream, np.sort(generator.choice(np.arange(1, stream.size), size=300, replace=False))):
+        batched.update(piece)
+        consumed += batched.used_in_last_update
+    assert (batched.n, batched.decision, consumed) == (whole.n, whole.decision, whole.n)
+    assert batched.llr == pytest.approx(whole.llr, rel=1e-9)
+    assert np.allclose(batched.path, whole.path, rtol=1e-9, atol=1e-12)
+    assert batched.mean == pytest.approx(stream[:whole.n].mean(), rel=1e-9)
+
+
+def test_no_decision_before_min_n_and_infinite_llr_outside_the_range() -> None:
+    test = EmpiricalMeanSPRT(delta=0.5, min_n=30)
+    assert test.update(np.full(10, 2.0)) == "continue"
+    assert test.llr == math.inf  # neither mean is possible on the values seen, all lie beyond H1's mean
+    assert test.update(np.r_[-1.0, np.full(8, 2.0)]) == "continue"  # llr finite and large, but n < 30
+    assert test.llr > test.upper_boundary
+    assert test.update(np.full(50, 2.0)) == "accept_h1"
+    assert test.n == 30 and test.used_in_last_update == 11
+    assert test.update(np.zeros(5)) == "accept_h1" and test.used_in_last_update == 0
+    low = EmpiricalMeanSPRT(delta=0.5, min_n=5)
+    assert low.update(np.full(10, -1.0)) == "accept_h0" and low.llr == -math.inf and low.n == 5
+
+
+def test_negative_delta_mirrors_the_test() -> None:
+    stream = np.random.default_rng(8).choice([-2.0, -1.0, 0.0, 0.5, 1.0, 4.0], size=5_000)
+    up, down = EmpiricalMeanSPRT(delta=0.3, mu0=0.1), EmpiricalMeanSPRT(delta=-0.3, mu0=-0.1)
+    up.update(stream)
+    down.update(-stream)
+    assert (up.decision, up.n) == (down.decision, down.n)
+    assert up.llr == pytest.approx(down.llr, rel=1e-9)
+
+
+@pytest.mark.parametrize(("keywords", "name"), [
+    ({"delta": 0.0}, "delta"), ({"delta": 0.1, "min_n": 1}, "min_n"), ({"delta": 0.1, "resolution": 0.0}, "resolution"),
+    ({"delta": 0.1, "alpha": 0.7, "beta": 0.6}, "alpha"), ({"delta": 0.1, "mu0": np.inf}, "mu0"),
+])
+def test_rejects_bad_input(keywords: dict, name: str) -> None:
+    with pytest.raises(ValueError, match=name):
+        EmpiricalMeanSPRT(**keywords)
+    with pytest.raises(ValueError, match="finite"):
+        EmpiricalMeanSPRT(delta=0.1).update([1.0, np.nan])
+
+
+def test_simulation_runs_the_same_test_as_the_class() -> None:
+    """simulate_sprt with one sequence draws block after block of uniforms from the seed; the
+    class fed the same values decides at the same deal."""
+    values, counts = payoff_differences()
+    probabilities = counts / counts.sum()
+    shifted = values - probabilities @ values + 0.1
+    for seed in range(6):
+        run = simulate_sprt(values, 0.1, 0.2, sequences=1, seed=seed, weights=counts)
+        generator = np.random.default_rng(seed)
+        cumulative = np.cumsum(probabilities)
+        cumulative[-1] = 1.0
+        test = EmpiricalMeanSPRT(delta=0.2)
+        while test.decision == "continue":
+            codes = np.searchsorted(cumulative, generator.random((1, sequential._SIMULATION_BLOCK)), side="right")
+            test.update(shifted[codes[0]])
+        assert (int(run["n"].iloc[0]), int(run["decision"].iloc[0])) == (test.n, 1 if test.decision == "accept_h1" else -1)
+        assert run["mean"].iloc[0] == pytest.approx(test.mean, rel=1e-9, abs=1e-12)
+        assert run["sd"].iloc[0] == pytest.approx(math.sqrt(test.variance), rel=1e-6)
+
+
+def test_error_rates_on_real_payoff_differences_fast() -> None:
+    """1,500 sequences per hypothesis at delta = 0.2 (the slow test runs 5,000 at two deltas)."""
+    rates = error_rates(0.2, 1_500, seed=20)
+    assert rates["undecided"] == 0.0
+    assert 0.02 <= rates["alpha"] <= 0.08 and 0.02 <= rates["beta"] <= 0.08
+    assert 150 < rates["asn_h0"] < 400 and 150 < rates["asn_h1"] < 400
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("delta", [0.1, 0.2])
+def test_error_rates_on_real_payoff_differences(delta: float) -> None:
+    """Issue 12: each error rate within 1.5 percentage points of nominal at >= 5,000 sequences,
+    both directions.  Measured (seeds 1200 / 1201, 6,000 sequences): docs/analysis.md."""
+    rates = error_rates(delta, 6_000, seed=1_200)
+    assert rates["undecided"] == 0.0
+    assert abs(rates["alpha"] - ALPHA) <= 0.015, rates
+    assert abs(rates["beta"] - BETA) <= 0.015, rates
+
+
+# ----------------------------------------------------------------------------- Brownian motion pieces
+
+
+@pytest.mark.parametrize("nu", [-0.2, 0.0, 0.07])
+def test_exit_probabilities_of_brownian_motion(nu: float) -> None:
+    up, down = 3.0, 2.0
+    eventually = sequential._exit_upper_by(nu, up, down, 1e5)
+    expected = down / (up + down) if nu == 0 else (1 - math.exp(2 * nu * down)) / (math.exp(-2 * nu * up) - math.exp(2 * nu * down))
+    assert float(eventually) == pytest.approx(expected, rel=1e-9)
+    for time in (0.3, 4.0, 25.0):
+        total = (sequential._exit_upper_by(nu, up, down, time) + sequential._exit_upper_by(-nu, down, up, time)
+                 + sequential._alive_above(nu, up, down, time, -down))
+        assert float(total) == pytest.approx(1.0, abs=1e-9)
+    # against a fine random walk (steps of 0.01 time units), 4,000 paths to time 6
+    generator = np.random.default_rng(2)
+    position = np.zeros(4_000)
+    state = np.zeros(4_000, dtype=np.int8)
+    for _ in range(600):
+        moving = state == 0
+        position[moving] += nu * 0.01 + 0.1 * generator.standard_normal(moving.sum())
+        state[moving & (position >= up)] = 1
+        state[moving & (position <= -down)] = -1
+    for observed, formula in ((np.mean(state == 1), sequential._exit_upper_by(nu, up, down, 6.0)),
+                              (np.mean((state == 0) & (position >= 0.5)), sequential._alive_above(nu, up, down, 6.0, 0.5))):
+        assert abs(observed - float(formula)) < 4 * math.sqrt(float(formula) * (1 - float(formula)) / 4_000) + 0.01
+
+
+# ----------------------------------------------------------------------------- the estimate after stopping
+
+
+def test_estimate_properties() -> None:
+    at_first_look = sequential_estimate(1, 100, 0.6, 1.3, delta=0.2)
+    assert isinstance(at_first_look, SequentialEstimate)
+    # ordered by value at the first look: the fixed-sample normal interval around the mean
+    half = stats.norm.ppf(0.975) * 1.3 / 10
+    assert at_first_look.estimate == pytest.approx(0.6, abs=1e-6)
+    assert (at_first_look.lo, at_first_look.hi) == pytest.approx((0.6 - half, 0.6 + half), abs=1e-5)
+    late = sequential_estimate(1, 180, 0.3, 1.3, delta=0.2)
+    assert late.lo < late.estimate < late.naive_mean < late.hi  # a late H1 stop: shrunk towards H0
+    early = sequential_estimate(1, 120, 0.3, 1.3, delta=0.2)
+    assert early.estimate > late.estimate  # stage-wise: an earlier H1 stop is the higher outcome
+    h0 = sequential_estimate(-1, 180, -0.05, 1.3, delta=0.2)
+    assert h0.lo < h0.estimate < h0.hi and h0.decision == "accept_h0"
+    mirrored = sequential_estimate(-1, 180, 0.05, 1.3, delta=-0.2)
+    assert (mirrored.estimate, mirrored.lo, mirrored.hi) == pytest.approx((-h0.estimate, -h0.hi, -h0.lo), abs=1e-6)
+    wider = sequential_estimate(1, 180, 0.3, 1.3, delta=0.2, confidence=0.99)
+    assert wider.lo < late.lo and wider.hi > late.hi and wider.confidence == 0.99
+    truncated = sequential_estimate(0, 3_000, 0.11, 1.3, delta=0.2)
+    assert truncated.decision == "continue" and truncated.lo < 0.11 < truncated.hi
+    table = sequential_estimate(np.array([1, -1, 0]), np.array([180, 180, 3_000]), np.array([0.3, -0.05, 0.11]),
+                                1.3, delta=0.2)
+    assert np.allclose(table[["estimate", "lo", "hi"]].to_numpy(),
+                       [[late.estimate, late.lo, late.hi], [h0.estimate, h0.lo, h0.hi],
+                        [truncated.estimate, truncated.lo, truncated.hi]], atol=1e-6)
+    assert "conditional on stopping, biased" in late.text() and late.to_frame().shape == (1, 7)
+    with pytest.raises(ValueError, match="confidence"):
+        sequential_estimate(1, 180, 0.3, 1.3, delta=0.2, confidence=1.0)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("true_mean", [0.0, 0.1, 0.2])
+def test_estimate_coverage_under_the_stopping_rule(true_mean: float) -> None:
+    """2,000 stopped tests (delta = 0.2) on resampled real differences: the interval under the
+    stopping rule covers about 95% (measured 0.936-0.943 on these skewed data, docs/analysis.md);
+    the fixed-sample t interval after the same stops covers less and the plain mean is biased."""
+    values, counts = payoff_differences()
+    runs = simulate_sprt(values, true_mean, 0.2, sequences=2_000, seed=300, weights=counts)
+    table = sequential_estimate(runs["decision"].to_numpy(), runs["n"].to_numpy(), runs["mean"].to_numpy(),
+                                runs["sd"].to_numpy(), delta=0.2)
+    coverage = float(np.mean((table["lo"] <= true_mean) & (true_mean <= table["hi"])))
+    assert 0.925 <= coverage <= 0.97, coverage
+    half = stats.t.ppf(0.975, runs["n"] - 1) * runs["sd"] / np.sqrt(runs["n"])
+    naive = float(np.mean((runs["mean"] - half <= true_mean) & (true_mean <= runs["mean"] + half)))
+    assert naive < coverage
+    assert abs(float(np.median(table["estimate"])) - true_mean) < 0.03
+    assert abs(float((table["estimate"] - true_mean).mean())) < 0.025
+
+
+# ----------------------------------------------------------------------------- compare --sprt
+
+
+def test_compare_sprt_reports_decision_estimate_and_llr_plot(tmp_path: pathlib.Path, capsys) -> None:
+    out = tmp_path / "cmp"
+    assert main(["compare", "greedy", "random", "--sprt", "0.5,0.05,0.05", "--deals", "400", "--batch-size", "200",
+                 "--out", str(out), "--quiet"]) == 0
+    printed = capsys.readouterr().out
+    assert "accept H1" in printed and "after 100 deals" in printed
+    assert "estimate under the stopping rule" in printed and "conditional on stopping, biased" in printed
+    assert f"log-likelihood ratio path: {out / (sprt_plot_stem('', 0) + '.png')}" in printed
+    assert (out / "comparison_sprt_llr_0.png").stat().st_size > 0 and (out / "comparison_sprt_llr_0.svg").exists()
+    report = (out / "report.md").read_text(encoding="utf-8")
+    assert "comparison_sprt_llr_0.png" in report and "conditional on stopping and biased" in report
+    assert "(SPRT)" in report
+
+
+def test_compare_sprt_result_fields(tmp_path: pathlib.Path) -> None:
+    result = compare("greedy", "patient", tmp_path / "gp", deals=600, seed=4, batch_size=150, sprt=(0.2, 0.05, 0.05),
+                     quiet=True)
+    test = result.sprt
+    assert isinstance(test, EmpiricalMeanSPRT) and result.deals == test.n and test.path.size == test.n
+    assert (test.lower_boundary, test.upper_boundary) == wald_boundaries(0.05, 0.05)
+    row = result.summary_row()
+    assert (row["estimate"], row["lo"], row["hi"]) == (result.sequential.estimate, result.sequential.lo,
+                                                       result.sequential.hi)
+    assert row["plain_mean"] == pytest.approx(result.per_seating.mean())
+    assert "95% paired bootstrap" not in result.text()  # no plain CI after a sequential stop
+    write_comparison_report(result, tmp_path / "gp")
+    assert (tmp_path / "gp" / "comparison_sprt_llr_0.png").exists()
