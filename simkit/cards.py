@@ -16,6 +16,7 @@ nibble of bits ``4t..4t+3``, so types 0..15 live in ``low`` and 16..27 in ``high
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Iterable, Sequence
 
@@ -120,17 +121,42 @@ def parse_types(text: str) -> list[int]:
     """
     out: list[int] = []
     for token in text.replace(",", " ").split():
-        m = _TOKEN.match(token)
-        if m is None:
-            raise CardError(f"malformed card token {token!r}")
-        t = parse_type(m.group("name"))
-        count = int(m.group("count")) if m.group("count") is not None else 1
-        if count < 1:
-            raise CardError(f"card token {token!r} has a count below 1")
-        if count > N_COPIES:
-            raise CardError(f"{count} copies of {TYPE_NAMES[t]} (at most {N_COPIES} exist)")
+        t, count = _parse_token(token)
         out.extend([t] * count)
     return out
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_token(token: str) -> tuple[int, int]:
+    """(type, count) of one card token (``RJ``, ``红将``, ``rj*3``); memoised, as a scored
+    file repeats the same few hundred tokens (an error is raised again each time)."""
+    m = _TOKEN.match(token)
+    if m is None:
+        raise CardError(f"malformed card token {token!r}")
+    t = parse_type(m.group("name"))
+    count = int(m.group("count")) if m.group("count") is not None else 1
+    if count < 1:
+        raise CardError(f"card token {token!r} has a count below 1")
+    if count > N_COPIES:
+        raise CardError(f"{count} copies of {TYPE_NAMES[t]} (at most {N_COPIES} exist)")
+    return t, count
+
+
+def parse_count_list(text: str, max_copies: int = N_COPIES) -> list[int]:
+    """:func:`parse_counts` as a plain list of 28 ints (the same checks and errors), for
+    callers that handle many hands in Python.
+
+    >>> parse_count_list("YJ*2 GZ")[:2]
+    [2, 0]
+    """
+    counts = [0] * N_TYPES
+    for token in text.replace(",", " ").split():
+        t, count = _parse_token(token)
+        counts[t] += count
+    if max(counts) > max_copies:
+        t = next(t for t, n in enumerate(counts) if n > max_copies)
+        raise CardError(f"{counts[t]} copies of {TYPE_NAMES[t]} (at most {max_copies} exist)")
+    return counts
 
 
 def parse_counts(text: str, max_copies: int = N_COPIES) -> np.ndarray:
@@ -143,11 +169,7 @@ def parse_counts(text: str, max_copies: int = N_COPIES) -> np.ndarray:
     ...
     simkit.errors.CardError: 5 copies of RJ (at most 4 exist)
     """
-    counts = np.zeros(N_TYPES, dtype=np.int64)
-    for t in parse_types(text):
-        counts[t] += 1
-    check_counts(counts, max_copies)
-    return counts
+    return np.array(parse_count_list(text, max_copies), dtype=np.int64)
 
 
 def check_counts(counts: Sequence[int] | np.ndarray, max_copies: int = N_COPIES) -> np.ndarray:

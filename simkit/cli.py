@@ -6,6 +6,7 @@
     simkit simulate --deals N --policies a,b,c --seed S --out DIR [--workers K] [--batch-size B]
                     [--backend local|dask] [--scheduler ADDRESS] [--rule key=value ...]
                     [--session-length K]  # sessions of K deals with a rotating dealer
+                    [--seating fixed|rotate|all]  # default: rotate when the policies differ
     simkit report DATASET [--out DIR]    # report.md with tables and plots of a dataset
     simkit compare A B [--deals N | --sprt delta,alpha,beta] [--seed S] [--out DIR]
     simkit prob [EVENT ...] [--deals N] [--seed S] [--seat K] [--out FILE] [--hands DIR]
@@ -14,6 +15,7 @@
     simkit experiment run experiments/NAME.toml [--workers K] [--reports DIR] [--data DIR]
     simkit demo --out DIR                # the main job: a small simulation + its report
     simkit replay --seed S --deal N --policies a,b,c [--rule key=value ...] [--session-length K]
+                  [--seating fixed|rotate|all [--seating-index J]]
     simkit bench evaluator [--holdings N]
     simkit bench engine [--deals N]
     simkit rules [--rule key=value ...]  # print the effective rule set as TOML
@@ -79,6 +81,11 @@ def _build_parser() -> argparse.ArgumentParser:
                           "session's first deal is dealt by seat 0, the next ones by rule option next_dealer; "
                           "--batch-size is rounded down to a multiple of K; a deal count that is not a "
                           "multiple of K cuts the last session short")
+    sim.add_argument("--seating", choices=["fixed", "rotate", "all"], default=None,
+                     help="how the policies sit: fixed (seat k plays policy k: with independent deals the first "
+                          "policy deals every deal), rotate (deal N: seat s plays policy (s + N) mod 3; in "
+                          "sessions per session), all (each deal played under all 6 seatings: 6 rows per deal, "
+                          "column seating). Default: rotate when the policies differ, fixed when they are the same")
     sim.add_argument("--quiet", action="store_true", help="no progress bar")
 
     report = sub.add_parser("report", help="write report.md with tables and plots of a dataset")
@@ -154,6 +161,8 @@ def _build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--deals", type=int, default=20_000, help="deals (default 20000)")
     demo.add_argument("--seed", type=int, default=2026)
     demo.add_argument("--policies", default="greedy,patient,random")
+    demo.add_argument("--seating", choices=["fixed", "rotate", "all"], default=None,
+                      help="as simulate --seating (default: rotate when the policies differ)")
 
     replay = sub.add_parser("replay", help="print one deal as JSON lines, one event per line")
     replay.add_argument("--seed", type=int, required=True, help="run seed")
@@ -163,6 +172,11 @@ def _build_parser() -> argparse.ArgumentParser:
     replay.add_argument("--session-length", type=int, default=1, metavar="K",
                         help="the run's deals per session (default 1): deal N is dealt by its session's dealer, "
                              "found by playing the session's earlier deals")
+    replay.add_argument("--seating", choices=["fixed", "rotate", "all"], default=None,
+                        help="the run's seating (as simulate: default rotate when the policies differ): deal N is "
+                             "played with the policies seated as in that run")
+    replay.add_argument("--seating-index", type=int, default=0, metavar="J",
+                        help="with --seating all: the row's seating 0..5 (column seating)")
     replay.add_argument("--output", metavar="FILE", help="write here instead of stdout")
 
     bench = sub.add_parser("bench", help="print throughput benchmarks")
@@ -175,42 +189,6 @@ def _build_parser() -> argparse.ArgumentParser:
     rules = sub.add_parser("rules", help="print the effective rule set as TOML")
     rules.add_argument("--rule", action="append", default=[], metavar="KEY=VALUE")
     return parser
-
-
-def _score_one(record: dict[str, Any], base_rules) -> dict[str, Any]:
-    from simkit.evaluator import evaluate
-    from simkit.rules import RuleSet
-
-    rules = base_rules
-    if record.get("rules"):
-        merged = base_rules.to_dict()
-        extra = record["rules"]
-        if not isinstance(extra, dict):
-            raise SimkitError("'rules' must be an object of option names")
-        unknown = sorted(set(extra) - set(merged))
-        if unknown:
-            raise SimkitError(f"unknown rule option {unknown[0]!r}")
-        merged.update(extra)
-        rules = RuleSet.from_dict(merged)
-    hand = record.get("hand")
-    if not isinstance(hand, str):
-        raise SimkitError("'hand' must be a string of cards")
-    exposed = record.get("exposed") or ""
-    if not isinstance(exposed, str):
-        raise SimkitError("'exposed' must be a string of kind:cards groups")
-    _check_holding_size(hand, exposed)
-    return evaluate(hand, exposed, rules).to_dict()
-
-
-def _check_holding_size(hand: str, exposed: str) -> None:
-    """A holding has at most the dealer's 31 cards, concealed and exposed together."""
-    from simkit.cards import parse_counts
-    from simkit.deck import DEALER_CARDS
-    from simkit.exposed import parse_exposed
-
-    n = int(parse_counts(hand).sum()) + sum(group.n_cards for group in parse_exposed(exposed))
-    if n > DEALER_CARDS:
-        raise SimkitError(f"a holding has at most {DEALER_CARDS} cards (concealed and exposed), got {n}")
 
 
 def _read_jsonl(path: str) -> list[dict[str, Any]]:
@@ -240,17 +218,16 @@ def _cmd_score(args: argparse.Namespace) -> int:
     if args.jsonl:
         if args.hand:
             raise SimkitError("give either a hand or --jsonl, not both")
-        results = []
-        for lineno, record in _read_jsonl(args.jsonl):
-            try:
-                results.append(_score_one(record, base_rules))
-            except SimkitError as exc:
-                raise SimkitError(f"{args.jsonl} line {lineno}: {exc}") from None
-        text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in results)
+        from simkit.evaluator.score import score_records
+
+        # every line checked first, then one compiled call for all holdings (all or nothing)
+        text = score_records(_read_jsonl(args.jsonl), base_rules, args.jsonl)
     else:
         if not args.hand or not args.hand.strip():
             raise SimkitError("no hand given (e.g. simkit score \"RJ*3 RS*2 RX*2\")")
-        text = json.dumps(_score_one({"hand": args.hand, "exposed": args.exposed}, base_rules), ensure_ascii=False) + "\n"
+        from simkit.evaluator.score import score_record
+
+        text = json.dumps(score_record({"hand": args.hand, "exposed": args.exposed}, base_rules), ensure_ascii=False) + "\n"
     _write_output(text, args.output)
     return 0
 
@@ -302,7 +279,8 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     path = simulate(args.deals, args.policies, args.seed, args.out, RuleSet.from_strings(args.rule),
                     batch_size=args.batch_size, workers=args.workers, backend=args.backend,
-                    scheduler=args.scheduler, quiet=args.quiet, session_length=args.session_length)
+                    scheduler=args.scheduler, quiet=args.quiet, session_length=args.session_length,
+                    seating=args.seating)
     print(f"{args.deals:,} deals -> {path} ({time.perf_counter() - start:.1f} s)")
     return 0
 
@@ -493,7 +471,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
     start = time.perf_counter()
     out = check_out_dir(args.out)
-    dataset = simulate(args.deals, args.policies, args.seed, out / "dataset", batch_size=5_000)
+    dataset = simulate(args.deals, args.policies, args.seed, out / "dataset", batch_size=5_000, seating=args.seating)
     report = write_report(dataset, out)
     _write_hands(args.deals, args.seed, 10_000, RuleSet(), out / "dealt_hands")
     comparison = compare("greedy", "patient", out / "compare", deals=max(2, args.deals // 10), seed=args.seed,
@@ -513,8 +491,11 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         raise SimkitError("--seed and --deal must be >= 0")
     if args.session_length < 1:
         raise SimkitError(f"--session-length must be >= 1, got {args.session_length}")
+    if not 0 <= args.seating_index <= 5 or (args.seating != "all" and args.seating_index != 0):
+        raise SimkitError(f"--seating-index takes 0..5 with --seating all, got {args.seating_index}")
     text = replay_jsonl(args.seed, args.deal, args.policies, RuleSet.from_strings(args.rule),
-                        session_length=args.session_length)
+                        session_length=args.session_length, seating=args.seating,
+                        seating_index=args.seating_index)
     _write_output(text, args.output)
     return 0
 

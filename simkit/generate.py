@@ -4,6 +4,8 @@
 * :func:`random_group_holdings` — holdings built from random groups (圆, pairs, 子, 闹,
   single 将, whole chariots, 清 triples), optionally with exposed groups, so that most are
   complete and rich in chariots, 清, 天地 and 楼.
+* :func:`random_score_records` — ``simkit score --jsonl`` input lines: random 31-card
+  holdings of both kinds with random exposed groups, card notations and rule sets.
 
 Both are numba kernels driven by the xoshiro PRNG of :mod:`simkit.rng`: the output is a
 pure function of the seed.
@@ -15,9 +17,13 @@ pure function of the seed.
 
 from __future__ import annotations
 
+import random
+from typing import Any
+
 import numpy as np
 from numba import njit
 
+from simkit.cards import N_RANKS, TYPE_NAMES, TYPE_NAMES_CHINESE, ZU, format_counts
 from simkit.deck import shuffle_kernel
 from simkit.exposed import EXP_KONG, EXP_PENG, EXP_TABLE, EXP_ZHAN
 from simkit.rng import next_below, seed_state
@@ -190,3 +196,121 @@ def random_group_holdings(
     chows = np.zeros(n, dtype=np.int64)
     _group_kernel(seed_state(seed), lo, hi, int(round(100 * p_exposed)), w, conc, exp, chows)
     return conc, exp, chows
+
+
+# options a score record may set, with the values drawn for them (strings as --rule takes them)
+_RECORD_RULE_VALUES: dict[str, tuple[Any, ...]] = {
+    "lou_doubles": (True, False, "off", "on"),
+    "hu_tolerance": (0, 2, 10, 49, "5"),
+    "jiang_in_chariot": (True, False, "true"),
+    "pattern_wins": (True, False, "no"),
+    "steps_count_lou": (True, False),
+    "zhan_in_chariot": (True, False, "on"),
+    "single_jiang_cap": (0, 1, 2, 3, 5, "3"),
+    "tianhu": (True, False),
+    "next_dealer": ("winner_else_next", "winner_else_same"),
+    "drawn_card_chow_by": ("drawer", "drawer_then_next"),
+}
+_EXPOSED_ROWS = ((EXP_ZHAN, "zhan"), (EXP_PENG, "peng"), (EXP_KONG, "kong"), (EXP_TABLE, "table"))
+
+
+def _yuans() -> list[tuple[int, ...]]:
+    out: list[tuple[int, ...]] = []
+    for c in range(4):
+        out.append((c * N_RANKS, c * N_RANKS + 1, c * N_RANKS + 2))
+        out.append((c * N_RANKS + 3, c * N_RANKS + 4, c * N_RANKS + 5))
+    zu = [c * N_RANKS + ZU for c in range(4)]
+    out.extend(tuple(x for x in zu if x != skip) for skip in zu)
+    out.append(tuple(zu))
+    return out
+
+
+_YUANS = _yuans()
+
+
+def _hand_text(rnd: random.Random, counts: list[int]) -> str:
+    """A hand in one of the notations ``simkit score`` reads: canonical, or shuffled tokens,
+    Chinese or lower-case names, repeats split or spelled ``*k``, commas."""
+    if rnd.random() < 0.6:
+        return format_counts(counts)
+    tokens = []
+    for t, n in enumerate(counts):
+        while n > 0:
+            k = rnd.randint(1, n)
+            n -= k
+            name = rnd.choice((TYPE_NAMES[t], TYPE_NAMES[t].lower(), TYPE_NAMES_CHINESE[t]))
+            tokens.extend([name] * k if rnd.random() < 0.3 else [name if k == 1 else f"{name}*{k}"])
+    rnd.shuffle(tokens)
+    return rnd.choice((" ", "  ", ", ", ",")).join(tokens)
+
+
+def _expose(rnd: random.Random, conc: list[int], groups: list[str], p: float) -> None:
+    """Move some concealed groups of ``conc`` to exposed ``groups`` (text items)."""
+    for t in range(28):
+        n = conc[t]
+        if n >= 2 and rnd.random() < p:
+            kind, k = {2: ("zhan", 2), 3: ("peng", 3), 4: ("kong", 4)}[n]
+            if n >= 3 and rnd.random() < 0.3:
+                kind, k = "zhan", 2
+            conc[t] -= k
+            groups.append(f"{kind}:{TYPE_NAMES[t]}")
+        elif n >= 1 and t % N_RANKS == 0 and rnd.random() < p:
+            conc[t] -= 1
+            groups.append(f"table:{TYPE_NAMES[t]}")
+    for yuan in _YUANS:
+        if all(conc[t] >= 1 for t in yuan) and rnd.random() < p:
+            for t in yuan:
+                conc[t] -= 1
+            groups.append("chow:" + ",".join(TYPE_NAMES[t] for t in yuan))
+
+
+def random_score_records(n: int, seed: int, grouped: float = 0.5) -> list[dict[str, Any]]:
+    """``n`` valid ``simkit score --jsonl`` records (dicts): holdings of 31 cards (concealed
+    and exposed), uniformly random (rarely complete) or, with probability ``grouped``, built
+    from random groups (mostly complete), with random exposed groups (占 / 碰 / 楼 / table 将 /
+    吃), card notations and per-line rule sets (every evaluator option, ``zhan_in_chariot``
+    and ``single_jiang_cap`` included).  A pure function of the arguments.
+
+    >>> [sorted(r) for r in random_score_records(2, seed=3)]
+    [['exposed', 'hand'], ['exposed', 'hand', 'rules']]
+    """
+    if not 0.0 <= grouped <= 1.0:
+        raise ValueError(f"grouped must lie in 0..1, got {grouped}")
+    rnd = random.Random(seed)
+    uniform = random_holdings(n, seed=seed)
+    conc_g, exp_g, chow_g = random_group_holdings(n, seed=seed + 1, total=31, p_exposed=0.2)
+    records: list[dict[str, Any]] = []
+    for i in range(n):
+        groups: list[str] = []
+        if rnd.random() < 1.0 - grouped:
+            conc = [int(x) for x in uniform[i]]
+            _expose(rnd, conc, groups, rnd.choice((0.0, 0.05, 0.2)))
+        else:
+            conc = [int(x) for x in conc_g[i]]
+            used = [conc[t] + 2 * int(exp_g[i, EXP_ZHAN, t]) + 3 * int(exp_g[i, EXP_PENG, t])
+                    + 4 * int(exp_g[i, EXP_KONG, t]) + int(exp_g[i, EXP_TABLE, t]) for t in range(28)]
+            for row, kind in _EXPOSED_ROWS:
+                for t in range(28):
+                    groups.extend([f"{kind}:{TYPE_NAMES[t]}"] * int(exp_g[i, row, t]))
+            for _ in range(int(chow_g[i])):  # the builder keeps no chow's cards: choose a 圆 that fits
+                room = 31 - sum(used)
+                free = [y for y in _YUANS if len(y) <= room and all(used[t] < 4 for t in y)]
+                if free:
+                    yuan = rnd.choice(free)
+                    for t in yuan:
+                        used[t] += 1
+                    groups.append("chow:" + ",".join(TYPE_NAMES[t] for t in yuan))
+            rnd.shuffle(groups)
+        record: dict[str, Any] = {"hand": _hand_text(rnd, conc)}
+        if groups or rnd.random() < 0.5:
+            record["exposed"] = " ".join(groups)
+        r = rnd.random()
+        if r < 0.3:
+            pass
+        elif r < 0.4:
+            record["rules"] = {}
+        else:
+            names = rnd.sample(sorted(_RECORD_RULE_VALUES), rnd.randint(1, 4))
+            record["rules"] = {name: rnd.choice(_RECORD_RULE_VALUES[name]) for name in names}
+        records.append(record)
+    return records

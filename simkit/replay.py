@@ -17,8 +17,14 @@ Schema (every line has ``"event"``; cards in ``simkit score`` notation):
   ``concealed``, ``exposed``, ``hu``, ``lou``, ``steps``, ``units``, ``patterns``, ``payoffs``;
   or ``result`` ``"exhausted"`` (穿牌) with zero ``payoffs``.
 
-The same (seed, deal, policies, rules, session length) always gives the same bytes, and the
-same deal as deal number ``deal`` of a batch simulation with that seed (and session length).
+The same (seed, deal, policies, rules, session length, seating) always gives the same bytes,
+and the same deal as deal number ``deal`` of a batch simulation with that seed (and session
+length and seating).  ``seating`` is the run's (as ``simkit simulate``: by default ``rotate``
+when the policies differ, ``fixed`` when they are the same); the deal is played with the
+policies seated as in that run (``policies`` in the ``deal`` line: by seat, as played), which
+is the same as replaying those seated policies with fixed seats (the random streams belong to
+the seats, :mod:`simkit.runner.play`).  With seating ``all``, ``seating_index`` (0..5, the
+row's ``seating`` column) picks the row.
 With sessions, deal N's dealer is found by playing the earlier deals of its session (without
 event logs) and applying the rule option ``next_dealer``; the cards of deal N do not depend on
 the session length, only who deals them.
@@ -36,7 +42,9 @@ from simkit.engine import layout as L
 from simkit.evaluator import pattern_names
 from simkit.policies.registry import PolicySpec, parse_policies, policy_arrays
 from simkit.rules import RuleSet
-from simkit.runner.play import play_one, session_dealer
+from simkit.runner.play import PERMUTATIONS, SEATING_CODES, play_one, session_dealer
+from simkit.runner.play import seating_index as row_seating
+from simkit.runner.simulate import default_seating
 
 _STAGES = ("peng", "chow", "chow_next")
 _NOWIN = ("unkonged_zi", "chariot_not_out")
@@ -63,18 +71,28 @@ def replay_events(
     rules: RuleSet | None = None,
     dealer: int = 0,
     session_length: int = 1,
+    seating: str | None = None,
+    seating_index: int = 0,
 ) -> Iterator[dict[str, Any]]:
     """Events of one deal as dicts (see the module docstring).
 
     ``session_length`` K > 1: the deal belongs to a run in sessions of K; ``dealer`` (0 by
     default) is then the dealer of each session's first deal and the deal's own dealer follows
-    from the session's earlier deals."""
+    from the session's earlier deals.  ``seating`` (None: simulate's default for these
+    policies) and, for ``all``, ``seating_index`` (0..5) seat the policies as in that run."""
     rules = rules if rules is not None else RuleSet()
     specs = parse_policies(policies)
-    ids, params, user = policy_arrays(specs)
     session_length = int(session_length)
     if session_length < 1:
         raise ValueError(f"session_length must be >= 1, got {session_length}")
+    seating = default_seating(specs) if seating is None else seating
+    if seating not in SEATING_CODES:
+        raise ValueError(f"seating must be one of {', '.join(SEATING_CODES)}, got {seating!r}")
+    if not 0 <= seating_index <= 5 or (seating != "all" and seating_index != 0):
+        raise ValueError(f"the seating index is 0..5 with seating all (0 otherwise), got {seating_index}")
+    j = int(row_seating(SEATING_CODES[seating], int(deal), int(seating_index), session_length))
+    specs = tuple(specs[int(k)] for k in PERMUTATIONS[j])  # by seat, as seated in deal N
+    ids, params, user = policy_arrays(specs)
     if session_length > 1:
         dealer = session_dealer(seed, deal, ids, params, rules.to_array(), session_length, user, first_dealer=dealer)
     state, deck, events, _ = play_one(seed, deal, ids, params, rules.to_array(), dealer, user)
@@ -151,7 +169,8 @@ def replay_events(
 
 
 def replay_jsonl(seed: int, deal: int, policies, rules: RuleSet | None = None, dealer: int = 0,
-                 session_length: int = 1) -> str:
+                 session_length: int = 1, seating: str | None = None, seating_index: int = 0) -> str:
     """The JSON-lines text of :func:`replay_events`."""
     return "".join(json.dumps(e, ensure_ascii=False, sort_keys=False) + "\n"
-                   for e in replay_events(seed, deal, policies, rules, dealer, session_length))
+                   for e in replay_events(seed, deal, policies, rules, dealer, session_length, seating,
+                                          seating_index))

@@ -28,6 +28,7 @@ BATCH = 96  # 8 sessions per batch: batches 0..2 of 96 deals, batch 3 of 2
 
 
 def _run(path, session_length=K, **kw):
+    kw.setdefault("seating", "fixed")  # seats are players: seat k plays policy k (rotation: tests/test_seating.py)
     return simulate(DEALS, POLICIES, seed=SEED, out=path, batch_size=BATCH, quiet=True,
                     session_length=session_length, **kw)
 
@@ -169,7 +170,7 @@ def test_other_session_length_and_batch_rules(runs, tmp_path, capsys):
     with pytest.raises(DatasetError, match="its session_length is 1, this run's is 12"):
         _run(independent)
     # a batch size that is not a multiple of K is rounded down (at least one session)
-    path = simulate(30, POLICIES, seed=SEED, out=tmp_path / "r", batch_size=20, session_length=K)
+    path = simulate(30, POLICIES, seed=SEED, out=tmp_path / "r", batch_size=20, session_length=K, seating="fixed")
     assert "--batch-size 20 -> 12" in capsys.readouterr().err
     assert read_manifest(path)["batch_size"] == 12 and read_manifest(path)["batches"] == 3
     df = load_dataset(path)
@@ -188,7 +189,7 @@ def test_replay_with_session_length_reproduces_the_row(runs, tmp_path):
     for deal in deals:
         out = tmp_path / f"deal{deal}.jsonl"
         assert main(["replay", "--seed", str(SEED), "--deal", str(deal), "--policies", POLICIES,
-                     "--session-length", str(K), "--output", str(out)]) == 0
+                     "--session-length", str(K), "--seating", "fixed", "--output", str(out)]) == 0
         events = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
         head, end = events[0], events[-1]
         row = df.iloc[deal]
@@ -201,7 +202,7 @@ def test_replay_with_session_length_reproduces_the_row(runs, tmp_path):
     # without --session-length the same deal is the independent deal: seat 0 deals
     text = tmp_path / "ind.jsonl"
     assert main(["replay", "--seed", str(SEED), "--deal", str(deals[0]), "--policies", POLICIES,
-                 "--output", str(text)]) == 0
+                 "--seating", "fixed", "--output", str(text)]) == 0
     head = json.loads(text.read_text(encoding="utf-8").splitlines()[0])
     assert head["dealer"] == 0 and "session" not in head
 

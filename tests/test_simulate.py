@@ -12,7 +12,7 @@ from simkit.cli import main
 from simkit.policies.registry import parse_policies, policy_arrays
 from simkit.replay import replay_events
 from simkit.rules import RuleSet
-from simkit.runner.play import R_PAYOFF, R_WINNER, play_deals
+from simkit.runner.play import R_PAYOFF, R_WINNER, SEATING_ROTATE, play_deals
 import importlib
 
 from simkit.runner import simulate
@@ -39,17 +39,26 @@ def test_dataset_shape_dtypes_and_content(reference):
     df = reference
     assert len(df) == DEALS and df["deal_id"].tolist() == list(range(DEALS))
     assert df["batch"].max() == (DEALS - 1) // BATCH
-    assert isinstance(df["policy_1"].dtype, pd.CategoricalDtype) and set(df["policy_1"]) == {"patient:2,6,1"}
+    # different policies: rotated by default (deal N: seat s plays policy (s + N) mod 3)
+    assert isinstance(df["policy_1"].dtype, pd.CategoricalDtype)
+    names = ["greedy", "patient:2,6,1", "random"]  # POLICIES with their parameters
+    for k in range(3):
+        assert df[f"policy_{k}"].astype(str).tolist() == [names[(k + n) % 3] for n in range(DEALS)]
+    assert (df["seating"] == df["deal_id"] % 3).all()
     assert isinstance(df["win_kind"].dtype, pd.CategoricalDtype)
     assert set(df["win_kind"].astype(str)) <= {"discard", "draw", "table", "tianhu", "none"}
-    for col, dtype in (("deal_id", "int64"), ("winner", "int8"), ("hu", "int16"), ("payoff_0", "int16"),
+    for col, dtype in (("deal_id", "int64"), ("winner", "int8"), ("hu", "Int16"), ("units", "Int16"),
+                       ("lou", "Int8"), ("steps", "Int8"), ("payoff_0", "int16"),
                        ("xianggong_2", "bool"), ("pattern_qing4", "bool"), ("dealt_idle_0", "int8")):
         assert str(df[col].dtype) == dtype, col
     assert (df[["payoff_0", "payoff_1", "payoff_2"]].sum(axis=1) == 0).all()
     assert (df["winner_concealed"].isna() == (df["winner"] < 0)).all()
+    for col in ("hu", "units", "lou", "steps"):  # the winner's: null on 穿牌, so a plain mean is over wins
+        assert (df[col].isna() == (df["winner"] < 0)).all(), col
+    assert df["hu"].mean() == pytest.approx(df.loc[df["winner"] >= 0, "hu"].astype(float).mean())
     # rows equal a direct batch play of the same deals
     ids, params, _ = policy_arrays(parse_policies(POLICIES))
-    rows = play_deals(DEALS, 5, ids, params, RuleSet().to_array())
+    rows = play_deals(DEALS, 5, ids, params, RuleSet().to_array(), seating=SEATING_ROTATE)
     assert np.array_equal(df["winner"].to_numpy(), rows[:, R_WINNER])
     assert np.array_equal(df["payoff_2"].to_numpy(), rows[:, R_PAYOFF + 2])
 
@@ -88,7 +97,7 @@ def test_resume_after_interrupt_gives_the_same_dataset(tmp_path, reference, monk
     with pytest.raises(KeyboardInterrupt):
         _run(tmp_path)
     files = sorted(p.name for p in tmp_path.iterdir())
-    assert files == ["batch-000000.parquet", "batch-000001.parquet", "manifest.json"]  # whole files only
+    assert files == ["_manifest.json", "batch-000000.parquet", "batch-000001.parquet"]  # whole files only
     monkeypatch.setattr(sim_module, "write_batch", real_write)
     with pytest.raises(DatasetError, match="batches missing"):
         load_dataset(tmp_path)
@@ -129,8 +138,12 @@ def test_load_errors_are_one_line(tmp_path):
         load_dataset(tmp_path / "nope")
     with pytest.raises(DatasetError, match="not a simkit dataset"):
         load_dataset(tmp_path)
-    (tmp_path / "manifest.json").write_text(json.dumps({"kind": "other"}))
+    (tmp_path / "manifest.json").write_text(json.dumps({"kind": "other"}))  # the name before schema version 2
     with pytest.raises(DatasetError, match="not a simkit simulation manifest"):
+        load_dataset(tmp_path)
+    (tmp_path / "manifest.json").unlink()
+    (tmp_path / "_manifest.json").write_text(json.dumps({"kind": "other"}))
+    with pytest.raises(DatasetError, match="_manifest.json: not a simkit simulation manifest"):
         load_dataset(tmp_path)
 
 
@@ -153,7 +166,8 @@ def test_report_and_demo_main_job(tmp_path, capsys):
 
     assert main(["demo", "--out", str(tmp_path), "--deals", "600"]) == 0
     report = (tmp_path / "report.md").read_text(encoding="utf-8")
-    assert "| 0 | greedy |" in report and "穿牌" in report
+    assert "| 0 | rotated: greedy / patient:2,6,1 / random |" in report and "穿牌" in report
+    assert "rotated seats" in report and "confounded with seat" not in report  # the demo rotates by default
     for name in ("hu_distribution", "win_rate_by_seat"):
         assert Image.open(tmp_path / f"{name}.png").size[0] > 300
         assert (tmp_path / f"{name}.svg").read_text().lstrip().startswith("<?xml")

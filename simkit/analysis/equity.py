@@ -316,8 +316,9 @@ def equity(
         result_equity = _dataset_outcome(path, config.seat, confidence)
         result_baseline = None
         if baseline:
+            # fixed seats: seat K plays policy K in every deal, as in the equity deals
             path = simulate(base.deals, base.policies, base.seed, folder / BASELINE_FOLDER, base.rules,
-                            batch_size=base.batch_size, workers=workers, quiet=quiet)
+                            batch_size=base.batch_size, workers=workers, quiet=quiet, seating="fixed")
             result_baseline = _dataset_outcome(path, config.seat, confidence)
     else:
         ids, params, user = policy_arrays(base.policies)

@@ -64,6 +64,12 @@ parallel.  The hit counts are a pure function of (seed, deals, rules), whatever 
 or thread count; ``batch_size`` only sets the per-batch counts of ``with_batches`` and the
 points of :func:`probability_convergence`.
 
+Given a hand (``simkit prob --given``): :func:`conditional_probability` and
+:func:`conditional_table` give the probabilities of the *other* seats' hands when one seat's
+dealt hand is known: exact by the same DP with ``4 - given[t]`` copies of each type left (for
+``jiang_at_least_k`` the hypergeometric tail), Monte Carlo over the decks of the equity deals
+(:func:`simkit.deck.fixed_hand_deck`, the deals of ``simkit equity``).
+
 >>> exact_probability("jiang_at_least_k", k=0)
 Fraction(1, 1)
 >>> round(float(exact_probability("nao", seat=0)), 6)

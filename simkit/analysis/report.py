@@ -25,6 +25,7 @@ from simkit.analysis.probability import EVENTS, exact_probability
 from simkit.analysis.stats import proportion_convergence, wilson_interval
 from simkit.analysis.summary import (
     dealer_advantage,
+    dealer_advantage_by_policy,
     distributions,
     exhausted_rate,
     first_winner_dealing,
@@ -40,12 +41,13 @@ from simkit.analysis.summary import (
 from simkit.evaluator import PATTERN_NAMES
 from simkit.rules import RuleSet
 from simkit.storage import load_dataset, read_manifest
+from simkit.storage.dataset import seating as manifest_seating
 from simkit.storage.files import write_text
 from simkit.storage.hands import HANDS_FILE, write_hands_dataset
 from simkit.storage.paths import check_out_dir, make_out_dir
 
 # ``session`` / ``deal_in_session`` are derived by load_dataset for runs of independent deals
-REPORT_COLUMNS = (["session", "deal_in_session", "dealer", "winner", "win_kind", "hu", "units", "lou", "steps",
+REPORT_COLUMNS = (["deal_id", "session", "deal_in_session", "dealer", "winner", "win_kind", "hu", "units", "lou", "steps",
                    "turns", "draws", "claims"]
                   + [f"payoff_{k}" for k in range(3)] + [f"policy_{k}" for k in range(3)]
                   + [f"pattern_{p}" for p in PATTERN_NAMES])
@@ -81,6 +83,15 @@ def markdown_table(frame: pd.DataFrame, formats: dict[str, str] | None = None) -
 
 def _interval(frame: pd.DataFrame, value: str, lo: str, hi: str, spec: str) -> pd.Series:
     return frame.apply(lambda r: f"{r[value]:{spec}} [{r[lo]:{spec}}, {r[hi]:{spec}}]", axis=1)
+
+
+CONFOUNDED = "**confounded with seat**"
+BALANCED = "balanced"
+
+
+def _seating_flags(frame: pd.DataFrame, what: str) -> pd.Series:
+    """The same-row flag of a table whose figures may mix seat and policy (``confounded``)."""
+    return frame["confounded"].map(lambda c: f"{CONFOUNDED}: {what}" if c else BALANCED)
 
 
 def sessions_section(df: pd.DataFrame, heading: str = "##", independent: pd.DataFrame | None = None,
@@ -166,18 +177,34 @@ def dataset_section(df: pd.DataFrame, directory: str | Path, prefix: str = "", h
     exhausted, ex_lo, ex_hi = exhausted_rate(df)
     win_rate_by_seat_plot(rates, directory, f"{prefix}win_rate_by_seat")
     payoff_by_policy_plot(by_policy, directory, f"{prefix}payoff_by_policy", f"Mean payoff by policy (n={n:,} deals)")
-    hu_distribution_plot(df.loc[df["winner"] >= 0, "hu"].to_numpy(), directory, f"{prefix}hu_distribution")
+    hu_distribution_plot(df.loc[df["winner"] >= 0, "hu"].to_numpy(dtype="int64"), directory, f"{prefix}hu_distribution")
+    by_dealing = dealer_advantage_by_policy(df)
     seats = pd.DataFrame({"seat": rates["seat"], "policy": rates["policy"], "wins": rates["wins"],
                           "win rate [95% Wilson]": _interval(rates, "win_rate", "win_rate_lo", "win_rate_hi", ".4f"),
-                          "mean payoff 牌 [95% t]": _interval(rates, "mean_payoff", "mean_payoff_lo", "mean_payoff_hi", "+.4f")})
+                          "mean payoff 牌 [95% t]": _interval(rates, "mean_payoff", "mean_payoff_lo", "mean_payoff_hi", "+.4f"),
+                          "seat vs policy": _seating_flags(rates, "this seat's figures are also its policy's")})
     policies = pd.DataFrame({"policy": by_policy["policy"], "seat-deals": by_policy["seat_deals"],
                              "win rate [95% Wilson]": _interval(by_policy, "win_rate", "win_rate_lo", "win_rate_hi", ".4f"),
                              "mean payoff 牌 [95% t]": _interval(by_policy, "mean_payoff", "mean_payoff_lo",
-                                                                  "mean_payoff_hi", "+.4f")})
+                                                                  "mean_payoff_hi", "+.4f"),
+                             "share of its seat-deals it dealt": by_policy["dealt_share"].map("{:.3f}".format),
+                             "seat vs policy": _seating_flags(by_policy, "it does not sit at every seat equally often "
+                                                                         "(its figures include its seats' edge)")})
     adv = pd.DataFrame({"measure": advantage["measure"], "dealer": advantage["dealer"].map("{:.4f}".format),
                         "non-dealer (per seat)": advantage["non_dealer"].map("{:.4f}".format),
                         "difference [95% t]": _interval(advantage, "difference", "difference_lo", "difference_hi", "+.4f"),
-                        "t": advantage["t"].map("{:.2f}".format), "p-value": advantage["p_value"].map(format_p)})
+                        "t": advantage["t"].map("{:.2f}".format), "p-value": advantage["p_value"].map(format_p),
+                        "seat vs policy": _seating_flags(advantage, "the dealer's seat holds some policy more "
+                                                                    "often than the others (also a policy difference)")})
+    per_policy = pd.DataFrame({
+        "policy": by_dealing["policy"], "measure": by_dealing["measure"],
+        "dealing (n)": [f"{v:.4f} ({n:,})" if n else "—" for v, n in zip(by_dealing["dealing"], by_dealing["dealing_n"])],
+        "not dealing (n)": [f"{v:.4f} ({n:,})" if n else "—"
+                            for v, n in zip(by_dealing["not_dealing"], by_dealing["not_dealing_n"])],
+        "difference [95%]": [note or f"{d:+.4f} [{lo:+.4f}, {hi:+.4f}]" for d, lo, hi, note in
+                             zip(by_dealing["difference"], by_dealing["difference_lo"], by_dealing["difference_hi"],
+                                 by_dealing["note"])],
+        "p-value": [("—" if note else format_p(p)) for p, note in zip(by_dealing["p_value"], by_dealing["note"])]})
     kinds = win_kinds(df)
     kinds_table = pd.DataFrame({"ending": kinds["win_kind"], "deals": kinds["hits"],
                                 "share [95% Wilson]": _interval(kinds, "p", "lo", "hi", ".4f")})
@@ -190,14 +217,22 @@ def dataset_section(df: pd.DataFrame, directory: str | Path, prefix: str = "", h
     patterns_table = pd.DataFrame({"pattern": patterns["pattern"], "wins with it": patterns["hits"],
                                    "share of wins [95% Wilson]": _interval(patterns, "p", "lo", "hi", ".5f")})
     h = heading
-    lines = [f"{h} Seats ({n:,} deals)", ""] + markdown_table(seats) + [
+    rows_text = (f"{df['deal_id'].nunique():,} deals x 6 seatings" if "deal_id" in df.columns
+                 and df["deal_id"].nunique() < n else f"{n:,} deals")
+    lines = [f"{h} Seats ({rows_text})", ""] + markdown_table(seats) + [
         "", f"![win rate by seat]({prefix}win_rate_by_seat.png)", "",
         f"{h} Policies (pooled over their seats)", ""] + markdown_table(policies) + [
         "", f"![payoff by policy]({prefix}payoff_by_policy.png)", "",
         f"{h} Dealer advantage", "",
         "Per deal: dealer's outcome minus the mean of the two other seats' (one-sample t test on the "
-        "per-deal differences; seat and policy are confounded unless all seats play the same policy).", ""
-    ] + markdown_table(adv)
+        "per-deal differences). With fixed seats and different policies the dealer's seat always holds the "
+        "same policy, so this also measures that policy (flagged in the row); rotated seats spread the "
+        "policies over the dealer's seat.", ""
+    ] + markdown_table(adv) + [
+        "", f"{h}# Dealer advantage per policy", "",
+        "Each policy's outcome in the seat-deals in which it deals against those in which it does not (the same "
+        f"policy on both sides; intervals clustered by {'session' if has_sessions(df) else 'deal'}). A policy "
+        "that always or never deals (fixed seats) has no such comparison.", ""] + markdown_table(per_policy)
     if convergence and n >= 100:
         dealer_won = (df["winner"].to_numpy() == df["dealer"].to_numpy())
         curve = proportion_convergence(dealer_won)
@@ -226,10 +261,17 @@ def write_report(dataset: str | os.PathLike, out: str | os.PathLike | None = Non
     k = int(manifest.get("session_length", 1))
     sessions = (f"sessions of {k} deals (next_dealer {manifest.get('rules', {}).get('next_dealer')}), "
                 if k > 1 else "")
+    seating = manifest_seating(manifest) if manifest else "fixed"
+    seating_text = {"fixed": "fixed seats (seat k plays policy k)",
+                    "rotate": "rotated seats (deal N: seat s plays policy (s + N) mod 3" + (", per session)" if k > 1
+                                                                                           else ")"),
+                    "all": "all 6 seatings of every deal (6 rows per deal)"}[seating]
+    deals = df["deal_id"].nunique() if "deal_id" in df.columns else len(df)
     lines = [
         "# Simulation report",
         "",
-        f"{len(df):,} deals, seed {manifest.get('seed')}, policies {', '.join(manifest.get('policies', []))}, "
+        f"{deals:,} deals, seed {manifest.get('seed')}, policies {', '.join(manifest.get('policies', []))}, "
+        f"{seating_text}, "
         f"{sessions}batch size {manifest.get('batch_size')}, simkit {manifest.get('simkit_version')}. "
         "Intervals are 95%: Wilson for proportions, Student t for means; payoffs in 牌 per deal.",
         "",

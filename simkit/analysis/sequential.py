@@ -7,8 +7,8 @@ The test
 :class:`EmpiricalMeanSPRT` tests H0: mu = mu0 against H1: mu = mu1 = mu0 + delta on a stream of
 observations (in ``simkit compare``: per-deal payoff differences, which take a few dozen
 distinct values and are skewed with heavy tails).  It is the generalised SPRT that fishtest
-uses for pentanomial game pairs (M. Van den Bergh, "Maximum likelihood estimation of a
-multinomial distribution with a given expectation value", fishtest's ``LLRcalc.MLE_expected``):
+uses for pentanomial game pairs (fishtest's ``LLRcalc.MLE_expected`` / ``LLR``; theory in Michel
+Van den Bergh's note ``support_MLE_multinomial.pdf``, Proposition 1.1, www.cantate.be/Fishtest):
 the likelihood of the data is the multinomial likelihood over the distinct values seen, each
 hypothesis is represented by the distribution of largest likelihood whose mean is mu0 (resp.
 mu1), and the log-likelihood ratio of the two
@@ -37,12 +37,16 @@ path that fishtest also uses (``sprt.lower_cb``): outcomes are ordered "accepted
 look, by value" > "accepted H1, earlier first" > "not decided at the cap, by value" > "accepted
 H0, later first" > "accepted H0 at the first look, by value"; p(mu) = P_mu(an outcome at least
 as high as the observed one) increases with mu, the estimate solves p(mu) = 1/2 and the interval
-p(mu) = (1 -+ confidence) / 2.  In that approximation the llr is (mu1 - mu0) / sigma^2 * (S_n - n (mu0 + mu1) / 2),
-S_n being the sum of the first n observations, with sigma the sample standard deviation at the
-stop; S_n - n (mu0 + mu1) / 2 is a random walk with drift mu - (mu0 + mu1) / 2, its value at
-the first look (``min_n``) a normal variable and later looks a Brownian motion between the
-boundaries widened by Siegmund's (1985) correction for discrete monitoring (0.5826 standard
-deviations of one observation).  The exit probabilities are the method-of-images series.
+p(mu) = (1 -+ confidence) / 2.  The llr path is modelled as a Brownian motion whose drift and
+variance per observation are those of the llr increments log(q1(x) / q0(x)) when the
+observations follow the observed distribution tilted to mean mu (its distribution of largest
+likelihood with that mean: fishtest's ``LLR_drift_variance``); its value at the first look
+(``min_n``) is normal, and later looks are continuous between the boundaries widened by
+Siegmund's (1985) correction for discrete monitoring (0.5826 standard deviations of one
+increment).  The exit probabilities are the method-of-images series.  Where mu0 or mu1 lies
+outside the values seen (infinite llr) the linear normal approximation
+llr = (mu1 - mu0) / s^2 * (S_n - n (mu0 + mu1) / 2) with the sample variance s^2 is used instead.
+On resampled real differences the 95% interval covers 0.959-0.972 (docs/analysis.md).
 """
 
 from __future__ import annotations
@@ -61,7 +65,6 @@ __all__ = [
     "EmpiricalMeanSPRT",
     "SequentialEstimate",
     "empirical_log_likelihood",
-    "sequential_estimate",
     "simulate_sprt",
 ]
 
@@ -73,7 +76,7 @@ _SIMULATION_BLOCK = 256
 # Siegmund's correction for discrete monitoring of a normal random walk: -zeta(1/2)/sqrt(2 pi).
 _SIEGMUND_RHO = 0.5825971579390106
 # Gauss-Legendre nodes for integrating over the value of the path at the first look.
-_FIRST_LOOK_NODES = 64
+_FIRST_LOOK_NODES = 32
 
 
 # ----------------------------------------------------------------------------- the empirical likelihood
@@ -329,8 +332,11 @@ class EmpiricalMeanSPRT:
         if self.n < 2:
             raise ValueError("the test needs at least 2 observations for an estimate")
         code = {"accept_h1": 1, "accept_h0": -1}.get(self.decision, 0)
-        return sequential_estimate(code, self.n, self.mean, math.sqrt(self.variance), self.delta,
-                                   self.alpha, self.beta, self.mu0, self.min_n, confidence)
+        estimate, lo, hi = _stopped_estimates(np.array([code]), np.array([self.n]), np.array([self.llr]), self.values,
+                                              self.counts[None, :], self.delta, self.alpha, self.beta, self.mu0,
+                                              self.min_n, confidence)
+        return SequentialEstimate(float(estimate[0]), float(lo[0]), float(hi[0]), float(confidence), self.mean,
+                                  self.n, self.decision)
 
 
 # ----------------------------------------------------------------------------- operating characteristics
@@ -348,12 +354,15 @@ def simulate_sprt(
     seed: int = 0,
     max_n: int = 1_000_000,
     weights: np.ndarray | list[float] | None = None,
+    confidence: float | None = None,
 ) -> pd.DataFrame:
     """Run :class:`EmpiricalMeanSPRT` on ``sequences`` independent streams resampled from ``sample``
     shifted to mean ``true_mean`` (with replacement; ``weights`` are counts or probabilities of
     the sample's values, default equal).  Returns one row per sequence: ``decision`` (+1 accept
     H1, -1 accept H0, 0 undecided at ``max_n``), ``n``, the stopped sample's ``mean`` and ``sd``
-    (ddof=1) and the final ``llr``.  Deterministic for a given seed.
+    (ddof=1) and the final ``llr``; with ``confidence``, also each test's ``estimate``, ``lo`` and
+    ``hi`` under the stopping rule (as :meth:`EmpiricalMeanSPRT.estimate`).  Deterministic for a
+    given seed.
 
     >>> runs = simulate_sprt([-1.0, 0.0, 0.0, 1.0, 3.0], 0.0, 0.5, sequences=200, seed=1)
     >>> bool((runs["decision"] == 1).mean() < 0.15), int(runs["n"].min()) >= 100
@@ -399,7 +408,11 @@ def simulate_sprt(
         squares = counts @ support**2
         with np.errstate(invalid="ignore", divide="ignore"):
             sd = np.sqrt(np.maximum(squares - n * means**2, 0.0) / (n - 1))
-        parts.append(pd.DataFrame({"decision": decision, "n": n, "mean": means, "sd": sd, "llr": llr}))
+        part = pd.DataFrame({"decision": decision, "n": n, "mean": means, "sd": sd, "llr": llr})
+        if confidence is not None:
+            part["estimate"], part["lo"], part["hi"] = _stopped_estimates(
+                decision, n, llr, support, counts, test.delta, test.alpha, test.beta, test.mu0, test.min_n, confidence)
+        parts.append(part)
     return pd.concat(parts, ignore_index=True)
 
 
@@ -485,19 +498,53 @@ def _alive_above(nu: np.ndarray, up: np.ndarray, down: np.ndarray, time: np.ndar
     return np.clip(total, 0.0, 1.0)
 
 
-def _outcome_probability(mu: np.ndarray, decision: np.ndarray, n: np.ndarray, y_observed: np.ndarray,
-                         sd: np.ndarray, s0: float, s1: float, lower: float, upper: float, min_n: int) -> np.ndarray:
-    """p(mu) = P_mu(outcome >= the observed one in the stage-wise ordering), for s1 > s0 (1-d arrays).
+@numba.njit(cache=True, nogil=True)
+def _llr_jumps(values, counts, s0, s1, jumps, usable):
+    """Per row: the llr increment log(q1(x) / q0(x)) of each value x, where q0 and q1 are the
+    distributions on the row's values of largest likelihood with means s0 and s1 (fishtest's
+    ``LLRjumps``); ``usable`` is False where s0 or s1 lies outside the row's range."""
+    for row in range(counts.shape[0]):
+        h0, lam0 = _dual_maximum(values, counts[row], s0, 0.0)
+        h1, lam1 = _dual_maximum(values, counts[row], s1, 0.0)
+        usable[row] = h0 < math.inf and h1 < math.inf
+        if not usable[row]:
+            continue
+        for k in range(values.size):
+            if counts[row, k] > 0:
+                jumps[row, k] = math.log1p(lam0 * (values[k] - s0)) - math.log1p(lam1 * (values[k] - s1))
 
-    Y_t = (S_t - t (s0 + s1) / 2) / sd has drift nu = (mu - (s0 + s1) / 2) / sd and unit variance
-    per observation, and the test stops when Y leaves (lower sd / delta, upper sd / delta)."""
-    midpoint = 0.5 * (s0 + s1)
-    delta = s1 - s0
-    nu = (mu - midpoint) / sd
-    first_low, first_high = lower * sd / delta, upper * sd / delta
+
+@numba.njit(cache=True, nogil=True)
+def _tilted_moments(values, counts, jumps, mu, drift, variance):
+    """Per row: mean and variance of the llr increments when the observations follow the row's
+    empirical distribution tilted to mean mu[row] (its distribution of largest likelihood with
+    that mean, ``MLE_expected``); mu must lie strictly inside the row's range."""
+    for row in range(counts.shape[0]):
+        _, lam = _dual_maximum(values, counts[row], mu[row], 0.0)
+        n = 0.0
+        for k in range(values.size):
+            n += counts[row, k]
+        first = 0.0
+        second = 0.0
+        for k in range(values.size):
+            c = counts[row, k]
+            if c > 0:
+                weight = c / (n * (1.0 + lam * (values[k] - mu[row])))
+                first += weight * jumps[row, k]
+                second += weight * jumps[row, k] ** 2
+        drift[row] = first
+        variance[row] = max(second - first * first, 0.0)
+
+
+def _stagewise_probability(nu: np.ndarray, first_low: np.ndarray, first_high: np.ndarray, decision: np.ndarray,
+                           n: np.ndarray, y_observed: np.ndarray, min_n: int) -> np.ndarray:
+    """P(outcome >= the observed one in the stage-wise ordering) for a path Y with drift ``nu`` and
+    unit variance per observation that stops when it leaves (first_low, first_high) at or after
+    observation ``min_n`` (1-d arrays, one element per stopped test; ``y_observed`` is Y at the
+    stop, used for stops at the first look and for undecided tests)."""
     m = float(min_n)
     result = np.empty_like(nu)
-    # stopped at (or before) the first look: ordered by the value of Y there, Y_n ~ N(nu n, n)
+    # stopped at (or, undecided, before) the first look: ordered by the value of Y there, Y_n ~ N(nu n, n)
     early = n <= m
     result[early] = special.ndtr((nu[early] * n[early] - y_observed[early]) / np.sqrt(n[early]))
     late = ~early
@@ -510,9 +557,12 @@ def _outcome_probability(mu: np.ndarray, decision: np.ndarray, n: np.ndarray, y_
     p_first_down = special.ndtr((low_l - centre) / root_m)
     # continuing past the first look: integrate over Y_m in (low, high), then a Brownian motion
     # between the boundaries widened by Siegmund's correction, for n - m more observations
+    # (the quadrature covers the part of (low, high) within 8 standard deviations of Y_m's mean)
     nodes, weights = np.polynomial.legendre.leggauss(_FIRST_LOOK_NODES)
-    half = 0.5 * (high_l - low_l)[:, None]
-    start = 0.5 * (low_l + high_l)[:, None] + half * nodes
+    from_y = np.maximum(low_l, centre - 8.0 * root_m)
+    to_y = np.maximum(np.minimum(high_l, centre + 8.0 * root_m), from_y)
+    half = 0.5 * (to_y - from_y)[:, None]
+    start = 0.5 * (from_y + to_y)[:, None] + half * nodes
     density = weights * half * np.exp(-0.5 * (start - centre[:, None]) ** 2 / m) / math.sqrt(2.0 * math.pi * m)
     up = (high_l + _SIEGMUND_RHO)[:, None] - start
     down = start - (low_l - _SIEGMUND_RHO)[:, None]
@@ -536,8 +586,8 @@ def _outcome_probability(mu: np.ndarray, decision: np.ndarray, n: np.ndarray, y_
 
 
 def _increasing_root(function, level: float, low: np.ndarray, high: np.ndarray, tolerance: np.ndarray) -> np.ndarray:
-    """Elementwise root of function(x) = level for an increasing vectorised function, bracketed by
-    [low, high] (Illinois false position; only unconverged elements are re-evaluated)."""
+    """Elementwise root of function(x, index) = level for an increasing vectorised function,
+    bracketed by [low, high] (Illinois false position; only unconverged elements are evaluated)."""
     a, b = low.astype(float).copy(), high.astype(float).copy()
     fa, fb = function(a, None) - level, function(b, None) - level
     tolerance = np.broadcast_to(tolerance, a.shape)
@@ -553,94 +603,96 @@ def _increasing_root(function, level: float, low: np.ndarray, high: np.ndarray, 
             guess = np.where(denominator > 0, ta - tfa * (tb - ta) / denominator, 0.5 * (ta + tb))
         guess = np.where((guess > ta) & (guess < tb), guess, 0.5 * (ta + tb))
         value = function(guess, todo) - level
-        right = value >= 0  # root at or below the guess
+        right = value >= 0  # the root lies at or below the guess
         previous = side[todo]
         b[todo] = np.where(right, guess, tb)
         fb[todo] = np.where(right, value, tfb)
         a[todo] = np.where(right, ta, guess)
         fa[todo] = np.where(right, tfa, value)
-        # Illinois: halve the stale end's value when the same end is kept twice
+        # Illinois: halve the value kept at the end that survived twice in a row
         fa[todo] = np.where(right & (previous == 1), fa[todo] * 0.5, fa[todo])
         fb[todo] = np.where(~right & (previous == -1), fb[todo] * 0.5, fb[todo])
         side[todo] = np.where(right, 1, -1)
         result[todo] = guess
         done = (b[todo] - a[todo] <= tolerance[todo]) | (np.abs(value) <= 1e-12)
-        result[todo[done]] = np.where(np.abs(value[done]) <= 1e-12, guess[done], 0.5 * (a[todo[done]] + b[todo[done]]))
+        finished = todo[done]
+        result[finished] = np.where(np.abs(value[done]) <= 1e-12, guess[done], 0.5 * (a[finished] + b[finished]))
         todo = todo[~done]
     return result
 
 
-def sequential_estimate(
-    decision: int | np.ndarray,
-    n: int | np.ndarray,
-    mean: float | np.ndarray,
-    sd: float | np.ndarray,
-    delta: float,
-    alpha: float = 0.05,
-    beta: float = 0.05,
-    mu0: float = 0.0,
-    min_n: int = 100,
-    confidence: float = 0.95,
-) -> SequentialEstimate | pd.DataFrame:
-    """Median-unbiased estimate and interval of the mean after :class:`EmpiricalMeanSPRT` stopped.
+def _stopped_estimates(decision: np.ndarray, n: np.ndarray, llr: np.ndarray, values: np.ndarray, counts: np.ndarray,
+                       delta: float, alpha: float, beta: float, mu0: float, min_n: int,
+                       confidence: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(estimate, lo, hi) of the mean for stopped tests: row i stopped after n[i] observations
+    with decision[i] (+1 / -1 / 0 undecided) and final llr[i]; counts[i] counts ``values``.
 
-    ``decision`` is +1 (accepted H1), -1 (accepted H0) or 0 (not decided when stopped at ``n``,
-    i.e. truncated); ``mean`` and ``sd`` (ddof=1) are those of the ``n`` observations.  Scalars
-    give a :class:`SequentialEstimate`; arrays (many stopped tests, as from
-    :func:`simulate_sprt`) give a DataFrame with columns ``estimate``, ``lo``, ``hi``.
-
-    >>> result = sequential_estimate(1, 120, 0.45, 1.3, delta=0.2)
-    >>> result.lo < result.estimate < result.naive_mean < result.hi
-    True
-    """
+    The llr path is modelled as a Brownian motion on the llr scale whose drift and variance
+    under mean mu are those of the llr increments when the observations follow the row's
+    empirical distribution tilted to mean mu (the llr-scale model of fishtest's
+    ``LLR_drift_variance``).  Where mu0 or mu1 lies outside the row's values, or the llr is
+    infinite, the linear normal approximation llr = delta / sd^2 (S_n - n (mu0 + mu1) / 2) is used."""
     confidence = float(confidence)
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must lie strictly between 0 and 1, got {confidence!r}")
-    scalar = np.ndim(decision) == 0 and np.ndim(n) == 0 and np.ndim(mean) == 0 and np.ndim(sd) == 0
-    decision_a, n_a, mean_a, sd_a = (np.atleast_1d(np.asarray(x, dtype=float)) for x in (decision, n, mean, sd))
-    decision_a, n_a, mean_a, sd_a = np.broadcast_arrays(decision_a, n_a, mean_a, sd_a)
-    if np.any(n_a < 2) or not np.all(np.isfinite(mean_a)):
-        raise ValueError("n must be >= 2 and mean finite")
-    if np.any(~np.isfinite(sd_a) | (sd_a < 0)):
-        raise ValueError("sd must be finite and non-negative")
-    delta = float(delta)
-    if not math.isfinite(delta) or delta == 0.0:
-        raise ValueError(f"delta must be finite and nonzero, got {delta!r}")
     lower, upper = wald_boundaries(alpha, beta)
-    # orient so that H1 lies above H0
+    # orient so that H1 lies above H0 (the llr and the decisions do not change)
     sign = 1.0 if delta > 0 else -1.0
-    s0, s1 = sign * float(mu0), sign * (float(mu0) + delta)
-    oriented_mean = sign * mean_a
-    sd_safe = np.maximum(sd_a, 1e-12 * max(1.0, abs(delta)))
+    if sign < 0:
+        values, counts = -values[::-1], counts[:, ::-1]
+    values = np.ascontiguousarray(values, dtype=float)
+    counts = np.ascontiguousarray(counts, dtype=np.int64)
+    s0, s1 = sign * mu0, sign * (mu0 + delta)
     midpoint = 0.5 * (s0 + s1)
-    y_observed = n_a * (oriented_mean - midpoint) / sd_safe
-    oriented_decision = decision_a  # decisions are about H1 vs H0, unchanged by orientation
+    decision = np.asarray(decision, dtype=float)
+    n = np.asarray(n, dtype=float)
+    llr = np.asarray(llr, dtype=float)
+    mean = counts @ values / n
+    sd = np.sqrt(np.maximum(counts @ values**2 - n * mean**2, 0.0) / np.maximum(n - 1.0, 1.0))
+    sd = np.maximum(sd, 1e-12 * max(1.0, abs(delta)))
+    present = counts > 0
+    smallest = np.where(present, values, np.inf).min(axis=1)
+    largest = np.where(present, values, -np.inf).max(axis=1)
+    jumps = np.zeros(counts.shape)
+    usable = np.zeros(counts.shape[0], dtype=np.bool_)
+    _llr_jumps(values, counts, s0, s1, jumps, usable)
+    on_llr_scale = usable & np.isfinite(llr)
+    span = largest - smallest
+
+    def probability(mu: np.ndarray, index: np.ndarray | None) -> np.ndarray:
+        rows = np.arange(n.size) if index is None else index
+        scale = on_llr_scale[rows]
+        nu = (mu - midpoint) / sd[rows]
+        first_low, first_high = lower * sd[rows] / delta * sign, upper * sd[rows] / delta * sign
+        y_observed = n[rows] * (mean[rows] - midpoint) / sd[rows]
+        if scale.any():
+            chosen = rows[scale]
+            inside = np.clip(mu[scale], smallest[chosen] + 1e-9 * span[chosen], largest[chosen] - 1e-9 * span[chosen])
+            drift, variance = np.empty(chosen.size), np.empty(chosen.size)
+            _tilted_moments(values, counts[chosen], jumps[chosen], inside, drift, variance)
+            root = np.sqrt(np.maximum(variance, 1e-300))
+            nu[scale] = drift / root
+            first_low[scale], first_high[scale] = lower / root, upper / root
+            y_observed[scale] = llr[chosen] / root
+        return _stagewise_probability(nu, first_low, first_high, decision[rows], n[rows], y_observed, min_n)
+
     tail = 0.5 * (1.0 - confidence)
-    levels = np.array([0.5, tail, 1.0 - tail])
-
-    def probability(mu: np.ndarray, index: np.ndarray | None = None) -> np.ndarray:
-        if index is None:
-            index = slice(None)
-        return _outcome_probability(mu, oriented_decision[index], n_a[index], y_observed[index], sd_safe[index],
-                                    s0, s1, lower, upper, int(min_n))
-
-    # bracket: p is increasing in mu; widen until p(low) < tail and p(high) > 1 - tail
-    spread = np.maximum(sd_safe / np.sqrt(float(min_n)), abs(delta))
-    low = np.minimum(oriented_mean, s0) - 4.0 * spread
-    high = np.maximum(oriented_mean, s1) + 4.0 * spread
-    for _ in range(30):
-        bad_low = probability(low) > 0.5 * tail
-        bad_high = probability(high) < 1.0 - 0.5 * tail
+    # brackets around the mean, widened until p(low) < tail / 2 and p(high) > 1 - tail / 2; on
+    # the llr scale they stop at the range of the values, where p reaches 0 and 1
+    spread = np.maximum(sd / math.sqrt(float(min_n)), abs(delta))
+    floor = np.where(on_llr_scale, smallest + 1e-9 * span, -np.inf)
+    ceiling = np.where(on_llr_scale, largest - 1e-9 * span, np.inf)
+    low = np.maximum(np.minimum(mean, s0) - 4.0 * spread, floor)
+    high = np.minimum(np.maximum(mean, s1) + 4.0 * spread, ceiling)
+    for _ in range(60):
+        bad_low = (probability(low, None) > 0.5 * tail) & (low > floor)
+        bad_high = (probability(high, None) < 1.0 - 0.5 * tail) & (high < ceiling)
         if not (bad_low.any() or bad_high.any()):
             break
-        low = np.where(bad_low, low - 2.0 * spread, low)
-        high = np.where(bad_high, high + 2.0 * spread, high)
-        spread = spread * 2.0
-    roots = [sign * _increasing_root(probability, level, low, high, 1e-7 * spread) for level in levels]
-    estimate, first, second = roots
-    lo, hi = np.minimum(first, second), np.maximum(first, second)
-    if scalar:
-        code = int(decision_a[0])
-        return SequentialEstimate(float(estimate[0]), float(lo[0]), float(hi[0]), confidence, float(mean_a[0]),
-                                  int(n_a[0]), {1: "accept_h1", -1: "accept_h0"}.get(code, "continue"))
-    return pd.DataFrame({"estimate": estimate, "lo": lo, "hi": hi})
+        low = np.where(bad_low, np.maximum(low - 2.0 * spread, floor), low)
+        high = np.where(bad_high, np.minimum(high + 2.0 * spread, ceiling), high)
+        spread = np.where(bad_low | bad_high, 2.0 * spread, spread)
+    tolerance = 1e-6 * np.maximum(sd, abs(delta))
+    estimate, first, second = (sign * _increasing_root(probability, level, low, high, tolerance)
+                               for level in (0.5, tail, 1.0 - tail))
+    return estimate, np.minimum(first, second), np.maximum(first, second)

@@ -6,6 +6,15 @@ the dealer's edge.
 Every function takes a dataset folder or a DataFrame, reads only the columns it needs, and
 returns estimates with intervals (Wilson for proportions, Student t for means; 95% unless
 ``confidence`` says otherwise).
+
+Seat and policy (``simkit simulate --seating``): with fixed seats and different policies a
+policy's figures are also its seat's (with independent deals seat 0 deals every deal).  Every
+table that could show such a mix says so in the same row: ``confounded`` (True when the row's
+figure mixes seat and policy: a seat that always holds the same policy while the policies
+differ, a policy that does not sit at each seat a third of the time, a dealer whose policy is
+not spread like the seats' policies; :data:`BALANCE_TOLERANCE`).  Rotated seating (the
+default for different policies) or all six seatings compare like with like.  With seating
+``all`` (six rows per deal) the intervals are clustered by deal.
 """
 
 from __future__ import annotations
@@ -21,28 +30,112 @@ from simkit.evaluator import PATTERN_NAMES
 from simkit.storage import load_dataset
 
 
-def _frame(data: str | os.PathLike | pd.DataFrame, columns: list[str]) -> pd.DataFrame:
+BALANCE_TOLERANCE = 0.01  # a policy's share of a seat (or of the dealer's seat) may differ from balance by this much
+
+
+def _frame(data: str | os.PathLike | pd.DataFrame, columns: list[str], optional: tuple[str, ...] = ()) -> pd.DataFrame:
+    """The ``columns`` of a dataset folder or frame, and those of ``optional`` a frame has
+    (a folder: all of them)."""
     if isinstance(data, pd.DataFrame):
-        return data[columns]
-    return load_dataset(data, columns=columns)
+        return data[columns + [c for c in optional if c in data.columns and c not in columns]]
+    return load_dataset(data, columns=columns + [c for c in optional if c not in columns])
+
+
+def _deal_groups(df: pd.DataFrame) -> np.ndarray | None:
+    """Cluster of each row when rows of one deal repeat (seating ``all``: six rows per deal):
+    the deal id; None when every row is its own deal (or the frame has no ``deal_id``)."""
+    if "deal_id" not in df.columns:
+        return None
+    ids = df["deal_id"].to_numpy()
+    return ids if np.unique(ids).size < ids.size else None
+
+
+def _policy_matrix(df: pd.DataFrame) -> np.ndarray | None:
+    """(rows, 3) policy names by seat as played, None without policy columns."""
+    if not all(f"policy_{k}" in df.columns for k in range(3)):
+        return None
+    return np.stack([df[f"policy_{k}"].astype(str).to_numpy() for k in range(3)], axis=1)
+
+
+def _seat_policy_label(policies: np.ndarray) -> str:
+    """One seat's policy: its name when it always plays the same one, else ``rotated: a / b``."""
+    names = list(dict.fromkeys(policies.tolist()))
+    if len(names) == 1:
+        return names[0]
+    return "rotated: " + " / ".join(sorted(names)) if names else ""
+
+
+def seat_balance(df: pd.DataFrame) -> pd.DataFrame:
+    """Per policy: its share of each seat's rows (``seat_k_share``: the share of its seat-deals
+    played at seat k, 1/3 each when balanced), its share of the dealer's seat against its share
+    of all seats, and ``confounded`` (a seat share off 1/3, or its dealing share off its seat
+    share, by more than :data:`BALANCE_TOLERANCE`).  Empty without policy columns.
+
+    >>> df = pd.DataFrame({"dealer": [0, 0, 0], "policy_0": ["a", "b", "c"], "policy_1": ["b", "c", "a"],
+    ...                    "policy_2": ["c", "a", "b"]})
+    >>> seat_balance(df)[["policy", "seat_0_share", "confounded"]].values.tolist()
+    [['a', 0.3333333333333333, False], ['b', 0.3333333333333333, False], ['c', 0.3333333333333333, False]]
+    """
+    pol = _policy_matrix(df)
+    if pol is None or len(df) == 0:
+        return pd.DataFrame(columns=["policy", "seat_deals", "seat_0_share", "seat_1_share", "seat_2_share",
+                                     "dealer_share", "seat_share", "confounded"])
+    dealer = df["dealer"].to_numpy().astype(np.int64) if "dealer" in df.columns else None
+    rows = []
+    for name in sorted(set(pol.ravel().tolist())):
+        at = pol == name
+        seat_deals = int(at.sum())
+        shares = at.sum(axis=0) / seat_deals
+        seat_share = seat_deals / at.size  # its share of all seat-deals
+        dealer_share = float(at[np.arange(len(df)), dealer].mean()) if dealer is not None else np.nan
+        unbalanced = bool(np.any(np.abs(shares - 1 / 3) > BALANCE_TOLERANCE)) or (
+            dealer is not None and abs(dealer_share - seat_share) > BALANCE_TOLERANCE)
+        rows.append({"policy": name, "seat_deals": seat_deals, "seat_0_share": float(shares[0]),
+                     "seat_1_share": float(shares[1]), "seat_2_share": float(shares[2]),
+                     "dealer_share": dealer_share, "seat_share": seat_share, "confounded": unbalanced})
+    return pd.DataFrame(rows)
+
+
+def _dealer_confounded(df: pd.DataFrame) -> bool:
+    """The dealer's outcome mixes in a policy effect: some policy sits at the dealer's seat
+    more or less often than at seats in general (fixed seats with different policies)."""
+    balance = seat_balance(df)
+    if not len(balance) or balance["dealer_share"].isna().all():
+        return False
+    return bool((np.abs(balance["dealer_share"] - balance["seat_share"]) > BALANCE_TOLERANCE).any())
 
 
 def win_rates(data: str | os.PathLike | pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
-    """Win rate and mean payoff of each seat (and its policy), with intervals."""
+    """Win rate and mean payoff of each seat (and its policy), with intervals.
+
+    ``policy`` is the seat's policy, or ``rotated: ...`` when the seat played several;
+    ``confounded`` is True when the seat's figure is also a policy's: the seat's mix of
+    policies differs from the run's (fixed seats with different policies).  With six rows per
+    deal (seating ``all``) the intervals are clustered by deal."""
     cols = ["winner"] + [f"payoff_{k}" for k in range(3)] + [f"policy_{k}" for k in range(3)]
-    df = _frame(data, cols)
+    df = _frame(data, cols, optional=("deal_id",))
     n = len(df)
+    groups = _deal_groups(df)
+    pol = _policy_matrix(df)
     rows = []
     for k in range(3):
         wins = int((df["winner"] == k).sum())
-        lo, hi = wilson_interval(wins, n, confidence)
         pay = df[f"payoff_{k}"].to_numpy(dtype=float)
-        mean = pay.mean()
-        half = stats.t.ppf(0.5 + confidence / 2, n - 1) * pay.std(ddof=1) / np.sqrt(n) if n > 1 else np.nan
+        if groups is None:
+            lo, hi = wilson_interval(wins, n, confidence)
+            mean = pay.mean() if n else np.nan
+            half = stats.t.ppf(0.5 + confidence / 2, n - 1) * pay.std(ddof=1) / np.sqrt(n) if n > 1 else np.nan
+            mean_lo, mean_hi = mean - half, mean + half
+        else:
+            _, lo, hi, _, _ = _cluster_mean((df["winner"].to_numpy() == k).astype(float), groups, confidence)
+            mean, mean_lo, mean_hi, _, _ = _cluster_mean(pay, groups, confidence)
+        mix = {name: float((pol[:, k] == name).mean()) for name in set(pol.ravel().tolist())} if n else {}
+        overall = {name: float((pol == name).mean()) for name in mix}
         rows.append({
-            "seat": k, "policy": str(df[f"policy_{k}"].iloc[0]) if n else "", "deals": n,
+            "seat": k, "policy": _seat_policy_label(pol[:, k]) if n else "", "deals": n,
             "wins": wins, "win_rate": wins / n if n else np.nan, "win_rate_lo": lo, "win_rate_hi": hi,
-            "mean_payoff": mean, "mean_payoff_lo": mean - half, "mean_payoff_hi": mean + half,
+            "mean_payoff": mean, "mean_payoff_lo": mean_lo, "mean_payoff_hi": mean_hi,
+            "confounded": any(abs(mix[name] - overall[name]) > BALANCE_TOLERANCE for name in mix),
         })
     return pd.DataFrame(rows)
 
@@ -82,15 +175,24 @@ def win_rates_by_policy(data: str | os.PathLike | pd.DataFrame, confidence: floa
     A policy in two seats contributes two seat-deals per deal. Its wins in one deal are
     mutually exclusive (at most one winner), which makes the binomial Wilson interval on
     seat-deals slightly conservative; the payoff interval is a t interval on per-deal means
-    of the policy's seats (exact pairing within a deal).
+    of the policy's seats (exact pairing within a deal).  With six rows per deal (seating
+    ``all``) both intervals are clustered by deal (:func:`_cluster_mean`).
+
+    ``dealt_share``: the share of the policy's seat-deals in which it dealt (1/3 when the
+    seating is balanced); ``confounded`` (:func:`seat_balance`): True when the figures are
+    also its seats' (fixed seats with different policies: the first policy deals every
+    independent deal), so they do not compare policies like with like.
 
     >>> df = pd.DataFrame({"winner": [0, 1, -1, 2], "policy_0": "a", "policy_1": "b", "policy_2": "b",
     ...                    "payoff_0": [4, -2, 0, -1], "payoff_1": [-2, 4, 0, -1], "payoff_2": [-2, -2, 0, 2]})
-    >>> win_rates_by_policy(df)[["policy", "seat_deals", "wins"]].values.tolist()
-    [['a', 4, 1], ['b', 8, 2]]
+    >>> win_rates_by_policy(df)[["policy", "seat_deals", "wins", "confounded"]].values.tolist()
+    [['a', 4, 1, True], ['b', 8, 2, True]]
     """
     cols = ["winner"] + [f"payoff_{k}" for k in range(3)] + [f"policy_{k}" for k in range(3)]
-    df = _frame(data, cols)
+    df = _frame(data, cols, optional=("dealer", "deal_id"))
+    groups = _deal_groups(df)
+    balance = seat_balance(df).set_index("policy") if len(df) else None
+    dealer = df["dealer"].to_numpy().astype(np.int64) if "dealer" in df.columns else None
     n = len(df)
     policies = [df[f"policy_{k}"].astype(str).to_numpy() for k in range(3)]
     names = sorted(set(np.concatenate(policies).tolist())) if n else []
@@ -100,14 +202,22 @@ def win_rates_by_policy(data: str | os.PathLike | pd.DataFrame, confidence: floa
         seats = [(policies[k] == name) for k in range(3)]
         seat_deals = int(sum(s.sum() for s in seats))
         wins = int(sum(((winner == k) & seats[k]).sum() for k in range(3)))
-        lo, hi = wilson_interval(wins, seat_deals, confidence)
         total = sum(np.where(seats[k], df[f"payoff_{k}"].to_numpy(dtype=float), 0.0) for k in range(3))
         count = sum(seats[k].astype(float) for k in range(3))
         per_deal = total[count > 0] / count[count > 0]
-        mean, mlo, mhi = _t_interval(per_deal, confidence)
+        if groups is None:
+            lo, hi = wilson_interval(wins, seat_deals, confidence)
+            mean, mlo, mhi = _t_interval(per_deal, confidence)
+        else:  # rows of one deal are dependent: ratio estimators clustered by deal
+            won = sum(((winner == k) & seats[k]).astype(float) for k in range(3))
+            rate, lo, hi, _, _ = _cluster_mean(won[count > 0] / count[count > 0], groups[count > 0], confidence)
+            mean, mlo, mhi, _, _ = _cluster_mean(per_deal, groups[count > 0], confidence)
+        dealt = (np.nan if dealer is None else
+                 float(sum((seats[k] & (dealer == k)).sum() for k in range(3)) / seat_deals))
         rows.append({"policy": name, "seat_deals": seat_deals, "wins": wins,
                      "win_rate": wins / seat_deals, "win_rate_lo": lo, "win_rate_hi": hi,
-                     "mean_payoff": mean, "mean_payoff_lo": mlo, "mean_payoff_hi": mhi})
+                     "mean_payoff": mean, "mean_payoff_lo": mlo, "mean_payoff_hi": mhi,
+                     "dealt_share": dealt, "confounded": bool(balance.loc[name, "confounded"])})
     return pd.DataFrame(rows)
 
 
@@ -128,15 +238,22 @@ def dealer_advantage(data: str | os.PathLike | pd.DataFrame, confidence: float =
     Per deal, ``x = [dealer won] - ([seat a won] + [seat b won]) / 2`` (a, b the non-dealers)
     has mean ``p_dealer - p_non_dealer``; likewise ``payoff_dealer - mean(payoff_non_dealers)``.
     Both are tested against 0 with a one-sample t test (deals are independent; the pairing is
-    within the deal, so the dependence of the three seats' outcomes is accounted for). Only
-    meaningful when every seat plays the same policy (otherwise seat and policy are confounded).
+    within the deal, so the dependence of the three seats' outcomes is accounted for; with six
+    rows per deal, seating ``all``, clustered by deal).  ``confounded`` (same row): True when
+    the dealer's seat holds some policy more or less often than the seats do in general (fixed
+    seats with different policies: the dealer's edge is then also that policy's edge); see
+    :func:`dealer_advantage_by_policy` for the edge of each policy.  A frame without policy
+    columns cannot tell (False).
 
     >>> df = pd.DataFrame({"dealer": [0] * 4, "winner": [0, 0, 1, -1],
     ...                    "payoff_0": [2, 2, -1, 0], "payoff_1": [-1, -1, 2, 0], "payoff_2": [-1, -1, -1, 0]})
     >>> dealer_advantage(df)[["measure", "dealer", "non_dealer", "difference"]].values.tolist()[0]
     ['win rate', 0.5, 0.125, 0.375]
     """
-    df = _frame(data, ["dealer", "winner"] + [f"payoff_{k}" for k in range(3)])
+    df = _frame(data, ["dealer", "winner"] + [f"payoff_{k}" for k in range(3)],
+                optional=tuple(f"policy_{k}" for k in range(3)) + ("deal_id",))
+    groups = _deal_groups(df)
+    confounded = _dealer_confounded(df)
     dealer = df["dealer"].to_numpy().astype(np.int64)
     winner = df["winner"].to_numpy().astype(np.int64)
     payoff = np.stack([df[f"payoff_{k}"].to_numpy(dtype=float) for k in range(3)], axis=1)
@@ -148,12 +265,100 @@ def dealer_advantage(data: str | os.PathLike | pd.DataFrame, confidence: float =
     out = []
     for measure, a, b in (("win rate", dealer_won, other_won / 2.0), ("mean payoff", dealer_pay, other_pay)):
         x = a - b
-        mean, lo, hi = _t_interval(x, confidence)
-        test = stats.ttest_1samp(x, 0.0) if x.size > 1 and x.std() > 0 else None
+        if groups is None:
+            mean, lo, hi = _t_interval(x, confidence)
+            test = stats.ttest_1samp(x, 0.0) if x.size > 1 and x.std() > 0 else None
+            t, p = (float(test.statistic), float(test.pvalue)) if test is not None else (np.nan, np.nan)
+        else:
+            mean, lo, hi, t, p = _cluster_mean(x, groups, confidence)
         out.append({"measure": measure, "deals": int(x.size), "dealer": float(a.mean()), "non_dealer": float(b.mean()),
-                    "difference": mean, "difference_lo": lo, "difference_hi": hi,
-                    "t": float(test.statistic) if test is not None else np.nan,
-                    "p_value": float(test.pvalue) if test is not None else np.nan})
+                    "difference": mean, "difference_lo": lo, "difference_hi": hi, "t": t, "p_value": p,
+                    "confounded": confounded})
+    return pd.DataFrame(out)
+
+
+def _cluster_difference(y: np.ndarray, mask: np.ndarray, groups: np.ndarray,
+                        confidence: float) -> tuple[float, float, float, float, float]:
+    """mean(y[mask]) - mean(y[~mask]) with an interval and test whose variance is clustered by
+    ``groups`` (linearised ratio estimators, t with G - 1 degrees of freedom for G clusters;
+    with one observation per cluster close to Welch's): (difference, lo, hi, t, p).
+
+    >>> d, lo, hi, t, p = _cluster_difference(np.array([1., 0., 1., 0., 0., 0.]),
+    ...                                       np.array([True, True, True, False, False, False]), np.arange(6), 0.95)
+    >>> round(d, 4), lo < d < hi
+    (0.6667, True)
+    """
+    n_a, n_b = int(mask.sum()), int((~mask).sum())
+    if n_a == 0 or n_b == 0:
+        return (np.nan,) * 5
+    mean_a, mean_b = float(y[mask].mean()), float(y[~mask].mean())
+    diff = mean_a - mean_b
+    codes, inverse = np.unique(groups, return_inverse=True)
+    g = codes.size
+    if g < 2:
+        return (diff, np.nan, np.nan, np.nan, np.nan)
+    influence = (np.bincount(inverse, weights=np.where(mask, y - mean_a, 0.0), minlength=g) / n_a
+                 - np.bincount(inverse, weights=np.where(mask, 0.0, y - mean_b), minlength=g) / n_b)
+    se = float(np.sqrt(g / (g - 1) * (influence ** 2).sum()))
+    half = float(stats.t.ppf(0.5 + confidence / 2, g - 1)) * se
+    if se > 0:
+        t = diff / se
+        p = float(2 * stats.t.sf(abs(t), g - 1))
+    else:
+        t, p = np.nan, (1.0 if diff == 0 else np.nan)
+    return (diff, diff - half, diff + half, float(t), p)
+
+
+def dealer_advantage_by_policy(data: str | os.PathLike | pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
+    """Each policy's own dealer advantage: its win rate and mean payoff in the seat-deals in
+    which it deals against those in which it does not (same policy on both sides: like with
+    like).  Intervals and tests cluster the seat-deals by deal (the seats of one deal, and the
+    six rows of a deal with seating ``all``, are dependent) or, for runs in sessions, by session.
+
+    With fixed seats and different policies a policy always or never deals (independent
+    deals): its edge cannot be estimated (NaN, ``note`` says why); rotated or all seatings
+    give every policy both kinds of seat-deals.
+
+    >>> df = pd.DataFrame({"deal_id": [0, 1, 2], "dealer": [0, 0, 0], "winner": [0, 2, 0],
+    ...                    "policy_0": ["a", "b", "c"], "policy_1": ["b", "c", "a"], "policy_2": ["c", "a", "b"],
+    ...                    "payoff_0": [2, -1, 2], "payoff_1": [-1, -1, -1], "payoff_2": [-1, 2, -1]})
+    >>> r = dealer_advantage_by_policy(df)
+    >>> r[r.measure == "win rate"][["policy", "dealing_n", "dealing", "not_dealing_n", "not_dealing"]].values.tolist()
+    [['a', 1, 1.0, 2, 0.5], ['b', 1, 0.0, 2, 0.0], ['c', 1, 1.0, 2, 0.0]]
+    """
+    cols = ["dealer", "winner"] + [f"payoff_{k}" for k in range(3)] + [f"policy_{k}" for k in range(3)]
+    df = _frame(data, cols, optional=("deal_id", "session", "deal_in_session"))
+    n = len(df)
+    pol = _policy_matrix(df)
+    dealer = df["dealer"].to_numpy().astype(np.int64)
+    winner = df["winner"].to_numpy().astype(np.int64)
+    if has_sessions(df):
+        groups = df["session"].to_numpy()
+    elif "deal_id" in df.columns:
+        groups = df["deal_id"].to_numpy()
+    else:
+        groups = np.arange(n)
+    seat = np.tile(np.arange(3), n)  # flattened seat-deals: row-major (deal, seat)
+    names = pol.ravel()
+    deals = np.repeat(groups, 3)
+    deals_it = np.repeat(dealer, 3) == seat
+    won = (np.repeat(winner, 3) == seat).astype(float)
+    pay = np.stack([df[f"payoff_{k}"].to_numpy(dtype=float) for k in range(3)], axis=1).ravel()
+    out = []
+    for name in sorted(set(names.tolist())):
+        mine = names == name
+        mask = deals_it[mine]
+        note = ("always deals" if mask.all() else "never deals" if not mask.any() else "")
+        if note:
+            note += " (fixed seats: rotate them to estimate its edge)"
+        for measure, y in (("win rate", won), ("mean payoff", pay)):
+            diff, lo, hi, t, p = _cluster_difference(y[mine], mask, deals[mine], confidence)
+            out.append({"policy": name, "measure": measure, "dealing_n": int(mask.sum()),
+                        "dealing": float(y[mine][mask].mean()) if mask.any() else np.nan,
+                        "not_dealing_n": int((~mask).sum()),
+                        "not_dealing": float(y[mine][~mask].mean()) if (~mask).any() else np.nan,
+                        "difference": diff, "difference_lo": lo, "difference_hi": hi, "t": t, "p_value": p,
+                        "note": note})
     return pd.DataFrame(out)
 
 
@@ -176,7 +381,7 @@ def distributions(data: str | os.PathLike | pd.DataFrame, columns: tuple[str, ..
     rows = []
     for column in columns:
         over_wins = column in ("hu", "units", "lou", "steps")
-        values = df[column].to_numpy(dtype=float)[won if over_wins else slice(None)]
+        values = df[column].to_numpy(dtype=float, na_value=np.nan)[won if over_wins else slice(None)]
         row = {"column": column, "over": "won deals" if over_wins else "all deals", "n": int(values.size),
                "mean": float(values.mean()) if values.size else np.nan,
                "std": float(values.std(ddof=1)) if values.size > 1 else np.nan}
@@ -336,7 +541,7 @@ def session_seat_results(data: str | os.PathLike | pd.DataFrame, confidence: flo
         per_session = pd.Series(pay[full]).groupby(full_sessions).sum().to_numpy(dtype=float)
         mean, lo, hi = _t_interval(per_session, confidence)
         rows.append({
-            "seat": seat, "policy": str(df[f"policy_{seat}"].iloc[0]) if len(df) else "",
+            "seat": seat, "policy": _seat_policy_label(df[f"policy_{seat}"].astype(str).to_numpy()) if len(df) else "",
             "session_length": k, "sessions": int(np.unique(session).size), "full_sessions": int(per_session.size),
             "deals": int(len(df)), "dealt": int(dealt.sum()),
             "dealt_share": share, "dealt_share_lo": share_lo, "dealt_share_hi": share_hi, "dealt_share_p": share_p,

@@ -6,14 +6,20 @@ up to the evaluated hu (a test checks this), so the explanation doubles as a che
 
 from __future__ import annotations
 
+import functools
 import itertools
 from typing import Sequence
 
 import numpy as np
 
-from simkit.cards import COLOUR_CHINESE, JIANG, N_RANKS, RANK_CHINESE, TYPE_NAMES, is_fat
+from simkit.cards import COLOUR_CHINESE, JIANG, N_RANKS, RANK_CHINESE, TYPE_NAMES, ZU, is_fat
 from simkit.evaluator import kernel as K
 from simkit.evaluator.tables import (
+    EX_KONG,
+    EX_NONE,
+    EX_PENG,
+    EX_ZHAN,
+    EX_ZHAN2,
     CL_NONE,
     CL_OUT,
     CL_TWO_PAIRS,
@@ -28,21 +34,61 @@ from simkit.evaluator.tables import (
     TYPE_SPLIT,
     chariot_assignments,
 )
-from simkit.exposed import ExposedGroup, exposed_arrays
+from simkit.exposed import ExposedGroup
 from simkit.rules import RULE_JIANG_IN_CHARIOT, RULE_SINGLE_JIANG_CAP, RULE_STEPS_COUNT_LOU, RULE_ZHAN_IN_CHARIOT
 
 _EXPOSED_WORD = {"chow": "吃圆", "peng": "碰", "kong": "楼", "zhan": "占", "table": "将(table)"}
 _SPLIT_WORD = {2: "pair", 3: "子", 4: "闹"}
+_SPLIT_HU = {2: 0, 3: 3, 4: 9}  # plain types; fat ones score twice
+_ZU_SPLIT_HU = {2: 0, 3: 6, 4: 18}
+_EXPOSED_ROW = {"zhan": K.EXP_ZHAN, "peng": K.EXP_PENG, "kong": K.EXP_KONG, "table": K.EXP_TABLE}
+_EXPOSED_HU = {  # (kind, fat): hu of an exposed group other than chow and table
+    ("peng", True): 2, ("peng", False): 1, ("kong", True): 12, ("kong", False): 6, ("zhan", True): 0, ("zhan", False): 0,
+}
+# the tables as nested lists: explain runs in Python, where list indexing is far cheaper
+_TYPE_SPLIT = TYPE_SPLIT.tolist()
+_SPLIT_COMPONENTS = {sp: tuple(comps) for sp, comps in SPLIT_COMPONENTS.items()}
+_ZU_YUAN = K.ZU_YUAN.tolist()
+_PLAIN_CHARIOT_VALUE = PLAIN_CHARIOT_VALUE.tolist()
+_FAT_CHARIOT_VALUE = FAT_CHARIOT_VALUE.tolist()
+_LONG_CHARIOT_VALUE = LONG_CHARIOT_VALUE.tolist()
+_QING_VALUE = QING_VALUE.tolist()
+_FAT = tuple(is_fat(t) for t in range(28))
+_CARDS = tuple(tuple(TYPE_NAMES[t] if k == 1 else f"{TYPE_NAMES[t]}*{k}" for k in range(5)) for t in range(28))
+_TRIADS = tuple(
+    (c, first, kinds, slot)
+    for c in range(4)
+    for first, kinds, slot in (
+        (c * N_RANKS, (TK_JIANG, TK_PLAIN, TK_PLAIN), K.CHOICE_JSX + c),
+        (c * N_RANKS + 3, (TK_FAT, TK_PLAIN, TK_PLAIN), K.CHOICE_CMP + c),
+    )
+)
 
 
 def _cards(t: int, k: int) -> str:
-    return TYPE_NAMES[t] if k == 1 else f"{TYPE_NAMES[t]}*{k}"
+    return _CARDS[t][k]
 
 
-def _zu_sets(u: Sequence[int]) -> list[tuple[int, ...]]:
+def _exposed_state(rows: list[list[int]], t: int, zhan_comp: int) -> int:
+    """:func:`simkit.evaluator.kernel.exposed_state` on the exposed rows as lists."""
+    if rows[K.EXP_KONG][t] > 0:
+        return EX_KONG
+    if rows[K.EXP_PENG][t] > 0:
+        return EX_PENG
+    if not zhan_comp:
+        return EX_NONE
+    if rows[K.EXP_ZHAN][t] >= 2:
+        return EX_ZHAN2
+    if rows[K.EXP_ZHAN][t] == 1:
+        return EX_ZHAN
+    return EX_NONE
+
+
+@functools.lru_cache(maxsize=None)
+def _zu_sets(u: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:
     """A split of the 卒 counts u into the most 3- or 4-colour sets."""
     sets = [s for k in (3, 4) for s in itertools.combinations(range(4), k)]
-    target = K.ZU_YUAN[u[0] + 5 * u[1] + 25 * u[2] + 125 * u[3]]
+    target = _ZU_YUAN[u[0] + 5 * u[1] + 25 * u[2] + 125 * u[3]]
 
     def search(u: list[int], need: int) -> list | None:
         if sum(u) == 0:
@@ -59,7 +105,95 @@ def _zu_sets(u: Sequence[int]) -> list[tuple[int, ...]]:
                     return [s] + sub
         return None
 
-    return search(list(u), int(target)) or []
+    return tuple(search(list(u), int(target)) or [])
+
+
+@functools.lru_cache(maxsize=None)
+def _chariots(offers: tuple[int, ...], bonus: bool) -> tuple:
+    """The chariots of :func:`simkit.evaluator.tables.chariot_assignments` (memoised: 512 cases)."""
+    return tuple(chariot_assignments(offers, bonus)[1])
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _triad_block(
+    c: int, first: int, kinds: tuple[int, int, int], arg: int, counts: tuple[int, int, int],
+    states: tuple[int, int, int], jiang_bonus: bool,
+) -> tuple[tuple, tuple[bool, bool, bool], int]:
+    """The lines of one triad (its 圆s, each type's split, its 素车s), memoised: a line is a
+    string, or the type of a single 将 (its hu depends on the singles listed before it);
+    with the types' 出 flags and the 将 class the triad offers to 肥车/长车 (将士相 only)."""
+    entries: list = []
+    t_yuan = arg & 7
+    classes = ((arg >> 3) & 3, (arg >> 5) & 3, (arg >> 7) & 3)
+    q = (arg >> 9) & 3
+    for _ in range(t_yuan):
+        entries.append(f"圆 {TYPE_NAMES[first]} {TYPE_NAMES[first + 1]} {TYPE_NAMES[first + 2]} = 1")
+    for i in range(3):
+        t = first + i
+        m = counts[i] - t_yuan
+        comps = _SPLIT_COMPONENTS[_TYPE_SPLIT[kinds[i]][states[i]][m][classes[i]]]
+        factor = 2 if _FAT[t] else 1
+        for k in comps:
+            entries.append(f"{_SPLIT_WORD[k]} {_CARDS[t][k]} = {_SPLIT_HU[k] * factor}")
+        entries.extend([t] * (m - sum(comps)))
+    outs = (classes[0] == CL_OUT) + (classes[1] == CL_OUT) + (classes[2] == CL_OUT)
+    name = COLOUR_CHINESE[c] + "".join(RANK_CHINESE[(first + i) % N_RANKS] for i in range(3))
+    for _ in range(q):
+        n_out = outs if q == 1 else 0
+        value = _PLAIN_CHARIOT_VALUE[n_out]
+        extra = ""
+        if jiang_bonus and first % N_RANKS == JIANG and n_out >= 1 and classes[0] != CL_OUT:
+            value += 2
+            extra = " (将 pair scores 2)"
+        entries.append(f"素车 {name} {n_out}出{extra} = {value}")
+    offer = 0
+    if first % N_RANKS == JIANG:
+        if q == 0:
+            offer = classes[0]
+        elif q == 1:
+            offer = 1 if classes[0] == CL_TWO_PAIRS else CL_NONE
+    return tuple(entries), (classes[0] == CL_OUT, classes[1] == CL_OUT, classes[2] == CL_OUT), offer
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _zu_block(
+    u: tuple[int, ...], zu_classes: tuple[int, ...], counts: tuple[int, ...], states: tuple[int, ...]
+) -> tuple[tuple[str, ...], list[bool]]:
+    """The lines of the 卒 system (its 圆s, then each colour's split) and each colour's 出 flag,
+    memoised."""
+    lines = [f"圆 {' '.join(TYPE_NAMES[c * 7 + 6] for c in s)} = 1" for s in _zu_sets(u)]
+    for c in range(4):
+        t = c * 7 + 6
+        m = counts[c] - u[c]
+        for k in _SPLIT_COMPONENTS[_TYPE_SPLIT[TK_FAT][states[c]][m][zu_classes[c]]]:
+            lines.append(f"{_SPLIT_WORD[k]} {_CARDS[t][k]} = {_ZU_SPLIT_HU[k]}")
+    return tuple(lines), [cls == CL_OUT for cls in zu_classes]
+
+
+_SINGLE_LINE = tuple((f"single {TYPE_NAMES[t]} = 0", f"single {TYPE_NAMES[t]} = 1") for t in range(28))
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _exposed_block(groups: tuple[ExposedGroup, ...]) -> tuple[tuple, tuple[list[int], list[int]], int, int]:
+    """The exposed groups' lines (a table 将's line as the pair (``= 0``, ``= 1``): its hu
+    depends on the singles listed before it), the exposed state of every type without and with
+    rule ``zhan_in_chariot``, and the numbers of 碰 and 楼; memoised."""
+    rows = [[0] * 28 for _ in range(K.N_EXP_ROWS)]
+    entries: list = []
+    for g in groups:
+        kind = g.kind
+        if kind == "chow":
+            entries.append(f"exposed {_EXPOSED_WORD[kind]} {' '.join(TYPE_NAMES[t] for t in g.types)} = 1")
+            continue
+        t = g.types[0]
+        rows[_EXPOSED_ROW[kind]][t] += 1
+        head = f"exposed {_EXPOSED_WORD[kind]} {_CARDS[t][g.n_cards]} = "
+        if kind == "table":
+            entries.append((head + "0", head + "1"))
+        else:
+            entries.append(head + str(_EXPOSED_HU[kind, _FAT[t]]))
+    states = tuple([_exposed_state(rows, t, zhan_comp) for t in range(28)] for zhan_comp in (0, 1))
+    return tuple(entries), states, sum(rows[K.EXP_PENG]), sum(rows[K.EXP_KONG])
 
 
 def explain(
@@ -71,112 +205,66 @@ def explain(
     concealed singles) score 1 and the rest ``= 0``, so the lines still add up to the hu.
     """
     lines: list[str] = []
-    exposed, _ = exposed_arrays(groups)
-    zhan_comp = int(rules_array[RULE_ZHAN_IN_CHARIOT])
+    append = lines.append
+    conc = concealed.tolist() if isinstance(concealed, np.ndarray) else [int(x) for x in concealed]
+    choice = choice.tolist() if isinstance(choice, np.ndarray) else [int(x) for x in choice]
     cap = int(rules_array[RULE_SINGLE_JIANG_CAP])
     n_singles = 0  # single 将 listed so far (table and concealed)
-
-    def single_hu() -> int:
-        nonlocal n_singles
-        n_singles += 1
-        return 1 if cap == 0 or n_singles <= cap else 0
-
-    for g in groups:
-        if g.kind == "chow":
-            hu = 1
-            cards = " ".join(TYPE_NAMES[t] for t in g.types)
+    exposed_entries, exposed_states, n_peng, n_kong = _exposed_block(tuple(groups))
+    for entry in exposed_entries:
+        if entry.__class__ is str:
+            append(entry)
         else:
-            t = g.types[0]
-            if g.kind == "table":
-                hu = single_hu()
-            else:
-                hu = {"peng": 2 if is_fat(t) else 1, "kong": 12 if is_fat(t) else 6, "zhan": 0}[g.kind]
-            cards = _cards(t, g.n_cards)
-        lines.append(f"exposed {_EXPOSED_WORD[g.kind]} {cards} = {hu}")
+            n_singles += 1
+            append(entry[1 if cap == 0 or n_singles <= cap else 0])
+    states = exposed_states[1 if rules_array[RULE_ZHAN_IN_CHARIOT] else 0]
     jiang_bonus = bool(rules_array[RULE_JIANG_IN_CHARIOT])
-    out_of_type = np.zeros(28, dtype=bool)
+    out_of_type = [False] * 28
     jiang_offer = [0, 0, 0, 0]
-    for c in range(4):
-        for first, kinds, arg in (
-            (c * 7, (TK_JIANG, TK_PLAIN, TK_PLAIN), int(choice[K.CHOICE_JSX + c])),
-            (c * 7 + 3, (TK_FAT, TK_PLAIN, TK_PLAIN), int(choice[K.CHOICE_CMP + c])),
-        ):
-            t_yuan = arg & 7
-            classes = [(arg >> 3) & 3, (arg >> 5) & 3, (arg >> 7) & 3]
-            q = (arg >> 9) & 3
-            types = [first, first + 1, first + 2]
-            for _ in range(t_yuan):
-                lines.append(f"圆 {' '.join(TYPE_NAMES[t] for t in types)} = 1")
-            for i, t in enumerate(types):
-                e = K.exposed_state(exposed, t, zhan_comp)
-                m = int(concealed[t]) - t_yuan
-                sp = int(TYPE_SPLIT[kinds[i], e, m, classes[i]])
-                comps = SPLIT_COMPONENTS[sp]
-                for k in comps:
-                    hu = {2: 0, 3: 3, 4: 9}[k] * (2 if is_fat(t) else 1)
-                    lines.append(f"{_SPLIT_WORD[k]} {_cards(t, k)} = {hu}")
-                for _ in range(m - sum(comps)):
-                    lines.append(f"single {TYPE_NAMES[t]} = {single_hu()}")
-                out_of_type[t] = classes[i] == CL_OUT
-            outs = sum(1 for cl in classes if cl == CL_OUT)
-            for _ in range(q):
-                n_out = outs if q == 1 else 0
-                value = int(PLAIN_CHARIOT_VALUE[n_out])
-                extra = ""
-                if jiang_bonus and first % N_RANKS == JIANG and n_out >= 1 and classes[0] != CL_OUT:
-                    value += 2
-                    extra = " (将 pair scores 2)"
-                lines.append(
-                    f"素车 {COLOUR_CHINESE[c]}{''.join(RANK_CHINESE[t % N_RANKS] for t in types)} {n_out}出{extra} = {value}"
-                )
-            if first % N_RANKS == JIANG:
-                if q == 0:
-                    jiang_offer[c] = classes[0]
-                elif q == 1:
-                    jiang_offer[c] = 1 if classes[0] == CL_TWO_PAIRS else CL_NONE
+    for c, first, kinds, slot in _TRIADS:
+        entries, outs, offer = _triad_block(
+            c, first, kinds, choice[slot], (conc[first], conc[first + 1], conc[first + 2]),
+            (states[first], states[first + 1], states[first + 2]), jiang_bonus and first % N_RANKS == JIANG)
+        for entry in entries:
+            if entry.__class__ is str:
+                append(entry)
+            else:
+                n_singles += 1
+                append(_SINGLE_LINE[entry][1 if cap == 0 or n_singles <= cap else 0])
+        out_of_type[first], out_of_type[first + 1], out_of_type[first + 2] = outs
+        if first % N_RANKS == JIANG:
+            jiang_offer[c] = offer
     # 卒 system
-    u = [int(choice[K.CHOICE_ZU_YUAN + c]) for c in range(4)]
-    zu_classes = [int(choice[K.CHOICE_ZU_CLASS + c]) for c in range(4)]
-    for s in _zu_sets(u):
-        lines.append(f"圆 {' '.join(TYPE_NAMES[c * 7 + 6] for c in s)} = 1")
-    for c in range(4):
-        t = c * 7 + 6
-        e = K.exposed_state(exposed, t, zhan_comp)
-        m = int(concealed[t]) - u[c]
-        sp = int(TYPE_SPLIT[TK_FAT, e, m, zu_classes[c]])
-        for k in SPLIT_COMPONENTS[sp]:
-            lines.append(f"{_SPLIT_WORD[k]} {_cards(t, k)} = {({2: 0, 3: 6, 4: 18})[k]}")
-        out_of_type[t] = zu_classes[c] == CL_OUT
+    zu_classes = tuple(choice[K.CHOICE_ZU_CLASS : K.CHOICE_ZU_CLASS + 4])
+    zu_lines, zu_outs = _zu_block(tuple(choice[K.CHOICE_ZU_YUAN : K.CHOICE_ZU_YUAN + 4]), zu_classes,
+                                  tuple(conc[ZU::N_RANKS]), tuple(states[ZU::N_RANKS]))
+    lines.extend(zu_lines)
+    out_of_type[ZU::N_RANKS] = zu_outs
     # 肥车 / 长车
-    for rank, offers, bonus in ((0, jiang_offer, jiang_bonus), (6, zu_classes, False)):
-        _, chariots = chariot_assignments(tuple(offers), bonus)
-        for colours, n_out in chariots:
+    for rank, offers, bonus in ((0, tuple(jiang_offer), jiang_bonus), (6, zu_classes, False)):
+        for colours, n_out in _chariots(offers, bonus):
             size = len(colours)
-            value = int((FAT_CHARIOT_VALUE if size == 3 else LONG_CHARIOT_VALUE)[n_out])
+            value = (_FAT_CHARIOT_VALUE if size == 3 else _LONG_CHARIOT_VALUE)[n_out]
             extra = ""
             if bonus and n_out >= 1 and size > n_out:
                 value += 2 * (size - n_out)
                 extra = " (将 pairs score 1 each)"
             name = "肥车" if size == 3 else "长车"
             cards = "".join(COLOUR_CHINESE[c] for c in colours) + RANK_CHINESE[rank]
-            lines.append(f"{name} {cards} {n_out}出{extra} = {value}")
+            append(f"{name} {cards} {n_out}出{extra} = {value}")
     # 清
     for rank in range(1, 6):
         colours = [c for c in range(4) if out_of_type[c * 7 + rank]]
         if len(colours) >= 3:
             word = "三清" if len(colours) == 3 else "四清"
-            lines.append(
-                f"{word} {''.join(COLOUR_CHINESE[c] for c in colours)}{RANK_CHINESE[rank]} = {int(QING_VALUE[len(colours)])}"
-            )
+            append(f"{word} {''.join(COLOUR_CHINESE[c] for c in colours)}{RANK_CHINESE[rank]} = {_QING_VALUE[len(colours)]}")
     # 天地
     for c in range(4):
         if out_of_type[c * 7] and out_of_type[c * 7 + 6]:
-            lines.append(f"天地 {COLOUR_CHINESE[c]} = 20")
-    steps = int(exposed[K.EXP_PENG].sum()) + (
-        int(exposed[K.EXP_KONG].sum()) if rules_array[RULE_STEPS_COUNT_LOU] else 0
-    )
+            append(f"天地 {COLOUR_CHINESE[c]} = 20")
+    steps = n_peng + (n_kong if rules_array[RULE_STEPS_COUNT_LOU] else 0)
     if steps >= 5:
-        lines.append(f"{steps}步 = {20 * (steps - 4)}")
+        append(f"{steps}步 = {20 * (steps - 4)}")
     return lines
 
 

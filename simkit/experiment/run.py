@@ -26,6 +26,7 @@ from simkit.experiment.spec import ExperimentError, ExperimentSpec, ProbabilityE
 from simkit.policies.registry import PolicySpec, effective_params, parse_policies
 from simkit.rules import RuleSet
 from simkit.runner import simulate
+from simkit.runner.simulate import default_seating
 from simkit.storage import load_dataset
 from simkit.storage.files import write_text
 
@@ -34,6 +35,11 @@ def _rules_text(rules: RuleSet) -> str:
     default = set(RuleSet().to_strings())
     changed = [item for item in rules.to_strings() if item not in default]
     return ", ".join(changed) if changed else "default rules"
+
+
+def _seating(entry: SimulationEntry) -> str:
+    """The seating an entry runs with (its own, or simulate's default for its policies)."""
+    return entry.seating if entry.seating is not None else default_seating(parse_policies(entry.policies))
 
 
 def _variant_row(entry: SimulationEntry, df: pd.DataFrame) -> dict:
@@ -45,12 +51,14 @@ def _variant_row(entry: SimulationEntry, df: pd.DataFrame) -> dict:
     hu = df.loc[won, "hu"].to_numpy(dtype=float)
     hu_se = hu.std(ddof=1) / max(1, hu.size) ** 0.5 if hu.size > 1 else float("nan")
     return {
-        "label": entry.label, "policies": entry.policies, "rules": _rules_text(entry.rules), "n": len(df),
+        "label": entry.label, "policies": entry.policies, "seating": _seating(entry),
+        "rules": _rules_text(entry.rules), "n": len(df),
         "win_rate": 1.0 - ex, "win_lo": 1.0 - ex_hi, "win_hi": 1.0 - ex_lo,
         "exhausted": ex, "exhausted_lo": ex_lo, "exhausted_hi": ex_hi,
         "dealer_win": float((df["winner"].to_numpy() == df["dealer"].to_numpy()).mean()),
         "dealer_adv": float(adv.loc["win rate", "difference"]), "dealer_adv_lo": float(adv.loc["win rate", "difference_lo"]),
         "dealer_adv_hi": float(adv.loc["win rate", "difference_hi"]),
+        "dealer_adv_confounded": bool(adv.loc["win rate", "confounded"]),
         "hu_mean": float(dist.loc["hu", "mean"]), "hu_lo": float(dist.loc["hu", "mean"] - 1.96 * hu_se),
         "hu_hi": float(dist.loc["hu", "mean"] + 1.96 * hu_se), "hu_median": float(dist.loc["hu", "q50"]),
         "units_mean": float(dist.loc["units", "mean"]), "turns_mean": float(dist.loc["turns", "mean"]),
@@ -72,7 +80,7 @@ def _same_deals_key(entry: SimulationEntry) -> tuple:
     """Simulations with this key play the same deals with the same players (only the session
     length, hence the dealers, may differ): a session run is compared with the independent one."""
     policies = tuple(PolicySpec(s.name, effective_params(s)).text() for s in parse_policies(entry.policies))
-    return (entry.seed, entry.deals, policies, entry.rules)
+    return (entry.seed, entry.deals, policies, entry.rules, _seating(entry))
 
 
 def _p_text(p: float) -> str:
@@ -87,7 +95,8 @@ def _paired_change_lines(paired: list[dict]) -> list[str]:
     base = paired[0]
     rows = []
     for other in paired[1:]:
-        same_deals = (other["entry"].seed == base["entry"].seed and other["entry"].deals == base["entry"].deals)
+        same_deals = (other["entry"].seed == base["entry"].seed and other["entry"].deals == base["entry"].deals
+                      and other["exhausted"].size == base["exhausted"].size)  # same rows (seating all: 6 per deal)
         row = {"simulation": other["entry"].label}
         for key, name in (("exhausted", "change in 穿牌 rate"), ("dealer_x", "change in dealer advantage")):
             if same_deals:
@@ -114,7 +123,7 @@ def _simulation_lines(spec: ExperimentSpec, data_dir: Path, report_dir: Path, wo
         folder = data_dir / f"sim-{slug(entry.label)}"
         start = time.perf_counter()
         simulate(entry.deals, entry.policies, entry.seed, folder, rules=entry.rules, batch_size=spec.batch_size,
-                 workers=workers, quiet=quiet, session_length=entry.session_length)
+                 workers=workers, quiet=quiet, session_length=entry.session_length, seating=entry.seating)
         elapsed = time.perf_counter() - start
         if not quiet:
             print(f"simulation {entry.label}: {entry.deals:,} deals ready ({elapsed:.0f} s)")
@@ -129,20 +138,26 @@ def _simulation_lines(spec: ExperimentSpec, data_dir: Path, report_dir: Path, wo
             sessions = f"sessions of {entry.session_length} deals; " if entry.session_length > 1 else ""
             details += [f"## {entry.label}", "",
                         f"Policies {entry.policies}; {_rules_text(entry.rules)}; seed {entry.seed}; {sessions}"
-                        f"{entry.deals:,} deals (`{folder}`).", ""]
+                        f"{_seating(entry)} seating; {entry.deals:,} deals (`{folder}`).", ""]
             label, base = independent.get(_same_deals_key(entry), ("", None)) if entry.session_length > 1 else ("", None)
             details += dataset_section(df, report_dir, prefix, heading="###", independent=base,
                                        independent_label=label)
     table = pd.DataFrame(rows)
     lines = ["## Simulations", "",
              "Intervals 95%: Wilson for rates, t for means. Dealer advantage = dealer's win rate minus a "
-             "non-dealer seat's (per-deal paired t interval).", ""]
+             "non-dealer seat's (per-deal paired t interval). Seating: fixed (seat k plays policy k), rotate "
+             "(deal N: seat s plays policy (s + N) mod 3), all (each deal under the 6 seatings). A dealer "
+             "advantage marked *confounded* mixes in a policy difference: with fixed seats and different policies "
+             "the first policy deals every deal.", ""]
     shown = pd.DataFrame({
-        "simulation": table["label"], "policies": table["policies"], "rules": table["rules"],
+        "simulation": table["label"], "policies": table["policies"], "seating": table["seating"],
+        "rules": table["rules"],
         "deals": table["n"].map("{:,}".format),
         "win rate": table.apply(lambda r: f"{r['win_rate']:.4f} [{r['win_lo']:.4f}, {r['win_hi']:.4f}]", axis=1),
         "穿牌 rate": table.apply(lambda r: f"{r['exhausted']:.4f} [{r['exhausted_lo']:.4f}, {r['exhausted_hi']:.4f}]", axis=1),
-        "dealer advantage": table.apply(lambda r: f"{r['dealer_adv']:+.4f} [{r['dealer_adv_lo']:+.4f}, {r['dealer_adv_hi']:+.4f}]", axis=1),
+        "dealer advantage": table.apply(lambda r: f"{r['dealer_adv']:+.4f} [{r['dealer_adv_lo']:+.4f}, {r['dealer_adv_hi']:+.4f}]"
+                                        + (" *confounded with policy (fixed seats)*" if r["dealer_adv_confounded"] else ""),
+                                        axis=1),
         "mean hu": table.apply(lambda r: f"{r['hu_mean']:.2f} [{r['hu_lo']:.2f}, {r['hu_hi']:.2f}]", axis=1),
         "median hu": table["hu_median"].map("{:g}".format),
         "mean units": table["units_mean"].map("{:.3f}".format),
@@ -159,7 +174,10 @@ def _simulation_lines(spec: ExperimentSpec, data_dir: Path, report_dir: Path, wo
              "dealer win rate minus non-dealer win rate, 95% t", "Dealer advantage by simulation", 0.0),
             ("variants_hu", "hu_mean", "hu_lo", "hu_hi", "mean hu of winning hands (hu), 95% t", "Winning hu by simulation", None),
         ):
-            forest = pd.DataFrame({"label": table["label"], "estimate": table[column], "lo": table[lo],
+            labels = table["label"]
+            if column == "dealer_adv":
+                labels = labels + table["dealer_adv_confounded"].map({True: " (confounded with policy)", False: ""})
+            forest = pd.DataFrame({"label": labels, "estimate": table[column], "lo": table[lo],
                                    "hi": table[hi], "n": table["n"]})
             forest_plot(forest, report_dir, stem, xlabel, title, null=null)
             lines += [f"![{title}]({stem}.png)", ""]

@@ -15,6 +15,8 @@ estimates behind one report.
     session_length = 12                # optional: sessions of 12 deals with a rotating dealer
                                        # (default 1: independent deals; batch_size is rounded
                                        # down to a multiple of it)
+    seating = "rotate"                 # optional: fixed | rotate | all (simkit simulate --seating);
+                                       # default rotate when the policies differ, else fixed
 
     [[comparison]]                     # one duplicate comparison per entry (simkit compare)
     a = "greedy"
@@ -62,6 +64,7 @@ class SimulationEntry:
     rules: RuleSet
     details: bool
     session_length: int = 1
+    seating: str | None = None  # None: simulate's default (rotate when the policies differ)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -173,17 +176,22 @@ def parse_experiment(text: str, source: str = "experiment") -> ExperimentSpec:
     for i, entry in enumerate(_take(data, "simulation", list, source, [])):
         where = f"{source}: simulation[{i}]"
         entry = _entry(entry, where, "simulation")
-        _check_keys(entry, {"label", "policies", "deals", "seed", "rules", "details", "session_length"}, where)
+        _check_keys(entry, {"label", "policies", "deals", "seed", "rules", "details", "session_length", "seating"},
+                    where)
         policies = _take(entry, "policies", str, where)
         try:
             parse_policies(policies)
         except SimkitError as exc:
             raise ExperimentError(f"{where}: {exc}") from None
+        seating = _take(entry, "seating", str, where, None)
+        if seating is not None and seating not in ("fixed", "rotate", "all"):
+            raise ExperimentError(f"{where}: 'seating' must be fixed, rotate or all, got {seating!r}")
         sims.append(SimulationEntry(_take(entry, "label", str, where, policies), policies,
                                     _positive(_take(entry, "deals", int, where), "deals", where),
                                     _take(entry, "seed", int, where, seed), _rules(entry, where),
                                     _take(entry, "details", bool, where, True),
-                                    _positive(_take(entry, "session_length", int, where, 1), "session_length", where)))
+                                    _positive(_take(entry, "session_length", int, where, 1), "session_length", where),
+                                    seating))
     labels = [s.label for s in sims]
     if len(set(map(slug, labels))) != len(labels):
         raise ExperimentError(f"{source}: simulation labels must be distinct, got {labels}")

@@ -1,21 +1,29 @@
 """One batch of deals -> one Arrow table (the dataset's row format).
 
-Columns (one row per deal; ``k`` = seat 0, 1, 2; K = session length; dtypes as stored):
+Columns (one row per deal, or per deal and seating with seating ``all``; ``k`` = seat 0, 1, 2;
+K = session length; dtypes as stored; schema version 2):
 
 =====================  ==========  ==========================================================
 ``deal_id``            int64       deal number N of the run (replay it with ``simkit replay``)
 ``batch``              int32       batch index
 ``session``            int64       session number ``deal_id // K`` (only when K > 1)
 ``deal_in_session``    int16       position ``deal_id % K`` in the session (only when K > 1)
+``seating``            int8        the seating the row was played under (row of
+                                   :data:`simkit.runner.play.PERMUTATIONS`): ``(deal_id // K)
+                                   % 3`` with seating ``rotate``, 0..5 with ``all`` (6 rows per
+                                   deal); absent with ``fixed`` (load_dataset derives 0)
 ``dealer``             int8        dealing seat: 0 for independent deals (K = 1) and for the
                                    first deal of a session; later deals of a session are dealt
                                    by the previous deal's winner, after 穿牌 by the next seat or
                                    the same one (rule option ``next_dealer``)
-``policy_k``           dictionary  policy of seat k, with its parameters (``patient:2,6,1``)
+``policy_k``           dictionary  policy seat k played in this row, with its parameters
+                                   (``patient:2,6,1``): a string dictionary of the run's
+                                   distinct policies (manifest ``policies``), the same in
+                                   every batch; with fixed seats it holds seat k's policy only
 ``winner``             int8        winning seat, -1 for 穿牌
 ``win_kind``           dictionary  ``discard`` / ``draw`` / ``table`` / ``tianhu`` / ``none``
-``hu`` ``units``       int16       winner's hu and units (-1 / 0 for 穿牌)
-``lou`` ``steps``      int8        winner's 楼 and 步
+``hu`` ``units``       int16       winner's hu and units; null on 穿牌 (pandas ``Int16``)
+``lou`` ``steps``      int8        winner's 楼 and 步; null on 穿牌 (pandas ``Int8``)
 ``payoff_k``           int16       牌 won (+2U) or paid (-U)
 ``turns``              int16       discard phases played
 ``draws``              int16       cards drawn from the stock
@@ -35,8 +43,12 @@ Columns (one row per deal; ``k`` = seat 0, 1, 2; K = session length; dtypes as s
 ``dealt_idle_k``       int8        fewest idle cards of the dealt hand
 =====================  ==========  ==========================================================
 
-Seats are fixed players: ``policy_k``, ``payoff_k``, ``dealt_*_k`` are about seat k whoever
-deals.  Runs with K = 1 carry no ``session`` / ``deal_in_session`` columns (their files are
+Seats are places at the table: ``payoff_k``, ``dealt_*_k`` are about seat k whoever deals,
+and ``policy_k`` says which policy sat there in this row (with fixed seats always the same).
+The nullable winner columns reach pandas as ``Int16`` / ``Int8`` through the files' pandas
+metadata (:func:`simkit.storage.dataset.pandas_metadata`), so ``pd.read_parquet(folder)``,
+polars and duckdb read them as nulls; schema version 1 (datasets written before) stored -1
+(hu) and 0 there, which :func:`simkit.storage.load_dataset` reads as nulls.  Runs with K = 1 carry no ``session`` / ``deal_in_session`` columns (their files are
 unchanged from before sessions); :func:`simkit.storage.load_dataset` derives them
 (``session = deal_id``, ``deal_in_session = 0``) when they are asked for.
 """
@@ -53,6 +65,7 @@ from simkit.engine import layout as L
 from simkit.evaluator import PATTERN_NAMES
 from simkit.evaluator import features as F
 from simkit.runner import play as P
+from simkit.storage.dataset import SCHEMA_VERSION, SEATING_COLUMN, WINNER_COLUMNS, pandas_metadata
 
 WIN_KINDS = ("discard", "draw", "table", "tianhu", "none")
 
@@ -106,29 +119,70 @@ def exposed_notation(melds: np.ndarray, n_melds: np.ndarray) -> pa.Array:
     return _join_rows(tokens, used.sum(axis=1))
 
 
+def seatings(n_deals: int, first_deal: int, seating: int, session_length: int = 1) -> np.ndarray:
+    """The seating (row of :data:`~simkit.runner.play.PERMUTATIONS`) of each result row of
+    deals first_deal .. first_deal + n_deals - 1 (the kernels' :func:`~simkit.runner.play.seating_index`)."""
+    per_deal = P.rows_per_deal(seating)
+    deal = np.repeat(np.arange(first_deal, first_deal + n_deals, dtype=np.int64), per_deal)
+    if seating == P.SEATING_ROTATE:
+        return (deal // session_length) % 3
+    if seating == P.SEATING_ALL:
+        return np.tile(np.arange(per_deal, dtype=np.int64), n_deals)
+    return np.zeros(deal.size, dtype=np.int64)
+
+
 def results_table(results: np.ndarray, first_deal: int, batch: int, policy_texts: list[str],
-                  session_length: int = 1) -> pa.Table:
-    """The dataset rows of a block of result rows (sessions of ``session_length`` deals)."""
+                  session_length: int = 1, seating: int = P.SEATING_FIXED,
+                  schema_version: int = SCHEMA_VERSION) -> pa.Table:
+    """The dataset rows of a block of result rows (sessions of ``session_length`` deals; the
+    run's policies ``policy_texts`` seated by ``seating``, :mod:`simkit.runner.play`).
+
+    ``schema_version`` 1 writes the format of datasets from before version 2 (when one of
+    them is resumed): -1 / 0 instead of nulls, no seating (fixed seats only), no pandas metadata."""
+    per_deal = P.rows_per_deal(seating)
     n = results.shape[0]
+    if n % per_deal:
+        raise ValueError(f"{n} result rows are not whole deals of {per_deal} rows")
+    if schema_version < 2 and seating != P.SEATING_FIXED:
+        raise ValueError("schema version 1 has fixed seats only")
     cols: dict[str, pa.Array] = {}
-    deal_id = np.arange(first_deal, first_deal + n, dtype=np.int64)
+    deal_id = np.repeat(np.arange(first_deal, first_deal + n // per_deal, dtype=np.int64), per_deal)
     cols["deal_id"] = pa.array(deal_id)
     cols["batch"] = pa.array(np.full(n, batch, dtype=np.int32))
     if session_length > 1:
         cols["session"] = pa.array(deal_id // session_length)
         cols["deal_in_session"] = pa.array((deal_id % session_length).astype(np.int16))
+    if seating == P.SEATING_FIXED:
+        perm = np.zeros(n, dtype=np.int64)
+    else:
+        perm = seatings(n // per_deal, first_deal, seating, session_length)
+        cols[SEATING_COLUMN] = pa.array(perm.astype(np.int8))
     cols["dealer"] = pa.array(results[:, P.R_DEALER].astype(np.int8))
-    for k in range(3):
-        cols[f"policy_{k}"] = pa.DictionaryArray.from_arrays(
-            pa.array(np.zeros(n, dtype=np.int32)), pa.array([policy_texts[k]]))
+    if seating == P.SEATING_FIXED:  # a one-entry dictionary per seat (as before seatings existed)
+        for k in range(3):
+            cols[f"policy_{k}"] = pa.DictionaryArray.from_arrays(
+                pa.array(np.zeros(n, dtype=np.int32)), pa.array([policy_texts[k]]))
+    else:  # the run's distinct policies, in order, as every column's dictionary
+        names = list(dict.fromkeys(policy_texts))
+        code = np.array([names.index(text) for text in policy_texts], dtype=np.int32)
+        for k in range(3):
+            cols[f"policy_{k}"] = pa.DictionaryArray.from_arrays(
+                pa.array(code[P.PERMUTATIONS[perm, k]]), pa.array(names))
     winner = results[:, P.R_WINNER]
     cols["winner"] = pa.array(winner.astype(np.int8))
     kind_index = np.where(winner >= 0, results[:, P.R_WIN_KIND], len(WIN_KINDS) - 1).astype(np.int32)
     cols["win_kind"] = pa.DictionaryArray.from_arrays(pa.array(kind_index), pa.array(list(WIN_KINDS)))
-    cols["hu"] = pa.array(np.where(winner >= 0, results[:, P.R_HU], -1).astype(np.int16))
-    cols["lou"] = pa.array(results[:, P.R_LOU].astype(np.int8))
-    cols["steps"] = pa.array(results[:, P.R_STEPS].astype(np.int8))
-    cols["units"] = pa.array(results[:, P.R_UNITS].astype(np.int16))
+    none = winner < 0  # 穿牌: no winner, whose hu / units / 楼 / 步 are null
+    if schema_version < 2:
+        cols["hu"] = pa.array(np.where(winner >= 0, results[:, P.R_HU], -1).astype(np.int16))
+        cols["lou"] = pa.array(results[:, P.R_LOU].astype(np.int8))
+        cols["steps"] = pa.array(results[:, P.R_STEPS].astype(np.int8))
+        cols["units"] = pa.array(results[:, P.R_UNITS].astype(np.int16))
+    else:
+        cols["hu"] = pa.array(results[:, P.R_HU].astype(np.int16), mask=none)
+        cols["lou"] = pa.array(results[:, P.R_LOU].astype(np.int8), mask=none)
+        cols["steps"] = pa.array(results[:, P.R_STEPS].astype(np.int8), mask=none)
+        cols["units"] = pa.array(results[:, P.R_UNITS].astype(np.int16), mask=none)
     for k in range(3):
         cols[f"payoff_{k}"] = pa.array(results[:, P.R_PAYOFF + k].astype(np.int16))
     cols["turns"] = pa.array(results[:, P.R_TURNS].astype(np.int16))
@@ -158,4 +212,7 @@ def results_table(results: np.ndarray, first_deal: int, batch: int, policy_texts
     for name, j in DEALT_COLUMNS:
         for k in range(3):
             cols[f"dealt_{name}_{k}"] = pa.array(feats[:, k, j].astype(np.int8))
-    return pa.table(cols)
+    table = pa.table(cols)
+    if schema_version >= 2:
+        table = table.replace_schema_metadata({b"pandas": pandas_metadata(list(WINNER_COLUMNS))})
+    return table

@@ -67,9 +67,9 @@ def run_duplicate(
     directory = check_out_dir(out)
     with FolderLock(make_out_dir(directory)):
         _write_comparison(a, b, deals, seed, directory, rules, batch_size)
-    for seating in SEATINGS:
+    for seating in SEATINGS:  # each a run of fixed seats: the six runs are the rotation
         simulate(deals, list(seating_policies(a, b, seating)), seed, seating_dir(directory, seating), rules=rules,
-                 batch_size=batch_size, workers=workers, quiet=quiet, max_batches=max_batches)
+                 batch_size=batch_size, workers=workers, quiet=quiet, max_batches=max_batches, seating="fixed")
     return directory
 
 

@@ -79,8 +79,8 @@ class EquityConfig:
     seat: int = 0
 
     def __post_init__(self) -> None:
-        if self.base.session_length != 1:
-            raise SimkitError("equity deals are independent deals (session_length 1)")
+        if self.base.session_length != 1 or self.base.seating != "fixed":
+            raise SimkitError("equity deals are independent deals with fixed seats (seat k plays policy k)")
         parse_dealt_hand(np.array(self.hand, dtype=np.int64), self.seat)
 
     @property

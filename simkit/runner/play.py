@@ -5,6 +5,8 @@ Seeding (:mod:`simkit.rng`): deal number N of a run with seed S draws from xoshi
 keyed by (S, N) only: stream 0 shuffles the deck (:func:`simkit.deck.deal_deck`), stream 1 + p
 drives seat p's policy.  So a deal is a pure function of (rules, policies, S, N), whatever
 batch, thread, process or machine plays it, and ``simkit replay`` can replay deal N alone.
+:func:`play_decks` plays decks prepared elsewhere (deal N's policy streams, the same play loop),
+e.g. the fixed-hand decks of ``simkit equity`` (:mod:`simkit.runner.equity`).
 
 Sessions (RULES.md §8 ``next_dealer``): with session length K, deal N belongs to session
 N // K at position N % K.  The first deal of a session is dealt by seat 0; the dealer of each
@@ -14,6 +16,21 @@ policies across a session.  Seeding does not depend on K, so deal N has the same
 the same policy streams) whatever K: only who deals it changes.  K = 1 is independent deals,
 all dealt by seat 0.  A session is played in order on one numba thread; sessions (in chunks
 of whole sessions) run in parallel.
+
+Seating (``seating``: :data:`SEATING_FIXED`, :data:`SEATING_ROTATE`, :data:`SEATING_ALL`): the
+run's policies are a list P0, P1, P2; under the seating j (a row of :data:`PERMUTATIONS`) seat
+s plays P[PERMUTATIONS[j, s]].  Seatings 0, 1, 2 rotate: seat s plays P[(s + j) mod 3] (so
+policy k sits at seat (k - j) mod 3: every policy moves one seat down per step); 3, 4, 5
+reflect: seat s plays P[(j - s) mod 3].  ``fixed`` plays seating 0 (seat k plays Pk) in every
+deal; ``rotate`` plays deal N under seating (N // K) mod 3 (K the session length: a session
+keeps its seating, seats are players across it; K = 1: N mod 3); ``all`` plays every deal
+six times, once per seating, as rows 6·i + j.  The permutation is applied per deal inside the
+kernels (the deal loop hands the deal ``policy_ids[perm[s]]`` and ``params[perm[s]]``), so
+the cards of deal N are unchanged, and the random streams stay keyed by seat: stream 1 + s of
+(S, N) drives whichever policy sits at seat s.  A row is therefore exactly the deal N of a
+fixed-seat run of the policies as seated (``simkit replay`` with those policies), rotating
+equal policies changes nothing, and a row depends on (S, N, seating) only, never on batches,
+workers or threads.
 """
 
 from __future__ import annotations
@@ -85,6 +102,37 @@ R_WIN_MELDS = R_WIN_NMELDS + 1  # MAX_MELDS x MELD_WIDTH
 N_RESULT = R_WIN_MELDS + MAX_MELDS * MELD_WIDTH
 
 MAX_DECISIONS = 2000
+
+# ---- seatings (module docstring): seat s plays policy PERMUTATIONS[j, s] under seating j
+SEATING_FIXED = 0
+SEATING_ROTATE = 1
+SEATING_ALL = 2
+SEATING_CODES = {"fixed": SEATING_FIXED, "rotate": SEATING_ROTATE, "all": SEATING_ALL}
+PERMUTATIONS = np.array([[0, 1, 2], [1, 2, 0], [2, 0, 1], [0, 2, 1], [1, 0, 2], [2, 1, 0]], dtype=np.int64)
+
+
+def rows_per_deal(seating: int) -> int:
+    """Result rows per deal: 6 under :data:`SEATING_ALL` (one per seating), else 1."""
+    return 6 if seating == SEATING_ALL else 1
+
+
+@njit(cache=True, nogil=True)
+def seating_index(seating, deal, row_in_deal, session_length):
+    """The row of :data:`PERMUTATIONS` deal number ``deal`` is played under: 0 for fixed
+    seats, (deal // session_length) mod 3 for rotated ones, ``row_in_deal`` (0..5) for all."""
+    if seating == SEATING_ROTATE:
+        return (deal // session_length) % 3
+    if seating == SEATING_ALL:
+        return row_in_deal
+    return 0
+
+
+@njit(cache=True, nogil=True)
+def _seat_policies(policy_ids, params, j, ids, seat_params):
+    """The policies of seating j by seat: ``ids[s] = policy_ids[perm[s]]``, same for params."""
+    for s in range(3):
+        ids[s] = policy_ids[PERMUTATIONS[j, s]]
+        seat_params[s, :] = params[PERMUTATIONS[j, s], :]
 
 
 @njit(cache=True, nogil=True)
@@ -179,8 +227,9 @@ def _play_decks_body(root, first_deal, decks, dealer, policy_ids, params, rules,
         _PLAY_DECKS_CHUNK(k, root, first_deal, decks, dealer, policy_ids, params, rules, results)
 
 
-def _play_chunk_body(k, root, first_deal, n_deals, dealer, policy_ids, params, rules, results):
-    """Play chunk k (CHUNK deals) of a batch with one set of scratch arrays."""
+def _play_chunk_body(k, root, first_deal, n_deals, dealer, policy_ids, params, seating, rules, results):
+    """Play chunk k (CHUNK rows: deals, or with seating all deal-seatings) of a batch with one
+    set of scratch arrays; each row under its seating (:func:`seating_index`)."""
     s = np.zeros(N_STATE, dtype=np.int64)
     deck = np.zeros(112, dtype=np.int64)
     rngs = np.zeros((4, 4), dtype=np.uint64)
@@ -190,15 +239,21 @@ def _play_chunk_body(k, root, first_deal, n_deals, dealer, policy_ids, params, r
     pwork = np.zeros(POLICY_WORK_SIZE, dtype=np.int64)
     ev = np.zeros((0, EVENT_WIDTH), dtype=np.int64)
     ev_n = np.zeros(1, dtype=np.int64)
-    for i in range(k * CHUNK, min(n_deals, (k + 1) * CHUNK)):
-        _PLAY_DEAL(root, first_deal + i, dealer, policy_ids, params, rules, s, deck, rngs, mask, obs, work, pwork,
+    ids = np.zeros(3, dtype=np.int64)
+    seat_params = np.zeros((3, params.shape[1]), dtype=np.float64)
+    per_deal = 6 if seating == SEATING_ALL else 1
+    for i in range(k * CHUNK, min(n_deals * per_deal, (k + 1) * CHUNK)):
+        deal = first_deal + i // per_deal
+        _seat_policies(policy_ids, params, seating_index(seating, deal, i % per_deal, 1), ids, seat_params)
+        _PLAY_DEAL(root, deal, dealer, ids, seat_params, rules, s, deck, rngs, mask, obs, work, pwork,
                    ev, ev_n, results[i])
 
 
-def _play_batch_body(root, first_deal, n_deals, dealer, policy_ids, params, rules, results):
+def _play_batch_body(root, first_deal, n_deals, dealer, policy_ids, params, seating, rules, results):
     """Chunks of deals on numba threads."""
-    for k in prange((n_deals + CHUNK - 1) // CHUNK):
-        _PLAY_CHUNK(k, root, first_deal, n_deals, dealer, policy_ids, params, rules, results)
+    per_deal = 6 if seating == SEATING_ALL else 1
+    for k in prange((n_deals * per_deal + CHUNK - 1) // CHUNK):
+        _PLAY_CHUNK(k, root, first_deal, n_deals, dealer, policy_ids, params, seating, rules, results)
 
 
 @njit(cache=True, nogil=True)
@@ -213,12 +268,13 @@ def _next_dealer(result, dealer, rules):
     return dealer
 
 
-def _play_session_chunk_body(k, root, first_deal, n_deals, session_length, first_dealer, policy_ids, params, rules,
-                             results):
+def _play_session_chunk_body(k, root, first_deal, n_deals, session_length, first_dealer, policy_ids, params, seating,
+                             rules, results):
     """Play chunk k of whole sessions (``max(1, CHUNK // session_length)`` sessions of
     ``session_length`` deals; ``first_deal`` starts a session; the last session may be cut at
     ``n_deals``) with one set of scratch arrays, each session's deals in order: a deal's dealer
-    needs the previous deal's winner."""
+    needs the previous deal's winner.  With seating all, each session is played once per
+    seating (deal i's row under seating j: 6·i + j)."""
     s = np.zeros(N_STATE, dtype=np.int64)
     deck = np.zeros(112, dtype=np.int64)
     rngs = np.zeros((4, 4), dtype=np.uint64)
@@ -228,23 +284,30 @@ def _play_session_chunk_body(k, root, first_deal, n_deals, session_length, first
     pwork = np.zeros(POLICY_WORK_SIZE, dtype=np.int64)
     ev = np.zeros((0, EVENT_WIDTH), dtype=np.int64)
     ev_n = np.zeros(1, dtype=np.int64)
+    ids = np.zeros(3, dtype=np.int64)
+    seat_params = np.zeros((3, params.shape[1]), dtype=np.float64)
+    per_deal = 6 if seating == SEATING_ALL else 1
     span = max(1, CHUNK // session_length) * session_length
-    dealer = first_dealer
-    for i in range(k * span, min(n_deals, (k + 1) * span)):
-        if i % session_length == 0:
-            dealer = first_dealer
-        else:
-            dealer = _next_dealer(results[i - 1], dealer, rules)
-        _PLAY_DEAL(root, first_deal + i, dealer, policy_ids, params, rules, s, deck, rngs, mask, obs, work, pwork,
-                   ev, ev_n, results[i])
+    for j in range(per_deal):
+        dealer = first_dealer
+        for i in range(k * span, min(n_deals, (k + 1) * span)):
+            if i % session_length == 0:
+                dealer = first_dealer
+            else:
+                dealer = _next_dealer(results[(i - 1) * per_deal + j], dealer, rules)
+            deal = first_deal + i
+            _seat_policies(policy_ids, params, seating_index(seating, deal, j, session_length), ids, seat_params)
+            _PLAY_DEAL(root, deal, dealer, ids, seat_params, rules, s, deck, rngs, mask, obs, work, pwork,
+                       ev, ev_n, results[i * per_deal + j])
 
 
-def _play_sessions_body(root, first_deal, n_deals, session_length, first_dealer, policy_ids, params, rules, results):
+def _play_sessions_body(root, first_deal, n_deals, session_length, first_dealer, policy_ids, params, seating, rules,
+                        results):
     """Chunks of whole sessions on numba threads."""
     span = max(1, CHUNK // session_length) * session_length
     for k in prange((n_deals + span - 1) // span):
-        _PLAY_SESSION_CHUNK(k, root, first_deal, n_deals, session_length, first_dealer, policy_ids, params, rules,
-                            results)
+        _PLAY_SESSION_CHUNK(k, root, first_deal, n_deals, session_length, first_dealer, policy_ids, params, seating,
+                            rules, results)
 
 
 # the built-in kernels: module globals bind the names the bodies call, numba caches them
@@ -331,28 +394,35 @@ def play_deals(
     dealer: int = 0,
     user_functions: tuple = (None, None, None),
     session_length: int = 1,
+    seating: int = SEATING_FIXED,
 ) -> np.ndarray:
-    """Result rows (n_deals, N_RESULT) of deals first_deal .. first_deal + n_deals - 1.
+    """Result rows (n_deals · rows per deal, N_RESULT) of deals first_deal .. first_deal + n_deals - 1.
 
     ``session_length`` K = 1: independent deals, each dealt by ``dealer``.  K > 1: deals in
     sessions of K (``first_deal`` must start one, i.e. be a multiple of K; the last session is
     cut at ``n_deals``); the first deal of a session is dealt by ``dealer``, the next ones by
-    the rule option ``next_dealer`` (result column ``R_DEALER``)."""
+    the rule option ``next_dealer`` (result column ``R_DEALER``).  ``seating`` (module
+    docstring): ``policy_ids`` and ``params`` list the run's policies P0, P1, P2, which sit at
+    seat s as P[PERMUTATIONS[j, s]] in a row of seating j; :data:`SEATING_ALL` gives 6 rows per
+    deal (deal i's under seating j is row 6·i + j)."""
     session_length = int(session_length)
     if session_length < 1:
         raise ValueError(f"session_length must be >= 1, got {session_length}")
     if first_deal % session_length:
         raise ValueError(f"first_deal {first_deal} does not start a session of {session_length} deals")
-    results = np.zeros((n_deals, N_RESULT), dtype=np.int64)
+    seating = int(seating)
+    if seating not in (SEATING_FIXED, SEATING_ROTATE, SEATING_ALL):
+        raise ValueError(f"seating must be one of {sorted(SEATING_CODES.values())}, got {seating}")
+    results = np.zeros((n_deals * rows_per_deal(seating), N_RESULT), dtype=np.int64)
     ids = np.asarray(policy_ids, dtype=np.int64)
     params = np.ascontiguousarray(params, dtype=np.float64)
     kernels = user_kernels(tuple(user_functions))
     if session_length == 1:
         (_play_batch if kernels is None else kernels[1])(root_key(seed), first_deal, n_deals, dealer, ids, params,
-                                                         rules_array, results)
+                                                         seating, rules_array, results)
     else:
         (_play_sessions if kernels is None else kernels[2])(root_key(seed), first_deal, n_deals, session_length,
-                                                            dealer, ids, params, rules_array, results)
+                                                            dealer, ids, params, seating, rules_array, results)
     return results
 
 
@@ -394,7 +464,8 @@ def session_dealer(
     first_dealer: int = 0,
 ) -> int:
     """Who deals deal number ``deal`` in sessions of ``session_length``: plays the session's
-    earlier deals (no event logs) and applies ``next_dealer`` to the last of them."""
+    earlier deals (no event logs) and applies ``next_dealer`` to the last of them.  The
+    policies are by seat (a session keeps its seating: pass them as seated)."""
     session_length = int(session_length)
     if session_length < 1:
         raise ValueError(f"session_length must be >= 1, got {session_length}")

@@ -26,6 +26,20 @@ Determinism: deal N's cards and every policy's random choices come from streams 
 (seed, N) only (:mod:`simkit.rng`), so the dataset's content is identical for any
 worker count, backend or batch order.
 
+Seating (``seating``, :mod:`simkit.runner.play`): ``fixed`` seats policy k at seat k in every
+deal; ``rotate`` plays deal N with the policies rotated by N mod 3 (seat s plays policy
+(s + N) mod 3; in sessions by session number, a session keeps its seating); ``all`` plays each
+deal under the 6 seatings (6 rows per deal, column ``seating`` 0..5).  The default
+(:func:`default_seating`) is ``rotate`` when the policies differ, so that no policy keeps the
+dealer's seat (seat 0 deals every independent deal), and ``fixed`` when all three are the same
+(rotation would change nothing, and those datasets stay exactly as before).  The random
+stream of a seat stays the seat's (stream 1 + s of (seed, N)), so a row of a rotated run is
+the deal N of a fixed-seat run of the policies as seated.  The seating is part of the run's
+identity (``config_digest``; fixed adds nothing, as before): resuming with another is refused.
+
+Datasets written before schema version 2 (``manifest.json``, -1 for a missing hu) are resumed
+in their own format, so a folder never mixes two (:func:`_prepare`).
+
 Sessions (``session_length`` K > 1, RULES.md §8 ``next_dealer``): deals N = s·K .. s·K + K - 1
 form session s; its first deal is dealt by seat 0, each next one by the option
 ``next_dealer``.  A batch holds whole sessions: the batch size is rounded down to a multiple of
@@ -55,13 +69,16 @@ from simkit.errors import SimkitError
 from simkit.policies.registry import PolicySpec, effective_params, parse_policies, policy_arrays
 from simkit.rules import RuleSet
 from simkit.runner.batch import results_table
-from simkit.runner.play import R_ERROR, play_deals
+from simkit.runner.play import R_ERROR, SEATING_CODES, play_deals
 from simkit.storage.dataset import (
     FILES,
     KIND,
+    LEGACY_MANIFEST,
     MANIFEST,
     MANIFEST_DIGEST,
+    READABLE_SCHEMA_VERSIONS,
     SCHEMA_VERSION,
+    SEATING_MODES,
     BatchError,
     DatasetError,
     batch_path,
@@ -71,6 +88,7 @@ from simkit.storage.dataset import (
     write_batch,
     write_manifest,
 )
+from simkit.storage.dataset import seating as manifest_seating
 from simkit.storage.files import TMP_TAG
 from simkit.storage.lock import FolderLock
 from simkit.storage.paths import check_out_dir, make_out_dir
@@ -91,6 +109,8 @@ class SimulationConfig:
     rules: RuleSet = RuleSet()
     batch_size: int = 10_000
     session_length: int = 1
+    seating: str = "fixed"  # fixed | rotate | all (module docstring); simulate() defaults by the policies
+    schema_version: int = SCHEMA_VERSION  # an older one only to resume a dataset written before
 
     def __post_init__(self) -> None:
         if self.deals < 1:
@@ -104,6 +124,12 @@ class SimulationConfig:
         if self.batch_size % self.session_length:
             raise SimkitError(f"--batch-size {self.batch_size} is not a multiple of --session-length "
                               f"{self.session_length} (batches hold whole sessions)")
+        if self.seating not in SEATING_MODES:
+            raise SimkitError(f"--seating must be one of {', '.join(SEATING_MODES)}, got {self.seating!r}")
+        if self.schema_version not in READABLE_SCHEMA_VERSIONS:
+            raise SimkitError(f"schema version {self.schema_version} is not one of {READABLE_SCHEMA_VERSIONS}")
+        if self.schema_version < 2 and self.seating != "fixed":
+            raise SimkitError("datasets of schema version 1 have fixed seats")
 
     @property
     def n_batches(self) -> int:
@@ -116,9 +142,13 @@ class SimulationConfig:
     def policy_texts(self) -> list[str]:
         return [PolicySpec(s.name, effective_params(s)).text() for s in self.policies]
 
+    @property
+    def seating_code(self) -> int:
+        return SEATING_CODES[self.seating]
+
     def identity(self) -> dict:
         identity = {
-            "schema_version": SCHEMA_VERSION,
+            "schema_version": self.schema_version,
             "seed": self.seed,
             "deals": self.deals,
             "batch_size": self.batch_size,
@@ -129,7 +159,19 @@ class SimulationConfig:
             # only sessions add it, so the digest (and every file) of independent deals is
             # unchanged; a manifest without it means 1
             identity["session_length"] = self.session_length
+        if self.seating != "fixed":  # likewise: fixed seats (or none recorded) add nothing
+            identity["seating"] = self.seating
         return identity
+
+
+def default_seating(policies: Sequence[PolicySpec]) -> str:
+    """``fixed`` when the three policies are the same (with their parameters), else ``rotate``.
+
+    >>> default_seating(parse_policies("greedy,greedy,greedy")), default_seating(parse_policies("greedy,random,random"))
+    ('fixed', 'rotate')
+    """
+    texts = {PolicySpec(s.name, effective_params(s)).text() for s in policies}
+    return "fixed" if len(texts) == 1 else "rotate"
 
 
 def session_batch_size(batch_size: int, session_length: int) -> int:
@@ -153,11 +195,13 @@ def compute_batch(config: SimulationConfig, batch: int, threads: int | None = No
     ids, params, user = policy_arrays(config.policies)
     first, stop = config.batch_range(batch)
     results = play_deals(stop - first, config.seed, ids, params, config.rules.to_array(),
-                         first_deal=first, user_functions=user, session_length=config.session_length)
+                         first_deal=first, user_functions=user, session_length=config.session_length,
+                         seating=config.seating_code)
     errors = int(results[:, R_ERROR].sum())
     if errors:
         raise SimkitError(f"batch {batch}: {errors} deals stopped on an illegal policy action")
-    return batch, results_table(results, first, batch, config.policy_texts(), config.session_length)
+    return batch, results_table(results, first, batch, config.policy_texts(), config.session_length,
+                                config.seating_code, config.schema_version)
 
 
 class _Progress:
@@ -197,7 +241,8 @@ def _progress_enabled(quiet: bool) -> bool:
     return not quiet and sys.stderr.isatty() and not os.environ.get("CI")
 
 
-_LEFTOVER = re.compile(rf"\.(?:batch-\d{{6}}\.parquet|{re.escape(MANIFEST)})\.{TMP_TAG}-(\d+)-[0-9a-f]{{12}}\.tmp")
+_LEFTOVER = re.compile(rf"\.(?:batch-\d{{6}}\.parquet|{re.escape(MANIFEST)}|{re.escape(LEGACY_MANIFEST)})\."
+                       rf"{TMP_TAG}-(\d+)-[0-9a-f]{{12}}\.tmp")
 
 
 def _pid_alive(pid: int) -> bool:
@@ -227,48 +272,77 @@ def _remove_leftovers(directory: Path) -> None:
                 pass
 
 
-def _adoptable(directory: Path, config: SimulationConfig, digest: str) -> None:
+def _adoptable(directory: Path, config: SimulationConfig) -> SimulationConfig:
     """A folder with batch files but no manifest: refuse it unless every batch file names this
-    run in its metadata (then the manifest is rebuilt from them, each verified as on resume)."""
+    run in its metadata (then the manifest is rebuilt from them, each verified as on resume);
+    the run's config, in the schema version of the batch files (an older one when they were
+    written before, with fixed seats)."""
     import pyarrow.parquet as pq
 
+    owners = set()
     for path in sorted(directory.glob("batch-*.parquet")):
         try:
             kv = pq.read_metadata(path).metadata or {}
             owner = kv.get(b"simkit.config", b"").decode("utf-8", "replace")
         except Exception:  # noqa: BLE001 - unreadable: cannot tell whose it is
             owner = None
-        if owner != digest:
-            whose = "is unreadable" if owner is None else "belongs to another run"
-            raise DatasetError(f"{directory}: holds batch files but no {MANIFEST}, and {path.name} {whose}; "
-                               "use an empty folder (or the arguments of the run that wrote it)")
+        owners.add((path.name, owner))
+    candidates = [config] + [dataclasses.replace(config, schema_version=v) for v in READABLE_SCHEMA_VERSIONS
+                             if v != config.schema_version and (v >= 2 or config.seating == "fixed")]
+    for candidate in candidates:
+        digest = config_digest(candidate.identity())
+        if all(owner == digest for _, owner in owners):
+            return candidate
+    digest = config_digest(config.identity())
+    name, owner = next((name, owner) for name, owner in sorted(owners) if owner != digest)
+    whose = "is unreadable" if owner is None else "belongs to another run"
+    raise DatasetError(f"{directory}: holds batch files but no {MANIFEST}, and {name} {whose}; "
+                       "use an empty folder (or the arguments of the run that wrote it)")
 
 
-def _prepare(directory: Path, config: SimulationConfig) -> tuple[dict, list[int], list[str]]:
+def _resumed(directory: Path, config: SimulationConfig, manifest: dict) -> SimulationConfig:
+    """The config that continues the run of ``manifest``: refused (one line) when its session
+    length differs; a dataset written before schema version 2 goes on in its own format (its
+    identity, its batch format: a folder never mixes two)."""
+    k = int(manifest.get("session_length", 1))
+    if k != config.session_length:
+        raise DatasetError(f"{directory} holds another run: its session_length is {k}, this run's is "
+                           f"{config.session_length} (use another --out folder)")
+    version = manifest.get("schema_version")
+    if version != config.schema_version and version in READABLE_SCHEMA_VERSIONS:
+        config = dataclasses.replace(config, schema_version=version)
+    return config
+
+
+def _prepare(directory: Path, config: SimulationConfig) -> tuple[SimulationConfig, dict, list[int], list[str]]:
     """Check, create or rebuild the manifest (the caller holds the folder lock); verify every
-    batch file already there; list the batches to compute and what was wrong."""
+    batch file already there; the config that continues the folder's run (:func:`_resumed`),
+    the batches to compute and what was wrong."""
     _remove_leftovers(directory)
-    identity = config.identity()
-    digest = config_digest(identity)
     manifest = read_manifest(directory)
     if manifest is None:
-        _adoptable(directory, config, digest)
-        manifest = {"kind": KIND, **identity, "session_length": config.session_length, "config_digest": digest,
-                    "batches": config.n_batches,
+        config = _adoptable(directory, config)
+    else:
+        config = _resumed(directory, config, manifest)
+    identity = config.identity()
+    digest = config_digest(identity)
+    if manifest is None:
+        manifest = {"kind": KIND, **identity, "session_length": config.session_length,
+                    **({"seating": config.seating} if config.schema_version >= 2 else {}),
+                    "config_digest": digest, "batches": config.n_batches,
                     "simkit_version": simkit.__version__,
                     "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
     else:
-        if int(manifest.get("session_length", 1)) != config.session_length:
-            raise DatasetError(
-                f"{directory} holds another run: its session_length is {int(manifest.get('session_length', 1))}, "
-                f"this run's is {config.session_length} (use another --out folder)"
-            )
         for key, value in identity.items():
-            if manifest.get(key) != value:
+            if key != "seating" and manifest.get(key) != value:
                 raise DatasetError(
                     f"{directory} holds another run: its {key} is {manifest.get(key)!r}, this run's is {value!r} "
                     "(use another --out folder)"
                 )
+        theirs = manifest_seating(manifest)
+        if theirs != config.seating:
+            raise DatasetError(f"{directory} holds another run: its seating is {theirs!r}, this run's is "
+                               f"{config.seating!r} (resume it with --seating {theirs}, or use another --out folder)")
     records = dict(manifest.get(FILES) or {})
     todo: list[int] = []
     problems: list[str] = []
@@ -295,7 +369,7 @@ def _prepare(directory: Path, config: SimulationConfig) -> tuple[dict, list[int]
     updated = {**current, FILES: records}
     if updated != current or MANIFEST_DIGEST not in manifest:
         manifest = write_manifest(directory, updated)
-    return manifest, todo, problems
+    return config, manifest, todo, problems
 
 
 def _watch_parent(parent: int) -> None:
@@ -393,11 +467,15 @@ def simulate(
     quiet: bool = False,
     max_batches: int | None = None,
     session_length: int = 1,
+    seating: str | None = None,
 ) -> Path:
     """Simulate ``deals`` deals into the dataset folder ``out``; returns its path.
 
     ``session_length`` K > 1 plays the deals in sessions of K with a rotating dealer (see the
     module docstring): ``batch_size`` is then rounded down to a multiple of K.
+
+    ``seating``: ``fixed``, ``rotate`` or ``all`` (module docstring); None: ``rotate`` when
+    the policies differ, ``fixed`` when they are the same (:func:`default_seating`).
 
     Re-running with the same arguments computes only the batches that are missing (or were
     found corrupt); a folder holding another run is refused. ``max_batches`` computes only the
@@ -413,7 +491,7 @@ def simulate(
                   file=sys.stderr)
         batch_size = rounded
     config = SimulationConfig(int(deals), int(seed), specs, rules if rules is not None else RuleSet(), batch_size,
-                              session_length)
+                              session_length, seating if seating is not None else default_seating(specs))
     if backend not in ("local", "dask"):
         raise SimkitError(f"--backend must be local or dask, got {backend!r}")
     if workers < 1:
@@ -442,7 +520,7 @@ def simulate(
 def _write_run(directory: Path, config: SimulationConfig, workers: int, backend: str, client, quiet: bool,
                max_batches: int | None) -> None:
     """Compute and write the batches a folder lacks (the caller holds its lock)."""
-    manifest, todo, problems = _prepare(directory, config)
+    config, manifest, todo, problems = _prepare(directory, config)
     if max_batches is not None:
         todo = [b for b in todo if b < max_batches]
     for line in problems:

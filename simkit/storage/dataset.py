@@ -1,4 +1,17 @@
-"""A simulation dataset on disk: ``manifest.json`` + one zstd Parquet file per batch.
+"""A simulation dataset on disk: ``_manifest.json`` + one zstd Parquet file per batch.
+
+* The manifest's name starts with ``_`` (and the lock and temporary files with ``.``), so
+  pyarrow, pandas (``pd.read_parquet(folder)``), polars and duckdb read the folder's batch
+  files directly.  Datasets written before (``manifest.json``) are still read and resumed
+  in place: :func:`manifest_path` finds whichever name a folder has.
+* Schema version 2 (:data:`SCHEMA_VERSION`): the winner's ``hu``, ``units``, ``lou`` and
+  ``steps`` are null on 穿牌 (pandas ``Int16`` / ``Int8`` through the files' pandas
+  metadata, :func:`pandas_metadata`).  Version 1 files stored -1 / 0 there;
+  :func:`load_dataset` turns those into nulls, so both read the same.
+* ``seating`` (manifest; absent means ``fixed``): how policies sit at seats,
+  :data:`SEATING_MODES`.  With ``all`` each deal is played under the 6 seatings: 6 rows per
+  deal, in deal order then seating 0..5 (``seating`` column), and the batch checks expect
+  ``deal_id`` repeated 6 times.
 
 * Every file is written to a temporary name in the same folder and renamed into place, so an
   interrupted run leaves whole batch files only.  One writer per folder (:mod:`simkit.storage.lock`).
@@ -31,13 +44,20 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from simkit.errors import SimkitError
 from simkit.storage.files import atomic_write, write_json
 
-SCHEMA_VERSION = 1
-MANIFEST = "manifest.json"
+SCHEMA_VERSION = 2  # 2: winner columns null on 穿牌, seating; 1: -1 / 0 there, seats fixed
+READABLE_SCHEMA_VERSIONS = (1, 2)
+MANIFEST = "_manifest.json"  # leading "_": Parquet readers of the folder skip it
+LEGACY_MANIFEST = "manifest.json"  # the name before schema version 2, still read and resumed in place
+WINNER_COLUMNS = {"hu": "Int16", "units": "Int16", "lou": "Int8", "steps": "Int8"}  # null on 穿牌
+SEATING_MODES = ("fixed", "rotate", "all")
+SEATING_COLUMN = "seating"
+ROWS_PER_DEAL = {"fixed": 1, "rotate": 1, "all": 6}
 KIND = "simkit.simulation"
 SESSION_COLUMNS = ("session", "deal_in_session")
 IDENTITY_KEYS = ("schema_version", "seed", "deals", "batch_size", "rules", "policies")
@@ -86,7 +106,41 @@ def manifest_identity(manifest: dict[str, Any]) -> dict[str, Any]:
         identity["session_length"] = manifest["session_length"]
     if EQUITY in manifest:  # a hand-equity run (simkit.runner.equity): its fixed hand and seat
         identity[EQUITY] = manifest[EQUITY]
+    if manifest.get("seating", "fixed") != "fixed":  # fixed (or absent: written before seatings) adds nothing
+        identity["seating"] = manifest["seating"]
     return identity
+
+
+def seating(manifest: dict[str, Any]) -> str:
+    """How a run seats its policies (:data:`SEATING_MODES`); ``fixed`` for manifests without it."""
+    return str(manifest.get("seating", "fixed"))
+
+
+def rows_per_deal(manifest: dict[str, Any]) -> int:
+    """Rows per deal of a run: 6 with seating ``all`` (one per seating), else 1."""
+    return ROWS_PER_DEAL[seating(manifest)]
+
+
+def manifest_path(directory: str | os.PathLike) -> Path:
+    """Where a folder's manifest is: ``_manifest.json``, or ``manifest.json`` in a dataset
+    written before schema version 2 (read and resumed under that name), or, when the folder
+    has neither, ``_manifest.json`` (where a new one goes)."""
+    directory = Path(directory)
+    legacy = directory / LEGACY_MANIFEST
+    if not os.path.lexists(directory / MANIFEST) and os.path.lexists(legacy):
+        return legacy
+    return directory / MANIFEST
+
+
+def pandas_metadata(columns: Sequence[str]) -> bytes:
+    """The ``pandas`` schema metadata of a batch file: the nullable pandas dtype of each of
+    ``columns`` among :data:`WINNER_COLUMNS`, so ``pd.read_parquet`` (and
+    :func:`load_dataset`) gives ``Int16`` / ``Int8`` with ``<NA>`` instead of float64 with
+    NaN.  Deterministic (no library versions): every batch of a run carries the same bytes."""
+    meta = {"index_columns": [], "column_indexes": [],
+            "columns": [{"name": c, "field_name": c, "pandas_type": WINNER_COLUMNS[c].lower(),
+                         "numpy_type": WINNER_COLUMNS[c], "metadata": None} for c in columns if c in WINNER_COLUMNS]}
+    return json.dumps(meta, sort_keys=True, separators=(",", ":")).encode("utf-8")
 
 
 def batch_deals(manifest: dict[str, Any], batch: int) -> tuple[int, int]:
@@ -115,6 +169,12 @@ def manifest_problem(manifest: dict[str, Any]) -> str | None:
     for key in ("schema_version", "seed", "deals", "batch_size", "batches", "session_length"):
         if key in manifest and not _is_int(manifest[key]):
             return f"its {key} is {manifest[key]!r}, not an integer"
+    if manifest["schema_version"] not in READABLE_SCHEMA_VERSIONS:
+        return (f"its schema_version is {manifest['schema_version']}; this simkit reads versions "
+                f"{', '.join(map(str, READABLE_SCHEMA_VERSIONS))} (written by a newer simkit?)")
+    if manifest.get("seating", "fixed") not in SEATING_MODES or (
+            "seating" in manifest and manifest["schema_version"] < 2):
+        return f"its seating {manifest.get('seating')!r} is not one of {', '.join(SEATING_MODES)}"
     k = manifest.get("session_length", 1)
     if manifest["seed"] < 0 or manifest["deals"] < 1 or manifest["batch_size"] < 1 or k < 1:
         return "its seed, deals, batch_size or session_length is out of range"
@@ -124,7 +184,7 @@ def manifest_problem(manifest: dict[str, Any]) -> str | None:
         return "its rules or policies are malformed"
     if config_digest(manifest_identity(manifest)) != manifest["config_digest"]:
         return (f"its config_digest {manifest['config_digest']!r} does not match the seed, deals, batch size, "
-                "rules and policies it records (edited or damaged)")
+                "rules, policies and seating it records (edited or damaged)")
     expected = -(-manifest["deals"] // manifest["batch_size"])
     if manifest["batches"] != expected:
         return (f"its batches is {manifest['batches']!r}, but {manifest['deals']} deals in batches of "
@@ -149,11 +209,15 @@ def manifest_problem(manifest: dict[str, Any]) -> str | None:
 
 
 def read_manifest(directory: Path) -> dict[str, Any] | None:
-    """The verified manifest of a folder, None when there is none; DatasetError (one line
-    naming the file) when it is unreadable, foreign or inconsistent."""
-    path = Path(directory) / MANIFEST
+    """The verified manifest of a folder (``_manifest.json``, or ``manifest.json`` of a dataset
+    written before schema version 2), None when there is none; DatasetError (one line naming
+    the file) when it is unreadable, foreign or inconsistent, or when the folder holds both."""
+    path = manifest_path(directory)
     if not os.path.lexists(path):
         return None
+    if path.name == MANIFEST and os.path.lexists(Path(directory) / LEGACY_MANIFEST):
+        raise DatasetError(f"{path}: the folder also holds {LEGACY_MANIFEST} (two manifests: which run is it?); "
+                           "remove the one that does not belong")
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -169,12 +233,13 @@ def read_manifest(directory: Path) -> dict[str, Any] | None:
 
 
 def write_manifest(directory: Path, manifest: dict[str, Any]) -> dict[str, Any]:
-    """Write a manifest atomically with its batch records sorted and its own digest last."""
+    """Write a manifest atomically with its batch records sorted and its own digest last (to
+    :func:`manifest_path`: a dataset written before keeps its ``manifest.json``)."""
     manifest = {k: v for k, v in manifest.items() if k != MANIFEST_DIGEST}
     if FILES in manifest:
         manifest[FILES] = dict(sorted(manifest.pop(FILES).items()))
     manifest[MANIFEST_DIGEST] = manifest_digest(manifest)
-    write_json(Path(directory) / MANIFEST, manifest)
+    write_json(manifest_path(directory), manifest)
     return manifest
 
 
@@ -204,13 +269,16 @@ def _one_line(exc: BaseException) -> str:
 
 
 def read_batch(path: Path, batch: int, first: int, deals: int, config: str, record: dict[str, Any] | None = None,
-               columns: Sequence[str] | None = None, decode: bool = True) -> tuple[pa.Table | None, dict[str, Any]]:
+               columns: Sequence[str] | None = None, decode: bool = True,
+               per_deal: int = 1) -> tuple[pa.Table | None, dict[str, Any]]:
     """Read one batch file and verify it; returns (its table, or None without ``decode``; its record).
 
     Verified: the file's sha256 and size against ``record`` (when the manifest has one), its
-    identity metadata (run config, batch index, first deal, deal count) and row count, and, when
+    identity metadata (run config, batch index, first deal, deal count) and row count
+    (``deals * per_deal``: ``per_deal`` rows per deal, :func:`rows_per_deal`), and, when
     decoding, every page checksum of the columns read and the deal ids (exactly
-    ``first .. first + deals - 1``). Raises :class:`BatchError` naming the file.
+    ``first .. first + deals - 1``, each ``per_deal`` times in a row, with ``seating`` 0 ..
+    per_deal - 1 when ``per_deal`` > 1). Raises :class:`BatchError` naming the file.
     """
     if not path.is_file():
         kind = "a folder" if path.is_dir() else ("missing" if not os.path.lexists(path) else "not a regular file")
@@ -235,20 +303,26 @@ def read_batch(path: Path, batch: int, first: int, deals: int, config: str, reco
         if found != str(value):
             other = " (it belongs to another run)" if key == "config" else ""
             raise BatchError(path, f"its {key} is {found!r}, expected {str(value)!r}{other}")
-    if meta.num_rows != deals:
-        raise BatchError(path, f"it holds {meta.num_rows} rows, expected {deals}")
+    if meta.num_rows != deals * per_deal:
+        raise BatchError(path, f"it holds {meta.num_rows} rows, expected {deals * per_deal}")
     if not decode:
         return None, actual
-    wanted = None if columns is None else list(dict.fromkeys([*columns, "deal_id"]))
+    checked = ["deal_id"] + ([SEATING_COLUMN] if per_deal > 1 else [])
+    wanted = None if columns is None else list(dict.fromkeys([*columns, *checked]))
     try:
         table = pq.read_table(pa.BufferReader(buffer), columns=wanted, page_checksum_verification=True)
         ids = table.column("deal_id").to_numpy()
+        seats = table.column(SEATING_COLUMN).to_numpy() if per_deal > 1 else None
     except Exception as exc:  # noqa: BLE001
         raise BatchError(path, f"corrupt data ({_one_line(exc)})") from None
-    if len(ids) != deals or not np.array_equal(ids, np.arange(first, first + deals, dtype=ids.dtype)):
-        raise BatchError(path, f"its deal ids are not {first}..{first + deals - 1} (duplicated or missing deals)")
-    if columns is not None and "deal_id" not in columns:
-        table = table.drop_columns(["deal_id"])
+    expected = np.repeat(np.arange(first, first + deals, dtype=ids.dtype), per_deal)
+    if len(ids) != len(expected) or not np.array_equal(ids, expected):
+        times = f", each {per_deal} times" if per_deal > 1 else ""
+        raise BatchError(path, f"its deal ids are not {first}..{first + deals - 1}{times} (duplicated or missing deals)")
+    if seats is not None and not np.array_equal(seats, np.tile(np.arange(per_deal, dtype=seats.dtype), deals)):
+        raise BatchError(path, f"its seatings are not 0..{per_deal - 1} for every deal (duplicated or missing rows)")
+    if columns is not None:
+        table = table.drop_columns([c for c in checked if c not in columns])
     return table, actual
 
 
@@ -276,7 +350,13 @@ def session_length(manifest: dict[str, Any]) -> int:
 
 def load_dataset(path: str | os.PathLike, columns: Sequence[str] | None = None,
                  batches: int | None = None) -> pd.DataFrame:
-    """Read a dataset folder into pandas (only ``columns`` when given), in deal order.
+    """Read a dataset folder into pandas (only ``columns`` when given), in deal order (with
+    seating ``all``: 6 rows per deal, seating 0..5).
+
+    The same rows and dtypes as ``pd.read_parquet(folder)`` on a dataset of schema version 2;
+    the winner's ``hu``, ``units``, ``lou`` and ``steps`` are nullable (``Int16`` / ``Int8``,
+    ``<NA>`` on 穿牌) also for datasets written before (schema version 1, -1 / 0 there).
+    ``seating`` is derived (0) when asked of a run with fixed seats, which stores no such column.
 
     ``batches`` reads only the first that many batches (a prefix of the run, e.g. while a
     sequential test is still deciding). Everything read is verified first (the manifest
@@ -291,6 +371,7 @@ def load_dataset(path: str | os.PathLike, columns: Sequence[str] | None = None,
     manifest = read_manifest(directory)
     if manifest is None:
         raise DatasetError(f"{directory}: no {MANIFEST} (not a simkit dataset)")
+    manifest_name = manifest_path(directory).name
     n_batches = int(manifest["batches"])
     if batches is not None:
         if not 1 <= batches <= n_batches:
@@ -304,27 +385,44 @@ def load_dataset(path: str | os.PathLike, columns: Sequence[str] | None = None,
     if files is not None:
         unrecorded = [b for b in range(n_batches) if batch_path(directory, b).name not in files]
         if unrecorded:
-            raise DatasetError(f"{batch_path(directory, unrecorded[0])}: not recorded in {MANIFEST} (its run was "
+            raise DatasetError(f"{batch_path(directory, unrecorded[0])}: not recorded in {manifest_name} (its run was "
                                "stopped before recording it); re-run simkit simulate with the run's arguments "
                                "to verify and record it")
     wanted = list(columns) if columns is not None else None
     derived: list[str] = []
-    if wanted is not None and session_length(manifest) == 1:
-        # independent deals store no session columns: derive them from deal_id
-        derived = [c for c in wanted if c in SESSION_COLUMNS]
-        wanted = [c for c in wanted if c not in SESSION_COLUMNS]
+    if wanted is not None:
+        absent = ([*SESSION_COLUMNS] if session_length(manifest) == 1 else []) + (
+            [SEATING_COLUMN] if seating(manifest) == "fixed" else [])
+        # independent deals store no session columns, fixed seats no seating: derive them
+        derived = [c for c in wanted if c in absent]
+        wanted = [c for c in wanted if c not in absent]
         if derived and "deal_id" not in wanted:
             wanted.append("deal_id")
+    legacy_nulls = int(manifest["schema_version"]) < 2 and (
+        wanted is None or any(c in WINNER_COLUMNS for c in wanted))
+    if legacy_nulls and wanted is not None and "winner" not in wanted:
+        wanted.append("winner")  # schema version 1: the winner columns are null where winner < 0
     tables = []
     for b in range(n_batches):
         file = batch_path(directory, b)
         first, deals = batch_deals(manifest, b)
         record = files[file.name] if files is not None else None
-        table, _ = read_batch(file, b, first, deals, manifest["config_digest"], record, columns=wanted)
+        table, _ = read_batch(file, b, first, deals, manifest["config_digest"], record, columns=wanted,
+                              per_deal=rows_per_deal(manifest))
         tables.append(table)
     _check_same_schema(directory, tables)
     try:
-        frame = pa.concat_tables(tables).to_pandas()
+        table = pa.concat_tables(tables)
+        if legacy_nulls:
+            no_winner = pc.less(table.column("winner"), 0)
+            for name in WINNER_COLUMNS:
+                if name in table.column_names:
+                    column = table.column(name)
+                    table = table.set_column(table.schema.get_field_index(name), name,
+                                             pc.if_else(no_winner, pa.scalar(None, column.type), column))
+        meta = {k: v for k, v in (table.schema.metadata or {}).items() if k != b"pandas"}
+        meta[b"pandas"] = pandas_metadata(table.column_names)
+        frame = table.replace_schema_metadata(meta).to_pandas()
     except Exception as exc:  # noqa: BLE001
         raise DatasetError(f"{directory}: its batches do not fit together ({_one_line(exc)})") from None
     if derived:
@@ -333,5 +431,8 @@ def load_dataset(path: str | os.PathLike, columns: Sequence[str] | None = None,
             frame["session"] = deal_id.astype("int64")
         if "deal_in_session" in derived:
             frame["deal_in_session"] = pd.Series(0, index=frame.index, dtype="int16")
+        if SEATING_COLUMN in derived:
+            frame[SEATING_COLUMN] = pd.Series(0, index=frame.index, dtype="int8")
+    if columns is not None and list(frame.columns) != list(columns):
         frame = frame[list(columns)]
     return frame
