@@ -1,10 +1,13 @@
-"""Benchmarks: ``simkit bench evaluator`` (evaluations per second, single thread).
+"""Benchmarks: ``simkit bench evaluator`` (evaluations per second, single thread),
+``simkit bench engine`` (whole deals per second) and ``simkit bench score`` (``simkit score
+--jsonl`` lines per second).
 
 Throughput is measured, never asserted in tests; the figures go in the closing notes.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 import time
@@ -15,7 +18,8 @@ import numpy as np
 from simkit.cards import parse_counts
 from simkit.evaluator import kernel as K
 from simkit.evaluator.api import evaluate_batch_kernel
-from simkit.generate import random_group_holdings, random_holdings
+from simkit.evaluator.score import score_record, score_records
+from simkit.generate import random_group_holdings, random_holdings, random_score_records
 from simkit.policies.registry import parse_policies, policy_arrays
 from simkit.rules import RuleSet
 from simkit.runner.play import R_WINNER, play_deals
@@ -151,4 +155,60 @@ def format_engine_report(res: dict) -> str:
     lines = [f"hardware: {res['hardware']}", "engine, whole deals, 1 thread:"]
     for label, f in res["mixes"].items():
         lines.append(f"  {label:16s} {f['deals_per_s']:>12,.0f} deals/s  ({f['deals']:,} deals, {f['win_rate']:.1%} won)")
+    return "\n".join(lines)
+
+
+SCORE_CORPORA = (
+    ("uniform", 0.0),  # uniformly random 31-card holdings: rarely complete
+    ("mixed", 0.5),  # half of them built from random groups: about half complete, explained
+)
+
+
+def _score_lines(lines: list[str], base: RuleSet) -> str:
+    """What ``simkit score --jsonl`` does with a file's lines (JSON decoding included)."""
+    return score_records([(k + 1, json.loads(line)) for k, line in enumerate(lines)], base, "bench")
+
+
+def bench_score(n: int = 20_000, seed: int = 2026, repeats: int = 3, reference: int = 1_000) -> dict:
+    """``simkit score --jsonl`` lines/s (:func:`simkit.evaluator.score.score_records`, JSON
+    decoding included, no process start) on random 31-card holdings with random exposed groups
+    and per-line rule sets (:func:`simkit.generate.random_score_records`), and the one-line-
+    at-a-time reference (:func:`simkit.evaluator.score.score_record`) on the first
+    ``reference`` lines, whose output the batched path must match byte for byte."""
+    base = RuleSet()
+    figures = {}
+    for label, grouped in SCORE_CORPORA:
+        lines = [json.dumps(r, ensure_ascii=False) for r in random_score_records(n, seed, grouped=grouped)]
+        _score_lines(lines[:10], base)  # compile / warm
+        best = float("inf")
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            text = _score_lines(lines, base)
+            best = min(best, time.perf_counter() - t0)
+        m = min(reference, n)
+        t0 = time.perf_counter()
+        ref = "".join(json.dumps(score_record(json.loads(line), base), ensure_ascii=False) + "\n" for line in lines[:m])
+        ref_time = time.perf_counter() - t0
+        head = "".join(text.splitlines(keepends=True)[:m])
+        if head != ref:
+            raise AssertionError("batched scoring differs from the one-line reference")
+        figures[label] = {
+            "lines": n,
+            "complete": sum(1 for line in text.splitlines() if line.split('"complete": ', 1)[1].startswith("t")),
+            "lines_per_s": n / best,
+            "reference_lines": m,
+            "reference_lines_per_s": m / ref_time,
+        }
+    return {"hardware": hardware_line(), "threads": 1, "corpora": figures}
+
+
+def format_score_report(res: dict) -> str:
+    """Human-readable lines of :func:`bench_score`."""
+    lines = [f"hardware: {res['hardware']}", "simkit score --jsonl (in process, JSON decoding included), 1 thread:"]
+    for label, f in res["corpora"].items():
+        lines.append(
+            f"  {label:8s} {f['lines_per_s']:>10,.0f} lines/s batched ({f['lines']:,} lines, {f['complete']:,} "
+            f"complete); one line at a time: {f['reference_lines_per_s']:,.0f} lines/s "
+            f"({f['lines_per_s'] / f['reference_lines_per_s']:.1f}x)"
+        )
     return "\n".join(lines)

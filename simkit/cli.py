@@ -18,7 +18,9 @@
                   [--seating fixed|rotate|all [--seating-index J]]
     simkit bench evaluator [--holdings N]
     simkit bench engine [--deals N]
+    simkit bench score [--lines N]       # score --jsonl lines/s, batched and one at a time
     simkit rules [--rule key=value ...]  # print the effective rule set as TOML
+    simkit compile [--all] [TARGET ...]  # compile the numba kernels once (cached for later runs)
 
 Invalid input exits with status 2 and one line on stderr.
 """
@@ -180,14 +182,21 @@ def _build_parser() -> argparse.ArgumentParser:
     replay.add_argument("--output", metavar="FILE", help="write here instead of stdout")
 
     bench = sub.add_parser("bench", help="print throughput benchmarks")
-    bench.add_argument("target", choices=["evaluator", "engine"], help="what to benchmark")
+    bench.add_argument("target", choices=["evaluator", "engine", "score"], help="what to benchmark")
     bench.add_argument("--holdings", type=int, default=200_000, help="holdings per evaluator benchmark (default 200000)")
     bench.add_argument("--deals", type=int, default=20_000, help="deals per engine benchmark (default 20000)")
+    bench.add_argument("--lines", type=int, default=20_000, help="lines per score --jsonl benchmark (default 20000)")
     bench.add_argument("--seed", type=int, default=2026)
     bench.add_argument("--json", action="store_true", help="print the figures as JSON")
 
     rules = sub.add_parser("rules", help="print the effective rule set as TOML")
     rules.add_argument("--rule", action="append", default=[], metavar="KEY=VALUE")
+
+    compile_ = sub.add_parser("compile", help="compile the numba kernels once: later runs load them from the cache")
+    compile_.add_argument("targets", nargs="*", metavar="TARGET",
+                          help="what to compile: score, replay, deals, sessions, dealt-hands, prob, equity, "
+                               "environment, generate (default: score replay deals dealt-hands)")
+    compile_.add_argument("--all", action="store_true", help="every target")
     return parser
 
 
@@ -263,6 +272,11 @@ def _cmd_bench(args: argparse.Namespace) -> int:
             raise SimkitError("--holdings must be at least 1000")
         result = bench.bench_evaluator(n=args.holdings, seed=args.seed)
         text = bench.format_evaluator_report(result)
+    elif args.target == "score":
+        if args.lines < 100:
+            raise SimkitError("--lines must be at least 100")
+        result = bench.bench_score(n=args.lines, seed=args.seed)
+        text = bench.format_score_report(result)
     else:
         if args.deals < 100:
             raise SimkitError("--deals must be at least 100")
@@ -277,11 +291,46 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     from simkit.runner import simulate
 
     start = time.perf_counter()
+    _compile_first(lambda: _warm_simulate(args.policies, RuleSet.from_strings(args.rule), args.session_length,
+                                          args.seating), args.quiet)
     path = simulate(args.deals, args.policies, args.seed, args.out, RuleSet.from_strings(args.rule),
                     batch_size=args.batch_size, workers=args.workers, backend=args.backend,
                     scheduler=args.scheduler, quiet=args.quiet, session_length=args.session_length,
                     seating=args.seating)
     print(f"{args.deals:,} deals -> {path} ({time.perf_counter() - start:.1f} s)")
+    return 0
+
+
+def _warm_simulate(policies, rules, session_length, seating) -> None:
+    from simkit.warmup import warm_simulate
+
+    warm_simulate(policies, rules, session_length, seating)
+
+
+def _compile_first(workload, quiet: bool = False) -> None:
+    """Compile (or load from the cache) a command's kernels before it starts, so that the
+    first run says why it waits: ``simkit: compiling kernels (first run; cached afterwards)
+    ... 41 s`` on stderr.  Best effort: a bad argument is left to the command to report."""
+    from simkit.warmup import compile_note, end_note
+
+    with compile_note(quiet) as timer:
+        try:
+            workload()
+        except Exception:  # noqa: BLE001 - the command itself reports its errors
+            pass
+    end_note(timer, quiet)
+
+
+def _cmd_compile(args: argparse.Namespace) -> int:
+    from simkit.warmup import DEFAULT_TARGETS, TARGETS, warm
+
+    unknown = [t for t in args.targets if t not in TARGETS]
+    if unknown:
+        raise SimkitError(f"unknown compile target {unknown[0]!r} (known: {', '.join(TARGETS)})")
+    targets = list(TARGETS) if args.all else (args.targets or list(DEFAULT_TARGETS))
+    start = time.perf_counter()
+    seconds = warm(targets, out=sys.stdout)
+    print(f"compiled in {seconds:.1f} s ({time.perf_counter() - start:.1f} s in all); cached for later runs")
     return 0
 
 
@@ -471,6 +520,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
     start = time.perf_counter()
     out = check_out_dir(args.out)
+    _compile_first(lambda: _warm_demo(args.policies, args.seating))
     dataset = simulate(args.deals, args.policies, args.seed, out / "dataset", batch_size=5_000, seating=args.seating)
     report = write_report(dataset, out)
     _write_hands(args.deals, args.seed, 10_000, RuleSet(), out / "dealt_hands")
@@ -481,6 +531,13 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     print(f"{args.deals:,} deals ({args.policies}) in {time.perf_counter() - start:.1f} s -> {report} "
           f"(duplicate comparison: {out / 'compare' / 'report.md'}; dealt hands: {out / 'dealt_hands' / 'report.md'})")
     return 0
+
+
+def _warm_demo(policies, seating) -> None:
+    from simkit.warmup import warm, warm_simulate
+
+    warm_simulate(policies, seating=seating)
+    warm(["dealt-hands"])
 
 
 def _cmd_replay(args: argparse.Namespace) -> int:
@@ -550,6 +607,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "equity": _cmd_equity,
         "bench": _cmd_bench,
         "rules": _cmd_rules,
+        "compile": _cmd_compile,
     }
     previous = _on_sigterm_raise()
     try:

@@ -272,7 +272,7 @@ def random_score_records(n: int, seed: int, grouped: float = 0.5) -> list[dict[s
     and ``single_jiang_cap`` included).  A pure function of the arguments.
 
     >>> [sorted(r) for r in random_score_records(2, seed=3)]
-    [['exposed', 'hand'], ['exposed', 'hand', 'rules']]
+    [['exposed', 'hand', 'rules'], ['exposed', 'hand']]
     """
     if not 0.0 <= grouped <= 1.0:
         raise ValueError(f"grouped must lie in 0..1, got {grouped}")

@@ -4,7 +4,8 @@ Imports flow one way (issue 10): each module belongs to one layer of :data:`LAYE
 imports only from its own layer or the layers below it.  Where a module sits:
 
 * ``base``: what every layer may use and that uses nothing of simkit but itself: the package
-  (``simkit/__init__.py``: only ``__version__``), ``errors``, ``cards``, ``rules``, ``exposed``
+  (``simkit/__init__.py``: ``__version__``, and it imports ``jit``, how the kernels compile,
+  before any kernel does), ``jit``, ``errors``, ``cards``, ``rules``, ``exposed``
   (exposed groups and the rows ``EXP_*`` of their kernel form), ``rng`` (the xoshiro PRNG and
   the per-deal seeding ``root_key`` / ``stream_state``), ``deck`` (shuffles, deals, and
   ``deal_deck``: the deck of deal N, which the engine, the runner and the dealt-hand
@@ -18,7 +19,8 @@ imports only from its own layer or the layers below it.  Where a module sits:
 * ``runner``: ``runner/play.py`` (the loop that asks the policies for every decision: whole
   deals, batches, sessions, user-policy kernels), ``simulate``, ``batch``, ``duplicate``, and
   ``replay`` (one deal as JSON lines).
-* ``analysis`` → ``tools`` (``experiment``: runs simulations and writes reports; ``bench``) →
+* ``analysis`` → ``tools`` (``experiment``: runs simulations and writes reports; ``bench``;
+  ``warmup``: compiles the kernels of each command ahead of use) →
   ``cli`` (``cli``, ``__main__``).
 
 Three more rules, checked here for every module of ``simkit/`` and ``experiments/*.py``
@@ -44,7 +46,7 @@ PACKAGE = "simkit"
 
 # lowest first: a module may import from its own layer and every layer before it
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("base", ("simkit", "simkit.errors", "simkit.cards", "simkit.rules", "simkit.exposed", "simkit.rng",
+    ("base", ("simkit", "simkit.jit", "simkit.errors", "simkit.cards", "simkit.rules", "simkit.exposed", "simkit.rng",
               "simkit.deck", "simkit.generate")),
     ("evaluator", ("simkit.evaluator",)),
     ("engine", ("simkit.engine",)),
@@ -52,7 +54,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("storage", ("simkit.storage",)),
     ("runner", ("simkit.runner", "simkit.replay")),
     ("analysis", ("simkit.analysis",)),
-    ("tools", ("simkit.experiment", "simkit.bench")),
+    ("tools", ("simkit.experiment", "simkit.bench", "simkit.warmup")),
     ("cli", ("simkit.cli", "simkit.__main__")),
 )
 LAZY_IMPORTS_ALLOWED = ("simkit.cli",)  # lazy for speed; these imports dodge no cycle

@@ -24,10 +24,11 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from numba import njit, prange
+from numba import njit
 
 from simkit.deck import DEALER_CARDS, N_SEATS, PLAYER_CARDS, deal_counts_kernel, deal_deck
 from simkit.evaluator import features as F
+from simkit.jit import run_chunks
 from simkit.rng import root_key
 from simkit.rules import RuleSet
 
@@ -73,17 +74,23 @@ def _hands_kernel(root, first_deal, hands):
         _deal_hands(root, first_deal + i, rng, deck, hands[i])
 
 
-@njit(cache=True, parallel=True)
-def _features_kernel(root, level, rules, features):
-    """features[d] = deal_features of deal d, chunks of deals in parallel."""
+@njit(cache=True, nogil=True)
+def _features_chunk(k, root, level, rules, features):
+    """features[d] = deal_features of deal d, for the deals d of chunk k."""
     n = features.shape[0]
-    for k in prange((n + CHUNK - 1) // CHUNK):
-        rng = np.zeros(4, dtype=np.uint64)
-        deck = np.zeros(112, dtype=np.int64)
-        dealt = np.zeros(N_SEATS * 28, dtype=np.int64)
-        exposed, out, choice, work = F.feature_scratch()
-        for d in range(k * CHUNK, min(n, (k + 1) * CHUNK)):
-            deal_features(root, d, level, rules, rng, deck, dealt, exposed, out, choice, work, features[d])
+    rng = np.zeros(4, dtype=np.uint64)
+    deck = np.zeros(112, dtype=np.int64)
+    dealt = np.zeros(N_SEATS * 28, dtype=np.int64)
+    exposed, out, choice, work = F.feature_scratch()
+    for d in range(k * CHUNK, min(n, (k + 1) * CHUNK)):
+        deal_features(root, d, level, rules, rng, deck, dealt, exposed, out, choice, work, features[d])
+
+
+def _features_kernel(root, level, rules, features) -> None:
+    """features[d] = deal_features of deal d, chunks of deals in parallel (Python threads:
+    :func:`simkit.jit.run_chunks`)."""
+    run_chunks(_features_chunk, [(k, root, level, rules, features)
+                                 for k in range((features.shape[0] + CHUNK - 1) // CHUNK)])
 
 
 def _check_count(name: str, value: int) -> int:

@@ -113,21 +113,25 @@ def sessions_section(df: pd.DataFrame, heading: str = "##", independent: pd.Data
         "p (share = 1/3)": seats["dealt_share_p"].map(format_p),
         "win rate [95%]": _interval(seats, "win_rate", "win_rate_lo", "win_rate_hi", ".4f"),
         "mean session payoff 牌 [95% t]": _interval(seats, "mean_session_payoff", "mean_session_payoff_lo",
-                                                    "mean_session_payoff_hi", "+.3f")})
+                                                    "mean_session_payoff_hi", "+.3f"),
+        "seat vs policy": _seating_flags(seats, "this seat's figures are also its policy's")})
     first = first_winner_dealing(df)
     first_table = pd.DataFrame({
         "measure (deals 1..K-1)": first["measure"], "sessions": first["sessions"],
         "winner of deal 0": first["first_winner"].map("{:.3f}".format),
         "other seat (mean)": first["other_seat"].map("{:.3f}".format),
         "difference [95% t]": _interval(first, "difference", "difference_lo", "difference_hi", "+.3f"),
-        "p-value": first["p_value"].map(format_p)})
+        "p-value": first["p_value"].map(format_p),
+        "policies": first["confounded"].map(lambda c: "**mixes in policy strength**: the winner of deal 0 is more "
+                                                      "often the stronger policy" if c else "all the same")})
     adv = session_dealer_advantage(df, independent)
     adv_table = pd.DataFrame({
         "measure": adv["measure"], "deals": adv["deals"], "n": adv["n"].map("{:,}".format),
         "dealer": adv["dealer"].map(lambda x: "—" if pd.isna(x) else f"{x:.4f}"),
         "non-dealer (per seat)": adv["non_dealer"].map(lambda x: "—" if pd.isna(x) else f"{x:.4f}"),
         "difference [95%]": _interval(adv, "difference", "difference_lo", "difference_hi", "+.4f"),
-        "p-value": adv["p_value"].map(format_p)})
+        "p-value": adv["p_value"].map(format_p),
+        "seat vs policy": _seating_flags(adv, "the dealer's seat holds some policy more often than the others")})
     cut = n_sessions - full
     lines = [f"{h} Sessions ({n_sessions:,} sessions of {k} deals)", "",
              f"Deals are played in sessions of {k}: seat 0 deals a session's first deal, the winner deals the next "
@@ -219,7 +223,11 @@ def dataset_section(df: pd.DataFrame, directory: str | Path, prefix: str = "", h
     h = heading
     rows_text = (f"{df['deal_id'].nunique():,} deals x 6 seatings" if "deal_id" in df.columns
                  and df["deal_id"].nunique() < n else f"{n:,} deals")
-    lines = [f"{h} Seats ({rows_text})", ""] + markdown_table(seats) + [
+    repeated = "x 6 seatings" in rows_text
+    lines = [f"{h} Seats ({rows_text})", ""] + ([
+        "Six rows per deal (seating `all`): the seat, policy and dealer tables cluster their intervals by deal; "
+        "the tables of how deals end, distributions, tails and patterns count rows, and their intervals treat "
+        "the six seatings of a deal as independent (too narrow).", ""] if repeated else []) + markdown_table(seats) + [
         "", f"![win rate by seat]({prefix}win_rate_by_seat.png)", "",
         f"{h} Policies (pooled over their seats)", ""] + markdown_table(policies) + [
         "", f"![payoff by policy]({prefix}payoff_by_policy.png)", "",

@@ -105,6 +105,18 @@ def _dealer_confounded(df: pd.DataFrame) -> bool:
     return bool((np.abs(balance["dealer_share"] - balance["seat_share"]) > BALANCE_TOLERANCE).any())
 
 
+def _seat_confounded(pol: np.ndarray, seat: int) -> bool:
+    """A seat's figures are also a policy's: its mix of policies differs from all seats' mix."""
+    names = set(pol.ravel().tolist())
+    return any(abs(float((pol[:, seat] == name).mean()) - float((pol == name).mean())) > BALANCE_TOLERANCE
+               for name in names)
+
+
+def _policies_differ(df: pd.DataFrame) -> bool:
+    pol = _policy_matrix(df)
+    return pol is not None and len(set(pol.ravel().tolist())) > 1
+
+
 def win_rates(data: str | os.PathLike | pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
     """Win rate and mean payoff of each seat (and its policy), with intervals.
 
@@ -129,13 +141,11 @@ def win_rates(data: str | os.PathLike | pd.DataFrame, confidence: float = 0.95) 
         else:
             _, lo, hi, _, _ = _cluster_mean((df["winner"].to_numpy() == k).astype(float), groups, confidence)
             mean, mean_lo, mean_hi, _, _ = _cluster_mean(pay, groups, confidence)
-        mix = {name: float((pol[:, k] == name).mean()) for name in set(pol.ravel().tolist())} if n else {}
-        overall = {name: float((pol == name).mean()) for name in mix}
         rows.append({
             "seat": k, "policy": _seat_policy_label(pol[:, k]) if n else "", "deals": n,
             "wins": wins, "win_rate": wins / n if n else np.nan, "win_rate_lo": lo, "win_rate_hi": hi,
             "mean_payoff": mean, "mean_payoff_lo": mean_lo, "mean_payoff_hi": mean_hi,
-            "confounded": any(abs(mix[name] - overall[name]) > BALANCE_TOLERANCE for name in mix),
+            "confounded": _seat_confounded(pol, k) if n else False,
         })
     return pd.DataFrame(rows)
 
@@ -452,13 +462,26 @@ SESSION_COLUMNS = ["session", "deal_in_session", "dealer", "winner"] + [f"payoff
 
 def _session_frame(data: str | os.PathLike | pd.DataFrame, columns: list[str]) -> pd.DataFrame:
     """The columns of a dataset in sessions; a frame without session columns is read as
-    independent deals (each deal its own session)."""
+    independent deals (each deal its own session).
+
+    Adds ``cards``: the cluster of each row for intervals, the session of its cards.  With six
+    rows per deal (seating ``all``: each session played under the six seatings) ``session`` is
+    then the chain of one session under one seating (``6 * session + seating``), the unit whose
+    deals follow one another, while ``cards`` stays the session: its six chains share their
+    cards, so intervals cluster them together."""
+    optional = ("deal_id", "seating") + tuple(f"policy_{k}" for k in range(3))
     if isinstance(data, pd.DataFrame) and not {"session", "deal_in_session"} <= set(data.columns):
-        df = data[[c for c in columns if c not in ("session", "deal_in_session")]].copy()
-        df["session"] = np.arange(len(df), dtype=np.int64)
+        df = data[[c for c in columns if c not in ("session", "deal_in_session")]
+                  + [c for c in optional if c in data.columns and c not in columns]].copy()
+        deal = df["deal_id"].to_numpy() if "deal_id" in df.columns else np.arange(len(df), dtype=np.int64)
+        df["session"] = deal.astype(np.int64)
         df["deal_in_session"] = np.zeros(len(df), dtype=np.int16)
-        return df
-    return _frame(data, columns)
+    else:
+        df = _frame(data, columns, optional=optional)
+    df["cards"] = df["session"].to_numpy()
+    if _deal_groups(df) is not None and "seating" in df.columns:  # six rows per deal
+        df["session"] = df["session"].to_numpy() * 6 + df["seating"].to_numpy().astype(np.int64)
+    return df
 
 
 def has_sessions(df: pd.DataFrame) -> bool:
@@ -526,20 +549,23 @@ def session_seat_results(data: str | os.PathLike | pd.DataFrame, confidence: flo
     """
     cols = SESSION_COLUMNS + [f"policy_{k}" for k in range(3)]
     df = _session_frame(data, cols)
+    pol = _policy_matrix(df)
     session = df["session"].to_numpy()
+    cards = df["cards"].to_numpy()
     dealer = df["dealer"].to_numpy()
     winner = df["winner"].to_numpy()
     k, full = _full_sessions(df)
     full_sessions = session[full]
+    full_cards = pd.Series(cards[full]).groupby(full_sessions).first().to_numpy()
     rows = []
     for seat in range(3):
         dealt = (dealer == seat).astype(float)
         won = (winner == seat).astype(float)
-        share, share_lo, share_hi, _, share_p = _cluster_mean(dealt, session, confidence, null=1.0 / 3.0)
-        rate, rate_lo, rate_hi, _, _ = _cluster_mean(won, session, confidence)
+        share, share_lo, share_hi, _, share_p = _cluster_mean(dealt, cards, confidence, null=1.0 / 3.0)
+        rate, rate_lo, rate_hi, _, _ = _cluster_mean(won, cards, confidence)
         pay = df[f"payoff_{seat}"].to_numpy(dtype=float)
         per_session = pd.Series(pay[full]).groupby(full_sessions).sum().to_numpy(dtype=float)
-        mean, lo, hi = _t_interval(per_session, confidence)
+        mean, lo, hi, _, _ = _cluster_mean(per_session, full_cards, confidence)
         rows.append({
             "seat": seat, "policy": _seat_policy_label(df[f"policy_{seat}"].astype(str).to_numpy()) if len(df) else "",
             "session_length": k, "sessions": int(np.unique(session).size), "full_sessions": int(per_session.size),
@@ -547,6 +573,7 @@ def session_seat_results(data: str | os.PathLike | pd.DataFrame, confidence: flo
             "dealt_share": share, "dealt_share_lo": share_lo, "dealt_share_hi": share_hi, "dealt_share_p": share_p,
             "wins": int(won.sum()), "win_rate": rate, "win_rate_lo": rate_lo, "win_rate_hi": rate_hi,
             "mean_session_payoff": mean, "mean_session_payoff_lo": lo, "mean_session_payoff_hi": hi,
+            "confounded": _seat_confounded(pol, seat) if len(df) else False,
         })
     return pd.DataFrame(rows)
 
@@ -563,6 +590,7 @@ def first_winner_dealing(data: str | os.PathLike | pd.DataFrame, confidence: flo
     [['deals dealt after deal 0', 1, 2.0, 0.0], ['payoff after deal 0', 1, 1.0, -0.5]]
     """
     df = _session_frame(data, SESSION_COLUMNS)
+    mixed = _policies_differ(df)
     k, full = _full_sessions(df)
     df = df[full]
     first = df[df["deal_in_session"] == 0].set_index("session")["winner"]
@@ -573,6 +601,7 @@ def first_winner_dealing(data: str | os.PathLike | pd.DataFrame, confidence: flo
     payoff = np.stack([later[f"payoff_{p}"].to_numpy(dtype=float) for p in range(3)], axis=1)
     rows_index = np.arange(len(later))
     sessions = later["session"].to_numpy()
+    cards = pd.Series(later["cards"].to_numpy()).groupby(sessions).first().to_numpy()
     out = []
     for measure, mine, total in (
         ("deals dealt after deal 0", (dealer == w0).astype(float), np.ones(len(later))),
@@ -581,14 +610,17 @@ def first_winner_dealing(data: str | os.PathLike | pd.DataFrame, confidence: flo
         a = pd.Series(mine).groupby(sessions).sum().to_numpy(dtype=float)
         b = (pd.Series(total).groupby(sessions).sum().to_numpy(dtype=float) - a) / 2.0
         x = a - b
-        mean, lo, hi = _t_interval(x, confidence)
-        test = stats.ttest_1samp(x, 0.0) if x.size > 1 and x.std() > 0 else None
+        if np.unique(cards).size == cards.size:
+            mean, lo, hi = _t_interval(x, confidence)
+            test = stats.ttest_1samp(x, 0.0) if x.size > 1 and x.std() > 0 else None
+            t, p = (float(test.statistic), float(test.pvalue)) if test is not None else (np.nan, np.nan)
+        else:  # seating all: the six chains of a session share its cards
+            mean, lo, hi, t, p = _cluster_mean(x, cards, confidence)
         out.append({"measure": measure, "session_length": k, "sessions": int(x.size),
                     "first_winner": float(a.mean()) if a.size else np.nan,
                     "other_seat": float(b.mean()) if b.size else np.nan,
-                    "difference": mean, "difference_lo": lo, "difference_hi": hi,
-                    "t": float(test.statistic) if test is not None else np.nan,
-                    "p_value": float(test.pvalue) if test is not None else np.nan})
+                    "difference": mean, "difference_lo": lo, "difference_hi": hi, "t": t, "p_value": p,
+                    "confounded": mixed})
     return pd.DataFrame(out)
 
 
@@ -617,7 +649,10 @@ def session_dealer_advantage(data: str | os.PathLike | pd.DataFrame, independent
     sessions − independent (deal N has the same cards in both; only the dealer differs).
     """
     df = _session_frame(data, SESSION_COLUMNS)
-    session = df["session"].to_numpy()
+    session = df["cards"].to_numpy()  # clusters: a session's deals (and, with seating all, its six chains)
+    deals = _deal_groups(df)
+    deals = np.arange(len(df)) if deals is None else deals
+    confounded = _dealer_confounded(df)
     first = df["deal_in_session"].to_numpy() == 0
     dw, ow, dp, op = _dealer_edges(df)
     measures = [("win rate", dw, ow, None, None), ("mean payoff", dp, op, None, None)]
@@ -637,14 +672,17 @@ def session_dealer_advantage(data: str | os.PathLike | pd.DataFrame, independent
             out.append({"measure": measure, "deals": label, "n": int(mask.sum()),
                         "dealer": float(a[mask].mean()) if mask.any() else np.nan,
                         "non_dealer": float(b[mask].mean()) if mask.any() else np.nan,
-                        "difference": mean, "difference_lo": lo, "difference_hi": hi, "t": t, "p_value": p})
+                        "difference": mean, "difference_lo": lo, "difference_hi": hi, "t": t, "p_value": p,
+                        "confounded": confounded})
         if ia is not None:
-            mean, lo, hi, t, p = _cluster_mean(ia - ib, np.arange(len(df)), confidence)
+            mean, lo, hi, t, p = _cluster_mean(ia - ib, deals, confidence)
             out.append({"measure": measure, "deals": "independent deals (same deals, K = 1)", "n": len(df),
                         "dealer": float(ia.mean()), "non_dealer": float(ib.mean()),
-                        "difference": mean, "difference_lo": lo, "difference_hi": hi, "t": t, "p_value": p})
+                        "difference": mean, "difference_lo": lo, "difference_hi": hi, "t": t, "p_value": p,
+                        "confounded": confounded})
             mean, lo, hi, t, p = _cluster_mean((a - b) - (ia - ib), session, confidence)
             out.append({"measure": measure, "deals": "change: sessions − independent (paired per deal)",
                         "n": len(df), "dealer": np.nan, "non_dealer": np.nan,
-                        "difference": mean, "difference_lo": lo, "difference_hi": hi, "t": t, "p_value": p})
+                        "difference": mean, "difference_lo": lo, "difference_hi": hi, "t": t, "p_value": p,
+                        "confounded": confounded})
     return pd.DataFrame(out)

@@ -181,7 +181,7 @@ def has_discard(conc):
     return False
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _holding_wins(conc, exp, n_chow, rules, work):
     """Evaluator verdict on a holding (no 31-card or flag checks)."""
     if K.min_idle_kernel(conc) > 0:
@@ -330,8 +330,12 @@ def _claim_keeps_playable(s, q, action, t, spare, blocked, rules, work):
         return False
     conc = work[EW_CONC : EW_CONC + 28]
     exp = work[EW_EXP : EW_EXP + EXP_BLOCK].reshape((4, 28))
-    conc[:] = _conc(s, q)
-    exp[:, :] = _exp(s, q)
+    # element by element: an array-to-slice copy compiles numba's shape-mismatch message
+    # (string formatting) into every kernel that reaches it
+    for i in range(28):
+        conc[i] = s[S_CONC + 28 * q + i]
+    for i in range(EXP_BLOCK):
+        work[EW_EXP + i] = s[S_EXP + EXP_BLOCK * q + i]
     for i in range(4):
         if used[i] >= 0:
             conc[used[i]] -= 1
@@ -585,7 +589,8 @@ def _finish_win(s, p, rules, work, ev, ev_n):
 def _reset(s, deck, dealer):
     """Deal ``deck`` (112 card ids): ``dealer`` gets the first 31, then 30 each in turn."""
     s[:] = 0
-    s[S_DECK : S_DECK + 112] = deck
+    for i in range(112):  # not a slice copy: see _claim_keeps_playable
+        s[S_DECK + i] = deck[i]
     s[S_STOCK_POS] = deal_counts_kernel(deck, dealer, s[S_CONC : S_CONC + 3 * 28])
     s[S_DEALER] = dealer
     s[S_PLAYER] = dealer
@@ -765,7 +770,7 @@ def apply_legal(s, action, rules, mask, work, ev, ev_n):
     advance(s, rules, mask, work, ev, ev_n)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def start(s, deck, dealer, rules, mask, work, ev, ev_n):
     """Reset to a new deal and advance to the first decision."""
     _reset(s, deck, dealer)

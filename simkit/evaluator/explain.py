@@ -114,14 +114,14 @@ def _chariots(offers: tuple[int, ...], bonus: bool) -> tuple:
     return tuple(chariot_assignments(offers, bonus)[1])
 
 
-@functools.lru_cache(maxsize=1 << 16)
 def _triad_block(
     c: int, first: int, kinds: tuple[int, int, int], arg: int, counts: tuple[int, int, int],
     states: tuple[int, int, int], jiang_bonus: bool,
-) -> tuple[tuple, tuple[bool, bool, bool], int]:
-    """The lines of one triad (its 圆s, each type's split, its 素车s), memoised: a line is a
-    string, or the type of a single 将 (its hu depends on the singles listed before it);
-    with the types' 出 flags and the 将 class the triad offers to 肥车/长车 (将士相 only)."""
+) -> tuple[tuple, bool, int, int]:
+    """The lines of one triad (its 圆s, each type's split, its 素车s): a line is a string, or
+    the type of a single 将 (its hu depends on the singles listed before it); whether there is
+    such a single, the bit mask of its types with an 出 component and the 将 class the triad
+    offers to 肥车/长车 (将士相 only).  :func:`explain` memoises it."""
     entries: list = []
     t_yuan = arg & 7
     classes = ((arg >> 3) & 3, (arg >> 5) & 3, (arg >> 7) & 3)
@@ -152,22 +152,24 @@ def _triad_block(
             offer = classes[0]
         elif q == 1:
             offer = 1 if classes[0] == CL_TWO_PAIRS else CL_NONE
-    return tuple(entries), (classes[0] == CL_OUT, classes[1] == CL_OUT, classes[2] == CL_OUT), offer
+    outs_mask = sum(1 << (first + i) for i in range(3) if classes[i] == CL_OUT)
+    has_singles = any(entry.__class__ is not str for entry in entries)
+    return tuple(entries), has_singles, outs_mask, offer
 
 
 @functools.lru_cache(maxsize=1 << 16)
 def _zu_block(
     u: tuple[int, ...], zu_classes: tuple[int, ...], counts: tuple[int, ...], states: tuple[int, ...]
-) -> tuple[tuple[str, ...], list[bool]]:
-    """The lines of the 卒 system (its 圆s, then each colour's split) and each colour's 出 flag,
-    memoised."""
+) -> tuple[tuple[str, ...], int]:
+    """The lines of the 卒 system (its 圆s, then each colour's split) and the bit mask of the
+    卒 types with an 出 component, memoised."""
     lines = [f"圆 {' '.join(TYPE_NAMES[c * 7 + 6] for c in s)} = 1" for s in _zu_sets(u)]
     for c in range(4):
         t = c * 7 + 6
         m = counts[c] - u[c]
         for k in _SPLIT_COMPONENTS[_TYPE_SPLIT[TK_FAT][states[c]][m][zu_classes[c]]]:
             lines.append(f"{_SPLIT_WORD[k]} {_CARDS[t][k]} = {_ZU_SPLIT_HU[k]}")
-    return tuple(lines), [cls == CL_OUT for cls in zu_classes]
+    return tuple(lines), sum(1 << (c * N_RANKS + ZU) for c in range(4) if zu_classes[c] == CL_OUT)
 
 
 _SINGLE_LINE = tuple((f"single {TYPE_NAMES[t]} = 0", f"single {TYPE_NAMES[t]} = 1") for t in range(28))
@@ -219,19 +221,30 @@ def explain(
             append(entry[1 if cap == 0 or n_singles <= cap else 0])
     states = exposed_states[1 if rules_array[RULE_ZHAN_IN_CHARIOT] else 0]
     jiang_bonus = bool(rules_array[RULE_JIANG_IN_CHARIOT])
-    out_of_type = [False] * 28
+    outs = 0  # bit t: type t has an 出 component
     jiang_offer = [0, 0, 0, 0]
+    cache = _TRIAD_CACHE
     for c, first, kinds, slot in _TRIADS:
-        entries, outs, offer = _triad_block(
-            c, first, kinds, choice[slot], (conc[first], conc[first + 1], conc[first + 2]),
-            (states[first], states[first + 1], states[first + 2]), jiang_bonus and first % N_RANKS == JIANG)
-        for entry in entries:
-            if entry.__class__ is str:
-                append(entry)
-            else:
-                n_singles += 1
-                append(_SINGLE_LINE[entry][1 if cap == 0 or n_singles <= cap else 0])
-        out_of_type[first], out_of_type[first + 1], out_of_type[first + 2] = outs
+        bonus = jiang_bonus and first % N_RANKS == JIANG
+        key = (slot, choice[slot], conc[first], conc[first + 1], conc[first + 2], states[first], states[first + 1],
+               states[first + 2], bonus)
+        block = cache.get(key)
+        if block is None:
+            if len(cache) >= _CACHE_SIZE:
+                cache.clear()
+            block = cache[key] = _triad_block(
+                c, first, kinds, key[1], key[2:5], key[5:8], bonus)
+        entries, has_singles, block_outs, offer = block
+        if has_singles:
+            for entry in entries:
+                if entry.__class__ is str:
+                    append(entry)
+                else:
+                    n_singles += 1
+                    append(_SINGLE_LINE[entry][1 if cap == 0 or n_singles <= cap else 0])
+        else:
+            lines.extend(entries)
+        outs |= block_outs
         if first % N_RANKS == JIANG:
             jiang_offer[c] = offer
     # 卒 system
@@ -239,9 +252,24 @@ def explain(
     zu_lines, zu_outs = _zu_block(tuple(choice[K.CHOICE_ZU_YUAN : K.CHOICE_ZU_YUAN + 4]), zu_classes,
                                   tuple(conc[ZU::N_RANKS]), tuple(states[ZU::N_RANKS]))
     lines.extend(zu_lines)
-    out_of_type[ZU::N_RANKS] = zu_outs
-    # 肥车 / 长车
-    for rank, offers, bonus in ((0, tuple(jiang_offer), jiang_bonus), (6, zu_classes, False)):
+    lines.extend(_pattern_lines(tuple(jiang_offer), zu_classes, outs | zu_outs, jiang_bonus))
+    steps = n_peng + (n_kong if rules_array[RULE_STEPS_COUNT_LOU] else 0)
+    if steps >= 5:
+        append(f"{steps}步 = {20 * (steps - 4)}")
+    return lines
+
+
+_TRIAD_CACHE: dict[tuple, tuple] = {}
+_CACHE_SIZE = 1 << 16
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _pattern_lines(jiang_offer: tuple[int, ...], zu_classes: tuple[int, ...], outs: int, jiang_bonus: bool
+                   ) -> tuple[str, ...]:
+    """The 肥车 / 长车, 清 and 天地 lines, from the 将 classes the 将士相 triads offer, the 卒
+    classes and the types with an 出 component (bit mask); memoised."""
+    lines = []
+    for rank, offers, bonus in ((0, jiang_offer, jiang_bonus), (6, zu_classes, False)):
         for colours, n_out in _chariots(offers, bonus):
             size = len(colours)
             value = (_FAT_CHARIOT_VALUE if size == 3 else _LONG_CHARIOT_VALUE)[n_out]
@@ -251,21 +279,19 @@ def explain(
                 extra = " (将 pairs score 1 each)"
             name = "肥车" if size == 3 else "长车"
             cards = "".join(COLOUR_CHINESE[c] for c in colours) + RANK_CHINESE[rank]
-            append(f"{name} {cards} {n_out}出{extra} = {value}")
+            lines.append(f"{name} {cards} {n_out}出{extra} = {value}")
     # 清
     for rank in range(1, 6):
-        colours = [c for c in range(4) if out_of_type[c * 7 + rank]]
+        colours = [c for c in range(4) if outs >> (c * 7 + rank) & 1]
         if len(colours) >= 3:
             word = "三清" if len(colours) == 3 else "四清"
-            append(f"{word} {''.join(COLOUR_CHINESE[c] for c in colours)}{RANK_CHINESE[rank]} = {_QING_VALUE[len(colours)]}")
+            lines.append(
+                f"{word} {''.join(COLOUR_CHINESE[c] for c in colours)}{RANK_CHINESE[rank]} = {_QING_VALUE[len(colours)]}")
     # 天地
     for c in range(4):
-        if out_of_type[c * 7] and out_of_type[c * 7 + 6]:
-            append(f"天地 {COLOUR_CHINESE[c]} = 20")
-    steps = n_peng + (n_kong if rules_array[RULE_STEPS_COUNT_LOU] else 0)
-    if steps >= 5:
-        append(f"{steps}步 = {20 * (steps - 4)}")
-    return lines
+        if outs >> (c * 7) & 1 and outs >> (c * 7 + 6) & 1:
+            lines.append(f"天地 {COLOUR_CHINESE[c]} = 20")
+    return tuple(lines)
 
 
 def explained_total(lines: Sequence[str]) -> int:

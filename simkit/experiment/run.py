@@ -152,7 +152,8 @@ def _simulation_lines(spec: ExperimentSpec, data_dir: Path, report_dir: Path, wo
     shown = pd.DataFrame({
         "simulation": table["label"], "policies": table["policies"], "seating": table["seating"],
         "rules": table["rules"],
-        "deals": table["n"].map("{:,}".format),
+        "deals": [f"{entry.deals:,}" + (" x 6 seatings" if seating == "all" else "")
+                  for entry, seating in zip(spec.simulations, table["seating"])],
         "win rate": table.apply(lambda r: f"{r['win_rate']:.4f} [{r['win_lo']:.4f}, {r['win_hi']:.4f}]", axis=1),
         "穿牌 rate": table.apply(lambda r: f"{r['exhausted']:.4f} [{r['exhausted_lo']:.4f}, {r['exhausted_hi']:.4f}]", axis=1),
         "dealer advantage": table.apply(lambda r: f"{r['dealer_adv']:+.4f} [{r['dealer_adv_lo']:+.4f}, {r['dealer_adv_hi']:+.4f}]"

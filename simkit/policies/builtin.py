@@ -305,7 +305,7 @@ def _greedy_core(src, conc_at, exp_at, n_chow, phase, t, stock_left, mask, param
     return best_action
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def greedy_like(obs, mask, params, rules, work, patient):
     """greedy (patient=False) / patient on an observation."""
     seat = obs[O_SEAT]
@@ -313,7 +313,7 @@ def greedy_like(obs, mask, params, rules, work, patient):
                         obs[O_STOCK_LEFT], mask, params, rules, work, patient)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def greedy_state(s, p, mask, params, rules, work, patient):
     """:func:`greedy_like` reading player p's view straight from the state (no observation
     copy): p's own concealed and exposed cards, the active card, the stock size."""

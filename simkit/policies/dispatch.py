@@ -9,7 +9,7 @@ from simkit.policies.builtin import P_MC, P_PATIENT, P_RANDOM, greedy_like, gree
 from simkit.policies.mc import mc_act
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def builtin_act(policy_id, obs, mask, params, rng, rules, work):
     """Run built-in policy ``policy_id`` (``P_*`` of :mod:`simkit.policies.builtin`)."""
     if policy_id == P_RANDOM:
@@ -21,7 +21,7 @@ def builtin_act(policy_id, obs, mask, params, rng, rules, work):
     return greedy_like(obs, mask, params, rules, work, False)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def builtin_act_state(policy_id, s, p, obs, mask, params, rng, rules, work):
     """:func:`builtin_act` for player p of state ``s``, the same choices: ``random`` needs no
     observation, ``greedy`` / ``patient`` read p's own view from the state, and only ``mc``

@@ -234,7 +234,8 @@ def mc_act(obs, mask, params, rng, rules, work):
     for i in range(n_c):
         a = cands[i]
         for r in range(n_det):
-            s2[:] = dets[r]
+            for j in range(L.N_STATE):  # not a slice copy (see simkit.engine.kernel._claim_keeps_playable)
+                s2[j] = dets[r, j]
             E.legal_mask(s2, rules, mask2, ework)
             if not mask2[a]:
                 pay[i, r] = -1e9

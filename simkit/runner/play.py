@@ -42,6 +42,7 @@ import numpy as np
 from numba import njit, prange
 
 from simkit.deck import deal_counts_kernel, deal_deck
+from simkit.jit import run_chunks
 from simkit.engine import kernel as E
 from simkit.engine.layout import (
     EVENT_WIDTH,
@@ -312,19 +313,41 @@ def _play_sessions_body(root, first_deal, n_deals, session_length, first_dealer,
 
 # the built-in kernels: module globals bind the names the bodies call, numba caches them
 _ACT = builtin_act_state
-_play_deck = njit(cache=True, nogil=True)(_play_deck_body)
+_play_deck = njit(cache=True, nogil=True, inline="always")(_play_deck_body)
 _PLAY_DECK = _play_deck
 _play_deal = njit(cache=True, nogil=True)(_play_deal_body)
 _PLAY_DEAL = _play_deal
 _play_chunk = njit(cache=True, nogil=True)(_play_chunk_body)
 _PLAY_CHUNK = _play_chunk
-_play_batch = njit(cache=True, parallel=True)(_play_batch_body)
 _play_session_chunk = njit(cache=True, nogil=True)(_play_session_chunk_body)
 _PLAY_SESSION_CHUNK = _play_session_chunk
-_play_sessions = njit(cache=True, parallel=True)(_play_sessions_body)
 _play_decks_chunk = njit(cache=True, nogil=True)(_play_decks_chunk_body)
 _PLAY_DECKS_CHUNK = _play_decks_chunk
-_play_decks = njit(cache=True, parallel=True)(_play_decks_body)
+
+
+def _on_threads(body: Callable, chunk_name: str, chunk: Callable) -> Callable:
+    """The batch kernel ``body`` (a ``prange`` loop over chunks, each a call of the global
+    ``chunk_name``) as a Python function that runs the compiled ``chunk`` kernel (``nogil``)
+    on ``numba.get_num_threads()`` Python threads.
+
+    Not ``njit(parallel=True)``: a parallel kernel compiles everything it calls twice more
+    (the loop body as a gufunc, then the kernel), about a fifth of a cold ``simkit demo``;
+    the chunks, and so the rows, are the same (each deal depends on (seed, deal) only)."""
+
+    def run(*args):
+        calls: list[tuple] = []
+        # the body itself, run in Python, only lists the chunk calls
+        _rebind(body, prange=range, **{chunk_name: lambda *a: calls.append(a)})(*args)
+        run_chunks(chunk, calls)
+
+    run.__name__ = run.__qualname__ = body.__name__.replace("_body", "")
+    run.__doc__ = body.__doc__
+    return run
+
+
+_play_batch = _on_threads(_play_batch_body, "_PLAY_CHUNK", _play_chunk)
+_play_sessions = _on_threads(_play_sessions_body, "_PLAY_SESSION_CHUNK", _play_session_chunk)
+_play_decks = _on_threads(_play_decks_body, "_PLAY_DECKS_CHUNK", _play_decks_chunk)
 
 
 def _rebind(function: Callable, **names: object) -> Callable:
@@ -372,14 +395,14 @@ def user_kernels(user_functions: tuple) -> tuple[Callable, Callable, Callable, C
     key = tuple(id(fn) for fn in user_functions)
     if key not in _USER_KERNELS:
         act = make_user_act(user_functions)
-        play_deck = njit(nogil=True)(_rebind(_play_deck_body, _ACT=act))
+        play_deck = njit(nogil=True, inline="always")(_rebind(_play_deck_body, _ACT=act))
         play_deal = njit(nogil=True)(_rebind(_play_deal_body, _PLAY_DECK=play_deck))
         play_chunk = njit(nogil=True)(_rebind(_play_chunk_body, _PLAY_DEAL=play_deal))
-        play_batch = njit(parallel=True)(_rebind(_play_batch_body, _PLAY_CHUNK=play_chunk))
+        play_batch = _on_threads(_play_batch_body, "_PLAY_CHUNK", play_chunk)
         play_session_chunk = njit(nogil=True)(_rebind(_play_session_chunk_body, _PLAY_DEAL=play_deal))
-        play_sessions = njit(parallel=True)(_rebind(_play_sessions_body, _PLAY_SESSION_CHUNK=play_session_chunk))
+        play_sessions = _on_threads(_play_sessions_body, "_PLAY_SESSION_CHUNK", play_session_chunk)
         play_decks_chunk = njit(nogil=True)(_rebind(_play_decks_chunk_body, _PLAY_DECK=play_deck))
-        play_decks = njit(parallel=True)(_rebind(_play_decks_body, _PLAY_DECKS_CHUNK=play_decks_chunk))
+        play_decks = _on_threads(_play_decks_body, "_PLAY_DECKS_CHUNK", play_decks_chunk)
         _USER_KERNELS[key] = (play_deal, play_batch, play_sessions, play_decks)
     return _USER_KERNELS[key]
 

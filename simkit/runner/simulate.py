@@ -301,16 +301,27 @@ def _adoptable(directory: Path, config: SimulationConfig) -> SimulationConfig:
 
 
 def _resumed(directory: Path, config: SimulationConfig, manifest: dict) -> SimulationConfig:
-    """The config that continues the run of ``manifest``: refused (one line) when its session
-    length differs; a dataset written before schema version 2 goes on in its own format (its
-    identity, its batch format: a folder never mixes two)."""
+    """The config that continues the run of ``manifest`` (verified by :func:`read_manifest`):
+    refused (one line) when its session length, an identity field or its seating differs; a
+    dataset written before schema version 2 goes on in its own format (its identity, its batch
+    format: a folder never mixes two)."""
     k = int(manifest.get("session_length", 1))
     if k != config.session_length:
         raise DatasetError(f"{directory} holds another run: its session_length is {k}, this run's is "
                            f"{config.session_length} (use another --out folder)")
-    version = manifest.get("schema_version")
-    if version != config.schema_version and version in READABLE_SCHEMA_VERSIONS:
-        config = dataclasses.replace(config, schema_version=version)
+    for key, value in config.identity().items():
+        if key not in ("seating", "schema_version") and manifest.get(key) != value:
+            raise DatasetError(f"{directory} holds another run: its {key} is {manifest.get(key)!r}, this run's is "
+                               f"{value!r} (use another --out folder)")
+    theirs = manifest_seating(manifest)
+    if theirs != config.seating:
+        raise DatasetError(f"{directory} holds another run: its seating is {theirs!r}, this run's is "
+                           f"{config.seating!r} (resume it with --seating {theirs}, or use another --out folder)")
+    if manifest["schema_version"] != config.schema_version:
+        config = dataclasses.replace(config, schema_version=manifest["schema_version"])
+    if config_digest(config.identity()) != manifest["config_digest"]:
+        raise DatasetError(f"{directory} holds another run: its config_digest is {manifest['config_digest']!r}, "
+                           f"this run's is {config_digest(config.identity())!r} (use another --out folder)")
     return config
 
 
@@ -332,17 +343,6 @@ def _prepare(directory: Path, config: SimulationConfig) -> tuple[SimulationConfi
                     "config_digest": digest, "batches": config.n_batches,
                     "simkit_version": simkit.__version__,
                     "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
-    else:
-        for key, value in identity.items():
-            if key != "seating" and manifest.get(key) != value:
-                raise DatasetError(
-                    f"{directory} holds another run: its {key} is {manifest.get(key)!r}, this run's is {value!r} "
-                    "(use another --out folder)"
-                )
-        theirs = manifest_seating(manifest)
-        if theirs != config.seating:
-            raise DatasetError(f"{directory} holds another run: its seating is {theirs!r}, this run's is "
-                               f"{config.seating!r} (resume it with --seating {theirs}, or use another --out folder)")
     records = dict(manifest.get(FILES) or {})
     todo: list[int] = []
     problems: list[str] = []

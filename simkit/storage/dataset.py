@@ -289,7 +289,8 @@ def read_batch(path: Path, batch: int, first: int, deals: int, config: str, reco
         raise BatchError(path, f"unreadable ({exc.strerror or exc})") from None
     digest = hashlib.sha256(data).hexdigest()
     if record is not None and (record.get("bytes"), record.get("sha256")) != (len(data), digest):
-        raise BatchError(path, f"its content differs from the sha256 recorded in {MANIFEST} (damaged or replaced)")
+        raise BatchError(path, f"its content differs from the sha256 recorded in {manifest_path(path.parent).name} "
+                               "(damaged or replaced)")
     actual = {"batch": batch, "first_deal": first, "deals": deals, "bytes": len(data), "sha256": digest}
     buffer = pa.py_buffer(data)
     try:

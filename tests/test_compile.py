@@ -1,0 +1,137 @@
+"""Compilation: one compiled version per kernel (simkit/jit.py), ``simkit compile`` and the
+"compiling kernels" note (simkit/warmup.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+from numba import njit, types
+
+from simkit.cli import main
+from simkit.warmup import TARGETS, CompileTimer, compile_note, end_note
+
+
+def _in_simkit(function):
+    """``function`` as if defined in a simkit module (simkit.jit only touches those)."""
+    function.__module__ = "simkit._test_compile"
+    return function
+
+
+def test_calls_between_simkit_kernels_compile_once():
+    @njit
+    @_in_simkit
+    def inner(x, k, flag):
+        return x + k if flag else x - k
+
+    @njit
+    @_in_simkit
+    def outer(x):
+        total = 0
+        for i in range(3):  # a counter that starts as the literal 0
+            total += inner(x, i, True)
+        return total + inner(x, 2, False) + inner(x, 7, x > 0)
+
+    assert outer(5) == outer.py_func(5)
+    assert inner.signatures == [(types.int64, types.int64, types.boolean)]
+
+
+def test_other_kernels_keep_numba_literal_dispatch():
+    @njit
+    def inner(x, k):
+        return x + k
+
+    @njit
+    def outer(x):
+        return inner(x, 1) + inner(x, 2)
+
+    outer(1)
+    assert len(inner.signatures) == 2  # numba's own behaviour, untouched
+
+
+def test_compile_timer_counts_outermost_compilations():
+    @njit
+    def f(x):
+        return x * 2
+
+    seen = []
+    with CompileTimer(on_first=lambda: seen.append(1)) as timer:
+        f(3)
+        f(4)
+    assert timer.compiled and timer.seconds > 0 and seen == [1]
+    with CompileTimer() as again:
+        f(5)
+    assert not again.compiled and again.seconds == 0.0
+
+
+def test_compile_note(capsys):
+    @njit
+    def g(x):
+        return x + 1
+
+    with compile_note() as timer:
+        g(1)
+    end_note(timer)
+    err = capsys.readouterr().err
+    assert err.startswith("simkit: compiling kernels (first run; cached afterwards) ...") and err.endswith(" s\n")
+    with compile_note() as timer:
+        g(2)
+    end_note(timer)
+    assert capsys.readouterr().err == ""
+
+
+def test_compile_command(capsys):
+    assert main(["compile", "score"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("score ") and out[-1].startswith("compiled in ")
+    assert main(["compile", "nonsense"]) == 2
+    assert "unknown compile target 'nonsense'" in capsys.readouterr().err
+
+
+def test_every_target_runs():
+    for name, (what, workload) in TARGETS.items():
+        assert what
+        workload()
+
+
+def test_simulate_cli_warms_first(tmp_path, capsys):
+    """The CLI's warm-up changes nothing in the run (same files as without it)."""
+    assert main(["simulate", "--deals", "30", "--policies", "greedy,random,patient", "--seed", "3",
+                 "--out", str(tmp_path / "a"), "--batch-size", "10", "--quiet"]) == 0
+    from simkit.runner import simulate
+    from simkit.storage import load_dataset
+
+    simulate(30, "greedy,random,patient", 3, tmp_path / "b", batch_size=10, quiet=True)
+    a = load_dataset(tmp_path / "a")
+    b = load_dataset(tmp_path / "b")
+    assert a.equals(b)
+
+
+@pytest.mark.slow
+def test_cold_replay_compiles_each_kernel_once(tmp_path):
+    """From an empty cache: after a replay with every built-in policy, no simkit kernel has
+    two compiled versions (a literal argument or a second array layout would add one)."""
+    script = textwrap.dedent("""
+        import io, json, sys, contextlib
+        from numba.core.registry import CPUDispatcher
+        from simkit.cli import main
+        with contextlib.redirect_stdout(io.StringIO()):
+            main(["replay", "--seed", "7", "--deal", "42", "--policies", "greedy,patient,mc"])
+        found = {}
+        for name, module in list(sys.modules.items()):
+            if name.startswith("simkit"):
+                for attr, obj in vars(module).items():
+                    if isinstance(obj, CPUDispatcher):
+                        found[f"{name}.{attr}"] = [str(s) for s in obj.signatures]
+        print(json.dumps(found))
+    """)
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, check=True)
+    signatures = json.loads(proc.stdout.splitlines()[-1])
+    assert len([k for k, v in signatures.items() if v]) > 30  # compiled here, not loaded
+    assert {k: v for k, v in signatures.items() if len(v) > 1} == {}
+    assert [k for k, v in signatures.items() if any("Literal" in s for s in v)] == []
