@@ -318,7 +318,8 @@ def _compile_first(workload, quiet: bool = False) -> None:
             workload()
         except Exception:  # noqa: BLE001 - the command itself reports its errors
             pass
-    end_note(timer, quiet)
+        finally:
+            end_note(timer, quiet)
 
 
 def _cmd_compile(args: argparse.Namespace) -> int:

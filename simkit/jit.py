@@ -1,6 +1,8 @@
 """How simkit's numba kernels are compiled: one version of each kernel, whatever constants its
-callers pass.  Imported by the package itself (``simkit/__init__.py``), so it holds in every
-process before any kernel compiles.
+callers pass.  Imported by the lowest kernel modules (:mod:`simkit.rng`, which the deck, the
+engine, the policies and the runner import, and :mod:`simkit.evaluator.kernel`), so it holds
+before any of their kernels compiles, while ``import simkit`` alone (the CLI's start) still
+loads no numba.  Without it nothing changes but the number of compiled versions.
 
 Numba compiles a jitted function once per distinct tuple of argument *types*, and inside
 jitted code a constant argument is typed as a literal of its value: ``greedy_state(..., True)``
@@ -25,7 +27,8 @@ the loop body calls twice more (as a gufunc, then the kernel around it).
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
+import queue
+import threading
 from typing import Callable
 
 import numba
@@ -57,18 +60,92 @@ def plain_calls() -> None:
     Dispatcher.get_call_template = get_call_template
 
 
+class _Job:
+    """The calls of one :func:`run_chunks`, taken in order by the pool's threads."""
+
+    def __init__(self, chunk: Callable, calls: list[tuple], workers: int) -> None:
+        self.chunk = chunk
+        self.calls = calls
+        self.next = 0
+        self.cancelled = False
+        self.error: BaseException | None = None
+        self.running = workers
+        self.lock = threading.Lock()
+        self.done = threading.Event()
+
+    def work(self) -> None:
+        try:
+            while True:
+                with self.lock:
+                    if self.cancelled or self.next >= len(self.calls):
+                        return
+                    args = self.calls[self.next]
+                    self.next += 1
+                self.chunk(*args)
+        except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread
+            with self.lock:
+                self.error = self.error or exc
+                self.cancelled = True
+        finally:
+            with self.lock:
+                self.running -= 1
+                if self.running == 0:
+                    self.done.set()
+
+
+class _Pool:
+    """Daemon threads, started once per process, that run :class:`_Job` s.
+
+    Daemon threads started once, not a ThreadPoolExecutor per call: a Ctrl-C that lands
+    while an executor starts a thread can leave a worker that no one stops, and the process
+    then hangs at exit instead of ending."""
+
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue = queue.SimpleQueue()
+        self._threads: list[threading.Thread] = []
+        self._lock = threading.Lock()
+
+    def _loop(self) -> None:
+        while True:
+            self._jobs.get().work()
+
+    def run(self, job: _Job, workers: int) -> None:
+        with self._lock:
+            while len(self._threads) < workers:
+                thread = threading.Thread(target=self._loop, name="simkit-chunks", daemon=True)
+                thread.start()
+                self._threads.append(thread)
+        for _ in range(workers):
+            self._jobs.put(job)
+        try:
+            job.done.wait()
+        except BaseException:
+            job.cancelled = True  # the threads stop after their current chunk
+            raise
+        if job.error is not None:
+            raise job.error
+
+
+_POOL = _Pool()
+
+
 def run_chunks(chunk: Callable, calls: list[tuple]) -> None:
-    """``chunk(*args)`` for every ``args`` of ``calls``, on ``numba.get_num_threads()`` Python
+    """``chunk(*args)`` for every ``args`` of ``calls``, on ``numba.get_num_threads()``
     threads (in order on this one when that is 1).  ``chunk`` is a ``nogil`` kernel whose
-    calls write disjoint outputs, so the result does not depend on the threads."""
-    threads = min(numba.get_num_threads(), len(calls))
-    if threads <= 1:
+    calls write disjoint outputs, so the result does not depend on the threads.
+
+    A kernel not yet compiled (or loaded from the cache) in this process runs its first call
+    on this thread: compiling in a worker thread would make Ctrl-C wait for the compilation.
+    An interrupt stops the waiting at once; the workers stop after their current chunk."""
+    calls = list(calls)
+    if calls and not getattr(chunk, "signatures", True):
+        chunk(*calls.pop(0))
+    workers = min(numba.get_num_threads(), len(calls))
+    if workers <= 1:
         for args in calls:
             chunk(*args)
         return
-    with ThreadPoolExecutor(threads) as pool:
-        for future in [pool.submit(chunk, *args) for args in calls]:
-            future.result()
+    _POOL.run(_Job(chunk, calls, workers), workers)
 
 
 plain_calls()

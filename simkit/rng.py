@@ -22,6 +22,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, uint64
 
+import simkit.jit  # noqa: F401  - how simkit's kernels compile, before any of them does
+
 _MASK = (1 << 64) - 1
 
 

@@ -8,7 +8,7 @@ holding), so that exactly the kernels (and argument types) of the real runs get 
 cached; later runs, and worker processes, load them from the cache.
 
 >>> sorted(TARGETS)[:3]
-['deals', 'dealt-hands', 'equity']
+['deals', 'dealt-hands', 'environment']
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from simkit.evaluator.score import score_records
 from simkit.generate import random_group_holdings, random_holdings
 from simkit.policies.registry import parse_policies, policy_arrays
 from simkit.rules import RuleSet
-from simkit.runner.play import play_decks, play_deals, play_one
+from simkit.runner.play import play_decks, play_one
 from simkit.runner.simulate import simulate
 
 

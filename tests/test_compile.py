@@ -111,7 +111,7 @@ def test_simulate_cli_warms_first(tmp_path, capsys):
     assert a.equals(b)
 
 
-@pytest.mark.slow
+@pytest.mark.slow  # a cold compile in a subprocess
 def test_cold_replay_compiles_each_kernel_once(tmp_path):
     """From an empty cache: after a replay with every built-in policy, no simkit kernel has
     two compiled versions (a literal argument or a second array layout would add one)."""
@@ -135,3 +135,23 @@ def test_cold_replay_compiles_each_kernel_once(tmp_path):
     assert len([k for k, v in signatures.items() if v]) > 30  # compiled here, not loaded
     assert {k: v for k, v in signatures.items() if len(v) > 1} == {}
     assert [k for k, v in signatures.items() if any("Literal" in s for s in v)] == []
+
+
+def test_every_kernel_module_loads_jit_first():
+    """simkit.jit must be active before any kernel compiles: every module that defines a
+    kernel imports it, directly or through the modules it imports (at module level)."""
+    from test_architecture import imports_of, simkit_modules
+
+    modules = simkit_modules()
+    graph = {name: {imp.target for imp in imports_of(name, path, modules) if not imp.in_function}
+             for name, path in modules.items()}
+
+    def reaches_jit(name: str, seen: set) -> bool:
+        if name == "simkit.jit":
+            return True
+        seen.add(name)
+        return any(reaches_jit(t, seen) for t in graph.get(name, ()) if t not in seen)
+
+    missing = [name for name, path in modules.items()
+               if "@njit" in path.read_text(encoding="utf-8") and not reaches_jit(name, set())]
+    assert missing == []

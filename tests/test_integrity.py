@@ -549,6 +549,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+@pytest.mark.slow  # waits out Dask start-up and its timeouts
 def test_an_unreachable_dask_scheduler(tmp_path, capsys):
     pytest.importorskip("dask.distributed", reason="dask is part of the test extra")
     out = tmp_path / "data"
@@ -560,6 +561,7 @@ def test_an_unreachable_dask_scheduler(tmp_path, capsys):
     assert not out.exists()
 
 
+@pytest.mark.slow  # waits out Dask start-up and its timeouts
 def test_a_dask_scheduler_without_workers(tmp_path, capsys):
     distributed = pytest.importorskip("dask.distributed", reason="dask is part of the test extra")
     out = tmp_path / "data"

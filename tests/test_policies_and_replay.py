@@ -73,6 +73,7 @@ def _illegal(obs, mask, params, rng, rules, work):
     return L.N_ACTIONS + 5
 
 
+@pytest.mark.slow  # compiles uncached user-policy kernels (seconds each, in every process)
 def test_user_njit_policy_runs_in_the_batch_kernel():
     register_policy("first_legal", _first_legal, params=(1.0,))
     try:

@@ -270,6 +270,7 @@ def _first_legal_seat(obs, mask, params, rng, rules, work):
     return -1
 
 
+@pytest.mark.slow  # compiles uncached user-policy kernels (seconds each, in every process)
 def test_user_policies_rotate_with_the_built_in_ones():
     """The user-kernel factory sees the permutation too: a user policy follows its rotation."""
     register_policy("first_legal_seat", _first_legal_seat)

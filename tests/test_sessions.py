@@ -157,6 +157,7 @@ def test_bytes_identical_across_workers_and_after_resume(runs, tmp_path, monkeyp
     assert _file_bytes(tmp_path / "interrupted") == reference
 
 
+@pytest.mark.slow  # waits out Dask start-up and its timeouts
 def test_sessions_on_a_dask_local_cluster(runs, tmp_path):
     pytest.importorskip("dask.distributed", reason="dask is part of the test extra")
     path = _run(tmp_path, backend="dask", workers=2)
@@ -247,6 +248,7 @@ def _first_legal_s(obs, mask, params, rng, rules, work):
     return -1
 
 
+@pytest.mark.slow  # compiles uncached user-policy kernels (seconds each, in every process)
 def test_user_policies_play_sessions():
     register_policy("first_legal_s", _first_legal_s, params=(1.0,))
     try:

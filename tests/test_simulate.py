@@ -77,6 +77,7 @@ def test_same_content_with_two_workers(tmp_path, reference):
     pd.testing.assert_frame_equal(df, reference)
 
 
+@pytest.mark.slow  # waits out Dask start-up and its timeouts
 def test_same_content_on_a_dask_local_cluster(tmp_path, reference):
     pytest.importorskip("dask.distributed", reason="dask is part of the test extra")
     df = load_dataset(_run(tmp_path, backend="dask", workers=2))

@@ -65,10 +65,6 @@ _TRIADS = tuple(
 )
 
 
-def _cards(t: int, k: int) -> str:
-    return _CARDS[t][k]
-
-
 def _exposed_state(rows: list[list[int]], t: int, zhan_comp: int) -> int:
     """:func:`simkit.evaluator.kernel.exposed_state` on the exposed rows as lists."""
     if rows[K.EXP_KONG][t] > 0:

@@ -46,6 +46,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+import simkit.jit  # noqa: F401  - how simkit's kernels compile, before any of them does
 from simkit.cards import CHE, JIANG, N_RANKS, ZU
 from simkit.evaluator.tables import (
     CHARIOT_TABLE,
