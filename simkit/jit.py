@@ -28,6 +28,7 @@ the loop body calls twice more (as a gufunc, then the kernel around it).
 from __future__ import annotations
 
 import queue
+import signal
 import threading
 from typing import Callable
 
@@ -98,7 +99,8 @@ class _Pool:
 
     Daemon threads started once, not a ThreadPoolExecutor per call: a Ctrl-C that lands
     while an executor starts a thread can leave a worker that no one stops, and the process
-    then hangs at exit instead of ending."""
+    then hangs at exit instead of ending.  The threads block SIGINT and SIGTERM, so that the
+    main thread receives them."""
 
     def __init__(self) -> None:
         self._jobs: queue.SimpleQueue = queue.SimpleQueue()
@@ -106,6 +108,8 @@ class _Pool:
         self._lock = threading.Lock()
 
     def _loop(self) -> None:
+        # signals go to the main thread, which alone can act on them
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
         while True:
             self._jobs.get().work()
 
@@ -120,7 +124,10 @@ class _Pool:
         try:
             job.done.wait()
         except BaseException:
-            job.cancelled = True  # the threads stop after their current chunk
+            # the threads stop after their current chunk: wait for that (a fraction of a
+            # second), so that no thread is inside a kernel when the interpreter exits
+            job.cancelled = True
+            job.done.wait()
             raise
         if job.error is not None:
             raise job.error
@@ -136,7 +143,7 @@ def run_chunks(chunk: Callable, calls: list[tuple]) -> None:
 
     A kernel not yet compiled (or loaded from the cache) in this process runs its first call
     on this thread: compiling in a worker thread would make Ctrl-C wait for the compilation.
-    An interrupt stops the waiting at once; the workers stop after their current chunk."""
+    An interrupt stops the run after the chunks being played (the others are skipped)."""
     calls = list(calls)
     if calls and not getattr(chunk, "signatures", True):
         chunk(*calls.pop(0))
