@@ -42,7 +42,7 @@ import numpy as np
 from numba import njit, prange
 
 from simkit.deck import deal_counts_kernel, deal_deck
-from simkit.jit import run_chunks
+from simkit.jit import borrowed, keep_alive, run_chunks
 from simkit.engine import kernel as E
 from simkit.engine.layout import (
     EVENT_WIDTH,
@@ -168,6 +168,28 @@ def _record(s, deck, result):
         result[R_WIN_NMELDS] = 0
 
 
+@njit(cache=True, nogil=True)
+def new_scratch(n_params):
+    """The scratch arrays of one chunk of deals: state, deck, the four random streams, legal
+    mask, observation, engine and policy workspaces, an empty event log and its count, the
+    seats' policy ids and parameters."""
+    return (np.zeros(N_STATE, dtype=np.int64), np.zeros(112, dtype=np.int64), np.zeros((4, 4), dtype=np.uint64),
+            np.zeros(N_ACTIONS, dtype=np.bool_), np.zeros(N_OBS, dtype=np.int64),
+            np.zeros(E.ENGINE_WORK_SIZE, dtype=np.int64), np.zeros(POLICY_WORK_SIZE, dtype=np.int64),
+            np.zeros((0, EVENT_WIDTH), dtype=np.int64), np.zeros(1, dtype=np.int64), np.zeros(3, dtype=np.int64),
+            np.zeros((3, n_params), dtype=np.float64))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def borrow_scratch(owners):
+    """:func:`simkit.jit.borrowed` views of :func:`new_scratch`'s arrays: the chunk loops pass
+    them down every call chain without reference counting; the chunk keeps ``owners`` alive
+    (:func:`simkit.jit.keep_alive`) until its loop is over."""
+    s, deck, rngs, mask, obs, work, pwork, ev, ev_n, ids, seat_params = owners
+    return (borrowed(s), borrowed(deck), borrowed(rngs), borrowed(mask), borrowed(obs), borrowed(work),
+            borrowed(pwork), borrowed(ev), borrowed(ev_n), borrowed(ids), borrowed(seat_params))
+
+
 def _play_deal_body(root, deal, dealer, policy_ids, params, rules, s, deck, rngs, mask, obs, work, pwork, ev, ev_n,
                     result):
     """Play deal number ``deal`` to the end: shuffle its deck (:func:`simkit.deck.deal_deck`),
@@ -207,19 +229,15 @@ CHUNK = 256
 
 def _play_decks_chunk_body(k, root, first_deal, decks, dealer, policy_ids, params, rules, results):
     """Play chunk k (CHUNK deals) of prepared decks: decks[i] as deal ``first_deal + i``."""
-    s = np.zeros(N_STATE, dtype=np.int64)
-    deck = np.zeros(112, dtype=np.int64)
-    rngs = np.zeros((4, 4), dtype=np.uint64)
-    mask = np.zeros(N_ACTIONS, dtype=np.bool_)
-    obs = np.zeros(N_OBS, dtype=np.int64)
-    work = np.zeros(E.ENGINE_WORK_SIZE, dtype=np.int64)
-    pwork = np.zeros(POLICY_WORK_SIZE, dtype=np.int64)
-    ev = np.zeros((0, EVENT_WIDTH), dtype=np.int64)
-    ev_n = np.zeros(1, dtype=np.int64)
+    owners = new_scratch(params.shape[1])
+    s, deck, rngs, mask, obs, work, pwork, ev, ev_n, _, _ = borrow_scratch(owners)
+    decks, results = borrowed(decks), borrowed(results)
+    policy_ids, params, rules = borrowed(policy_ids), borrowed(params), borrowed(rules)
     for i in range(k * CHUNK, min(decks.shape[0], (k + 1) * CHUNK)):
         deck[:] = decks[i]
         _PLAY_DECK(root, first_deal + i, dealer, policy_ids, params, rules, s, deck, rngs, mask, obs, work, pwork,
                    ev, ev_n, results[i])
+    keep_alive(owners)
 
 
 def _play_decks_body(root, first_deal, decks, dealer, policy_ids, params, rules, results):
@@ -231,23 +249,16 @@ def _play_decks_body(root, first_deal, decks, dealer, policy_ids, params, rules,
 def _play_chunk_body(k, root, first_deal, n_deals, dealer, policy_ids, params, seating, rules, results):
     """Play chunk k (CHUNK rows: deals, or with seating all deal-seatings) of a batch with one
     set of scratch arrays; each row under its seating (:func:`seating_index`)."""
-    s = np.zeros(N_STATE, dtype=np.int64)
-    deck = np.zeros(112, dtype=np.int64)
-    rngs = np.zeros((4, 4), dtype=np.uint64)
-    mask = np.zeros(N_ACTIONS, dtype=np.bool_)
-    obs = np.zeros(N_OBS, dtype=np.int64)
-    work = np.zeros(E.ENGINE_WORK_SIZE, dtype=np.int64)
-    pwork = np.zeros(POLICY_WORK_SIZE, dtype=np.int64)
-    ev = np.zeros((0, EVENT_WIDTH), dtype=np.int64)
-    ev_n = np.zeros(1, dtype=np.int64)
-    ids = np.zeros(3, dtype=np.int64)
-    seat_params = np.zeros((3, params.shape[1]), dtype=np.float64)
+    owners = new_scratch(params.shape[1])
+    s, deck, rngs, mask, obs, work, pwork, ev, ev_n, ids, seat_params = borrow_scratch(owners)
+    policy_ids, params, rules, results = borrowed(policy_ids), borrowed(params), borrowed(rules), borrowed(results)
     per_deal = 6 if seating == SEATING_ALL else 1
     for i in range(k * CHUNK, min(n_deals * per_deal, (k + 1) * CHUNK)):
         deal = first_deal + i // per_deal
         _seat_policies(policy_ids, params, seating_index(seating, deal, i % per_deal, 1), ids, seat_params)
         _PLAY_DEAL(root, deal, dealer, ids, seat_params, rules, s, deck, rngs, mask, obs, work, pwork,
                    ev, ev_n, results[i])
+    keep_alive(owners)
 
 
 def _play_batch_body(root, first_deal, n_deals, dealer, policy_ids, params, seating, rules, results):
@@ -276,17 +287,9 @@ def _play_session_chunk_body(k, root, first_deal, n_deals, session_length, first
     ``n_deals``) with one set of scratch arrays, each session's deals in order: a deal's dealer
     needs the previous deal's winner.  With seating all, each session is played once per
     seating (deal i's row under seating j: 6·i + j)."""
-    s = np.zeros(N_STATE, dtype=np.int64)
-    deck = np.zeros(112, dtype=np.int64)
-    rngs = np.zeros((4, 4), dtype=np.uint64)
-    mask = np.zeros(N_ACTIONS, dtype=np.bool_)
-    obs = np.zeros(N_OBS, dtype=np.int64)
-    work = np.zeros(E.ENGINE_WORK_SIZE, dtype=np.int64)
-    pwork = np.zeros(POLICY_WORK_SIZE, dtype=np.int64)
-    ev = np.zeros((0, EVENT_WIDTH), dtype=np.int64)
-    ev_n = np.zeros(1, dtype=np.int64)
-    ids = np.zeros(3, dtype=np.int64)
-    seat_params = np.zeros((3, params.shape[1]), dtype=np.float64)
+    owners = new_scratch(params.shape[1])
+    s, deck, rngs, mask, obs, work, pwork, ev, ev_n, ids, seat_params = borrow_scratch(owners)
+    policy_ids, params, rules, results = borrowed(policy_ids), borrowed(params), borrowed(rules), borrowed(results)
     per_deal = 6 if seating == SEATING_ALL else 1
     span = max(1, CHUNK // session_length) * session_length
     for j in range(per_deal):
@@ -300,6 +303,7 @@ def _play_session_chunk_body(k, root, first_deal, n_deals, session_length, first
             _seat_policies(policy_ids, params, seating_index(seating, deal, j, session_length), ids, seat_params)
             _PLAY_DEAL(root, deal, dealer, ids, seat_params, rules, s, deck, rngs, mask, obs, work, pwork,
                        ev, ev_n, results[i * per_deal + j])
+    keep_alive(owners)
 
 
 def _play_sessions_body(root, first_deal, n_deals, session_length, first_dealer, policy_ids, params, seating, rules,
