@@ -10,12 +10,15 @@ import sys
 import time
 
 import numpy as np
-from scipy import stats
 
+from simkit.analysis.results import format_level
+from simkit.analysis.stats import mean_interval, paired_mean_test
 from simkit.bench import hardware_line
 from simkit.policies.registry import parse_policies, policy_arrays
 from simkit.rules import RuleSet
 from simkit.runner.play import R_PAYOFF, play_deals
+
+CONFIDENCE = 0.95
 
 
 def main() -> None:
@@ -38,12 +41,11 @@ def main() -> None:
         print(f"mc in seat {seat}: mean payoff {with_mc[:, R_PAYOFF + seat].mean():+.4f} vs greedy "
               f"{baseline[:, R_PAYOFF + seat].mean():+.4f} (n={n})")
     d = np.concatenate(diffs).astype(float)
-    mean = d.mean()
-    se = d.std(ddof=1) / np.sqrt(d.size)
-    lo, hi = mean - 1.96 * se, mean + 1.96 * se
-    t = stats.ttest_1samp(d, 0.0)
-    print(f"{mc} - greedy, paired per deal: {mean:+.4f} 牌/deal, 95% CI [{lo:+.4f}, {hi:+.4f}], "
-          f"t={t.statistic:.2f}, p={t.pvalue:.2g}, n={d.size} deals; {time.perf_counter() - start:.0f} s")
+    interval = mean_interval(d, CONFIDENCE)
+    test = paired_mean_test(d, CONFIDENCE)
+    print(f"{mc} - greedy, paired per deal: {interval.estimate:+.4f} 牌/deal, {format_level(CONFIDENCE)} CI "
+          f"[{interval.lo:+.4f}, {interval.hi:+.4f}] (t), t={test.t:.2f}, p={test.p_value:.2g}, n={d.size} deals; "
+          f"{time.perf_counter() - start:.0f} s")
     print(f"hardware: {hardware_line()}")
 
 

@@ -7,12 +7,13 @@
                     [--backend local|dask] [--scheduler ADDRESS] [--rule key=value ...]
                     [--session-length K]  # sessions of K deals with a rotating dealer
                     [--seating fixed|rotate|all]  # default: rotate when the policies differ
-    simkit report DATASET [--out DIR]    # report.md with tables and plots of a dataset
-    simkit compare A B [--deals N | --sprt delta,alpha,beta] [--seed S] [--out DIR]
+    simkit report DATASET [--out DIR] [--confidence C]   # report.md with tables and plots of a dataset
+    simkit compare A B [--deals N | --sprt delta,alpha,beta] [--seed S] [--out DIR] [--confidence C]
+    simkit tournament P1 P2 [P3 ...] [--deals N] [--sprt delta,alpha,beta] [--seed S] [--out DIR]
     simkit prob [EVENT ...] [--deals N] [--seed S] [--seat K] [--out FILE] [--hands DIR]
     simkit prob [EVENT ...] --given "HAND" [--seat K]   # the other seats' hands given seat K's (default 0)
     simkit equity "HAND" [--seat 0|1|2] --policies a,b,c --deals N [--seed S] [--out DIR] [--workers K]
-    simkit experiment run experiments/NAME.toml [--workers K] [--reports DIR] [--data DIR]
+    simkit experiment run experiments/NAME.toml [--workers K] [--reports DIR] [--data DIR] [--confidence C]
     simkit demo --out DIR                # the main job: a small simulation + its report
     simkit replay --seed S --deal N --policies a,b,c [--rule key=value ...] [--session-length K]
                   [--seating fixed|rotate|all [--seating-index J]]
@@ -23,6 +24,10 @@
     simkit compile [--all] [TARGET ...]  # compile the numba kernels once (cached for later runs)
 
 Invalid input exits with status 2 and one line on stderr.
+
+A policy is a name (``greedy``, ``patient:2,6,1``) or a user's jitted policy by import path,
+``package.module:function[:p0,p1,...]``; like ``python -m``, the command line imports such
+modules from the current folder too (and its worker processes inherit that).
 """
 
 from __future__ import annotations
@@ -94,6 +99,7 @@ def _build_parser() -> argparse.ArgumentParser:
     report.add_argument("dataset", help="dataset folder written by simkit simulate (a run in sessions "
                                         "gets a Sessions section)")
     report.add_argument("--out", default=None, help="report folder (default: the dataset folder)")
+    report.add_argument("--confidence", type=float, default=0.95, help="level of every interval (default 0.95)")
 
     compare = sub.add_parser("compare", help="duplicate comparison of two policies (all seatings, same deals)")
     compare.add_argument("policy_a", help="policy A, e.g. greedy or patient:2,6,1")
@@ -110,7 +116,23 @@ def _build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--rule", action="append", default=[], metavar="KEY=VALUE")
     compare.add_argument("--batch-size", type=int, default=2_000, help="deals per batch (default 2000)")
     compare.add_argument("--workers", type=int, default=1)
+    compare.add_argument("--confidence", type=float, default=0.95, help="level of every interval (default 0.95)")
     compare.add_argument("--quiet", action="store_true")
+
+    tournament = sub.add_parser("tournament", help="round-robin duplicate tournament: crosstable and ratings")
+    tournament.add_argument("policies", nargs="+", metavar="POLICY", help="2 or more different policies")
+    tournament.add_argument("--deals", type=int, default=2_000,
+                            help="duplicate deals per pairing (each in 6 seatings; the cap of an SPRT; default 2000)")
+    tournament.add_argument("--sprt", default=None, metavar="DELTA,ALPHA,BETA",
+                            help="each pairing as a sequential test (as compare --sprt)")
+    tournament.add_argument("--seed", type=int, default=0)
+    tournament.add_argument("--out", default=None, help="tournament folder (default runs/tournament-seedS; resumable)")
+    tournament.add_argument("--rule", action="append", default=[], metavar="KEY=VALUE")
+    tournament.add_argument("--batch-size", type=int, default=1_000, help="deals per batch (default 1000)")
+    tournament.add_argument("--workers", type=int, default=1)
+    tournament.add_argument("--resamples", type=int, default=2_000, help="bootstrap resamples of the ratings")
+    tournament.add_argument("--confidence", type=float, default=0.95, help="level of every interval (default 0.95)")
+    tournament.add_argument("--quiet", action="store_true")
 
     prob = sub.add_parser("prob", help="probabilities of dealt-hand events: Monte Carlo with intervals, exact where known")
     prob.add_argument("events", nargs="*", metavar="EVENT",
@@ -156,6 +178,7 @@ def _build_parser() -> argparse.ArgumentParser:
     experiment.add_argument("--reports", default="reports", help="reports folder (default reports)")
     experiment.add_argument("--data", default=None, help="data folder (default runs/experiments/NAME)")
     experiment.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
+    experiment.add_argument("--confidence", type=float, default=0.95, help="level of every interval (default 0.95)")
     experiment.add_argument("--quiet", action="store_true")
 
     demo = sub.add_parser("demo", help="main job: simulate a small default run and write its report")
@@ -335,10 +358,16 @@ def _cmd_compile(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_confidence(confidence: float) -> float:
+    if not 0.0 < confidence < 1.0:
+        raise SimkitError(f"--confidence must lie strictly between 0 and 1, got {confidence!r}")
+    return confidence
+
+
 def _cmd_report(args: argparse.Namespace) -> int:
     from simkit.analysis.report import write_report
 
-    print(write_report(args.dataset, args.out))
+    print(write_report(args.dataset, args.out, confidence=_check_confidence(args.confidence)))
     return 0
 
 
@@ -359,6 +388,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     from simkit.analysis.compare import compare, write_comparison_report
     from simkit.rules import RuleSet
 
+    confidence = _check_confidence(args.confidence)
     sprt = _parse_sprt(args.sprt) if args.sprt else None
     deals = args.deals if args.deals is not None else (1_000_000 if sprt else 10_000)
     if deals < 2:
@@ -367,7 +397,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     result = compare(args.policy_a, args.policy_b, out, deals=deals, seed=args.seed,
                      rules=RuleSet.from_strings(args.rule), batch_size=args.batch_size, workers=args.workers,
-                     sprt=sprt, quiet=args.quiet)
+                     sprt=sprt, confidence=confidence, quiet=args.quiet)
     report = write_comparison_report(result, out)
     print(result.text())
     if result.sprt is not None:
@@ -376,6 +406,28 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         from simkit.analysis.compare import sprt_plot_stem
 
         print(f"log-likelihood ratio path: {Path(out) / (sprt_plot_stem('', 0) + '.png')}")
+    print(f"({time.perf_counter() - start:.1f} s) -> {report}")
+    return 0
+
+
+def _cmd_tournament(args: argparse.Namespace) -> int:
+    from simkit.analysis.results import format_level
+    from simkit.analysis.tournament import run_tournament, write_tournament_report
+    from simkit.rules import RuleSet
+
+    confidence = _check_confidence(args.confidence)
+    sprt = _parse_sprt(args.sprt) if args.sprt else None
+    out = args.out if args.out is not None else f"runs/tournament-seed{args.seed}"
+    start = time.perf_counter()
+    result = run_tournament(args.policies, out, deals=args.deals, seed=args.seed, rules=RuleSet.from_strings(args.rule),
+                            batch_size=args.batch_size, workers=args.workers, sprt=sprt, confidence=confidence,
+                            resamples=args.resamples, quiet=args.quiet)
+    report = write_tournament_report(result, out)
+    ladder = result.ladder()
+    print(f"ladder (Bradley-Terry, Elo scale, {result.anchor} = 0, {format_level(confidence)} bootstrap):")
+    for rank, row in enumerate(ladder.itertuples(), start=1):
+        print(f"  {rank}. {row.policy:<16} {row.rating:+7.0f} [{row.lo:+.0f}, {row.hi:+.0f}]  score {row.score:.3f}  "
+              f"({row.deals:,} deals)")
     print(f"({time.perf_counter() - start:.1f} s) -> {report}")
     return 0
 
@@ -501,10 +553,12 @@ def _cmd_experiment(args: argparse.Namespace) -> int:
     from simkit.experiment import run_experiment
     from simkit.storage.paths import check_out_dir
 
+    confidence = _check_confidence(args.confidence)
     check_out_dir(args.reports, "--reports")
     if args.data is not None:
         check_out_dir(args.data, "--data")
-    report = run_experiment(args.file, args.reports, args.data, workers=args.workers, quiet=args.quiet)
+    report = run_experiment(args.file, args.reports, args.data, workers=args.workers, quiet=args.quiet,
+                            confidence=confidence)
     print(report)
     return 0
 
@@ -595,6 +649,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``simkit`` console script."""
     parser = _build_parser()
     args = parser.parse_args(argv)
+    _import_from_current_folder()
     handlers = {
         "score": _cmd_score,
         "deals": _cmd_deals,
@@ -603,6 +658,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "report": _cmd_report,
         "demo": _cmd_demo,
         "compare": _cmd_compare,
+        "tournament": _cmd_tournament,
         "experiment": _cmd_experiment,
         "prob": _cmd_prob,
         "equity": _cmd_equity,
@@ -614,7 +670,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return handlers[args.command](args)
     except SimkitError as exc:
-        print(f"simkit: error: {exc}", file=sys.stderr)
+        print(f"simkit: error: {_as_flags(exc)}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except OSError as exc:  # a file system error the checks could not foresee: one line, not a traceback
         where = f"{exc.filename}: " if exc.filename else ""
@@ -631,6 +687,37 @@ def main(argv: Sequence[str] | None = None) -> int:
             import signal
 
             signal.signal(signal.SIGTERM, previous)
+
+
+def _import_from_current_folder() -> None:
+    """Let policies by import path (``experiments.my_policy:cautious``) come from the current
+    folder, as under ``python -m simkit``: the ``simkit`` script's own ``sys.path`` starts at
+    its install folder.  Appended, so nothing installed is shadowed."""
+    import os
+
+    here = os.getcwd()
+    if "" not in sys.path and here not in sys.path:
+        sys.path.append(here)
+
+
+def _as_flags(exc: SimkitError) -> str:
+    """The message of an error with the parameters it names (:attr:`SimkitError.parameters`,
+    Python names: library errors never quote flags) written as this command line's flags.
+
+    >>> _as_flags(SimkitError("session_length must be in 1..9, got 0", parameters=("session_length",)))
+    '--session-length must be in 1..9, got 0'
+    >>> _as_flags(SimkitError("scheduler needs backend='dask', got backend='local'", parameters=("scheduler", "backend")))
+    '--scheduler needs --backend dask, got --backend local'
+    """
+    import re
+
+    text = str(exc)
+    for name in getattr(exc, "parameters", ()):
+        flag = "--" + name.replace("_", "-")
+        # a whole-word name, with an optional =value (quoted or bare) that becomes " value"
+        pattern = rf"(?<![\w-]){re.escape(name)}(?:=(?:'([^']*)'|\"([^\"]*)\"|([^\s,;)]+)))?(?![\w-])"
+        text = re.sub(pattern, lambda m: flag + "".join(f" {g}" for g in m.groups() if g is not None), text)
+    return text
 
 
 class _Terminated(KeyboardInterrupt):

@@ -1,8 +1,21 @@
-"""Exception types of simkit.  Every user-facing error is one clear line."""
+"""Exception and warning types of simkit.  Every user-facing error is one clear line."""
 
 
 class SimkitError(ValueError):
-    """Base class of simkit's input errors."""
+    """Base class of simkit's input errors.
+
+    Library code names a bad argument by its Python parameter name (``deals must be >= 1, got
+    0``); ``parameters`` lists the parameter names a message mentions, so that a front end can
+    say them its own way (the command line writes ``--deals``).
+
+    >>> error = SimkitError("deals must be >= 1, got 0", parameters=("deals",))
+    >>> str(error), error.parameters
+    ('deals must be >= 1, got 0', ('deals',))
+    """
+
+    def __init__(self, *args: object, parameters: tuple[str, ...] = ()) -> None:
+        super().__init__(*args)
+        self.parameters = tuple(parameters)
 
 
 class CardError(SimkitError):
@@ -15,3 +28,8 @@ class GroupError(SimkitError):
 
 class RuleError(SimkitError):
     """An unknown rule option or a bad option value."""
+
+
+class DegenerateDataWarning(RuntimeWarning):
+    """The data cannot give the statistic asked for (as ``scipy.stats.DegenerateDataWarning``):
+    e.g. a bootstrap interval of constant data, returned as NaN."""

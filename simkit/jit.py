@@ -23,6 +23,11 @@ other packages (a user's policy, say) are left as numba compiles them.
 :func:`run_chunks` runs a ``nogil`` kernel over chunks on Python threads: simkit's batch
 kernels use it instead of ``njit(parallel=True)``, whose ``prange`` loop compiles everything
 the loop body calls twice more (as a gufunc, then the kernel around it).
+
+:class:`static_function` passes a jitted function as an argument to jitted code (numba's
+"functions as arguments": the callee is compiled for that function and calls it directly)
+without the address numba gives the argument's value, which would keep the caller out of
+numba's on-disk cache.
 """
 
 from __future__ import annotations
@@ -35,7 +40,8 @@ from typing import Callable
 import numba
 from numba.core import cgutils, types
 from numba.core.dispatcher import Dispatcher
-from numba.extending import intrinsic
+from numba.core.imputils import lower_constant
+from numba.extending import intrinsic, models, register_model, typeof_impl
 
 PACKAGE_PREFIX = "simkit."
 
@@ -196,3 +202,46 @@ def keep_alive(*arrays):
     """Nothing: a use of ``arrays`` that keeps them (and the :func:`borrowed` views of them)
     alive up to this call, since numba releases an array after its last use."""
     return None
+
+
+class StaticFunctionType(types.Dispatcher):
+    """The numba type of a :class:`static_function`: a dispatcher type (calls resolve and
+    compile as calls of the function itself) whose value is a null pointer."""
+
+    def __init__(self, dispatcher: Dispatcher) -> None:
+        super().__init__(dispatcher)
+        py_func = dispatcher.py_func
+        self.name = f"static_function({py_func.__module__}.{py_func.__qualname__}, {id(dispatcher):#x})"
+
+
+register_model(StaticFunctionType)(models.OpaqueModel)
+
+
+@lower_constant(StaticFunctionType)
+def _lower_static_function(context, builder, ty, pyval):
+    # numba lowers a dispatcher value as the address of the Python object (a "dynamic
+    # global", which makes a function uncacheable once it survives optimisation, as it does
+    # when passed to a call that is not inlined); jitted code only ever calls this one
+    return context.get_constant_null(types.voidptr)
+
+
+class static_function:  # noqa: N801 - used like a decorator-made function
+    """A jitted function ``dispatcher`` to pass as an argument to jitted code: the callee is
+    compiled for it (one version per function) and calls it directly, as with a dispatcher
+    passed as such, but the value carries no address, so that a cached kernel may pass it
+    (numba refuses to cache code holding a Python object's address).  Jitted code may only
+    call it.  Called from Python (or with the JIT disabled) it calls ``dispatcher``."""
+
+    def __init__(self, dispatcher: Callable) -> None:
+        self.dispatcher = dispatcher
+
+    def __call__(self, *args):
+        return self.dispatcher(*args)
+
+    def __repr__(self) -> str:
+        return f"static_function({self.dispatcher!r})"
+
+
+@typeof_impl.register(static_function)
+def _typeof_static_function(value: static_function, context) -> StaticFunctionType:
+    return StaticFunctionType(value.dispatcher)

@@ -18,7 +18,7 @@ from simkit.analysis.summary import (
     win_rates_by_policy,
 )
 from simkit.cli import main
-from simkit.errors import SimkitError
+from simkit.errors import DegenerateDataWarning, SimkitError
 from simkit.evaluator import pattern_names
 from simkit.experiment import ExperimentError, parse_experiment, run_experiment
 from simkit.runner import simulate
@@ -105,7 +105,10 @@ def test_distributions_on_a_dataset(dataset):
 
 def test_duplicate_seatings_share_the_deals_and_identical_policies_tie(tmp_path):
     out = tmp_path / "same"
-    result = compare("greedy", "greedy", out, deals=300, seed=4, batch_size=100, quiet=True)
+    # every per-deal difference is 0: no bootstrap interval (NaN, with a warning), not a fake [0, 0]
+    with pytest.warns(DegenerateDataWarning, match="constant"):
+        result = compare("greedy", "greedy", out, deals=300, seed=4, batch_size=100, quiet=True)
+    assert np.isnan(result.bootstrap.lo) and np.isnan(result.bootstrap.hi) and result.bootstrap.estimate == 0.0
     # each game's A seats and B seats differ, but over the six seatings of a deal they cancel exactly
     assert np.abs(result.per_seating).sum() > 0
     assert np.allclose(result.per_seating.mean(axis=1), 0.0, atol=1e-12)
@@ -118,7 +121,7 @@ def test_compare_is_resumable_refuses_another_comparison_and_differences_are_rig
     first = compare("greedy", "random", out, deals=400, seed=9, batch_size=100, quiet=True)
     again = load_comparison(out)
     assert np.array_equal(first.per_seating, again.per_seating)
-    assert first.test["mean"] > 0 and first.bootstrap[1] > 0
+    assert first.test.mean > 0 and first.bootstrap.lo > 0 and first.bootstrap.method == "BCa bootstrap"
     # by hand for one seating: AAB -> (payoff_0 + payoff_1) / 2 - payoff_2
     df = load_dataset(seating_dir(out, "AAB"), columns=["payoff_0", "payoff_1", "payoff_2"])
     manual = (df["payoff_0"] + df["payoff_1"]) / 2 - df["payoff_2"]

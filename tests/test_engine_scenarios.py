@@ -39,8 +39,9 @@ def test_peng_has_priority_over_chow_and_pass_locks_the_type():
     assert env.current_player() == 2 and kinds(env) == ["pass", "peng"]
     env.apply(L.A_PASS)
     assert env.current_player() == 1 and set(kinds(env)) == {"pass", "chow_triad"}
+    assert env.observation(2).pass_locks[2, RC] == 1  # seat 2 knows its own lock ...
     obs = env.observation(0)
-    assert obs.pass_locks[2, RC] == 1 and obs.active_card == RC
+    assert obs.pass_locks[2, RC] == 0 and obs.active_card == RC  # ... another seat does not see it
     env.apply(L.A_CHOW_TRIAD)
     assert env.melds(1) == [("chow", (parse_type("RC"), parse_type("RM"), parse_type("RP")))]
     # seat 1 now has a discard phase with 31... cards of its own: it discards YX
@@ -143,7 +144,7 @@ def test_must_kong_option():
         env.apply(RC)
         assert env.current_player() == 2 and "kong" in kinds(env)
         env.apply(L.A_PASS)
-        assert env.observation(0).cannot_win[2] == flag
+        assert env.observation(2).cannot_win[2] == flag and env.observation(0).cannot_win[2] == 0
 
 
 def test_must_chariot_out_option():
@@ -152,7 +153,7 @@ def test_must_chariot_out_option():
         env = env_at(["RC YM", "YX", hand], must_chariot_out=must)
         env.apply(RC)
         env.apply(L.A_PASS)
-        assert env.observation(0).cannot_win[2] == flag
+        assert env.observation(2).cannot_win[2] == flag
 
 
 def test_must_chariot_out_jiang_triple_colour():
@@ -161,7 +162,7 @@ def test_must_chariot_out_jiang_triple_colour():
     env.apply(parse_type("YS"))  # seat 1 draws RJ; seat 2 holds 2 RJ
     assert env.current_player() == 2 and "peng" in kinds(env)
     env.apply(L.A_PASS)
-    assert env.observation(0).cannot_win[2] == 1
+    assert env.observation(2).cannot_win[2] == 1
 
 
 def test_drawn_card_chow_by_option():
@@ -320,7 +321,7 @@ def test_declined_peng_through_a_zhan_chariot_sets_no_flag_by_default():
         env.apply(parse_type("RM"))
         assert env.current_player() == 2 and "peng" in kinds(env)
         env.apply(L.A_PASS)
-        return env.observation(0).cannot_win[2]
+        return env.observation(2).cannot_win[2]
 
     assert decline() == 0
     assert decline(zhan_in_chariot=True) == 1

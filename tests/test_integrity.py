@@ -637,5 +637,6 @@ def test_scheduler_needs_the_dask_backend(tmp_path, capsys):
     rc, err = _cli(["simulate", "--out", tmp_path / "d", "--scheduler", "tcp://127.0.0.1:1"] + ARGS, capsys)
     _one_line_error(rc, err, "--scheduler", "--backend dask")
     assert not (tmp_path / "d").exists()
-    with pytest.raises(SimkitError, match="--backend dask"):
+    with pytest.raises(SimkitError, match="scheduler needs backend='dask'") as info:  # the library names parameters
         _simulate(tmp_path / "d", scheduler="tcp://127.0.0.1:1")
+    assert "--" not in str(info.value) and info.value.parameters == ("scheduler", "backend")

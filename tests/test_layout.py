@@ -33,7 +33,8 @@ def test_state_and_observation_regions_are_disjoint():
     state = [("conc", L.S_CONC, 3 * 28), ("exp", L.S_EXP, 3 * 4 * 28), ("expcards", L.S_EXPCARDS, 3 * 28),
              ("nchow", L.S_NCHOW, 3), ("dead", L.S_DEAD, 28), ("lock", L.S_LOCK, 3 * 28), ("deck", L.S_DECK, 112),
              ("xianggong", L.S_XIANGGONG, 3), ("nowin", L.S_NOWIN, 3), ("payoff", L.S_PAYOFF, 3),
-             ("nmelds", L.S_NMELDS, 3), ("melds", L.S_MELDS, 3 * L.MAX_MELDS * L.MELD_WIDTH)]
+             ("nmelds", L.S_NMELDS, 3), ("melds", L.S_MELDS, 3 * L.MAX_MELDS * L.MELD_WIDTH),
+             ("nhist", L.S_NHIST, 1), ("hist", L.S_HIST, L.MAX_HIST * L.HIST_WIDTH)]
     scalars = ["S_STOCK_POS", "S_PHASE", "S_PLAYER", "S_ACTIVE", "S_ACTIVE_ID", "S_SOURCE", "S_SOURCE_PLAYER",
                "S_STAGE", "S_DECIDED", "S_DEALER", "S_FIRST", "S_GAIN", "S_GAIN_TYPE", "S_TURNS", "S_DRAWS",
                "S_CLAIMS", "S_WINNER", "S_WIN_KIND", "S_HU", "S_LOU", "S_STEPS", "S_UNITS", "S_PATTERNS"]
@@ -42,7 +43,8 @@ def test_state_and_observation_regions_are_disjoint():
     assert sum(length for _, _, length in state) == L.N_STATE  # every state word is named
     obs = [("conc", L.O_CONC, 28), ("exp", L.O_EXP, 3 * 4 * 28), ("expcards", L.O_EXPCARDS, 3 * 28),
            ("nchow", L.O_NCHOW, 3), ("nconc", L.O_NCONC, 3), ("dead", L.O_DEAD, 28), ("lock", L.O_LOCK, 3 * 28),
-           ("xianggong", L.O_XIANGGONG, 3), ("nowin", L.O_NOWIN, 3)]
+           ("xianggong", L.O_XIANGGONG, 3), ("nowin", L.O_NOWIN, 3), ("nhist", L.O_NHIST, 1),
+           ("hist", L.O_HIST, L.MAX_HIST * L.HIST_WIDTH)]
     scalars = ["O_SEAT", "O_PHASE", "O_PLAYER", "O_ACTIVE", "O_SOURCE", "O_SOURCE_PLAYER", "O_STAGE",
                "O_STOCK_LEFT", "O_FIRST", "O_DEALER", "O_DECIDED", "O_GAIN", "O_GAIN_TYPE"]
     obs += [(name, getattr(L, name), 1) for name in scalars]

@@ -247,14 +247,16 @@ def test_estimate_probability_matches_the_table_row():
     for event, params, seat in (("jiang_at_least_k", {"k": 8}, 1), ("plain_chariot", {}, 2),
                                 ("dealer_complete", {}, 0)):
         r = estimate_probability(event, 20_000, 4, seat=seat, batch_size=3_000, **params)
-        row = table[(table.event == r["event"]) & (table.seat == seat)].iloc[0]
-        assert r["hits"] == row.hits and r["p"] == row.p and (r["lo"], r["hi"]) == (row.lo, row.hi)
-        assert set(r) == {"event", "seat", "deals", "hits", "p", "lo", "hi", "exact", "z"}
+        row = table[(table.event == r.event) & (table.seat == seat)].iloc[0]
+        assert r.hits == row.hits and r.p == row.p and (r.lo, r.hi) == (row.lo, row.hi)
+        frame = r.to_frame()
+        assert list(frame.columns) == list(table.columns) + ["confidence"] and len(frame) == 1
+        assert frame["confidence"].iloc[0] == 0.95
     r = estimate_probability("dealer_complete", 20_000, 4, batch_size=3_000)
-    assert r["exact"] is None and r["z"] is None
+    assert r.exact is None and r.z is None
     r = estimate_probability("nao", 20_000, 4, seat=1, batch_size=3_000)
-    assert r["exact"] == pytest.approx(float(exact_probability("nao", 1)))
-    assert r["z"] == pytest.approx((r["p"] - r["exact"]) / math.sqrt(r["exact"] * (1 - r["exact"]) / 20_000))
+    assert r.exact == pytest.approx(float(exact_probability("nao", 1)))
+    assert r.z == pytest.approx((r.p - r.exact) / math.sqrt(r.exact * (1 - r.exact) / 20_000))
 
 
 def test_same_deals_as_deal_table():
@@ -444,8 +446,8 @@ def test_deal_table_agrees_with_exact_jiang_probability():
     table = deal_table(20_000, seed=3)
     dealer = table[table.seat == 0]
     k = int((dealer.n_jiang >= 8).sum())
-    lo, hi = wilson_interval(k, len(dealer), confidence=0.999)
-    assert lo <= float(exact_probability("jiang_at_least_k", seat=0, k=8)) <= hi
+    interval = wilson_interval(k, len(dealer), confidence=0.999)
+    assert interval.contains(float(exact_probability("jiang_at_least_k", seat=0, k=8)))
 
 
 def _check_hands_folder(out, deals, seed):

@@ -129,6 +129,10 @@ def test_all_plays_every_deal_under_the_six_seatings(tmp_path):
             assert (sub[f"policy_{k}"].astype(str) == NAMES[PERMUTATIONS[j, k]]).all()
             assert np.array_equal(sub[f"payoff_{k}"].to_numpy(), rows[:, R_PAYOFF + k])
         assert np.array_equal(sub["winner"].to_numpy(), rows[:, R_WINNER])
+    # a finished dataset resumes as it is: its files (six rows per deal) are verified, not recomputed
+    files = {p.name: (p.stat().st_mtime_ns, p.read_bytes()) for p in path.glob("*.parquet")}
+    simulate(20, MIXED, SEED, path, batch_size=8, quiet=True, seating="all")
+    assert {p.name: (p.stat().st_mtime_ns, p.read_bytes()) for p in path.glob("*.parquet")} == files
     # every policy sits at every seat once in each of two seatings of each deal: exactly balanced
     balance = seat_balance(df)
     assert np.allclose(balance[["seat_0_share", "seat_1_share", "seat_2_share"]].to_numpy(), 1 / 3)
@@ -188,7 +192,8 @@ def test_another_seating_is_refused_and_part_of_the_digest(rotated, tmp_path, ca
                "--out", str(rotated), "--seating", "fixed", "--quiet"])
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 2 and len(err) == 1
-    assert "its seating is 'rotate', this run's is 'fixed' (resume it with --seating rotate" in err[0]
+    assert "its seating is 'rotate', this run's is 'fixed' (resume it with seating='rotate', or use another folder " \
+           "for --out)" in err[0]
     assert {p.name: p.read_bytes() for p in rotated.iterdir()} == before
     specs = parse_policies(MIXED)
     digests = {s: SimulationConfig(60, SEED, specs, batch_size=25, seating=s).identity() for s in ("rotate", "all")}

@@ -172,7 +172,7 @@ def test_other_session_length_and_batch_rules(runs, tmp_path, capsys):
         _run(independent)
     # a batch size that is not a multiple of K is rounded down (at least one session)
     path = simulate(30, POLICIES, seed=SEED, out=tmp_path / "r", batch_size=20, session_length=K, seating="fixed")
-    assert "--batch-size 20 -> 12" in capsys.readouterr().err
+    assert "batch_size 20 -> 12" in capsys.readouterr().err
     assert read_manifest(path)["batch_size"] == 12 and read_manifest(path)["batches"] == 3
     df = load_dataset(path)
     ref = load_dataset(sessions).iloc[:30]

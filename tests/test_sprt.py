@@ -308,7 +308,8 @@ def test_compare_sprt_result_fields(tmp_path: pathlib.Path) -> None:
                      quiet=True)
     test = result.sprt
     assert isinstance(test, EmpiricalMeanSPRT) and result.deals == test.n and test.path.size == test.n
-    assert (test.lower_boundary, test.upper_boundary) == wald_boundaries(0.05, 0.05)
+    bounds = wald_boundaries(0.05, 0.05)
+    assert (test.lower_boundary, test.upper_boundary) == (bounds.lower, bounds.upper)
     row = result.summary_row()
     assert (row["estimate"], row["lo"], row["hi"]) == (result.sequential.estimate, result.sequential.lo,
                                                        result.sequential.hi)

@@ -23,6 +23,7 @@ from simkit.analysis.stats import (
     wald_boundaries,
 )
 from simkit.analysis.stats import wilson_interval
+from simkit.errors import DegenerateDataWarning
 
 SPRT_SEQUENCES = 4_000  # simulated sequences per hypothesis
 SPRT_ALPHA = 0.05
@@ -35,7 +36,9 @@ SPRT_BETA = 0.05
 def test_mean_interval_matches_scipy_t_interval() -> None:
     values = np.random.default_rng(11).normal(3.0, 2.0, size=57)
     for confidence in (0.8, 0.95, 0.99):
-        mean, low, high = mean_interval(values, confidence)
+        interval = mean_interval(values, confidence)
+        mean, low, high = interval.estimate, interval.lo, interval.hi
+        assert (interval.confidence, interval.method, interval.n) == (confidence, "t", len(values))
         expected_low, expected_high = stats.t.interval(
             confidence, len(values) - 1, loc=values.mean(), scale=stats.sem(values))
         assert mean == pytest.approx(values.mean(), rel=1e-12)
@@ -73,7 +76,8 @@ def test_paired_bootstrap_matches_scipy_bootstrap(method: str, kind: str) -> Non
         differences = generator.exponential(size=300) - 0.8  # skewed: BCa differs from percentile
     else:
         differences = (generator.integers(-5, 8, size=2_000) ** 2 / 10.0).astype(float)
-    mean, low, high = paired_bootstrap_interval(differences, 0.95, resamples=10_000, seed=7, method=method)
+    interval = paired_bootstrap_interval(differences, 0.95, resamples=10_000, seed=7, method=method)
+    mean, low, high = interval.estimate, interval.lo, interval.hi
     reference = stats.bootstrap((differences,), np.mean, n_resamples=10_000, method=method,
                                 confidence_level=0.95, rng=np.random.default_rng(8))
     tolerance = 0.2 * reference.standard_error
@@ -84,8 +88,9 @@ def test_paired_bootstrap_matches_scipy_bootstrap(method: str, kind: str) -> Non
 
 def test_paired_bootstrap_bca_differs_from_percentile_on_skewed_data() -> None:
     differences = np.random.default_rng(5).exponential(size=200)
-    _, bca_low, bca_high = paired_bootstrap_interval(differences, resamples=20_000, method="bca")
-    _, percentile_low, percentile_high = paired_bootstrap_interval(differences, resamples=20_000, method="percentile")
+    bca = paired_bootstrap_interval(differences, resamples=20_000, method="bca")
+    percentile = paired_bootstrap_interval(differences, resamples=20_000, method="percentile")
+    bca_low, bca_high, percentile_low, percentile_high = bca.lo, bca.hi, percentile.lo, percentile.hi
     # right skew: BCa moves both ends up relative to the percentile interval
     assert bca_low > percentile_low and bca_high > percentile_high
 
@@ -102,13 +107,15 @@ def test_paired_bootstrap_agrees_with_t_interval_on_large_normal_samples() -> No
     continuous = generator.normal(0.3, 2.0, size=20_000)
     integer_valued = generator.integers(-10, 11, size=1_000_000).astype(float)  # ~10^6 deals
     for differences, resamples in ((continuous, 2_000), (integer_valued, 10_000)):
-        t_mean, t_low, t_high = mean_interval(differences)
+        t_interval = mean_interval(differences)
+        t_mean, t_low, t_high = t_interval.estimate, t_interval.lo, t_interval.hi
         standard_error = (t_high - t_low) / (2 * stats.norm.ppf(0.975))
         # Monte Carlo sd of a 2.5% bootstrap quantile, in standard errors: 0.06 (B=2,000), 0.027 (B=10,000)
         quantile_noise = math.sqrt(0.025 * 0.975 / resamples) / stats.norm.pdf(stats.norm.ppf(0.975))
         tolerance = 5 * quantile_noise * standard_error
         for method in ("bca", "percentile"):
-            mean, low, high = paired_bootstrap_interval(differences, resamples=resamples, method=method)
+            interval = paired_bootstrap_interval(differences, resamples=resamples, method=method)
+            mean, low, high = interval.estimate, interval.lo, interval.hi
             assert mean == pytest.approx(t_mean, rel=1e-9, abs=1e-12)
             assert abs(low - t_low) < tolerance
             assert abs(high - t_high) < tolerance
@@ -125,8 +132,18 @@ def test_paired_bootstrap_memory_stays_bounded_for_a_million_continuous_values()
     assert peak < 150 * 2**20  # a naive (resamples, n) index matrix alone would need 96 MiB per 12
 
 
-def test_paired_bootstrap_constant_differences_give_a_point_interval() -> None:
-    assert paired_bootstrap_interval([2.0] * 10, resamples=100) == (2.0, 2.0, 2.0)
+@pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")  # scipy's own 0 / 0
+@pytest.mark.parametrize("method", ["bca", "percentile"])
+def test_paired_bootstrap_constant_differences_give_nan_with_a_warning(method: str) -> None:
+    """Constant data has no bootstrap interval: NaN bounds and a DegenerateDataWarning, as
+    scipy.stats.bootstrap (BCa) does, instead of a zero-width interval that claims certainty."""
+    with pytest.warns(DegenerateDataWarning, match="constant"):
+        interval = paired_bootstrap_interval([2.0] * 10, resamples=100, method=method)
+    assert interval.estimate == 2.0 and math.isnan(interval.lo) and math.isnan(interval.hi)
+    with pytest.warns(stats.DegenerateDataWarning):  # the reference behaviour
+        reference = stats.bootstrap(([2.0] * 10,), np.mean, n_resamples=100, method="BCa", rng=np.random.default_rng(0))
+    assert math.isnan(reference.confidence_interval.low) and math.isnan(reference.confidence_interval.high)
+    assert issubclass(DegenerateDataWarning, RuntimeWarning)
 
 
 @pytest.mark.parametrize(("keyword", "value", "name"), [
@@ -156,17 +173,17 @@ def test_two_proportion_test_matches_statsmodels(k1: int, n1: int, k2: int, n2: 
     z_statistic, p_value = proportions_ztest(np.array([k1, k2]), np.array([n1, n2]))
     low, high = confint_proportions_2indep(k1, n1, k2, n2, method="newcomb", compare="diff",
                                            alpha=1 - confidence)
-    assert result["difference"] == pytest.approx(k1 / n1 - k2 / n2, abs=1e-15)
-    assert result["z"] == pytest.approx(z_statistic, rel=1e-10)
-    assert result["p_value"] == pytest.approx(p_value, rel=1e-8)
-    assert result["lo"] == pytest.approx(low, abs=1e-10)
-    assert result["hi"] == pytest.approx(high, abs=1e-10)
+    assert result.difference == pytest.approx(k1 / n1 - k2 / n2, abs=1e-15)
+    assert result.z == pytest.approx(z_statistic, rel=1e-10)
+    assert result.p_value == pytest.approx(p_value, rel=1e-8)
+    assert result.lo == pytest.approx(low, abs=1e-10)
+    assert result.hi == pytest.approx(high, abs=1e-10)
 
 
 def test_two_proportion_test_degenerate_pooled_proportion() -> None:
     result = two_proportion_test(0, 10, 0, 20)
-    assert (result["z"], result["p_value"]) == (0.0, 1.0)
-    assert result["lo"] < 0.0 < result["hi"]
+    assert (result.z, result.p_value) == (0.0, 1.0)
+    assert result.lo < 0.0 < result.hi
 
 
 @pytest.mark.parametrize(("arguments", "name"), [
@@ -185,10 +202,10 @@ def test_two_proportion_test_rejects_bad_input(arguments: tuple, name: str) -> N
 def test_equal_rates_test_matches_scipy_chisquare(counts: list[int]) -> None:
     result = equal_rates_test(counts)
     expected = stats.chisquare(counts)
-    assert result["statistic"] == pytest.approx(expected.statistic, rel=1e-12, abs=1e-12)
-    assert result["p_value"] == pytest.approx(expected.pvalue, rel=1e-10)
-    assert result["dof"] == len(counts) - 1
-    assert result["n"] == sum(counts)
+    assert result.statistic == pytest.approx(expected.statistic, rel=1e-12, abs=1e-12)
+    assert result.p_value == pytest.approx(expected.pvalue, rel=1e-10)
+    assert result.dof == len(counts) - 1
+    assert result.n == sum(counts)
 
 
 @pytest.mark.parametrize("counts", [[5], [[1, 2], [3, 4]], [1, -1, 3], [0, 0, 0]])
@@ -203,18 +220,18 @@ def test_paired_mean_test_matches_scipy_ttest_1samp() -> None:
         result = paired_mean_test(differences, 0.9)
         expected = stats.ttest_1samp(differences, 0.0)
         low, high = expected.confidence_interval(0.9)
-        assert result["t"] == pytest.approx(expected.statistic, rel=1e-10)
-        assert result["p_value"] == pytest.approx(expected.pvalue, rel=1e-8)
-        assert (result["lo"], result["hi"]) == (pytest.approx(low, rel=1e-10), pytest.approx(high, rel=1e-10))
-        assert result["n"] == len(differences)
-        assert result["std"] == pytest.approx(differences.std(ddof=1), rel=1e-12)
-        assert result["mean"] == pytest.approx(differences.mean(), rel=1e-12)
+        assert result.t == pytest.approx(expected.statistic, rel=1e-10)
+        assert result.p_value == pytest.approx(expected.pvalue, rel=1e-8)
+        assert (result.lo, result.hi) == (pytest.approx(low, rel=1e-10), pytest.approx(high, rel=1e-10))
+        assert result.n == len(differences)
+        assert result.std == pytest.approx(differences.std(ddof=1), rel=1e-12)
+        assert result.mean == pytest.approx(differences.mean(), rel=1e-12)
 
 
 def test_paired_mean_test_zero_spread() -> None:
-    assert paired_mean_test([0.0, 0.0, 0.0])["p_value"] == 1.0
+    assert paired_mean_test([0.0, 0.0, 0.0]).p_value == 1.0
     result = paired_mean_test([2.0, 2.0])
-    assert (result["t"], result["p_value"]) == (math.inf, 0.0)
+    assert (result.t, result.p_value) == (math.inf, 0.0)
 
 
 # ----------------------------------------------------------------------------- duplicate design
@@ -223,10 +240,10 @@ def test_paired_mean_test_zero_spread() -> None:
 def test_duplicate_variance_reduction_formula_on_a_small_table() -> None:
     table = np.array([[3.0, -1.0, 0.0], [-2.0, 2.0, 1.0], [4.0, -4.0, 2.0], [-1.0, 1.0, 5.0]])
     result = duplicate_variance_reduction(table)
-    assert result["games_per_deal"] == 3
-    assert result["var_paired_per_deal"] == pytest.approx(np.var(table.mean(axis=1), ddof=1))
-    assert result["var_unpaired_per_game"] == pytest.approx(np.var(table, ddof=1))
-    assert result["reduction_factor"] == pytest.approx(np.var(table, ddof=1) / (3 * np.var(table.mean(axis=1), ddof=1)))
+    assert result.games_per_deal == 3
+    assert result.var_paired_per_deal == pytest.approx(np.var(table.mean(axis=1), ddof=1))
+    assert result.var_unpaired_per_game == pytest.approx(np.var(table, ddof=1))
+    assert result.reduction_factor == pytest.approx(np.var(table, ddof=1) / (3 * np.var(table.mean(axis=1), ddof=1)))
 
 
 def test_duplicate_variance_reduction_on_synthetic_deal_effect() -> None:
@@ -240,10 +257,10 @@ def test_duplicate_variance_reduction_on_synthetic_deal_effect() -> None:
     signs = np.array([1.0, -1.0])
     table = deal_effect[:, None] * signs + generator.normal(0.0, noise_sd, size=(n_deals, 2)) + 0.1
     result = duplicate_variance_reduction(table)
-    assert result["reduction_factor"] == pytest.approx((deal_sd**2 + noise_sd**2) / noise_sd**2, rel=0.04)
+    assert result.reduction_factor == pytest.approx((deal_sd**2 + noise_sd**2) / noise_sd**2, rel=0.04)
     # no deal effect: pairing neither helps nor hurts
     independent = generator.normal(0.0, noise_sd, size=(n_deals, 3))
-    assert duplicate_variance_reduction(independent)["reduction_factor"] == pytest.approx(1.0, rel=0.04)
+    assert duplicate_variance_reduction(independent).reduction_factor == pytest.approx(1.0, rel=0.04)
 
 
 @pytest.mark.parametrize("table", [np.zeros(5), np.zeros((1, 2)), np.array([[1.0, np.inf], [0.0, 1.0]])])
@@ -325,7 +342,9 @@ def test_bernoulli_sprt_class_agrees_with_vectorised_simulation() -> None:
 
 def test_bernoulli_sprt_batch_update_and_boundaries() -> None:
     test = BernoulliSPRT(0.5, 0.55, 0.05, 0.1)
-    assert (test.lower_boundary, test.upper_boundary) == wald_boundaries(0.05, 0.1)
+    bounds = wald_boundaries(0.05, 0.1)
+    assert (test.lower_boundary, test.upper_boundary) == (bounds.lower, bounds.upper)
+    assert (bounds.alpha, bounds.beta) == (0.05, 0.1)
     assert test.upper_boundary == pytest.approx(math.log(0.9 / 0.05))
     assert test.lower_boundary == pytest.approx(math.log(0.1 / 0.95))
     assert test.update(30, 50) == "continue"
@@ -355,14 +374,16 @@ def test_convergence_curve_matches_mean_interval_at_each_n() -> None:
     assert curve["n"].is_monotonic_increasing and len(curve) <= 40
     for row in curve.itertuples():
         expected = mean_interval(values[:row.n], 0.9)
-        assert (row.mean, row.lo, row.hi) == pytest.approx(expected, rel=1e-9)
+        assert (row.mean, row.lo, row.hi) == pytest.approx((expected.estimate, expected.lo, expected.hi), rel=1e-9)
 
 
 def test_wilson_interval_textbook_value() -> None:
     # Agresti & Coull (1998) style check: 81 successes of 263 -> about [0.2553, 0.3662]
-    lo, hi = wilson_interval(81, 263)
-    assert abs(lo - 0.2553) < 5e-4 and abs(hi - 0.3662) < 5e-4
-    assert wilson_interval(0, 0) == (0.0, 1.0) and wilson_interval(5, 5)[1] == 1.0
+    interval = wilson_interval(81, 263)
+    assert abs(interval.lo - 0.2553) < 5e-4 and abs(interval.hi - 0.3662) < 5e-4
+    assert interval.estimate == 81 / 263 and interval.n == 263 and interval.method == "Wilson"
+    empty = wilson_interval(0, 0)
+    assert (empty.lo, empty.hi) == (0.0, 1.0) and math.isnan(empty.estimate) and wilson_interval(5, 5).hi == 1.0
 
 
 def test_proportion_convergence_matches_wilson_interval() -> None:
@@ -373,7 +394,8 @@ def test_proportion_convergence_matches_wilson_interval() -> None:
     for row in curve.itertuples():
         k = int(wins[:row.n].sum())
         assert row.mean == pytest.approx(k / row.n)
-        assert (row.lo, row.hi) == pytest.approx(wilson_interval(k, int(row.n)))
+        expected = wilson_interval(k, int(row.n))
+        assert (row.lo, row.hi) == pytest.approx((expected.lo, expected.hi))
     with pytest.raises(ValueError, match="successes_bool"):
         proportion_convergence([0, 2, 1])
     with pytest.raises(ValueError, match="points"):

@@ -4,9 +4,25 @@ Submodules: :mod:`~simkit.analysis.summary` (win rates, dealer advantage, distri
 patterns), :mod:`~simkit.analysis.stats` (intervals, bootstrap, tests, SPRT),
 :mod:`~simkit.analysis.compare` (duplicate comparisons), :mod:`~simkit.analysis.probability`
 (dealt-hand events), :mod:`~simkit.analysis.plots`, :mod:`~simkit.analysis.report`.
+
+Every summary returns a pandas DataFrame or a frozen result object of
+:mod:`~simkit.analysis.results` (``.to_frame()`` gives it as a one-row DataFrame); intervals are
+two-sided at ``confidence`` (default 0.95).  Plot functions draw on ``ax=`` and return the Axes.
 """
 
+from simkit.analysis.results import (
+    EqualRatesTest,
+    Interval,
+    MeanTest,
+    Result,
+    TwoProportionTest,
+    VarianceReduction,
+    WaldBoundaries,
+    WelchTest,
+    format_level,
+)
 from simkit.analysis.summary import (
+    HuDistribution,
     dealer_advantage,
     distributions,
     exhausted_rate,
@@ -17,11 +33,23 @@ from simkit.analysis.summary import (
     win_rates,
     win_rates_by_policy,
 )
+from simkit.errors import DegenerateDataWarning
 
 __all__ = [
+    "DegenerateDataWarning",
+    "EqualRatesTest",
+    "HuDistribution",
+    "Interval",
+    "MeanTest",
+    "Result",
+    "TwoProportionTest",
+    "VarianceReduction",
+    "WaldBoundaries",
+    "WelchTest",
     "dealer_advantage",
     "distributions",
     "exhausted_rate",
+    "format_level",
     "hu_distribution",
     "pattern_frequencies",
     "tail_probabilities",

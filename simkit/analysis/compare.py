@@ -22,10 +22,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from simkit.analysis.plots import convergence_plot, forest_plot, sprt_llr_plot
+from simkit.analysis.plots import convergence_plot, forest_plot, save_figure, sprt_llr_plot
 from simkit.analysis.report import format_p, markdown_table
+from simkit.analysis.results import Interval, MeanTest, Result, VarianceReduction, format_level
 from simkit.analysis.sequential import EmpiricalMeanSPRT, SequentialEstimate
 from simkit.analysis.stats import (
+    check_confidence,
     convergence_curve,
     duplicate_variance_reduction,
     paired_bootstrap_interval,
@@ -50,20 +52,25 @@ def seating_differences(out: str | os.PathLike, batches: int | None = None) -> n
     return np.stack(columns, axis=1)
 
 
-@dataclasses.dataclass
-class ComparisonResult:
-    """Everything a comparison report shows."""
+@dataclasses.dataclass(frozen=True)
+class ComparisonResult(Result):
+    """Everything a comparison report shows: the per-deal differences ``per_seating``, the t
+    test and interval (``test``), the paired bootstrap interval (``bootstrap``, BCa), the
+    variance reduction of the duplicate design, all at ``confidence``; after a sequential test
+    (``sprt``), ``sequential``: the estimate and interval valid under its stopping rule.
+    :meth:`to_frame` is the comparison's row of the report's table (:meth:`summary_row`)."""
 
     policy_a: str
     policy_b: str
     seed: int
-    per_seating: np.ndarray  # (deals used, 6)
-    test: dict
-    bootstrap: tuple[float, float, float]
-    variance: dict
-    sprt: EmpiricalMeanSPRT | None = None
+    per_seating: np.ndarray = dataclasses.field(repr=False, compare=False)  # (deals used, 6)
+    test: MeanTest
+    bootstrap: Interval
+    variance: VarianceReduction
+    sprt: EmpiricalMeanSPRT | None = dataclasses.field(default=None, repr=False, compare=False)
     deals_computed: int = 0
     sequential: SequentialEstimate | None = None  # estimate and interval under the SPRT's stopping rule
+    confidence: float = 0.95
 
     @property
     def deals(self) -> int:
@@ -72,34 +79,37 @@ class ComparisonResult:
     def summary_row(self) -> dict:
         """One row of the comparison table; after an SPRT, ``estimate``/``lo``/``hi`` are the
         estimate and interval under the stopping rule (``plain_mean`` is the biased sample mean)."""
-        row = {"label": f"{self.policy_a} - {self.policy_b}", "estimate": self.test["mean"],
-               "lo": self.bootstrap[1], "hi": self.bootstrap[2], "n": self.deals,
-               "t_lo": self.test["lo"], "t_hi": self.test["hi"], "p_value": self.test["p_value"],
-               "reduction_factor": self.variance["reduction_factor"],
+        row = {"label": f"{self.policy_a} - {self.policy_b}", "estimate": self.test.mean,
+               "lo": self.bootstrap.lo, "hi": self.bootstrap.hi, "n": self.deals,
+               "t_lo": self.test.lo, "t_hi": self.test.hi, "p_value": self.test.p_value,
+               "reduction_factor": self.variance.reduction_factor,
                "decision": self.sprt.decision if self.sprt is not None else "",
-               "plain_mean": self.test["mean"]}
+               "plain_mean": self.test.mean, "confidence": self.confidence}
         if self.sequential is not None:
             row.update(label=f"{self.policy_a} - {self.policy_b} (SPRT)", estimate=self.sequential.estimate,
                        lo=self.sequential.lo, hi=self.sequential.hi)
         return row
 
+    def to_dict(self) -> dict:
+        return self.summary_row()
+
     def text(self) -> str:
         if self.sprt is not None:
             return self._sprt_text()
         lines = [
-            f"{self.policy_a} - {self.policy_b}: {self.test['mean']:+.4f} 牌 per seat per deal over {self.deals:,} deals "
+            f"{self.policy_a} - {self.policy_b}: {self.test.mean:+.4f} 牌 per seat per deal over {self.deals:,} deals "
             f"x 6 seatings",
-            f"  95% paired bootstrap (BCa) [{self.bootstrap[1]:+.4f}, {self.bootstrap[2]:+.4f}]; "
-            f"t interval [{self.test['lo']:+.4f}, {self.test['hi']:+.4f}], t = {self.test['t']:.2f}, "
-            f"p = {format_p(self.test['p_value'])}",
+            f"  {format_level(self.confidence)} paired bootstrap (BCa) [{self.bootstrap.lo:+.4f}, "
+            f"{self.bootstrap.hi:+.4f}]; t interval [{self.test.lo:+.4f}, {self.test.hi:+.4f}], t = {self.test.t:.2f}, "
+            f"p = {format_p(self.test.p_value)}",
             f"  variance reduction of the duplicate design vs unpaired play: "
-            f"{self.variance['reduction_factor']:.2f}x fewer deals for the same standard error",
+            f"{self.variance.reduction_factor:.2f}x fewer deals for the same standard error",
         ]
         return "\n".join(lines)
 
     def _sprt_text(self) -> str:
         test, estimate = self.sprt, self.sequential
-        level = f"{100 * estimate.confidence:g}%"
+        level = format_level(estimate.confidence)
         decision = {"accept_h1": f"accept H1 (A beats B by >= {test.delta:g})",
                     "accept_h0": "accept H0 (A does not beat B)"}.get(test.decision, "no decision (deals cap reached)")
         return "\n".join([
@@ -108,16 +118,22 @@ class ComparisonResult:
             f"(llr {test.llr:+.2f}, bounds {test.lower_boundary:+.2f} / {test.upper_boundary:+.2f})",
             f"  estimate under the stopping rule: {estimate.estimate:+.4f} 牌 per seat per deal, {level} interval "
             f"[{estimate.lo:+.4f}, {estimate.hi:+.4f}] (median-unbiased, stage-wise ordering)",
-            f"  plain mean {self.test['mean']:+.4f}, bootstrap (BCa) [{self.bootstrap[1]:+.4f}, {self.bootstrap[2]:+.4f}], "
-            f"t [{self.test['lo']:+.4f}, {self.test['hi']:+.4f}]: fixed-sample figures, conditional on stopping, biased",
+            f"  plain mean {self.test.mean:+.4f}, bootstrap (BCa) [{self.bootstrap.lo:+.4f}, {self.bootstrap.hi:+.4f}], "
+            f"t [{self.test.lo:+.4f}, {self.test.hi:+.4f}]: fixed-sample figures, conditional on stopping, biased",
             f"  variance reduction of the duplicate design vs unpaired play: "
-            f"{self.variance['reduction_factor']:.2f}x fewer deals for the same standard error",
+            f"{self.variance.reduction_factor:.2f}x fewer deals for the same standard error",
         ])
 
 
 def summarise(per_seating: np.ndarray, policy_a: str, policy_b: str, seed: int, confidence: float = 0.95,
-              resamples: int = 5_000, sprt: EmpiricalMeanSPRT | None = None) -> ComparisonResult:
-    """Statistics of a (deals, seatings) difference array (``sprt``: the test that chose the deals)."""
+              resamples: int = 5_000, sprt: EmpiricalMeanSPRT | None = None,
+              deals_computed: int | None = None) -> ComparisonResult:
+    """Statistics of a (deals, seatings) difference array (``sprt``: the test that chose the deals;
+    ``deals_computed``: the deals simulated, default all of ``per_seating``'s).
+
+    Per-deal differences that are all equal (a policy against itself) have no bootstrap
+    interval: NaN bounds and a :class:`~simkit.errors.DegenerateDataWarning`."""
+    confidence = check_confidence(confidence)
     if per_seating.shape[0] < 2:
         raise SimkitError("a comparison needs at least 2 deals")
     d = per_seating.mean(axis=1)
@@ -125,8 +141,9 @@ def summarise(per_seating: np.ndarray, policy_a: str, policy_b: str, seed: int, 
     boot = paired_bootstrap_interval(d, confidence, resamples=resamples, seed=seed)
     variance = duplicate_variance_reduction(per_seating)
     sequential = sprt.estimate(confidence) if sprt is not None else None
-    return ComparisonResult(policy_a, policy_b, seed, per_seating, test, boot, variance, sprt, per_seating.shape[0],
-                            sequential)
+    computed = per_seating.shape[0] if deals_computed is None else int(deals_computed)
+    return ComparisonResult(policy_a, policy_b, seed, per_seating, test, boot, variance, sprt, computed,
+                            sequential, confidence)
 
 
 def compare(
@@ -148,8 +165,8 @@ def compare(
 
     >>> import tempfile
     >>> result = compare("greedy", "random", tempfile.mkdtemp(), deals=200, seed=1, batch_size=100, quiet=True)
-    >>> result.deals, result.test["mean"] > 0
-    (200, True)
+    >>> result.deals, result.test.mean > 0, result.to_frame()["n"].tolist()
+    (200, True, [200])
     """
     text_a = policy_a.text() if isinstance(policy_a, PolicySpec) else str(policy_a)
     text_b = policy_b.text() if isinstance(policy_b, PolicySpec) else str(policy_b)
@@ -172,9 +189,7 @@ def compare(
         if decision != "continue":
             break
     per_seating = np.concatenate(per_parts, axis=0)
-    result = summarise(per_seating, text_a, text_b, seed, confidence, sprt=test)
-    result.deals_computed = fed
-    return result
+    return summarise(per_seating, text_a, text_b, seed, confidence, sprt=test, deals_computed=fed)
 
 
 def load_comparison(out: str | os.PathLike, confidence: float = 0.95) -> ComparisonResult:
@@ -191,20 +206,25 @@ def sprt_plot_stem(prefix: str, index: int) -> str:
 def comparison_section(results: list[ComparisonResult], directory: str | Path, prefix: str = "",
                        heading: str = "##") -> list[str]:
     """Markdown lines and figures (forest plot; convergence of each result; the llr path of each
-    sequential test) for comparisons."""
+    sequential test) for comparisons, all at the same confidence (the results')."""
     directory = Path(directory)
+    levels = {r.confidence for r in results}
+    if len(levels) > 1:
+        raise ValueError(f"comparisons at different confidence levels cannot share a table, got {sorted(levels)}")
+    confidence = levels.pop() if levels else 0.95
+    level = format_level(confidence)
     rows = pd.DataFrame([r.summary_row() for r in results])
     sequential = [r.sprt is not None for r in results]
-    forest_plot(rows, directory, f"{prefix}comparison_forest",
-                "mean payoff difference A - B (pai per seat per deal, 95% paired bootstrap"
-                + ("; SPRT rows: interval under the stopping rule)" if any(sequential) else ")"),
-                "Duplicate comparisons")
+    forest = forest_plot(rows, f"mean payoff difference A - B (pai per seat per deal, {level} paired bootstrap"
+                         + ("; SPRT rows: interval under the stopping rule)" if any(sequential) else ")"),
+                         "Duplicate comparisons")
+    save_figure(forest.figure, directory, f"{prefix}comparison_forest")
     mark = ["†" if flag else "" for flag in sequential]
     table = pd.DataFrame({
         "A - B": rows["label"], "deals (x6 seatings)": rows["n"].map("{:,}".format),
         "mean difference": [f"{m:+.4f}{x}" for m, x in zip(rows["plain_mean"], mark)],
-        "95% bootstrap (BCa)": [f"[{r.bootstrap[1]:+.4f}, {r.bootstrap[2]:+.4f}]{x}" for r, x in zip(results, mark)],
-        "95% t": [f"[{r.test['lo']:+.4f}, {r.test['hi']:+.4f}]{x}" for r, x in zip(results, mark)],
+        f"{level} bootstrap (BCa)": [f"[{r.bootstrap.lo:+.4f}, {r.bootstrap.hi:+.4f}]{x}" for r, x in zip(results, mark)],
+        f"{level} t": [f"[{r.test.lo:+.4f}, {r.test.hi:+.4f}]{x}" for r, x in zip(results, mark)],
         "p-value": [f"{format_p(p)}{x}" for p, x in zip(rows["p_value"], mark)],
         "variance reduction": rows["reduction_factor"].map("{:.2f}x".format),
     })
@@ -227,16 +247,19 @@ def comparison_section(results: list[ComparisonResult], directory: str | Path, p
         d = result.per_seating.mean(axis=1)
         if d.size >= 100:
             stem = f"{prefix}comparison_convergence_{i}"
-            convergence_plot(convergence_curve(d), directory, stem, "mean difference A - B (pai per seat per deal)",
-                             f"{result.policy_a} - {result.policy_b}: running estimate", reference=0.0,
-                             reference_label="no difference")
+            curve = convergence_curve(d, confidence)
+            save_figure(convergence_plot(curve, "mean difference A - B (pai per seat per deal)",
+                                         f"{result.policy_a} - {result.policy_b}: running estimate", reference=0.0,
+                                         reference_label="no difference", confidence=confidence).figure,
+                        directory, stem)
             lines += [f"![convergence {result.policy_a} - {result.policy_b}]({stem}.png)", ""]
         if result.sprt is not None:
             test = result.sprt
             stem = sprt_plot_stem(prefix, i)
-            sprt_llr_plot(test.path, test.lower_boundary, test.upper_boundary, directory, stem,
-                          f"{result.policy_a} - {result.policy_b}: SPRT, H0 mean {test.mu0:g} vs H1 mean {test.mu1:g}",
-                          min_n=test.min_n, decision=test.decision)
+            llr = sprt_llr_plot(test.path, test.lower_boundary, test.upper_boundary,
+                                f"{result.policy_a} - {result.policy_b}: SPRT, H0 mean {test.mu0:g} vs H1 mean {test.mu1:g}",
+                                min_n=test.min_n, decision=test.decision)
+            save_figure(llr.figure, directory, stem)
             lines += [f"![SPRT log-likelihood ratio {result.policy_a} - {result.policy_b}]({stem}.png)", ""]
     return lines
 

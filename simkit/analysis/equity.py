@@ -33,13 +33,15 @@ import dataclasses
 import math
 import os
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
-from simkit.analysis.stats import two_proportion_test, wilson_interval
+from simkit.analysis.plots import new_axes, save_figure
+from simkit.analysis.results import Interval, Result, WelchTest, format_level
+from simkit.analysis.stats import check_confidence, two_proportion_test, wilson_interval
 from simkit.errors import SimkitError
 from simkit.policies.registry import PolicySpec, policy_arrays
 from simkit.rules import RuleSet
@@ -47,9 +49,12 @@ from simkit.runner.equity import EquityConfig, make_config, play_equity, run_equ
 from simkit.runner.play import R_ERROR, R_HU, R_PAYOFF, R_UNITS, R_WINNER, play_deals
 from simkit.runner.simulate import simulate
 from simkit.storage import load_dataset
-from simkit.storage.files import atomic_write, write_figure
+from simkit.storage.files import atomic_write
 
-__all__ = ["EquityResult", "SeatOutcome", "equity", "quantile_interval", "welch_test"]
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
+__all__ = ["EquityResult", "SeatOutcome", "equity", "hu_plot", "quantile_interval", "welch_test", "write_equity_outputs"]
 
 XIAOJIA_UNITS = 5  # 小甲: a win of U >= 5 units (as in simkit.analysis.summary.tail_probabilities)
 HU_QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
@@ -60,58 +65,63 @@ BASELINE_FOLDER = "baseline"
 # ----------------------------------------------------------------------------- statistics
 
 
-def quantile_interval(values: np.ndarray, q: float, confidence: float = 0.95) -> tuple[float, float, float]:
-    """(quantile, lo, hi): the ``q`` sample quantile (linear interpolation, as pandas) and a
+def quantile_interval(values: np.ndarray, q: float, confidence: float = 0.95) -> Interval:
+    """The ``q`` sample quantile (``estimate``; linear interpolation, as pandas) and a
     distribution-free interval from order statistics: with n values sorted, the number below
     the true quantile is Binomial(n, q), so [x_(l), x_(u)] with l = B^-1((1 - c) / 2) and
     u = B^-1((1 + c) / 2) + 1 (1-based, clipped to 1..n) covers it with probability >= c
     (approximately c for discrete data; exact for continuous).  NaNs for no values.
 
-    >>> quantile_interval(np.arange(1, 101), 0.5)
-    (50.5, 40.0, 61.0)
+    >>> interval = quantile_interval(np.arange(1, 101), 0.5)
+    >>> interval.estimate, interval.lo, interval.hi, interval.method
+    (50.5, 40.0, 61.0, 'order statistics')
     """
+    confidence = check_confidence(confidence)
     x = np.sort(np.asarray(values, dtype=float))
     n = x.size
     if n == 0:
-        return (math.nan, math.nan, math.nan)
+        return Interval(math.nan, math.nan, math.nan, confidence, "order statistics", 0)
     tail = (1.0 - confidence) / 2
     lo_rank = int(stats.binom.ppf(tail, n, q))
     hi_rank = int(stats.binom.ppf(1.0 - tail, n, q)) + 1
     lo_rank = min(max(lo_rank, 1), n)
     hi_rank = min(max(hi_rank, 1), n)
-    return (float(np.quantile(x, q)), float(x[lo_rank - 1]), float(x[hi_rank - 1]))
+    return Interval(float(np.quantile(x, q)), float(x[lo_rank - 1]), float(x[hi_rank - 1]), confidence,
+                    "order statistics", int(n))
 
 
-def welch_test(a: np.ndarray, b: np.ndarray, confidence: float = 0.95) -> dict[str, float]:
+def welch_test(a: np.ndarray, b: np.ndarray, confidence: float = 0.95) -> WelchTest:
     """Welch's two-sample comparison of means: ``difference`` = mean(a) - mean(b), its interval
     ``lo``/``hi`` (t with Welch-Satterthwaite degrees of freedom ``dof``), ``t`` and the
     two-sided ``p_value`` (as ``scipy.stats.ttest_ind(a, b, equal_var=False)``).  With zero
     spread in both samples the interval is the point and p is 1 (equal means) or 0.
 
     >>> r = welch_test([1.0, 2.0, 3.0, 4.0], [0.0, 1.0, 0.5])
-    >>> round(r["difference"], 3), round(r["p_value"], 4)
+    >>> round(r.difference, 3), round(r.p_value, 4)
     (2.0, 0.0464)
     """
+    confidence = check_confidence(confidence)
     a = np.asarray(a, dtype=float)
     b = np.asarray(b, dtype=float)
     if a.size < 2 or b.size < 2:
         nan = math.nan
         diff = float(a.mean() - b.mean()) if a.size and b.size else nan
-        return {"difference": diff, "lo": nan, "hi": nan, "t": nan, "p_value": nan, "dof": nan}
+        return WelchTest(diff, nan, nan, nan, nan, nan, confidence)
     va, vb = a.var(ddof=1) / a.size, b.var(ddof=1) / b.size
     diff = float(a.mean() - b.mean())
     se = math.sqrt(va + vb)
     if se == 0.0:
-        return {"difference": diff, "lo": diff, "hi": diff, "t": 0.0 if diff == 0 else math.copysign(math.inf, diff),
-                "p_value": 1.0 if diff == 0 else 0.0, "dof": math.nan}
+        return WelchTest(diff, diff, diff, 0.0 if diff == 0 else math.copysign(math.inf, diff),
+                         1.0 if diff == 0 else 0.0, math.nan, confidence)
     dof = (va + vb) ** 2 / (va**2 / (a.size - 1) + vb**2 / (b.size - 1))
     half = float(stats.t.ppf(0.5 + confidence / 2, dof)) * se
     t = diff / se
-    return {"difference": diff, "lo": diff - half, "hi": diff + half, "t": t,
-            "p_value": float(2.0 * stats.t.sf(abs(t), dof)), "dof": float(dof)}
+    return WelchTest(diff, diff - half, diff + half, float(t), float(2.0 * stats.t.sf(abs(t), dof)), float(dof),
+                     confidence)
 
 
 def _t_interval(values: np.ndarray, confidence: float) -> tuple[float, float, float]:
+    confidence = check_confidence(confidence)
     n = values.size
     if n == 0:
         return (math.nan, math.nan, math.nan)
@@ -126,8 +136,10 @@ def _t_interval(values: np.ndarray, confidence: float) -> tuple[float, float, fl
 
 
 @dataclasses.dataclass(frozen=True)
-class SeatOutcome:
-    """One seat's results over a set of deals (the equity deals or the baseline's)."""
+class SeatOutcome(Result):
+    """One seat's results over a set of deals (the equity deals or the baseline's); intervals
+    at the confidence of the :class:`EquityResult`.  :meth:`to_frame`: one row of the scalar
+    fields (not ``hu_quantiles``, ``payoffs``, ``hu_of_wins``)."""
 
     deals: int
     wins: int
@@ -144,9 +156,10 @@ class SeatOutcome:
     hu_mean: float  # over the seat's wins
     hu_mean_lo: float
     hu_mean_hi: float
-    hu_quantiles: tuple[tuple[float, float, float, float], ...]  # (q, value, lo, hi)
-    payoffs: np.ndarray = dataclasses.field(repr=False, compare=False)  # per deal
-    hu_of_wins: np.ndarray = dataclasses.field(repr=False, compare=False)
+    hu_quantiles: tuple[tuple[float, float, float, float], ...] = dataclasses.field(
+        metadata={"frame": False})  # (q, value, lo, hi)
+    payoffs: np.ndarray = dataclasses.field(repr=False, compare=False, metadata={"frame": False})  # per deal
+    hu_of_wins: np.ndarray = dataclasses.field(repr=False, compare=False, metadata={"frame": False})
 
     @classmethod
     def from_arrays(cls, winner: np.ndarray, payoff: np.ndarray, units: np.ndarray, hu: np.ndarray, seat: int,
@@ -161,10 +174,20 @@ class SeatOutcome:
         hu_wins = np.asarray(hu)[won].astype(np.int64)
         mean, mlo, mhi = _t_interval(payoff.astype(float), confidence)
         hmean, hlo, hhi = _t_interval(hu_wins.astype(float), confidence)
-        quantiles = tuple((q, *quantile_interval(hu_wins, q, confidence)) for q in HU_QUANTILES)
-        return cls(n, wins, wins / n if n else math.nan, *wilson_interval(wins, n, confidence), mean, mlo, mhi,
-                   big, big / n if n else math.nan, *wilson_interval(big, n, confidence), hmean, hlo, hhi, quantiles,
+        by_q = {q: quantile_interval(hu_wins, q, confidence) for q in HU_QUANTILES}
+        quantiles = tuple((q, i.estimate, i.lo, i.hi) for q, i in by_q.items())
+        win_rate = wilson_interval(wins, n, confidence)
+        xiaojia = wilson_interval(big, n, confidence)
+        return cls(n, wins, wins / n if n else math.nan, win_rate.lo, win_rate.hi, mean, mlo, mhi,
+                   big, big / n if n else math.nan, xiaojia.lo, xiaojia.hi, hmean, hlo, hhi, quantiles,
                    payoff, hu_wins)
+
+
+@dataclasses.dataclass(frozen=True)
+class _PointDifference:
+    """A difference without an interval (hu quantiles)."""
+
+    difference: float
 
 
 @dataclasses.dataclass(frozen=True)
@@ -208,8 +231,8 @@ class EquityResult:
             if base is not None:
                 out.update(baseline=base[0], baseline_lo=base[1], baseline_hi=base[2])
             if diff is not None:
-                out.update(difference=diff["difference"], difference_lo=diff.get("lo", math.nan),
-                           difference_hi=diff.get("hi", math.nan), p_value=diff.get("p_value", math.nan))
+                out.update(difference=diff.difference, difference_lo=getattr(diff, "lo", math.nan),
+                           difference_hi=getattr(diff, "hi", math.nan), p_value=getattr(diff, "p_value", math.nan))
             rows.append(out)
 
         def prop(k1, n1, k2, n2):
@@ -233,12 +256,12 @@ class EquityResult:
             base = None if b is None else b.hu_quantiles[i][1:]
             row(f"hu q{int(round(q * 100)):02d} (wins)", e.wins, value, lo, hi,
                 "order-statistic (binomial) interval; difference: point only", base,
-                None if b is None else {"difference": value - base[0]})
+                None if b is None else _PointDifference(value - base[0]))
         return pd.DataFrame(rows)
 
     def text(self) -> str:
         """A few lines for the terminal."""
-        pct = f"{self.confidence:.0%}"
+        pct = format_level(self.confidence)
         lines = [f"hand equity of seat {self.seat}{' (dealer)' if self.seat == 0 else ''}: {self.hand}",
                  f"policies {','.join(self.policies)}, {self.deals:,} deals, seed {self.seed}; "
                  f"intervals at {pct}"]
@@ -306,7 +329,8 @@ def equity(
     hand, seat, policy or count) are one-line :class:`~simkit.errors.SimkitError`.
     """
     if not isinstance(confidence, (float, int)) or isinstance(confidence, bool) or not 0 < confidence < 1:
-        raise SimkitError(f"confidence must lie strictly between 0 and 1, got {confidence!r}")
+        raise SimkitError(f"confidence must lie strictly between 0 and 1, got {confidence!r}",
+                          parameters=("confidence",))
     config: EquityConfig = make_config(hand, seat, deals, policies, seed, rules, batch_size)
     base = config.base
     counts = np.array(config.hand, dtype=np.int64)
@@ -341,13 +365,12 @@ def equity(
 # ----------------------------------------------------------------------------- plot
 
 
-def hu_plot(result: EquityResult, ax=None):
+def hu_plot(result: EquityResult, ax: Axes | None = None) -> Axes:
     """Histogram of the hu of the seat's wins, equity deals against the baseline (fraction of
-    the seat's wins per 5-hu bin); returns the Axes."""
+    the seat's wins per 5-hu bin), drawn on ``ax`` (a new 7 x 4 inch figure without one, no
+    pyplot); returns the Axes."""
     if ax is None:
-        import matplotlib.pyplot as plt
-
-        _, ax = plt.subplots(figsize=(7, 4))
+        ax = new_axes((7, 4))
     samples = [("this hand", result.equity.hu_of_wins)]
     if result.baseline is not None:
         samples.append(("baseline (random hands)", result.baseline.hu_of_wins))
@@ -368,16 +391,9 @@ def hu_plot(result: EquityResult, ax=None):
 def write_equity_outputs(result: EquityResult, directory: str | os.PathLike) -> list[Path]:
     """``equity.csv`` (:meth:`EquityResult.to_frame`) and the hu plot (``hu_distribution.png``
     / ``.svg``) in ``directory``; their paths."""
-    import matplotlib.pyplot as plt
-
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     table = directory / "equity.csv"
     frame = result.to_frame()
     atomic_write(table, lambda tmp: frame.to_csv(tmp, index=False))
-    fig, ax = plt.subplots(figsize=(7, 4))
-    hu_plot(result, ax=ax)
-    fig.tight_layout()
-    write_figure(fig, directory, "hu_distribution")
-    plt.close(fig)
-    return [table, directory / "hu_distribution.png"]
+    return [table, save_figure(hu_plot(result).figure, directory, "hu_distribution")]

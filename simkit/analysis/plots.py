@@ -1,45 +1,71 @@
-"""Analysis plots (matplotlib, Agg backend; every figure saved as PNG and SVG).
+"""Analysis plots on matplotlib's object-oriented API (no pyplot, no backend selected).
 
-Each function takes the table an analysis function returned, draws one figure with labelled
-axes (units and sample sizes in the labels or title) and writes ``STEM.png`` and ``STEM.svg``
-into ``directory`` atomically; it returns the PNG path. No display is needed.
+Each plot function takes the table an analysis function returned and draws one chart with
+labelled axes (units and sample sizes in the labels or title) on ``ax``; without one it makes
+a new :class:`matplotlib.figure.Figure` of the chart's usual size.  It returns the Axes, so
+charts compose with other matplotlib code (``fig, axes = plt.subplots(1, 2)``; ``plot(..., ax=axes[0])``).
+Importing simkit, or plotting with it, never calls ``matplotlib.use`` nor imports pyplot.
+
+:func:`save_figure` writes a figure as ``STEM.png`` and ``STEM.svg`` (120 dpi) atomically, as the
+reports do; it needs no display.  Interval labels state the level of ``confidence``.
+
+>>> ax = forest_plot(pd.DataFrame({"label": ["a - b"], "estimate": [0.1], "lo": [0.0], "hi": [0.2], "n": [100]}),
+...                  "difference", "A against B")
+>>> ax.get_title(), type(ax.figure).__name__
+('A against B', 'Figure')
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
+from simkit.analysis.results import format_level
 from simkit.storage.files import write_figure
 
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
-def _pyplot():
-    import matplotlib
+__all__ = [
+    "convergence_plot",
+    "crosstable_plot",
+    "dealt_distribution_plot",
+    "forest_plot",
+    "hu_distribution_plot",
+    "new_axes",
+    "payoff_by_policy_plot",
+    "save_figure",
+    "sprt_llr_plot",
+    "win_rate_by_seat_plot",
+]
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
-    return plt
+def new_axes(figsize: tuple[float, float]) -> Axes:
+    """The Axes of a new figure of ``figsize`` inches (``matplotlib.figure.Figure``, not pyplot:
+    no backend is selected and nothing needs closing)."""
+    from matplotlib.figure import Figure
+
+    return Figure(figsize=figsize).add_subplot()
 
 
-def _finish(fig, directory: str | Path, stem: str) -> Path:
-    plt = _pyplot()
+def save_figure(figure: Figure, directory: str | Path, stem: str) -> Path:
+    """Lay out ``figure`` (``tight_layout``) and write it as ``STEM.png`` and ``STEM.svg`` into
+    ``directory`` (created if needed); returns the PNG's path."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    fig.tight_layout()
-    write_figure(fig, directory, stem)
-    plt.close(fig)
+    figure.tight_layout()
+    write_figure(figure, directory, stem)
     return directory / f"{stem}.png"
 
 
-def hu_distribution_plot(hu_of_wins: np.ndarray, directory: str | Path, stem: str = "hu_distribution",
-                         title: str = "hu of winning hands") -> Path:
+def hu_distribution_plot(hu_of_wins: np.ndarray, ax: Axes | None = None, title: str = "hu of winning hands") -> Axes:
     """Histogram of the winner's hu (fraction of won deals per 5-hu bin)."""
-    plt = _pyplot()
     hu = np.asarray(hu_of_wins, dtype=float)
-    fig, ax = plt.subplots(figsize=(7, 4))
+    ax = new_axes((7, 4)) if ax is None else ax
     top = max(60, int(np.quantile(hu, 0.99)) + 10) if hu.size else 60
     bins = np.arange(0, top + 5, 5)
     ax.hist(np.clip(hu, 0, bins[-1]), bins=bins, density=True)
@@ -48,29 +74,29 @@ def hu_distribution_plot(hu_of_wins: np.ndarray, directory: str | Path, stem: st
     ax.set_ylabel("density (fraction of won deals per hu)")
     ax.set_title(f"{title} (n={hu.size:,} wins)")
     ax.legend(fontsize=8)
-    return _finish(fig, directory, stem)
+    return ax
 
 
-def win_rate_by_seat_plot(rates: pd.DataFrame, directory: str | Path, stem: str = "win_rate_by_seat") -> Path:
-    """Win rate of each seat with its interval (the table of :func:`~simkit.analysis.win_rates`)."""
-    plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(6, 4))
+def win_rate_by_seat_plot(rates: pd.DataFrame, ax: Axes | None = None, confidence: float = 0.95) -> Axes:
+    """Win rate of each seat with its interval (the table of :func:`~simkit.analysis.win_rates`
+    at ``confidence``)."""
+    ax = new_axes((6, 4)) if ax is None else ax
     x = rates["seat"].to_numpy()
     y = rates["win_rate"].to_numpy()
     err = np.vstack([y - rates["win_rate_lo"].to_numpy(), rates["win_rate_hi"].to_numpy() - y])
     ax.errorbar(x, y, yerr=err, fmt="o", capsize=5)
     ax.set_xticks(x, [f"seat {s}{' (dealer)' if s == 0 else ''}\n{p}" for s, p in zip(rates["seat"], rates["policy"])])
-    ax.set_ylabel("win rate (fraction of deals, 95% Wilson)")
+    ax.set_ylabel(f"win rate (fraction of deals, {format_level(confidence)} Wilson)")
     ax.set_title(f"Win rate by seat (n={int(rates['deals'].iloc[0]):,} deals)")
-    return _finish(fig, directory, stem)
+    return ax
 
 
-def payoff_by_policy_plot(by_policy: pd.DataFrame, directory: str | Path, stem: str = "payoff_by_policy",
-                          title: str = "Mean payoff by policy") -> Path:
-    """Mean payoff per seat-deal of each policy with its interval (``win_rates_by_policy`` table,
-    or any table with columns policy, mean_payoff, mean_payoff_lo, mean_payoff_hi, seat_deals)."""
-    plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(6.5, 0.6 * len(by_policy) + 1.6))
+def payoff_by_policy_plot(by_policy: pd.DataFrame, ax: Axes | None = None, title: str = "Mean payoff by policy",
+                          confidence: float = 0.95) -> Axes:
+    """Mean payoff per seat-deal of each policy with its interval (``win_rates_by_policy`` table
+    at ``confidence``, or any table with columns policy, mean_payoff, mean_payoff_lo,
+    mean_payoff_hi, seat_deals)."""
+    ax = new_axes((6.5, 0.6 * len(by_policy) + 1.6)) if ax is None else ax
     y = np.arange(len(by_policy))
     m = by_policy["mean_payoff"].to_numpy()
     err = np.vstack([m - by_policy["mean_payoff_lo"].to_numpy(), by_policy["mean_payoff_hi"].to_numpy() - m])
@@ -80,21 +106,21 @@ def payoff_by_policy_plot(by_policy: pd.DataFrame, directory: str | Path, stem: 
     ax.set_yticks(y, [f"{p}\n(n={int(n):,} seat-deals)" + ("\nconfounded with seat" if c else "")
                       for p, n, c in zip(by_policy["policy"], by_policy["seat_deals"], confounded)])
     ax.invert_yaxis()
-    ax.set_xlabel("mean payoff (pai per seat per deal, 95% interval)")
+    ax.set_xlabel(f"mean payoff (pai per seat per deal, {format_level(confidence)} interval)")
     ax.set_title(title)
-    return _finish(fig, directory, stem)
+    return ax
 
 
-def convergence_plot(curve: pd.DataFrame, directory: str | Path, stem: str, ylabel: str,
-                     title: str, reference: float | None = None, reference_label: str = "exact") -> Path:
-    """Running estimate and its interval against the number of deals (log x axis).
+def convergence_plot(curve: pd.DataFrame, ylabel: str, title: str, ax: Axes | None = None,
+                     reference: float | None = None, reference_label: str = "exact",
+                     confidence: float = 0.95) -> Axes:
+    """Running estimate and its interval (at ``confidence``) against the number of deals (log x axis).
 
     ``curve`` has columns n, mean (or p), lo, hi (see :func:`simkit.analysis.stats.convergence_curve`).
     """
-    plt = _pyplot()
     value = curve["mean"] if "mean" in curve else curve["p"]
-    fig, ax = plt.subplots(figsize=(7, 4))
-    ax.fill_between(curve["n"], curve["lo"], curve["hi"], alpha=0.3, label="95% interval")
+    ax = new_axes((7, 4)) if ax is None else ax
+    ax.fill_between(curve["n"], curve["lo"], curve["hi"], alpha=0.3, label=f"{format_level(confidence)} interval")
     ax.plot(curve["n"], value, label="estimate")
     if reference is not None:
         ax.axhline(reference, color="k", linestyle="--", linewidth=1, label=reference_label)
@@ -103,14 +129,13 @@ def convergence_plot(curve: pd.DataFrame, directory: str | Path, stem: str, ylab
     ax.set_ylabel(ylabel)
     ax.set_title(f"{title} (n up to {int(curve['n'].max()):,})")
     ax.legend(fontsize=8)
-    return _finish(fig, directory, stem)
+    return ax
 
 
-def forest_plot(rows: pd.DataFrame, directory: str | Path, stem: str, xlabel: str, title: str,
-                null: float | None = 0.0) -> Path:
+def forest_plot(rows: pd.DataFrame, xlabel: str, title: str, ax: Axes | None = None,
+                null: float | None = 0.0) -> Axes:
     """One line per comparison: estimate with its interval (columns label, estimate, lo, hi, n)."""
-    plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(7.5, 0.55 * len(rows) + 1.6))
+    ax = new_axes((7.5, 0.55 * len(rows) + 1.6)) if ax is None else ax
     y = np.arange(len(rows))
     m = rows["estimate"].to_numpy(dtype=float)
     err = np.vstack([m - rows["lo"].to_numpy(dtype=float), rows["hi"].to_numpy(dtype=float) - m])
@@ -121,17 +146,16 @@ def forest_plot(rows: pd.DataFrame, directory: str | Path, stem: str, xlabel: st
     ax.invert_yaxis()
     ax.set_xlabel(xlabel)
     ax.set_title(title)
-    return _finish(fig, directory, stem)
+    return ax
 
 
-def sprt_llr_plot(llr_path: np.ndarray, lower: float, upper: float, directory: str | Path, stem: str,
-                  title: str, min_n: int = 0, decision: str = "") -> Path:
+def sprt_llr_plot(llr_path: np.ndarray, lower: float, upper: float, title: str, ax: Axes | None = None,
+                  min_n: int = 0, decision: str = "") -> Axes:
     """Log-likelihood ratio of a sequential test against the number of deals, with its two
     boundaries (and the deals before ``min_n``, where no decision is taken, shaded).
 
     ``llr_path[i]`` is the llr after deal i + 1; +-inf values (only one hypothesis possible on
     the values seen) are drawn just beyond the boundary.  Long paths are thinned for drawing."""
-    plt = _pyplot()
     path = np.asarray(llr_path, dtype=float)
     deals = np.arange(1, path.size + 1)
     step = max(1, path.size // 20_000)
@@ -139,7 +163,7 @@ def sprt_llr_plot(llr_path: np.ndarray, lower: float, upper: float, directory: s
     margin = 0.25 * (upper - lower)
     shown = np.clip(np.nan_to_num(path[keep], nan=0.0, posinf=upper + margin, neginf=lower - margin),
                     lower - margin, upper + margin)
-    fig, ax = plt.subplots(figsize=(7, 4))
+    ax = new_axes((7, 4)) if ax is None else ax
     if min_n > 1:
         ax.axvspan(0, min(min_n, max(path.size, 1)), color="grey", alpha=0.15, label=f"no decision before {min_n:,} deals")
     infinite = np.isinf(path[keep])
@@ -155,15 +179,14 @@ def sprt_llr_plot(llr_path: np.ndarray, lower: float, upper: float, directory: s
     ax.set_ylabel("log-likelihood ratio H1 vs H0")
     ax.set_title(title)
     ax.legend(fontsize=8, loc="best")
-    return _finish(fig, directory, stem)
+    return ax
 
 
-def dealt_distribution_plot(frame: pd.DataFrame, column: str, xlabel: str, title: str, directory: str | Path,
-                            stem: str) -> Path:
+def dealt_distribution_plot(frame: pd.DataFrame, column: str, xlabel: str, title: str,
+                            ax: Axes | None = None) -> Axes:
     """Bars per seat of the distribution of a dealt-hand feature (a column of
     :func:`simkit.analysis.dealt.deal_table`), as fractions of each seat's dealt hands."""
-    plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(7, 4))
+    ax = new_axes((7, 4)) if ax is None else ax
     values = np.arange(int(frame[column].min()), int(frame[column].max()) + 1)
     width = 0.27
     for seat in range(3):
@@ -175,4 +198,28 @@ def dealt_distribution_plot(frame: pd.DataFrame, column: str, xlabel: str, title
     ax.set_ylabel("fraction of dealt hands")
     ax.set_title(title)
     ax.legend(fontsize=8)
-    return _finish(fig, directory, stem)
+    return ax
+
+
+def crosstable_plot(estimate: pd.DataFrame, lo: pd.DataFrame, hi: pd.DataFrame, colorbar_label: str, title: str,
+                    ax: Axes | None = None) -> Axes:
+    """Heat map of a square row-minus-column table (:meth:`~simkit.analysis.tournament.TournamentResult.crosstable`),
+    each cell annotated with its estimate and interval; a diverging colour scale centred at 0."""
+    k = estimate.shape[0]
+    ax = new_axes((1.6 * k + 2.6, 1.2 * k + 1.4)) if ax is None else ax
+    values = estimate.to_numpy(dtype=float)
+    finite = values[np.isfinite(values)]
+    bound = float(np.max(np.abs(finite))) if finite.size else 1.0
+    image = ax.imshow(values, cmap="RdBu", vmin=-bound, vmax=bound)
+    ax.figure.colorbar(image, ax=ax, label=colorbar_label, shrink=0.8)
+    for i in range(k):
+        for j in range(k):
+            text = "—" if i == j else f"{values[i, j]:+.3f}\n[{lo.iat[i, j]:+.3f}, {hi.iat[i, j]:+.3f}]"
+            dark = np.isfinite(values[i, j]) and abs(values[i, j]) > 0.6 * bound
+            ax.text(j, i, text, ha="center", va="center", fontsize=8, color="white" if dark else "black")
+    ax.set_xticks(range(k), [str(c) for c in estimate.columns])
+    ax.set_yticks(range(k), [str(r) for r in estimate.index])
+    ax.set_xlabel("column policy")
+    ax.set_ylabel("row policy")
+    ax.set_title(title)
+    return ax

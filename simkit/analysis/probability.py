@@ -79,7 +79,7 @@ Traceback (most recent call last):
 ...
 ValueError: event 'dealer_wins' has no closed form (Monte Carlo only); exact events: jiang_at_least_k, ...
 >>> r = estimate_probability("jiang_at_least_k", deals=2000, seed=1, k=8)
->>> r["deals"], 0.0 <= r["lo"] <= r["p"] <= r["hi"] <= 1.0, r["exact"] is not None
+>>> r.deals, 0.0 <= r.lo <= r.p <= r.hi <= 1.0, r.exact is not None
 (2000, True, True)
 """
 
@@ -97,6 +97,7 @@ import pandas as pd
 from numba import njit, prange
 
 from simkit.analysis.dealt import deal_features
+from simkit.analysis.results import Result
 from simkit.analysis.stats import wilson_interval
 from simkit.cards import N_TYPES
 from simkit.deck import (
@@ -117,6 +118,8 @@ from simkit.rules import RuleSet
 __all__ = [
     "EVENTS",
     "EventSpec",
+    "ProbabilityEstimate",
+    "ProbabilityTable",
     "conditional_probability",
     "conditional_table",
     "count_hands",
@@ -558,8 +561,47 @@ def _simulate(events: np.ndarray, level: int, deals: int, seed: int, batch_size:
     return hits
 
 
+TABLE_COLUMNS = ["event", "seat", "deals", "hits", "p", "lo", "hi", "exact", "z"]
+
+
+@dataclasses.dataclass(frozen=True)
+class ProbabilityEstimate(Result):
+    """Monte Carlo estimate of P(event) for one seat (:func:`estimate_probability`): ``event``
+    (label with its parameter), ``seat``, ``deals``, ``hits``, ``p``, its Wilson interval
+    ``lo``/``hi`` at ``confidence``, ``exact`` (None without a closed form) and ``z`` =
+    (p - exact) / sqrt(exact (1 - exact) / deals) (None without a closed form).
+    :meth:`to_frame`: a row of :func:`probability_table` (plus ``confidence``)."""
+
+    event: str
+    seat: int
+    deals: int
+    hits: int
+    p: float
+    lo: float
+    hi: float
+    exact: float | None
+    z: float | None
+    confidence: float
+
+
+@dataclasses.dataclass(frozen=True)
+class ProbabilityTable(Result):
+    """:func:`probability_table` with ``with_batches=True``: the ``table`` and each event's
+    hits per batch (``per_batch``: {label: (batches, 3 seats) array}, from which
+    :func:`batch_convergence` draws a running estimate without simulating again).
+    :meth:`to_frame` is the table."""
+
+    table: pd.DataFrame = dataclasses.field(repr=False, compare=False)
+    per_batch: dict[str, np.ndarray] = dataclasses.field(repr=False, compare=False)
+    confidence: float = 0.95
+
+    def to_frame(self) -> pd.DataFrame:
+        return self.table.copy()
+
+
 def _row(spec: EventSpec, value: int, seat: int, deals: int, hits: int, confidence: float) -> dict[str, Any]:
-    lo, hi = wilson_interval(hits, deals, confidence)
+    wilson = wilson_interval(hits, deals, confidence)
+    lo, hi = wilson.lo, wilson.hi
     p = hits / deals
     exact = None
     z = None
@@ -576,13 +618,10 @@ def _row(spec: EventSpec, value: int, seat: int, deals: int, hits: int, confiden
 
 def estimate_probability(event: str, deals: int, seed: int, seat: int = 0, batch_size: int = 10_000,
                          confidence: float = 0.95, *, rules: RuleSet | None = None,
-                         **params: int) -> dict[str, Any]:
-    """Monte Carlo estimate of P(event) for ``seat``'s dealt hand over ``deals`` seeded deals.
-
-    Returns ``event`` (label with its parameter), ``seat``, ``deals``, ``hits``, ``p``, the
-    Wilson interval ``lo``/``hi`` at ``confidence``, ``exact`` (float, ``None`` without a
-    closed form) and ``z`` = (p - exact) / sqrt(exact (1 - exact) / deals) (``None``
-    without a closed form).  ``rules`` only matter for evaluator events.
+                         **params: int) -> ProbabilityEstimate:
+    """Monte Carlo estimate of P(event) for ``seat``'s dealt hand over ``deals`` seeded deals
+    (:class:`ProbabilityEstimate`: hits, ``p``, the Wilson interval at ``confidence``, the
+    exact value where a closed form exists).  ``rules`` only matter for evaluator events.
     """
     spec, value = _resolve(event, params)
     seat = _check_seat_for(spec, seat)
@@ -590,16 +629,18 @@ def estimate_probability(event: str, deals: int, seed: int, seat: int = 0, batch
     rules = rules if rules is not None else RuleSet()
     arr, level = _event_array([(spec, value)])
     hits = _simulate(arr, level, int(deals), int(seed), int(batch_size), rules).sum(axis=0)
-    return _row(spec, value, seat, int(deals), int(hits[seat, 0]), float(confidence))
+    return ProbabilityEstimate(**_row(spec, value, seat, int(deals), int(hits[seat, 0]), float(confidence)),
+                               confidence=float(confidence))
 
 
 def probability_table(deals: int, seed: int, events: Any = None, seats: Sequence[int] = (0, 1, 2),
                       batch_size: int = 10_000, confidence: float = 0.95,
-                      rules: RuleSet | None = None, with_batches: bool = False) -> Any:
-    """One simulation of ``deals`` deals; one row per (event, seat) with the columns of
-    :func:`estimate_probability`.  ``events``: names, ``(name, {param: value})`` or
-    ``(name, value)`` pairs (default :data:`DEFAULT_EVENTS`); an event defined for fewer
-    seats (``dealer_*``) gets rows only for those.
+                      rules: RuleSet | None = None, with_batches: bool = False) -> pd.DataFrame | ProbabilityTable:
+    """One simulation of ``deals`` deals; one row per (event, seat) with the fields of
+    :class:`ProbabilityEstimate` (intervals at ``confidence``).  ``events``: names,
+    ``(name, {param: value})`` or ``(name, value)`` pairs (default :data:`DEFAULT_EVENTS`); an
+    event defined for fewer seats (``dealer_*``) gets rows only for those.  ``with_batches``:
+    a :class:`ProbabilityTable`, the table with each event's hits per batch.
 
     >>> t = probability_table(500, seed=2, events=["nao", ("jiang_at_least_k", 8), "dealer_wins"])
     >>> list(zip(t["event"], t["seat"]))[2:5]
@@ -620,12 +661,11 @@ def probability_table(deals: int, seed: int, events: Any = None, seats: Sequence
     hits = per_batch.sum(axis=0)
     rows = [_row(spec, value, s, int(deals), int(hits[s, e]), float(confidence))
             for e, (spec, value) in enumerate(resolved) for s in seat_list if s in spec.seats]
-    table = pd.DataFrame(rows, columns=["event", "seat", "deals", "hits", "p", "lo", "hi", "exact", "z"])
+    table = pd.DataFrame(rows, columns=TABLE_COLUMNS)
     if not with_batches:
         return table
-    # also each event's hits per batch, {label: (batches, 3 seats)}, from which
-    # :func:`batch_convergence` draws its running estimate without simulating again
-    return table, {_label(spec, value): per_batch[:, :, e] for e, (spec, value) in enumerate(resolved)}
+    return ProbabilityTable(table, {_label(spec, value): per_batch[:, :, e] for e, (spec, value) in enumerate(resolved)},
+                            float(confidence))
 
 
 def event_indicators(hands: np.ndarray, events: Any, rules: RuleSet | None = None) -> np.ndarray:
@@ -701,7 +741,7 @@ def batch_convergence(per_batch_hits: np.ndarray, deals: int, batch_size: int,
     n = np.minimum(np.arange(1, per_batch.size + 1) * batch_size, deals)
     k = np.cumsum(per_batch)
     bounds = [wilson_interval(int(a), int(b), confidence) for a, b in zip(k, n)]
-    return pd.DataFrame({"n": n, "mean": k / n, "lo": [b[0] for b in bounds], "hi": [b[1] for b in bounds]})
+    return pd.DataFrame({"n": n, "mean": k / n, "lo": [b.lo for b in bounds], "hi": [b.hi for b in bounds]})
 
 
 # ---------------------------------------------------------------------------
@@ -845,7 +885,8 @@ def conditional_table(given: Any, given_seat: int = 0, deals: int = 100_000, see
             if s not in spec.seats:
                 continue
             k = int(hits[s, e])
-            lo, hi = wilson_interval(k, int(deals), confidence)
+            wilson = wilson_interval(k, int(deals), confidence)
+            lo, hi = wilson.lo, wilson.hi
             p = k / int(deals)
             exact = z = None
             if spec.exact:

@@ -19,10 +19,12 @@ from simkit.analysis.plots import (
     dealt_distribution_plot,
     hu_distribution_plot,
     payoff_by_policy_plot,
+    save_figure,
     win_rate_by_seat_plot,
 )
 from simkit.analysis.probability import EVENTS, exact_probability
-from simkit.analysis.stats import proportion_convergence, wilson_interval
+from simkit.analysis.results import format_level
+from simkit.analysis.stats import check_confidence, proportion_convergence, wilson_interval
 from simkit.analysis.summary import (
     dealer_advantage,
     dealer_advantage_by_policy,
@@ -95,41 +97,42 @@ def _seating_flags(frame: pd.DataFrame, what: str) -> pd.Series:
 
 
 def sessions_section(df: pd.DataFrame, heading: str = "##", independent: pd.DataFrame | None = None,
-                     independent_label: str = "") -> list[str]:
+                     independent_label: str = "", confidence: float = 0.95) -> list[str]:
     """Markdown lines on a run in sessions (a rotating dealer): per-seat session results, how
     the winner of a session's first deal keeps dealing, and the per-deal dealer advantage in
     sessions against independent deals (``independent``: a K = 1 run of the same deals, named
-    ``independent_label``).  Empty for independent deals."""
+    ``independent_label``), intervals at ``confidence``.  Empty for independent deals."""
     if not has_sessions(df):
         return []
     h = heading
-    seats = session_seat_results(df)
+    level = format_level(check_confidence(confidence))
+    seats = session_seat_results(df, confidence)
     k = int(seats["session_length"].iloc[0])
     full = int(seats["full_sessions"].iloc[0])
     n_sessions = int(seats["sessions"].iloc[0])
     seat_table = pd.DataFrame({
         "seat": seats["seat"], "policy": seats["policy"], "deals dealt": seats["dealt"],
-        "share dealt [95%] (vs 1/3)": _interval(seats, "dealt_share", "dealt_share_lo", "dealt_share_hi", ".4f"),
+        f"share dealt [{level}] (vs 1/3)": _interval(seats, "dealt_share", "dealt_share_lo", "dealt_share_hi", ".4f"),
         "p (share = 1/3)": seats["dealt_share_p"].map(format_p),
-        "win rate [95%]": _interval(seats, "win_rate", "win_rate_lo", "win_rate_hi", ".4f"),
-        "mean session payoff 牌 [95% t]": _interval(seats, "mean_session_payoff", "mean_session_payoff_lo",
+        f"win rate [{level}]": _interval(seats, "win_rate", "win_rate_lo", "win_rate_hi", ".4f"),
+        f"mean session payoff 牌 [{level} t]": _interval(seats, "mean_session_payoff", "mean_session_payoff_lo",
                                                     "mean_session_payoff_hi", "+.3f"),
         "seat vs policy": _seating_flags(seats, "this seat's figures are also its policy's")})
-    first = first_winner_dealing(df)
+    first = first_winner_dealing(df, confidence)
     first_table = pd.DataFrame({
         "measure (deals 1..K-1)": first["measure"], "sessions": first["sessions"],
         "winner of deal 0": first["first_winner"].map("{:.3f}".format),
         "other seat (mean)": first["other_seat"].map("{:.3f}".format),
-        "difference [95% t]": _interval(first, "difference", "difference_lo", "difference_hi", "+.3f"),
+        f"difference [{level} t]": _interval(first, "difference", "difference_lo", "difference_hi", "+.3f"),
         "p-value": first["p_value"].map(format_p),
         "policies": first["confounded"].map(lambda c: "**mixes in policy strength**: the winner of deal 0 is more "
                                                       "often the stronger policy" if c else "all the same")})
-    adv = session_dealer_advantage(df, independent)
+    adv = session_dealer_advantage(df, independent, confidence)
     adv_table = pd.DataFrame({
         "measure": adv["measure"], "deals": adv["deals"], "n": adv["n"].map("{:,}".format),
         "dealer": adv["dealer"].map(lambda x: "—" if pd.isna(x) else f"{x:.4f}"),
         "non-dealer (per seat)": adv["non_dealer"].map(lambda x: "—" if pd.isna(x) else f"{x:.4f}"),
-        "difference [95%]": _interval(adv, "difference", "difference_lo", "difference_hi", "+.4f"),
+        f"difference [{level}]": _interval(adv, "difference", "difference_lo", "difference_hi", "+.4f"),
         "p-value": adv["p_value"].map(format_p),
         "seat vs policy": _seating_flags(adv, "the dealer's seat holds some policy more often than the others")})
     cut = n_sessions - full
@@ -164,39 +167,43 @@ def sessions_section(df: pd.DataFrame, heading: str = "##", independent: pd.Data
 
 def dataset_section(df: pd.DataFrame, directory: str | Path, prefix: str = "", heading: str = "##",
                     convergence: bool = True, independent: pd.DataFrame | None = None,
-                    independent_label: str = "") -> list[str]:
+                    independent_label: str = "", confidence: float = 0.95) -> list[str]:
     """Markdown lines (and figures named ``PREFIX*.png/svg`` in ``directory``) for one dataset.
 
     Sections: seats, policies, dealer advantage, (for a run in sessions) sessions, how deals
     end, distributions, tail probabilities, pattern frequencies; figures: win rate by seat,
     payoff by policy, hu distribution and (``convergence``) the dealer's running win rate
     against deals.  ``independent``: the same deals played independently, compared with a run
-    in sessions (:func:`sessions_section`).
+    in sessions (:func:`sessions_section`).  Intervals (and the headers that state their level)
+    at ``confidence``.
     """
     directory = Path(directory)
+    level = format_level(check_confidence(confidence))
     n = len(df)
-    rates = win_rates(df)
-    by_policy = win_rates_by_policy(df)
-    advantage = dealer_advantage(df)
-    exhausted, ex_lo, ex_hi = exhausted_rate(df)
-    win_rate_by_seat_plot(rates, directory, f"{prefix}win_rate_by_seat")
-    payoff_by_policy_plot(by_policy, directory, f"{prefix}payoff_by_policy", f"Mean payoff by policy (n={n:,} deals)")
-    hu_distribution_plot(df.loc[df["winner"] >= 0, "hu"].to_numpy(dtype="int64"), directory, f"{prefix}hu_distribution")
-    by_dealing = dealer_advantage_by_policy(df)
+    rates = win_rates(df, confidence)
+    by_policy = win_rates_by_policy(df, confidence)
+    advantage = dealer_advantage(df, confidence)
+    exhausted = exhausted_rate(df, confidence)
+    save_figure(win_rate_by_seat_plot(rates, confidence=confidence).figure, directory, f"{prefix}win_rate_by_seat")
+    save_figure(payoff_by_policy_plot(by_policy, title=f"Mean payoff by policy (n={n:,} deals)",
+                                      confidence=confidence).figure, directory, f"{prefix}payoff_by_policy")
+    save_figure(hu_distribution_plot(df.loc[df["winner"] >= 0, "hu"].to_numpy(dtype="int64")).figure, directory,
+                f"{prefix}hu_distribution")
+    by_dealing = dealer_advantage_by_policy(df, confidence)
     seats = pd.DataFrame({"seat": rates["seat"], "policy": rates["policy"], "wins": rates["wins"],
-                          "win rate [95% Wilson]": _interval(rates, "win_rate", "win_rate_lo", "win_rate_hi", ".4f"),
-                          "mean payoff 牌 [95% t]": _interval(rates, "mean_payoff", "mean_payoff_lo", "mean_payoff_hi", "+.4f"),
+                          f"win rate [{level} Wilson]": _interval(rates, "win_rate", "win_rate_lo", "win_rate_hi", ".4f"),
+                          f"mean payoff 牌 [{level} t]": _interval(rates, "mean_payoff", "mean_payoff_lo", "mean_payoff_hi", "+.4f"),
                           "seat vs policy": _seating_flags(rates, "this seat's figures are also its policy's")})
     policies = pd.DataFrame({"policy": by_policy["policy"], "seat-deals": by_policy["seat_deals"],
-                             "win rate [95% Wilson]": _interval(by_policy, "win_rate", "win_rate_lo", "win_rate_hi", ".4f"),
-                             "mean payoff 牌 [95% t]": _interval(by_policy, "mean_payoff", "mean_payoff_lo",
+                             f"win rate [{level} Wilson]": _interval(by_policy, "win_rate", "win_rate_lo", "win_rate_hi", ".4f"),
+                             f"mean payoff 牌 [{level} t]": _interval(by_policy, "mean_payoff", "mean_payoff_lo",
                                                                   "mean_payoff_hi", "+.4f"),
                              "share of its seat-deals it dealt": by_policy["dealt_share"].map("{:.3f}".format),
                              "seat vs policy": _seating_flags(by_policy, "it does not sit at every seat equally often "
                                                                          "(its figures include its seats' edge)")})
     adv = pd.DataFrame({"measure": advantage["measure"], "dealer": advantage["dealer"].map("{:.4f}".format),
                         "non-dealer (per seat)": advantage["non_dealer"].map("{:.4f}".format),
-                        "difference [95% t]": _interval(advantage, "difference", "difference_lo", "difference_hi", "+.4f"),
+                        f"difference [{level} t]": _interval(advantage, "difference", "difference_lo", "difference_hi", "+.4f"),
                         "t": advantage["t"].map("{:.2f}".format), "p-value": advantage["p_value"].map(format_p),
                         "seat vs policy": _seating_flags(advantage, "the dealer's seat holds some policy more "
                                                                     "often than the others (also a policy difference)")})
@@ -205,21 +212,21 @@ def dataset_section(df: pd.DataFrame, directory: str | Path, prefix: str = "", h
         "dealing (n)": [f"{v:.4f} ({n:,})" if n else "—" for v, n in zip(by_dealing["dealing"], by_dealing["dealing_n"])],
         "not dealing (n)": [f"{v:.4f} ({n:,})" if n else "—"
                             for v, n in zip(by_dealing["not_dealing"], by_dealing["not_dealing_n"])],
-        "difference [95%]": [note or f"{d:+.4f} [{lo:+.4f}, {hi:+.4f}]" for d, lo, hi, note in
+        f"difference [{level}]": [note or f"{d:+.4f} [{lo:+.4f}, {hi:+.4f}]" for d, lo, hi, note in
                              zip(by_dealing["difference"], by_dealing["difference_lo"], by_dealing["difference_hi"],
                                  by_dealing["note"])],
         "p-value": [("—" if note else format_p(p)) for p, note in zip(by_dealing["p_value"], by_dealing["note"])]})
-    kinds = win_kinds(df)
+    kinds = win_kinds(df, confidence)
     kinds_table = pd.DataFrame({"ending": kinds["win_kind"], "deals": kinds["hits"],
-                                "share [95% Wilson]": _interval(kinds, "p", "lo", "hi", ".4f")})
+                                f"share [{level} Wilson]": _interval(kinds, "p", "lo", "hi", ".4f")})
     dist = distributions(df)
-    tails = tail_probabilities(df)
+    tails = tail_probabilities(df, confidence)
     tails_table = pd.DataFrame({"event (among wins)": tails["event"], "hits": tails["hits"],
-                                "probability [95% Wilson]": _interval(tails, "p", "lo", "hi", ".4f")})
-    patterns = pattern_frequencies(df)
+                                f"probability [{level} Wilson]": _interval(tails, "p", "lo", "hi", ".4f")})
+    patterns = pattern_frequencies(df, confidence)
     patterns = patterns[patterns["hits"] > 0]
     patterns_table = pd.DataFrame({"pattern": patterns["pattern"], "wins with it": patterns["hits"],
-                                   "share of wins [95% Wilson]": _interval(patterns, "p", "lo", "hi", ".5f")})
+                                   f"share of wins [{level} Wilson]": _interval(patterns, "p", "lo", "hi", ".5f")})
     h = heading
     rows_text = (f"{df['deal_id'].nunique():,} deals x 6 seatings" if "deal_id" in df.columns
                  and df["deal_id"].nunique() < n else f"{n:,} deals")
@@ -243,14 +250,14 @@ def dataset_section(df: pd.DataFrame, directory: str | Path, prefix: str = "", h
         "that always or never deals (fixed seats) has no such comparison.", ""] + markdown_table(per_policy)
     if convergence and n >= 100:
         dealer_won = (df["winner"].to_numpy() == df["dealer"].to_numpy())
-        curve = proportion_convergence(dealer_won)
-        convergence_plot(curve, directory, f"{prefix}dealer_win_convergence", "dealer's win rate (95% Wilson)",
-                         "Dealer's win rate against deals")
+        curve = proportion_convergence(dealer_won, confidence)
+        save_figure(convergence_plot(curve, f"dealer's win rate ({level} Wilson)", "Dealer's win rate against deals",
+                                     confidence=confidence).figure, directory, f"{prefix}dealer_win_convergence")
         lines += ["", f"![dealer win rate convergence]({prefix}dealer_win_convergence.png)"]
     if has_sessions(df):
-        lines += [""] + sessions_section(df, h, independent, independent_label)[:-1]
+        lines += [""] + sessions_section(df, h, independent, independent_label, confidence)[:-1]
     lines += ["", f"{h} How deals end", "",
-              f"穿牌 (no winner): {exhausted:.4f} [{ex_lo:.4f}, {ex_hi:.4f}].", ""] + markdown_table(kinds_table) + [
+              f"穿牌 (no winner): {exhausted.estimate:.4f} [{exhausted.lo:.4f}, {exhausted.hi:.4f}].", ""] + markdown_table(kinds_table) + [
         "", f"{h} Distributions", "",
         "hu, units, 楼 and 步 over won deals; turns (discard phases), draws and claims over all deals.", ""
     ] + markdown_table(dist, {c: ".2f" for c in dist.columns if c not in ("column", "over", "n")}) + [
@@ -260,8 +267,10 @@ def dataset_section(df: pd.DataFrame, directory: str | Path, prefix: str = "", h
     return lines
 
 
-def write_report(dataset: str | os.PathLike, out: str | os.PathLike | None = None) -> Path:
-    """Write ``report.md`` (and plots) for a dataset; into the dataset folder by default."""
+def write_report(dataset: str | os.PathLike, out: str | os.PathLike | None = None, confidence: float = 0.95) -> Path:
+    """Write ``report.md`` (and plots) for a dataset, intervals at ``confidence``; into the
+    dataset folder by default."""
+    level = format_level(check_confidence(confidence))
     directory = check_out_dir(out) if out is not None else Path(dataset)
     df = load_dataset(dataset, columns=REPORT_COLUMNS)  # verified before anything is written
     manifest = read_manifest(Path(dataset)) or {}
@@ -281,9 +290,9 @@ def write_report(dataset: str | os.PathLike, out: str | os.PathLike | None = Non
         f"{deals:,} deals, seed {manifest.get('seed')}, policies {', '.join(manifest.get('policies', []))}, "
         f"{seating_text}, "
         f"{sessions}batch size {manifest.get('batch_size')}, simkit {manifest.get('simkit_version')}. "
-        "Intervals are 95%: Wilson for proportions, Student t for means; payoffs in 牌 per deal.",
+        f"Intervals are {level}: Wilson for proportions, Student t for means; payoffs in 牌 per deal.",
         "",
-    ] + dataset_section(df, directory)
+    ] + dataset_section(df, directory, confidence=confidence)
     write_text(directory / "report.md", "\n".join(lines))
     return directory / "report.md"
 
@@ -298,16 +307,19 @@ _DEALER_EVENTS = (
 )
 
 
-def dealt_hands_text(frame: pd.DataFrame, seed: int, batch_size: int, rules: RuleSet) -> str:
+def dealt_hands_text(frame: pd.DataFrame, seed: int, batch_size: int, rules: RuleSet,
+                     confidence: float = 0.95) -> str:
     """``report.md`` of a dealt-hands table (:func:`simkit.analysis.dealt.deal_table`): the
-    dealer's events with Wilson intervals and exact values, per-seat summaries, the figures of
-    :func:`write_dealt_hands_report`."""
+    dealer's events with Wilson intervals at ``confidence`` and exact values, per-seat
+    summaries, the figures of :func:`write_dealt_hands_report`."""
+    level = format_level(check_confidence(confidence))
     n_deals = int(frame["deal_id"].nunique())
     dealer = frame[frame["seat"] == 0]
     rows = []
     for label, select, event, params in _DEALER_EVENTS:
         k = int(select(dealer).sum())
-        lo, hi = wilson_interval(k, len(dealer))
+        wilson = wilson_interval(k, len(dealer), confidence)
+        lo, hi = wilson.lo, wilson.hi
         exact_text = f"{float(exact_probability(event, 0, **params)):.5f}" if EVENTS[event].exact else "—"
         rows.append(
             f"| {label} | {k:,} / {len(dealer):,} | {k / len(dealer):.5f} | [{lo:.5f}, {hi:.5f}] | {exact_text} |"
@@ -326,9 +338,9 @@ def dealt_hands_text(frame: pd.DataFrame, seed: int, batch_size: int, rules: Rul
             f"{n_deals:,} deals, seed {seed}, batch size {batch_size}, simkit {simkit.__version__}; "
             f"rules: {', '.join(rules.to_strings()) or 'defaults'}.",
             "",
-            "## Dealer's dealt 31 cards (95% Wilson intervals)",
+            f"## Dealer's dealt 31 cards ({level} Wilson intervals)",
             "",
-            "| event | count | probability | 95% interval | exact |",
+            f"| event | count | probability | {level} interval | exact |",
             "|---|---|---|---|---|",
             *rows,
             "",
@@ -349,15 +361,17 @@ def dealt_hands_text(frame: pd.DataFrame, seed: int, batch_size: int, rules: Rul
 
 
 def write_dealt_hands_report(frame: pd.DataFrame, out_dir: str | os.PathLike, seed: int, batch_size: int,
-                             rules: RuleSet) -> Path:
+                             rules: RuleSet, confidence: float = 0.95) -> Path:
     """Write ``deals.parquet``, ``manifest.json``, the figures ``min_idle`` and ``n_jiang``
-    (PNG + SVG) and ``report.md`` of a dealt-hands table into out_dir; returns the report's path."""
+    (PNG + SVG) and ``report.md`` (intervals at ``confidence``) of a dealt-hands table into
+    out_dir; returns the report's path."""
     directory = Path(out_dir)
+    text = dealt_hands_text(frame, seed, batch_size, rules, confidence)  # checks confidence before writing
     write_hands_dataset(frame, directory, seed, batch_size, rules)
-    dealt_distribution_plot(frame, "min_idle", "idle cards (fewest over all decompositions)",
-                            "Distance of the dealt hand from complete", directory, "min_idle")
-    dealt_distribution_plot(frame, "n_jiang", "generals (jiang) in the dealt hand (cards)",
-                            "Generals dealt per seat", directory, "n_jiang")
-    write_text(directory / "report.md", dealt_hands_text(frame, seed, batch_size, rules))
+    save_figure(dealt_distribution_plot(frame, "min_idle", "idle cards (fewest over all decompositions)",
+                                        "Distance of the dealt hand from complete").figure, directory, "min_idle")
+    save_figure(dealt_distribution_plot(frame, "n_jiang", "generals (jiang) in the dealt hand (cards)",
+                                        "Generals dealt per seat").figure, directory, "n_jiang")
+    write_text(directory / "report.md", text)
     return directory / "report.md"
 

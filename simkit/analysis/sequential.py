@@ -59,6 +59,7 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
+from simkit.analysis.results import format_level
 from simkit.analysis.stats import wald_boundaries
 
 __all__ = [
@@ -256,7 +257,8 @@ class EmpiricalMeanSPRT:
         if not math.isfinite(self.mu0):
             raise ValueError(f"mu0 must be finite, got {mu0!r}")
         self.mu1 = self.mu0 + self.delta
-        self.lower_boundary, self.upper_boundary = wald_boundaries(alpha, beta)
+        bounds = wald_boundaries(alpha, beta)
+        self.lower_boundary, self.upper_boundary = bounds.lower, bounds.upper
         self.alpha, self.beta = float(alpha), float(beta)
         if isinstance(min_n, bool) or not isinstance(min_n, (int, np.integer)) or min_n < 2:
             raise ValueError(f"min_n must be an integer >= 2, got {min_n!r}")
@@ -439,7 +441,7 @@ class SequentialEstimate:
         return pd.DataFrame([dataclasses.asdict(self)])
 
     def text(self) -> str:
-        level = f"{100 * self.confidence:g}%"
+        level = format_level(self.confidence)
         return (f"estimate under the stopping rule {self.estimate:+.4f}, {level} interval [{self.lo:+.4f}, {self.hi:+.4f}] "
                 f"(median-unbiased, stage-wise ordering); plain mean {self.naive_mean:+.4f} "
                 f"(conditional on stopping, biased)")
@@ -635,7 +637,8 @@ def _stopped_estimates(decision: np.ndarray, n: np.ndarray, llr: np.ndarray, val
     confidence = float(confidence)
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must lie strictly between 0 and 1, got {confidence!r}")
-    lower, upper = wald_boundaries(alpha, beta)
+    bounds = wald_boundaries(alpha, beta)
+    lower, upper = bounds.lower, bounds.upper
     # orient so that H1 lies above H0 (the llr and the decisions do not change)
     sign = 1.0 if delta > 0 else -1.0
     if sign < 0:

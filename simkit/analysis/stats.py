@@ -3,23 +3,43 @@ variance reduction, Wald's SPRT for a proportion and convergence curves.  The se
 a mean (per-deal payoff differences) is :class:`simkit.analysis.sequential.EmpiricalMeanSPRT`.
 
 Everything is pure numpy/scipy.  Functions validate their arguments and raise a one-line
-``ValueError`` naming the bad argument.  Intervals are two-sided at ``confidence``.
+``ValueError`` naming the bad argument.  Intervals are two-sided at ``confidence`` (quantiles
+``scipy.stats.norm.ppf`` / ``scipy.stats.t.ppf`` of ``(1 + confidence) / 2``).  Results are the
+frozen dataclasses of :mod:`simkit.analysis.results` (``.to_frame()`` for a one-row DataFrame)
+or DataFrames.  Data that cannot give an interval (a bootstrap of constant values) gives NaN
+bounds with a :class:`~simkit.errors.DegenerateDataWarning`, as ``scipy.stats.bootstrap`` does.
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Literal
 
 import numpy as np
 import pandas as pd
 from scipy import optimize, special, stats
 
+from simkit.analysis.results import (
+    EqualRatesTest,
+    Interval,
+    MeanTest,
+    TwoProportionTest,
+    VarianceReduction,
+    WaldBoundaries,
+    format_level,
+    nan_interval,
+)
+from simkit.errors import DegenerateDataWarning
+
 __all__ = [
     "BernoulliSPRT",
+    "DegenerateDataWarning",
+    "check_confidence",
     "convergence_curve",
     "duplicate_variance_reduction",
     "equal_rates_test",
+    "format_level",
     "mean_interval",
     "paired_bootstrap_interval",
     "paired_mean_test",
@@ -36,11 +56,15 @@ _BOOTSTRAP_CHUNK_ELEMENTS = 1 << 22
 # ----------------------------------------------------------------------------- validation
 
 
-def _check_confidence(confidence: float) -> float:
+def check_confidence(confidence: float) -> float:
+    """``confidence`` as a float once it lies strictly between 0 and 1 (a ``ValueError`` otherwise)."""
+    if isinstance(confidence, bool) or not isinstance(confidence, (int, float, np.integer, np.floating)):
+        raise ValueError(f"confidence must be a number strictly between 0 and 1, got {confidence!r}")
     confidence = float(confidence)
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must lie strictly between 0 and 1, got {confidence!r}")
     return confidence
+
 
 
 def _as_finite_vector(values: object, name: str, minimum_length: int) -> np.ndarray:
@@ -64,15 +88,17 @@ def _check_probability_level(value: float, name: str) -> float:
 # ----------------------------------------------------------------------------- intervals
 
 
-def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
-    """Wilson score interval of a binomial proportion (``(0, 1)`` when n <= 0).
+def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> Interval:
+    """Wilson score interval of the binomial proportion ``successes / n`` (``estimate``); the
+    interval is [0, 1] and the estimate NaN when n <= 0.
 
-    >>> lo, hi = wilson_interval(0, 100)
-    >>> (lo, round(hi, 4))
-    (0.0, 0.037)
+    >>> interval = wilson_interval(0, 100)
+    >>> (interval.estimate, interval.lo, round(interval.hi, 4), interval.method)
+    (0.0, 0.0, 0.037, 'Wilson')
     """
+    confidence = check_confidence(confidence)
     if n <= 0:
-        return (0.0, 1.0)
+        return Interval(math.nan, 0.0, 1.0, confidence, "Wilson", 0)
     z = stats.norm.ppf(0.5 + confidence / 2)
     p = successes / n
     denom = 1 + z * z / n
@@ -80,22 +106,23 @@ def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[f
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
     lo = 0.0 if successes == 0 else max(0.0, float(centre - half))
     hi = 1.0 if successes == n else min(1.0, float(centre + half))
-    return (lo, hi)
+    return Interval(successes / n, lo, hi, confidence, "Wilson", int(n))
 
 
-def mean_interval(values: np.ndarray | list[float], confidence: float = 0.95) -> tuple[float, float, float]:
-    """(mean, lo, hi): Student t interval for the mean of ``values`` (at least 2 finite values).
+def mean_interval(values: np.ndarray | list[float], confidence: float = 0.95) -> Interval:
+    """Student t interval for the mean of ``values`` (at least 2 finite values).
 
-    >>> [round(value, 4) for value in mean_interval([1.0, 2.0, 3.0, 4.0])]
-    [2.5, 0.4457, 4.5543]
+    >>> interval = mean_interval([1.0, 2.0, 3.0, 4.0])
+    >>> [round(value, 4) for value in (interval.estimate, interval.lo, interval.hi)], interval.method
+    ([2.5, 0.4457, 4.5543], 't')
     """
-    confidence = _check_confidence(confidence)
+    confidence = check_confidence(confidence)
     array = _as_finite_vector(values, "values", 2)
     sample_size = array.size
     mean = float(array.mean())
     standard_error = float(array.std(ddof=1)) / math.sqrt(sample_size)
     half_width = float(stats.t.ppf(0.5 + confidence / 2, sample_size - 1)) * standard_error
-    return (mean, mean - half_width, mean + half_width)
+    return Interval(mean, mean - half_width, mean + half_width, confidence, "t", int(sample_size))
 
 
 def _bootstrap_means(
@@ -135,8 +162,8 @@ def paired_bootstrap_interval(
     resamples: int = 10_000,
     seed: int = 0,
     method: Literal["bca", "percentile"] = "bca",
-) -> tuple[float, float, float]:
-    """(mean, lo, hi): bootstrap interval for the mean of paired per-deal differences.
+) -> Interval:
+    """Bootstrap interval for the mean (``estimate``) of paired per-deal differences.
 
     Deals are resampled with replacement (``numpy.random.default_rng(seed)``, so the result is
     deterministic for a given seed).  ``method="percentile"`` takes the ``(1-c)/2`` and
@@ -148,22 +175,30 @@ def paired_bootstrap_interval(
     out deal i is ``mean - d_i / (n - 1)``).  Memory stays bounded for ~10^6 differences; data
     with few distinct values (integer payoffs) is resampled through multinomial counts.
 
-    >>> mean, lo, hi = paired_bootstrap_interval([1, -1, 2, 0, 3, 1, -2, 4], resamples=2000)
-    >>> mean, lo < mean < hi
-    (1.0, True)
+    Constant differences (every resample has the same mean; BCa's acceleration is 0 / 0) and
+    a bootstrap distribution that BCa cannot correct (levels not finite) give NaN bounds and a
+    :class:`~simkit.errors.DegenerateDataWarning`, as ``scipy.stats.bootstrap`` does, rather
+    than a zero-width interval.
+
+    >>> interval = paired_bootstrap_interval([1, -1, 2, 0, 3, 1, -2, 4], resamples=2000)
+    >>> interval.estimate, interval.lo < interval.estimate < interval.hi, interval.method
+    (1.0, True, 'BCa bootstrap')
     """
-    confidence = _check_confidence(confidence)
+    confidence = check_confidence(confidence)
     if method not in ("bca", "percentile"):
         raise ValueError(f"method must be 'bca' or 'percentile', got {method!r}")
     if isinstance(resamples, bool) or not isinstance(resamples, (int, np.integer)) or resamples < 2:
         raise ValueError(f"resamples must be an integer >= 2, got {resamples!r}")
     array = _as_finite_vector(differences, "differences", 2)
+    label = "BCa bootstrap" if method == "bca" else "percentile bootstrap"
     generator = np.random.default_rng(seed)
     bootstrap_means, sample_mean = _bootstrap_means(array, int(resamples), generator)
     deviations = array - array.mean()
     sum_of_squares = float(np.sum(deviations**2))
     if sum_of_squares == 0.0:
-        return (sample_mean, sample_mean, sample_mean)
+        warnings.warn(f"differences are constant ({array.size} values): the {label} interval is undefined (NaN)",
+                      DegenerateDataWarning, stacklevel=2)
+        return nan_interval(sample_mean, confidence, label, array.size)
     tail = (1.0 - confidence) / 2
     if method == "percentile":
         levels = np.array([tail, 1.0 - tail])
@@ -174,15 +209,17 @@ def paired_bootstrap_interval(
         normal_quantiles = bias_correction + special.ndtri(np.array([tail, 1.0 - tail]))
         levels = special.ndtr(bias_correction + normal_quantiles / (1.0 - acceleration * normal_quantiles))
         if not np.all(np.isfinite(levels)):
-            raise ValueError("differences give a degenerate bootstrap distribution; BCa is undefined")
+            warnings.warn("differences give a degenerate bootstrap distribution: the BCa interval is undefined "
+                          "(NaN)", DegenerateDataWarning, stacklevel=2)
+            return nan_interval(sample_mean, confidence, label, array.size)
     low, high = np.quantile(bootstrap_means, levels)
-    return (sample_mean, float(low), float(high))
+    return Interval(sample_mean, float(low), float(high), confidence, label, int(array.size))
 
 
 # ----------------------------------------------------------------------------- tests
 
 
-def two_proportion_test(k1: int, n1: int, k2: int, n2: int, confidence: float = 0.95) -> dict[str, float]:
+def two_proportion_test(k1: int, n1: int, k2: int, n2: int, confidence: float = 0.95) -> TwoProportionTest:
     """Compare two independent proportions k1/n1 and k2/n2.
 
     Returns ``p1``, ``p2``, ``difference`` (p1 - p2), ``lo``/``hi``: Newcombe's hybrid score
@@ -192,10 +229,10 @@ def two_proportion_test(k1: int, n1: int, k2: int, n2: int, confidence: float = 
     proportion is 0 or 1 the samples cannot differ: z = 0 and p_value = 1.
 
     >>> result = two_proportion_test(60, 100, 45, 100)
-    >>> round(result["difference"], 2), round(result["p_value"], 4)
+    >>> round(result.difference, 2), round(result.p_value, 4)
     (0.15, 0.0337)
     """
-    confidence = _check_confidence(confidence)
+    confidence = check_confidence(confidence)
     for name, value in (("k1", k1), ("n1", n1), ("k2", k2), ("n2", n2)):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
             raise ValueError(f"{name} must be an integer, got {value!r}")
@@ -210,8 +247,9 @@ def two_proportion_test(k1: int, n1: int, k2: int, n2: int, confidence: float = 
     proportion_1 = k1 / n1
     proportion_2 = k2 / n2
     difference = proportion_1 - proportion_2
-    low_1, high_1 = wilson_interval(int(k1), int(n1), confidence)
-    low_2, high_2 = wilson_interval(int(k2), int(n2), confidence)
+    wilson_1 = wilson_interval(int(k1), int(n1), confidence)
+    wilson_2 = wilson_interval(int(k2), int(n2), confidence)
+    low_1, high_1, low_2, high_2 = wilson_1.lo, wilson_1.hi, wilson_2.lo, wilson_2.hi
     low = difference - math.sqrt((proportion_1 - low_1) ** 2 + (high_2 - proportion_2) ** 2)
     high = difference + math.sqrt((high_1 - proportion_1) ** 2 + (proportion_2 - low_2) ** 2)
     pooled = (k1 + k2) / (n1 + n2)
@@ -221,20 +259,18 @@ def two_proportion_test(k1: int, n1: int, k2: int, n2: int, confidence: float = 
     else:
         z_statistic = difference / pooled_standard_error
         p_value = float(2.0 * stats.norm.sf(abs(z_statistic)))
-    return {
-        "p1": proportion_1, "p2": proportion_2, "difference": difference,
-        "lo": low, "hi": high, "z": z_statistic, "p_value": p_value, "confidence": confidence,
-    }
+    return TwoProportionTest(proportion_1, proportion_2, difference, low, high, float(z_statistic), p_value,
+                             confidence)
 
 
-def equal_rates_test(counts: np.ndarray | list[int]) -> dict[str, float]:
+def equal_rates_test(counts: np.ndarray | list[int]) -> EqualRatesTest:
     """Chi-square goodness-of-fit test that K categories (e.g. wins of 3 seats) are equally likely.
 
     Returns ``statistic`` (sum of (observed - expected)^2 / expected), ``dof`` (K - 1),
     ``p_value`` (upper chi-square tail), ``n`` (total count) and ``expected`` (n / K).
 
     >>> result = equal_rates_test([340, 330, 330])
-    >>> round(result["statistic"], 3), result["dof"], round(result["p_value"], 3)
+    >>> round(result.statistic, 3), result.dof, round(result.p_value, 3)
     (0.2, 2, 0.905)
     """
     observed = np.asarray(counts, dtype=float)
@@ -248,13 +284,11 @@ def equal_rates_test(counts: np.ndarray | list[int]) -> dict[str, float]:
     expected = total / observed.size
     statistic = float(np.sum((observed - expected) ** 2) / expected)
     degrees_of_freedom = observed.size - 1
-    return {
-        "statistic": statistic, "dof": degrees_of_freedom,
-        "p_value": float(stats.chi2.sf(statistic, degrees_of_freedom)), "n": total, "expected": expected,
-    }
+    return EqualRatesTest(statistic, int(degrees_of_freedom), float(stats.chi2.sf(statistic, degrees_of_freedom)),
+                          total, expected)
 
 
-def paired_mean_test(differences: np.ndarray | list[float], confidence: float = 0.95) -> dict[str, float]:
+def paired_mean_test(differences: np.ndarray | list[float], confidence: float = 0.95) -> MeanTest:
     """One-sample t-test that the mean paired difference is 0, with its t interval.
 
     Returns ``mean``, ``lo``, ``hi``, ``t``, ``p_value`` (two-sided), ``n``, ``std`` (ddof=1)
@@ -262,13 +296,14 @@ def paired_mean_test(differences: np.ndarray | list[float], confidence: float = 
     (p = 0) otherwise.
 
     >>> result = paired_mean_test([1.0, 2.0, 3.0, 4.0])
-    >>> round(result["t"], 4), round(result["p_value"], 4), result["n"]
+    >>> round(result.t, 4), round(result.p_value, 4), result.n
     (3.873, 0.0305, 4)
     """
-    confidence = _check_confidence(confidence)
+    confidence = check_confidence(confidence)
     array = _as_finite_vector(differences, "differences", 2)
     sample_size = array.size
-    mean, low, high = mean_interval(array, confidence)
+    interval = mean_interval(array, confidence)
+    mean, low, high = interval.estimate, interval.lo, interval.hi
     standard_deviation = float(array.std(ddof=1))
     standard_error = standard_deviation / math.sqrt(sample_size)
     if standard_error == 0.0:
@@ -277,13 +312,11 @@ def paired_mean_test(differences: np.ndarray | list[float], confidence: float = 
     else:
         t_statistic = mean / standard_error
         p_value = float(2.0 * stats.t.sf(abs(t_statistic), sample_size - 1))
-    return {
-        "mean": mean, "lo": low, "hi": high, "t": t_statistic, "p_value": p_value,
-        "n": sample_size, "std": standard_deviation, "standard_error": standard_error,
-    }
+    return MeanTest(mean, low, high, float(t_statistic), float(p_value), int(sample_size), standard_deviation,
+                    standard_error, confidence)
 
 
-def duplicate_variance_reduction(per_seating: np.ndarray) -> dict[str, float]:
+def duplicate_variance_reduction(per_seating: np.ndarray) -> VarianceReduction:
     """Variance reduction of a duplicate (paired-seating) design over independent deals.
 
     ``per_seating[i, j]`` is the A-minus-B payoff difference of deal i played in seating j
@@ -303,7 +336,7 @@ def duplicate_variance_reduction(per_seating: np.ndarray) -> dict[str, float]:
 
     >>> table = np.array([[3.0, -1.0], [-2.0, 2.0], [4.0, -4.0], [-1.0, 1.0]])
     >>> result = duplicate_variance_reduction(table)
-    >>> result["games_per_deal"], round(result["reduction_factor"], 3)
+    >>> result.games_per_deal, round(result.reduction_factor, 3)
     (2, 14.714)
     """
     array = np.asarray(per_seating, dtype=float)
@@ -320,26 +353,24 @@ def duplicate_variance_reduction(per_seating: np.ndarray) -> dict[str, float]:
         factor = math.inf if variance_unpaired > 0.0 else math.nan
     else:
         factor = variance_unpaired / (n_seatings * variance_paired)
-    return {
-        "var_paired_per_deal": variance_paired, "var_unpaired_per_game": variance_unpaired,
-        "games_per_deal": n_seatings, "reduction_factor": factor,
-    }
+    return VarianceReduction(variance_paired, variance_unpaired, int(n_seatings), float(factor))
 
 
 # ----------------------------------------------------------------------------- sequential tests
 
 
-def wald_boundaries(alpha: float, beta: float) -> tuple[float, float]:
-    """(lower, upper) = (log(beta / (1 - alpha)), log((1 - beta) / alpha)): Wald's SPRT bounds.
+def wald_boundaries(alpha: float, beta: float) -> WaldBoundaries:
+    """Wald's SPRT bounds: ``lower`` = log(beta / (1 - alpha)), ``upper`` = log((1 - beta) / alpha).
 
-    >>> [round(bound, 4) for bound in wald_boundaries(0.05, 0.05)]
-    [-2.9444, 2.9444]
+    >>> bounds = wald_boundaries(0.05, 0.05)
+    >>> round(bounds.lower, 4), round(bounds.upper, 4)
+    (-2.9444, 2.9444)
     """
     alpha = _check_probability_level(alpha, "alpha")
     beta = _check_probability_level(beta, "beta")
     if alpha + beta >= 1.0:
         raise ValueError(f"alpha + beta must be below 1, got {alpha + beta!r}")
-    return (math.log(beta / (1.0 - alpha)), math.log((1.0 - beta) / alpha))
+    return WaldBoundaries(math.log(beta / (1.0 - alpha)), math.log((1.0 - beta) / alpha), alpha, beta)
 
 
 class BernoulliSPRT:
@@ -371,7 +402,8 @@ class BernoulliSPRT:
             raise ValueError(f"p1 must exceed p0={self.p0!r}, got {self.p1!r}")
         self.alpha = _check_probability_level(alpha, "alpha")
         self.beta = _check_probability_level(beta, "beta")
-        self.lower_boundary, self.upper_boundary = wald_boundaries(self.alpha, self.beta)
+        bounds = wald_boundaries(self.alpha, self.beta)
+        self.lower_boundary, self.upper_boundary = bounds.lower, bounds.upper
         self.success_increment = math.log(self.p1 / self.p0)
         self.failure_increment = math.log((1.0 - self.p1) / (1.0 - self.p0))
         self.successes = 0
@@ -456,13 +488,14 @@ def convergence_curve(values: np.ndarray | list[float], confidence: float = 0.95
     """Running mean and t interval of ``values`` at about ``points`` log-spaced n (2 .. len).
 
     Columns ``n``, ``mean``, ``lo``, ``hi``; plot them against n for "estimate against number
-    of deals" figures.  The last row equals ``mean_interval(values, confidence)``.
+    of deals" figures (:func:`simkit.analysis.plots.convergence_plot`).  The last row equals
+    ``mean_interval(values, confidence)``.
 
     >>> curve = convergence_curve(np.arange(100.0), points=5)
     >>> curve["n"].tolist()
     [2, 5, 14, 38, 100]
     """
-    confidence = _check_confidence(confidence)
+    confidence = check_confidence(confidence)
     array = _as_finite_vector(values, "values", 2)
     counts = _log_spaced_counts(array.size, 2, points)
     centre = float(array.mean())
@@ -485,7 +518,7 @@ def proportion_convergence(
     >>> curve[["n", "mean"]].values.tolist()
     [[1.0, 1.0], [2.0, 0.5], [4.0, 0.75]]
     """
-    confidence = _check_confidence(confidence)
+    confidence = check_confidence(confidence)
     array = np.asarray(successes_bool)
     if array.ndim != 1 or array.size < 1:
         raise ValueError(f"successes_bool must be a non-empty one-dimensional array, got shape {array.shape}")
@@ -496,7 +529,7 @@ def proportion_convergence(
     intervals = [wilson_interval(int(k), int(n), confidence) for k, n in zip(running_successes, counts, strict=True)]
     return pd.DataFrame({
         "n": counts, "mean": running_successes / counts,
-        "lo": [low for low, _ in intervals], "hi": [high for _, high in intervals],
+        "lo": [interval.lo for interval in intervals], "hi": [interval.hi for interval in intervals],
     })
 
 

@@ -4,8 +4,8 @@ in sessions (a rotating dealer): per-seat session results and how winner-deals-n
 the dealer's edge.
 
 Every function takes a dataset folder or a DataFrame, reads only the columns it needs, and
-returns estimates with intervals (Wilson for proportions, Student t for means; 95% unless
-``confidence`` says otherwise).
+returns a DataFrame (or, for a single figure, a frozen result with ``.to_frame()``) of estimates
+with intervals (Wilson for proportions, Student t for means) at ``confidence`` (default 0.95).
 
 Seat and policy (``simkit simulate --seating``): with fixed seats and different policies a
 policy's figures are also its seat's (with independent deals seat 0 deals every deal).  Every
@@ -19,13 +19,15 @@ default for different policies) or all six seatings compare like with like.  Wit
 
 from __future__ import annotations
 
+import dataclasses
 import os
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
-from simkit.analysis.stats import wilson_interval
+from simkit.analysis.results import Interval, Result
+from simkit.analysis.stats import check_confidence, wilson_interval
 from simkit.evaluator import PATTERN_NAMES
 from simkit.storage import load_dataset
 
@@ -134,7 +136,8 @@ def win_rates(data: str | os.PathLike | pd.DataFrame, confidence: float = 0.95) 
         wins = int((df["winner"] == k).sum())
         pay = df[f"payoff_{k}"].to_numpy(dtype=float)
         if groups is None:
-            lo, hi = wilson_interval(wins, n, confidence)
+            wilson = wilson_interval(wins, n, confidence)
+            lo, hi = wilson.lo, wilson.hi
             mean = pay.mean() if n else np.nan
             half = stats.t.ppf(0.5 + confidence / 2, n - 1) * pay.std(ddof=1) / np.sqrt(n) if n > 1 else np.nan
             mean_lo, mean_hi = mean - half, mean + half
@@ -150,33 +153,61 @@ def win_rates(data: str | os.PathLike | pd.DataFrame, confidence: float = 0.95) 
     return pd.DataFrame(rows)
 
 
-def exhausted_rate(data: str | os.PathLike | pd.DataFrame, confidence: float = 0.95) -> tuple[float, float, float]:
-    """(穿牌 rate, low, high)."""
+def exhausted_rate(data: str | os.PathLike | pd.DataFrame, confidence: float = 0.95) -> Interval:
+    """The 穿牌 (no winner) rate over all deals (``estimate``) with its Wilson interval.
+
+    >>> rate = exhausted_rate(pd.DataFrame({"winner": [0, -1, 2, -1]}))
+    >>> rate.estimate, rate.n, rate.method
+    (0.5, 4, 'Wilson')
+    """
     df = _frame(data, ["winner"])
-    k = int((df["winner"] < 0).sum())
-    lo, hi = wilson_interval(k, len(df), confidence)
-    return k / len(df), lo, hi
+    return wilson_interval(int((df["winner"] < 0).sum()), len(df), confidence)
 
 
-def hu_distribution(data: str | os.PathLike | pd.DataFrame) -> dict[str, float]:
-    """Quantiles of hu and units among won deals, and the tail probabilities of 小甲 / 大甲."""
+@dataclasses.dataclass(frozen=True)
+class HuDistribution(Result):
+    """hu and units of the won deals (:func:`hu_distribution`): ``wins``, hu quantiles
+    ``hu_q05`` .. ``hu_q99``, ``hu_mean``, ``units_mean`` and the shares of wins with units
+    >= 5 (小甲, ``p_xiaojia``) and >= 10 (大甲, ``p_dajia``) with Wilson intervals at
+    ``confidence``.  NaN where there is no win."""
+
+    wins: int
+    hu_q05: float
+    hu_q25: float
+    hu_q50: float
+    hu_q75: float
+    hu_q95: float
+    hu_q99: float
+    hu_mean: float
+    units_mean: float
+    p_xiaojia: float
+    p_xiaojia_lo: float
+    p_xiaojia_hi: float
+    p_dajia: float
+    p_dajia_lo: float
+    p_dajia_hi: float
+    confidence: float
+
+
+def hu_distribution(data: str | os.PathLike | pd.DataFrame, confidence: float = 0.95) -> HuDistribution:
+    """Quantiles of hu and units among won deals, and the tail probabilities of 小甲 / 大甲.
+
+    >>> hu = hu_distribution(pd.DataFrame({"winner": [0, 1, -1], "hu": [20, 60, -1], "units": [1, 5, 0]}))
+    >>> hu.wins, hu.hu_mean, hu.p_xiaojia, hu.to_frame().shape
+    (2, 40.0, 0.5, (1, 16))
+    """
     df = _frame(data, ["winner", "hu", "units"])
     won = df[df["winner"] >= 0]
     n = len(won)
-    out: dict[str, float] = {"wins": float(n)}
-    if n == 0:
-        return out
-    for q in (0.05, 0.25, 0.5, 0.75, 0.95, 0.99):
-        out[f"hu_q{int(q * 100):02d}"] = float(won["hu"].quantile(q))
-    out["hu_mean"] = float(won["hu"].mean())
-    out["units_mean"] = float(won["units"].mean())
-    for name, threshold in (("xiaojia", 5), ("dajia", 10)):
+    nan = float("nan")
+    quantiles = [float(won["hu"].quantile(q)) if n else nan for q in (0.05, 0.25, 0.5, 0.75, 0.95, 0.99)]
+    tails = []
+    for threshold in (5, 10):
         k = int((won["units"] >= threshold).sum())
-        lo, hi = wilson_interval(k, n)
-        out[f"p_{name}"] = k / n
-        out[f"p_{name}_lo"] = lo
-        out[f"p_{name}_hi"] = hi
-    return out
+        wilson = wilson_interval(k, n, confidence)
+        tails += [k / n, wilson.lo, wilson.hi] if n else [nan, nan, nan]
+    return HuDistribution(n, *quantiles, float(won["hu"].mean()) if n else nan,
+                          float(won["units"].mean()) if n else nan, *tails, float(confidence))
 
 
 def win_rates_by_policy(data: str | os.PathLike | pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
@@ -216,7 +247,8 @@ def win_rates_by_policy(data: str | os.PathLike | pd.DataFrame, confidence: floa
         count = sum(seats[k].astype(float) for k in range(3))
         per_deal = total[count > 0] / count[count > 0]
         if groups is None:
-            lo, hi = wilson_interval(wins, seat_deals, confidence)
+            wilson = wilson_interval(wins, seat_deals, confidence)
+            lo, hi = wilson.lo, wilson.hi
             mean, mlo, mhi = _t_interval(per_deal, confidence)
         else:  # rows of one deal are dependent: ratio estimators clustered by deal
             won = sum(((winner == k) & seats[k]).astype(float) for k in range(3))
@@ -232,6 +264,7 @@ def win_rates_by_policy(data: str | os.PathLike | pd.DataFrame, confidence: floa
 
 
 def _t_interval(values: np.ndarray, confidence: float) -> tuple[float, float, float]:
+    confidence = check_confidence(confidence)
     n = values.size
     if n == 0:
         return (np.nan, np.nan, np.nan)
@@ -298,6 +331,7 @@ def _cluster_difference(y: np.ndarray, mask: np.ndarray, groups: np.ndarray,
     >>> round(d, 4), lo < d < hi
     (0.6667, True)
     """
+    confidence = check_confidence(confidence)
     n_a, n_b = int(mask.sum()), int((~mask).sum())
     if n_a == 0 or n_b == 0:
         return (np.nan,) * 5
@@ -417,7 +451,8 @@ def tail_probabilities(data: str | os.PathLike | pd.DataFrame, confidence: float
     rows = []
     for name, mask in events:
         k = int(mask.sum())
-        lo, hi = wilson_interval(k, n, confidence)
+        wilson = wilson_interval(k, n, confidence)
+        lo, hi = wilson.lo, wilson.hi
         rows.append({"event": name, "wins": n, "hits": k, "p": k / n if n else np.nan, "lo": lo, "hi": hi})
     return pd.DataFrame(rows)
 
@@ -437,7 +472,8 @@ def pattern_frequencies(data: str | os.PathLike | pd.DataFrame, confidence: floa
     rows = []
     for name, col in zip(PATTERN_NAMES, cols):
         k = int(won[col].sum())
-        lo, hi = wilson_interval(k, n, confidence)
+        wilson = wilson_interval(k, n, confidence)
+        lo, hi = wilson.lo, wilson.hi
         rows.append({"pattern": name, "wins": n, "hits": k, "p": k / n if n else np.nan, "lo": lo, "hi": hi})
     return pd.DataFrame(rows)
 
@@ -450,7 +486,8 @@ def win_kinds(data: str | os.PathLike | pd.DataFrame, confidence: float = 0.95) 
     rows = []
     for kind in ("discard", "draw", "table", "tianhu", "none"):
         k = int(counts.get(kind, 0))
-        lo, hi = wilson_interval(k, n, confidence)
+        wilson = wilson_interval(k, n, confidence)
+        lo, hi = wilson.lo, wilson.hi
         rows.append({"win_kind": kind, "deals": n, "hits": k, "p": k / n if n else np.nan, "lo": lo, "hi": hi})
     return pd.DataFrame(rows)
 
@@ -502,6 +539,7 @@ def _cluster_mean(x: np.ndarray, groups: np.ndarray, confidence: float,
     >>> round(m, 6), round(t, 6) == round(float(r.statistic), 6), round(p, 6) == round(float(r.pvalue), 6)
     (2.5, True, True)
     """
+    confidence = check_confidence(confidence)
     n = x.size
     if n == 0:
         return (np.nan,) * 5

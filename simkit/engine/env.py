@@ -35,7 +35,8 @@ from simkit.rules import RuleSet
 
 @dataclasses.dataclass(frozen=True)
 class Observation:
-    """What one player may see.  ``array`` is the raw ``O_*`` vector given to numba policies."""
+    """What one player may know (:func:`simkit.engine.kernel.observe`), the same for built-in
+    and user policies.  ``array`` is the raw ``O_*`` vector given to numba policies."""
 
     seat: int
     phase: str
@@ -51,9 +52,10 @@ class Observation:
     n_chow: np.ndarray  # (3,)
     n_concealed: np.ndarray  # (3,) concealed card counts (public)
     dead: np.ndarray  # (28,)
-    pass_locks: np.ndarray  # (3, 28)
+    pass_locks: np.ndarray  # (3, 28): this seat's row only (another seat's passes are not seen)
     xianggong: np.ndarray  # (3,)
-    cannot_win: np.ndarray  # (3,)
+    cannot_win: np.ndarray  # (3,): this seat's flag only
+    history: np.ndarray  # (n, 4) public history in order: (event kind E_*, player, type, detail)
     array: np.ndarray
 
     @classmethod
@@ -77,6 +79,7 @@ class Observation:
             pass_locks=obs[L.O_LOCK : L.O_LOCK + 84].reshape(3, 28).copy(),
             xianggong=obs[L.O_XIANGGONG : L.O_XIANGGONG + 3].copy(),
             cannot_win=obs[L.O_NOWIN : L.O_NOWIN + 3].copy(),
+            history=obs[L.O_HIST : L.O_HIST + L.HIST_WIDTH * int(obs[L.O_NHIST])].reshape(-1, L.HIST_WIDTH).copy(),
             array=obs.copy(),
         )
 

@@ -41,6 +41,8 @@ from simkit.engine.layout import (
     M_PENG,
     M_TABLE,
     M_ZHAN,
+    HIST_WIDTH,
+    MAX_HIST,
     MAX_MELDS,
     MELD_WIDTH,
     N_ACTIONS,
@@ -54,9 +56,11 @@ from simkit.engine.layout import (
     O_FIRST,
     O_GAIN,
     O_GAIN_TYPE,
+    O_HIST,
     O_LOCK,
     O_NCHOW,
     O_NCONC,
+    O_NHIST,
     O_NOWIN,
     O_PHASE,
     O_PLAYER,
@@ -85,11 +89,13 @@ from simkit.engine.layout import (
     S_FIRST,
     S_GAIN,
     S_GAIN_TYPE,
+    S_HIST,
     S_HU,
     S_LOCK,
     S_LOU,
     S_MELDS,
     S_NCHOW,
+    S_NHIST,
     S_NMELDS,
     S_NOWIN,
     S_PATTERNS,
@@ -153,6 +159,20 @@ def _log(ev, ev_n, kind, p, t, a, b, c):
         ev[n, 4] = b
         ev[n, 5] = c
         ev_n[0] = n + 1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _public(s, kind, p, t, detail):
+    """Append a row (kind, player, type, detail) to the public history (layout: ``S_HIST``;
+    it cannot overflow, see ``MAX_HIST``)."""
+    n = s[S_NHIST]
+    if n < MAX_HIST:
+        row = S_HIST + HIST_WIDTH * n
+        s[row] = kind
+        s[row + 1] = p
+        s[row + 2] = t
+        s[row + 3] = detail
+        s[S_NHIST] = n + 1
 
 
 @njit(cache=True, nogil=True)
@@ -557,6 +577,7 @@ def _do_claim(s, q, action, work, ev, ev_n):
             k += 1
         slot = add_meld(s, q, kind, members[0], members[1], members[2], members[3])
     _log(ev, ev_n, E_CLAIM, q, t, kind, slot, s[S_SOURCE])
+    _public(s, E_CLAIM, q, t, kind)
     s[S_CLAIMS] += 1
     s[S_GAIN] = WIN_DISCARD if s[S_SOURCE] == SRC_DISCARD else WIN_DRAW
     s[S_GAIN_TYPE] = t
@@ -583,6 +604,7 @@ def _finish_win(s, p, rules, work, ev, ev_n):
         s[S_PAYOFF + q] = 2 * units if q == p else -units
     s[S_PHASE] = PH_OVER
     _log(ev, ev_n, E_WIN, p, -1, s[S_WIN_KIND], units, s[S_HU])
+    _public(s, E_WIN, p, -1, s[S_WIN_KIND])
 
 
 @njit(cache=True, nogil=True)
@@ -644,6 +666,7 @@ def advance(s, rules, mask, work, ev, ev_n):
             # cannot discard and cannot win: 相公, the next player draws
             s[S_XIANGGONG + p] = 1
             _log(ev, ev_n, E_XIANGGONG, p, -1, 0, 0, 0)
+            _public(s, E_XIANGGONG, p, -1, 0)
             s[S_FIRST] = 0
             s[S_PHASE] = PH_DRAW
             s[S_PLAYER] = _next(p)
@@ -666,6 +689,7 @@ def advance(s, rules, mask, work, ev, ev_n):
             s[S_DECIDED] = 0
             s[S_PHASE] = PH_RESOLVE
             _log(ev, ev_n, E_DRAW, p, card // 4, 0, 0, 0)
+            _public(s, E_DRAW, p, card // 4, 0)
         else:  # PH_RESOLVE
             stage = s[S_STAGE]
             while stage != ST_DONE:
@@ -688,6 +712,7 @@ def advance(s, rules, mask, work, ev, ev_n):
                 s[S_EXPCARDS + 28 * src + t] += 1
                 add_meld(s, src, M_TABLE, t, -1, -1, -1)
                 _log(ev, ev_n, E_TABLE, src, t, 0, 0, 0)
+                _public(s, E_TABLE, src, t, 0)
                 if s[S_XIANGGONG + src]:
                     s[S_PHASE] = PH_DRAW
                     s[S_PLAYER] = _next(src)
@@ -700,6 +725,7 @@ def advance(s, rules, mask, work, ev, ev_n):
                     # one concealed card and a drawn 将: 相公 (seed)
                     s[S_XIANGGONG + src] = 1
                     _log(ev, ev_n, E_XIANGGONG, src, -1, 1, 0, 0)
+                    _public(s, E_XIANGGONG, src, -1, 1)
                     s[S_PHASE] = PH_DRAW
                     s[S_PLAYER] = _next(src)
                     continue
@@ -744,6 +770,7 @@ def apply_legal(s, action, rules, mask, work, ev, ev_n):
         s[S_DECIDED] = 0
         s[S_PHASE] = PH_RESOLVE
         _log(ev, ev_n, E_DISCARD, p, action, 0, 0, 0)
+        _public(s, E_DISCARD, p, action, 0)
     else:
         t = s[S_ACTIVE]
         s[S_DECIDED] |= 1 << p
@@ -779,8 +806,16 @@ def start(s, deck, dealer, rules, mask, work, ev, ev_n):
 
 @njit(cache=True, nogil=True)
 def observe(s, p, obs):
-    """Fill ``obs`` (N_OBS) with what player p may see: own concealed cards only."""
-    obs[:] = 0
+    """Fill ``obs`` (N_OBS) with what player p may know: own concealed cards, every exposed
+    group and card, the dead cards, the public history in order (draws, discards, claims,
+    table 将, 相公, the win), the stock count, the seats' concealed-card counts, and p's *own*
+    passed types, cannot-win flag and decision on the active card (another seat's show only
+    that it could claim, which its hand decides)."""
+    # every field is written (no clearing of the whole array: the history region is large);
+    # history rows past this call's count are zeroed up to the previous call's count
+    previous = obs[O_NHIST]
+    if previous < 0 or previous > MAX_HIST:
+        previous = MAX_HIST  # not written by observe: clear it all
     obs[O_SEAT] = p
     obs[O_PHASE] = s[S_PHASE]
     obs[O_PLAYER] = s[S_PLAYER]
@@ -791,7 +826,7 @@ def observe(s, p, obs):
     obs[O_STOCK_LEFT] = 112 - s[S_STOCK_POS]
     obs[O_FIRST] = s[S_FIRST]
     obs[O_DEALER] = s[S_DEALER]
-    obs[O_DECIDED] = s[S_DECIDED]
+    obs[O_DECIDED] = s[S_DECIDED] & (1 << p)
     obs[O_GAIN] = s[S_GAIN]
     obs[O_GAIN_TYPE] = s[S_GAIN_TYPE]
     for t in range(28):
@@ -801,15 +836,21 @@ def observe(s, p, obs):
         obs[O_EXP + i] = s[S_EXP + i]
     for i in range(3 * 28):
         obs[O_EXPCARDS + i] = s[S_EXPCARDS + i]
-        obs[O_LOCK + i] = s[S_LOCK + i]
+        obs[O_LOCK + i] = s[S_LOCK + i] if i // 28 == p else 0
     for q in range(3):
         obs[O_NCHOW + q] = s[S_NCHOW + q]
         obs[O_XIANGGONG + q] = s[S_XIANGGONG + q]
-        obs[O_NOWIN + q] = s[S_NOWIN + q]
+        obs[O_NOWIN + q] = s[S_NOWIN + q] if q == p else 0
         n = 0
         for t in range(28):
             n += s[S_CONC + 28 * q + t]
         obs[O_NCONC + q] = n
+    n_hist = s[S_NHIST]
+    obs[O_NHIST] = n_hist
+    for i in range(HIST_WIDTH * n_hist):
+        obs[O_HIST + i] = s[S_HIST + i]
+    for i in range(HIST_WIDTH * n_hist, HIST_WIDTH * previous):
+        obs[O_HIST + i] = 0
 
 
 @njit(cache=True, nogil=True)

@@ -71,6 +71,17 @@ MELD_KIND_NAMES = ("chow", "peng", "kong", "zhan", "table")
 MAX_MELDS = 24
 MELD_WIDTH = 5  # kind, type0..type3 (-1 unused)
 
+# ---- public history: what every player has seen happen, in order, one row (kind, player, type,
+# detail) per event; kind is an E_* code below: E_DRAW (the drawn card is shown), E_DISCARD,
+# E_CLAIM (detail: the meld kind M_*), E_TABLE (a drawn 将 to the table), E_XIANGGONG, E_NOWIN
+# (detail: reason), E_WIN (detail: win kind).  Passes are not in it: a pass shows nothing (a
+# player who could not claim and one who chose not to look the same).  At most 21 draws (112 -
+# 31 - 2 x 30 stock cards), 114 discards (each takes one of the 93 dealt or 21 drawn cards out
+# of a hand), 135 claims (one per drawn or discarded card), 21 table 将, 3 相公, 6 flags and one
+# win: 301 rows, so MAX_HIST = 320 never overflows.
+MAX_HIST = 320
+HIST_WIDTH = 4
+
 # ---- state offsets
 S_CONC = 0  # 3 x 28 concealed counts
 S_EXP = S_CONC + 3 * 28  # 3 x 4 x 28 exposed group counts (占, 碰, 楼, table 将)
@@ -107,7 +118,9 @@ S_PATTERNS = S_UNITS + 1
 S_PAYOFF = S_PATTERNS + 1  # 3
 S_NMELDS = S_PAYOFF + 3  # 3
 S_MELDS = S_NMELDS + 3  # 3 x MAX_MELDS x MELD_WIDTH
-N_STATE = S_MELDS + 3 * MAX_MELDS * MELD_WIDTH
+S_NHIST = S_MELDS + 3 * MAX_MELDS * MELD_WIDTH  # rows of the public history so far
+S_HIST = S_NHIST + 1  # MAX_HIST x HIST_WIDTH public history (see below)
+N_STATE = S_HIST + MAX_HIST * HIST_WIDTH
 
 # ---- observation offsets (what one player may see)
 O_SEAT = 0
@@ -132,7 +145,9 @@ O_NOWIN = O_XIANGGONG + 3  # 3
 O_DECIDED = O_NOWIN + 3  # players who already decided on the active card (bit mask)
 O_GAIN = O_DECIDED + 1  # how the discard-phase player got the 31st card (WIN_*)
 O_GAIN_TYPE = O_GAIN + 1  # type of the card that brought the 31st card, -1: none
-N_OBS = O_GAIN_TYPE + 1
+O_NHIST = O_GAIN_TYPE + 1  # rows of the public history
+O_HIST = O_NHIST + 1  # MAX_HIST x HIST_WIDTH: the public history, in order (rows past O_NHIST are 0)
+N_OBS = O_HIST + MAX_HIST * HIST_WIDTH
 
 # ---- events (replay log): kind, player, card type, a, b, c
 E_DISCARD = 0  # player, type

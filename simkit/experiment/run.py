@@ -13,13 +13,16 @@ import time
 from pathlib import Path
 
 import pandas as pd
+from scipy import stats
 
 import simkit
 from simkit.analysis.compare import comparison_section, compare
-from simkit.analysis.plots import convergence_plot, forest_plot
+from simkit.analysis.tournament import run_tournament, tournament_section
+from simkit.analysis.plots import convergence_plot, forest_plot, save_figure
 from simkit.analysis.probability import batch_convergence, parse_event, probability_table
 from simkit.analysis.report import REPORT_COLUMNS, dataset_section, format_p, markdown_table
-from simkit.analysis.stats import paired_mean_test
+from simkit.analysis.results import format_level
+from simkit.analysis.stats import check_confidence, paired_mean_test
 from simkit.analysis.summary import dealer_advantage, distributions, exhausted_rate, tail_probabilities
 from simkit.bench import hardware_line
 from simkit.experiment.spec import ExperimentError, ExperimentSpec, ProbabilityEntry, SimulationEntry, load_experiment, slug
@@ -42,14 +45,21 @@ def _seating(entry: SimulationEntry) -> str:
     return entry.seating if entry.seating is not None else default_seating(parse_policies(entry.policies))
 
 
-def _variant_row(entry: SimulationEntry, df: pd.DataFrame) -> dict:
-    ex, ex_lo, ex_hi = exhausted_rate(df)
-    adv = dealer_advantage(df).set_index("measure")
+def _normal_quantile(confidence: float) -> float:
+    """z = Phi^-1((1 + confidence) / 2): the half-width of a normal interval in standard errors."""
+    return float(stats.norm.ppf(0.5 + confidence / 2))
+
+
+def _variant_row(entry: SimulationEntry, df: pd.DataFrame, confidence: float = 0.95) -> dict:
+    exhausted = exhausted_rate(df, confidence)
+    ex, ex_lo, ex_hi = exhausted.estimate, exhausted.lo, exhausted.hi
+    adv = dealer_advantage(df, confidence).set_index("measure")
     dist = distributions(df, ("hu", "units", "turns")).set_index("column")
-    tails = tail_probabilities(df).set_index("event")
+    tails = tail_probabilities(df, confidence).set_index("event")
     won = df["winner"].to_numpy() >= 0
     hu = df.loc[won, "hu"].to_numpy(dtype=float)
     hu_se = hu.std(ddof=1) / max(1, hu.size) ** 0.5 if hu.size > 1 else float("nan")
+    z = _normal_quantile(confidence)
     return {
         "label": entry.label, "policies": entry.policies, "seating": _seating(entry),
         "rules": _rules_text(entry.rules), "n": len(df),
@@ -59,8 +69,8 @@ def _variant_row(entry: SimulationEntry, df: pd.DataFrame) -> dict:
         "dealer_adv": float(adv.loc["win rate", "difference"]), "dealer_adv_lo": float(adv.loc["win rate", "difference_lo"]),
         "dealer_adv_hi": float(adv.loc["win rate", "difference_hi"]),
         "dealer_adv_confounded": bool(adv.loc["win rate", "confounded"]),
-        "hu_mean": float(dist.loc["hu", "mean"]), "hu_lo": float(dist.loc["hu", "mean"] - 1.96 * hu_se),
-        "hu_hi": float(dist.loc["hu", "mean"] + 1.96 * hu_se), "hu_median": float(dist.loc["hu", "q50"]),
+        "hu_mean": float(dist.loc["hu", "mean"]), "hu_lo": float(dist.loc["hu", "mean"] - z * hu_se),
+        "hu_hi": float(dist.loc["hu", "mean"] + z * hu_se), "hu_median": float(dist.loc["hu", "q50"]),
         "units_mean": float(dist.loc["units", "mean"]), "turns_mean": float(dist.loc["turns", "mean"]),
         "p_xiaojia": float(tails.loc["小甲 (units >= 5)", "p"]),
     }
@@ -88,10 +98,11 @@ def _p_text(p: float) -> str:
     return f" {text}" if text.startswith("<") else f"={text}"
 
 
-def _paired_change_lines(paired: list[dict]) -> list[str]:
+def _paired_change_lines(paired: list[dict], confidence: float = 0.95) -> list[str]:
     """Changes against the first simulation; paired per deal where the deals are the same ones."""
     if len(paired) < 2:
         return []
+    z = _normal_quantile(confidence)
     base = paired[0]
     rows = []
     for other in paired[1:]:
@@ -100,21 +111,23 @@ def _paired_change_lines(paired: list[dict]) -> list[str]:
         row = {"simulation": other["entry"].label}
         for key, name in (("exhausted", "change in 穿牌 rate"), ("dealer_x", "change in dealer advantage")):
             if same_deals:
-                test = paired_mean_test(other[key] - base[key])
-                row[name] = f"{test['mean']:+.4f} [{test['lo']:+.4f}, {test['hi']:+.4f}], p{_p_text(test['p_value'])}"
+                test = paired_mean_test(other[key] - base[key], confidence)
+                row[name] = f"{test.mean:+.4f} [{test.lo:+.4f}, {test.hi:+.4f}], p{_p_text(test.p_value)}"
             else:
                 row[name] = "— (different deals)"
         a, b = other["hu"], base["hu"]
         diff = a.mean() - b.mean()
         se = (a.var(ddof=1) / a.size + b.var(ddof=1) / b.size) ** 0.5
-        row["change in mean hu (Welch)"] = f"{diff:+.2f} [{diff - 1.96 * se:+.2f}, {diff + 1.96 * se:+.2f}]"
+        row["change in mean hu (Welch)"] = f"{diff:+.2f} [{diff - z * se:+.2f}, {diff + z * se:+.2f}]"
         rows.append(row)
-    return [f"Changes against **{base['entry'].label}** (95%): 穿牌 rate and dealer advantage paired per deal "
+    return [f"Changes against **{base['entry'].label}** ({format_level(confidence)}): 穿牌 rate and dealer advantage paired per deal "
             "(simulations with the same seed play the same deals), mean hu of wins by Welch's interval "
             "(the sets of won deals differ).", ""] + markdown_table(pd.DataFrame(rows)) + [""]
 
 
-def _simulation_lines(spec: ExperimentSpec, data_dir: Path, report_dir: Path, workers: int, quiet: bool) -> list[str]:
+def _simulation_lines(spec: ExperimentSpec, data_dir: Path, report_dir: Path, workers: int, quiet: bool,
+                      confidence: float = 0.95) -> list[str]:
+    level = format_level(confidence)
     rows = []
     paired: list[dict] = []
     details: list[str] = []
@@ -128,7 +141,7 @@ def _simulation_lines(spec: ExperimentSpec, data_dir: Path, report_dir: Path, wo
         if not quiet:
             print(f"simulation {entry.label}: {entry.deals:,} deals ready ({elapsed:.0f} s)")
         df = load_dataset(folder, columns=REPORT_COLUMNS)
-        rows.append(_variant_row(entry, df))
+        rows.append(_variant_row(entry, df, confidence))
         paired.append(_paired_arrays(entry, df))
         if entry.session_length == 1:
             independent[_same_deals_key(entry)] = (entry.label, df[["dealer", "winner", "payoff_0", "payoff_1",
@@ -141,10 +154,10 @@ def _simulation_lines(spec: ExperimentSpec, data_dir: Path, report_dir: Path, wo
                         f"{_seating(entry)} seating; {entry.deals:,} deals (`{folder}`).", ""]
             label, base = independent.get(_same_deals_key(entry), ("", None)) if entry.session_length > 1 else ("", None)
             details += dataset_section(df, report_dir, prefix, heading="###", independent=base,
-                                       independent_label=label)
+                                       independent_label=label, confidence=confidence)
     table = pd.DataFrame(rows)
     lines = ["## Simulations", "",
-             "Intervals 95%: Wilson for rates, t for means. Dealer advantage = dealer's win rate minus a "
+             f"Intervals {level}: Wilson for rates, t for means. Dealer advantage = dealer's win rate minus a "
              "non-dealer seat's (per-deal paired t interval). Seating: fixed (seat k plays policy k), rotate "
              "(deal N: seat s plays policy (s + N) mod 3), all (each deal under the 6 seatings). A dealer "
              "advantage marked *confounded* mixes in a policy difference: with fixed seats and different policies "
@@ -166,21 +179,22 @@ def _simulation_lines(spec: ExperimentSpec, data_dir: Path, report_dir: Path, wo
         "mean turns": table["turns_mean"].map("{:.2f}".format),
     })
     lines += markdown_table(shown) + [""]
-    lines += _paired_change_lines(paired)
+    lines += _paired_change_lines(paired, confidence)
     if len(table) > 1:
         for stem, column, lo, hi, xlabel, title, null in (
-            ("variants_exhausted", "exhausted", "exhausted_lo", "exhausted_hi", "no-winner (chuan pai) rate, 95% Wilson",
-             "No-winner rate by simulation", None),
+            ("variants_exhausted", "exhausted", "exhausted_lo", "exhausted_hi",
+             f"no-winner (chuan pai) rate, {level} Wilson", "No-winner rate by simulation", None),
             ("variants_dealer_advantage", "dealer_adv", "dealer_adv_lo", "dealer_adv_hi",
-             "dealer win rate minus non-dealer win rate, 95% t", "Dealer advantage by simulation", 0.0),
-            ("variants_hu", "hu_mean", "hu_lo", "hu_hi", "mean hu of winning hands (hu), 95% t", "Winning hu by simulation", None),
+             f"dealer win rate minus non-dealer win rate, {level} t", "Dealer advantage by simulation", 0.0),
+            ("variants_hu", "hu_mean", "hu_lo", "hu_hi", f"mean hu of winning hands (hu), {level} t",
+             "Winning hu by simulation", None),
         ):
             labels = table["label"]
             if column == "dealer_adv":
                 labels = labels + table["dealer_adv_confounded"].map({True: " (confounded with policy)", False: ""})
             forest = pd.DataFrame({"label": labels, "estimate": table[column], "lo": table[lo],
                                    "hi": table[hi], "n": table["n"]})
-            forest_plot(forest, report_dir, stem, xlabel, title, null=null)
+            save_figure(forest_plot(forest, xlabel, title, null=null).figure, report_dir, stem)
             lines += [f"![{title}]({stem}.png)", ""]
     return lines + details
 
@@ -191,14 +205,15 @@ def _sprt_batch(batch_size: int, cap: int) -> int:
     return max(1, min(batch_size, max(50, cap // 20)))
 
 
-def _comparison_lines(spec: ExperimentSpec, data_dir: Path, report_dir: Path, workers: int, quiet: bool) -> list[str]:
+def _comparison_lines(spec: ExperimentSpec, data_dir: Path, report_dir: Path, workers: int, quiet: bool,
+                      confidence: float = 0.95) -> list[str]:
     results = []
     for entry in spec.comparisons:
         folder = data_dir / f"cmp-{slug(entry.a)}-vs-{slug(entry.b)}"
         start = time.perf_counter()
         result = compare(entry.a, entry.b, folder, deals=entry.deals, seed=entry.seed, rules=entry.rules,
                          batch_size=_sprt_batch(spec.batch_size, entry.deals) if entry.sprt else spec.batch_size,
-                         workers=workers, sprt=entry.sprt, quiet=quiet)
+                         workers=workers, sprt=entry.sprt, confidence=confidence, quiet=quiet)
         if not quiet:
             print(f"comparison {entry.a} vs {entry.b}: {result.deals:,} deals ({time.perf_counter() - start:.0f} s)")
         results.append(result)
@@ -207,16 +222,32 @@ def _comparison_lines(spec: ExperimentSpec, data_dir: Path, report_dir: Path, wo
     return lines
 
 
-def _probability_lines(entry: ProbabilityEntry, index: int, spec: ExperimentSpec, report_dir: Path) -> list[str]:
+def _tournament_lines(spec: ExperimentSpec, data_dir: Path, report_dir: Path, workers: int, quiet: bool,
+                      confidence: float = 0.95) -> list[str]:
+    entry = spec.tournament
+    start = time.perf_counter()
+    batch_size = _sprt_batch(spec.batch_size, entry.deals) if entry.sprt else min(spec.batch_size, entry.deals)
+    result = run_tournament(list(entry.policies), data_dir / "tournament", deals=entry.deals, seed=entry.seed,
+                            rules=entry.rules, batch_size=batch_size, workers=workers, sprt=entry.sprt,
+                            confidence=confidence, quiet=quiet)
+    if not quiet:
+        print(f"tournament {', '.join(entry.policies)}: {time.perf_counter() - start:.0f} s")
+    return tournament_section(result, report_dir)
+
+
+def _probability_lines(entry: ProbabilityEntry, index: int, spec: ExperimentSpec, report_dir: Path,
+                       confidence: float = 0.95) -> list[str]:
+    level = format_level(confidence)
     try:
         events = [parse_event(text) for text in entry.events] if entry.events else None
-        table, per_batch = probability_table(entry.deals, entry.seed, events=events, seats=entry.seats,
-                                             batch_size=spec.batch_size, with_batches=True)
+        result = probability_table(entry.deals, entry.seed, events=events, seats=entry.seats,
+                                   batch_size=spec.batch_size, confidence=confidence, with_batches=True)
     except ValueError as exc:
         raise ExperimentError(f"probabilities[{index}]: {exc}") from None
+    table, per_batch = result.table, result.per_batch
     shown = pd.DataFrame({
         "event": table["event"], "seat": table["seat"], "hits": table["hits"].map("{:,}".format),
-        "Monte Carlo [95% Wilson]": table.apply(lambda r: f"{r['p']:.6f} [{r['lo']:.6f}, {r['hi']:.6f}]", axis=1),
+        f"Monte Carlo [{level} Wilson]": table.apply(lambda r: f"{r['p']:.6f} [{r['lo']:.6f}, {r['hi']:.6f}]", axis=1),
         "exact": table["exact"].map(lambda x: "—" if pd.isna(x) else f"{x:.6f}"),
         "z (MC - exact)": table["z"].map(lambda x: "—" if pd.isna(x) else f"{x:+.2f}"),
     })
@@ -224,25 +255,29 @@ def _probability_lines(entry: ProbabilityEntry, index: int, spec: ExperimentSpec
     covered = int(((inside["lo"] <= inside["exact"]) & (inside["exact"] <= inside["hi"])).sum())
     lines = [f"## Dealt-hand probabilities ({entry.deals:,} deals, seed {entry.seed})", "",
              "Seat 0 is the dealer (31 cards), seats 1 and 2 hold 30. Exact values by combinatorics (rational "
-             "arithmetic over the 28 types x 4 copies) where a closed form exists; Monte Carlo with 95% Wilson "
-             f"intervals for all events. The exact value lies inside the 95% interval in {covered} of {len(inside)} "
-             "rows with a closed form (about 95% expected; the rows share deals, so they are not independent).", ""]
+             f"arithmetic over the 28 types x 4 copies) where a closed form exists; Monte Carlo with {level} Wilson "
+             f"intervals for all events. The exact value lies inside the {level} interval in {covered} of {len(inside)} "
+             f"rows with a closed form (about {level} expected; the rows share deals, so they are not independent).", ""]
     lines += markdown_table(shown) + [""]
     exact_rows = table.dropna(subset=["exact"])
     if len(exact_rows):
         # the convergence figure follows the first event with a closed form (same simulation)
         label, seat = str(exact_rows["event"].iloc[0]), int(exact_rows["seat"].iloc[0])
-        curve = batch_convergence(per_batch[label][:, seat], entry.deals, spec.batch_size)
+        curve = batch_convergence(per_batch[label][:, seat], entry.deals, spec.batch_size, confidence)
         stem = f"probability_convergence_{index}"
-        convergence_plot(curve, report_dir, stem, f"P({label}), seat {seat} (95% Wilson)",
-                         f"Estimate of P({label}) against deals", reference=float(exact_rows["exact"].iloc[0]))
+        plot = convergence_plot(curve, f"P({label}), seat {seat} ({level} Wilson)", f"Estimate of P({label}) against deals",
+                                reference=float(exact_rows["exact"].iloc[0]), confidence=confidence)
+        save_figure(plot.figure, report_dir, stem)
         lines += [f"![convergence of P({label})]({stem}.png)", ""]
     return lines
 
 
 def run_experiment(path: str | os.PathLike, reports: str | os.PathLike = "reports",
-                   data: str | os.PathLike | None = None, workers: int = 1, quiet: bool = False) -> Path:
-    """Run (or resume) the experiment in ``path``; returns the written report's path."""
+                   data: str | os.PathLike | None = None, workers: int = 1, quiet: bool = False,
+                   confidence: float = 0.95) -> Path:
+    """Run (or resume) the experiment in ``path``; returns the written report's path.  Every
+    interval of the report (and the text that states its level) is at ``confidence``."""
+    confidence = check_confidence(confidence)
     spec = load_experiment(path)
     report_dir = Path(reports) / spec.name
     data_dir = Path(data) if data is not None else Path("runs") / "experiments" / spec.name
@@ -251,11 +286,13 @@ def run_experiment(path: str | os.PathLike, reports: str | os.PathLike = "report
     start = time.perf_counter()
     body: list[str] = []
     if spec.simulations:
-        body += _simulation_lines(spec, data_dir, report_dir, workers, quiet)
+        body += _simulation_lines(spec, data_dir, report_dir, workers, quiet, confidence)
     if spec.comparisons:
-        body += _comparison_lines(spec, data_dir, report_dir, workers, quiet)
+        body += _comparison_lines(spec, data_dir, report_dir, workers, quiet, confidence)
+    if spec.tournament is not None:
+        body += _tournament_lines(spec, data_dir, report_dir, workers, quiet, confidence)
     for i, entry in enumerate(spec.probabilities):
-        body += _probability_lines(entry, i, spec, report_dir)
+        body += _probability_lines(entry, i, spec, report_dir, confidence)
     elapsed = time.perf_counter() - start
     header = [f"# {spec.title}", "", spec.description.strip(), "",
               f"Experiment `{spec.name}` ({Path(path).as_posix()}), simkit {simkit.__version__}, "

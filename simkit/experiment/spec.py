@@ -24,6 +24,11 @@ estimates behind one report.
     deals = 100000
     sprt = [0.05, 0.05, 0.05]          # optional: delta, alpha, beta; deals is then the cap
 
+    [tournament]                       # optional: one round robin of duplicate matches (simkit tournament)
+    policies = ["random", "greedy", "patient", "mc"]
+    deals = 300                        # duplicate deals per pairing (each in six seatings)
+    sprt = [0.2, 0.05, 0.05]           # optional: every pairing as a sequential test; deals is the cap
+
     [[probabilities]]                  # dealt-hand event probabilities (simkit prob)
     deals = 1000000
     events = ["nao", "jiang_at_least_k:k=8"]   # optional; default: all events
@@ -78,6 +83,15 @@ class ComparisonEntry:
 
 
 @dataclasses.dataclass(frozen=True)
+class TournamentEntry:
+    policies: tuple[str, ...]
+    deals: int
+    seed: int
+    rules: RuleSet
+    sprt: tuple[float, float, float] | None
+
+
+@dataclasses.dataclass(frozen=True)
 class ProbabilityEntry:
     deals: int
     seed: int
@@ -95,6 +109,7 @@ class ExperimentSpec:
     simulations: tuple[SimulationEntry, ...]
     comparisons: tuple[ComparisonEntry, ...]
     probabilities: tuple[ProbabilityEntry, ...]
+    tournament: TournamentEntry | None = None
 
 
 def slug(text: str) -> str:
@@ -157,6 +172,18 @@ def _rules(table: dict[str, Any], where: str) -> RuleSet:
     raise ExperimentError(f"{where}: 'rules' must be a table or a list of key=value strings, got {value!r}")
 
 
+def _sprt(entry: dict[str, Any], where: str) -> tuple[float, float, float] | None:
+    sprt = _take(entry, "sprt", list, where, None)
+    if sprt is None:
+        return None
+    if len(sprt) != 3 or not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in sprt):
+        raise ExperimentError(f"{where}: 'sprt' must be [delta, alpha, beta], got {sprt!r}")
+    sprt = tuple(float(x) for x in sprt)
+    if not (sprt[0] > 0 and 0 < sprt[1] < 0.5 and 0 < sprt[2] < 0.5):
+        raise ExperimentError(f"{where}: 'sprt' needs delta > 0 and 0 < alpha, beta < 0.5, got {list(sprt)}")
+    return sprt
+
+
 def parse_experiment(text: str, source: str = "experiment") -> ExperimentSpec:
     """Parse and validate an experiment file's text."""
     try:
@@ -164,7 +191,7 @@ def parse_experiment(text: str, source: str = "experiment") -> ExperimentSpec:
     except tomllib.TOMLDecodeError as exc:
         raise ExperimentError(f"{source}: not valid TOML ({exc})") from None
     _check_keys(data, {"name", "title", "description", "seed", "batch_size", "simulation", "comparison",
-                       "probabilities"}, source)
+                       "probabilities", "tournament"}, source)
     name = _take(data, "name", str, source)
     if not name or slug(name) != name:
         raise ExperimentError(f"{source}: 'name' must be a plain folder name (letters, digits, _ . -), got {name!r}")
@@ -206,13 +233,7 @@ def parse_experiment(text: str, source: str = "experiment") -> ExperimentSpec:
             parse_policy(b)
         except SimkitError as exc:
             raise ExperimentError(f"{where}: {exc}") from None
-        sprt = _take(entry, "sprt", list, where, None)
-        if sprt is not None:
-            if len(sprt) != 3 or not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in sprt):
-                raise ExperimentError(f"{where}: 'sprt' must be [delta, alpha, beta], got {sprt!r}")
-            sprt = tuple(float(x) for x in sprt)
-            if not (sprt[0] > 0 and 0 < sprt[1] < 0.5 and 0 < sprt[2] < 0.5):
-                raise ExperimentError(f"{where}: 'sprt' needs delta > 0 and 0 < alpha, beta < 0.5, got {list(sprt)}")
+        sprt = _sprt(entry, where)
         deals = _take(entry, "deals", int, where)
         if deals < 2:
             raise ExperimentError(f"{where}: 'deals' must be >= 2, got {deals}")
@@ -233,10 +254,29 @@ def parse_experiment(text: str, source: str = "experiment") -> ExperimentSpec:
         probs.append(ProbabilityEntry(_positive(_take(entry, "deals", int, where), "deals", where),
                                       _take(entry, "seed", int, where, seed),
                                       tuple(events) if events is not None else None, tuple(seats)))
-    if not (sims or comps or probs):
-        raise ExperimentError(f"{source}: nothing to run (add [[simulation]], [[comparison]] or [[probabilities]])")
+    tournament = None
+    if "tournament" in data:
+        where = f"{source}: tournament"
+        entry = _entry(data["tournament"], where, "tournament")
+        _check_keys(entry, {"policies", "deals", "seed", "rules", "sprt"}, where)
+        policies = _take(entry, "policies", list, where)
+        if len(policies) < 2 or not all(isinstance(p, str) for p in policies):
+            raise ExperimentError(f"{where}: 'policies' must list 2 or more policy names, got {policies!r}")
+        try:
+            for p in policies:
+                parse_policy(p)
+        except SimkitError as exc:
+            raise ExperimentError(f"{where}: {exc}") from None
+        deals = _take(entry, "deals", int, where)
+        if deals < 2:
+            raise ExperimentError(f"{where}: 'deals' must be >= 2, got {deals}")
+        tournament = TournamentEntry(tuple(policies), deals, _take(entry, "seed", int, where, seed),
+                                     _rules(entry, where), _sprt(entry, where))
+    if not (sims or comps or probs or tournament):
+        raise ExperimentError(f"{source}: nothing to run (add [[simulation]], [[comparison]], [tournament] or "
+                              "[[probabilities]])")
     return ExperimentSpec(name, _take(data, "title", str, source, name), _take(data, "description", str, source, ""),
-                          seed, batch_size, tuple(sims), tuple(comps), tuple(probs))
+                          seed, batch_size, tuple(sims), tuple(comps), tuple(probs), tournament)
 
 
 def load_experiment(path: str | Path) -> ExperimentSpec:

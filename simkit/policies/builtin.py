@@ -4,7 +4,7 @@ Every policy has the signature (the plug-in contract, see :mod:`simkit.policies.
 
     policy(obs, mask, params, rng, rules, work) -> action
 
-``obs``: the acting player's observation (``simkit.engine.layout.O_*``); ``mask``: bool
+``obs``: the acting player's observation (``simkit.engine.layout.O_*``; read-only); ``mask``: bool
 legal-action mask (``N_ACTIONS``); ``params``: float64 parameter array of the policy;
 ``rng``: the seat's xoshiro state (uint64[4], advance it only through :mod:`simkit.rng`);
 ``rules``: ``RuleSet.to_array()``; ``work``: int64 scratch of ``POLICY_WORK_SIZE``.

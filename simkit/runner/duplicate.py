@@ -88,7 +88,7 @@ def _write_comparison(a: PolicySpec, b: PolicySpec, deals: int, seed: int, direc
         for key, value in identity.items():
             if existing.get(key) != value:
                 raise SimkitError(f"{directory} holds another comparison: its {key} is {existing.get(key)!r}, "
-                                  f"this one's is {value!r} (use another --out folder)")
+                                  f"this one's is {value!r} (use another folder for out)", parameters=("out",))
     else:
         write_json(path, identity)
 

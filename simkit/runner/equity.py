@@ -42,18 +42,19 @@ import simkit
 from simkit.cards import format_counts
 from simkit.deck import fixed_hand_cards, fixed_hand_decks, parse_dealt_hand
 from simkit.errors import SimkitError
-from simkit.policies.registry import PolicySpec, parse_policies, policy_arrays
+from simkit.policies.registry import PolicySpec, is_user_policy, parse_policies, policy_arrays
 from simkit.rng import root_key
 from simkit.rules import RuleSet
 from simkit.runner.batch import results_table
 from simkit.runner.play import R_ERROR, play_decks
-from simkit.runner.simulate import SimulationConfig
+from simkit.runner.simulate import SimulationConfig, check_policy_sources, policy_change_error
 from simkit.storage.dataset import (
     EQUITY,
     FILES,
     KIND,
     MANIFEST,
     MANIFEST_DIGEST,
+    POLICY_SOURCES,
     BatchError,
     DatasetError,
     batch_path,
@@ -104,7 +105,7 @@ def make_config(hand: str | Sequence[int] | np.ndarray, seat: int, deals: int, p
     counts = parse_dealt_hand(hand, seat)
     for name, value in (("deals", deals), ("seed", seed), ("batch_size", batch_size)):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-            raise SimkitError(f"{name} must be an integer, got {value!r}")
+            raise SimkitError(f"{name} must be an integer, got {value!r}", parameters=(name,))
     base = SimulationConfig(int(deals), int(seed), parse_policies(policies), rules if rules is not None else RuleSet(),
                             int(batch_size))
     return EquityConfig(base, tuple(int(c) for c in counts), int(seat))
@@ -135,6 +136,7 @@ def compute_batch(config: EquityConfig, batch: int, threads: int | None = None) 
     if threads is not None:
         numba.set_num_threads(max(1, min(threads, numba.config.NUMBA_NUM_THREADS)))
     ids, params, user = policy_arrays(config.base.policies)
+    check_policy_sources(config.base)
     first, stop = config.batch_range(batch)
     results = play_equity(np.array(config.hand, dtype=np.int64), config.seat, stop - first, config.base.seed, ids,
                           params, config.base.rules.to_array(), first_deal=first, user_functions=user)
@@ -160,11 +162,14 @@ def _prepare(directory: Path, config: EquityConfig) -> tuple[dict, list[int], li
                     "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"), FILES: {}}
     else:
         for key, value in {**identity, "session_length": 1}.items():
+            if key == POLICY_SOURCES and manifest.get(key) != value:
+                raise policy_change_error(directory, manifest.get(key), value)
             if manifest.get(key, 1 if key == "session_length" else None) != value:
                 raise DatasetError(f"{directory} holds another run: its {key} is {manifest.get(key)!r}, this run's "
-                                   f"is {value!r} (use another --out folder)")
+                                   f"is {value!r} (use another folder for out)", parameters=("out",))
         if EQUITY not in manifest:
-            raise DatasetError(f"{directory} holds a simulation, not an equity run (use another --out folder)")
+            raise DatasetError(f"{directory} holds a simulation, not an equity run (use another folder for out)",
+                               parameters=("out",))
     records = dict(manifest.get(FILES) or {})
     todo: list[int] = []
     problems: list[str] = []
@@ -210,10 +215,15 @@ def run_equity(config: EquityConfig, out: str | os.PathLike, workers: int = 1, q
     missing or damaged batch files are computed); returns its path.  ``max_batches`` computes
     only the first that many batches (the run's identity does not depend on it)."""
     if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1:
-        raise SimkitError(f"--workers must be >= 1, got {workers!r}")
-    _, _, user = policy_arrays(config.base.policies)
-    if any(fn is not None for fn in user):
-        workers = 1  # registered user policies live in this process only
+        raise SimkitError(f"workers must be >= 1, got {workers!r}", parameters=("workers",))
+    registered = sorted({s.name for s in config.base.policies if is_user_policy(s) and not s.is_import_path})
+    if registered and workers > 1:
+        # policies registered by name live in this process only (one named by import path
+        # is imported by every worker)
+        print(f"simkit: policy {', '.join(registered)} is registered in this process only: running in this "
+              "process, one worker (name it by import path, package.module:function, to use workers)",
+              file=sys.stderr)
+        workers = 1
     directory = check_out_dir(out)
     with FolderLock(make_out_dir(directory)):
         manifest, todo, problems = _prepare(directory, config)

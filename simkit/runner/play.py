@@ -31,18 +31,28 @@ the cards of deal N are unchanged, and the random streams stay keyed by seat: st
 fixed-seat run of the policies as seated (``simkit replay`` with those policies), rotating
 equal policies changes nothing, and a row depends on (S, N, seating) only, never on batches,
 workers or threads.
+
+Policies: the play loop asks a policy dispatcher for every decision, a jitted function that
+the generic kernels (``_play_*_with``) take as their first argument, so numba compiles them
+once per dispatcher and calls the policies directly (no indirection).  The built-in kernels
+(:data:`BUILTIN_KERNELS`) are module-level wrappers with
+:func:`~simkit.policies.dispatch.builtin_act_state`, cached on disk; the kernels of user
+``@njit`` policies come from the factory :func:`make_play_kernels` (closures over a
+dispatcher that reaches them, :func:`make_user_act`), compiled in each process that plays
+them (:func:`user_kernels`).
 """
 
 from __future__ import annotations
 
-import types
-from typing import Callable
+import threading
+from collections import OrderedDict
+from typing import Callable, NamedTuple
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from simkit.deck import deal_counts_kernel, deal_deck
-from simkit.jit import borrowed, keep_alive, run_chunks
+from simkit.jit import borrowed, keep_alive, run_chunks, static_function
 from simkit.engine import kernel as E
 from simkit.engine.layout import (
     EVENT_WIDTH,
@@ -75,7 +85,7 @@ from simkit.engine.layout import (
 )
 from simkit.policies.builtin import POLICY_WORK_SIZE
 from simkit.policies.dispatch import builtin_act_state
-from simkit.policies.registry import USER_SLOT_BASE
+from simkit.policies.registry import USER_SLOT_BASE, policy_source_digest
 from simkit.rng import root_key, stream_state
 from simkit.rules import RULE_NEXT_DEALER
 
@@ -168,6 +178,9 @@ def _record(s, deck, result):
         result[R_WIN_NMELDS] = 0
 
 
+
+record_result = _record  # the result row of a finished state, for the Python loop (runner/python_play.py)
+
 @njit(cache=True, nogil=True)
 def new_scratch(n_params):
     """The scratch arrays of one chunk of deals: state, deck, the four random streams, legal
@@ -190,21 +203,15 @@ def borrow_scratch(owners):
             borrowed(pwork), borrowed(ev), borrowed(ev_n), borrowed(ids), borrowed(seat_params))
 
 
-def _play_deal_body(root, deal, dealer, policy_ids, params, rules, s, deck, rngs, mask, obs, work, pwork, ev, ev_n,
-                    result):
-    """Play deal number ``deal`` to the end: shuffle its deck (:func:`simkit.deck.deal_deck`),
-    then play it (:func:`_play_deck_body`, which asks the policy dispatcher ``_ACT`` for every
-    decision); fill ``result``.  Compiled twice from this one source: cached with the
-    built-in dispatcher (:func:`_play_deal`), uncached with a user one (:func:`user_kernels`)."""
-    deal_deck(root, deal, rngs[3], deck)
-    _PLAY_DECK(root, deal, dealer, policy_ids, params, rules, s, deck, rngs, mask, obs, work, pwork, ev, ev_n, result)
-
-
-def _play_deck_body(root, deal, dealer, policy_ids, params, rules, s, deck, rngs, mask, obs, work, pwork, ev, ev_n,
-                    result):
+@njit(nogil=True, inline="always")
+def _play_deck_with(act, root, deal, dealer, policy_ids, params, rules, s, deck, rngs, mask, obs, work, pwork, ev,
+                    ev_n, result):
     """Play the prepared ``deck`` as deal number ``deal`` (the policies draw from the streams
-    1 + p of (root, deal)): the play loop of :func:`_play_deal_body`, and of the deals whose
-    deck comes from elsewhere (:func:`play_decks`)."""
+    1 + p of (root, deal)), asking the policy dispatcher ``act`` for every decision; fill
+    ``result``.  ``act`` is a jitted function passed as an argument
+    (:class:`simkit.jit.static_function`; numba compiles this once per dispatcher):
+    :func:`simkit.policies.dispatch.builtin_act_state` in the cached built-in kernels, a
+    user dispatcher in those of :func:`make_play_kernels`."""
     for p in range(3):
         stream_state(root, deal, 1 + p, rngs[p])
     E.start(s, deck, dealer, rules, mask, work, ev, ev_n)
@@ -215,7 +222,7 @@ def _play_deck_body(root, deal, dealer, policy_ids, params, rules, s, deck, rngs
         p = s[S_PLAYER]
         # the engine leaves the legal mask of this decision in ``mask``; the dispatcher fills
         # ``obs`` (player p's observation) for the policies that read it
-        action = _ACT(policy_ids[p], s, p, obs, mask, params[p], rngs[p], rules, pwork)
+        action = act(policy_ids[p], s, p, obs, mask, params[p], rngs[p], rules, pwork)
         if action < 0 or action >= N_ACTIONS or not mask[action]:
             error = 1
             break
@@ -224,10 +231,23 @@ def _play_deck_body(root, deal, dealer, policy_ids, params, rules, s, deck, rngs
     result[R_ERROR] = error
 
 
+@njit(nogil=True, inline="always")
+def _play_deal_with(act, root, deal, dealer, policy_ids, params, rules, s, deck, rngs, mask, obs, work, pwork, ev,
+                    ev_n, result):
+    """Play deal number ``deal`` to the end: shuffle its deck (:func:`simkit.deck.deal_deck`),
+    then play it (:func:`_play_deck_with`); fill ``result``.  Inlined into the deal kernel
+    (``_play_deal``, the ``play_deal`` of :func:`make_play_kernels`), which the chunk kernels
+    call."""
+    deal_deck(root, deal, rngs[3], deck)
+    _play_deck_with(act, root, deal, dealer, policy_ids, params, rules, s, deck, rngs, mask, obs, work, pwork, ev,
+                    ev_n, result)
+
+
 CHUNK = 256
 
 
-def _play_decks_chunk_body(k, root, first_deal, decks, dealer, policy_ids, params, rules, results):
+@njit(nogil=True, inline="always")
+def _play_decks_chunk_with(act, k, root, first_deal, decks, dealer, policy_ids, params, rules, results):
     """Play chunk k (CHUNK deals) of prepared decks: decks[i] as deal ``first_deal + i``."""
     owners = new_scratch(params.shape[1])
     s, deck, rngs, mask, obs, work, pwork, ev, ev_n, _, _ = borrow_scratch(owners)
@@ -235,20 +255,16 @@ def _play_decks_chunk_body(k, root, first_deal, decks, dealer, policy_ids, param
     policy_ids, params, rules = borrowed(policy_ids), borrowed(params), borrowed(rules)
     for i in range(k * CHUNK, min(decks.shape[0], (k + 1) * CHUNK)):
         deck[:] = decks[i]
-        _PLAY_DECK(root, first_deal + i, dealer, policy_ids, params, rules, s, deck, rngs, mask, obs, work, pwork,
-                   ev, ev_n, results[i])
+        _play_deck_with(act, root, first_deal + i, dealer, policy_ids, params, rules, s, deck, rngs, mask, obs, work,
+                        pwork, ev, ev_n, results[i])
     keep_alive(owners)
 
 
-def _play_decks_body(root, first_deal, decks, dealer, policy_ids, params, rules, results):
-    """Chunks of prepared decks on numba threads."""
-    for k in prange((decks.shape[0] + CHUNK - 1) // CHUNK):
-        _PLAY_DECKS_CHUNK(k, root, first_deal, decks, dealer, policy_ids, params, rules, results)
-
-
-def _play_chunk_body(k, root, first_deal, n_deals, dealer, policy_ids, params, seating, rules, results):
+@njit(nogil=True, inline="always")
+def _play_chunk_with(play_deal, k, root, first_deal, n_deals, dealer, policy_ids, params, seating, rules, results):
     """Play chunk k (CHUNK rows: deals, or with seating all deal-seatings) of a batch with one
-    set of scratch arrays; each row under its seating (:func:`seating_index`)."""
+    set of scratch arrays; each row under its seating (:func:`seating_index`), by the deal
+    kernel ``play_deal`` (a :class:`~simkit.jit.static_function`)."""
     owners = new_scratch(params.shape[1])
     s, deck, rngs, mask, obs, work, pwork, ev, ev_n, ids, seat_params = borrow_scratch(owners)
     policy_ids, params, rules, results = borrowed(policy_ids), borrowed(params), borrowed(rules), borrowed(results)
@@ -256,16 +272,9 @@ def _play_chunk_body(k, root, first_deal, n_deals, dealer, policy_ids, params, s
     for i in range(k * CHUNK, min(n_deals * per_deal, (k + 1) * CHUNK)):
         deal = first_deal + i // per_deal
         _seat_policies(policy_ids, params, seating_index(seating, deal, i % per_deal, 1), ids, seat_params)
-        _PLAY_DEAL(root, deal, dealer, ids, seat_params, rules, s, deck, rngs, mask, obs, work, pwork,
-                   ev, ev_n, results[i])
+        play_deal(root, deal, dealer, ids, seat_params, rules, s, deck, rngs, mask, obs, work, pwork, ev, ev_n,
+                  results[i])
     keep_alive(owners)
-
-
-def _play_batch_body(root, first_deal, n_deals, dealer, policy_ids, params, seating, rules, results):
-    """Chunks of deals on numba threads."""
-    per_deal = 6 if seating == SEATING_ALL else 1
-    for k in prange((n_deals * per_deal + CHUNK - 1) // CHUNK):
-        _PLAY_CHUNK(k, root, first_deal, n_deals, dealer, policy_ids, params, seating, rules, results)
 
 
 @njit(cache=True, nogil=True)
@@ -280,13 +289,17 @@ def _next_dealer(result, dealer, rules):
     return dealer
 
 
-def _play_session_chunk_body(k, root, first_deal, n_deals, session_length, first_dealer, policy_ids, params, seating,
-                             rules, results):
+next_dealer = _next_dealer  # the dealer of a session's next deal, for the Python loop
+
+
+@njit(nogil=True, inline="always")
+def _play_session_chunk_with(play_deal, k, root, first_deal, n_deals, session_length, first_dealer, policy_ids,
+                             params, seating, rules, results):
     """Play chunk k of whole sessions (``max(1, CHUNK // session_length)`` sessions of
     ``session_length`` deals; ``first_deal`` starts a session; the last session may be cut at
     ``n_deals``) with one set of scratch arrays, each session's deals in order: a deal's dealer
     needs the previous deal's winner.  With seating all, each session is played once per
-    seating (deal i's row under seating j: 6·i + j)."""
+    seating (deal i's row under seating j: 6·i + j).  ``play_deal``: as :func:`_play_chunk_with`."""
     owners = new_scratch(params.shape[1])
     s, deck, rngs, mask, obs, work, pwork, ev, ev_n, ids, seat_params = borrow_scratch(owners)
     policy_ids, params, rules, results = borrowed(policy_ids), borrowed(params), borrowed(rules), borrowed(results)
@@ -301,64 +314,96 @@ def _play_session_chunk_body(k, root, first_deal, n_deals, session_length, first
                 dealer = _next_dealer(results[(i - 1) * per_deal + j], dealer, rules)
             deal = first_deal + i
             _seat_policies(policy_ids, params, seating_index(seating, deal, j, session_length), ids, seat_params)
-            _PLAY_DEAL(root, deal, dealer, ids, seat_params, rules, s, deck, rngs, mask, obs, work, pwork,
-                       ev, ev_n, results[i * per_deal + j])
+            play_deal(root, deal, dealer, ids, seat_params, rules, s, deck, rngs, mask, obs, work, pwork, ev, ev_n,
+                      results[i * per_deal + j])
     keep_alive(owners)
 
 
-def _play_sessions_body(root, first_deal, n_deals, session_length, first_dealer, policy_ids, params, seating, rules,
-                        results):
-    """Chunks of whole sessions on numba threads."""
-    span = max(1, CHUNK // session_length) * session_length
-    for k in prange((n_deals + span - 1) // span):
-        _PLAY_SESSION_CHUNK(k, root, first_deal, n_deals, session_length, first_dealer, policy_ids, params, seating,
-                            rules, results)
+# ---- the chunks of a batch, run on numba.get_num_threads() Python threads (simkit.jit.run_chunks):
+# not njit(parallel=True), whose prange loop compiles everything it calls twice more (the loop
+# body as a gufunc, then the kernel), about a fifth of a cold ``simkit demo``; the chunks, and
+# so the rows, are the same whatever the threads (each deal depends on (seed, deal) only).
 
 
-# the built-in kernels: module globals bind the names the bodies call, numba caches them
-_ACT = builtin_act_state
-_play_deck = njit(cache=True, nogil=True, inline="always")(_play_deck_body)
-_PLAY_DECK = _play_deck
-_play_deal = njit(cache=True, nogil=True)(_play_deal_body)
-_PLAY_DEAL = _play_deal
-_play_chunk = njit(cache=True, nogil=True)(_play_chunk_body)
-_PLAY_CHUNK = _play_chunk
-_play_session_chunk = njit(cache=True, nogil=True)(_play_session_chunk_body)
-_PLAY_SESSION_CHUNK = _play_session_chunk
-_play_decks_chunk = njit(cache=True, nogil=True)(_play_decks_chunk_body)
-_PLAY_DECKS_CHUNK = _play_decks_chunk
+def _batch_runner(chunk: Callable) -> Callable:
+    def play_batch(root, first_deal, n_deals, dealer, policy_ids, params, seating, rules, results):
+        """Chunks of deals on numba threads."""
+        n_rows = n_deals * rows_per_deal(seating)
+        run_chunks(chunk, [(k, root, first_deal, n_deals, dealer, policy_ids, params, seating, rules, results)
+                           for k in range((n_rows + CHUNK - 1) // CHUNK)])
+
+    return play_batch
 
 
-def _on_threads(body: Callable, chunk_name: str, chunk: Callable) -> Callable:
-    """The batch kernel ``body`` (a ``prange`` loop over chunks, each a call of the global
-    ``chunk_name``) as a Python function that runs the compiled ``chunk`` kernel (``nogil``)
-    on ``numba.get_num_threads()`` Python threads.
+def _sessions_runner(chunk: Callable) -> Callable:
+    def play_sessions(root, first_deal, n_deals, session_length, first_dealer, policy_ids, params, seating, rules,
+                      results):
+        """Chunks of whole sessions on numba threads."""
+        span = max(1, CHUNK // session_length) * session_length
+        run_chunks(chunk, [(k, root, first_deal, n_deals, session_length, first_dealer, policy_ids, params, seating,
+                            rules, results) for k in range((n_deals + span - 1) // span)])
 
-    Not ``njit(parallel=True)``: a parallel kernel compiles everything it calls twice more
-    (the loop body as a gufunc, then the kernel), about a fifth of a cold ``simkit demo``;
-    the chunks, and so the rows, are the same (each deal depends on (seed, deal) only)."""
-
-    def run(*args):
-        calls: list[tuple] = []
-        # the body itself, run in Python, only lists the chunk calls
-        _rebind(body, prange=range, **{chunk_name: lambda *a: calls.append(a)})(*args)
-        run_chunks(chunk, calls)
-
-    run.__name__ = run.__qualname__ = body.__name__.replace("_body", "")
-    run.__doc__ = body.__doc__
-    return run
+    return play_sessions
 
 
-_play_batch = _on_threads(_play_batch_body, "_PLAY_CHUNK", _play_chunk)
-_play_sessions = _on_threads(_play_sessions_body, "_PLAY_SESSION_CHUNK", _play_session_chunk)
-_play_decks = _on_threads(_play_decks_body, "_PLAY_DECKS_CHUNK", _play_decks_chunk)
+def _decks_runner(chunk: Callable) -> Callable:
+    def play_decks(root, first_deal, decks, dealer, policy_ids, params, rules, results):
+        """Chunks of prepared decks on numba threads."""
+        run_chunks(chunk, [(k, root, first_deal, decks, dealer, policy_ids, params, rules, results)
+                           for k in range((decks.shape[0] + CHUNK - 1) // CHUNK)])
+
+    return play_decks
 
 
-def _rebind(function: Callable, **names: object) -> Callable:
-    """A copy of a plain function whose global names ``names`` point elsewhere."""
-    scope = dict(function.__globals__)
-    scope.update(names)
-    return types.FunctionType(function.__code__, scope, function.__name__, function.__defaults__, function.__closure__)
+class PlayKernels(NamedTuple):
+    """The kernels of one policy dispatcher: ``play_deal`` (one deal, compiled), and
+    ``play_batch``, ``play_sessions``, ``play_decks`` (Python functions running compiled
+    chunk kernels on numba threads)."""
+
+    play_deal: Callable
+    play_batch: Callable
+    play_sessions: Callable
+    play_decks: Callable
+
+
+# ---- the built-in kernels: the generic kernels above with the built-in dispatcher, cached on disk
+
+_BUILTIN_ACT = static_function(builtin_act_state)
+
+
+@njit(cache=True, nogil=True)
+def _play_deal(root, deal, dealer, policy_ids, params, rules, s, deck, rngs, mask, obs, work, pwork, ev, ev_n,
+               result):
+    _play_deal_with(_BUILTIN_ACT, root, deal, dealer, policy_ids, params, rules, s, deck, rngs, mask, obs, work,
+                    pwork, ev, ev_n, result)
+
+
+_BUILTIN_DEAL = static_function(_play_deal)
+
+
+@njit(cache=True, nogil=True)
+def _play_chunk(k, root, first_deal, n_deals, dealer, policy_ids, params, seating, rules, results):
+    _play_chunk_with(_BUILTIN_DEAL, k, root, first_deal, n_deals, dealer, policy_ids, params, seating, rules,
+                     results)
+
+
+@njit(cache=True, nogil=True)
+def _play_session_chunk(k, root, first_deal, n_deals, session_length, first_dealer, policy_ids, params, seating,
+                        rules, results):
+    _play_session_chunk_with(_BUILTIN_DEAL, k, root, first_deal, n_deals, session_length, first_dealer,
+                             policy_ids, params, seating, rules, results)
+
+
+@njit(cache=True, nogil=True)
+def _play_decks_chunk(k, root, first_deal, decks, dealer, policy_ids, params, rules, results):
+    _play_decks_chunk_with(_BUILTIN_ACT, k, root, first_deal, decks, dealer, policy_ids, params, rules, results)
+
+
+BUILTIN_KERNELS = PlayKernels(_play_deal, _batch_runner(_play_chunk), _sessions_runner(_play_session_chunk),
+                              _decks_runner(_play_decks_chunk))
+
+
+# ---- kernels of user policies: built by a factory that takes the dispatcher
 
 
 @njit(cache=True, nogil=True)
@@ -367,10 +412,11 @@ def _empty_user_slot(obs, mask, params, rng, rules, work):
 
 
 def make_user_act(user_functions: tuple) -> Callable:
-    """Policy dispatcher for a run with user policies (one optional function per seat).
-
-    Built by a factory, so compiled without the on-disk cache, and used only in the
-    uncached kernels of :func:`user_kernels`."""
+    """Policy dispatcher for a run with user policies (one optional ``@njit`` function per
+    slot, called for the policy ids ``USER_SLOT_BASE + slot``,
+    :func:`~simkit.policies.registry.policy_arrays`; built-in ids go to
+    :func:`~simkit.policies.dispatch.builtin_act_state`).  A closure over the functions: a
+    user policy gets player p's observation (:func:`simkit.engine.kernel.observe`)."""
     f0, f1, f2 = (fn if fn is not None else _empty_user_slot for fn in user_functions)
 
     @njit(nogil=True)
@@ -387,28 +433,78 @@ def make_user_act(user_functions: tuple) -> Callable:
     return act
 
 
-_USER_KERNELS: dict = {}
+def make_play_kernels(act: Callable) -> PlayKernels:
+    """The kernels of the policy dispatcher ``act`` (an ``@njit`` function with the signature
+    of :func:`~simkit.policies.dispatch.builtin_act_state`), built as closures over it: the
+    numba way to specialise jitted code on a function (a jitted function called from a
+    closure is frozen into it, as a global would be), with the same generic kernels
+    (``_play_*_with``) as the built-in ones and so the same rows.
+
+    Compiled in each process, never cached on disk: numba keys a closure's cache entry on a
+    pickle of its cell contents, and a dispatcher pickles with a random per-process id (its
+    ``uuid``), so a cache entry would never be found again in another process while every
+    process added one to the index (and all closures of this factory share one index file,
+    keyed by name and line).  :func:`user_kernels` keeps the kernels of the last few user
+    policies of this process, keyed by their source digests."""
+    act = static_function(act)
+
+    @njit(nogil=True)
+    def play_deal(root, deal, dealer, policy_ids, params, rules, s, deck, rngs, mask, obs, work, pwork, ev, ev_n,
+                  result):
+        _play_deal_with(act, root, deal, dealer, policy_ids, params, rules, s, deck, rngs, mask, obs, work, pwork,
+                        ev, ev_n, result)
+
+    deal = static_function(play_deal)
+
+    @njit(nogil=True)
+    def play_chunk(k, root, first_deal, n_deals, dealer, policy_ids, params, seating, rules, results):
+        _play_chunk_with(deal, k, root, first_deal, n_deals, dealer, policy_ids, params, seating, rules, results)
+
+    @njit(nogil=True)
+    def play_session_chunk(k, root, first_deal, n_deals, session_length, first_dealer, policy_ids, params, seating,
+                           rules, results):
+        _play_session_chunk_with(deal, k, root, first_deal, n_deals, session_length, first_dealer, policy_ids,
+                                 params, seating, rules, results)
+
+    @njit(nogil=True)
+    def play_decks_chunk(k, root, first_deal, decks, dealer, policy_ids, params, rules, results):
+        _play_decks_chunk_with(act, k, root, first_deal, decks, dealer, policy_ids, params, rules, results)
+
+    return PlayKernels(play_deal, _batch_runner(play_chunk), _sessions_runner(play_session_chunk),
+                       _decks_runner(play_decks_chunk))
 
 
-def user_kernels(user_functions: tuple) -> tuple[Callable, Callable, Callable, Callable] | None:
-    """None for built-in policies only; else (play_deal, play_batch, play_sessions, play_decks)
-    compiled, uncached, from the same bodies as the built-in kernels with a dispatcher that
-    reaches the user policies."""
+USER_KERNELS_KEPT = 8  # user_kernels keeps the kernels of this many user-policy combinations
+_USER_KERNELS: OrderedDict[tuple, PlayKernels] = OrderedDict()
+_USER_KERNELS_LOCK = threading.Lock()
+
+
+def user_kernels(user_functions: tuple) -> PlayKernels | None:
+    """None for built-in policies only; else the kernels of :func:`make_play_kernels` for a
+    dispatcher reaching the user policies (:func:`make_user_act`).  Kept for the last
+    :data:`USER_KERNELS_KEPT` combinations, keyed by each seat's
+    :func:`~simkit.policies.registry.policy_source_digest` (not the function object: an
+    edited, re-imported policy gets new kernels, an unchanged one keeps its kernels)."""
     if all(fn is None for fn in user_functions):
         return None
-    key = tuple(id(fn) for fn in user_functions)
-    if key not in _USER_KERNELS:
-        act = make_user_act(user_functions)
-        play_deck = njit(nogil=True, inline="always")(_rebind(_play_deck_body, _ACT=act))
-        play_deal = njit(nogil=True)(_rebind(_play_deal_body, _PLAY_DECK=play_deck))
-        play_chunk = njit(nogil=True)(_rebind(_play_chunk_body, _PLAY_DEAL=play_deal))
-        play_batch = _on_threads(_play_batch_body, "_PLAY_CHUNK", play_chunk)
-        play_session_chunk = njit(nogil=True)(_rebind(_play_session_chunk_body, _PLAY_DEAL=play_deal))
-        play_sessions = _on_threads(_play_sessions_body, "_PLAY_SESSION_CHUNK", play_session_chunk)
-        play_decks_chunk = njit(nogil=True)(_rebind(_play_decks_chunk_body, _PLAY_DECK=play_deck))
-        play_decks = _on_threads(_play_decks_body, "_PLAY_DECKS_CHUNK", play_decks_chunk)
-        _USER_KERNELS[key] = (play_deal, play_batch, play_sessions, play_decks)
-    return _USER_KERNELS[key]
+    key = tuple(None if fn is None else policy_source_digest(fn) for fn in user_functions)
+    with _USER_KERNELS_LOCK:
+        kernels = _USER_KERNELS.get(key)
+        if kernels is not None:
+            _USER_KERNELS.move_to_end(key)
+            return kernels
+        kernels = make_play_kernels(make_user_act(tuple(user_functions)))
+        _USER_KERNELS[key] = kernels
+        while len(_USER_KERNELS) > USER_KERNELS_KEPT:
+            _USER_KERNELS.popitem(last=False)
+        return kernels
+
+
+def kernels_for(user_functions: tuple = (None, None, None)) -> PlayKernels:
+    """The kernels that play with these user functions by seat (:data:`BUILTIN_KERNELS`
+    when there are none)."""
+    kernels = user_kernels(tuple(user_functions))
+    return BUILTIN_KERNELS if kernels is None else kernels
 
 
 def play_deals(
@@ -443,13 +539,12 @@ def play_deals(
     results = np.zeros((n_deals * rows_per_deal(seating), N_RESULT), dtype=np.int64)
     ids = np.asarray(policy_ids, dtype=np.int64)
     params = np.ascontiguousarray(params, dtype=np.float64)
-    kernels = user_kernels(tuple(user_functions))
+    kernels = kernels_for(user_functions)
     if session_length == 1:
-        (_play_batch if kernels is None else kernels[1])(root_key(seed), first_deal, n_deals, dealer, ids, params,
-                                                         seating, rules_array, results)
+        kernels.play_batch(root_key(seed), first_deal, n_deals, dealer, ids, params, seating, rules_array, results)
     else:
-        (_play_sessions if kernels is None else kernels[2])(root_key(seed), first_deal, n_deals, session_length,
-                                                            dealer, ids, params, seating, rules_array, results)
+        kernels.play_sessions(root_key(seed), first_deal, n_deals, session_length, dealer, ids, params, seating,
+                              rules_array, results)
     return results
 
 
@@ -472,11 +567,9 @@ def play_decks(
     if decks.ndim != 2 or decks.shape[1] != 112:
         raise ValueError(f"decks must have shape (n, 112), got {decks.shape}")
     results = np.zeros((decks.shape[0], N_RESULT), dtype=np.int64)
-    kernels = user_kernels(tuple(user_functions))
-    (_play_decks if kernels is None else kernels[3])(root_key(seed), int(first_deal), decks, int(dealer),
-                                                     np.asarray(policy_ids, dtype=np.int64),
-                                                     np.ascontiguousarray(params, dtype=np.float64), rules_array,
-                                                     results)
+    kernels_for(user_functions).play_decks(root_key(seed), int(first_deal), decks, int(dealer),
+                                           np.asarray(policy_ids, dtype=np.int64),
+                                           np.ascontiguousarray(params, dtype=np.float64), rules_array, results)
     return results
 
 
@@ -515,7 +608,7 @@ def play_one(
     event_capacity: int = 8192,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Play one deal with its event log: (final state, deck, events, result row)."""
-    kernels = user_kernels(tuple(user_functions))
+    kernels = kernels_for(user_functions)
     s = np.zeros(N_STATE, dtype=np.int64)
     deck = np.zeros(112, dtype=np.int64)
     rngs = np.zeros((4, 4), dtype=np.uint64)
@@ -527,5 +620,5 @@ def play_one(
     args = (root_key(seed), deal, dealer, np.asarray(policy_ids, dtype=np.int64),
             np.ascontiguousarray(params, dtype=np.float64), rules_array, s, deck, rngs, mask, obs,
             E.new_engine_workspace(), np.zeros(POLICY_WORK_SIZE, dtype=np.int64), ev, ev_n, result)
-    (_play_deal if kernels is None else kernels[0])(*args)
+    kernels.play_deal(*args)
     return s, deck, ev[: ev_n[0]].copy(), result

@@ -17,6 +17,14 @@ lock (:class:`~simkit.storage.lock.FolderLock`).  An interrupt (SIGINT, or SIGTE
 CLI turns into one) kills the workers at once; after a SIGKILL of this process each loky
 worker notices that its parent is gone and exits (:func:`_watch_parent`).
 
+User policies: a policy named by import path (``package.module:function``,
+:mod:`simkit.policies.registry`) runs with any worker count and on Dask: each worker imports
+the module itself and, before playing a batch, checks that the policy's source digest is the
+one the run started with (:func:`check_policy_sources`).  The digests are part of the run's
+identity (manifest ``policy_sources``), so resuming after an edit of the policy is refused
+(:func:`policy_change_error`).  A policy registered by name exists in this process only: such
+a run stays in this process (one worker) and says so on stderr.
+
 Integrity: every batch file already in the folder is verified before a run continues (its
 sha256 against the manifest's record, or, without one, decoded whole), and a damaged or
 foreign one is recomputed; the records of new batch files reach the manifest at least every
@@ -60,22 +68,31 @@ import re
 import sys
 import time
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import Any, Iterator, Sequence
 
 import pyarrow as pa
 
 import simkit
 from simkit.errors import SimkitError
-from simkit.policies.registry import PolicySpec, effective_params, parse_policies, policy_arrays
+from simkit.policies.registry import (
+    PolicySpec,
+    effective_params,
+    is_user_policy,
+    parse_policies,
+    policy_arrays,
+    policy_sources,
+)
 from simkit.rules import RuleSet
 from simkit.runner.batch import results_table
 from simkit.runner.play import R_ERROR, SEATING_CODES, play_deals
+from simkit.runner.python_play import actors_for, has_python_policy, play_deals_python
 from simkit.storage.dataset import (
     FILES,
     KIND,
     LEGACY_MANIFEST,
     MANIFEST,
     MANIFEST_DIGEST,
+    POLICY_SOURCES,
     READABLE_SCHEMA_VERSIONS,
     SCHEMA_VERSION,
     SEATING_MODES,
@@ -88,6 +105,7 @@ from simkit.storage.dataset import (
     write_batch,
     write_manifest,
 )
+from simkit.storage.dataset import rows_per_deal
 from simkit.storage.dataset import seating as manifest_seating
 from simkit.storage.files import TMP_TAG
 from simkit.storage.lock import FolderLock
@@ -111,25 +129,32 @@ class SimulationConfig:
     session_length: int = 1
     seating: str = "fixed"  # fixed | rotate | all (module docstring); simulate() defaults by the policies
     schema_version: int = SCHEMA_VERSION  # an older one only to resume a dataset written before
+    # (policy, source digest) of each user policy, computed where the config is made (not
+    # passed): a worker process receives the digests of the process that started the run
+    policy_sources: tuple[tuple[str, str], ...] = dataclasses.field(init=False, default=())
 
     def __post_init__(self) -> None:
         if self.deals < 1:
-            raise SimkitError(f"--deals must be >= 1, got {self.deals}")
+            raise SimkitError(f"deals must be >= 1, got {self.deals}", parameters=("deals",))
         if self.batch_size < 1:
-            raise SimkitError(f"--batch-size must be >= 1, got {self.batch_size}")
+            raise SimkitError(f"batch_size must be >= 1, got {self.batch_size}", parameters=("batch_size",))
         if self.seed < 0:
-            raise SimkitError(f"--seed must be >= 0, got {self.seed}")
+            raise SimkitError(f"seed must be >= 0, got {self.seed}", parameters=("seed",))
         if not 1 <= self.session_length <= MAX_SESSION_LENGTH:
-            raise SimkitError(f"--session-length must be in 1..{MAX_SESSION_LENGTH}, got {self.session_length}")
+            raise SimkitError(f"session_length must be in 1..{MAX_SESSION_LENGTH}, got {self.session_length}",
+                              parameters=("session_length",))
         if self.batch_size % self.session_length:
-            raise SimkitError(f"--batch-size {self.batch_size} is not a multiple of --session-length "
-                              f"{self.session_length} (batches hold whole sessions)")
+            raise SimkitError(f"batch_size {self.batch_size} is not a multiple of session_length "
+                              f"{self.session_length} (batches hold whole sessions)",
+                              parameters=("batch_size", "session_length"))
         if self.seating not in SEATING_MODES:
-            raise SimkitError(f"--seating must be one of {', '.join(SEATING_MODES)}, got {self.seating!r}")
+            raise SimkitError(f"seating must be one of {', '.join(SEATING_MODES)}, got {self.seating!r}",
+                              parameters=("seating",))
         if self.schema_version not in READABLE_SCHEMA_VERSIONS:
             raise SimkitError(f"schema version {self.schema_version} is not one of {READABLE_SCHEMA_VERSIONS}")
         if self.schema_version < 2 and self.seating != "fixed":
             raise SimkitError("datasets of schema version 1 have fixed seats")
+        object.__setattr__(self, "policy_sources", policy_sources(self.policies))
 
     @property
     def n_batches(self) -> int:
@@ -155,6 +180,8 @@ class SimulationConfig:
             "rules": self.rules.to_dict(),
             "policies": self.policy_texts(),
         }
+        if self.policy_sources:  # user policies only: built-in runs keep their identity
+            identity[POLICY_SOURCES] = dict(self.policy_sources)
         if self.session_length != 1:
             # only sessions add it, so the digest (and every file) of independent deals is
             # unchanged; a manifest without it means 1
@@ -182,7 +209,8 @@ def session_batch_size(batch_size: int, session_length: int) -> int:
     (10000, 9996, 12)
     """
     if not 1 <= session_length <= MAX_SESSION_LENGTH:
-        raise SimkitError(f"--session-length must be in 1..{MAX_SESSION_LENGTH}, got {session_length}")
+        raise SimkitError(f"session_length must be in 1..{MAX_SESSION_LENGTH}, got {session_length}",
+                          parameters=("session_length",))
     return max(session_length, batch_size - batch_size % session_length)
 
 
@@ -192,16 +220,51 @@ def compute_batch(config: SimulationConfig, batch: int, threads: int | None = No
 
     if threads is not None:
         numba.set_num_threads(max(1, min(threads, numba.config.NUMBA_NUM_THREADS)))
-    ids, params, user = policy_arrays(config.policies)
+    check_policy_sources(config)
     first, stop = config.batch_range(batch)
-    results = play_deals(stop - first, config.seed, ids, params, config.rules.to_array(),
-                         first_deal=first, user_functions=user, session_length=config.session_length,
-                         seating=config.seating_code)
+    if has_python_policy(config.policies):  # played in Python, decision by decision
+        results = play_deals_python(stop - first, config.seed, actors_for(config.policies), config.rules.to_array(),
+                                    first_deal=first, session_length=config.session_length,
+                                    seating=config.seating_code)
+    else:
+        ids, params, user = policy_arrays(config.policies)
+        results = play_deals(stop - first, config.seed, ids, params, config.rules.to_array(),
+                             first_deal=first, user_functions=user, session_length=config.session_length,
+                             seating=config.seating_code)
     errors = int(results[:, R_ERROR].sum())
     if errors:
         raise SimkitError(f"batch {batch}: {errors} deals stopped on an illegal policy action")
     return batch, results_table(results, first, batch, config.policy_texts(), config.session_length,
                                 config.seating_code, config.schema_version)
+
+
+def check_policy_sources(config: SimulationConfig) -> None:
+    """In the process that plays a batch (a worker imports the user policies itself): its
+    policies' source digests must be those the run was started with (one-line error)."""
+    here = policy_sources(config.policies)
+    if here != config.policy_sources:
+        theirs = dict(config.policy_sources)
+        name, digest = next((n, d) for n, d in here if theirs.get(n) != d)
+        raise SimkitError(f"policy {name} differs in this process ({os.getpid()}) from the run's: source digest "
+                          f"{digest} here, {theirs.get(name)} where the run started (edited since, or another "
+                          "version on this worker)")
+
+
+def policy_change_error(directory: Path, recorded: Any, current: dict) -> DatasetError:
+    """The one-line refusal of resuming a folder whose run recorded other user-policy source
+    digests (``recorded``, the manifest's ``policy_sources``) than this run's (``current``)."""
+    recorded = recorded if isinstance(recorded, dict) else {}
+    name = next((n for n in sorted(current) if recorded.get(n) != current[n]), None)
+    if name is None:  # the folder's run has user policies this one lacks
+        return DatasetError(f"{directory} holds another run: its {POLICY_SOURCES} is {recorded!r}, this run's is "
+                            f"{current!r} (use another folder for out)", parameters=("out",))
+    before = recorded.get(name)
+    if before is None:
+        return DatasetError(f"{directory}: policy {name} has no source digest in this dataset (started by a simkit "
+                            "that did not record one), so its edits cannot be checked; use a new folder for out",
+                            parameters=("out",))
+    return DatasetError(f"{directory}: policy {name} changed since this dataset was started (source digest "
+                        f"{before} != {current[name]}); use a new folder for out", parameters=("out",))
 
 
 class _Progress:
@@ -308,20 +371,24 @@ def _resumed(directory: Path, config: SimulationConfig, manifest: dict) -> Simul
     k = int(manifest.get("session_length", 1))
     if k != config.session_length:
         raise DatasetError(f"{directory} holds another run: its session_length is {k}, this run's is "
-                           f"{config.session_length} (use another --out folder)")
+                           f"{config.session_length} (use another folder for out)", parameters=("out",))
     for key, value in config.identity().items():
+        if key == POLICY_SOURCES and manifest.get(key) != value:
+            raise policy_change_error(directory, manifest.get(key), value)
         if key not in ("seating", "schema_version") and manifest.get(key) != value:
             raise DatasetError(f"{directory} holds another run: its {key} is {manifest.get(key)!r}, this run's is "
-                               f"{value!r} (use another --out folder)")
+                               f"{value!r} (use another folder for out)", parameters=("out",))
     theirs = manifest_seating(manifest)
     if theirs != config.seating:
         raise DatasetError(f"{directory} holds another run: its seating is {theirs!r}, this run's is "
-                           f"{config.seating!r} (resume it with --seating {theirs}, or use another --out folder)")
+                           f"{config.seating!r} (resume it with seating={theirs!r}, or use another folder for out)",
+                           parameters=("out",))
     if manifest["schema_version"] != config.schema_version:
         config = dataclasses.replace(config, schema_version=manifest["schema_version"])
     if config_digest(config.identity()) != manifest["config_digest"]:
         raise DatasetError(f"{directory} holds another run: its config_digest is {manifest['config_digest']!r}, "
-                           f"this run's is {config_digest(config.identity())!r} (use another --out folder)")
+                           f"this run's is {config_digest(config.identity())!r} (use another folder for out)",
+                           parameters=("out",))
     return config
 
 
@@ -359,7 +426,8 @@ def _prepare(directory: Path, config: SimulationConfig) -> tuple[SimulationConfi
         record = records.get(path.name)
         try:
             # a file whose sha256 is recorded is checked against it; any other file is decoded whole
-            _, records[path.name] = read_batch(path, b, first, stop - first, digest, record, decode=record is None)
+            _, records[path.name] = read_batch(path, b, first, stop - first, digest, record, decode=record is None,
+                                               per_deal=rows_per_deal(manifest))
         except BatchError as exc:
             problems.append(f"{path.name}: {exc.reason}; recomputing it")
             path.unlink()
@@ -427,7 +495,8 @@ def _connect_dask(workers: int, scheduler: str | None):
     try:
         from dask.distributed import Client, LocalCluster
     except ImportError:
-        raise SimkitError("--backend dask needs dask.distributed: pip install 'simkit[dask]'") from None
+        raise SimkitError("backend='dask' needs dask.distributed: pip install 'simkit[dask]'",
+                          parameters=("backend",)) from None
     if not scheduler:
         cluster = LocalCluster(n_workers=max(1, workers), threads_per_worker=1, processes=True,
                                dashboard_address=None)
@@ -487,20 +556,24 @@ def simulate(
     if batch_size >= 1 and session_batch_size(batch_size, session_length) != batch_size:
         rounded = session_batch_size(batch_size, session_length)
         if not quiet:
-            print(f"simkit: --batch-size {batch_size:,} -> {rounded:,} (whole sessions of {session_length} deals)",
+            print(f"simkit: batch_size {batch_size:,} -> {rounded:,} (whole sessions of {session_length} deals)",
                   file=sys.stderr)
         batch_size = rounded
     config = SimulationConfig(int(deals), int(seed), specs, rules if rules is not None else RuleSet(), batch_size,
                               session_length, seating if seating is not None else default_seating(specs))
     if backend not in ("local", "dask"):
-        raise SimkitError(f"--backend must be local or dask, got {backend!r}")
+        raise SimkitError(f"backend must be 'local' or 'dask', got {backend!r}", parameters=("backend",))
     if workers < 1:
-        raise SimkitError(f"--workers must be >= 1, got {workers}")
+        raise SimkitError(f"workers must be >= 1, got {workers}", parameters=("workers",))
     if scheduler and backend != "dask":
-        raise SimkitError("--scheduler needs --backend dask")
-    _, _, user = policy_arrays(specs)
-    if any(fn is not None for fn in user) and (workers > 1 or backend == "dask"):
-        # registered user policies live in this process only
+        raise SimkitError(f"scheduler needs backend='dask', got backend={backend!r}", parameters=("scheduler", "backend"))
+    registered = sorted({s.name for s in specs if is_user_policy(s) and not s.is_import_path})
+    if registered and (workers > 1 or backend == "dask"):
+        # policies registered by name live in this process only (one named by import path
+        # is imported by every worker)
+        print(f"simkit: policy {', '.join(registered)} is registered in this process only: running in this "
+              "process, one worker (name it by import path, package.module:function, to use workers)",
+              file=sys.stderr)
         workers, backend = 1, "local"
     directory = check_out_dir(out)
     client = cluster = None

@@ -25,6 +25,9 @@
   their ``config_digest`` and ``batches`` are checked against their other fields, and batch
   files by identity, page checksums and deal ids; ``simkit simulate`` adds the records on resume.
 * :func:`load_dataset` reads only the columns asked for (and ``deal_id``, to check it).
+* ``policy_sources`` (manifest, runs with user (jitted) policies only): each user policy's
+  source digest (:func:`simkit.policies.registry.policy_source_digest`), part of the run's
+  identity, so that resuming after an edit of the policy is refused.
 * The manifest records ``session_length`` (deals per session, RULES.md §8 ``next_dealer``; a
   manifest without it is from before sessions and means 1).  Runs in sessions (K > 1) store
   the columns ``session`` and ``deal_in_session``; for K = 1 (whose files have no such
@@ -64,6 +67,7 @@ IDENTITY_KEYS = ("schema_version", "seed", "deals", "batch_size", "rules", "poli
 FILES = "files"  # the manifest's table of batch files: name -> record (batch, first_deal, deals, bytes, sha256)
 MANIFEST_DIGEST = "manifest_sha256"  # sha256 of the manifest's own content (all other fields)
 EQUITY = "equity"  # identity of a hand-equity run: {"hand": ..., "seat": ..., "deck": ...}; absent otherwise
+POLICY_SOURCES = "policy_sources"  # {user policy: source digest} of a run with user policies; absent otherwise
 REPAIR = "re-run simkit simulate with the run's arguments to recompute it"
 _BATCH_NAME = re.compile(r"batch-(\d{6})\.parquet")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
@@ -102,6 +106,8 @@ def manifest_digest(manifest: dict[str, Any]) -> str:
 def manifest_identity(manifest: dict[str, Any]) -> dict[str, Any]:
     """The identity fields a manifest records (what its ``config_digest`` was computed from)."""
     identity = {key: manifest[key] for key in IDENTITY_KEYS}
+    if POLICY_SOURCES in manifest:  # a run with user policies: the source digest of each
+        identity[POLICY_SOURCES] = manifest[POLICY_SOURCES]
     if manifest.get("session_length", 1) != 1:
         identity["session_length"] = manifest["session_length"]
     if EQUITY in manifest:  # a hand-equity run (simkit.runner.equity): its fixed hand and seat
@@ -182,6 +188,9 @@ def manifest_problem(manifest: dict[str, Any]) -> str | None:
     if not isinstance(manifest["rules"], dict) or not (
             isinstance(policies, list) and len(policies) == 3 and all(isinstance(p, str) for p in policies)):
         return "its rules or policies are malformed"
+    sources = manifest.get(POLICY_SOURCES, {})
+    if not (isinstance(sources, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in sources.items())):
+        return f"its {POLICY_SOURCES} is malformed"
     if config_digest(manifest_identity(manifest)) != manifest["config_digest"]:
         return (f"its config_digest {manifest['config_digest']!r} does not match the seed, deals, batch size, "
                 "rules, policies and seating it records (edited or damaged)")

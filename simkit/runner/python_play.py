@@ -1,0 +1,167 @@
+"""Deals played in Python, for runs with a Python-tier policy (``act(observation, legal_actions)``).
+
+A Python policy cannot run inside a compiled batch kernel, so a run that has one plays its deals
+here, decision by decision, with the same engine kernels, the same decks, random streams,
+seatings, sessions and result rows as :func:`simkit.runner.play.play_deals`: with only
+compiled policies the two give identical rows (``tests/test_python_policies.py``), so a
+Python policy's dataset is an ordinary dataset.  The batch runner calls it batch by batch, in
+worker processes when ``workers`` > 1 (each worker imports the policy itself), so a Python
+policy scales over cores like any other; it is slower (see docs/engine.md for the rate).
+
+A Python policy is an object with ``act(observation, legal_actions) -> action``
+(:class:`simkit.engine.env.PythonPolicy`; ``observation`` is a
+:class:`~simkit.engine.env.Observation`).  If it also has ``new_deal(rng)``, that is called
+before each deal with a :class:`numpy.random.Generator` keyed by (seed, deal, seat): a policy
+that draws its random numbers from it makes runs a pure function of the seed, whatever the
+workers.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Sequence
+
+import numpy as np
+
+from simkit.deck import deal_deck
+from simkit.engine import kernel as E
+from simkit.engine.env import Observation
+from simkit.engine.layout import EVENT_WIDTH, N_ACTIONS, N_OBS, N_STATE, PH_OVER, S_PHASE, S_PLAYER
+from simkit.policies.builtin import POLICY_WORK_SIZE
+from simkit.policies.dispatch import builtin_act_state
+from simkit.policies.registry import (
+    USER_SLOT_BASE,
+    PolicySpec,
+    is_python_policy,
+    policy_arrays,
+    python_policy_object,
+)
+from simkit.rng import root_key, stream_state
+from simkit.runner.play import (
+    MAX_DECISIONS,
+    N_RESULT,
+    PERMUTATIONS,
+    R_ERROR,
+    SEATING_ALL,
+    SEATING_FIXED,
+    next_dealer,
+    record_result,
+    rows_per_deal,
+    seating_index,
+)
+
+__all__ = ["Actor", "actors_for", "has_python_policy", "play_deals_python"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Actor:
+    """One of a run's policies as the Python loop calls it: a built-in (``builtin_id`` >= 0),
+    a compiled user function (``function``), or a Python object (``python``); ``params`` is
+    the float64 parameter array of the compiled kinds."""
+
+    builtin_id: int = -1
+    function: Any = None
+    python: Any = None
+    params: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0))
+
+    def __post_init__(self) -> None:
+        kinds = (self.builtin_id >= 0) + (self.function is not None) + (self.python is not None)
+        if kinds != 1:
+            raise ValueError("an Actor is exactly one of a built-in id, a compiled function or a Python object")
+        if self.python is not None and not callable(getattr(self.python, "act", None)):
+            raise ValueError(f"{self.python!r} has no act(observation, legal_actions) method")
+
+
+def has_python_policy(specs: Sequence[PolicySpec]) -> bool:
+    """Whether a run's policies include a Python-tier one (then its deals are played here)."""
+    return any(is_python_policy(spec) for spec in specs)
+
+
+def actors_for(specs: Sequence[PolicySpec]) -> list[Actor]:
+    """The actors of a run's three policies: Python-tier ones made from their specs
+    (:func:`simkit.policies.registry.python_policy_object`), the others as the batch kernels
+    would call them."""
+    compiled = [spec if not is_python_policy(spec) else PolicySpec("random") for spec in specs]
+    ids, params, user = policy_arrays(compiled)
+    actors = []
+    for k, spec in enumerate(specs):
+        if is_python_policy(spec):
+            actors.append(Actor(python=python_policy_object(spec)))
+        elif ids[k] >= USER_SLOT_BASE:
+            actors.append(Actor(function=user[int(ids[k]) - USER_SLOT_BASE], params=params[k].copy()))
+        else:
+            actors.append(Actor(builtin_id=int(ids[k]), params=params[k].copy()))
+    return actors
+
+
+def _python_rng(seed: int, deal: int, seat: int) -> np.random.Generator:
+    return np.random.default_rng([int(seed), int(deal), int(seat), 0x5E])
+
+
+def _play_one(seed: int, root: np.ndarray, deal: int, dealer: int, seat_actors: Sequence[Actor],
+              rules: np.ndarray, result: np.ndarray) -> None:
+    s = np.zeros(N_STATE, dtype=np.int64)
+    deck = np.zeros(112, dtype=np.int64)
+    rngs = np.zeros((4, 4), dtype=np.uint64)
+    mask = np.zeros(N_ACTIONS, dtype=np.bool_)
+    obs = np.zeros(N_OBS, dtype=np.int64)
+    work = E.new_engine_workspace()
+    pwork = np.zeros(POLICY_WORK_SIZE, dtype=np.int64)
+    ev = np.zeros((0, EVENT_WIDTH), dtype=np.int64)
+    ev_n = np.zeros(1, dtype=np.int64)
+    deal_deck(root, deal, rngs[3], deck)
+    for p in range(3):
+        stream_state(root, deal, 1 + p, rngs[p])
+        actor = seat_actors[p]
+        if actor.python is not None and callable(getattr(actor.python, "new_deal", None)):
+            actor.python.new_deal(_python_rng(seed, deal, p))
+    E.start(s, deck, dealer, rules, mask, work, ev, ev_n)
+    error = 0
+    for _ in range(MAX_DECISIONS):
+        if s[S_PHASE] == PH_OVER:
+            break
+        p = int(s[S_PLAYER])
+        actor = seat_actors[p]
+        if actor.builtin_id >= 0:
+            action = int(builtin_act_state(actor.builtin_id, s, p, obs, mask, actor.params, rngs[p], rules, pwork))
+        else:
+            E.observe(s, p, obs)
+            if actor.function is not None:
+                action = int(actor.function(obs, mask, actor.params, rngs[p], rules, pwork))
+            else:
+                legal = [int(a) for a in np.flatnonzero(mask)]
+                action = actor.python.act(Observation.from_array(obs), legal)
+                action = int(action) if isinstance(action, (int, np.integer)) else -1
+        if action < 0 or action >= N_ACTIONS or not mask[action]:
+            error = 1
+            break
+        E.apply_legal(s, action, rules, mask, work, ev, ev_n)
+    record_result(s, deck, result)
+    result[R_ERROR] = error
+
+
+def play_deals_python(n_deals: int, seed: int, actors: Sequence[Actor], rules_array: np.ndarray, first_deal: int = 0,
+                      dealer: int = 0, session_length: int = 1, seating: int = SEATING_FIXED) -> np.ndarray:
+    """Result rows of deals ``first_deal`` .. ``first_deal + n_deals - 1``, as
+    :func:`simkit.runner.play.play_deals` gives them, with ``actors`` P0, P1, P2 (seat s plays
+    P[PERMUTATIONS[j, s]] under seating j)."""
+    if len(actors) != 3:
+        raise ValueError(f"a run needs three actors, got {len(actors)}")
+    session_length = int(session_length)
+    if session_length < 1 or first_deal % session_length:
+        raise ValueError(f"first_deal {first_deal} does not start a session of {session_length} deals")
+    per_deal = rows_per_deal(int(seating))
+    results = np.zeros((n_deals * per_deal, N_RESULT), dtype=np.int64)
+    root = root_key(seed)
+    rules = np.asarray(rules_array, dtype=np.int64)
+    for j in range(per_deal):
+        current = dealer
+        for i in range(n_deals):
+            deal = first_deal + i
+            if session_length > 1:
+                current = dealer if i % session_length == 0 else int(
+                    next_dealer(results[(i - 1) * per_deal + j], current, rules))
+            index = int(seating_index(int(seating), deal, j if int(seating) == SEATING_ALL else 0, session_length))
+            seat_actors = [actors[int(PERMUTATIONS[index, q])] for q in range(3)]
+            _play_one(seed, root, deal, current, seat_actors, rules, results[i * per_deal + j])
+    return results

@@ -1,0 +1,128 @@
+"""Python-tier policies: deals played in Python give the rows the compiled batch kernels give."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from simkit.engine.layout import N_ACTIONS
+from simkit.policies.builtin import P_GREEDY, POLICY_WORK_SIZE, greedy_like
+from simkit.policies.registry import parse_policies, policy_arrays
+from simkit.rules import RuleSet
+from simkit.runner.play import R_ERROR, SEATING_CODES, play_deals
+from simkit.runner.python_play import Actor, play_deals_python
+
+
+class PythonGreedy:
+    """greedy, called from Python on the observation (the same choices as the built-in)."""
+
+    def __init__(self) -> None:
+        self.rules = RuleSet().to_array()
+        self.work = np.zeros(POLICY_WORK_SIZE, dtype=np.int64)
+        self.params = np.zeros(8)
+
+    def act(self, observation, legal_actions):
+        mask = np.zeros(N_ACTIONS, dtype=np.bool_)
+        mask[legal_actions] = True
+        return int(greedy_like(observation.array, mask, self.params, self.rules, self.work, False))
+
+
+class FirstLegal:
+    def act(self, observation, legal_actions):
+        return legal_actions[0]
+
+
+class Illegal:
+    def act(self, observation, legal_actions):
+        return -5
+
+
+def _builtin_actors(text: str) -> list[Actor]:
+    ids, params, _ = policy_arrays(parse_policies(text))
+    return [Actor(builtin_id=int(ids[k]), params=params[k]) for k in range(3)]
+
+
+@pytest.mark.parametrize("seating,session_length", [("fixed", 1), ("rotate", 1), ("all", 1), ("rotate", 6)])
+def test_python_loop_gives_the_batch_kernel_rows(seating, session_length):
+    text = "greedy,patient,random"
+    ids, params, user = policy_arrays(parse_policies(text))
+    rules = RuleSet().to_array()
+    expected = play_deals(24, 9, ids, params, rules, first_deal=12, user_functions=user,
+                          session_length=session_length, seating=SEATING_CODES[seating])
+    got = play_deals_python(24, 9, _builtin_actors(text), rules, first_deal=12, session_length=session_length,
+                            seating=SEATING_CODES[seating])
+    assert np.array_equal(got, expected)
+
+
+def test_a_python_policy_plays_as_its_compiled_twin():
+    rules = RuleSet().to_array()
+    ids, params, user = policy_arrays(parse_policies("greedy,greedy,random"))
+    expected = play_deals(30, 4, ids, params, rules, user_functions=user, seating=SEATING_CODES["rotate"])
+    actors = [Actor(python=PythonGreedy())] + _builtin_actors("greedy,greedy,random")[1:]
+    got = play_deals_python(30, 4, actors, rules, seating=SEATING_CODES["rotate"])
+    assert np.array_equal(got, expected) and not got[:, R_ERROR].any()
+
+
+def test_an_illegal_python_action_is_flagged_not_played():
+    rows = play_deals_python(3, 1, [Actor(python=Illegal())] + _builtin_actors("greedy,greedy,greedy")[1:],
+                             RuleSet().to_array())
+    assert rows[:, R_ERROR].tolist() == [1, 1, 1]
+    rows = play_deals_python(3, 1, [Actor(python=FirstLegal())] + _builtin_actors("greedy,greedy,greedy")[1:],
+                             RuleSet().to_array())
+    assert rows[:, R_ERROR].tolist() == [0, 0, 0]
+
+
+def test_actor_needs_exactly_one_kind():
+    with pytest.raises(ValueError):
+        Actor()
+    with pytest.raises(ValueError):
+        Actor(builtin_id=P_GREEDY, python=FirstLegal())
+    with pytest.raises(ValueError, match="act"):
+        Actor(python=object())
+
+
+CAUTIOUS = "experiments.user_policy_example:cautious:20"
+CAUTIOUS_PY = "experiments.user_policy_example:CautiousPython:20"
+
+
+def _columns(path):
+    from simkit.storage import load_dataset
+
+    return load_dataset(path).drop(columns=["policy_0", "policy_1", "policy_2"])
+
+
+def test_a_python_policy_by_import_path_runs_in_simulate_on_workers(tmp_path):
+    """A Python-tier policy in simulate: the same bytes with 1 and 2 worker processes (each
+    imports the module), and the same deals as its compiled twin."""
+    from simkit.runner.simulate import simulate
+
+    one = simulate(60, f"{CAUTIOUS_PY},greedy,patient", 5, tmp_path / "one", batch_size=20, quiet=True)
+    two = simulate(60, f"{CAUTIOUS_PY},greedy,patient", 5, tmp_path / "two", batch_size=20, quiet=True, workers=2)
+    files = sorted(p.name for p in one.glob("*.parquet"))
+    assert len(files) == 3
+    assert all((one / f).read_bytes() == (two / f).read_bytes() for f in files)
+    twin = simulate(60, f"{CAUTIOUS},greedy,patient", 5, tmp_path / "twin", batch_size=20, quiet=True)
+    import pandas as pd
+
+    pd.testing.assert_frame_equal(_columns(one), _columns(twin))
+
+
+def test_a_python_policy_runs_in_compare_and_tournament(tmp_path):
+    from simkit.analysis.compare import compare
+    from simkit.analysis.tournament import run_tournament
+
+    python = compare(CAUTIOUS_PY, "greedy", tmp_path / "py", deals=12, seed=3, batch_size=6, quiet=True)
+    compiled = compare(CAUTIOUS, "greedy", tmp_path / "nb", deals=12, seed=3, batch_size=6, quiet=True)
+    assert np.array_equal(python.per_seating, compiled.per_seating)
+    result = run_tournament([CAUTIOUS_PY, "greedy", "random"], tmp_path / "t", deals=8, seed=3, batch_size=8,
+                            resamples=20, quiet=True)
+    assert result.ladder()["policy"].iloc[-1] == "random"
+
+
+def test_python_policies_are_refused_where_only_compiled_ones_run(tmp_path):
+    from simkit.policies.registry import PolicyError, parse_policies, policy_arrays
+
+    with pytest.raises(PolicyError, match="Python policy"):
+        policy_arrays(parse_policies(f"{CAUTIOUS_PY},greedy,greedy"))
+    with pytest.raises(PolicyError, match="no attribute"):
+        parse_policies("experiments.user_policy_example:NoSuchClass,greedy,greedy")

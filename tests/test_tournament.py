@@ -1,0 +1,155 @@
+"""Tournaments: the Bradley–Terry fit against an independent maximum-likelihood fit, the
+bootstrap's joint resampling, and a small round robin end to end (crosstable, resume, refusal)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from scipy.optimize import minimize
+
+from simkit.analysis.compare import compare
+from simkit.analysis.ratings import ELO_SCALE, bootstrap_ratings, bradley_terry, deal_outcomes, points_matrix
+from simkit.analysis.tournament import TOURNAMENT_FILE, pairing_dir, run_tournament, write_tournament_report
+from simkit.storage.dataset import DatasetError
+
+
+def _mle_by_scipy(points: np.ndarray) -> np.ndarray:
+    """Bradley–Terry log-likelihood maximised by a general optimiser (no MM update)."""
+    k = points.shape[0]
+
+    def negative_log_likelihood(theta_free):
+        theta = np.concatenate([[0.0], theta_free])
+        diff = theta[:, None] - theta[None, :]
+        return -np.sum(points * (-np.logaddexp(0.0, -diff)))
+
+    fit = minimize(negative_log_likelihood, np.zeros(k - 1), method="BFGS", options={"gtol": 1e-10})
+    theta = np.concatenate([[0.0], fit.x])
+    rating = ELO_SCALE * theta / np.log(10.0)
+    return rating - rating.mean()
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+def test_bradley_terry_matches_a_general_maximum_likelihood_fit(seed):
+    rng = np.random.default_rng(seed)
+    k = int(rng.integers(3, 7))
+    points = rng.integers(1, 60, size=(k, k)).astype(float) + rng.integers(0, 2, size=(k, k)) * 0.5
+    np.fill_diagonal(points, 0.0)
+    ours = bradley_terry(points, prior_draws=0.0)
+    assert np.allclose(ours, _mle_by_scipy(points), atol=1e-3)
+
+
+def test_two_policies_rate_apart_by_the_log_odds():
+    r = bradley_terry(np.array([[0.0, 30.0], [10.0, 0.0]]), prior_draws=0.0)
+    assert r[0] - r[1] == pytest.approx(400 * np.log10(3.0))
+
+
+def test_the_prior_keeps_a_clean_sweep_finite_and_the_order_right():
+    points = np.array([[0.0, 50.0, 50.0], [0.0, 0.0, 30.0], [0.0, 20.0, 0.0]])
+    with pytest.raises(ValueError, match="no point"):
+        bradley_terry(points.T.copy(), prior_draws=0.0)
+    r = bradley_terry(points, prior_draws=1.0)
+    assert np.isfinite(r).all() and r[0] > r[1] > r[2]
+    # one virtual draw per pairing: 50.5 of 51 against each -> about 400*log10(101) above an equal
+    assert 600 < r[0] - r[1] < 1200
+
+
+def test_disconnected_pairings_are_refused():
+    points = np.zeros((4, 4))
+    points[0, 1] = points[1, 0] = 5.0
+    points[2, 3] = points[3, 2] = 5.0
+    with pytest.raises(ValueError, match="connect"):
+        bradley_terry(points)
+
+
+def test_outcomes_and_points():
+    assert deal_outcomes(np.array([0.25, 0.0, -1.0, 3.0])).tolist() == [1.0, 0.5, 0.0, 1.0]
+    points, games = points_matrix(3, {(0, 1): np.array([1.0, 0.5, 0.0]), (1, 2): np.array([1.0, 1.0])})
+    assert points[0, 1] == 1.5 and points[1, 0] == 1.5 and points[1, 2] == 2.0 and points[2, 1] == 0.0
+    assert np.array_equal(points + points.T, games)
+    with pytest.raises(ValueError):
+        points_matrix(3, {(1, 0): np.array([1.0])})
+
+
+def test_bootstrap_resamples_the_shared_deals_jointly():
+    """Pairings (0, 1) and (0, 2) with identical outcomes: resampled with the same deal indices,
+    policies 1 and 2 get the same rating in every resample (independent resampling would not)."""
+    rng = np.random.default_rng(5)
+    o = (rng.random(200) < 0.7).astype(float)
+    outcomes = {(0, 1): o, (0, 2): o.copy(), (1, 2): np.full(200, 0.5)}
+    draws = bootstrap_ratings(3, outcomes, resamples=200, seed=1)
+    assert np.allclose(draws[:, 1], draws[:, 2])
+    assert draws[:, 0].std() > 1.0  # it does resample
+    # pairings of different lengths (stopped early) are resampled each on its own
+    uneven = {(0, 1): o, (0, 2): o[:150].copy(), (1, 2): np.full(200, 0.5)}
+    assert not np.allclose(bootstrap_ratings(3, uneven, resamples=50, seed=1)[:, 1],
+                           bootstrap_ratings(3, uneven, resamples=50, seed=1)[:, 2])
+
+
+POLICIES = ["greedy", "random", "patient"]
+
+
+@pytest.fixture(scope="module")
+def played(tmp_path_factory):
+    out = tmp_path_factory.mktemp("tournament")
+    result = run_tournament(POLICIES, out, deals=60, seed=4, batch_size=30, resamples=100, quiet=True)
+    return out, result
+
+
+def test_tournament_ladder_and_crosstable(played, tmp_path):
+    out, result = played
+    ladder = result.ladder()
+    assert ladder["policy"].iloc[-1] == "random"
+    assert ladder.loc[ladder["policy"] == "random", "rating"].item() == 0.0  # the anchor
+    assert (ladder["lo"] <= ladder["rating"] + 1e-9).all() and (ladder["rating"] <= ladder["hi"] + 1e-9).all()
+    est = result.crosstable()
+    assert np.isnan(np.diag(est.to_numpy())).all()
+    assert np.allclose(est.to_numpy(), -est.to_numpy().T, equal_nan=True)
+    lo, hi = result.crosstable("lo"), result.crosstable("hi")
+    assert np.allclose(lo.to_numpy(), -hi.to_numpy().T, equal_nan=True)
+    # a pairing is the duplicate comparison of the pair: the same figure as compare() on its own
+    alone = compare("greedy", "patient", tmp_path / "alone", deals=60, seed=4, batch_size=30, quiet=True)
+    assert est.loc["greedy", "patient:2,6,1"] == pytest.approx(alone.test.mean)
+    assert result.pairings[(0, 2)].per_seating.shape == (60, 6)
+    report = write_tournament_report(result, out)
+    text = report.read_text()
+    assert "0 (anchor)" in text and "patient:2,6,1" in text
+    assert (out / "tournament_ratings.png").exists() and (out / "tournament_crosstable.png").exists()
+
+
+def test_tournament_resumes_and_refuses_another(played):
+    out, result = played
+    files = {p: p.stat().st_mtime_ns for p in pairing_dir(out, 0, 1).rglob("*.parquet")}
+    again = run_tournament(POLICIES, out, deals=60, seed=4, batch_size=30, resamples=100, quiet=True)
+    assert {p: p.stat().st_mtime_ns for p in pairing_dir(out, 0, 1).rglob("*.parquet")} == files  # nothing replayed
+    assert np.array_equal(again.ratings, result.ratings)
+    assert json.loads((out / TOURNAMENT_FILE).read_text())["policies"] == ["greedy", "random", "patient:2,6,1"]
+    with pytest.raises(DatasetError, match="another tournament.*deals"):
+        run_tournament(POLICIES, out, deals=80, seed=4, batch_size=30, resamples=100, quiet=True)
+
+
+def test_tournament_cli_refuses_repeated_policies(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "simkit", "tournament", "greedy", "greedy", "--out", str(tmp_path / "t")],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().count("\n") == 0 and "must differ" in proc.stderr
+    assert not (tmp_path / "t").exists()
+
+
+def test_experiment_tournament_section(tmp_path):
+    from simkit.experiment.run import run_experiment
+    from simkit.experiment.spec import ExperimentError, parse_experiment
+
+    with pytest.raises(ExperimentError, match="tournament: 'policies' must list 2 or more"):
+        parse_experiment('name = "x"\n[tournament]\npolicies = ["greedy"]\ndeals = 10\n')
+    with pytest.raises(ExperimentError, match="tournament: unknown policy|tournament:.*nosuch"):
+        parse_experiment('name = "x"\n[tournament]\npolicies = ["greedy", "nosuch"]\ndeals = 10\n')
+    path = tmp_path / "t.toml"
+    path.write_text('name = "t"\nseed = 2\nbatch_size = 20\n[tournament]\npolicies = ["greedy", "random"]\ndeals = 20\n')
+    report = run_experiment(path, reports=tmp_path / "reports", data=tmp_path / "data", quiet=True)
+    text = report.read_text()
+    assert "## Tournament" in text and "0 (anchor)" in text
+    assert (tmp_path / "data" / "tournament" / "pair-0-1" / "seating-ABB").is_dir()
