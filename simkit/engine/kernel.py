@@ -810,12 +810,15 @@ def observe(s, p, obs):
     group and card, the dead cards, the public history in order (draws, discards, claims,
     table 将, 相公, the win), the stock count, the seats' concealed-card counts, and p's *own*
     passed types, cannot-win flag and decision on the active card (another seat's show only
-    that it could claim, which its hand decides)."""
-    # every field is written (no clearing of the whole array: the history region is large);
-    # history rows past this call's count are zeroed up to the previous call's count
+    that it could claim, which its hand decides).
+
+    ``obs`` must be zeros, an earlier observation of the same deal (any seat's), or carry
+    ``O_NHIST_UNKNOWN``: a caller that reuses one array for a new deal sets that first."""
+    # every field is written (no clearing of the whole array: the history region is large).
+    # The history only grows during a deal: an array holding an earlier observation of this
+    # deal gets only the rows added since; any other (O_NHIST_UNKNOWN, set by whoever reuses
+    # an array for a new deal, or a later count) gets every row and a cleared tail
     previous = obs[O_NHIST]
-    if previous < 0 or previous > MAX_HIST:
-        previous = MAX_HIST  # not written by observe: clear it all
     obs[O_SEAT] = p
     obs[O_PHASE] = s[S_PHASE]
     obs[O_PLAYER] = s[S_PLAYER]
@@ -846,11 +849,16 @@ def observe(s, p, obs):
             n += s[S_CONC + 28 * q + t]
         obs[O_NCONC + q] = n
     n_hist = s[S_NHIST]
-    obs[O_NHIST] = n_hist
-    for i in range(HIST_WIDTH * n_hist):
+    first = 0
+    if 0 <= previous <= n_hist:
+        first = previous
+    else:
+        clear_to = previous if 0 <= previous <= MAX_HIST else MAX_HIST
+        for i in range(HIST_WIDTH * n_hist, HIST_WIDTH * clear_to):
+            obs[O_HIST + i] = 0
+    for i in range(HIST_WIDTH * first, HIST_WIDTH * n_hist):
         obs[O_HIST + i] = s[S_HIST + i]
-    for i in range(HIST_WIDTH * n_hist, HIST_WIDTH * previous):
-        obs[O_HIST + i] = 0
+    obs[O_NHIST] = n_hist
 
 
 @njit(cache=True, nogil=True)

@@ -147,6 +147,10 @@ O_GAIN = O_DECIDED + 1  # how the discard-phase player got the 31st card (WIN_*)
 O_GAIN_TYPE = O_GAIN + 1  # type of the card that brought the 31st card, -1: none
 O_NHIST = O_GAIN_TYPE + 1  # rows of the public history
 O_HIST = O_NHIST + 1  # MAX_HIST x HIST_WIDTH: the public history, in order (rows past O_NHIST are 0)
+# an O_NHIST that no observation has: makes observe rewrite the whole history region.  Whoever
+# reuses one observation array for a new deal sets it first (observe copies only the rows added
+# since an earlier observation of the same deal)
+O_NHIST_UNKNOWN = MAX_HIST + 1
 N_OBS = O_HIST + MAX_HIST * HIST_WIDTH
 
 # ---- events (replay log): kind, player, card type, a, b, c
