@@ -609,8 +609,10 @@ def _finish_win(s, p, rules, work, ev, ev_n):
 
 @njit(cache=True, nogil=True)
 def _reset(s, deck, dealer):
-    """Deal ``deck`` (112 card ids): ``dealer`` gets the first 31, then 30 each in turn."""
-    s[:] = 0
+    """Deal ``deck`` (112 card ids): ``dealer`` gets the first 31, then 30 each in turn.
+    Everything is cleared but the history rows (only the ``S_NHIST`` rows written are read)."""
+    for i in range(S_HIST):
+        s[i] = 0
     for i in range(112):  # not a slice copy: see _claim_keeps_playable
         s[S_DECK + i] = deck[i]
     s[S_STOCK_POS] = deal_counts_kernel(deck, dealer, s[S_CONC : S_CONC + 3 * 28])
