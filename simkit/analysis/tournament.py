@@ -18,7 +18,6 @@ as a sequential test of "the first beats the second by >= delta" and stops when 
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 from itertools import combinations
 from pathlib import Path
@@ -37,7 +36,7 @@ from simkit.errors import SimkitError
 from simkit.policies.registry import PolicySpec, effective_params, parse_policy
 from simkit.rules import RuleSet
 from simkit.storage.dataset import DatasetError
-from simkit.storage.files import write_json, write_text
+from simkit.storage.files import stored_identity, write_text
 from simkit.storage.lock import FolderLock
 from simkit.storage.paths import check_out_dir, make_out_dir
 
@@ -110,18 +109,14 @@ def _identity(specs: Sequence[PolicySpec], deals: int, seed: int, rules: RuleSet
 
 
 def _write_identity(directory: Path, identity: dict) -> None:
-    path = directory / TOURNAMENT_FILE
-    if path.exists():
-        try:
-            stored = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise DatasetError(f"{path}: unreadable tournament file ({exc})") from None
-        if stored != identity:
-            changed = sorted(k for k in set(stored) | set(identity) if stored.get(k) != identity.get(k))
-            raise DatasetError(f"{directory} holds another tournament (different {', '.join(changed)}); "
-                               "use another output folder")
-        return
-    write_json(path, identity)
+    try:
+        stored = stored_identity(directory / TOURNAMENT_FILE, identity)
+    except ValueError as exc:
+        raise DatasetError(str(exc)) from None
+    if stored is not None and stored != identity:
+        changed = sorted(k for k in set(stored) | set(identity) if stored.get(k) != identity.get(k))
+        raise DatasetError(f"{directory} holds another tournament (different {', '.join(changed)}); "
+                           "use another output folder")
 
 
 def run_tournament(

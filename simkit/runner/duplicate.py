@@ -24,7 +24,7 @@ from simkit.rules import RuleSet
 from simkit.runner.simulate import SimulationConfig, simulate
 from simkit.storage.lock import FolderLock
 from simkit.storage.paths import check_out_dir, make_out_dir
-from simkit.storage.files import write_json
+from simkit.storage.files import stored_identity
 
 SEATINGS: tuple[str, ...] = ("ABB", "BAB", "BBA", "AAB", "ABA", "BAA")
 COMPARISON_FILE = "comparison.json"
@@ -79,18 +79,14 @@ def _write_comparison(a: PolicySpec, b: PolicySpec, deals: int, seed: int, direc
     identity = {"kind": "simkit.duplicate", "policy_a": PolicySpec(a.name, effective_params(a)).text(),
                 "policy_b": PolicySpec(b.name, effective_params(b)).text(), "seed": int(seed), "deals": int(deals),
                 "batch_size": int(batch_size), "rules": rules.to_dict(), "seatings": list(SEATINGS)}
-    path = directory / COMPARISON_FILE
-    if path.exists():
-        try:
-            existing = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise SimkitError(f"{path}: unreadable ({exc})") from None
-        for key, value in identity.items():
-            if existing.get(key) != value:
-                raise SimkitError(f"{directory} holds another comparison: its {key} is {existing.get(key)!r}, "
-                                  f"this one's is {value!r} (use another folder for out)", parameters=("out",))
-    else:
-        write_json(path, identity)
+    try:
+        existing = stored_identity(directory / COMPARISON_FILE, identity)
+    except ValueError as exc:
+        raise SimkitError(str(exc)) from None
+    for key, value in identity.items():
+        if existing is not None and existing.get(key) != value:
+            raise SimkitError(f"{directory} holds another comparison: its {key} is {existing.get(key)!r}, "
+                              f"this one's is {value!r} (use another folder for out)", parameters=("out",))
 
 
 def read_comparison(out: str | os.PathLike) -> dict:

@@ -56,6 +56,19 @@ def write_json(path: Path, data: dict) -> None:
     atomic_write(path, writer)
 
 
+def stored_identity(path: Path, identity: dict) -> dict | None:
+    """The identity already stored in the JSON file ``path`` (the caller compares it with
+    ``identity`` and words the refusal), or None after writing ``identity`` there when there
+    is none yet.  An unreadable file is a one-line ``ValueError`` naming it."""
+    if not path.exists():
+        write_json(path, identity)
+        return None
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"{path}: unreadable ({exc})") from None
+
+
 def write_text(path: Path, text: str) -> None:
     """UTF-8 text."""
 
