@@ -5,7 +5,9 @@ from __future__ import annotations
 from typing import Mapping, Sequence
 
 import numpy as np
+from numba import njit
 
+from simkit.engine import layout as L
 from simkit.evaluator import evaluate
 from simkit.evaluator.explain import explained_total
 from simkit.evaluator.kernel import EXP_KONG, EXP_PENG, EXP_TABLE, EXP_ZHAN
@@ -40,3 +42,14 @@ def arrays_to_groups(exposed: np.ndarray, n_chow: int) -> list[tuple[str, tuple[
             groups.extend([(kind, (t,))] * int(exposed[row, t]))
     groups.extend([("chow", (0, 1, 2))] * int(n_chow))
     return groups
+
+
+@njit
+def first_legal(obs, mask, params, rng, rules, work):
+    """A user policy for the plug-in tests: a legal win, else the lowest legal action."""
+    if mask[L.A_WIN]:
+        return L.A_WIN
+    for a in range(L.N_ACTIONS):
+        if mask[a]:
+            return a
+    return -1

@@ -7,6 +7,7 @@ import json
 import numba
 import numpy as np
 import pytest
+from helpers import first_legal
 from numba import njit
 
 from simkit.cli import main
@@ -59,23 +60,13 @@ def test_mc_plays_legal_deals():
 
 
 @njit
-def _first_legal(obs, mask, params, rng, rules, work):
-    if mask[L.A_WIN]:
-        return L.A_WIN
-    for a in range(L.N_ACTIONS):
-        if mask[a]:
-            return a
-    return -1
-
-
-@njit
 def _illegal(obs, mask, params, rng, rules, work):
     return L.N_ACTIONS + 5
 
 
 @pytest.mark.slow  # compiles uncached user-policy kernels (seconds each, in every process)
 def test_user_njit_policy_runs_in_the_batch_kernel():
-    register_policy("first_legal", _first_legal, params=(1.0,))
+    register_policy("first_legal", first_legal, params=(1.0,))
     try:
         res = _play("first_legal,greedy,first_legal", 300)
         assert res[:, R_ERROR].sum() == 0 and res.shape == (300, N_RESULT)
@@ -102,7 +93,7 @@ def test_illegal_user_action_is_reported_not_played():
 
 def test_registry_errors():
     with pytest.raises(PolicyError, match="taken by a built-in"):
-        register_policy("greedy", _first_legal)
+        register_policy("greedy", first_legal)
     with pytest.raises(PolicyError, match="@njit"):
         register_policy("plain", lambda *a: 0)
     with pytest.raises(PolicyError, match="need 3 policies"):

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from numba import njit
 
-from simkit.engine.layout import N_ACTIONS
+from simkit.engine.layout import HIST_WIDTH, N_ACTIONS, O_HIST, O_NHIST
 from simkit.policies.builtin import P_GREEDY, POLICY_WORK_SIZE, greedy_like
-from simkit.policies.registry import parse_policies, policy_arrays
+from simkit.policies.registry import USER_SLOT_BASE, parse_policies, policy_arrays
 from simkit.rules import RuleSet
 from simkit.runner.play import R_ERROR, SEATING_CODES, play_deals
 from simkit.runner.python_play import Actor, play_deals_python
@@ -126,3 +127,41 @@ def test_python_policies_are_refused_where_only_compiled_ones_run(tmp_path):
         policy_arrays(parse_policies(f"{CAUTIOUS_PY},greedy,greedy"))
     with pytest.raises(PolicyError, match="no attribute"):
         parse_policies("experiments.user_policy_example:NoSuchClass,greedy,greedy")
+
+
+@njit
+def _history_player(obs, mask, params, rng, rules, work):
+    """Chooses by the public history (its length and the types in it): a stale or missing
+    history row in a reused observation array changes its choices."""
+    n = obs[O_NHIST]
+    key = n
+    for i in range(n):
+        key += (i + 1) * obs[O_HIST + HIST_WIDTH * i + 2]
+    legal = 0
+    for a in range(N_ACTIONS):
+        if mask[a]:
+            legal += 1
+    k = key % legal
+    for a in range(N_ACTIONS):
+        if mask[a]:
+            if k == 0:
+                return a
+            k -= 1
+    return -1
+
+
+def test_the_history_a_user_policy_sees_is_the_same_in_both_loops():
+    """A compiled user policy that reads the public history plays the same deals in the batch
+    kernels and in the Python loop (both reuse one observation array over their deals, with
+    the history copied incrementally): catches a loop that observes at another moment or
+    hands the policy another array.  (A stale row left by the previous deal is caught by the
+    observe tests in test_hidden_information.py: a deal's first observation here always has a
+    shorter history than the previous deal's last, which observe rewrites whole.)"""
+    rules = RuleSet().to_array()
+    ids = np.array([USER_SLOT_BASE, P_GREEDY, USER_SLOT_BASE], dtype=np.int64)
+    params = np.zeros((3, 8))
+    expected = play_deals(40, 6, ids, params, rules, user_functions=(_history_player, None, None))
+    actors = [Actor(function=_history_player, params=params[0]), Actor(builtin_id=P_GREEDY, params=params[1]),
+              Actor(function=_history_player, params=params[2])]
+    got = play_deals_python(40, 6, actors, rules)
+    assert np.array_equal(got, expected) and not got[:, R_ERROR].any()

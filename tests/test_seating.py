@@ -14,7 +14,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from numba import njit
+from helpers import first_legal
 
 from simkit.analysis.report import write_report
 from simkit.analysis.summary import (
@@ -265,20 +265,10 @@ def test_replay_reproduces_rotated_and_all_rows(rotated, tmp_path):
     assert main(["replay", "--seed", "1", "--deal", "0", "--policies", MIXED, "--seating-index", "3"]) == 2
 
 
-@njit
-def _first_legal_seat(obs, mask, params, rng, rules, work):
-    if mask[L.A_WIN]:
-        return L.A_WIN
-    for a in range(L.N_ACTIONS):
-        if mask[a]:
-            return a
-    return -1
-
-
 @pytest.mark.slow  # compiles uncached user-policy kernels (seconds each, in every process)
 def test_user_policies_rotate_with_the_built_in_ones():
     """The user-kernel factory sees the permutation too: a user policy follows its rotation."""
-    register_policy("first_legal_seat", _first_legal_seat)
+    register_policy("first_legal_seat", first_legal)
     try:
         specs = parse_policies("first_legal_seat,greedy,random")
         ids, params, user = policy_arrays(specs)

@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-from numba import njit
+from helpers import first_legal
 
 from simkit.cli import main
 from simkit.engine import layout as L
@@ -238,19 +238,9 @@ def test_report_has_a_sessions_section_only_for_sessions(runs, tmp_path):
     assert "Sessions" not in plain and "session" not in plain
 
 
-@njit
-def _first_legal_s(obs, mask, params, rng, rules, work):
-    if mask[L.A_WIN]:
-        return L.A_WIN
-    for a in range(L.N_ACTIONS):
-        if mask[a]:
-            return a
-    return -1
-
-
 @pytest.mark.slow  # compiles uncached user-policy kernels (seconds each, in every process)
 def test_user_policies_play_sessions():
-    register_policy("first_legal_s", _first_legal_s, params=(1.0,))
+    register_policy("first_legal_s", first_legal, params=(1.0,))
     try:
         ids, params, user = policy_arrays(parse_policies("first_legal_s,greedy,first_legal_s"))
         rules = RuleSet().to_array()

@@ -149,7 +149,7 @@ def _seat_policies(policy_ids, params, j, ids, seat_params):
 
 
 @njit(cache=True, nogil=True)
-def _record(s, deck, result):
+def record_result(s, deck, result):
     result[:] = 0
     w = s[S_WINNER]
     result[R_WINNER] = w
@@ -180,8 +180,6 @@ def _record(s, deck, result):
         result[R_WIN_NMELDS] = 0
 
 
-
-record_result = _record  # the result row of a finished state, for the Python loop (runner/python_play.py)
 
 @njit(cache=True, nogil=True)
 def new_scratch(n_params):
@@ -230,7 +228,7 @@ def _play_deck_with(act, root, deal, dealer, policy_ids, params, rules, s, deck,
             error = 1
             break
         E.apply_legal(s, action, rules, mask, work, ev, ev_n)
-    _record(s, deck, result)
+    record_result(s, deck, result)
     result[R_ERROR] = error
 
 
@@ -281,7 +279,7 @@ def _play_chunk_with(play_deal, k, root, first_deal, n_deals, dealer, policy_ids
 
 
 @njit(cache=True, nogil=True)
-def _next_dealer(result, dealer, rules):
+def next_dealer(result, dealer, rules):
     """Dealer of the deal after one whose result row is ``result`` (RULES.md §8 next_dealer):
     the winner; after 穿牌 the next seat (winner_else_next, 0) or the same one (winner_else_same)."""
     w = result[R_WINNER]
@@ -291,8 +289,6 @@ def _next_dealer(result, dealer, rules):
         return (dealer + 1) % 3
     return dealer
 
-
-next_dealer = _next_dealer  # the dealer of a session's next deal, for the Python loop
 
 
 @njit(nogil=True, inline="always")
@@ -314,7 +310,7 @@ def _play_session_chunk_with(play_deal, k, root, first_deal, n_deals, session_le
             if i % session_length == 0:
                 dealer = first_dealer
             else:
-                dealer = _next_dealer(results[(i - 1) * per_deal + j], dealer, rules)
+                dealer = next_dealer(results[(i - 1) * per_deal + j], dealer, rules)
             deal = first_deal + i
             _seat_policies(policy_ids, params, seating_index(seating, deal, j, session_length), ids, seat_params)
             play_deal(root, deal, dealer, ids, seat_params, rules, s, deck, rngs, mask, obs, work, pwork, ev, ev_n,
@@ -597,7 +593,7 @@ def session_dealer(
         return int(first_dealer)
     rows = play_deals(deal - start, seed, policy_ids, params, rules_array, first_deal=start, dealer=first_dealer,
                       user_functions=user_functions, session_length=session_length)
-    return int(_next_dealer(rows[-1], int(rows[-1, R_DEALER]), rules_array))
+    return int(next_dealer(rows[-1], int(rows[-1, R_DEALER]), rules_array))
 
 
 def play_one(

@@ -26,8 +26,7 @@ import numpy as np
 from simkit.deck import deal_deck
 from simkit.engine import kernel as E
 from simkit.engine.env import Observation
-from simkit.engine.layout import EVENT_WIDTH, N_ACTIONS, N_OBS, N_STATE, PH_OVER, S_PHASE, S_PLAYER
-from simkit.policies.builtin import POLICY_WORK_SIZE
+from simkit.engine.layout import N_ACTIONS, O_NHIST, O_NHIST_UNKNOWN, PH_OVER, S_PHASE, S_PLAYER
 from simkit.policies.dispatch import builtin_act_state
 from simkit.policies.registry import (
     USER_SLOT_BASE,
@@ -44,6 +43,7 @@ from simkit.runner.play import (
     R_ERROR,
     SEATING_ALL,
     SEATING_FIXED,
+    new_scratch,
     next_dealer,
     record_result,
     rows_per_deal,
@@ -99,16 +99,10 @@ def _python_rng(seed: int, deal: int, seat: int) -> np.random.Generator:
 
 
 def _play_one(seed: int, root: np.ndarray, deal: int, dealer: int, seat_actors: Sequence[Actor],
-              rules: np.ndarray, result: np.ndarray) -> None:
-    s = np.zeros(N_STATE, dtype=np.int64)
-    deck = np.zeros(112, dtype=np.int64)
-    rngs = np.zeros((4, 4), dtype=np.uint64)
-    mask = np.zeros(N_ACTIONS, dtype=np.bool_)
-    obs = np.zeros(N_OBS, dtype=np.int64)
-    work = E.new_engine_workspace()
-    pwork = np.zeros(POLICY_WORK_SIZE, dtype=np.int64)
-    ev = np.zeros((0, EVENT_WIDTH), dtype=np.int64)
-    ev_n = np.zeros(1, dtype=np.int64)
+              rules: np.ndarray, scratch: tuple, result: np.ndarray) -> None:
+    """Play one deal on ``scratch`` (:func:`simkit.runner.play.new_scratch`, reused from deal to deal)."""
+    s, deck, rngs, mask, obs, work, pwork, ev, ev_n, _, _ = scratch
+    obs[O_NHIST] = O_NHIST_UNKNOWN  # a new deal in the reused observation array
     deal_deck(root, deal, rngs[3], deck)
     for p in range(3):
         stream_state(root, deal, 1 + p, rngs[p])
@@ -154,6 +148,7 @@ def play_deals_python(n_deals: int, seed: int, actors: Sequence[Actor], rules_ar
     results = np.zeros((n_deals * per_deal, N_RESULT), dtype=np.int64)
     root = root_key(seed)
     rules = np.asarray(rules_array, dtype=np.int64)
+    scratch = new_scratch(0)
     for j in range(per_deal):
         current = dealer
         for i in range(n_deals):
@@ -163,5 +158,5 @@ def play_deals_python(n_deals: int, seed: int, actors: Sequence[Actor], rules_ar
                     next_dealer(results[(i - 1) * per_deal + j], current, rules))
             index = int(seating_index(int(seating), deal, j if int(seating) == SEATING_ALL else 0, session_length))
             seat_actors = [actors[int(PERMUTATIONS[index, q])] for q in range(3)]
-            _play_one(seed, root, deal, current, seat_actors, rules, results[i * per_deal + j])
+            _play_one(seed, root, deal, current, seat_actors, rules, scratch, results[i * per_deal + j])
     return results
