@@ -54,8 +54,8 @@ from simkit.runner.play import (
     R_WIN_MELDS,
     R_WIN_NMELDS,
     R_WINNER,
-    _record,
     play_deals,
+    record_result,
 )
 
 N_DEALS = int(os.environ.get("SIMKIT_ENGINE_DEALS", "10000"))
@@ -228,7 +228,7 @@ def _checked_batch(root, n_deals, policy_ids, params, rules, results, errors):
         w = s[L.S_WINNER]
         if w >= 0 and _cards_of(s, w) != 31:
             errors[d] = 33
-        _record(s, deck, results[d])
+        record_result(s, deck, results[d])
 
 
 def _rescore(row: np.ndarray, rules: RuleSet) -> None:
