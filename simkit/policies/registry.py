@@ -59,7 +59,7 @@ from numba.core.registry import CPUDispatcher
 from simkit.errors import SimkitError
 from simkit.policies.builtin import P_GREEDY, P_MC, P_PATIENT, P_RANDOM
 
-N_PARAMS = 8
+N_PARAMS = 16  # parameters per policy (the width of the params array every policy receives)
 USER_SLOT_BASE = 100  # policy ids of a run's distinct user policies: 100, 101, 102 (in order of first seat)
 POLICY_ARGUMENTS = ("obs", "mask", "params", "rng", "rules", "work")
 _MODULE_PATH = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
@@ -93,15 +93,18 @@ class _Entry:
     function: Callable | None
     doc: str
     python: Any = None  # a Python-tier policy: a class (made with the spec's parameters) or an object
+    param_names: tuple[str, ...] = ()  # names of params[0], params[1], ... (``p<i>`` always works too)
 
 
 _REGISTRY: dict[str, _Entry] = {
     "random": _Entry(P_RANDOM, (), None, "uniform over legal actions, always takes a legal win"),
     "greedy": _Entry(P_GREEDY, (), None, "one-ply evaluator heuristic"),
     "patient": _Entry(P_PATIENT, (2.0, 6.0, 1.0), None,
-                      "hu-maximiser: wins with >= p0 units unless <= p1 stock cards left; 碰 costing <= p2 idle"),
+                      "hu-maximiser: wins with >= p0 units unless <= p1 stock cards left; 碰 costing <= p2 idle",
+                      param_names=("min_units", "late_stock", "peng_slack")),
     "mc": _Entry(P_MC, (16.0, 4.0, 1.5, 0.0, 0.0), None,
-                 "determinised Monte Carlo, greedy rollouts: p0 rollouts, p1 candidates, leaves greedy at t > p2"),
+                 "determinised Monte Carlo, greedy rollouts: p0 rollouts, p1 candidates, leaves greedy at t > p2",
+                 param_names=("rollouts", "candidates", "z", "search_mode", "sharpen")),
 }
 
 
@@ -162,6 +165,21 @@ def unregister_policy(name: str) -> None:
 def policy_names() -> list[str]:
     """Names of all registered policies."""
     return sorted(_REGISTRY)
+
+
+def param_index(name: str, parameter: str) -> int:
+    """The index in ``params`` of a policy's parameter, by its name or as ``p<i>``.
+
+    >>> param_index("patient", "late_stock"), param_index("patient", "p2")
+    (1, 2)
+    """
+    entry = _entry(name)
+    if parameter in entry.param_names:
+        return entry.param_names.index(parameter)
+    if re.fullmatch(r"p\d+", parameter) and int(parameter[1:]) < N_PARAMS:
+        return int(parameter[1:])
+    known = ", ".join(entry.param_names) if entry.param_names else "none"
+    raise PolicyError(f"policy {name!r} has no parameter {parameter!r} (named: {known}; or p0 .. p{N_PARAMS - 1})")
 
 
 def is_import_path(name: str) -> bool:
