@@ -171,7 +171,8 @@ def test_experiment_runs_resumes_and_writes_report(tmp_path):
     report = run_experiment(file, tmp_path / "reports", tmp_path / "data", quiet=True)
     text = report.read_text(encoding="utf-8")
     assert "# Tiny experiment" in text and "lou_doubles=off" in text and "Pairwise duplicate comparisons" in text
-    assert "Changes against **greedy**" in text
+    assert "Changes of each simulation against the one in column *against*" in text
+    assert "| no lou doubles | greedy |" in text  # compared with the first simulation by default
     for stem in ("variants_exhausted", "variants_hu", "comparison_forest", "greedy_hu_distribution",
                  "greedy_payoff_by_policy", "greedy_win_rate_by_seat", "comparison_convergence_0"):
         for ext in ("png", "svg"):
@@ -194,6 +195,7 @@ def test_experiment_runs_resumes_and_writes_report(tmp_path):
     ('name = "x"\n', "nothing to run"),
     ('name = "a b"\n[[simulation]]\npolicies = "greedy,greedy,greedy"\ndeals = 5\n', "plain folder name"),
     ('name = \n', "not valid TOML"),
+    ('name = "x"\n[[simulation]]\npolicies = "greedy,greedy,greedy"\ndeals = 5\nbaseline = "later"\n', "baseline"),
 ])
 def test_malformed_experiment_files_are_refused_in_one_line(text, message):
     with pytest.raises(ExperimentError, match=message) as info:

@@ -283,14 +283,40 @@ def test_experiment_hu_intervals_use_the_normal_quantile_of_the_level(frame, con
         (S.wilson_interval(int((frame["winner"] < 0).sum()), len(frame), confidence).lo,
          S.wilson_interval(int((frame["winner"] < 0).sum()), len(frame), confidence).hi))
     a, b = hu[: hu.size // 2], hu[hu.size // 2:]
-    paired = [{"entry": entry, "exhausted": np.zeros(3), "dealer_x": np.zeros(3), "hu": b},
+    paired = [{"entry": entry, "exhausted": np.zeros(3), "dealer_x": np.zeros(3), "xiaojia": np.zeros(3), "hu": b},
               {"entry": dataclasses.replace(entry, label="y", seed=4), "exhausted": np.zeros(3),
-               "dealer_x": np.zeros(3), "hu": a}]
+               "dealer_x": np.zeros(3), "xiaojia": np.zeros(3), "hu": a}]
     lines = _paired_change_lines(paired, confidence)
     level = f"{round(100 * confidence)}%"
     assert f"({level})" in lines[0] and not LEVEL_TEXT.search("\n".join(lines))
     d, half = a.mean() - b.mean(), z * math.sqrt(a.var(ddof=1) / a.size + b.var(ddof=1) / b.size)
     assert f"{d:+.2f} [{d - half:+.2f}, {d + half:+.2f}]" in "\n".join(lines)
+
+
+def test_changes_are_measured_against_each_simulations_baseline():
+    """Each simulation is compared with its ``baseline`` (default the first simulation, "" none),
+    paired per deal: a bug comparing everything with the first simulation, or dropping the
+    P(小甲 win) column, fails here."""
+    base = SimulationEntry(label="mixed", policies="greedy,patient,random", deals=4, seed=3, rules=RuleSet(),
+                           details=False)
+    weak = dataclasses.replace(base, label="greedy x3", baseline="")
+    strong = dataclasses.replace(base, label="expert x3", baseline="greedy x3")
+    other = dataclasses.replace(base, label="patient x3")  # default: against the first
+
+    def arrays(entry, xiaojia):
+        return {"entry": entry, "exhausted": np.zeros(4), "dealer_x": np.zeros(4),
+                "xiaojia": np.array(xiaojia, dtype=float), "hu": np.array([10.0, 20.0, 30.0])}
+
+    paired = [arrays(base, [0, 0, 0, 0]), arrays(weak, [0, 1, 0, 0]), arrays(strong, [1, 1, 0, 1]),
+              arrays(other, [0, 0, 1, 0])]
+    text = "\n".join(_paired_change_lines(paired))
+    rows = [line for line in text.splitlines() if line.startswith("| ") and "simulation" not in line]
+    assert [row.split(" | ")[:2] for row in rows] == [["| expert x3", "greedy x3"], ["| patient x3", "mixed"]]
+    d = np.array([1.0, 0.0, 0.0, 1.0])  # expert x3 minus greedy x3, per deal
+    half = stats.t.ppf(0.975, 3) * d.std(ddof=1) / 2.0
+    assert f"+0.5000 [{0.5 - half:+.4f}, {0.5 + half:+.4f}]" in rows[0]
+    assert "+0.2500" in rows[1]
+    assert _paired_change_lines(paired[:1]) == []
 
 
 @pytest.mark.parametrize("confidence, level", [(0.9, "90%"), (0.99, "99%")])

@@ -35,6 +35,10 @@ from simkit.storage import load_dataset
 BALANCE_TOLERANCE = 0.01  # a policy's share of a seat (or of the dealer's seat) may differ from balance by this much
 
 
+XIAOJIA_UNITS = 5  # a win of at least this many units is a 小甲 (docs/rules.md)
+DAJIA_UNITS = 10  # ... and of at least this many a 大甲
+
+
 def _frame(data: str | os.PathLike | pd.DataFrame, columns: list[str], optional: tuple[str, ...] = ()) -> pd.DataFrame:
     """The ``columns`` of a dataset folder or frame, and those of ``optional`` a frame has
     (a folder: all of them)."""
@@ -202,7 +206,7 @@ def hu_distribution(data: str | os.PathLike | pd.DataFrame, confidence: float = 
     nan = float("nan")
     quantiles = [float(won["hu"].quantile(q)) if n else nan for q in (0.05, 0.25, 0.5, 0.75, 0.95, 0.99)]
     tails = []
-    for threshold in (5, 10):
+    for threshold in (XIAOJIA_UNITS, DAJIA_UNITS):
         k = int((won["units"] >= threshold).sum())
         wilson = wilson_interval(k, n, confidence)
         tails += [k / n, wilson.lo, wilson.hi] if n else [nan, nan, nan]
@@ -446,7 +450,8 @@ def tail_probabilities(data: str | os.PathLike | pd.DataFrame, confidence: float
     df = _frame(data, ["winner", "hu", "units", "lou"])
     won = df[df["winner"] >= 0]
     n = len(won)
-    events = [("小甲 (units >= 5)", won["units"] >= 5), ("大甲 (units >= 10)", won["units"] >= 10),
+    events = [(f"小甲 (units >= {XIAOJIA_UNITS})", won["units"] >= XIAOJIA_UNITS),
+              (f"大甲 (units >= {DAJIA_UNITS})", won["units"] >= DAJIA_UNITS),
               ("楼 >= 1", won["lou"] >= 1), ("hu >= 48", won["hu"] >= 48), ("hu >= 100", won["hu"] >= 100)]
     rows = []
     for name, mask in events:

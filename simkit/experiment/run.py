@@ -23,7 +23,7 @@ from simkit.analysis.probability import batch_convergence, parse_event, probabil
 from simkit.analysis.report import REPORT_COLUMNS, dataset_section, format_p, markdown_table
 from simkit.analysis.results import format_level
 from simkit.analysis.stats import check_confidence, paired_mean_test
-from simkit.analysis.summary import dealer_advantage, distributions, exhausted_rate, tail_probabilities
+from simkit.analysis.summary import XIAOJIA_UNITS, dealer_advantage, distributions, exhausted_rate, tail_probabilities
 from simkit.bench import hardware_line
 from simkit.experiment.spec import ExperimentError, ExperimentSpec, ProbabilityEntry, SimulationEntry, load_experiment, slug
 from simkit.policies.registry import PolicySpec, effective_params, parse_policies
@@ -72,7 +72,7 @@ def _variant_row(entry: SimulationEntry, df: pd.DataFrame, confidence: float = 0
         "hu_mean": float(dist.loc["hu", "mean"]), "hu_lo": float(dist.loc["hu", "mean"] - z * hu_se),
         "hu_hi": float(dist.loc["hu", "mean"] + z * hu_se), "hu_median": float(dist.loc["hu", "q50"]),
         "units_mean": float(dist.loc["units", "mean"]), "turns_mean": float(dist.loc["turns", "mean"]),
-        "p_xiaojia": float(tails.loc["小甲 (units >= 5)", "p"]),
+        "p_xiaojia": float(tails.loc[f"小甲 (units >= {XIAOJIA_UNITS})", "p"]),
     }
 
 
@@ -83,6 +83,7 @@ def _paired_arrays(entry: SimulationEntry, df: pd.DataFrame) -> dict:
     won = winner >= 0
     return {"entry": entry, "exhausted": (~won).astype(float),
             "dealer_x": (winner == dealer).astype(float) - (won & (winner != dealer)).astype(float) / 2.0,
+            "xiaojia": (won & (df["units"].to_numpy() >= XIAOJIA_UNITS)).astype(float),
             "hu": df.loc[won, "hu"].to_numpy(dtype=float)}
 
 
@@ -98,18 +99,31 @@ def _p_text(p: float) -> str:
     return f" {text}" if text.startswith("<") else f"={text}"
 
 
+def _baseline_of(entry: SimulationEntry, paired: list[dict]) -> dict | None:
+    """The simulation an entry's changes are measured against (its ``baseline``, by default the
+    first simulation; None for the first one itself or ``baseline = ""``)."""
+    if entry.baseline == "":
+        return None
+    label = paired[0]["entry"].label if entry.baseline is None else entry.baseline
+    if label == entry.label:
+        return None
+    return next(p for p in paired if p["entry"].label == label)
+
+
 def _paired_change_lines(paired: list[dict], confidence: float = 0.95) -> list[str]:
-    """Changes against the first simulation; paired per deal where the deals are the same ones."""
-    if len(paired) < 2:
-        return []
+    """Each simulation's changes against its baseline (the first simulation unless it names
+    another); paired per deal where the deals are the same ones."""
     z = _normal_quantile(confidence)
-    base = paired[0]
     rows = []
-    for other in paired[1:]:
+    for other in paired:
+        base = _baseline_of(other["entry"], paired)
+        if base is None:
+            continue
         same_deals = (other["entry"].seed == base["entry"].seed and other["entry"].deals == base["entry"].deals
                       and other["exhausted"].size == base["exhausted"].size)  # same rows (seating all: 6 per deal)
-        row = {"simulation": other["entry"].label}
-        for key, name in (("exhausted", "change in 穿牌 rate"), ("dealer_x", "change in dealer advantage")):
+        row = {"simulation": other["entry"].label, "against": base["entry"].label}
+        for key, name in (("exhausted", "change in 穿牌 rate"), ("dealer_x", "change in dealer advantage"),
+                          ("xiaojia", "change in P(小甲 win) per deal")):
             if same_deals:
                 test = paired_mean_test(other[key] - base[key], confidence)
                 row[name] = f"{test.mean:+.4f} [{test.lo:+.4f}, {test.hi:+.4f}], p{_p_text(test.p_value)}"
@@ -120,9 +134,12 @@ def _paired_change_lines(paired: list[dict], confidence: float = 0.95) -> list[s
         se = (a.var(ddof=1) / a.size + b.var(ddof=1) / b.size) ** 0.5
         row["change in mean hu (Welch)"] = f"{diff:+.2f} [{diff - z * se:+.2f}, {diff + z * se:+.2f}]"
         rows.append(row)
-    return [f"Changes against **{base['entry'].label}** ({format_level(confidence)}): 穿牌 rate and dealer advantage paired per deal "
-            "(simulations with the same seed play the same deals), mean hu of wins by Welch's interval "
-            "(the sets of won deals differ).", ""] + markdown_table(pd.DataFrame(rows)) + [""]
+    if not rows:
+        return []
+    return [f"Changes of each simulation against the one in column *against* ({format_level(confidence)}): "
+            "穿牌 rate, dealer advantage and the probability that a deal ends in a 小甲 win (units >= "
+            f"{XIAOJIA_UNITS}) paired per deal (simulations with the same seed play the same deals), mean hu of wins "
+            "by Welch's interval (the sets of won deals differ).", ""] + markdown_table(pd.DataFrame(rows)) + [""]
 
 
 def _simulation_lines(spec: ExperimentSpec, data_dir: Path, report_dir: Path, workers: int, quiet: bool,

@@ -17,6 +17,9 @@ estimates behind one report.
                                        # down to a multiple of it)
     seating = "rotate"                 # optional: fixed | rotate | all (simkit simulate --seating);
                                        # default rotate when the policies differ, else fixed
+    baseline = "greedy x3"             # optional: the earlier simulation this one's changes are
+                                       # measured against, paired per deal when both play the
+                                       # same deals; default the first simulation; "" for none
 
     [[comparison]]                     # one duplicate comparison per entry (simkit compare)
     a = "greedy"
@@ -70,6 +73,7 @@ class SimulationEntry:
     details: bool
     session_length: int = 1
     seating: str | None = None  # None: simulate's default (rotate when the policies differ)
+    baseline: str | None = None  # label compared against; None: the first simulation; "": none
 
 
 @dataclasses.dataclass(frozen=True)
@@ -203,8 +207,8 @@ def parse_experiment(text: str, source: str = "experiment") -> ExperimentSpec:
     for i, entry in enumerate(_take(data, "simulation", list, source, [])):
         where = f"{source}: simulation[{i}]"
         entry = _entry(entry, where, "simulation")
-        _check_keys(entry, {"label", "policies", "deals", "seed", "rules", "details", "session_length", "seating"},
-                    where)
+        _check_keys(entry, {"label", "policies", "deals", "seed", "rules", "details", "session_length", "seating",
+                            "baseline"}, where)
         policies = _take(entry, "policies", str, where)
         try:
             parse_policies(policies)
@@ -213,12 +217,17 @@ def parse_experiment(text: str, source: str = "experiment") -> ExperimentSpec:
         seating = _take(entry, "seating", str, where, None)
         if seating is not None and seating not in ("fixed", "rotate", "all"):
             raise ExperimentError(f"{where}: 'seating' must be fixed, rotate or all, got {seating!r}")
-        sims.append(SimulationEntry(_take(entry, "label", str, where, policies), policies,
+        baseline = _take(entry, "baseline", str, where, None)
+        label = _take(entry, "label", str, where, policies)
+        if baseline and baseline not in [s.label for s in sims]:
+            raise ExperimentError(f"{where}: 'baseline' must be the label of an earlier simulation, got {baseline!r} "
+                                  f"(earlier: {[s.label for s in sims]})")
+        sims.append(SimulationEntry(label, policies,
                                     _positive(_take(entry, "deals", int, where), "deals", where),
                                     _take(entry, "seed", int, where, seed), _rules(entry, where),
                                     _take(entry, "details", bool, where, True),
                                     _positive(_take(entry, "session_length", int, where, 1), "session_length", where),
-                                    seating))
+                                    seating, baseline))
     labels = [s.label for s in sims]
     if len(set(map(slug, labels))) != len(labels):
         raise ExperimentError(f"{source}: simulation labels must be distinct, got {labels}")
