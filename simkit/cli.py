@@ -10,6 +10,8 @@
     simkit report DATASET [--out DIR] [--confidence C]   # report.md with tables and plots of a dataset
     simkit compare A B [--deals N | --sprt delta,alpha,beta] [--seed S] [--out DIR] [--confidence C]
     simkit tournament P1 P2 [P3 ...] [--deals N] [--sprt delta,alpha,beta] [--seed S] [--out DIR]
+    simkit tune POLICY --params NAME=LO:HI[,NAME=LO:HI ...] --against POOL --budget DEALS [--seed S] [--out DIR]
+                [--iteration-deals M] [--validate-deals N] [--confidence C] [--spsa KEY=VALUE,...] [--quiet]
     simkit prob [EVENT ...] [--deals N] [--seed S] [--seat K] [--out FILE] [--hands DIR]
     simkit prob [EVENT ...] --given "HAND" [--seat K]   # the other seats' hands given seat K's (default 0)
     simkit equity "HAND" [--seat 0|1|2] --policies a,b,c --deals N [--seed S] [--out DIR] [--workers K]
@@ -133,6 +135,30 @@ def _build_parser() -> argparse.ArgumentParser:
     tournament.add_argument("--resamples", type=int, default=2_000, help="bootstrap resamples of the ratings")
     tournament.add_argument("--confidence", type=float, default=0.95, help="level of every interval (default 0.95)")
     tournament.add_argument("--quiet", action="store_true")
+
+    tune = sub.add_parser("tune", help="tune a policy's parameters by SPSA against a pool, then validate the result")
+    tune.add_argument("policy", help="the policy and its starting parameters, e.g. patient:6 or pkg.mod:func:1,2")
+    tune.add_argument("--params", required=True, metavar="NAME=LO:HI,...",
+                      help="parameters to tune and their ranges, by name (patient: min_units, late_stock, peng_slack) "
+                           "or as p<i>, e.g. min_units=1:8,late_stock=0:20")
+    tune.add_argument("--against", required=True, metavar="POOL",
+                      help="opponent pool, comma-separated policies (a number after a policy with parameters is one "
+                           "more of its parameters: greedy,patient:2,6,1,random is three policies)")
+    tune.add_argument("--budget", type=int, required=True,
+                      help="deals played while tuning: each iteration plays its deals 6 times (theta+ and theta-, "
+                           "the candidate at each of the 3 seats); the validation is extra")
+    tune.add_argument("--seed", type=int, default=0)
+    tune.add_argument("--out", default=None, help="tune folder (default runs/tune-POLICY-seedS; resumable)")
+    tune.add_argument("--iteration-deals", type=int, default=200, help="new deals per SPSA iteration (default 200)")
+    tune.add_argument("--validate-deals", type=int, default=5_000,
+                      help="duplicate deals (x 6 seatings) of the validation, tuned vs start, on new deals "
+                           "(default 5000)")
+    tune.add_argument("--confidence", type=float, default=0.95, help="level of the validation interval (default 0.95)")
+    tune.add_argument("--spsa", default=None, metavar="KEY=VALUE,...",
+                      help="SPSA constants a, c, A, alpha, gamma (normalised coordinates; defaults: a_0 = 0.1, c = 0.2, "
+                           "A = 10%% of the iterations, alpha 0.602, gamma 0.101)")
+    tune.add_argument("--rule", action="append", default=[], metavar="KEY=VALUE")
+    tune.add_argument("--quiet", action="store_true", help="no progress lines")
 
     prob = sub.add_parser("prob", help="probabilities of dealt-hand events: Monte Carlo with intervals, exact where known")
     prob.add_argument("events", nargs="*", metavar="EVENT",
@@ -432,6 +458,41 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
     return 0
 
 
+def _parse_spsa(text: str):
+    from simkit.analysis.tuning import SpsaSettings
+
+    values: dict[str, float] = {}
+    names = ("a", "c", "A", "alpha", "gamma")
+    for piece in text.split(","):
+        key, sep, value = piece.strip().partition("=")
+        if not sep or key.strip() not in names:
+            raise SimkitError(f"--spsa takes KEY=VALUE,... with KEY one of {', '.join(names)}, got {piece.strip()!r}")
+        try:
+            values[key.strip()] = float(value)
+        except ValueError:
+            raise SimkitError(f"--spsa {key.strip()} must be a number, got {value!r}") from None
+    return SpsaSettings(**values)
+
+
+def _cmd_tune(args: argparse.Namespace) -> int:
+    import re
+
+    from simkit.analysis.tuning import parse_ranges, tune
+    from simkit.rules import RuleSet
+
+    confidence = _check_confidence(args.confidence)
+    spsa = _parse_spsa(args.spsa) if args.spsa else None
+    out = args.out if args.out is not None else "runs/tune-" + re.sub(r"[^A-Za-z0-9.]+", "_", args.policy) + \
+        f"-seed{args.seed}"
+    start = time.perf_counter()
+    result = tune(args.policy, parse_ranges(args.params), args.against, args.budget, seed=args.seed, out=out,
+                  iteration_deals=args.iteration_deals, validate_deals=args.validate_deals, confidence=confidence,
+                  rules=RuleSet.from_strings(args.rule), spsa=spsa, quiet=args.quiet)
+    print(result.text())
+    print(f"({time.perf_counter() - start:.1f} s) -> {out}/report.md")
+    return 0
+
+
 def _cmd_prob(args: argparse.Namespace) -> int:
     import pandas as pd
 
@@ -659,6 +720,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "demo": _cmd_demo,
         "compare": _cmd_compare,
         "tournament": _cmd_tournament,
+        "tune": _cmd_tune,
         "experiment": _cmd_experiment,
         "prob": _cmd_prob,
         "equity": _cmd_equity,

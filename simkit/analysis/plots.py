@@ -40,6 +40,7 @@ __all__ = [
     "payoff_by_policy_plot",
     "save_figure",
     "sprt_llr_plot",
+    "tuning_plot",
     "win_rate_by_seat_plot",
 ]
 
@@ -198,6 +199,35 @@ def dealt_distribution_plot(frame: pd.DataFrame, column: str, xlabel: str, title
     ax.set_ylabel("fraction of dealt hands")
     ax.set_title(title)
     ax.legend(fontsize=8)
+    return ax
+
+
+def tuning_plot(trajectory: pd.DataFrame, column: str, ylabel: str, title: str, ax: Axes | None = None,
+                bounds: tuple[float, float] | None = None, window: int | None = None,
+                marks: dict[str, float] | None = None) -> Axes:
+    """One column of a tuning trajectory (:func:`simkit.analysis.tuning.tune`: one row per SPSA
+    iteration, column ``iteration``) against the iteration: the values, with ``window`` their
+    trailing moving average over that many iterations, ``bounds`` (the parameter's range) as
+    grey lines and ``marks`` (label -> value, e.g. start and tuned) as dashed lines."""
+    ax = new_axes((7, 3.5)) if ax is None else ax
+    x = trajectory["iteration"].to_numpy() + 1
+    y = trajectory[column].to_numpy(dtype=float)
+    ax.plot(x, y, linewidth=0.8 if window else 1.2, alpha=0.5 if window else 1.0,
+            label=f"{column} per iteration" if window else column)
+    if window and y.size:
+        kernel = np.ones(min(window, y.size))
+        sums = np.convolve(y, kernel, mode="full")[: y.size]
+        average = sums / np.convolve(np.ones(y.size), kernel, mode="full")[: y.size]  # trailing mean
+        ax.plot(x, average, linewidth=1.8, label=f"moving average ({min(window, y.size)} iterations)")
+    if bounds is not None:
+        for value in bounds:
+            ax.axhline(value, color="grey", linewidth=0.8)
+    for (label, value), colour in zip((marks or {}).items(), ("tab:red", "tab:green", "tab:purple", "tab:brown")):
+        ax.axhline(value, color=colour, linestyle="--", linewidth=1, label=f"{label}: {value:.4g}")
+    ax.set_xlabel(f"SPSA iteration (n={len(trajectory):,})")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=7, loc="best")
     return ax
 
 

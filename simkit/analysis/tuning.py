@@ -1,0 +1,648 @@
+"""Automatic tuning of a parametric policy's parameters by SPSA (``simkit tune``).
+
+SPSA (simultaneous perturbation stochastic approximation, Spall 1992) as fishtest tunes chess
+engines: every iteration perturbs *all* tuned parameters at once by a random ±1 vector and
+plays the two perturbed policies on the same deals; the difference of their strengths is the
+gradient estimate along that vector.  Here:
+
+* **Coordinates.** Each tuned parameter ``name`` with range ``(lo, hi)`` is worked on as
+  x = (value - lo) / (hi - lo) in [0, 1]; every point played and every iterate is clipped to
+  [0, 1], i.e. to [lo, hi] in real units.  Parameters not tuned keep the policy's values.
+* **Gains.** Iteration k = 0, 1, ... uses a_k = a / (A + k + 1)^alpha and
+  c_k = c / (k + 1)^gamma (:class:`SpsaSettings`; defaults alpha = 0.602, gamma = 0.101 as
+  Spall and fishtest; c = 0.2, i.e. the first perturbation moves each parameter by 20% of its
+  range; A = 10% of the iterations; a = 0.1 · (A + 1)^alpha, so that a_0 = 0.1: a strength
+  slope of 1 牌 per seat per deal across a parameter's whole range moves it by 10% of its range
+  at the first iteration).
+* **Perturbation.** Δ_k ∈ {-1, +1}^p (Rademacher) from a numpy ``Generator`` seeded with
+  ``SeedSequence([seed, k, PERTURBATION_STREAM])``: a pure function of (seed, iteration).
+  θ± = clip(x_k ± c_k Δ_k).
+* **Measurement (common random numbers).** Iteration k plays deals k·m .. (k+1)·m - 1 of the
+  seed (m = ``iteration_deals``; no deal is used twice) with θ+ and with θ-: the same cards
+  and the same policy random streams for both (:mod:`simkit.rng`: streams are keyed by
+  (seed, deal)).  The candidate sits at each of the 3 seats in turn and the two other seats
+  are played by one opponent of the pool: the block's i-th deal (i = 0 .. m - 1) is played
+  against ``pool[i * P // m]`` (P opponents, each in an equal contiguous share of the block).
+  The strength f(θ) is the candidate's mean payoff, 牌 per seat per deal, over the block's
+  deals and the 3 seats.
+* **Update (maximising).** ĝ_k = (f(θ+) - f(θ-)) / (2 c_k) · Δ_k (1/Δ = Δ for ±1) and
+  x_{k+1} = clip(x_k + a_k ĝ_k, 0, 1).
+* **Budget.** ``budget`` counts deals *played*: every iteration plays each of its m deals
+  3 times (one per candidate seat) for each of θ+ and θ-, so 6·m plays; the run makes
+  ``budget // (6 m)`` iterations and plays exactly 6·m·iterations deals (the remainder of the
+  budget is unused and reported).  The validation is not counted in the budget.
+* **Result.** The tuned values are the mean of the iterates x_{k+1} over the last ``tail``
+  fraction (default 0.25) of the iterations (Polyak–Ruppert averaging of the tail: the last
+  iterate alone carries the noise of the last steps), in real units; the last iterate is
+  reported too.
+* **Validation.** A duplicate comparison (:func:`simkit.runner.duplicate.run_duplicate`:
+  six seatings on the same deals) of the tuned parameters against the starting ones, into
+  ``OUT/validation``, on deals 0 .. ``validate_deals`` - 1 of a different seed,
+  :func:`validation_seed` (``SeedSequence([seed, VALIDATION_STREAM])``'s first 32-bit word),
+  so none of its cards were seen while tuning; reported with its paired bootstrap (BCa) and t
+  intervals at ``confidence`` (:func:`simkit.analysis.compare.load_comparison`).
+* **Determinism and resume.** The trajectory is a pure function of (policy, ranges, pool,
+  seed, budget, iteration deals, rules, SPSA constants).  ``OUT/tune.json`` records that
+  identity (a re-run with another is refused in one line) and ``OUT/state.json`` the
+  trajectory, rewritten atomically after every iteration: an interrupted run, run again,
+  continues from its last complete iteration and ends exactly where an uninterrupted one does.
+* **Output.** ``OUT/report.md`` (table, plot, validation), ``OUT/trajectory.csv``,
+  ``OUT/tuning_convergence.png`` / ``.svg`` (each parameter in real units, and the strength
+  (f(θ+) + f(θ-)) / 2 with its moving average, against the iteration).
+
+Compiled policies (built-in, or ``package.module:function`` with parameters ``p<i>``) play in
+the batch kernels; a Python-tier policy (``act(observation, legal_actions)``, made as
+``Class(*params)``) plays in the Python loop (:mod:`simkit.runner.python_play`), slower.
+
+>>> import tempfile
+>>> result = tune("patient:6", {"min_units": (1, 8)}, ["greedy"], budget=6000, seed=1, out=tempfile.mkdtemp(),
+...               iteration_deals=100, validate_deals=50, quiet=True)
+>>> result.iterations, result.plays, result.to_frame()["parameter"].tolist(), result.tuned[0] < 6
+(10, 6000, ['min_units'], True)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+import sys
+from pathlib import Path
+from typing import Callable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from simkit.analysis.compare import ComparisonResult, load_comparison
+from simkit.analysis.plots import save_figure, tuning_plot
+from simkit.analysis.report import markdown_table
+from simkit.analysis.results import Result, format_level
+from simkit.analysis.stats import check_confidence
+from simkit.errors import SimkitError
+from simkit.policies.registry import (
+    N_PARAMS,
+    PolicyError,
+    PolicySpec,
+    effective_params,
+    is_python_policy,
+    param_index,
+    parse_policy,
+    policy_arrays,
+    policy_sources,
+)
+from simkit.rules import RuleSet
+from simkit.runner.duplicate import run_duplicate
+from simkit.runner.play import R_PAYOFF, play_deals
+from simkit.runner.python_play import actors_for, play_deals_python
+from simkit.storage.dataset import DatasetError
+from simkit.storage.files import stored_identity, write_json, write_text
+from simkit.storage.lock import FolderLock
+from simkit.storage.paths import check_out_dir, make_out_dir
+
+__all__ = [
+    "PLAYS_PER_DEAL",
+    "ParameterRange",
+    "SpsaSettings",
+    "TuneResult",
+    "block_strength",
+    "parse_pool",
+    "parse_ranges",
+    "perturbation",
+    "spsa_step",
+    "tune",
+    "validation_seed",
+    "write_tune_report",
+]
+
+TUNE_FILE = "tune.json"  # the run's identity
+STATE_FILE = "state.json"  # the trajectory so far, rewritten after every iteration
+VALIDATION_DIR = "validation"
+PLOT_STEM = "tuning_convergence"
+SEATS = 3
+PLAYS_PER_DEAL = 2 * SEATS  # θ+ and θ-, each with the candidate at each of the 3 seats
+PERTURBATION_STREAM = 0x5B5A  # SeedSequence([seed, k, PERTURBATION_STREAM]) draws Δ_k
+VALIDATION_STREAM = 0x7A11D  # SeedSequence([seed, VALIDATION_STREAM]) gives the validation seed
+DEFAULT_C = 0.2
+DEFAULT_FIRST_GAIN = 0.1  # a_0 when a is not given
+DEFAULT_A_FRACTION = 0.1  # A = 10% of the iterations when A is not given
+
+
+@dataclasses.dataclass(frozen=True)
+class ParameterRange:
+    """A tuned parameter: its name as given, its index in the policy's ``params`` and its
+    range [lo, hi] in real units."""
+
+    name: str
+    index: int
+    lo: float
+    hi: float
+
+    def to_unit(self, value: float) -> float:
+        """Real value -> normalised coordinate in [0, 1] (unclipped)."""
+        return (float(value) - self.lo) / (self.hi - self.lo)
+
+    def to_real(self, x: float) -> float:
+        """Normalised coordinate -> real value.
+
+        >>> ParameterRange("min_units", 0, 1.0, 8.0).to_real(0.5)
+        4.5
+        """
+        return self.lo + float(x) * (self.hi - self.lo)
+
+
+@dataclasses.dataclass(frozen=True)
+class SpsaSettings:
+    """SPSA gain constants: a_k = a / (A + k + 1)^alpha, c_k = c / (k + 1)^gamma, in
+    normalised coordinates.  ``a`` None: 0.1 · (A + 1)^alpha (a_0 = 0.1); ``A`` None: 10% of
+    the iterations (:meth:`resolved`).
+
+    >>> s = SpsaSettings().resolved(100)
+    >>> s.A, round(s.gains(0)[0], 6), s.gains(0)[1]
+    (10.0, 0.1, 0.2)
+    """
+
+    a: float | None = None
+    c: float = DEFAULT_C
+    A: float | None = None
+    alpha: float = 0.602
+    gamma: float = 0.101
+
+    def __post_init__(self) -> None:
+        for name in ("a", "c", "A", "alpha", "gamma"):
+            value = getattr(self, name)
+            if value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise SimkitError(f"spsa {name} must be a finite number, got {value!r}", parameters=("spsa",))
+        if self.a is not None and self.a <= 0:
+            raise SimkitError(f"spsa a must be > 0, got {self.a}", parameters=("spsa",))
+        if not 0 < self.c <= 0.5:
+            raise SimkitError(f"spsa c must lie in (0, 0.5] (a fraction of each range), got {self.c}",
+                              parameters=("spsa",))
+        if self.A is not None and self.A < 0:
+            raise SimkitError(f"spsa A must be >= 0, got {self.A}", parameters=("spsa",))
+        if self.alpha <= 0 or self.gamma < 0:
+            raise SimkitError(f"spsa alpha must be > 0 and gamma >= 0, got {self.alpha}, {self.gamma}",
+                              parameters=("spsa",))
+
+    def resolved(self, iterations: int) -> "SpsaSettings":
+        """The constants of a run of ``iterations`` iterations, defaults filled in."""
+        big_a = float(self.A) if self.A is not None else DEFAULT_A_FRACTION * int(iterations)
+        a = float(self.a) if self.a is not None else DEFAULT_FIRST_GAIN * (big_a + 1.0) ** self.alpha
+        return SpsaSettings(a, float(self.c), big_a, float(self.alpha), float(self.gamma))
+
+    def gains(self, k: int) -> tuple[float, float]:
+        """(a_k, c_k) of iteration k (resolved settings only)."""
+        if self.a is None or self.A is None:
+            raise ValueError("gains of unresolved SPSA settings (call resolved(iterations) first)")
+        return self.a / (self.A + k + 1.0) ** self.alpha, self.c / (k + 1.0) ** self.gamma
+
+    def to_dict(self) -> dict:
+        return {"a": self.a, "c": self.c, "A": self.A, "alpha": self.alpha, "gamma": self.gamma}
+
+
+def perturbation(seed: int, iteration: int, n: int) -> np.ndarray:
+    """Δ of an iteration: ``n`` values ±1 (float), a pure function of (seed, iteration).
+
+    >>> perturbation(7, 3, 4).tolist() == perturbation(7, 3, 4).tolist(), set(perturbation(7, 3, 64).tolist())
+    (True, {1.0, -1.0})
+    """
+    rng = np.random.default_rng(np.random.SeedSequence([int(seed), int(iteration), PERTURBATION_STREAM]))
+    return rng.integers(0, 2, size=int(n)).astype(np.float64) * 2.0 - 1.0
+
+
+def validation_seed(seed: int) -> int:
+    """The seed of the validation deals of a tune with ``seed`` (never the tune's own).
+
+    >>> validation_seed(0) == validation_seed(0) != 0
+    True
+    """
+    word = int(np.random.SeedSequence([int(seed), VALIDATION_STREAM]).generate_state(1, dtype=np.uint32)[0])
+    return word if word != int(seed) else word + 1
+
+
+def spsa_step(x: np.ndarray, delta: np.ndarray, f_plus: float, f_minus: float, a_k: float,
+              c_k: float) -> tuple[np.ndarray, np.ndarray]:
+    """(gradient estimate, next iterate) of one maximising SPSA step in normalised coordinates.
+
+    >>> g, x = spsa_step(np.array([0.5]), np.array([1.0]), 1.0, 0.0, 0.1, 0.2)
+    >>> g.tolist(), x.tolist()
+    ([2.5], [0.75])
+    """
+    gradient = (float(f_plus) - float(f_minus)) / (2.0 * c_k) * delta
+    return gradient, np.clip(x + a_k * gradient, 0.0, 1.0)
+
+
+def parse_ranges(text: str) -> dict[str, tuple[float, float]]:
+    """``NAME=LO:HI,NAME=LO:HI`` -> {name: (lo, hi)} (the command line's ``--params``).
+
+    >>> parse_ranges("min_units=1:8, late_stock=0:20")
+    {'min_units': (1.0, 8.0), 'late_stock': (0.0, 20.0)}
+    """
+    ranges: dict[str, tuple[float, float]] = {}
+    for piece in (p.strip() for p in str(text).split(",")):
+        name, sep, bounds = piece.partition("=")
+        lo_text, colon, hi_text = bounds.partition(":")
+        try:
+            if not (sep and colon and name.strip()):
+                raise ValueError
+            lo, hi = float(lo_text), float(hi_text)
+        except ValueError:
+            raise SimkitError(f"params takes NAME=LO:HI,NAME=LO:HI, got {piece!r}", parameters=("params",)) from None
+        if name.strip() in ranges:
+            raise SimkitError(f"params names {name.strip()!r} twice", parameters=("params",))
+        ranges[name.strip()] = (lo, hi)
+    return ranges
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+        return True
+    except ValueError:
+        return False
+
+
+def parse_pool(text: str | Sequence[str | PolicySpec]) -> tuple[PolicySpec, ...]:
+    """The opponent pool: comma-separated policy specs, where a number after a spec that has
+    parameters is one more parameter of it (as :func:`~simkit.policies.registry.parse_policies`).
+
+    >>> [s.text() for s in parse_pool("greedy,patient:3,6,random")]
+    ['greedy', 'patient:3,6', 'random']
+    """
+    if isinstance(text, str):
+        merged: list[str] = []
+        for piece in text.split(","):
+            if merged and piece.strip() and _is_number(piece) and parse_policy(merged[-1]).params:
+                merged[-1] += "," + piece
+            elif piece.strip():
+                merged.append(piece)
+        items: list[str | PolicySpec] = list(merged)
+    else:
+        items = list(text)
+    return tuple(x if isinstance(x, PolicySpec) else parse_policy(x) for x in items)
+
+
+def _ranges(spec: PolicySpec, params: Mapping[str, tuple[float, float]]) -> tuple[ParameterRange, ...]:
+    if not isinstance(params, Mapping) or not params:
+        raise SimkitError("params must name at least one parameter to tune: {name: (lo, hi)}", parameters=("params",))
+    out: list[ParameterRange] = []
+    for name, bounds in params.items():
+        index = param_index(spec.name, str(name))
+        try:
+            lo, hi = (float(v) for v in bounds)
+        except (TypeError, ValueError):
+            raise SimkitError(f"params: the range of {name!r} must be two numbers (lo, hi), got {bounds!r}",
+                              parameters=("params",)) from None
+        if not (math.isfinite(lo) and math.isfinite(hi)) or lo >= hi:
+            raise SimkitError(f"params: the range of {name!r} needs finite lo < hi, got {lo:g}:{hi:g}",
+                              parameters=("params",))
+        if any(r.index == index for r in out):
+            raise SimkitError(f"params: {name!r} is the same parameter (p{index}) as another one given",
+                              parameters=("params",))
+        out.append(ParameterRange(str(name), index, lo, hi))
+    return tuple(out)
+
+
+def _start_vector(spec: PolicySpec, ranges: Sequence[ParameterRange]) -> np.ndarray:
+    values = list(effective_params(spec))
+    width = max(len(values), max(r.index for r in ranges) + 1)
+    if width > N_PARAMS:
+        raise PolicyError(f"policy {spec.name!r}: at most {N_PARAMS} parameters")
+    start = np.zeros(width, dtype=np.float64)
+    start[: len(values)] = values
+    for r in ranges:
+        if not r.lo <= start[r.index] <= r.hi:
+            raise SimkitError(f"params: the starting value of {r.name!r}, {start[r.index]:g}, lies outside its range "
+                              f"{r.lo:g}:{r.hi:g}", parameters=("params",))
+    return start
+
+
+def _spec_at(spec: PolicySpec, start: np.ndarray, ranges: Sequence[ParameterRange], x: np.ndarray) -> PolicySpec:
+    """The candidate policy at normalised point ``x``."""
+    values = start.copy()
+    for r, xi in zip(ranges, x):
+        values[r.index] = r.to_real(xi)
+    return PolicySpec(spec.name, tuple(float(v) for v in values))
+
+
+def _play(specs: Sequence[PolicySpec], n: int, seed: int, first_deal: int, rules_array: np.ndarray) -> np.ndarray:
+    """Result rows of deals first_deal .. first_deal + n - 1 with fixed seats."""
+    if any(is_python_policy(s) for s in specs):
+        return play_deals_python(n, seed, actors_for(specs), rules_array, first_deal=first_deal)
+    ids, params, user = policy_arrays(specs)
+    return play_deals(n, seed, ids, params, rules_array, first_deal=first_deal, user_functions=user)
+
+
+def block_strength(candidate: PolicySpec, pool: Sequence[PolicySpec], seed: int, first_deal: int, deals: int,
+                   rules_array: np.ndarray) -> tuple[float, int]:
+    """(strength, deals played) of ``candidate`` on deals first_deal .. first_deal + deals - 1:
+    its mean payoff per seat per deal with it at each seat in turn and the block's i-th deal's
+    two other seats played by ``pool[i * len(pool) // deals]``."""
+    total = 0.0
+    played = 0
+    for j, opponent in enumerate(pool):
+        lo, hi = j * deals // len(pool), (j + 1) * deals // len(pool)
+        for seat in range(SEATS):
+            specs = [opponent] * SEATS
+            specs[seat] = candidate
+            rows = _play(specs, hi - lo, seed, first_deal + lo, rules_array)
+            total += float(rows[:, R_PAYOFF + seat].sum())
+            played += rows.shape[0]
+    return total / (SEATS * deals), played
+
+
+@dataclasses.dataclass(frozen=True)
+class TuneResult(Result):
+    """A finished tune: the policy at its start and tuned (``start_policy``, ``tuned_policy``:
+    specs with every parameter), the tuned parameters' ranges, start, tuned (tail mean) and
+    last-iterate values, the iterations and the deals played, the trajectory (one row per
+    iteration) and the validation comparison of tuned against start.
+
+    :meth:`to_frame`: one row per tuned parameter (``parameter``, ``index``, ``lo``, ``hi``,
+    ``start``, ``tuned``, ``last``) with the validation's estimate and interval."""
+
+    policy: str
+    ranges: tuple[ParameterRange, ...]
+    start: tuple[float, ...]
+    tuned: tuple[float, ...]
+    last: tuple[float, ...]
+    start_policy: PolicySpec
+    tuned_policy: PolicySpec
+    pool: tuple[str, ...]
+    seed: int
+    budget: int
+    iterations: int
+    plays: int
+    iteration_deals: int
+    settings: SpsaSettings
+    tail: float
+    trajectory: pd.DataFrame = dataclasses.field(repr=False, compare=False)
+    validation: ComparisonResult = dataclasses.field(repr=False, compare=False)
+    validation_seed: int = 0
+    confidence: float = 0.95
+
+    def to_frame(self) -> pd.DataFrame:
+        v = self.validation
+        return pd.DataFrame({
+            "parameter": [r.name for r in self.ranges], "index": [r.index for r in self.ranges],
+            "lo": [r.lo for r in self.ranges], "hi": [r.hi for r in self.ranges],
+            "start": list(self.start), "tuned": list(self.tuned), "last": list(self.last),
+            "validation_estimate": v.test.mean, "validation_lo": v.bootstrap.lo, "validation_hi": v.bootstrap.hi,
+            "validation_deals": v.deals, "confidence": self.confidence,
+        })
+
+    def text(self) -> str:
+        """The tuned parameters and the validation, as the command line prints them."""
+        level = format_level(self.confidence)
+        values = ", ".join(f"{r.name} = {t:.4g} (from {s:.4g}; last iterate {x:.4g})"
+                           for r, s, t, x in zip(self.ranges, self.start, self.tuned, self.last))
+        v = self.validation
+        return "\n".join([
+            f"tuned {self.policy}: {values}",
+            f"  {self.iterations} SPSA iterations, {self.plays:,} deals played (budget {self.budget:,}); tuned = mean "
+            f"of the last {self.tail:.0%} of the iterates",
+            f"validation (new deals, seed {self.validation_seed}): tuned - start {v.test.mean:+.4f} 牌 per seat per "
+            f"deal over {v.deals:,} deals x 6 seatings, {level} paired bootstrap (BCa) [{v.bootstrap.lo:+.4f}, "
+            f"{v.bootstrap.hi:+.4f}], t [{v.test.lo:+.4f}, {v.test.hi:+.4f}]",
+        ])
+
+
+def _identity(spec: PolicySpec, start: np.ndarray, ranges: Sequence[ParameterRange], pool: Sequence[PolicySpec],
+              seed: int, budget: int, iteration_deals: int, rules: RuleSet, settings: SpsaSettings, tail: float,
+              validate_deals: int, batch_size: int) -> dict:
+    pool_full = [PolicySpec(p.name, effective_params(p)) for p in pool]
+    identity = {
+        "kind": "simkit.tune", "policy": spec.name, "start": [float(v) for v in start],
+        "params": [{"name": r.name, "index": r.index, "lo": r.lo, "hi": r.hi} for r in ranges],
+        "pool": [p.text() for p in pool_full], "seed": int(seed), "budget": int(budget),
+        "iteration_deals": int(iteration_deals), "rules": rules.to_dict(), "spsa": settings.to_dict(),
+        "tail": float(tail), "validate_deals": int(validate_deals), "batch_size": int(batch_size),
+        "policy_sources": [list(x) for x in policy_sources([spec, *pool])],
+    }
+    return json.loads(json.dumps(identity))  # as read back from tune.json (lists, not tuples)
+
+
+def _check_identity(directory: Path, identity: dict) -> None:
+    try:
+        stored = stored_identity(directory / TUNE_FILE, identity)
+    except ValueError as exc:
+        raise DatasetError(str(exc)) from None
+    if stored is not None and stored != identity:
+        changed = sorted(k for k in set(stored) | set(identity) if stored.get(k) != identity.get(k))
+        raise DatasetError(f"{directory} holds another tune (different {', '.join(changed)}); use another output "
+                           "folder", parameters=("out",))
+
+
+def _read_state(directory: Path, identity: dict, iterations: int) -> list[dict]:
+    path = directory / STATE_FILE
+    if not path.exists():
+        return []
+    try:
+        state = json.loads(path.read_text(encoding="utf-8"))
+        records = list(state["iterations"])
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise DatasetError(f"{path}: unreadable ({exc})") from None
+    if state.get("identity") != identity or len(records) > iterations:
+        raise DatasetError(f"{path} does not belong to this tune's {TUNE_FILE}; use another output folder",
+                           parameters=("out",))
+    return records
+
+
+def _check_int(name: str, value, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or int(value) < minimum:
+        raise SimkitError(f"{name} must be an integer >= {minimum}, got {value!r}", parameters=(name,))
+    return int(value)
+
+
+def tune(
+    policy: str | PolicySpec,
+    params: Mapping[str, tuple[float, float]],
+    against: str | Sequence[str | PolicySpec],
+    budget: int,
+    seed: int = 0,
+    out: str | os.PathLike = "runs/tune",
+    iteration_deals: int = 200,
+    validate_deals: int = 5_000,
+    confidence: float = 0.95,
+    rules: RuleSet | None = None,
+    spsa: SpsaSettings | None = None,
+    tail: float = 0.25,
+    batch_size: int = 5_000,
+    quiet: bool = False,
+    on_iteration: Callable[[dict], None] | None = None,
+) -> TuneResult:
+    """Tune ``params`` ({name: (lo, hi)}: names of the policy's parameters, or ``p<i>``) of
+    ``policy`` (its parameters as given are the start) against the opponent pool ``against``
+    with SPSA, spending ``budget`` deals played (6 per deal of an iteration: see the module
+    docstring), then validate tuned against start on ``validate_deals`` new duplicate deals and
+    write ``out/report.md``.  Resumable: a re-run continues where an interrupted one stopped.
+
+    ``on_iteration`` is called with each iteration's record once it is stored (its keys are
+    the trajectory's columns); ``quiet`` silences the progress lines on stderr."""
+    spec = policy if isinstance(policy, PolicySpec) else parse_policy(policy)
+    ranges = _ranges(spec, params)
+    start = _start_vector(spec, ranges)
+    pool = parse_pool(against)
+    if not pool:
+        raise SimkitError("against: the opponent pool is empty (give one or more policies)", parameters=("against",))
+    seed = _check_int("seed", seed, 0)
+    budget = _check_int("budget", budget, 1)
+    iteration_deals = _check_int("iteration_deals", iteration_deals, 1)
+    if iteration_deals < len(pool):
+        raise SimkitError(f"iteration_deals {iteration_deals} is smaller than the pool ({len(pool)} opponents): each "
+                          "opponent needs a deal per iteration", parameters=("iteration_deals",))
+    per_iteration = PLAYS_PER_DEAL * iteration_deals
+    iterations = budget // per_iteration
+    if iterations < 1:
+        raise SimkitError(f"budget {budget:,} is too small for one iteration: an iteration plays {per_iteration:,} "
+                          f"deals (iteration_deals {iteration_deals} x 3 seats x 2 perturbations)",
+                          parameters=("budget",))
+    validate_deals = _check_int("validate_deals", validate_deals, 2)
+    batch_size = _check_int("batch_size", batch_size, 1)
+    confidence = check_confidence(confidence)
+    if isinstance(tail, bool) or not isinstance(tail, (int, float)) or not 0 < tail <= 1:
+        raise SimkitError(f"tail must lie in (0, 1], got {tail!r}", parameters=("tail",))
+    rules = rules if rules is not None else RuleSet()
+    settings = (spsa if spsa is not None else SpsaSettings()).resolved(iterations)
+    identity = _identity(spec, start, ranges, pool, seed, budget, iteration_deals, rules, settings, tail,
+                         validate_deals, batch_size)
+    directory = check_out_dir(out)
+    rules_array = rules.to_array()
+    x0 = np.array([r.to_unit(start[r.index]) for r in ranges])
+    with FolderLock(make_out_dir(directory)):
+        _check_identity(directory, identity)
+        records = _read_state(directory, identity, iterations)
+        x = np.array(records[-1]["x_next"]) if records else x0
+        for k in range(len(records), iterations):
+            record = _iteration(k, x, spec, start, ranges, pool, seed, iteration_deals, settings, rules_array)
+            records.append(record)
+            write_json(directory / STATE_FILE, {"identity": identity, "iterations": records})
+            x = np.array(record["x_next"])
+            if not quiet:
+                _progress(record, ranges, iterations, budget)
+            if on_iteration is not None:
+                on_iteration(dict(record))
+        trajectory = _trajectory(records, ranges)
+        keep = max(1, math.ceil(tail * iterations))
+        x_tuned = np.array([r["x_next"] for r in records[-keep:]]).mean(axis=0)
+        tuned_spec = _spec_at(spec, start, ranges, x_tuned)
+        start_spec = PolicySpec(spec.name, tuple(float(v) for v in start))
+        v_seed = validation_seed(seed)
+        if not quiet:
+            print(f"tune: validating {tuned_spec.text()} against {start_spec.text()} on {validate_deals:,} new deals "
+                  f"(seed {v_seed}) x 6 seatings", file=sys.stderr, flush=True)
+        run_duplicate(tuned_spec, start_spec, validate_deals, v_seed, directory / VALIDATION_DIR, rules,
+                      batch_size=min(batch_size, validate_deals), quiet=quiet)
+        validation = load_comparison(directory / VALIDATION_DIR, confidence)
+        result = TuneResult(
+            spec.name, ranges, tuple(float(start[r.index]) for r in ranges),
+            tuple(float(tuned_spec.params[r.index]) for r in ranges),
+            tuple(r.to_real(v) for r, v in zip(ranges, records[-1]["x_next"])), start_spec, tuned_spec,
+            tuple(p.text() for p in pool), seed, budget, iterations, per_iteration * iterations, iteration_deals,
+            settings, float(tail), trajectory, validation, v_seed, confidence)
+        write_tune_report(result, directory)
+    return result
+
+
+def _iteration(k: int, x: np.ndarray, spec: PolicySpec, start: np.ndarray, ranges: Sequence[ParameterRange],
+               pool: Sequence[PolicySpec], seed: int, m: int, settings: SpsaSettings,
+               rules_array: np.ndarray) -> dict:
+    """One SPSA iteration from iterate ``x``: its record (plain JSON values)."""
+    a_k, c_k = settings.gains(k)
+    delta = perturbation(seed, k, len(ranges))
+    x_plus = np.clip(x + c_k * delta, 0.0, 1.0)
+    x_minus = np.clip(x - c_k * delta, 0.0, 1.0)
+    f_plus, n_plus = block_strength(_spec_at(spec, start, ranges, x_plus), pool, seed, k * m, m, rules_array)
+    f_minus, n_minus = block_strength(_spec_at(spec, start, ranges, x_minus), pool, seed, k * m, m, rules_array)
+    gradient, x_next = spsa_step(x, delta, f_plus, f_minus, a_k, c_k)
+    return {"iteration": k, "first_deal": k * m, "plays": n_plus + n_minus, "a_k": a_k, "c_k": c_k,
+            "delta": delta.tolist(), "x": x.tolist(), "x_plus": x_plus.tolist(), "x_minus": x_minus.tolist(),
+            "f_plus": f_plus, "f_minus": f_minus, "gradient": gradient.tolist(), "x_next": x_next.tolist()}
+
+
+def _progress(record: dict, ranges: Sequence[ParameterRange], iterations: int, budget: int) -> None:
+    k = record["iteration"]
+    values = "  ".join(f"{r.name} {r.to_real(v):.4g}" for r, v in zip(ranges, record["x_next"]))
+    strength = (record["f_plus"] + record["f_minus"]) / 2
+    played = (k + 1) * record["plays"]
+    print(f"tune: iteration {k + 1}/{iterations}  {values}  strength {strength:+.4f}  "
+          f"(f+ {record['f_plus']:+.4f}, f- {record['f_minus']:+.4f}; {played:,}/{budget:,} deals)",
+          file=sys.stderr, flush=True)
+
+
+def _trajectory(records: Sequence[dict], ranges: Sequence[ParameterRange]) -> pd.DataFrame:
+    """One row per iteration: k, gains, f±, strength, and per parameter its value before the
+    iteration, after it, at θ± (real units) and its Δ."""
+    frame = pd.DataFrame({
+        "iteration": [r["iteration"] for r in records], "first_deal": [r["first_deal"] for r in records],
+        "plays": [r["plays"] for r in records], "a_k": [r["a_k"] for r in records],
+        "c_k": [r["c_k"] for r in records], "f_plus": [r["f_plus"] for r in records],
+        "f_minus": [r["f_minus"] for r in records],
+    })
+    frame["strength"] = (frame["f_plus"] + frame["f_minus"]) / 2
+    for i, p in enumerate(ranges):
+        frame[p.name] = [p.to_real(r["x_next"][i]) for r in records]
+        frame[f"{p.name}_before"] = [p.to_real(r["x"][i]) for r in records]
+        frame[f"{p.name}_plus"] = [p.to_real(r["x_plus"][i]) for r in records]
+        frame[f"{p.name}_minus"] = [p.to_real(r["x_minus"][i]) for r in records]
+        frame[f"{p.name}_delta"] = [r["delta"][i] for r in records]
+    return frame
+
+
+def _window(iterations: int) -> int:
+    """Moving-average window of the strength plot: a tenth of the iterations (1 .. 50)."""
+    return int(min(50, max(1, iterations // 10)))
+
+
+def write_tune_report(result: TuneResult, directory: str | os.PathLike) -> Path:
+    """``report.md``, ``trajectory.csv`` and the convergence figure of a tune."""
+    from matplotlib.figure import Figure  # as plots.new_axes: matplotlib only when a figure is drawn
+
+    directory = Path(directory)
+    frame = result.trajectory
+    rows = len(result.ranges) + 1
+    figure = Figure(figsize=(7.5, 2.6 * rows))
+    axes = figure.subplots(rows, 1, squeeze=False)[:, 0]
+    for ax, (r, s, t) in zip(axes, zip(result.ranges, result.start, result.tuned)):
+        tuning_plot(frame, r.name, f"{r.name} (real units)", f"{result.policy}: {r.name}", ax=ax, bounds=(r.lo, r.hi),
+                    marks={"start": s, f"tuned (mean of the last {result.tail:.0%})": t})
+    window = _window(result.iterations)
+    tuning_plot(frame, "strength", "strength (pai per seat per deal)",
+                f"(f(θ+) + f(θ-)) / 2 against {', '.join(result.pool)}; {result.iteration_deals:,} deals x 3 seats "
+                "per point", ax=axes[-1], window=window)
+    save_figure(figure, directory, PLOT_STEM)
+    write_text(directory / "trajectory.csv", frame.to_csv(index=False))
+    v = result.validation
+    level = format_level(result.confidence)
+    table = pd.DataFrame({
+        "parameter": [r.name for r in result.ranges], "index": [f"p{r.index}" for r in result.ranges],
+        "range": [f"{r.lo:g} .. {r.hi:g}" for r in result.ranges], "start": [f"{s:.4g}" for s in result.start],
+        "tuned": [f"{t:.4g}" for t in result.tuned], "last iterate": [f"{x:.4g}" for x in result.last],
+    })
+    early = frame["strength"].iloc[: window].mean()
+    late = frame["strength"].iloc[-window:].mean()
+    s = result.settings
+    lines = [
+        f"# Tuning {result.policy} (SPSA)", "",
+        f"Pool: {', '.join(result.pool)}. Seed {result.seed}; {result.iterations} iterations of "
+        f"{result.iteration_deals:,} deals (each played with θ+ and θ-, the candidate at each of the 3 seats): "
+        f"{result.plays:,} deals played of a budget of {result.budget:,}.",
+        f"SPSA constants (normalised coordinates): a = {s.a:.4g}, c = {s.c:.4g}, A = {s.A:.4g}, alpha = {s.alpha:g}, "
+        f"gamma = {s.gamma:g}; tuned = mean of the iterates over the last {result.tail:.0%} of the iterations.", "",
+    ]
+    lines += markdown_table(table) + [""]
+    lines += [f"Strength (f(θ+) + f(θ-)) / 2: first {window} iterations {early:+.4f}, last {window} {late:+.4f} 牌 per "
+              "seat per deal (each on its own deals; not a comparison).", "",
+              f"![tuning convergence]({PLOT_STEM}.png)", "",
+              "## Validation", "",
+              f"Duplicate comparison of the tuned policy `{result.tuned_policy.text()}` against the start "
+              f"`{result.start_policy.text()}` on {v.deals:,} new deals (seed {result.validation_seed}, derived from "
+              f"the tune's seed) x 6 seatings, in `{VALIDATION_DIR}/`:", "",
+              "```", v.text(), "```", "",
+              f"tuned - start: {v.test.mean:+.4f} 牌 per seat per deal, {level} paired bootstrap (BCa) "
+              f"[{v.bootstrap.lo:+.4f}, {v.bootstrap.hi:+.4f}].", ""]
+    path = directory / "report.md"
+    write_text(path, "\n".join(lines))
+    return path

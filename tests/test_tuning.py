@@ -1,0 +1,313 @@
+"""``simkit tune`` (:mod:`simkit.analysis.tuning`): SPSA on a known objective, determinism,
+resume after an interruption, refusal of another run's folder, bad input, the budget
+accounting (every deal of an iteration played exactly 6 times, θ+ and θ- on the same deals,
+no deal reused), user policies by import path (compiled and Python-tier), the command line,
+and (slow) the done-when run: a mistuned ``patient`` tuned back to at least its default
+strength, validated with intervals."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import sys
+import time
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from simkit.analysis import tuning as T
+from simkit.analysis.compare import compare, load_comparison
+from simkit.analysis.tuning import (
+    PLAYS_PER_DEAL,
+    SpsaSettings,
+    parse_pool,
+    parse_ranges,
+    perturbation,
+    spsa_step,
+    tune,
+    validation_seed,
+)
+from simkit.cli import main
+from simkit.errors import DegenerateDataWarning, SimkitError
+from simkit.policies import PolicyError
+from simkit.runner.duplicate import read_comparison
+from simkit.storage import DatasetError
+
+MODULE = "simkit_test_tuning_policies"  # written into a temporary folder put on sys.path
+POLICY_SOURCE = '''\
+from numba import njit
+
+from simkit.policies.builtin import greedy_like
+
+
+@njit
+def patient_copy(obs, mask, params, rng, rules, work):
+    """Exactly patient (params[0] = min_units), from the observation a user policy gets."""
+    return greedy_like(obs, mask, params, rules, work, True)
+
+
+class Picky:
+    """A Python-tier policy: always a legal win, else the legal action at position p0."""
+
+    def __init__(self, p0=0.0):
+        self.p0 = p0
+
+    def act(self, observation, legal_actions):
+        from simkit.engine.layout import A_WIN
+
+        if A_WIN in legal_actions:
+            return A_WIN
+        return legal_actions[min(int(self.p0), len(legal_actions) - 1)]
+'''
+SMALL = dict(iteration_deals=30, validate_deals=10, batch_size=10, quiet=True)
+
+
+@pytest.fixture(scope="module")
+def policy_module(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("tune_policies")
+    (folder / f"{MODULE}.py").write_text(POLICY_SOURCE, encoding="utf-8")
+    sys.path.insert(0, str(folder))
+    importlib.invalidate_caches()
+    yield MODULE
+    sys.path.remove(str(folder))
+    sys.modules.pop(MODULE, None)
+
+
+@pytest.fixture(autouse=True)
+def _no_degenerate_warnings():
+    """The tiny validations of the fast tests may compare equal policies (constant differences)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateDataWarning)
+        yield
+
+
+def _small_tune(out, seed=1, budget=PLAYS_PER_DEAL * 30 * 5, **kw):
+    args = dict(SMALL, **kw)
+    return tune("patient:6", {"min_units": (1, 8), "late_stock": (0, 12)}, ["greedy", "random"], budget, seed=seed,
+                out=out, **args)
+
+
+# ---- the SPSA core
+
+
+def test_spsa_climbs_a_noisy_concave_objective_to_its_interior_optimum():
+    """Catches a wrong sign (minimising), gains that do not decay, or a perturbation that is
+    not used in the gradient estimate."""
+    optimum = np.array([0.3, 0.75, 0.5])
+    settings = SpsaSettings().resolved(400)
+    noise = np.random.default_rng(5)
+    x = np.array([0.9, 0.1, 0.95])
+    for k in range(400):
+        a_k, c_k = settings.gains(k)
+        delta = perturbation(3, k, 3)
+        f = [-4.0 * np.sum((np.clip(x + s * c_k * delta, 0, 1) - optimum) ** 2) + noise.normal(0, 0.05)
+             for s in (1, -1)]
+        _, x = spsa_step(x, delta, f[0], f[1], a_k, c_k)
+    assert np.abs(x - optimum).max() < 0.08, x
+
+
+def test_gains_and_perturbations():
+    s = SpsaSettings(a=1.0, c=0.1, A=5, alpha=0.602, gamma=0.101)
+    assert s.gains(0) == pytest.approx((1.0 / 6 ** 0.602, 0.1))
+    assert s.gains(9) == pytest.approx((1.0 / 15 ** 0.602, 0.1 / 10 ** 0.101))
+    default = SpsaSettings().resolved(200)
+    assert default.A == 20 and default.gains(0)[0] == pytest.approx(0.1)  # a_0 = 0.1 by default
+    # Δ: ±1, a pure function of (seed, iteration), different across iterations and seeds
+    draws = np.array([perturbation(4, k, 8) for k in range(50)])
+    assert set(np.unique(draws)) == {-1.0, 1.0}
+    assert np.array_equal(draws[7], perturbation(4, 7, 8))
+    assert not np.array_equal(draws[7], draws[8]) and not np.array_equal(draws[7], perturbation(5, 7, 8))
+    assert abs(draws.mean()) < 0.15
+    assert validation_seed(3) != 3 and validation_seed(3) == validation_seed(3) != validation_seed(4)
+
+
+def test_parsers():
+    assert parse_ranges("p0=1:8") == {"p0": (1.0, 8.0)}
+    assert [s.text() for s in parse_pool("patient:2,6,1,greedy,random")] == ["patient:2,6,1", "greedy", "random"]
+    for bad in ("min_units", "min_units=1", "min_units=a:b", "=1:2", "x=1:2,x=2:3"):
+        with pytest.raises(SimkitError, match="params"):
+            parse_ranges(bad)
+
+
+# ---- runs
+
+
+def test_the_same_seed_gives_the_same_trajectory(tmp_path):
+    a = _small_tune(tmp_path / "a")
+    b = _small_tune(tmp_path / "b")
+    other = _small_tune(tmp_path / "c", seed=2)
+    pd.testing.assert_frame_equal(a.trajectory, b.trajectory)
+    assert a.tuned == b.tuned and a.validation.test.mean == b.validation.test.mean
+    assert not a.trajectory["f_plus"].equals(other.trajectory["f_plus"])
+    assert a.iterations == 5 and len(a.trajectory) == 5
+    assert (tmp_path / "a" / "report.md").exists() and (tmp_path / "a" / "tuning_convergence.png").exists()
+    frame = a.to_frame()
+    assert frame["parameter"].tolist() == ["min_units", "late_stock"]
+    assert frame["tuned"].tolist() == list(a.tuned) and 1 <= a.tuned[0] <= 8 and 0 <= a.tuned[1] <= 12
+
+
+class _Stop(Exception):
+    pass
+
+
+def test_an_interrupted_run_resumes_to_the_same_result(tmp_path):
+    whole = _small_tune(tmp_path / "whole")
+    seen = []
+
+    def stop_after_three(record):
+        seen.append(record["iteration"])
+        if len(seen) == 3:
+            raise _Stop
+
+    with pytest.raises(_Stop):
+        _small_tune(tmp_path / "part", on_iteration=stop_after_three)
+    state = json.loads((tmp_path / "part" / T.STATE_FILE).read_text(encoding="utf-8"))
+    assert len(state["iterations"]) == 3 and not (tmp_path / "part" / "report.md").exists()
+    resumed_iterations = []
+    resumed = _small_tune(tmp_path / "part", on_iteration=lambda r: resumed_iterations.append(r["iteration"]))
+    assert resumed_iterations == [3, 4]  # the first three are read back, not played again
+    pd.testing.assert_frame_equal(resumed.trajectory, whole.trajectory)
+    assert resumed.tuned == whole.tuned and resumed.last == whole.last
+    assert resumed.validation.test.mean == whole.validation.test.mean
+    # a finished run re-run plays nothing and gives the same result
+    again = _small_tune(tmp_path / "part", on_iteration=lambda r: pytest.fail("played again"))
+    pd.testing.assert_frame_equal(again.trajectory, whole.trajectory)
+
+
+@pytest.mark.parametrize("change, word", [(dict(seed=9), "seed"), (dict(budget=PLAYS_PER_DEAL * 30 * 6), "budget"),
+                                          (dict(iteration_deals=40), "iteration_deals")])
+def test_another_tune_in_the_folder_is_refused_in_one_line(tmp_path, change, word):
+    _small_tune(tmp_path, budget=PLAYS_PER_DEAL * 30 * 2)
+    kw = dict(dict(budget=PLAYS_PER_DEAL * 30 * 2), **change)
+    with pytest.raises(DatasetError) as info:
+        _small_tune(tmp_path, **kw)
+    assert "holds another tune" in str(info.value) and word in str(info.value) and "\n" not in str(info.value)
+    with pytest.raises(DatasetError, match="params"):
+        tune("patient:6", {"min_units": (1, 9), "late_stock": (0, 12)}, ["greedy", "random"],
+             PLAYS_PER_DEAL * 30 * 2, seed=1, out=tmp_path, **SMALL)
+
+
+@pytest.mark.parametrize("policy, params, against, budget, words", [
+    ("patient:6", {"nope": (0, 1)}, ["greedy"], 10_000, ["'nope'", "min_units"]),
+    ("patient:6", {"p16": (0, 1)}, ["greedy"], 10_000, ["'p16'"]),
+    ("patient:6", {"min_units": (8, 1)}, ["greedy"], 10_000, ["params", "'min_units'", "lo < hi"]),
+    ("patient:6", {"min_units": (3, 3)}, ["greedy"], 10_000, ["'min_units'", "lo < hi"]),
+    ("patient:6", {"min_units": (1, 5)}, ["greedy"], 10_000, ["'min_units'", "6", "outside"]),
+    ("patient", {}, ["greedy"], 10_000, ["params"]),
+    ("patient:6", {"min_units": (1, 8)}, [], 10_000, ["against", "empty"]),
+    ("patient:6", {"min_units": (1, 8)}, ["greedy"], PLAYS_PER_DEAL * 30 - 1, ["budget", "too small"]),
+    ("patient:6", {"min_units": (1, 8)}, ["nosuchpolicy"], 10_000, ["nosuchpolicy"]),
+])
+def test_bad_input_is_one_line_naming_the_parameter_before_anything_is_written(tmp_path, policy, params, against,
+                                                                                 budget, words):
+    out = tmp_path / "never"
+    with pytest.raises(SimkitError) as info:
+        tune(policy, params, against, budget, out=out, **SMALL)
+    text = str(info.value)
+    assert "\n" not in text and all(w in text for w in words), text
+    assert not out.exists()
+
+
+def test_unknown_parameter_is_a_policy_error(tmp_path):
+    with pytest.raises(PolicyError, match="'late'"):
+        tune("patient", {"late": (0, 1)}, "greedy", 10_000, out=tmp_path / "x", **SMALL)
+
+
+def test_the_budget_is_counted_exactly(tmp_path, monkeypatch):
+    """Every deal of iteration k (k·m .. (k+1)·m - 1) is played 6 times (θ+ and θ-, the candidate
+    at each seat), no deal is used by two iterations, and the plays add up to the budget used."""
+    calls = []
+    original = T.play_deals
+
+    def counting(n, seed, ids, params, rules, first_deal=0, **kw):
+        calls.append((first_deal, n, params.copy()))
+        return original(n, seed, ids, params, rules, first_deal=first_deal, **kw)
+
+    monkeypatch.setattr(T, "play_deals", counting)
+    m, iterations = 30, 4
+    budget = PLAYS_PER_DEAL * m * iterations + PLAYS_PER_DEAL * m - 1  # one play short of a 5th iteration
+    result = _small_tune(tmp_path, budget=budget)
+    assert result.iterations == iterations and result.plays == PLAYS_PER_DEAL * m * iterations
+    counts = np.zeros(m * iterations + m, dtype=int)
+    for first, n, _ in calls:
+        counts[first: first + n] += 1
+    assert counts[: m * iterations].tolist() == [PLAYS_PER_DEAL] * (m * iterations)
+    assert counts[m * iterations:].sum() == 0
+    assert sum(n for _, n, _ in calls) == result.plays == result.trajectory["plays"].sum()
+    # both pool members get half of every block, at every seat
+    assert sorted({(first % m, n) for first, n, _ in calls}) == [(0, 15), (15, 15)]
+
+
+def test_a_user_policy_by_import_path_is_tuned_toward_its_known_optimum(tmp_path, policy_module):
+    """patient_copy is patient (its p0 is min_units): against greedy, fewer units win more (as
+    measured for patient: min_units 1 > 2 > ... > 7), so from p0 = 6 SPSA must go down."""
+    result = tune(f"{policy_module}:patient_copy:6,6,1", {"p0": (1, 8)}, "greedy", PLAYS_PER_DEAL * 100 * 40,
+                  seed=4, out=tmp_path, iteration_deals=100, validate_deals=300, batch_size=300, quiet=True)
+    assert result.tuned[0] < 3.0, result.tuned
+    assert result.validation.bootstrap.lo > 0  # tuned beats the start on new deals
+    assert result.tuned_policy.name == f"{policy_module}:patient_copy"
+
+
+def test_a_python_tier_policy_is_tuned_in_the_python_loop(tmp_path, policy_module):
+    result = tune(f"{policy_module}:Picky:0", {"p0": (0, 4)}, "greedy", PLAYS_PER_DEAL * 6, seed=1, out=tmp_path,
+                  iteration_deals=6, validate_deals=4, batch_size=4, quiet=True)
+    assert result.iterations == 1 and result.plays == 36 and 0 <= result.tuned[0] <= 4
+
+
+# ---- command line
+
+
+def test_the_command_line_tunes_and_reports(tmp_path, capsys):
+    out = tmp_path / "cli"
+    code = main(["tune", "patient:6", "--params", "min_units=1:8", "--against", "greedy,patient:2,6,1",
+                 "--budget", str(PLAYS_PER_DEAL * 30 * 3), "--iteration-deals", "30", "--validate-deals", "10",
+                 "--seed", "2", "--out", str(out)])
+    captured = capsys.readouterr()
+    assert code == 0
+    assert captured.err.count("tune: iteration") == 3 and "iteration 3/3" in captured.err
+    assert "tuned patient: min_units = " in captured.out and "validation (new deals" in captured.out
+    identity = json.loads((out / T.TUNE_FILE).read_text(encoding="utf-8"))
+    assert identity["pool"] == ["greedy", "patient:2,6,1"] and identity["params"][0]["name"] == "min_units"
+    assert "![tuning convergence]" in (out / "report.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--params", "min_units=8:1", "--budget", "10000"], ["--params", "'min_units'"]),
+    (["--params", "min_units=1:8", "--budget", "10"], ["--budget 10", "too small"]),
+    (["--params", "min_units=1:8", "--budget", "10000", "--iteration-deals", "0"], ["--iteration-deals"]),
+    (["--params", "min_units=1:8", "--budget", "10000", "--spsa", "c=2"], ["--spsa c"]),
+    (["--params", "min_units=1:8", "--budget", "10000", "--spsa", "x=2"], ["--spsa", "x=2"]),
+])
+def test_command_line_errors_are_one_line_with_flags(tmp_path, capsys, argv, words):
+    code = main(["tune", "patient:6", "--against", "greedy", "--out", str(tmp_path / "x"), *argv])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and all(w in err for w in words), err
+
+
+# ---- done when
+
+
+@pytest.mark.slow
+def test_a_mistuned_patient_is_tuned_back_to_at_least_its_default_strength(tmp_path, capsys):
+    """patient with min_units 6 (wins too rarely), tuned on min_units in 1..8 against greedy and
+    patient: the tuned policy beats the mistuned one on new deals (interval above 0) and is not
+    significantly worse than the default patient (interval reaches 0 or above).  About 15 s of
+    play on one core here, once the kernels are compiled."""
+    start = time.perf_counter()
+    out = tmp_path / "tune"
+    code = main(["tune", "patient:6", "--params", "min_units=1:8", "--against", "greedy,patient", "--budget", "120000",
+                 "--seed", "11", "--validate-deals", "3000", "--out", str(out), "--quiet"])
+    printed = capsys.readouterr().out
+    assert code == 0, printed
+    tuned = read_comparison(out / "validation")["policy_a"]  # the tuned policy the validation played
+    against_start = load_comparison(out / "validation")
+    assert against_start.bootstrap.lo > 0, against_start.text()
+    against_default = compare(tuned, "patient", out / "vs-default", deals=3000, seed=validation_seed(11) + 1,
+                              batch_size=3000, quiet=True)
+    assert against_default.bootstrap.hi >= 0, against_default.text()
+    print(f"{tuned}; vs start {against_start.test.mean:+.4f} [{against_start.bootstrap.lo:+.4f}, "
+          f"{against_start.bootstrap.hi:+.4f}]; vs default {against_default.test.mean:+.4f} "
+          f"[{against_default.bootstrap.lo:+.4f}, {against_default.bootstrap.hi:+.4f}]; "
+          f"{time.perf_counter() - start:.1f} s", file=sys.__stderr__)
