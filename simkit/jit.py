@@ -28,6 +28,8 @@ the loop body calls twice more (as a gufunc, then the kernel around it).
 "functions as arguments": the callee is compiled for that function and calls it directly)
 without the address numba gives the argument's value, which would keep the caller out of
 numba's on-disk cache.
+
+:func:`hot_kernel` compiles a kernel without numba's reference counting (see there).
 """
 
 from __future__ import annotations
@@ -44,6 +46,63 @@ from numba.core.imputils import lower_constant
 from numba.extending import intrinsic, models, register_model, typeof_impl
 
 PACKAGE_PREFIX = "simkit."
+
+# ---- kernels compiled without reference counting (:func:`hot_kernel`)
+#
+# numba gives every array a reference count (its ``meminfo``): a compiled function increments
+# it for each array argument on entry and decrements it on exit, and does the same for every
+# slice or reshape it makes, each a call into numba's runtime (NRT) and, for an array with an
+# owner, an atomic update.  numba's pruning removes only some of these pairs, and on the
+# engine → policy → evaluator call chains, thousands of small calls a deal, they cost a large
+# share of the time.  ``njit(_nrt=False)`` (a private numba option, used by numba's own tests)
+# compiles a function without any of them.  That is safe exactly when the function creates no
+# array that outlives it and hands none back:
+#
+# * it allocates no array (``np.zeros`` / ``np.empty`` / ``np.full``, ``.copy()``, array
+#   arithmetic) and returns no array, not even a view (its caller would release a reference
+#   that was never taken);
+# * it takes only arrays its caller owns and keeps alive for the call: its arguments, slices
+#   and reshapes of them, global constant arrays;
+# * it calls only kernels that allocate and return no array either (or ``inline="always"``
+#   ones, compiled as part of it, that only return views).
+#
+# numba enforces the first and the last point at the first compile: under ``_nrt=False`` it
+# refuses an allocation (``np.zeros``: "No implementation of function ...", also inside a
+# kernel it calls) and the return of any array but an argument ("Only accept returning of
+# array passed into the function as argument", also from a kernel it calls), so a broken
+# contract is a typing error, not a leak or a dangling view (tests/test_jit.py).
+HOT_KERNEL_OPTIONS = {"_nrt": False}
+
+
+def _nrt_option_supported() -> bool:
+    """Does this numba accept the ``_nrt`` jit option?  numba checks a function's options
+    only when it first compiles it (``KeyError: Unrecognized options``), too late for a
+    decorator to fall back, so this asks the CPU target's option parser up front."""
+    try:
+        from numba.core.compiler import Flags
+        from numba.core.registry import cpu_target
+
+        flags = Flags()
+        cpu_target.options.parse_as_flags(flags, dict(HOT_KERNEL_OPTIONS))
+        return getattr(flags, "nrt", None) is False
+    except Exception:  # noqa: BLE001 - whatever the failure: a plain njit
+        return False
+
+
+NRT_OPTION_SUPPORTED = _nrt_option_supported()
+
+
+def hot_kernel(function: Callable | None = None, **options):
+    """``numba.njit(**options)`` that compiles without reference counting
+    (:data:`HOT_KERNEL_OPTIONS`): for kernels that take arrays their caller owns, allocate no
+    array and return none (the comment above).  Where this numba does not take the option
+    (:data:`NRT_OPTION_SUPPORTED` false) it is a plain ``njit(**options)``: the same results,
+    only slower.  With ``NUMBA_DISABLE_JIT`` the Python function, as with ``njit``.  Use as
+    ``@hot_kernel(cache=True, nogil=True)`` or bare ``@hot_kernel``."""
+    if NRT_OPTION_SUPPORTED:
+        options = {**options, **HOT_KERNEL_OPTIONS}
+    decorator = numba.njit(**options)
+    return decorator if function is None else decorator(function)
 
 
 def _is_simkit_kernel(dispatcher: Dispatcher) -> bool:

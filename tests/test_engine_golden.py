@@ -28,6 +28,9 @@ DIGESTS = Path(__file__).parent / "data" / "engine_digests.json"
 _VARIANT = dict(zhan_in_chariot=True, single_jiang_cap=3, drawn_jiang_chow=False, pass_locks_win=False,
                 must_kong=False, lou_doubles=True)
 
+_EXPERT_BASE = "expert:70,4,2,40,10,80,2,4,5,20,0.5,1,1,0,25,0"
+_EXPERT_VARIANT = "expert:70,4,2,40,10,80,2,4,5,20,0.5,1,2,6,25,1"
+
 # name: policies, rule options, deals, seating, session length, seed
 CASES = {
     "greedy3": ("greedy,greedy,greedy", {}, 1500, "fixed", 1, 11),
@@ -38,7 +41,17 @@ CASES = {
     "sessions12": ("greedy,greedy,patient", {}, 240, "rotate", 12, 16),
     "variant_rules": ("greedy,patient,greedy", _VARIANT, 800, "fixed", 1, 17),
     "mc": ("mc,greedy,greedy", {}, 12, "fixed", 1, 18),
+    # the exhaustive search mc played before racing and focus (issue 14): still reachable, bit for bit
+    "mc_exhaustive": ("mc:16,4,1.5,0,0,0,0,greedy,greedy", {}, 12, "fixed", 1, 18),
+    # expert with explicit parameters (its defaults get tuned): the defaults of issue 14's first
+    # version, a vector that wins later, fears late discards and wins on a short stock, and a
+    # third with every weight moved (speed work on expert must leave every decision unchanged)
+    "expert3": (",".join([_EXPERT_BASE] * 3), {}, 4000, "fixed", 1, 19),
+    "expert_variant": (_EXPERT_VARIANT + ",greedy,patient", _VARIANT, 2000, "rotate", 1, 20),
+    "expert_params3": (_EXPERT_VARIANT + "," + _EXPERT_BASE + ",expert:60,6,1,30,15,50,3,2,8,35,1,2,1,3,10,2",
+                       dict(zhan_in_chariot=True), 2000, "fixed", 1, 21),
 }
+SLOW_CASES = ("mc", "mc_exhaustive")
 
 
 def result_digest(name: str) -> str:
@@ -49,14 +62,15 @@ def result_digest(name: str) -> str:
     return hashlib.sha256(np.ascontiguousarray(rows).tobytes()).hexdigest()
 
 
-@pytest.mark.parametrize("name", [n for n in CASES if n != "mc"])
+@pytest.mark.parametrize("name", [n for n in CASES if n not in SLOW_CASES])
 def test_results_match_recorded_digest(name):
     assert result_digest(name) == json.loads(DIGESTS.read_text())[name]
 
 
 @pytest.mark.slow
-def test_mc_results_match_recorded_digest():
-    assert result_digest("mc") == json.loads(DIGESTS.read_text())["mc"]
+@pytest.mark.parametrize("name", SLOW_CASES)
+def test_mc_results_match_recorded_digest(name):
+    assert result_digest(name) == json.loads(DIGESTS.read_text())[name]
 
 
 if __name__ == "__main__":

@@ -253,6 +253,7 @@ MIXES = [
     ("greedy,greedy,greedy", 0.3),
     ("patient,greedy,random", 0.2),
     ("greedy,random,patient", 0.2),
+    ("expert,greedy,expert", 0.2),
 ]
 
 

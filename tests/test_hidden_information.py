@@ -19,12 +19,12 @@ from numba import njit
 from simkit.engine import kernel as E
 from simkit.engine import layout as L
 from simkit.engine.env import Game
-from simkit.policies.builtin import P_GREEDY, P_MC, P_PATIENT, P_RANDOM, POLICY_WORK_SIZE
+from simkit.policies.builtin import P_EXPERT, P_GREEDY, P_MC, P_PATIENT, P_RANDOM, POLICY_WORK_SIZE
 from simkit.policies.dispatch import builtin_act_state
 from simkit.policies.registry import parse_policy, effective_params, N_PARAMS
 from simkit.rules import RuleSet
 
-POLICY_IDS = {"random": P_RANDOM, "greedy": P_GREEDY, "patient": P_PATIENT, "mc": P_MC}
+POLICY_IDS = {"random": P_RANDOM, "greedy": P_GREEDY, "patient": P_PATIENT, "mc": P_MC, "expert": P_EXPERT}
 
 
 def _params(name: str) -> np.ndarray:
@@ -78,8 +78,8 @@ def _act(policy: str, s: np.ndarray, p: int, rules: np.ndarray, stream: np.ndarr
     E.legal_mask(s.copy(), rules, mask, E.new_engine_workspace())
     obs = np.zeros(L.N_OBS, dtype=np.int64)
     work = np.zeros(POLICY_WORK_SIZE, dtype=np.int64)
-    return int(builtin_act_state(POLICY_IDS[policy], s.copy(), p, obs, mask, _params(policy), stream.copy(), rules,
-                                 work))
+    return int(builtin_act_state(POLICY_IDS[policy.partition(":")[0]], s.copy(), p, obs, mask, _params(policy),
+                                 stream.copy(), rules, work))
 
 
 def _decision_points(seed: int, deals: int, every: int):
@@ -98,7 +98,7 @@ def _decision_points(seed: int, deals: int, every: int):
             state.apply_action(_act("greedy", s, p, rules, np.array([1, 2, 3, 4], dtype=np.uint64)))
 
 
-@pytest.mark.parametrize("policy", ["random", "greedy", "patient"])
+@pytest.mark.parametrize("policy", ["random", "greedy", "patient", "expert"])
 def test_policy_ignores_hidden_cards(policy):
     rules = RuleSet().to_array()
     rng = np.random.default_rng(7)
@@ -117,16 +117,22 @@ def test_policy_ignores_hidden_cards(policy):
     assert checked > 150
 
 
+# the default mc (claims only, focus, racing); racing at every decision, sharpened, with a
+# horizon; expert as the base policy
+MC_SPECS = ["mc", "mc:8,3,1.5,0,10,2,0,6", "mc:4,3,1.5,0,0,2,0,0,1"]
+
+
 @pytest.mark.slow
-def test_mc_ignores_hidden_cards():
+@pytest.mark.parametrize("spec", MC_SPECS)
+def test_mc_ignores_hidden_cards(spec):
     """mc determinises the unseen cards from the observation: same stream, same choice."""
     rules = RuleSet().to_array()
     rng = np.random.default_rng(8)
     checked = 0
     for s, p in _decision_points(seed=4, deals=3, every=6):
         stream = rng.integers(1, 2**63, size=4, dtype=np.uint64)
-        action = _act("mc", s, p, rules, stream)
-        assert _act("mc", reshuffle_hidden(s, p, rng), p, rules, stream) == action
+        action = _act(spec, s, p, rules, stream)
+        assert _act(spec, reshuffle_hidden(s, p, rng), p, rules, stream) == action
         checked += 1
     assert checked >= 10
 

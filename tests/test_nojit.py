@@ -16,9 +16,10 @@ from simkit.policies.registry import parse_policies, policy_arrays
 from simkit.rules import RuleSet
 from simkit.runner.play import play_deals
 
-MC_POLICIES = "mc:2,2,greedy,random"  # 2 rollouts, 2 discard candidates: slow enough without the JIT
+MC_POLICIES = "mc:4,2,1,1,0,2,0,greedy,random"  # 4 rollouts raced after 2, every claim: slow enough without the JIT
+EXPERT_POLICIES = "expert,greedy,expert"
 
-SCRIPT = f"MC_POLICIES = {MC_POLICIES!r}\n" + r"""
+SCRIPT = f"MC_POLICIES = {MC_POLICIES!r}\nEXPERT_POLICIES = {EXPERT_POLICIES!r}\n" + r"""
 import json, warnings
 import numpy as np
 warnings.simplefilter("ignore")
@@ -33,7 +34,10 @@ ids, params, _ = policy_arrays(parse_policies("greedy,patient,random"))
 deals = play_deals(2, 21, ids, params, RuleSet().to_array())
 ids, params, _ = policy_arrays(parse_policies(MC_POLICIES))
 mc_deals = play_deals(1, 21, ids, params, RuleSet().to_array())
-print(json.dumps({"hu": res["hu"].tolist(), "units": res["units"].tolist(), "patterns": res["patterns"].tolist(),
+ids, params, _ = policy_arrays(parse_policies(EXPERT_POLICIES))
+expert_deals = play_deals(2, 21, ids, params, RuleSet().to_array())
+print(json.dumps({"expert_deals": expert_deals.tolist(),
+                  "hu": res["hu"].tolist(), "units": res["units"].tolist(), "patterns": res["patterns"].tolist(),
                   "min_idle": res["min_idle"].tolist(), "conc": conc.tolist(), "deals": deals.tolist(),
                   "mc_deals": mc_deals.tolist()}))
 """
@@ -55,3 +59,5 @@ def test_pure_python_kernels_agree_with_compiled():
     assert np.array_equal(np.array(slow["deals"]), deals)
     ids, params, _ = policy_arrays(parse_policies(MC_POLICIES))
     assert np.array_equal(np.array(slow["mc_deals"]), play_deals(1, 21, ids, params, RuleSet().to_array()))
+    ids, params, _ = policy_arrays(parse_policies(EXPERT_POLICIES))
+    assert np.array_equal(np.array(slow["expert_deals"]), play_deals(2, 21, ids, params, RuleSet().to_array()))

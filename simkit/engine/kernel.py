@@ -125,6 +125,7 @@ from simkit.engine.layout import (
 from simkit.cards import CHE, JIANG, N_RANKS, XIANG, ZU
 from simkit.deck import deal_counts_kernel
 from simkit.evaluator import kernel as K
+from simkit.jit import hot_kernel
 from simkit.rules import (
     RULE_DRAWN_CARD_CHOW_BY,
     RULE_DRAWN_JIANG_CHOW,
@@ -139,7 +140,7 @@ from simkit.rules import (
 EXP_BLOCK = 4 * 28  # exposed counts per player
 
 
-@njit(cache=True, nogil=True)
+@hot_kernel(cache=True, nogil=True)
 def _next(p):
     return (p + 1) % 3
 
@@ -175,17 +176,19 @@ def _public(s, kind, p, t, detail):
         s[S_NHIST] = n + 1
 
 
-@njit(cache=True, nogil=True)
+# _conc / _exp return views: inlined (numba IR), as the kernels without reference counting that
+# use them (simkit.jit.hot_kernel) may call no kernel that returns an array
+@njit(cache=True, nogil=True, inline="always")
 def _conc(s, p):
     return s[S_CONC + 28 * p : S_CONC + 28 * (p + 1)]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _exp(s, p):
     return s[S_EXP + EXP_BLOCK * p : S_EXP + EXP_BLOCK * (p + 1)].reshape((4, 28))
 
 
-@njit(cache=True, nogil=True)
+@hot_kernel(cache=True, nogil=True)
 def _total_cards(s, p):
     total = 0
     for t in range(28):
@@ -193,7 +196,7 @@ def _total_cards(s, p):
     return total
 
 
-@njit(cache=True, nogil=True)
+@hot_kernel(cache=True, nogil=True)
 def has_discard(conc):
     for t in range(28):
         if conc[t] > 0 and t % N_RANKS != JIANG:
@@ -232,14 +235,14 @@ def new_engine_workspace() -> np.ndarray:
     return np.zeros(ENGINE_WORK_SIZE, dtype=np.int64)
 
 
-@njit(cache=True, nogil=True)
+@hot_kernel(cache=True, nogil=True)
 def _gain_locked(s, p, t, rules):
     """RULES §7 passed cards cannot win: p passed a legal claim on type t, and t is the card
     that brings p to this discard phase (option ``pass_locks_win``)."""
     return rules[RULE_PASS_LOCKS_WIN] == 1 and t >= 0 and s[S_LOCK + 28 * p + t] == 1
 
 
-@njit(cache=True, nogil=True)
+@hot_kernel(cache=True, nogil=True)
 def _can_win(s, p, rules, work):
     """May player p declare a win now (31 cards, no flag, 天胡 rule, evaluator)?"""
     if s[S_XIANGGONG + p] or s[S_NOWIN + p]:
@@ -256,7 +259,7 @@ def _can_win(s, p, rules, work):
     return _holding_wins(conc, _exp(s, p), s[S_NCHOW + p], rules, work)
 
 
-@njit(cache=True, nogil=True)
+@hot_kernel(cache=True, nogil=True)
 def meld_cards(action, t, used):
     """Concealed types a claim uses (used[0..3], -1 padded) and its meld kind."""
     for i in range(4):
@@ -294,7 +297,7 @@ def meld_cards(action, t, used):
     return M_CHOW
 
 
-@njit(cache=True, nogil=True)
+@hot_kernel(cache=True, nogil=True)
 def _claim_possible(s, q, action, t):
     """Does q hold the concealed cards of this claim on type t (no other check)?"""
     conc = S_CONC + 28 * q  # q's concealed counts are s[conc + type]
@@ -330,7 +333,7 @@ def _claim_possible(s, q, action, t):
     return True
 
 
-@njit(cache=True, nogil=True)
+@hot_kernel(cache=True, nogil=True)
 def _claim_keeps_playable(s, q, action, t, spare, blocked, rules, work):
     """RULES §5.3: after the claim q must be able to discard or to win.  ``spare``: q's
     concealed non-将 cards (:func:`_spare_cards`); ``blocked``: the claim itself leaves q
@@ -371,7 +374,7 @@ def _claim_keeps_playable(s, q, action, t, spare, blocked, rules, work):
     return _holding_wins(conc, exp, n_chow, rules, work)
 
 
-@njit(cache=True, nogil=True)
+@hot_kernel(cache=True, nogil=True)
 def _spare_cards(s, q):
     """Concealed non-将 cards of q (the cards q could discard)."""
     spare = 0
@@ -381,7 +384,7 @@ def _spare_cards(s, q):
     return spare
 
 
-@njit(cache=True, nogil=True)
+@hot_kernel(cache=True, nogil=True)
 def _is_chow_player(s, q):
     src = s[S_SOURCE_PLAYER]
     if s[S_SOURCE] == SRC_DISCARD:
@@ -389,7 +392,7 @@ def _is_chow_player(s, q):
     return q == src
 
 
-@njit(cache=True, nogil=True)
+@hot_kernel(cache=True, nogil=True)
 def _chow_conceivable(s, q, t):
     """Cheap pre-check: could q 吃 or 占 type t at all (cards held, nothing else)?"""
     base = S_CONC + 28 * q
@@ -410,7 +413,7 @@ def _chow_conceivable(s, q, t):
     return True
 
 
-@njit(cache=True, nogil=True)
+@hot_kernel(cache=True, nogil=True)
 def _claim_mask(s, q, stage, rules, mask, work):
     """Legal claims (not PASS) of q on the active card at this stage; returns their number."""
     for a in range(N_ACTIONS):
@@ -445,14 +448,14 @@ def _claim_mask(s, q, stage, rules, mask, work):
     return n
 
 
-@njit(cache=True, nogil=True)
+@hot_kernel(cache=True, nogil=True)
 def _drawn_jiang_to_table(s, t, rules):
     """RULES §5.5 with ``drawn_jiang_chow`` off: nobody may 吃 / 占 a drawn 将 (it goes to the
     table unless 碰 / 发子)."""
     return s[S_SOURCE] == SRC_DRAW and t % N_RANKS == JIANG and rules[RULE_DRAWN_JIANG_CHOW] == 0
 
 
-@njit(cache=True, nogil=True)
+@hot_kernel(cache=True, nogil=True)
 def _decline_sets_nowin(s, q, t, peng_legal, kong_legal, rules):
     """Does an action of q other than a legal 发子 / 碰 on t make q unable to win (RULES §7:
     有子不发不能赢, 有车子不出车不能赢)?"""
@@ -461,7 +464,7 @@ def _decline_sets_nowin(s, q, t, peng_legal, kong_legal, rules):
     return peng_legal and rules[RULE_MUST_CHARIOT_OUT] == 1 and _chariot_through(s, q, t, rules)
 
 
-@njit(cache=True, nogil=True)
+@hot_kernel(cache=True, nogil=True)
 def _discard_mask(s, p, rules, mask, work):
     for a in range(N_ACTIONS):
         mask[a] = False
@@ -477,7 +480,7 @@ def _discard_mask(s, p, rules, mask, work):
     return n
 
 
-@njit(cache=True, nogil=True)
+@hot_kernel(cache=True, nogil=True)
 def legal_mask(s, rules, mask, work):
     """Legal actions of the player to act (all False when the deal is over)."""
     phase = s[S_PHASE]
@@ -492,7 +495,7 @@ def legal_mask(s, rules, mask, work):
     return 0
 
 
-@njit(cache=True, nogil=True)
+@hot_kernel(cache=True, nogil=True)
 def _chariot_cards(s, q, x, rules):
     """Cards of type x that q holds towards a chariot: concealed + exposed, 占 pairs only
     under ``zhan_in_chariot`` (RULES §7)."""
@@ -502,7 +505,7 @@ def _chariot_cards(s, q, x, rules):
     return n
 
 
-@njit(cache=True, nogil=True)
+@hot_kernel(cache=True, nogil=True)
 def _chariot_through(s, q, t, rules):
     """RULES §7: q holds a chariot through t (concealed + exposed cards)."""
     colour = t // N_RANKS
@@ -526,7 +529,7 @@ def _chariot_through(s, q, t, rules):
     return False
 
 
-@njit(cache=True, nogil=True)
+@hot_kernel(cache=True, nogil=True)
 def add_meld(s, p, kind, t0, t1, t2, t3):
     k = s[S_NMELDS + p]
     if k < MAX_MELDS:
@@ -540,7 +543,7 @@ def add_meld(s, p, kind, t0, t1, t2, t3):
     return k
 
 
-@njit(cache=True, nogil=True)
+@hot_kernel(cache=True, nogil=True)
 def _do_claim(s, q, action, work, ev, ev_n):
     t = s[S_ACTIVE]
     used = work[EW_USED : EW_USED + 4]
@@ -587,7 +590,7 @@ def _do_claim(s, q, action, work, ev, ev_n):
     s[S_PLAYER] = q
 
 
-@njit(cache=True, nogil=True)
+@hot_kernel(cache=True, nogil=True)
 def _finish_win(s, p, rules, work, ev, ev_n):
     out = work[EW_OUT : EW_OUT + K.N_OUT]
     choice = work[EW_CHOICE : EW_CHOICE + K.N_CHOICE]
@@ -607,7 +610,7 @@ def _finish_win(s, p, rules, work, ev, ev_n):
     _public(s, E_WIN, p, -1, s[S_WIN_KIND])
 
 
-@njit(cache=True, nogil=True)
+@hot_kernel(cache=True, nogil=True)
 def _reset(s, deck, dealer):
     """Deal ``deck`` (112 card ids): ``dealer`` gets the first 31, then 30 each in turn.
     Everything is cleared but the history rows (only the ``S_NHIST`` rows written are read)."""
@@ -629,7 +632,7 @@ def _reset(s, deck, dealer):
     s[S_HU] = -1
 
 
-@njit(cache=True, nogil=True)
+@hot_kernel(cache=True, nogil=True)
 def _stage_candidate(s, stage, rules):
     """The player who may claim at this stage, or -1."""
     t = s[S_ACTIVE]
@@ -654,7 +657,7 @@ def _stage_candidate(s, stage, rules):
     return -1
 
 
-@njit(cache=True, nogil=True)
+@hot_kernel(cache=True, nogil=True)
 def advance(s, rules, mask, work, ev, ev_n):
     """Run automatic steps until a decision (PH_DISCARD / PH_CLAIM) or the end."""
     while True:
@@ -740,7 +743,7 @@ def advance(s, rules, mask, work, ev, ev_n):
                 s[S_PLAYER] = _next(src)
 
 
-@njit(cache=True, nogil=True)
+@hot_kernel(cache=True, nogil=True)
 def apply(s, action, rules, mask, work, ev, ev_n):
     """Apply a legal action of the player to act, then advance.  Returns False (and changes
     nothing) if the action is not legal.  Leaves in ``mask`` the legal actions of the next
@@ -752,7 +755,7 @@ def apply(s, action, rules, mask, work, ev, ev_n):
     return True
 
 
-@njit(cache=True, nogil=True)
+@hot_kernel(cache=True, nogil=True)
 def apply_legal(s, action, rules, mask, work, ev, ev_n):
     """:func:`apply` for an action known to be legal, with ``mask`` the current legal
     mask (as left by :func:`advance` / :func:`apply`): no re-validation."""
@@ -806,7 +809,7 @@ def start(s, deck, dealer, rules, mask, work, ev, ev_n):
     advance(s, rules, mask, work, ev, ev_n)
 
 
-@njit(cache=True, nogil=True)
+@hot_kernel(cache=True, nogil=True)
 def observe(s, p, obs):
     """Fill ``obs`` (N_OBS) with what player p may know: own concealed cards, every exposed
     group and card, the dead cards, the public history in order (draws, discards, claims,
@@ -863,7 +866,7 @@ def observe(s, p, obs):
     obs[O_NHIST] = n_hist
 
 
-@njit(cache=True, nogil=True)
+@hot_kernel(cache=True, nogil=True)
 def card_total(s):
     """Cards accounted for: stock + hands + exposed + dead + active (always 112)."""
     total = 112 - s[S_STOCK_POS]

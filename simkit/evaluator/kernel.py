@@ -44,9 +44,8 @@ The kernels take plain arrays; the layout constants below name every index.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
-import simkit.jit  # noqa: F401  - how simkit's kernels compile, before any of them does
+from simkit.jit import hot_kernel  # simkit.jit: how simkit's kernels compile, before any of them does
 from simkit.cards import CHE, JIANG, N_RANKS, ZU
 from simkit.evaluator.tables import (
     CHARIOT_TABLE,
@@ -209,7 +208,7 @@ def new_workspace() -> np.ndarray:
     return np.zeros(WORK_SIZE, dtype=np.int64)
 
 
-@njit(cache=True, nogil=True)
+@hot_kernel(cache=True, nogil=True)
 def exposed_state(exposed, t, zhan_in_chariot):
     """Exposed components of type t (``EX_*``) as the chariots see them.
 
@@ -228,13 +227,13 @@ def exposed_state(exposed, t, zhan_in_chariot):
     return EX_NONE
 
 
-@njit(cache=True, nogil=True)
+@hot_kernel(cache=True, nogil=True)
 def part_of(t):
     """Independent part of type t for idle counting: 0-3 将士相 triads, 4-7 车马炮, 8 卒."""
     return PART_OF_TYPE[t]
 
 
-@njit(cache=True, nogil=True)
+@hot_kernel(cache=True, nogil=True)
 def part_idle(conc, part):
     """Fewest idle cards of one part (see :func:`part_of`)."""
     if part == PART_ZU:
@@ -246,7 +245,7 @@ def part_idle(conc, part):
     return TRIAD_IDLE[0, conc[base], conc[base + 1], conc[base + 2]]
 
 
-@njit(cache=True, nogil=True)
+@hot_kernel(cache=True, nogil=True)
 def min_idle_kernel(conc):
     """Fewest idle cards over all decompositions (0 iff the concealed cards are complete)."""
     idle = 0
@@ -255,7 +254,7 @@ def min_idle_kernel(conc):
     return idle
 
 
-@njit(cache=True, nogil=True)
+@hot_kernel(cache=True, nogil=True)
 def _triad_options(
     first_type, kind0, conc, exposed, is_jiang_triad, jiang_bonus, zhan_comp, cap_on, hu_by_code, arg_by_code, pat
 ):
@@ -333,7 +332,7 @@ def _triad_options(
                             arg_by_code[code] = t | (c0 << 3) | (c1 << 5) | (c2 << 7) | (q << 9)
 
 
-@njit(cache=True, nogil=True)
+@hot_kernel(cache=True, nogil=True)
 def _singles_dominated(hu_by_code, code, h):
     """True if another 将士相 option with the same 出 bits and offered class (``code & 31``)
     but a different number of concealed singles (``code >> 5``) is never worse under the cap.
@@ -356,7 +355,7 @@ def _singles_dominated(hu_by_code, code, h):
     return False
 
 
-@njit(cache=True, nogil=True)
+@hot_kernel(cache=True, nogil=True)
 def _combine_triads(codes, hus, counts, qing_bits, chariot_row, use_chariots, cap, table_singles, best, best_idx):
     """Combine the four colours' option lists of one triad kind.
 
@@ -399,7 +398,7 @@ def _combine_triads(codes, hus, counts, qing_bits, chariot_row, use_chariots, ca
                         best_idx[4 * key + 3] = i3
 
 
-@njit(cache=True, nogil=True)
+@hot_kernel(cache=True, nogil=True)
 def _zu_options(conc, exposed, zhan_comp, chariot_row, best, best_u, best_cls, zpat):
     """Enumerate the 卒 system: 卒 圆s (3 or 4 colours), then each colour's rest.
 
@@ -469,7 +468,7 @@ def _zu_options(conc, exposed, zhan_comp, chariot_row, best, best_u, best_cls, z
                                         best_cls[4 * zbits + 3] = c3
 
 
-@njit(cache=True, nogil=True)
+@hot_kernel(cache=True, nogil=True)
 def _pareto(codes, n, mode, out_codes):
     """Copy into out_codes the distinct codes[:n] that no other code dominates; return count."""
     m = 0
@@ -492,7 +491,7 @@ def _pareto(codes, n, mode, out_codes):
     return m
 
 
-@njit(cache=True, nogil=True)
+@hot_kernel(cache=True, nogil=True)
 def _dominates(b, a, mode):
     """True if feature code b is at least as good as a in every feature (b != a)."""
     if mode == 2:  # triad code: 出 bits (3) + 8 * jiang level + 24 * (smax + 1)
@@ -516,7 +515,7 @@ def _dominates(b, a, mode):
     return True
 
 
-@njit(cache=True, nogil=True)
+@hot_kernel(cache=True, nogil=True)
 def _chariot_features(levels_code, base3):
     """(肥车 best 出 or -1, 长车 best 出 or -1, 出 colour bits) of one rank's component levels."""
     n_comp = 0
@@ -538,7 +537,7 @@ def _chariot_features(levels_code, base3):
     return fat, long, bits
 
 
-@njit(cache=True, nogil=True)
+@hot_kernel(cache=True, nogil=True)
 def _pattern_mask(n_lou, fat_lou, plain_lou, steps, qing, smax, fmax, lmax, tiandi):
     chariot_out = smax >= 1 or fmax >= 1 or lmax >= 1
     mask = 0
@@ -581,7 +580,7 @@ def _pattern_mask(n_lou, fat_lou, plain_lou, steps, qing, smax, fmax, lmax, tian
     return mask
 
 
-@njit(cache=True, nogil=True)
+@hot_kernel(cache=True, nogil=True)
 def _patterns(work, n_lou, fat_lou, plain_lou, steps):
     """Union of the patterns over all complete decompositions, and the best floor (0/1/5).
 
@@ -652,7 +651,7 @@ def _patterns(work, n_lou, fat_lou, plain_lou, steps):
     return union, floor
 
 
-@njit(cache=True, nogil=True)
+@hot_kernel(cache=True, nogil=True)
 def evaluate_kernel(conc, exposed, n_chow, rules, want_patterns, out, choice, work):
     """Evaluate one holding.
 

@@ -20,6 +20,8 @@ It must return a legal action.
   ``params[0]`` units (default 2) unless the stock has at most ``params[1]`` cards left
   (default 6), and takes any 碰 / 发子 that costs at most ``params[2]`` extra idle cards
   (default 1).
+* ``expert`` — a parametric hand-value policy (:mod:`simkit.policies.expert`): outs, pairs,
+  子, chariot / 清 / 天地 prospects, locks, discard danger, a win-now threshold.
 """
 
 from __future__ import annotations
@@ -54,12 +56,15 @@ from simkit.engine.layout import (
 from simkit.cards import CHE, JIANG, N_RANKS, SHI, XIANG, ZU
 from simkit.evaluator import kernel as K
 from simkit.evaluator.tables import IS_FAT_TYPE, KONG_HU, PART_CMP, PART_ZU, PENG_HU
+from simkit.jit import hot_kernel
+from simkit.policies.expert import EXPERT_WORK_SIZE
 from simkit.rng import next_below
 
 P_RANDOM = 0
 P_GREEDY = 1
 P_PATIENT = 2
 P_MC = 3
+P_EXPERT = 4  # simkit.policies.expert
 
 # policy scratch: evaluator workspace, out, choice, a holding (28 + 112), used (4),
 # per-part idle cards (9) and best-discard deltas (9) of the holding
@@ -70,10 +75,12 @@ _W_EXP = _W_CONC + 28
 _W_USED = _W_EXP + 112
 _W_PIDLE = _W_USED + 4
 _W_PDELTA = _W_PIDLE + 9
-POLICY_WORK_SIZE = _W_PDELTA + 9
+_GREEDY_WORK_SIZE = _W_PDELTA + 9
+# one scratch array serves every built-in policy: expert lays out its own regions (from 0)
+POLICY_WORK_SIZE = max(_GREEDY_WORK_SIZE, EXPERT_WORK_SIZE)
 
 
-@njit(cache=True, nogil=True)
+@hot_kernel(cache=True, nogil=True)
 def random_act(mask, rng):
     if mask[A_WIN]:
         return A_WIN
@@ -90,7 +97,7 @@ def random_act(mask, rng):
     return A_PASS
 
 
-@njit(cache=True, nogil=True)
+@hot_kernel(cache=True, nogil=True)
 def keep_value(conc, t):
     """How much a card of type t is worth keeping in a concealed holding (heuristic)."""
     c = conc[t]
@@ -115,7 +122,7 @@ def keep_value(conc, t):
     return value
 
 
-@njit(cache=True, nogil=True)
+@hot_kernel(cache=True, nogil=True)
 def best_discard(conc):
     """(discard type, idle cards left) minimising idle cards, ties by lowest keep value."""
     best_t = -1
@@ -143,7 +150,7 @@ def best_discard(conc):
 NO_DISCARD = 1 << 30  # best_discard's idle when no card can be discarded
 
 
-@njit(cache=True, nogil=True)
+@hot_kernel(cache=True, nogil=True)
 def _part_discard_delta(conc, part):
     """Fewest idle cards of ``part`` after discarding one of its cards, minus its idle cards
     now (NO_DISCARD if the part holds no discardable card).  A discard changes only its own
@@ -171,7 +178,7 @@ def _part_discard_delta(conc, part):
     return best
 
 
-@njit(cache=True, nogil=True)
+@hot_kernel(cache=True, nogil=True)
 def _claim_outcome(src, exp_at, n_chow, t, action, total, evaluate, rules, work):
     """(wins right after the claim, idle cards after the best next discard, hu gain,
     complete right after the claim); ``evaluate`` False skips the evaluator (wins False).
@@ -225,7 +232,7 @@ def _claim_outcome(src, exp_at, n_chow, t, action, total, evaluate, rules, work)
     return wins, idle, gain, after == 0
 
 
-@njit(cache=True, nogil=True)
+@hot_kernel(cache=True, nogil=True)
 def _best_claim(src, exp_at, n_chow, t, idle_now, mask, params, rules, work, patient, evaluate):
     """greedy's best claim (A_PASS if none beats passing), the idle cards after the 碰 (if
     legal), the number of claims leaving a complete holding and the last of them; with
@@ -258,7 +265,7 @@ def _best_claim(src, exp_at, n_chow, t, idle_now, mask, params, rules, work, pat
     return best_action, peng_idle, n_complete, complete_action
 
 
-@njit(cache=True, nogil=True)
+@hot_kernel(cache=True, nogil=True)
 def _greedy_core(src, conc_at, exp_at, n_chow, phase, t, stock_left, mask, params, rules, work, patient):
     """greedy / patient on a player's view: ``src[conc_at:]`` their 28 concealed counts,
     ``src[exp_at:]`` their (4, 28) exposed block, ``n_chow`` their exposed 圆s, ``t`` the

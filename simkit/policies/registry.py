@@ -57,7 +57,8 @@ import numpy as np
 from numba.core.registry import CPUDispatcher
 
 from simkit.errors import SimkitError
-from simkit.policies.builtin import P_GREEDY, P_MC, P_PATIENT, P_RANDOM
+from simkit.policies.builtin import P_EXPERT, P_GREEDY, P_MC, P_PATIENT, P_RANDOM
+from simkit.policies.expert import EXPERT_DEFAULTS, EXPERT_PARAM_NAMES
 
 N_PARAMS = 16  # parameters per policy (the width of the params array every policy receives)
 USER_SLOT_BASE = 100  # policy ids of a run's distinct user policies: 100, 101, 102 (in order of first seat)
@@ -102,9 +103,20 @@ _REGISTRY: dict[str, _Entry] = {
     "patient": _Entry(P_PATIENT, (2.0, 6.0, 1.0), None,
                       "hu-maximiser: wins with >= p0 units unless <= p1 stock cards left; 碰 costing <= p2 idle",
                       param_names=("min_units", "late_stock", "peng_slack")),
-    "mc": _Entry(P_MC, (16.0, 4.0, 1.5, 0.0, 0.0), None,
-                 "determinised Monte Carlo, greedy rollouts: p0 rollouts, p1 candidates, leaves greedy at t > p2",
-                 param_names=("rollouts", "candidates", "z", "search_mode", "sharpen")),
+    "mc": _Entry(P_MC, (12.0, 4.0, 1.0, 1.0, 0.0, 3.0, 1.0, 0.0, 0.0), None,
+                 "determinised Monte Carlo, greedy rollouts (expert: base 1): races candidates at claim decisions, "
+                 "leaves greedy's choice at t > z",
+                 param_names=("rollouts", "candidates", "z", "search_mode", "sharpen", "race", "focus", "horizon",
+                              "base")),
+    # the strong search bot: mc with expert as its baseline choice and rollout policy, 48
+    # determinisations raced after 4, every claim option searched (issue 14's tuned search)
+    "search": _Entry(P_MC, (48.0, 4.0, 1.0, 1.0, 0.0, 4.0, 0.0, 0.0, 1.0), None,
+                     "mc tuned: expert as base and in rollouts, 48 determinisations raced after 4, claims searched",
+                     param_names=("rollouts", "candidates", "z", "search_mode", "sharpen", "race", "focus", "horizon",
+                                  "base")),
+    "expert": _Entry(P_EXPERT, EXPERT_DEFAULTS, None,
+                     "hand-value heuristic: outs, pairs, 子, chariot/清/天地 prospects, locks, discard danger",
+                     param_names=EXPERT_PARAM_NAMES),
 }
 
 

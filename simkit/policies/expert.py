@@ -1,0 +1,824 @@
+"""``expert``: a strong, fast parametric policy built on the features a good player weighs.
+
+It scores a holding with a *hand value* Φ (higher is better) and acts one ply ahead on it:
+
+* **discard**: the legal discard d maximising ``Φ(holding - d) - danger(d)``;
+* **claim**: each legal claim is scored as ``Φ`` after the claim and its best discard, plus
+  ``claim_hu`` per hu the new meld scores; passing is scored as ``Φ`` of the holding with the
+  card's type locked (RULES §7: a passed type can no longer be claimed, so its outs vanish).
+  A choice that forbids winning (declining a 发子, or a 碰 through a chariot) costs
+  :data:`NOWIN_PENALTY`; a claim after which the holding wins with enough units wins at once;
+* **win**: declared when the units reach ``min_units`` or the stock holds at most
+  ``late_stock`` cards (so ``min_units`` 1 always wins; 2 plays on for a second unit);
+* a player who can no longer win (有子不发 / 有车子不出车) passes every claim and discards the
+  safest card.
+
+Φ adds, per independent part of the holding (the eight triads and the 卒 system, see
+:func:`simkit.evaluator.kernel.part_of`), ``-idle`` × its idle cards, the *outs* (every unseen
+copy of a type, not locked, times the progress a claim on it brings: idle cards it removes + 1
+for the discard it earns; weighted ``outs_peng`` for 碰 / 发子, ``outs_chow`` for 吃 / 占,
+which only the next player or the drawer may take), ``pair`` per pair (× :data:`DEAD_PAIR` when no
+copy is left to 碰), ``hu`` × the hu of its 子 / 闹 plus ``zi`` per 子 whose 4th copy is unseen
+(a 楼 to come), ``fat`` per fat card, ``partner`` per two present types of one 圆, and its
+素车: ``hu`` × the chariot's value when complete, ``prospect`` × it when one component is
+missing but can still come.  Across parts: 肥车 / 长车 of 将 and 卒, 清 (an 出 in three
+colours of one rank) and 天地 (将 and 卒 出 of one colour), complete (``hu`` × value) or one
+component short (``prospect`` × value).
+
+``danger(d)`` is ``danger`` × (1 + ``danger_late`` × the share of the stock drawn: late discards
+feed hands closer to a win) × the chance that an opponent can claim the discard, from the
+unseen copies and the opponents' hand sizes (binomial approximation): a 碰 by either
+opponent, weighted up by ``danger_feed`` per 出 the claimer already shows on the discard's
+triad partners or on its rank in other colours (feeding a visible chariot or 清), plus
+``danger_chow`` × the chance that the next player can 吃 or 占 it.
+
+It reads only the observation, or the acting player's own view of the state
+(:func:`expert_state`: own cards and locks, every exposed meld, the dead cards, the stock size
+and the seats' concealed-card counts).  Deterministic: it draws no random numbers.
+
+Parameters (``params[i]``, defaults in :data:`EXPERT_DEFAULTS`: tuned with ``simkit tune`` by
+SPSA against a pool of greedy and expert, two rounds of 1.5 and 1.8 million deals starting from
+hand-tuned values — docs/analysis.md "Tuning"; the hand-tuned start is :data:`EXPERT_HAND_TUNED`)::
+
+    0 idle         57.6   value lost per idle card
+    1 outs_peng    13.4   per unseen card × progress of a 碰 / 发子 on it
+    2 outs_chow    0.78   per unseen card × progress of a 吃 / 占 on it
+    3 hu           95.9   per hu of concealed 子 / 闹 and complete chariots, 清, 天地
+    4 pair         22.5   per concealed pair
+    5 zi           88.3   per concealed 子 whose 4th copy is unseen
+    6 fat          1.40   per fat card (将 车 卒)
+    7 partner      1.78   per two present types of one 圆 (将士相, 车马炮, 卒)
+    8 prospect     6.04   × value of a chariot / 清 / 天地 one component short
+    9 danger       13.7   × chance an opponent can claim the discard
+   10 danger_chow  0.67   weight of the next player's 吃 / 占 against a 碰
+   11 danger_feed  0.43   extra danger per 出 the claimer shows next to the card
+   12 min_units    1      win with at least this many units ...
+   13 late_stock   0      ... or whenever the stock holds at most this many cards
+   14 claim_hu     54.2   per hu of the meld a claim exposes
+   15 danger_late  1.08   danger × (1 + danger_late × share of the stock drawn)
+
+>>> EXPERT_PARAM_NAMES[0], EXPERT_DEFAULTS[0], len(EXPERT_DEFAULTS) == len(EXPERT_PARAM_NAMES)
+('idle', 57.6, True)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from simkit.cards import CHE, JIANG, N_RANKS, PAO, SHI, ZU
+from simkit.engine import kernel as E
+from simkit.engine.layout import (
+    A_KONG,
+    A_PASS,
+    A_PENG,
+    A_WIN,
+    M_KONG,
+    M_PENG,
+    M_ZHAN,
+    N_ACTIONS,
+    O_ACTIVE,
+    O_CONC,
+    O_DEAD,
+    O_EXP,
+    O_EXPCARDS,
+    O_LOCK,
+    O_NCHOW,
+    O_NCONC,
+    O_NOWIN,
+    O_PHASE,
+    O_SEAT,
+    O_STOCK_LEFT,
+    O_XIANGGONG,
+    PH_DISCARD,
+    S_ACTIVE,
+    S_CONC,
+    S_DEAD,
+    S_EXP,
+    S_EXPCARDS,
+    S_LOCK,
+    S_NCHOW,
+    S_NOWIN,
+    S_PHASE,
+    S_STOCK_POS,
+    S_XIANGGONG,
+)
+from simkit.evaluator import kernel as K
+from simkit.evaluator.tables import (
+    FAT_CHARIOT_VALUE,
+    IS_FAT_TYPE,
+    KONG_HU,
+    LONG_CHARIOT_VALUE,
+    N_PARTS,
+    PART_CMP,
+    PART_ZU,
+    PENG_HU,
+    PLAIN_CHARIOT_VALUE,
+    QING_VALUE,
+    TIANDI_VALUE,
+    TRIAD_IDLE,
+    ZU_IDLE,
+)
+from simkit.jit import hot_kernel
+from simkit.rules import RULE_MUST_CHARIOT_OUT, RULE_MUST_KONG, RULE_ZHAN_IN_CHARIOT
+
+# ---- parameters
+X_IDLE = 0
+X_OUTS_PENG = 1
+X_OUTS_CHOW = 2
+X_HU = 3
+X_PAIR = 4
+X_ZI = 5
+X_FAT = 6
+X_PARTNER = 7
+X_PROSPECT = 8
+X_DANGER = 9
+X_DANGER_CHOW = 10
+X_DANGER_FEED = 11
+X_MIN_UNITS = 12
+X_LATE_STOCK = 13
+X_CLAIM_HU = 14
+X_DANGER_LATE = 15
+EXPERT_PARAM_NAMES = ("idle", "outs_peng", "outs_chow", "hu", "pair", "zi", "fat", "partner", "prospect", "danger",
+                      "danger_chow", "danger_feed", "min_units", "late_stock", "claim_hu", "danger_late")
+# hand-tuned by coordinate search against greedy (the start of the SPSA tuning)
+EXPERT_HAND_TUNED = (70.0, 4.0, 2.0, 40.0, 10.0, 80.0, 2.0, 4.0, 5.0, 20.0, 0.5, 1.0, 1.0, 0.0, 25.0, 0.0)
+# tuned: simkit tune, round 2's mean of the last quarter of the iterates (docstring), 3 digits
+EXPERT_DEFAULTS = (57.6, 13.4, 0.78, 95.9, 22.5, 88.3, 1.40, 1.78, 6.04, 13.7, 0.67, 0.43, 1.0, 0.0, 54.2, 1.08)
+
+N_COPIES = 4
+N_SEATS = 3
+EXP_BLOCK = 4 * 28  # one seat's exposed group counts (占, 碰, 楼, table 将) × 28 types
+ZI_HU_PLAIN = 3  # a concealed 子 (RULES §2); fat types score double
+NAO_HU_PLAIN = 9  # a concealed 闹
+DEAD_PAIR = 0.5  # a pair's share of the pair weight when no copy of it is left to 碰
+STOCK_SIZE = 21  # stock cards at the deal
+NOWIN_PENALTY = 1.0e6  # a choice after which the player can no longer win
+NOWIN_DANGER = 1.0e4  # a player who cannot win discards by danger first
+NO_VALUE = -1.0e18
+WIN_KEY = 1.0e15  # a winning claim beats every other choice, by units
+
+# ---- scratch (``work``, int64): the evaluator's workspace first, then these regions
+XW_OUT = K.WORK_SIZE
+XW_CHOICE = XW_OUT + K.N_OUT
+XW_CONC = XW_CHOICE + K.N_CHOICE  # 28: the acting player's concealed counts (changed and restored)
+XW_EXP = XW_CONC + 28  # (4, 28): their exposed block, for the evaluator
+XW_USED = XW_EXP + EXP_BLOCK  # 4: the concealed types a claim uses
+XW_UNSEEN = XW_USED + 4  # 28: copies of each type the player has not seen
+XW_OUT_COMP = XW_UNSEEN + 28  # 28: the player's exposed 出 (碰 / 楼) per type
+XW_LOCK = XW_OUT_COMP + 28  # 28: the player's passed (locked) types
+XW_PART_VALUE = XW_LOCK + 28  # 9 float64 (viewed): Φ of each part
+XW_DANGER = XW_PART_VALUE + N_PARTS  # 28 float64 (viewed): danger of a discard per type, once per decision
+XW_DANGER_DONE = XW_DANGER + 28  # 28: 1 where XW_DANGER holds this decision's value
+EXPERT_WORK_SIZE = XW_DANGER_DONE + 28
+
+# every scratch region: (name, offset, size), in order (tests check the layout)
+EXPERT_WORK_REGIONS = (
+    ("evaluator", 0, K.WORK_SIZE),
+    ("XW_OUT", XW_OUT, K.N_OUT),
+    ("XW_CHOICE", XW_CHOICE, K.N_CHOICE),
+    ("XW_CONC", XW_CONC, 28),
+    ("XW_EXP", XW_EXP, EXP_BLOCK),
+    ("XW_USED", XW_USED, 4),
+    ("XW_UNSEEN", XW_UNSEEN, 28),
+    ("XW_OUT_COMP", XW_OUT_COMP, 28),
+    ("XW_LOCK", XW_LOCK, 28),
+    ("XW_PART_VALUE", XW_PART_VALUE, N_PARTS),
+    ("XW_DANGER", XW_DANGER, 28),
+    ("XW_DANGER_DONE", XW_DANGER_DONE, 28),
+)
+
+
+# ---- speed (issue 14): the kernels below that Φ and the danger evaluate many times a decision
+# take only arrays their caller owns and keeps alive (they allocate and return no array), so they
+# are compiled without numba's reference counting (``_nrt=False``): with it every call increfs
+# and decrefs each array argument (two atomic operations apiece, which numba's pruning leaves in
+# place here), and those cost about a fifth of expert's time.  The results are the same numbers.
+
+# ---- outs tables: the progress (idle cards of the part removed + 1 for the discard it earns) a
+# claim on one more card of a type brings, for every holding of the type's part.  A row per
+# (part holding, type in the part); its fields the largest and the smallest progress of the
+# claims weighted ``outs_peng`` (碰, 发子) and of those weighted ``outs_chow`` (占, 吃 / 卒 圆):
+# a weight >= 0 gains most with the largest, a negative one with the smallest, so the best
+# weighted gain over the claims is one multiplication (the same number as the maximum over
+# every claim's gain).  For a type the player lacks the only claim is a 吃 with the two
+# partners present (卒: none is counted), in the ``chow`` fields.
+NO_OUTS = -(1 << 20)  # no such claim
+OUTS_PENG_HI = 0
+OUTS_PENG_LO = 1
+OUTS_CHOW_HI = 2
+OUTS_CHOW_LO = 3
+N_OUTS_FIELDS = 4
+N_TRIAD_CODES = 125  # a triad's holding: 25 × n0 + 5 × n1 + n2 (0-4 copies each)
+N_ZU_CODES = 625  # the 卒 system's: z0 + 5 z1 + 25 z2 + 125 z3 (the index of ZU_IDLE)
+OUTS_ZU_ROW = 2 * N_TRIAD_CODES * 3  # first 卒 row; a triad's row is (has_jiang × 125 + code) × 3 + type
+
+
+def _outs_fields(row, peng_progress, chow_progress):
+    """Fill one outs row from the progress lists of its claims (``NO_OUTS`` where none)."""
+    if peng_progress:
+        row[OUTS_PENG_HI] = max(peng_progress)
+        row[OUTS_PENG_LO] = min(peng_progress)
+    if chow_progress:
+        row[OUTS_CHOW_HI] = max(chow_progress)
+        row[OUTS_CHOW_LO] = min(chow_progress)
+
+
+def _build_outs_progress() -> np.ndarray:
+    """OUTS_PROGRESS[row, field]: see the comment above (plain Python, at import)."""
+    table = np.full((OUTS_ZU_ROW + N_ZU_CODES * 4, N_OUTS_FIELDS), NO_OUTS, dtype=np.int64)
+    for has_jiang in (0, 1):
+        for code in range(N_TRIAD_CODES):
+            counts = (code // 25, code // 5 % 5, code % 5)
+
+            def triad_idle(*removed, counts=counts, has_jiang=has_jiang):
+                n = list(counts)
+                for x in removed:
+                    n[x] -= 1
+                return int(TRIAD_IDLE[has_jiang, n[0], n[1], n[2]])
+
+            idle = triad_idle()
+            for i in range(3):
+                p0, p1 = [x for x in range(3) if x != i]
+                peng = []
+                chow = []
+                if counts[i] >= 2:  # 碰
+                    peng.append(idle - triad_idle(i, i) + 1)
+                if counts[i] >= 3:  # 发子
+                    peng.append(idle - triad_idle(i, i, i) + 1)
+                if counts[i] >= 1:  # 占
+                    chow.append(idle - triad_idle(i) + 1)
+                if counts[p0] > 0 and counts[p1] > 0:  # 吃 a 圆 of the triad
+                    chow.append(idle - triad_idle(p0, p1) + 1)
+                _outs_fields(table[(has_jiang * N_TRIAD_CODES + code) * 3 + i], peng, chow)
+    for code in range(N_ZU_CODES):
+        counts = tuple(code // 5**c % 5 for c in range(4))
+
+        def zu_idle(*removed, counts=counts):
+            n = list(counts)
+            for x in removed:
+                n[x] -= 1
+            return int(ZU_IDLE[n[0] + 5 * n[1] + 25 * n[2] + 125 * n[3]])
+
+        idle = zu_idle()
+        for colour in range(4):
+            if counts[colour] == 0:
+                continue  # a 卒 the player lacks counts no outs
+            o0, o1, o2 = [x for x in range(4) if x != colour]
+            peng = []
+            chow = [idle - zu_idle(colour) + 1]  # 占
+            if counts[colour] >= 2:
+                peng.append(idle - zu_idle(colour, colour) + 1)
+            if counts[colour] >= 3:
+                peng.append(idle - zu_idle(colour, colour, colour) + 1)
+            for pair in ((o0, o1), (o0, o2), (o1, o2), (o0, o1, o2)):  # 卒 圆s with the other colours
+                if all(counts[x] > 0 for x in pair):
+                    chow.append(idle - zu_idle(*pair) + 1)
+            _outs_fields(table[OUTS_ZU_ROW + code * 4 + colour], peng, chow)
+    return table
+
+
+OUTS_PROGRESS = _build_outs_progress()
+
+
+@hot_kernel(cache=True, nogil=True)
+def _outs_gain(row, params):
+    """Best weighted progress (>= 0) of a claim on one more card of a held type (row of
+    :data:`OUTS_PROGRESS`): ``max(0, outs_peng × 碰 / 发子 progress, outs_chow × 占 / 吃 progress)``."""
+    best = 0.0
+    progress = OUTS_PROGRESS[row, OUTS_PENG_HI]
+    if progress != NO_OUTS:
+        weight = params[X_OUTS_PENG]
+        if weight < 0.0:
+            progress = OUTS_PROGRESS[row, OUTS_PENG_LO]
+        gain = weight * progress
+        if gain > best:
+            best = gain
+    progress = OUTS_PROGRESS[row, OUTS_CHOW_HI]
+    if progress != NO_OUTS:
+        weight = params[X_OUTS_CHOW]
+        if weight < 0.0:
+            progress = OUTS_PROGRESS[row, OUTS_CHOW_LO]
+        gain = weight * progress
+        if gain > best:
+            best = gain
+    return best
+
+
+@hot_kernel(cache=True, nogil=True)
+def _live(conc, unseen, x):
+    """Can type x still become a component (a pair by 占, or a 碰)?"""
+    return (conc[x] == 1 and unseen[x] >= 1) or unseen[x] >= 2
+
+
+@hot_kernel(cache=True, nogil=True)
+def _type_terms(value, conc, unseen, out_comp, lock, params, t, row, chow_if_missing):
+    """``value`` plus the terms of Φ that type t adds on its own (pairs, 子 / 闹, fat cards,
+    outs; ``row`` its row of :data:`OUTS_PROGRESS`), in the order Φ sums them."""
+    c = conc[t]
+    u = unseen[t]
+    fat = IS_FAT_TYPE[t]
+    if c == 2:
+        value += params[X_PAIR] * (1.0 if u > 0 else DEAD_PAIR)
+    elif c == 3:
+        value += params[X_HU] * ZI_HU_PLAIN * (1 + fat)
+        if u > 0:
+            value += params[X_ZI]
+    elif c == 4:
+        value += params[X_HU] * NAO_HU_PLAIN * (1 + fat)
+    value += params[X_FAT] * fat * c
+    if u > 0 and lock[t] == 0:
+        if c > 0:
+            value += u * _outs_gain(row, params)
+        elif chow_if_missing:
+            # a type the player lacks: a 吃 with two partners present
+            progress = OUTS_PROGRESS[row, OUTS_CHOW_HI]
+            if progress != NO_OUTS:
+                value += u * params[X_OUTS_CHOW] * progress
+    return value
+
+
+@hot_kernel(cache=True, nogil=True)
+def part_value(conc, part, unseen, out_comp, lock, params):
+    """The hand value Φ of one part (see the module docstring).
+
+    >>> import numpy as np
+    >>> conc = np.zeros(28, np.int64); conc[[3, 4, 5]] = 1  # YC YM YP: one 圆, no idle card
+    >>> part_value(conc, 4, np.zeros(28, np.int64), np.zeros(28, np.int64), np.zeros(28, np.int64),
+    ...            np.array(EXPERT_DEFAULTS)) > part_value(conc * 0, 4, conc * 0, conc * 0, conc * 0,
+    ...            np.array(EXPERT_DEFAULTS))
+    True
+    """
+    if part == PART_ZU:
+        first = ZU
+        code = conc[ZU] + 5 * conc[N_RANKS + ZU] + 25 * conc[2 * N_RANKS + ZU] + 125 * conc[3 * N_RANKS + ZU]
+        idle = ZU_IDLE[code]
+        row0 = OUTS_ZU_ROW + 4 * code
+    else:
+        has_jiang = 1 if part < PART_CMP else 0
+        first = part * N_RANKS + JIANG if has_jiang == 1 else (part - PART_CMP) * N_RANKS + CHE
+        c0 = conc[first]
+        c1 = conc[first + 1]
+        c2 = conc[first + 2]
+        idle = TRIAD_IDLE[has_jiang, c0, c1, c2]
+        row0 = (has_jiang * N_TRIAD_CODES + 25 * c0 + 5 * c1 + c2) * 3
+    value = -params[X_IDLE] * idle
+    n_present = 0
+    n_comp = 0
+    n_out = 0
+    missing = -1
+    if part == PART_ZU:
+        for i in range(4):
+            t = first + i * N_RANKS
+            value = _type_terms(value, conc, unseen, out_comp, lock, params, t, row0 + i, False)
+            c = conc[t]
+            if c > 0:
+                n_present += 1
+            if c >= 2 or out_comp[t] > 0:
+                n_comp += 1
+                if c >= 3 or out_comp[t] > 0:
+                    n_out += 1
+    else:
+        for i in range(3):
+            t = first + i
+            value = _type_terms(value, conc, unseen, out_comp, lock, params, t, row0 + i, True)
+            c = conc[t]
+            if c > 0:
+                n_present += 1
+            if c >= 2 or out_comp[t] > 0:
+                n_comp += 1
+                if c >= 3 or out_comp[t] > 0:
+                    n_out += 1
+            else:
+                missing = t
+    value += params[X_PARTNER] * (n_present * (n_present - 1) // 2)
+    if part != PART_ZU:
+        if n_comp == 3:
+            value += params[X_HU] * PLAIN_CHARIOT_VALUE[n_out]
+        elif n_comp == 2 and _live(conc, unseen, missing):
+            value += params[X_PROSPECT] * PLAIN_CHARIOT_VALUE[n_out]
+    return value
+
+
+@hot_kernel(cache=True, nogil=True)
+def cross_value(conc, unseen, out_comp, params):
+    """Φ's terms across parts: 肥车 / 长车 of 将 and 卒, 清, 天地 (complete or one short)."""
+    value = 0.0
+    hu = params[X_HU]
+    prospect = params[X_PROSPECT]
+    for rank in (JIANG, ZU):
+        n_comp = 0
+        n_out = 0
+        n_near = 0
+        for colour in range(4):
+            t = colour * N_RANKS + rank
+            if conc[t] >= 2 or out_comp[t] > 0:
+                n_comp += 1
+                if conc[t] >= 3 or out_comp[t] > 0:
+                    n_out += 1
+            elif _live(conc, unseen, t):
+                n_near += 1
+        if n_comp == 4:
+            value += hu * LONG_CHARIOT_VALUE[n_out]
+        elif n_comp == 3:
+            value += hu * FAT_CHARIOT_VALUE[n_out]
+            if n_near > 0:
+                value += prospect * (LONG_CHARIOT_VALUE[n_out] - FAT_CHARIOT_VALUE[n_out])
+        elif n_comp == 2 and n_near > 0:
+            value += prospect * FAT_CHARIOT_VALUE[n_out]
+    for rank in range(SHI, PAO + 1):
+        n_out = 0
+        n_near = 0
+        for colour in range(4):
+            t = colour * N_RANKS + rank
+            if conc[t] >= 3 or out_comp[t] > 0:
+                n_out += 1
+            elif conc[t] == 2 and unseen[t] > 0:
+                n_near += 1
+        if n_out >= 3:
+            value += hu * QING_VALUE[n_out]
+        elif n_out == 2 and n_near > 0:
+            value += prospect * QING_VALUE[3]
+    for colour in range(4):
+        j = colour * N_RANKS + JIANG
+        z = colour * N_RANKS + ZU
+        j_out = conc[j] >= 3 or out_comp[j] > 0
+        z_out = conc[z] >= 3 or out_comp[z] > 0
+        if j_out and z_out:
+            value += hu * TIANDI_VALUE
+        elif (j_out and conc[z] == 2 and unseen[z] > 0) or (z_out and conc[j] == 2 and unseen[j] > 0):
+            value += prospect * TIANDI_VALUE
+    return value
+
+
+@hot_kernel(cache=True, nogil=True)
+def _power(x, k):
+    """x ** k for a small k >= 0 (a few multiplications: k <= 4 copies)."""
+    y = 1.0
+    for _ in range(k):
+        y *= x
+    return y
+
+
+@hot_kernel(cache=True, nogil=True)
+def _at_least_one(u, p):
+    """Chance that a hand holding a share p of the unseen cards has one of u copies."""
+    if u <= 0:
+        return 0.0
+    return 1.0 - _power(1.0 - p, u)
+
+
+@hot_kernel(cache=True, nogil=True)
+def _at_least_two(u, p):
+    """Chance that it has two of them (binomial approximation)."""
+    if u <= 1:
+        return 0.0
+    miss = _power(1.0 - p, u - 1)
+    return 1.0 - miss * (1.0 - p) - u * p * miss
+
+
+@hot_kernel(cache=True, nogil=True)
+def discard_danger(src, exp_all_at, me, d, unseen, n_unseen, n_next, n_other, can_next, can_other, params):
+    """``danger(d)`` of the module docstring (without the ``danger`` weight): the chance that
+    an opponent can claim a discard of type d, the 碰 weighted up per 出 the claimer shows next
+    to d; ``n_next`` / ``n_other`` the concealed cards of the next / other opponent,
+    ``can_next`` / ``can_other`` whether they may claim at all (not 相公)."""
+    if n_unseen <= 0:
+        return 0.0
+    u = unseen[d]
+    colour = d // N_RANKS
+    rank = d % N_RANKS
+    danger = 0.0
+    for k in range(2):
+        q = (me + 1 + k) % N_SEATS
+        share = (n_next if k == 0 else n_other) / n_unseen
+        if share > 1.0:
+            share = 1.0
+        if not (can_next if k == 0 else can_other):
+            continue
+        p_peng = _at_least_two(u, share)
+        if p_peng > 0.0:
+            related = 0
+            base = exp_all_at + EXP_BLOCK * q
+            if rank == ZU or rank == JIANG:
+                for c in range(4):
+                    x = c * N_RANKS + rank
+                    if c != colour and (src[base + 28 * K.EXP_PENG + x] + src[base + 28 * K.EXP_KONG + x]) > 0:
+                        related += 1
+            else:
+                first = colour * N_RANKS + (JIANG if rank < CHE else CHE)
+                for x in range(first, first + 3):
+                    if x != d and (src[base + 28 * K.EXP_PENG + x] + src[base + 28 * K.EXP_KONG + x]) > 0:
+                        related += 1
+                for c in range(4):
+                    x = c * N_RANKS + rank
+                    if c != colour and (src[base + 28 * K.EXP_PENG + x] + src[base + 28 * K.EXP_KONG + x]) > 0:
+                        related += 1
+            danger += p_peng * (1.0 + params[X_DANGER_FEED] * related)
+        if k == 0:
+            # the next player may 吃 / 占 it
+            p_chow = 0.0
+            if rank == ZU:
+                a0 = -1.0
+                a1 = -1.0
+                a2 = -1.0
+                for c in range(4):
+                    if c != colour:
+                        a = _at_least_one(unseen[c * N_RANKS + ZU], share)
+                        if a0 < 0:
+                            a0 = a
+                        elif a1 < 0:
+                            a1 = a
+                        else:
+                            a2 = a
+                p_chow = a0 * a1 + a0 * a2 + a1 * a2 - 2.0 * a0 * a1 * a2
+            else:
+                first = colour * N_RANKS + (JIANG if rank < CHE else CHE)
+                p_chow = 1.0
+                for x in range(first, first + 3):
+                    if x != d:
+                        p_chow *= _at_least_one(unseen[x], share)
+            p_zhan = _at_least_one(u, share)
+            p_any = 1.0 - (1.0 - p_chow) * (1.0 - p_zhan)
+            danger += params[X_DANGER_CHOW] * p_any
+    return danger
+
+
+@hot_kernel(cache=True, nogil=True)
+def _cached_danger(d, danger_cache, danger_done, src, exp_all_at, me, unseen, n_unseen, n_next, n_other, can_next,
+                   can_other, params):
+    """:func:`discard_danger` of type d, computed once per decision (it reads nothing a claim
+    under consideration changes): ``danger_done[d]`` marks the value in ``danger_cache[d]``."""
+    if danger_done[d] == 0:
+        danger_cache[d] = discard_danger(src, exp_all_at, me, d, unseen, n_unseen, n_next, n_other, can_next,
+                                         can_other, params)
+        danger_done[d] = 1
+    return danger_cache[d]
+
+
+@hot_kernel(cache=True, nogil=True)
+def _part_discards(conc, part, value_now, cross_now, unseen, out_comp, lock, params, floor, danger_weight,
+                   danger_cache, danger_done, src, exp_all_at, me, n_unseen, n_next, n_other, can_next, can_other):
+    """(best discard of ``part``, its change of Φ minus its danger) among the discards that
+    beat ``floor`` strictly, else (-1, ``floor``): ``value_now`` is the part's value,
+    ``cross_now`` the cross terms, both before the discard.  With ``floor`` = NO_VALUE this is
+    the part's best discard; a caller that only wants the best over several parts passes the
+    best so far (when ``danger_weight`` >= 0: the danger can only lower a change, so a
+    discard that does not beat it before its danger is skipped unweighed)."""
+    if part == PART_ZU:
+        first = ZU
+        step = N_RANKS
+        n = 4
+    else:
+        first = part * N_RANKS + JIANG if part < PART_CMP else (part - PART_CMP) * N_RANKS + CHE
+        step = 1
+        n = 3
+    best_t = -1
+    best_delta = floor
+    for i in range(n):
+        t = first + i * step
+        if conc[t] == 0 or t % N_RANKS == JIANG:
+            continue
+        cross_changes = t % N_RANKS == ZU or conc[t] >= 2  # only these reach the cross terms
+        conc[t] -= 1
+        delta = part_value(conc, part, unseen, out_comp, lock, params) - value_now
+        if cross_changes:
+            delta += cross_value(conc, unseen, out_comp, params) - cross_now
+        conc[t] += 1
+        if delta <= best_delta:
+            continue  # the danger (>= 0) can only lower it further
+        if danger_weight != 0.0:
+            delta -= danger_weight * _cached_danger(t, danger_cache, danger_done, src, exp_all_at, me, unseen,
+                                                    n_unseen, n_next, n_other, can_next, can_other, params)
+        if delta > best_delta:
+            best_delta = delta
+            best_t = t
+    return best_t, best_delta
+
+
+@njit(cache=True, nogil=True)
+def _chariot_through(conc, src, expcards_at, exp_at, t, zhan_in_chariot):
+    """RULES §7 from the player's own view: a chariot through t (concealed + exposed cards)."""
+    colour = t // N_RANKS
+    rank = t % N_RANKS
+    if rank != ZU:
+        first = colour * N_RANKS + (JIANG if rank < CHE else CHE)
+        ok = True
+        for x in range(first, first + 3):
+            n = conc[x] + src[expcards_at + x]
+            if not zhan_in_chariot:
+                n -= 2 * src[exp_at + 28 * K.EXP_ZHAN + x]
+            if n < 2:
+                ok = False
+        if ok:
+            return True
+    if rank == JIANG or rank == ZU:
+        n_colours = 0
+        through = False
+        for c in range(4):
+            x = c * N_RANKS + rank
+            n = conc[x] + src[expcards_at + x]
+            if not zhan_in_chariot:
+                n -= 2 * src[exp_at + 28 * K.EXP_ZHAN + x]
+            if n >= 2:
+                n_colours += 1
+                if x == t:
+                    through = True
+        return through and n_colours >= 3
+    return False
+
+
+@njit(cache=True, nogil=True)
+def _evaluate(conc, src, exp_at, n_chow, exp_row, t, rules, work):
+    """Evaluator on the player's holding (+ one exposed group of type t in ``exp_row``, or a
+    圆 when ``exp_row`` is -1 and t >= 0); fills ``work[XW_OUT:]``."""
+    exp = work[XW_EXP : XW_EXP + EXP_BLOCK].reshape((4, 28))
+    for i in range(EXP_BLOCK):
+        work[XW_EXP + i] = src[exp_at + i]
+    if t >= 0:
+        if exp_row >= 0:
+            exp[exp_row, t] += 1
+        else:
+            n_chow += 1
+    out = work[XW_OUT : XW_OUT + K.N_OUT]
+    choice = work[XW_CHOICE : XW_CHOICE + K.N_CHOICE]
+    K.evaluate_kernel(conc, exp, n_chow, rules, 0, out, choice, work[: K.WORK_SIZE])
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _expert_core(src, me, conc_at, exp_all_at, expcards_at, dead_at, lock_at, n_chow, phase, t, stock_left,
+                 n_next, n_other, xianggong_next, xianggong_other, cannot_win, mask, params, rules, work):
+    """expert on player ``me``'s view of ``src`` (an observation or the state: the offsets
+    name the regions, which have the same layout in both)."""
+    conc = work[XW_CONC : XW_CONC + 28]
+    unseen = work[XW_UNSEEN : XW_UNSEEN + 28]
+    out_comp = work[XW_OUT_COMP : XW_OUT_COMP + 28]
+    lock = work[XW_LOCK : XW_LOCK + 28]
+    part_values = work[XW_PART_VALUE : XW_PART_VALUE + N_PARTS].view(np.float64)
+    danger_cache = work[XW_DANGER : XW_DANGER + 28].view(np.float64)
+    danger_done = work[XW_DANGER_DONE : XW_DANGER_DONE + 28]
+    exp_at = exp_all_at + EXP_BLOCK * me
+    n_unseen = 0
+    for x in range(28):
+        conc[x] = src[conc_at + x]
+        seen = conc[x] + src[dead_at + x]
+        for q in range(N_SEATS):
+            seen += src[expcards_at + 28 * q + x]
+        if x == t:
+            seen += 1  # the active card
+        u = N_COPIES - seen
+        if u < 0:
+            u = 0
+        unseen[x] = u
+        n_unseen += u
+        out_comp[x] = src[exp_at + 28 * K.EXP_PENG + x] + src[exp_at + 28 * K.EXP_KONG + x]
+        lock[x] = src[lock_at + x]
+        danger_done[x] = 0
+    can_next = xianggong_next == 0
+    can_other = xianggong_other == 0
+    if phase == PH_DISCARD and mask[A_WIN]:
+        out = _evaluate(conc, src, exp_at, n_chow, -1, -1, rules, work)
+        if out[K.OUT_UNITS] >= params[X_MIN_UNITS] or stock_left <= params[X_LATE_STOCK]:
+            return A_WIN
+    if phase != PH_DISCARD:
+        n_claims = 0
+        for a in range(N_ACTIONS):
+            if mask[a] and a != A_PASS:
+                n_claims += 1
+        if n_claims == 0 or cannot_win:
+            return A_PASS
+    danger_weight = NOWIN_DANGER if cannot_win else params[X_DANGER] * (
+        1.0 + params[X_DANGER_LATE] * (STOCK_SIZE - stock_left) / STOCK_SIZE)
+    # only the best of several parts' discards counts: with a danger that can only lower a
+    # change, a part's discards need only beat the best so far (the same best, found sooner)
+    prune = danger_weight >= 0.0
+    cross_now = cross_value(conc, unseen, out_comp, params)
+    if phase == PH_DISCARD:
+        # the discard maximising the change of Φ minus its danger (the first of equals)
+        best_t = -1
+        best_delta = NO_VALUE
+        for part in range(N_PARTS):
+            value = part_value(conc, part, unseen, out_comp, lock, params)
+            part_t, delta = _part_discards(conc, part, value, cross_now, unseen, out_comp, lock, params,
+                                           best_delta if prune else NO_VALUE, danger_weight, danger_cache,
+                                           danger_done, src, exp_all_at, me, n_unseen, n_next, n_other, can_next,
+                                           can_other)
+            if part_t >= 0 and delta > best_delta:
+                best_delta = delta
+                best_t = part_t
+        if best_t >= 0:
+            return best_t
+        return A_WIN  # only a win is legal
+    # claim decision on the active card t: its part is the only one a claim changes
+    claim_part = K.part_of(t)
+    # Φ of each part, and the best discard outside the claim's part (its cross terms taken as
+    # they are now)
+    total = cross_now
+    for part in range(N_PARTS):
+        value = part_value(conc, part, unseen, out_comp, lock, params)
+        part_values[part] = value
+        total += value
+    other_delta = NO_VALUE
+    for part in range(N_PARTS):
+        if part != claim_part:
+            _, delta = _part_discards(conc, part, part_values[part], cross_now, unseen, out_comp, lock, params,
+                                      other_delta if prune else NO_VALUE, danger_weight, danger_cache, danger_done,
+                                      src, exp_all_at, me, n_unseen, n_next, n_other, can_next, can_other)
+            if delta > other_delta:
+                other_delta = delta
+    zhan_in_chariot = rules[RULE_ZHAN_IN_CHARIOT] == 1
+    # which choices forbid winning (RULES §7)
+    kong_forced = mask[A_KONG] and rules[RULE_MUST_KONG] == 1
+    peng_forced = (mask[A_PENG] and rules[RULE_MUST_CHARIOT_OUT] == 1
+                   and _chariot_through(conc, src, expcards_at + 28 * me, exp_at, t, zhan_in_chariot))
+    # passing locks the type
+    old_lock = lock[t]
+    lock[t] = 1
+    best_action = A_PASS
+    best_value = total - part_values[claim_part] + part_value(conc, claim_part, unseen, out_comp, lock, params)
+    lock[t] = old_lock
+    if kong_forced or peng_forced:
+        best_value -= NOWIN_PENALTY
+    used = work[XW_USED : XW_USED + 4]
+    for a in range(N_ACTIONS):
+        if not mask[a] or a == A_PASS:
+            continue
+        kind = E.meld_cards(a, t, used)
+        for i in range(4):
+            if used[i] >= 0:
+                conc[used[i]] -= 1
+        exp_row = -1
+        gain = 1
+        if kind == M_PENG:
+            exp_row = K.EXP_PENG
+            gain = PENG_HU[t]
+        elif kind == M_KONG:
+            exp_row = K.EXP_KONG
+            gain = KONG_HU[t]
+        elif kind == M_ZHAN:
+            exp_row = K.EXP_ZHAN
+            gain = 0
+        value = NO_VALUE
+        if K.min_idle_kernel(conc) == 0:
+            out = _evaluate(conc, src, exp_at, n_chow, exp_row, t, rules, work)
+            if out[K.OUT_WINS] == 1 and (out[K.OUT_UNITS] >= params[X_MIN_UNITS] or stock_left <= params[X_LATE_STOCK]):
+                value = WIN_KEY + out[K.OUT_UNITS]
+        if value == NO_VALUE:
+            exposes_out = exp_row == K.EXP_PENG or exp_row == K.EXP_KONG
+            if exposes_out:
+                out_comp[t] += 1
+            cross_after = cross_value(conc, unseen, out_comp, params)
+            part_after = part_value(conc, claim_part, unseen, out_comp, lock, params)
+            # the best discard after the claim: from the claim's part, or the best elsewhere
+            _, delta = _part_discards(conc, claim_part, part_after, cross_after, unseen, out_comp, lock, params,
+                                      other_delta if prune else NO_VALUE, danger_weight, danger_cache, danger_done,
+                                      src, exp_all_at, me, n_unseen, n_next, n_other, can_next, can_other)
+            if exposes_out:
+                out_comp[t] -= 1
+            if other_delta > delta:
+                delta = other_delta
+            if delta == NO_VALUE:
+                value = WIN_KEY  # no discard left: the claim is legal only because it wins
+            else:
+                value = total - part_values[claim_part] + part_after - cross_now + cross_after + delta
+                value += params[X_CLAIM_HU] * gain
+                if (kong_forced and a != A_KONG) or (peng_forced and a != A_PENG):
+                    value -= NOWIN_PENALTY
+        for i in range(4):
+            if used[i] >= 0:
+                conc[used[i]] += 1
+        if value > best_value:
+            best_value = value
+            best_action = a
+    return best_action
+
+
+@njit(cache=True, nogil=True)
+def expert_act(obs, mask, params, rules, work):
+    """expert on an observation (the plug-in contract, without the unused rng)."""
+    me = obs[O_SEAT]
+    nxt = (me + 1) % N_SEATS
+    other = (me + 2) % N_SEATS
+    return _expert_core(obs, me, O_CONC, O_EXP, O_EXPCARDS, O_DEAD, O_LOCK + 28 * me, obs[O_NCHOW + me],
+                        obs[O_PHASE], obs[O_ACTIVE], obs[O_STOCK_LEFT], obs[O_NCONC + nxt], obs[O_NCONC + other],
+                        obs[O_XIANGGONG + nxt], obs[O_XIANGGONG + other], obs[O_NOWIN + me] == 1, mask, params,
+                        rules, work)
+
+
+@njit(cache=True, nogil=True)
+def expert_state(s, p, mask, params, rules, work):
+    """:func:`expert_act` reading player p's view straight from the state (no observation
+    copy): p's own concealed cards, locks and cannot-win flag, every seat's exposed groups and
+    cards, the dead cards, the active card, the stock size, the seats' concealed-card counts
+    and 相公 flags — the same numbers the observation holds, so the same choice."""
+    nxt = (p + 1) % N_SEATS
+    other = (p + 2) % N_SEATS
+    n_next = 0
+    n_other = 0
+    for x in range(28):
+        n_next += s[S_CONC + 28 * nxt + x]
+        n_other += s[S_CONC + 28 * other + x]
+    return _expert_core(s, p, S_CONC + 28 * p, S_EXP, S_EXPCARDS, S_DEAD, S_LOCK + 28 * p, s[S_NCHOW + p],
+                        s[S_PHASE], s[S_ACTIVE], 112 - s[S_STOCK_POS], n_next, n_other, s[S_XIANGGONG + nxt],
+                        s[S_XIANGGONG + other], s[S_NOWIN + p] == 1, mask, params, rules, work)

@@ -1,0 +1,271 @@
+"""The ``expert`` policy: legal and deterministic in play, the same on the observation and on
+the state, and each of its features checked on a hand-built position (each test names the
+feature, the position, and the choice that the feature must change)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from simkit.cards import parse_type
+from simkit.engine import kernel as E
+from simkit.engine import layout as L
+from simkit.engine.env import Game
+from simkit.evaluator import kernel as K
+from simkit.policies import expert as X
+from simkit.policies.builtin import P_EXPERT, POLICY_WORK_SIZE
+from simkit.policies.dispatch import builtin_act, builtin_act_state
+from simkit.policies.registry import N_PARAMS, effective_params, param_index, parse_policies, parse_policy, policy_arrays
+from simkit.rules import RuleSet
+from simkit.runner.play import R_ERROR, R_PAYOFF, R_WINNER, play_deals
+
+
+def _params(**changes) -> np.ndarray:
+    params = np.zeros(N_PARAMS)
+    values = effective_params(parse_policy("expert"))
+    params[: len(values)] = values
+    for name, value in changes.items():
+        params[param_index("expert", name)] = value
+    return params
+
+
+def _counts(text: str) -> np.ndarray:
+    conc = np.zeros(28, dtype=np.int64)
+    for token in text.split():
+        name, _, count = token.partition("*")
+        conc[parse_type(name)] += int(count or 1)
+    return conc
+
+
+def _observation(conc: str, phase: int = L.PH_DISCARD, active: int = -1, stock: int = 10, dead: str = "",
+                 exposed: dict | None = None, nowin: bool = False) -> np.ndarray:
+    """Seat 0's observation: its concealed cards, the dead cards, exposed 碰s per seat
+    (``{seat: "YC YM"}``), both opponents holding 25 concealed cards."""
+    obs = np.zeros(L.N_OBS, dtype=np.int64)
+    obs[L.O_SEAT] = 0
+    obs[L.O_PHASE] = phase
+    obs[L.O_ACTIVE] = active
+    obs[L.O_STOCK_LEFT] = stock
+    obs[L.O_CONC : L.O_CONC + 28] = _counts(conc)
+    obs[L.O_DEAD : L.O_DEAD + 28] = _counts(dead)
+    for seat, text in (exposed or {}).items():
+        pengs = _counts(text)
+        obs[L.O_EXP + 112 * seat + 28 * K.EXP_PENG : L.O_EXP + 112 * seat + 28 * (K.EXP_PENG + 1)] = pengs
+        obs[L.O_EXPCARDS + 28 * seat : L.O_EXPCARDS + 28 * (seat + 1)] = 3 * pengs
+    obs[L.O_NCONC] = int(obs[L.O_CONC : L.O_CONC + 28].sum())
+    obs[L.O_NCONC + 1] = 25
+    obs[L.O_NCONC + 2] = 25
+    obs[L.O_NOWIN] = int(nowin)
+    return obs
+
+
+def _discard_mask(obs: np.ndarray, win: bool = False) -> np.ndarray:
+    mask = np.zeros(L.N_ACTIONS, dtype=np.bool_)
+    for t in range(28):
+        mask[t] = obs[L.O_CONC + t] > 0 and t % 7 != 0
+    mask[L.A_WIN] = win
+    return mask
+
+
+def _act(obs, mask, params, rules=None) -> int:
+    rules = RuleSet().to_array() if rules is None else rules
+    work = np.zeros(POLICY_WORK_SIZE, dtype=np.int64)
+    action = int(builtin_act(P_EXPERT, obs, mask, params, np.array([1, 2, 3, 4], dtype=np.uint64), rules, work))
+    assert mask[action], L.action_name(action)
+    return action
+
+
+def test_registered_with_named_parameters():
+    assert parse_policy("expert").name == "expert"
+    assert len(X.EXPERT_DEFAULTS) == len(X.EXPERT_PARAM_NAMES) <= N_PARAMS
+    assert param_index("expert", "danger") == X.X_DANGER
+    assert param_index("expert", "min_units") == X.X_MIN_UNITS
+    ids, _, _ = policy_arrays(parse_policies("expert,greedy,expert"))
+    assert ids.tolist() == [P_EXPERT, 1, P_EXPERT]
+
+
+def test_workspace_regions_are_disjoint_and_fit_the_policy_scratch():
+    spans = sorted((start, start + size, name) for name, start, size in X.EXPERT_WORK_REGIONS)
+    for (a0, a1, a), (b0, b1, b) in zip(spans, spans[1:]):
+        assert a1 <= b0, f"{a} overlaps {b}"
+    assert spans[-1][1] == X.EXPERT_WORK_SIZE <= POLICY_WORK_SIZE
+
+
+@pytest.mark.parametrize("policies", ["expert,expert,expert", "expert,greedy,random", "patient,expert,mc:2"])
+def test_plays_only_legal_actions_and_is_deterministic(policies):
+    """R_ERROR marks an illegal action; the same seed gives the same deals."""
+    ids, params, _ = policy_arrays(parse_policies(policies))
+    n = 20 if "mc" in policies else 400
+    for rules in (RuleSet(), RuleSet(zhan_in_chariot=True, single_jiang_cap=3, drawn_jiang_chow=False,
+                                     pass_locks_win=False, pass_locks_type=False, must_kong=False)):
+        first = play_deals(n, 5, ids, params, rules.to_array())
+        assert first[:, R_ERROR].sum() == 0
+        assert (first[:, R_WINNER] >= 0).mean() > 0.3
+        assert np.array_equal(first, play_deals(n, 5, ids, params, rules.to_array()))
+        assert (first[:, R_PAYOFF : R_PAYOFF + 3].sum(axis=1) == 0).all()
+
+
+def test_observation_and_state_paths_choose_alike():
+    """expert_act (observation) and expert_state (the player's view read from the state)."""
+    game = Game(policies=("expert", "greedy", "expert"))
+    rules = RuleSet().to_array()
+    params = _params()
+    checked = 0
+    for deal in range(6):
+        state = game.new_initial_state(seed=31, deal=deal)
+        while not state.is_terminal():
+            s = np.array(state.state_array)
+            p = state.current_player()
+            mask = np.zeros(L.N_ACTIONS, dtype=np.bool_)
+            E.legal_mask(s.copy(), rules, mask, E.new_engine_workspace())
+            obs = np.zeros(L.N_OBS, dtype=np.int64)
+            E.observe(s, p, obs)
+            stream = np.array([1, 2, 3, 4], dtype=np.uint64)
+            work = np.zeros(POLICY_WORK_SIZE, dtype=np.int64)
+            by_obs = builtin_act(P_EXPERT, obs, mask, params, stream.copy(), rules, work)
+            by_state = builtin_act_state(P_EXPERT, s.copy(), p, obs, mask, params, stream.copy(), rules, work)
+            assert by_obs == by_state
+            state.apply_action(int(by_state))
+            checked += 1
+    assert checked > 100
+
+
+# ---- features on hand-built positions
+
+# 素车 一出 20 + 肥子 6 (red 将士相) + 素车 一出 20 + 车子 6 (yellow 车马炮) = 52 hu: one unit, complete
+ONE_UNIT = "RJ*3 RS*2 RX*2 YC*3 YM*2 YP*2"
+
+
+def test_the_one_unit_position_wins_one_unit():
+    conc = _counts(ONE_UNIT)
+    out = np.zeros(K.N_OUT, dtype=np.int64)
+    K.evaluate_kernel(conc, np.zeros((4, 28), np.int64), 0, RuleSet().to_array(), 1, out,
+                      np.zeros(K.N_CHOICE, np.int64), K.new_workspace())
+    assert out[K.OUT_HU] == 52 and out[K.OUT_UNITS] == 1
+
+
+def test_win_small_or_play_on_follows_min_units_and_the_stock():
+    """min_units 1 wins the one-unit hand; min_units 2 plays on (discards) while the stock is
+    long, and wins once the stock is at most late_stock."""
+    obs = _observation(ONE_UNIT, stock=12)
+    mask = _discard_mask(obs, win=True)
+    assert _act(obs, mask, _params()) == L.A_WIN
+    assert _act(obs, mask, _params(min_units=2)) != L.A_WIN
+    assert _act(obs, mask, _params(min_units=2, late_stock=12)) == L.A_WIN
+    assert _act(obs, mask, _params(min_units=2, late_stock=11)) != L.A_WIN
+
+
+def test_dead_cards_lower_a_cards_keep_value():
+    """Two idle cards alike but for their unseen copies: with the outs weights on, expert keeps
+    the one whose copies are still live (a 占 / 碰 can use it) and discards the one whose
+    other copies are all dead; with the outs weights at 0 it falls back to the first type."""
+    holding = "YP GP RJ RS RX"
+    dead = "GP*3"  # no green 炮 left: GP can never be claimed into a group
+    obs = _observation(holding, dead=dead)
+    mask = _discard_mask(obs)
+    assert _act(obs, mask, _params(danger=0)) == parse_type("GP")
+    dead = "YP*3"
+    obs = _observation(holding, dead=dead)
+    assert _act(obs, mask, _params(danger=0)) == parse_type("YP")
+    obs = _observation(holding, dead="GP*3")
+    assert _act(obs, mask, _params(danger=0, outs_peng=0, outs_chow=0)) == parse_type("YP")
+
+
+def test_danger_avoids_feeding_a_visible_chariot():
+    """YP and GP are alike in the hand; the next player shows 碰s of YC and YM, so a YP feeds
+    their 车马炮 chariot.  With danger 0 expert takes the first type (YP); with the danger
+    weights on it discards GP."""
+    obs = _observation("YP GP RJ RS RX", exposed={1: "YC YM"})
+    mask = _discard_mask(obs)
+    assert _act(obs, mask, _params(danger=0)) == parse_type("YP")
+    assert _act(obs, mask, _params(danger=30, danger_feed=2)) == parse_type("GP")
+    # the danger itself: higher for the card next to the shown 碰s
+    unseen = np.full(28, 3, dtype=np.int64)
+    p = _params()
+    yp = X.discard_danger(obs, L.O_EXP, 0, parse_type("YP"), unseen, 60, 25, 25, True, True, p)
+    gp = X.discard_danger(obs, L.O_EXP, 0, parse_type("GP"), unseen, 60, 25, 25, True, True, p)
+    assert yp > gp > 0
+    # a card with no unseen copy and no unseen 圆 partner cannot be claimed at all
+    unseen[parse_type("GP")] = 0
+    unseen[parse_type("GC")] = 0
+    unseen[parse_type("GM")] = 0
+    assert X.discard_danger(obs, L.O_EXP, 0, parse_type("GP"), unseen, 60, 25, 25, True, True, p) == 0
+    # 相公 opponents claim nothing
+    assert X.discard_danger(obs, L.O_EXP, 0, parse_type("YP"), unseen, 60, 25, 25, False, False, p) == 0
+
+
+def test_a_player_who_cannot_win_passes_and_discards_safely():
+    """Once the player can no longer win (有子不发 / 有车子不出车) only safety counts: it passes a
+    claim it would take, and breaks a dead pair (no copy left, its 圆 partners dead too) rather
+    than discard a live idle card."""
+    holding = "YP RS*2 GJ GS GX"
+    dead = "RS*2 RJ*4 RX*4"
+    obs = _observation(holding, dead=dead)
+    mask = _discard_mask(obs)
+    assert _act(obs, mask, _params()) == parse_type("YP")  # the idle card
+    obs = _observation(holding, dead=dead, nowin=True)
+    assert _act(obs, mask, _params()) == parse_type("RS")
+    # a claim: 碰 of YP would be taken when it can win, passed when it cannot
+    obs = _observation("YP*2 GS RJ RS RX", phase=L.PH_CLAIM, active=parse_type("YP"))
+    mask = np.zeros(L.N_ACTIONS, dtype=np.bool_)
+    mask[L.A_PASS] = mask[L.A_PENG] = True
+    assert _act(obs, mask, _params()) == L.A_PENG
+    obs[L.O_NOWIN] = 1
+    assert _act(obs, mask, _params()) == L.A_PASS
+
+
+def test_takes_a_peng_through_a_chariot_it_would_otherwise_pass():
+    """Declining a 碰 through a chariot forbids winning (must_chariot_out): with weights that
+    dislike the 碰 (pairs dear, idle cards and hu free) expert passes it when the rule is off
+    and takes it when the rule is on."""
+    obs = _observation("YC*2 YM*2 YP*2 GS", phase=L.PH_CLAIM, active=parse_type("YP"))
+    mask = np.zeros(L.N_ACTIONS, dtype=np.bool_)
+    mask[L.A_PASS] = mask[L.A_PENG] = True
+    params = _params(idle=0, pair=500, claim_hu=0, hu=0, outs_peng=0, outs_chow=0)
+    assert _act(obs, mask, params, RuleSet(must_chariot_out=False).to_array()) == L.A_PASS
+    assert _act(obs, mask, params, RuleSet(must_chariot_out=True).to_array()) == L.A_PENG
+
+
+def test_takes_a_winning_claim_when_it_reaches_min_units():
+    """A 占 of GS completes the one-unit hand (52 hu): the claim that wins is taken."""
+    obs = _observation("RJ*3 RS*2 RX*2 YC*3 YM*2 YP*2 GS", phase=L.PH_CLAIM, active=parse_type("GS"))
+    mask = np.zeros(L.N_ACTIONS, dtype=np.bool_)
+    mask[L.A_PASS] = mask[L.A_ZHAN] = True
+    assert _act(obs, mask, _params()) == L.A_ZHAN  # 占 GS: complete, 52 hu, wins
+
+
+def test_a_locked_type_has_no_outs():
+    """Passing a claim locks its type (RULES §7): the part's value drops by its outs."""
+    conc = _counts("YP*2 YC")
+    unseen = np.full(28, 2, dtype=np.int64)
+    no = np.zeros(28, dtype=np.int64)
+    lock = np.zeros(28, dtype=np.int64)
+    params = _params()
+    part = K.part_of(parse_type("YP"))
+    free = X.part_value(conc, part, unseen, no, lock, params)
+    lock[parse_type("YP")] = 1
+    assert X.part_value(conc, part, unseen, no, lock, params) < free
+
+
+def test_keep_values_follow_their_weights():
+    """Breaking a 子 costs hu × its hu + zi; a chariot's value counts at hu × value."""
+    unseen = np.full(28, 1, dtype=np.int64)
+    no = np.zeros(28, dtype=np.int64)
+    params = _params(outs_peng=0, outs_chow=0, partner=0, fat=0, pair=0)
+    part = K.part_of(parse_type("YM"))
+    zi = X.part_value(_counts("YM*3"), part, unseen, no, no, params)
+    pair = X.part_value(_counts("YM*2"), part, unseen, no, no, params)
+    assert zi - pair == pytest.approx(params[X.X_HU] * 3 + params[X.X_ZI])
+    chariot = X.part_value(_counts("YC*2 YM*2 YP*2"), part, unseen, no, no, params)
+    assert chariot == pytest.approx(params[X.X_HU] * 10)
+
+
+def test_parameters_change_play():
+    ids, params, _ = policy_arrays(parse_policies("expert,greedy,expert"))
+    base = play_deals(200, 9, ids, params, RuleSet().to_array())
+    for name, value in (("idle", 50.0), ("danger", 0.0), ("min_units", 2.0)):
+        changed = params.copy()
+        changed[0, param_index("expert", name)] = value
+        changed[2, param_index("expert", name)] = value
+        other = play_deals(200, 9, ids, changed, RuleSet().to_array())
+        assert not np.array_equal(base[:, R_PAYOFF : R_PAYOFF + 3], other[:, R_PAYOFF : R_PAYOFF + 3]), name
