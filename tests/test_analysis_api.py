@@ -362,7 +362,7 @@ def test_experiment_report_at_another_level_has_no_95(tmp_path):
                     encoding="utf-8")
     text = run_experiment(file, tmp_path / "reports", tmp_path / "data", quiet=True, confidence=0.9).read_text(
         encoding="utf-8")
-    for phrase in ("Intervals 90%:", "Changes against **a** (90%)", "90% bootstrap (BCa)", "Monte Carlo [90% Wilson]",
+    for phrase in ("Intervals 90%:", "column *against* (90%)", "90% bootstrap (BCa)", "Monte Carlo [90% Wilson]",
                    "win rate [90% Wilson]"):
         assert phrase in text, phrase
     assert not LEVEL_TEXT.search(text), LEVEL_TEXT.search(text)

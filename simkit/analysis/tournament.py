@@ -35,8 +35,8 @@ from simkit.analysis.stats import check_confidence
 from simkit.errors import SimkitError
 from simkit.policies.registry import PolicySpec, effective_params, parse_policy
 from simkit.rules import RuleSet
-from simkit.storage.dataset import DatasetError
-from simkit.storage.files import stored_identity, write_text
+from simkit.storage.dataset import require_identity
+from simkit.storage.files import write_text
 from simkit.storage.lock import FolderLock
 from simkit.storage.paths import check_out_dir, make_out_dir
 
@@ -108,17 +108,6 @@ def _identity(specs: Sequence[PolicySpec], deals: int, seed: int, rules: RuleSet
             "sprt": list(sprt) if sprt is not None else None}
 
 
-def _write_identity(directory: Path, identity: dict) -> None:
-    try:
-        stored = stored_identity(directory / TOURNAMENT_FILE, identity)
-    except ValueError as exc:
-        raise DatasetError(str(exc)) from None
-    if stored is not None and stored != identity:
-        changed = sorted(k for k in set(stored) | set(identity) if stored.get(k) != identity.get(k))
-        raise DatasetError(f"{directory} holds another tournament (different {', '.join(changed)}); "
-                           "use another output folder")
-
-
 def run_tournament(
     policies: Sequence[str | PolicySpec],
     out: str | os.PathLike,
@@ -147,7 +136,8 @@ def run_tournament(
     rules = rules if rules is not None else RuleSet()
     directory = check_out_dir(out)
     with FolderLock(make_out_dir(directory)):
-        _write_identity(directory, _identity(specs, deals, seed, rules, batch_size, sprt))
+        require_identity(directory / TOURNAMENT_FILE, _identity(specs, deals, seed, rules, batch_size, sprt),
+                         "tournament")
     pairings: dict[tuple[int, int], ComparisonResult] = {}
     for i, j in combinations(range(len(specs)), 2):
         if not quiet:

@@ -85,6 +85,7 @@ from simkit.policies.registry import (
     PolicyError,
     PolicySpec,
     effective_params,
+    is_number,
     is_python_policy,
     param_index,
     parse_policy,
@@ -95,8 +96,8 @@ from simkit.rules import RuleSet
 from simkit.runner.duplicate import run_duplicate
 from simkit.runner.play import R_PAYOFF, play_deals
 from simkit.runner.python_play import actors_for, play_deals_python
-from simkit.storage.dataset import DatasetError
-from simkit.storage.files import stored_identity, write_json, write_text
+from simkit.storage.dataset import DatasetError, require_identity
+from simkit.storage.files import write_json, write_text
 from simkit.storage.lock import FolderLock
 from simkit.storage.paths import check_out_dir, make_out_dir
 
@@ -256,14 +257,6 @@ def parse_ranges(text: str) -> dict[str, tuple[float, float]]:
     return ranges
 
 
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-        return True
-    except ValueError:
-        return False
-
-
 def parse_pool(text: str | Sequence[str | PolicySpec]) -> tuple[PolicySpec, ...]:
     """The opponent pool: comma-separated policy specs, where a number after a spec that has
     parameters is one more parameter of it (as :func:`~simkit.policies.registry.parse_policies`).
@@ -274,7 +267,7 @@ def parse_pool(text: str | Sequence[str | PolicySpec]) -> tuple[PolicySpec, ...]
     if isinstance(text, str):
         merged: list[str] = []
         for piece in text.split(","):
-            if merged and piece.strip() and _is_number(piece) and parse_policy(merged[-1]).params:
+            if merged and piece.strip() and is_number(piece) and parse_policy(merged[-1]).params:
                 merged[-1] += "," + piece
             elif piece.strip():
                 merged.append(piece)
@@ -424,17 +417,6 @@ def _identity(spec: PolicySpec, start: np.ndarray, ranges: Sequence[ParameterRan
     return json.loads(json.dumps(identity))  # as read back from tune.json (lists, not tuples)
 
 
-def _check_identity(directory: Path, identity: dict) -> None:
-    try:
-        stored = stored_identity(directory / TUNE_FILE, identity)
-    except ValueError as exc:
-        raise DatasetError(str(exc)) from None
-    if stored is not None and stored != identity:
-        changed = sorted(k for k in set(stored) | set(identity) if stored.get(k) != identity.get(k))
-        raise DatasetError(f"{directory} holds another tune (different {', '.join(changed)}); use another output "
-                           "folder", parameters=("out",))
-
-
 def _read_state(directory: Path, identity: dict, iterations: int) -> list[dict]:
     path = directory / STATE_FILE
     if not path.exists():
@@ -512,7 +494,7 @@ def tune(
     rules_array = rules.to_array()
     x0 = np.array([r.to_unit(start[r.index]) for r in ranges])
     with FolderLock(make_out_dir(directory)):
-        _check_identity(directory, identity)
+        require_identity(directory / TUNE_FILE, identity, "tune", parameters=("out",))
         records = _read_state(directory, identity, iterations)
         x = np.array(records[-1]["x_next"]) if records else x0
         for k in range(len(records), iterations):

@@ -294,7 +294,7 @@ def parse_policies(text: str | Sequence[str | PolicySpec]) -> tuple[PolicySpec, 
     if isinstance(text, str):
         merged: list[str] = []
         for piece in items:
-            if merged and _has_params(merged[-1]) and piece.strip() and _is_number(piece):
+            if merged and _has_params(merged[-1]) and piece.strip() and is_number(piece):
                 merged[-1] += "," + piece
             else:
                 merged.append(piece)
@@ -305,7 +305,8 @@ def parse_policies(text: str | Sequence[str | PolicySpec]) -> tuple[PolicySpec, 
     return specs[0], specs[1], specs[2]
 
 
-def _is_number(text: str) -> bool:
+def is_number(text: str) -> bool:
+    """Whether ``text`` reads as a float (a parameter after a policy spec)."""
     try:
         float(text)
         return True

@@ -51,7 +51,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from simkit.errors import SimkitError
-from simkit.storage.files import atomic_write, write_json
+from simkit.storage.files import atomic_write, stored_identity, write_json
 
 SCHEMA_VERSION = 2  # 2: winner columns null on 穿牌, seating; 1: -1 / 0 there, seats fixed
 READABLE_SCHEMA_VERSIONS = (1, 2)
@@ -84,6 +84,28 @@ class BatchError(DatasetError):
         super().__init__(f"{path}: {reason}")
         self.path = path
         self.reason = reason
+
+
+def require_identity(path: Path, identity: dict[str, Any], what: str, parameters: Sequence[str] = ()) -> None:
+    """Write ``identity`` to the JSON file ``path`` if there is none; otherwise refuse, in one
+    line naming the differing keys, a folder that holds another ``what`` (a tournament, a tune).
+
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> require_identity(folder / "id.json", {"seed": 1}, "tune")
+    >>> require_identity(folder / "id.json", {"seed": 2}, "tune")
+    Traceback (most recent call last):
+    ...
+    simkit.storage.dataset.DatasetError: ... holds another tune (different seed); use another output folder
+    """
+    try:
+        stored = stored_identity(path, identity)
+    except ValueError as exc:
+        raise DatasetError(str(exc)) from None
+    if stored is not None and stored != identity:
+        changed = sorted(k for k in set(stored) | set(identity) if stored.get(k) != identity.get(k))
+        raise DatasetError(f"{path.parent} holds another {what} (different {', '.join(changed)}); use another "
+                           "output folder", parameters=tuple(parameters))
 
 
 def config_digest(identity: dict[str, Any]) -> str:
