@@ -356,7 +356,7 @@ def test_two_concurrent_writers(clean, tmp_path, capsys):  # clean: numba's cach
     out = tmp_path / "data"
     out.mkdir()
     (out / ".mydata.tmp").write_text("mine")
-    argv = ["simulate", "--deals", "2000000", "--policies", POLICIES, "--seed", "3", "--batch-size", "500",
+    argv = ["simulate", "--deals", "20000000", "--policies", POLICIES, "--seed", "3", "--batch-size", "500",
             "--out", out, "--quiet"]
     first, log = _spawn(argv, tmp_path, "first")
     try:
@@ -417,7 +417,7 @@ def _alive(procs: dict[int, str]) -> list[int]:
 
 def _start_two_workers(tmp_path: Path) -> tuple[subprocess.Popen, Path, dict[int, str]]:
     out = tmp_path / "data"
-    proc, log = _spawn(["simulate", "--deals", "2000000", "--policies", POLICIES, "--seed", "9", "--batch-size",
+    proc, log = _spawn(["simulate", "--deals", "20000000", "--policies", POLICIES, "--seed", "9", "--batch-size",
                         "1000", "--workers", "2", "--out", out, "--quiet"], tmp_path, "sim")
     _wait_for(lambda: len(list(out.glob("batch-*.parquet"))) >= 2 or proc.poll() is not None, 300, "batches")
     assert proc.poll() is None, log.read_text()
