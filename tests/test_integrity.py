@@ -342,10 +342,18 @@ def _wait_for(predicate, timeout: float, what: str) -> None:
         time.sleep(0.05)
 
 
+def _default_sigint() -> None:
+    """In the child before exec: SIGINT handled as by default.  A test run started as a
+    background job of a shell without job control inherits SIGINT *ignored*, and Python then
+    leaves it ignored, so the interruption tests would test nothing but the shell."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _spawn(argv, tmp_path: Path, name: str) -> tuple[subprocess.Popen, Path]:
     log = tmp_path / f"{name}.err"
     proc = subprocess.Popen([sys.executable, "-m", "simkit"] + [str(a) for a in argv], stdin=subprocess.DEVNULL,
-                            stdout=subprocess.DEVNULL, stderr=open(log, "w"), start_new_session=True)
+                            stdout=subprocess.DEVNULL, stderr=open(log, "w"), start_new_session=True,
+                            preexec_fn=_default_sigint)
     return proc, log
 
 
