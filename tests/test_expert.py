@@ -4,15 +4,19 @@ feature, the position, and the choice that the feature must change)."""
 
 from __future__ import annotations
 
+from itertools import combinations
+
 import numpy as np
 import pytest
+from scipy.stats import binom
 
-from simkit.cards import parse_type
+from simkit.cards import CHE, JIANG, N_RANKS, ZU, parse_type
 from simkit.engine import kernel as E
 from simkit.engine import layout as L
 from simkit.engine.env import Game
 from simkit.evaluator import kernel as K
 from simkit.policies import expert as X
+from simkit.policies.expert import EXPERT_DEFAULTS, X_DANGER_CHOW, X_DANGER_FEED, discard_danger
 from simkit.policies.builtin import P_EXPERT, POLICY_WORK_SIZE
 from simkit.policies.dispatch import builtin_act, builtin_act_state
 from simkit.policies.registry import N_PARAMS, effective_params, param_index, parse_policies, parse_policy, policy_arrays
@@ -269,3 +273,71 @@ def test_parameters_change_play():
         changed[2, param_index("expert", name)] = value
         other = play_deals(200, 9, ids, changed, RuleSet().to_array())
         assert not np.array_equal(base[:, R_PAYOFF : R_PAYOFF + 3], other[:, R_PAYOFF : R_PAYOFF + 3]), name
+
+
+# ---- naive twin of expert's discard danger (module docstring, written from the definition)
+
+def naive_discard_danger(exp_all, me, d, unseen, n_next, n_other, can_next, can_other, weight_chow, weight_feed):
+    """danger(d) without the ``danger`` weight: for each opponent (next, other) that may claim,
+    P(it holds >= 2 of the unseen copies of d) × (1 + weight_feed × 出 it shows on d's triad
+    partners or d's rank in other colours; for a 卒 or a 将 only the rank), and for the next player
+    weight_chow × P(it can 吃 or 占 d): 占 = holds one copy; 吃 = holds one of each triad partner,
+    for a 卒 two of the other colours' 卒.  Each unseen card lies in a hand with probability its
+    share of the unseen cards, independently (binomial): scipy's binomial tail."""
+    n_unseen = int(unseen.sum())
+    if n_unseen == 0:
+        return 0.0
+    colour, rank = divmod(d, N_RANKS)
+    total = 0.0
+    for k, (n_hand, can) in enumerate(((n_next, can_next), (n_other, can_other))):
+        if not can:
+            continue
+        p = min(1.0, n_hand / n_unseen)
+        shown = exp_all[(me + 1 + k) % 3]  # (4, 28) exposed groups of that opponent
+        pengs = shown[K.EXP_PENG] + shown[K.EXP_KONG]
+        same_rank = [c * N_RANKS + rank for c in range(4) if c != colour]
+        first = colour * N_RANKS + (JIANG if rank < CHE else CHE)  # d's triad (将士相 or 车马炮)
+        partners = [x for x in range(first, first + 3) if x != d] if rank != ZU else []
+        fed = same_rank + (partners if rank != JIANG else [])  # a 将's triad partners do not count
+        related = sum(1 for x in fed if pengs[x] > 0)
+        total += binom.sf(1, int(unseen[d]), p) * (1.0 + weight_feed * related)
+        if k == 0:
+            def holds(x):
+                return binom.sf(0, int(unseen[x]), p)
+            if rank == ZU:
+                others = [holds(x) for x in same_rank]
+                # at least two of the three other colours' 卒, by enumerating which are held
+                p_chow = 0.0
+                for held in (set(s) for r in (2, 3) for s in combinations(range(3), r)):
+                    term = 1.0
+                    for i in range(3):
+                        term *= others[i] if i in held else 1.0 - others[i]
+                    p_chow += term
+            else:
+                p_chow = float(np.prod([holds(x) for x in partners]))
+            p_zhan = holds(d)
+            total += weight_chow * (1.0 - (1.0 - p_chow) * (1.0 - p_zhan))
+    return total
+
+
+def test_discard_danger_matches_its_naive_twin_on_random_inputs():
+    """The compiled danger against the definition on 2,000 random positions (every type, both
+    opponents, 相公 flags, shown 碰 / 楼, feed and 吃 weights): catches a wrong binomial tail, a
+    wrong seat for "next", a missed related 出 or a wrong 卒 圆 probability."""
+    rng = np.random.default_rng(2026)
+    params = np.array(EXPERT_DEFAULTS, dtype=np.float64)
+    for _ in range(2000):
+        me = int(rng.integers(3))
+        d = int(rng.integers(28))
+        unseen = rng.integers(0, 5, size=28).astype(np.int64)
+        exp_all = np.zeros((3, 4, 28), dtype=np.int64)
+        exp_all[:, K.EXP_PENG] = rng.random((3, 28)) < 0.1
+        exp_all[:, K.EXP_KONG] = rng.random((3, 28)) < 0.03
+        n_next, n_other = (int(x) for x in rng.integers(0, 31, size=2))
+        can_next, can_other = (bool(x) for x in rng.random(2) < 0.85)
+        params[X_DANGER_CHOW], params[X_DANGER_FEED] = rng.uniform(0, 2, size=2)
+        src = exp_all.reshape(-1)
+        fast = discard_danger(src, 0, me, d, unseen, int(unseen.sum()), n_next, n_other, can_next, can_other, params)
+        slow = naive_discard_danger(exp_all, me, d, unseen, n_next, n_other, can_next, can_other,
+                                    params[X_DANGER_CHOW], params[X_DANGER_FEED])
+        assert fast == pytest.approx(slow, rel=1e-9, abs=1e-12), (me, d)

@@ -29,7 +29,8 @@ component short (``prospect`` × value).
 feed hands closer to a win) × the chance that an opponent can claim the discard, from the
 unseen copies and the opponents' hand sizes (binomial approximation): a 碰 by either
 opponent, weighted up by ``danger_feed`` per 出 the claimer already shows on the discard's
-triad partners or on its rank in other colours (feeding a visible chariot or 清), plus
+triad partners or on its rank in other colours (feeding a visible chariot or 清; for a 将 or a 卒
+only its rank counts), plus
 ``danger_chow`` × the chance that the next player can 吃 or 占 it.
 
 It reads only the observation, or the acting player's own view of the state

@@ -97,6 +97,8 @@ class _Entry:
     param_names: tuple[str, ...] = ()  # names of params[0], params[1], ... (``p<i>`` always works too)
 
 
+MC_PARAM_NAMES = ("rollouts", "candidates", "z", "search_mode", "sharpen", "race", "focus", "horizon", "base")
+
 _REGISTRY: dict[str, _Entry] = {
     "random": _Entry(P_RANDOM, (), None, "uniform over legal actions, always takes a legal win"),
     "greedy": _Entry(P_GREEDY, (), None, "one-ply evaluator heuristic"),
@@ -106,14 +108,12 @@ _REGISTRY: dict[str, _Entry] = {
     "mc": _Entry(P_MC, (12.0, 4.0, 1.0, 1.0, 0.0, 3.0, 1.0, 0.0, 0.0), None,
                  "determinised Monte Carlo, greedy rollouts (expert: base 1): races candidates at claim decisions, "
                  "leaves greedy's choice at t > z",
-                 param_names=("rollouts", "candidates", "z", "search_mode", "sharpen", "race", "focus", "horizon",
-                              "base")),
+                 param_names=MC_PARAM_NAMES),
     # the strong search bot: mc with expert as its baseline choice and rollout policy, 48
     # determinisations raced after 4, every claim option searched (issue 14's tuned search)
     "search": _Entry(P_MC, (48.0, 4.0, 1.0, 1.0, 0.0, 4.0, 0.0, 0.0, 1.0), None,
                      "mc tuned: expert as base and in rollouts, 48 determinisations raced after 4, claims searched",
-                     param_names=("rollouts", "candidates", "z", "search_mode", "sharpen", "race", "focus", "horizon",
-                                  "base")),
+                     param_names=MC_PARAM_NAMES),
     "expert": _Entry(P_EXPERT, EXPERT_DEFAULTS, None,
                      "hand-value heuristic: outs, pairs, 子, chariot/清/天地 prospects, locks, discard danger",
                      param_names=EXPERT_PARAM_NAMES),
