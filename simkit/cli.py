@@ -18,7 +18,7 @@
     simkit experiment run experiments/NAME.toml [--workers K] [--reports DIR] [--data DIR] [--confidence C]
     simkit demo --out DIR                # the main job: a small simulation + its report
     simkit replay --seed S --deal N --policies a,b,c [--rule key=value ...] [--session-length K]
-                  [--seating fixed|rotate|all [--seating-index J]]
+                  [--seating fixed|rotate|all [--seating-index J]] [--engine auto|compiled|interpreted]
     simkit bench evaluator [--holdings N]
     simkit bench engine [--deals N]
     simkit bench score [--lines N]       # score --jsonl lines/s, batched and one at a time
@@ -229,6 +229,10 @@ def _build_parser() -> argparse.ArgumentParser:
     replay.add_argument("--seating-index", type=int, default=0, metavar="J",
                         help="with --seating all: the row's seating 0..5 (column seating)")
     replay.add_argument("--output", metavar="FILE", help="write here instead of stdout")
+    replay.add_argument("--engine", choices=["auto", "compiled", "interpreted"], default="auto",
+                        help="compiled: the numba kernels (compiled first if numba's cache lacks them: about a "
+                             "minute); interpreted: their Python source (NUMBA_DISABLE_JIT, same bytes, about a "
+                             "second a deal); auto (default): compiled when cached, else interpreted")
 
     bench = sub.add_parser("bench", help="print throughput benchmarks")
     bench.add_argument("target", choices=["evaluator", "engine", "score"], help="what to benchmark")
@@ -657,7 +661,10 @@ def _warm_demo(policies, seating) -> None:
 
 
 def _cmd_replay(args: argparse.Namespace) -> int:
-    from simkit.replay import replay_jsonl
+    import numpy as np
+
+    from simkit.jit import interpreting
+    from simkit.replay import replay_is_cached, replay_jsonl
     from simkit.rules import RuleSet
 
     if args.seed < 0 or args.deal < 0:
@@ -666,11 +673,32 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         raise SimkitError(f"--session-length must be >= 1, got {args.session_length}")
     if not 0 <= args.seating_index <= 5 or (args.seating != "all" and args.seating_index != 0):
         raise SimkitError(f"--seating-index takes 0..5 with --seating all, got {args.seating_index}")
-    text = replay_jsonl(args.seed, args.deal, args.policies, RuleSet.from_strings(args.rule),
-                        session_length=args.session_length, seating=args.seating,
-                        seating_index=args.seating_index)
+    rules = RuleSet.from_strings(args.rule)
+    engine = args.engine
+    if engine == "auto":
+        engine = "compiled" if replay_is_cached(args.deal, args.policies, args.session_length) else "interpreted"
+    if engine == "interpreted" and not interpreting():
+        return _run_interpreted(args.argv)
+    with np.errstate(over="ignore"):  # interpreted: the random streams' uint64 arithmetic wraps, as compiled
+        text = replay_jsonl(args.seed, args.deal, args.policies, rules, session_length=args.session_length,
+                            seating=args.seating, seating_index=args.seating_index)
     _write_output(text, args.output)
     return 0
+
+
+def _run_interpreted(argv: Sequence[str]) -> int:
+    """Run this command line again in a child process whose kernels are plain Python
+    (``NUMBA_DISABLE_JIT=1``: numba's switch, read when numba is imported, so not in this
+    process); relay its output and exit status."""
+    import os
+    import subprocess
+
+    env = dict(os.environ, NUMBA_DISABLE_JIT="1", PYTHONIOENCODING="utf-8")
+    proc = subprocess.run([sys.executable, "-m", "simkit", *argv], env=env, capture_output=True, check=False)
+    sys.stdout.write(proc.stdout.decode("utf-8"))
+    sys.stdout.flush()
+    sys.stderr.write(proc.stderr.decode("utf-8"))
+    return proc.returncode
 
 
 def _cmd_deals(args: argparse.Namespace) -> int:
@@ -709,7 +737,9 @@ def _cmd_rules(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``simkit`` console script."""
     parser = _build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(argv)
+    args.argv = argv
     _import_from_current_folder()
     handlers = {
         "score": _cmd_score,

@@ -105,6 +105,32 @@ def hot_kernel(function: Callable | None = None, **options):
     return decorator if function is None else decorator(function)
 
 
+def interpreting() -> bool:
+    """Whether this process runs the kernels as plain Python (``NUMBA_DISABLE_JIT=1``)."""
+    return bool(numba.config.DISABLE_JIT)
+
+
+def is_cached(dispatcher) -> bool:
+    """Whether numba's on-disk cache holds a build of ``dispatcher`` (an ``njit(cache=True)``
+    kernel) for its current source and this CPU, so that calling it loads machine code instead
+    of compiling.  It reads the cache index numba itself reads (its private API: anything
+    unexpected, a kernel without a cache, or no JIT at all answer False).  Like numba, it sees
+    only the kernel's own file: a build made before an edit of a kernel it calls still counts.
+
+    >>> from simkit.rng import next_below
+    >>> isinstance(is_cached(next_below), bool)
+    True
+    """
+    if interpreting():
+        return False
+    try:
+        index = dispatcher._cache._cache_file._load_index()
+        magic = dispatcher.targetctx.codegen().magic_tuple()
+        return any(key[1] == magic for key in index)
+    except Exception:  # noqa: BLE001 - no cache, another numba: say "not cached"
+        return False
+
+
 def _is_simkit_kernel(dispatcher: Dispatcher) -> bool:
     return getattr(dispatcher.py_func, "__module__", "").startswith(PACKAGE_PREFIX)
 

@@ -42,7 +42,7 @@ from simkit.engine import layout as L
 from simkit.evaluator import pattern_names
 from simkit.policies.registry import PolicySpec, parse_policies, policy_arrays
 from simkit.rules import RuleSet
-from simkit.runner.play import PERMUTATIONS, SEATING_CODES, play_one, session_dealer
+from simkit.runner.play import PERMUTATIONS, SEATING_CODES, deal_kernels_cached, play_one, session_dealer
 from simkit.runner.play import seating_index as row_seating
 from simkit.runner.simulate import default_seating
 
@@ -166,6 +166,15 @@ def replay_events(
         }
     else:
         yield {"event": "end", "result": "exhausted", "payoffs": payoffs}
+
+
+def replay_is_cached(deal: int, policies: str | Sequence[str | PolicySpec], session_length: int = 1) -> bool:
+    """Whether replaying deal ``deal`` compiled would load every kernel it needs from numba's
+    cache (:func:`simkit.runner.play.deal_kernels_cached`).  ``simkit replay`` interprets the
+    deal when it would not (``--engine auto``): the kernels' Python source gives the same
+    bytes (tests/test_replay.py) in about a second, where compiling them takes a minute."""
+    _, _, user = policy_arrays(parse_policies(policies))
+    return deal_kernels_cached(int(deal), int(session_length), user)
 
 
 def replay_jsonl(seed: int, deal: int, policies, rules: RuleSet | None = None, dealer: int = 0,

@@ -120,7 +120,8 @@ def test_cold_replay_compiles_each_kernel_once(tmp_path):
         from numba.core.registry import CPUDispatcher
         from simkit.cli import main
         with contextlib.redirect_stdout(io.StringIO()):
-            main(["replay", "--seed", "7", "--deal", "42", "--policies", "greedy,patient,mc"])
+            main(["replay", "--seed", "7", "--deal", "42", "--policies", "greedy,patient,mc",
+                  "--engine", "compiled"])
         found = {}
         for name, module in list(sys.modules.items()):
             if name.startswith("simkit"):

@@ -52,7 +52,7 @@ import numpy as np
 from numba import njit
 
 from simkit.deck import deal_counts_kernel, deal_deck
-from simkit.jit import borrowed, keep_alive, run_chunks, static_function
+from simkit.jit import borrowed, is_cached, keep_alive, run_chunks, static_function
 from simkit.engine import kernel as E
 from simkit.engine.layout import (
     EVENT_WIDTH,
@@ -594,6 +594,19 @@ def session_dealer(
     rows = play_deals(deal - start, seed, policy_ids, params, rules_array, first_deal=start, dealer=first_dealer,
                       user_functions=user_functions, session_length=session_length)
     return int(next_dealer(rows[-1], int(rows[-1, R_DEALER]), rules_array))
+
+
+def deal_kernels_cached(deal: int, session_length: int = 1, user_functions: tuple = (None, None, None)) -> bool:
+    """Whether :func:`play_one` (and, for a deal inside a session, :func:`session_dealer`) would
+    load its compiled kernels from numba's cache rather than compile them: built-in policies
+    only (user kernels are compiled in each process) and the cached builds present
+    (:func:`simkit.jit.is_cached`).  ``simkit replay`` interprets the deal otherwise."""
+    if any(fn is not None for fn in user_functions):
+        return False
+    kernels = [_play_deal]
+    if session_length > 1 and deal % session_length:
+        kernels.append(_play_session_chunk)
+    return all(is_cached(kernel) for kernel in kernels)
 
 
 def play_one(
