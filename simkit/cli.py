@@ -355,7 +355,7 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
 
 
 def _warm_simulate(policies, rules, session_length, seating) -> None:
-    from simkit.warmup import warm_simulate
+    from simkit.runner.simulate import warm_simulate
 
     warm_simulate(policies, rules, session_length, seating)
 
@@ -364,7 +364,7 @@ def _compile_first(workload, quiet: bool = False) -> None:
     """Compile (or load from the cache) a command's kernels before it starts, so that the
     first run says why it waits: ``simkit: compiling kernels (first run; cached afterwards)
     ... 41 s`` on stderr.  Best effort: a bad argument is left to the command to report."""
-    from simkit.warmup import compile_note, end_note
+    from simkit.jit import compile_note, end_note
 
     with compile_note(quiet) as timer:
         try:

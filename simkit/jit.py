@@ -36,11 +36,13 @@ from __future__ import annotations
 
 import queue
 import signal
+import sys
 import threading
+import time
 from typing import Callable
 
 import numba
-from numba.core import cgutils, types
+from numba.core import cgutils, event, types
 from numba.core.dispatcher import Dispatcher
 from numba.core.imputils import lower_constant
 from numba.extending import intrinsic, models, register_model, typeof_impl
@@ -330,3 +332,63 @@ class static_function:  # noqa: N801 - used like a decorator-made function
 @typeof_impl.register(static_function)
 def _typeof_static_function(value: static_function, context) -> StaticFunctionType:
     return StaticFunctionType(value.dispatcher)
+
+
+# ---- the "compiling kernels" note of simkit simulate / demo (and simkit compile's timings)
+
+
+class CompileTimer(event.Listener):
+    """Seconds numba spends compiling while installed (outermost compilations only), and a
+    callback at the first one.
+
+    >>> with CompileTimer() as timer:
+    ...     pass
+    >>> timer.seconds, timer.compiled
+    (0.0, False)
+    """
+
+    def __init__(self, on_first: Callable[[], None] | None = None) -> None:
+        self.seconds = 0.0
+        self.compiled = False
+        self._depth = 0
+        self._start = 0.0
+        self._on_first = on_first
+
+    def on_start(self, ev: event.Event) -> None:
+        if self._depth == 0:
+            self._start = time.perf_counter()
+            if not self.compiled and self._on_first is not None:
+                self._on_first()
+            self.compiled = True
+        self._depth += 1
+
+    def on_end(self, ev: event.Event) -> None:
+        self._depth -= 1
+        if self._depth == 0:
+            self.seconds += time.perf_counter() - self._start
+
+    def __enter__(self) -> "CompileTimer":
+        event.register("numba:compile", self)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        event.unregister("numba:compile", self)
+
+
+def compile_note(quiet: bool = False) -> CompileTimer:
+    """A :class:`CompileTimer` that writes ``simkit: compiling kernels (first run; cached
+    afterwards)`` on stderr when compiling starts; finish the line with :func:`end_note`."""
+
+    def first() -> None:
+        if not quiet:
+            sys.stderr.write("simkit: compiling kernels (first run; cached afterwards) ...")
+            sys.stderr.flush()
+
+    return CompileTimer(first)
+
+
+def end_note(timer: CompileTimer, quiet: bool = False) -> None:
+    """Close the line :func:`compile_note` opened with the compile time."""
+    if timer.compiled and not quiet:
+        sys.stderr.write(f" {timer.seconds:.0f} s\n")
+        sys.stderr.flush()

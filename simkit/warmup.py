@@ -13,13 +13,10 @@ cached; later runs, and worker processes, load them from the cache.
 
 from __future__ import annotations
 
-import sys
-import tempfile
 import time
 from typing import Callable, Sequence
 
 import numpy as np
-from numba.core import event
 
 from simkit.analysis.dealt import deal_table
 from simkit.analysis.probability import probability_table
@@ -29,81 +26,9 @@ from simkit.evaluator.score import score_records
 from simkit.generate import random_group_holdings, random_holdings
 from simkit.policies.registry import parse_policies, policy_arrays
 from simkit.rules import RuleSet
+from simkit.jit import CompileTimer, compile_note, end_note  # noqa: F401 - re-exported: the note lives in simkit.jit
 from simkit.runner.play import play_decks, play_one
-from simkit.runner.simulate import simulate
-
-
-class CompileTimer(event.Listener):
-    """Seconds numba spends compiling while installed (outermost compilations only), and a
-    callback at the first one.
-
-    >>> with CompileTimer() as timer:
-    ...     pass
-    >>> timer.seconds, timer.compiled
-    (0.0, False)
-    """
-
-    def __init__(self, on_first: Callable[[], None] | None = None) -> None:
-        self.seconds = 0.0
-        self.compiled = False
-        self._depth = 0
-        self._start = 0.0
-        self._on_first = on_first
-
-    def on_start(self, ev: event.Event) -> None:
-        if self._depth == 0:
-            self._start = time.perf_counter()
-            if not self.compiled and self._on_first is not None:
-                self._on_first()
-            self.compiled = True
-        self._depth += 1
-
-    def on_end(self, ev: event.Event) -> None:
-        self._depth -= 1
-        if self._depth == 0:
-            self.seconds += time.perf_counter() - self._start
-
-    def __enter__(self) -> "CompileTimer":
-        event.register("numba:compile", self)
-        return self
-
-    def __exit__(self, *exc) -> None:
-        event.unregister("numba:compile", self)
-
-
-def compile_note(quiet: bool = False) -> CompileTimer:
-    """A :class:`CompileTimer` that writes ``simkit: compiling kernels (first run; cached
-    afterwards)`` on stderr when compiling starts; finish the line with :func:`end_note`."""
-
-    def first() -> None:
-        if not quiet:
-            sys.stderr.write("simkit: compiling kernels (first run; cached afterwards) ...")
-            sys.stderr.flush()
-
-    return CompileTimer(first)
-
-
-def end_note(timer: CompileTimer, quiet: bool = False) -> None:
-    """Close the line :func:`compile_note` opened with the compile time."""
-    if timer.compiled and not quiet:
-        sys.stderr.write(f" {timer.seconds:.0f} s\n")
-        sys.stderr.flush()
-
-
-def _builtin(policies: str | Sequence) -> bool:
-    return all(fn is None for fn in policy_arrays(parse_policies(policies))[2])
-
-
-def warm_simulate(policies: str | Sequence = "greedy,patient,random", rules: RuleSet | None = None,
-                  session_length: int = 1, seating: str | None = None) -> None:
-    """One deal of ``simkit simulate`` (into a temporary folder, then removed): the deal
-    kernels, the batch table's kernels.  Runs with user policies compile uncached kernels of
-    their own: nothing to warm for them."""
-    if not _builtin(policies):
-        return
-    with tempfile.TemporaryDirectory(prefix="simkit-warm-") as tmp:
-        simulate(min(2, session_length), policies, 0, f"{tmp}/run", rules, batch_size=session_length,
-                 quiet=True, session_length=session_length, seating=seating)
+from simkit.runner.simulate import warm_simulate
 
 
 def _score() -> None:

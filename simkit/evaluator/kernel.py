@@ -246,6 +246,20 @@ def part_idle(conc, part):
 
 
 @hot_kernel(cache=True, nogil=True)
+def part_code(conc, part):
+    """Code of one part's counts: sum(count of member i * 5**i), members as
+    :data:`~simkit.evaluator.tables.PART_MEMBERS` (the row of ``PART_IDLE_BY_CODE`` and the
+    other part tables is ``PART_KIND[part]``)."""
+    if part == PART_ZU:
+        return conc[ZU] + 5 * conc[N_RANKS + ZU] + 25 * conc[2 * N_RANKS + ZU] + 125 * conc[3 * N_RANKS + ZU]
+    if part < PART_CMP:
+        base = part * N_RANKS + JIANG
+    else:
+        base = (part - PART_CMP) * N_RANKS + CHE
+    return conc[base] + 5 * conc[base + 1] + 25 * conc[base + 2]
+
+
+@hot_kernel(cache=True, nogil=True)
 def min_idle_kernel(conc):
     """Fewest idle cards over all decompositions (0 iff the concealed cards are complete)."""
     idle = 0

@@ -178,6 +178,57 @@ def _build_triad_idle() -> np.ndarray:
 
 TRIAD_IDLE = _build_triad_idle()
 
+# ---- parts as codes, for searching discards (greedy's): part p has the members
+# PART_MEMBERS[p, :PART_SIZE[p]] (a triad's three types in rank order, or the four 卒), its code
+# is sum(count of member i * 5**i), and PART_KIND[p] picks its row of the tables below
+# (KIND_CMP 车马炮 triad, KIND_JSX 将士相 triad, KIND_ZU the 卒).
+KIND_CMP = 0
+KIND_JSX = 1
+KIND_ZU = 2
+N_PART_CODES = 5**4
+NO_DISCARD = 1 << 30  # PART_DISCARD_DELTA of a part holding no card that may be discarded
+PART_MEMBERS = np.array([[c * N_RANKS + JIANG + i for i in range(3)] + [-1] for c in range(4)]
+                        + [[c * N_RANKS + CHE + i for i in range(3)] + [-1] for c in range(4)]
+                        + [[c * N_RANKS + ZU for c in range(4)]], dtype=np.int64)
+PART_SIZE = np.array([3] * 8 + [4], dtype=np.int64)
+PART_KIND = np.array([KIND_JSX] * 4 + [KIND_CMP] * 4 + [KIND_ZU], dtype=np.int64)
+MEMBER_INDEX_OF_TYPE = np.array([int(np.nonzero(PART_MEMBERS[PART_OF_TYPE[t]] == t)[0][0]) for t in range(N_TYPES)],
+                                dtype=np.int64)
+
+
+def _part_counts(kind: int, code: int) -> list[int]:
+    return [(code // 5**i) % 5 for i in range(4 if kind == KIND_ZU else 3)]
+
+
+def _part_idle_of(kind: int, counts: list[int]) -> int:
+    if kind == KIND_ZU:
+        return int(ZU_IDLE[sum(counts[c] * 5**c for c in range(4))])
+    return int(TRIAD_IDLE[(int(kind == KIND_JSX), *counts)])
+
+
+def _build_part_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """PART_IDLE_BY_CODE[kind, code]: the part's fewest idle cards (TRIAD_IDLE / ZU_IDLE);
+    PART_REMOVE_DELTA[kind, code, i]: its change when one card of member i leaves (NO_DISCARD
+    if the member has none, or is a 将: never discarded); PART_DISCARD_DELTA[kind, code]: the
+    least of these.  Codes a part cannot have (a triad's >= 125) stay NO_DISCARD / 0."""
+    idle = np.zeros((3, N_PART_CODES), dtype=np.int64)
+    remove = np.full((3, N_PART_CODES, 4), NO_DISCARD, dtype=np.int64)
+    for kind in (KIND_CMP, KIND_JSX, KIND_ZU):
+        size = 4 if kind == KIND_ZU else 3
+        for code in range(5**size):
+            counts = _part_counts(kind, code)
+            idle[kind, code] = _part_idle_of(kind, counts)
+            for i in range(size):
+                if counts[i] == 0 or (kind == KIND_JSX and i == 0):
+                    continue
+                less = list(counts)
+                less[i] -= 1
+                remove[kind, code, i] = _part_idle_of(kind, less) - idle[kind, code]
+    return idle, remove, remove.min(axis=2)
+
+
+PART_IDLE_BY_CODE, PART_REMOVE_DELTA, PART_DISCARD_DELTA = _build_part_tables()
+
 
 def chariot_assignments(classes: tuple[int, ...], jiang_bonus: bool) -> tuple[int, list]:
     """Best disjoint 肥车/长车 over four colours whose components have the given classes.

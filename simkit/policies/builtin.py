@@ -53,9 +53,21 @@ from simkit.engine.layout import (
     S_PHASE,
     S_STOCK_POS,
 )
-from simkit.cards import CHE, JIANG, N_RANKS, SHI, XIANG, ZU
+from simkit.cards import CHE, JIANG, N_RANKS, XIANG, ZU
 from simkit.evaluator import kernel as K
-from simkit.evaluator.tables import IS_FAT_TYPE, KONG_HU, PART_CMP, PART_ZU, PENG_HU
+from simkit.evaluator.tables import (
+    IS_FAT_TYPE,
+    KONG_HU,
+    MEMBER_INDEX_OF_TYPE,
+    N_PARTS,
+    NO_DISCARD,
+    PART_DISCARD_DELTA,
+    PART_IDLE_BY_CODE,
+    PART_KIND,
+    PART_OF_TYPE,
+    PART_REMOVE_DELTA,
+    PENG_HU,
+)
 from simkit.jit import hot_kernel
 from simkit.policies.expert import EXPERT_WORK_SIZE
 from simkit.rng import next_below
@@ -124,58 +136,35 @@ def keep_value(conc, t):
 
 @hot_kernel(cache=True, nogil=True)
 def best_discard(conc):
-    """(discard type, idle cards left) minimising idle cards, ties by lowest keep value."""
+    """(discard type, idle cards left) minimising idle cards, ties by lowest keep value (then
+    by lowest type); (-1, NO_DISCARD) if no card may be discarded.  A discard changes only its
+    own part (:mod:`simkit.evaluator.tables`: ``PART_*``), so the fewest idle cards left are
+    the holding's plus the least :data:`PART_DISCARD_DELTA` over the parts, and only the cards
+    reaching it compete on keep value."""
+    total = 0
+    least = NO_DISCARD
+    for part in range(N_PARTS):
+        kind = PART_KIND[part]
+        code = K.part_code(conc, part)
+        total += PART_IDLE_BY_CODE[kind, code]
+        delta = PART_DISCARD_DELTA[kind, code]
+        if delta < least:
+            least = delta
+    if least == NO_DISCARD:
+        return -1, NO_DISCARD
     best_t = -1
-    best_score = 1 << 30
-    best_idle = 1 << 30
-    total = K.min_idle_kernel(conc)
+    best_keep = 1 << 30
     for t in range(28):
         if conc[t] == 0 or t % N_RANKS == JIANG:
             continue
-        part = K.part_of(t)
-        before = K.part_idle(conc, part)
-        conc[t] -= 1
-        idle = total - before + K.part_idle(conc, part)
-        conc[t] += 1
-        if idle * 1000 >= best_score:
-            continue  # 0 <= keep value < 1000: this card cannot score lower
-        score = idle * 1000 + keep_value(conc, t)
-        if score < best_score:
-            best_score = score
+        part = PART_OF_TYPE[t]
+        if PART_REMOVE_DELTA[PART_KIND[part], K.part_code(conc, part), MEMBER_INDEX_OF_TYPE[t]] != least:
+            continue
+        keep = keep_value(conc, t)
+        if keep < best_keep:
+            best_keep = keep
             best_t = t
-            best_idle = idle
-    return best_t, best_idle
-
-
-NO_DISCARD = 1 << 30  # best_discard's idle when no card can be discarded
-
-
-@hot_kernel(cache=True, nogil=True)
-def _part_discard_delta(conc, part):
-    """Fewest idle cards of ``part`` after discarding one of its cards, minus its idle cards
-    now (NO_DISCARD if the part holds no discardable card).  A discard changes only its own
-    part, so the best discard of a holding leaves ``total + min over parts of this``."""
-    if part == PART_ZU:
-        first = ZU
-        step = N_RANKS
-    elif part < PART_CMP:
-        first = part * N_RANKS + SHI  # a 将 is never discarded
-        step = 1
-    else:
-        first = (part - PART_CMP) * N_RANKS + CHE
-        step = 1
-    n = 4 if part == PART_ZU else (2 if part < PART_CMP else 3)
-    before = K.part_idle(conc, part)
-    best = NO_DISCARD
-    for i in range(n):
-        t = first + i * step
-        if conc[t] > 0:
-            conc[t] -= 1
-            delta = K.part_idle(conc, part) - before
-            conc[t] += 1
-            if delta < best:
-                best = delta
-    return best
+    return best_t, total + least
 
 
 @hot_kernel(cache=True, nogil=True)
@@ -185,7 +174,7 @@ def _claim_outcome(src, exp_at, n_chow, t, action, total, evaluate, rules, work)
 
     ``work[_W_CONC:]`` holds the claimer's concealed counts (left unchanged), ``total`` their
     idle cards, ``work[_W_PIDLE:]`` / ``work[_W_PDELTA:]`` the idle cards and
-    :func:`_part_discard_delta` of each part; ``src[exp_at:]`` is the claimer's exposed
+    :data:`~simkit.evaluator.tables.PART_DISCARD_DELTA` of each part; ``src[exp_at:]`` is the claimer's exposed
     block, ``n_chow`` their exposed 圆s."""
     conc = work[_W_CONC : _W_CONC + 28]
     used = work[_W_USED : _W_USED + 4]
@@ -205,8 +194,9 @@ def _claim_outcome(src, exp_at, n_chow, t, action, total, evaluate, rules, work)
         exp_row = K.EXP_ZHAN
         gain = 0
     # every card a claim uses lies in the part of t: only that part's figures change
-    part = K.part_of(t)
-    after = total - work[_W_PIDLE + part] + K.part_idle(conc, part)
+    part = PART_OF_TYPE[t]
+    code = K.part_code(conc, part)
+    after = total - work[_W_PIDLE + part] + PART_IDLE_BY_CODE[PART_KIND[part], code]
     wins = False
     if after == 0 and evaluate:
         # complete after the claim: ask the evaluator (the exposed block is copied only now)
@@ -221,8 +211,8 @@ def _claim_outcome(src, exp_at, n_chow, t, action, total, evaluate, rules, work)
         choice = work[_W_CHOICE : _W_CHOICE + K.N_CHOICE]
         K.evaluate_kernel(conc, exp, n_chow, rules, K.WANT_WINS, out, choice, work[: K.WORK_SIZE])
         wins = out[K.OUT_WINS] == 1
-    delta = _part_discard_delta(conc, part)
-    for q in range(9):
+    delta = PART_DISCARD_DELTA[PART_KIND[part], code]
+    for q in range(N_PARTS):
         if q != part and work[_W_PDELTA + q] < delta:
             delta = work[_W_PDELTA + q]
     idle = NO_DISCARD if delta == NO_DISCARD else after + delta
@@ -293,11 +283,13 @@ def _greedy_core(src, conc_at, exp_at, n_chow, phase, t, stock_left, mask, param
     if mask[A_KONG]:
         return A_KONG
     idle_now = 0
-    for part in range(9):
-        idle = K.part_idle(conc, part)
+    for part in range(N_PARTS):
+        kind = PART_KIND[part]
+        code = K.part_code(conc, part)
+        idle = PART_IDLE_BY_CODE[kind, code]
         work[_W_PIDLE + part] = idle
         idle_now += idle
-        work[_W_PDELTA + part] = _part_discard_delta(conc, part)
+        work[_W_PDELTA + part] = PART_DISCARD_DELTA[kind, code]
     # first without the evaluator: a claim that would win is taken anyway when it is the only
     # claim leaving a complete holding and the best claim even if it did not win
     best_action, peng_idle, n_complete, complete_action = _best_claim(

@@ -66,6 +66,7 @@ import itertools
 import os
 import re
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any, Iterator, Sequence
@@ -629,3 +630,19 @@ def _write_run(directory: Path, config: SimulationConfig, workers: int, backend:
             except OSError:
                 if finished:
                     raise
+
+
+def _builtin(policies: str | Sequence) -> bool:
+    return all(fn is None for fn in policy_arrays(parse_policies(policies))[2])
+
+
+def warm_simulate(policies: str | Sequence = "greedy,patient,random", rules: RuleSet | None = None,
+                  session_length: int = 1, seating: str | None = None) -> None:
+    """One deal of ``simkit simulate`` (into a temporary folder, then removed): the deal
+    kernels, the batch table's kernels.  Runs with user policies compile uncached kernels of
+    their own: nothing to warm for them."""
+    if not _builtin(policies):
+        return
+    with tempfile.TemporaryDirectory(prefix="simkit-warm-") as tmp:
+        simulate(min(2, session_length), policies, 0, f"{tmp}/run", rules, batch_size=session_length,
+                 quiet=True, session_length=session_length, seating=seating)
