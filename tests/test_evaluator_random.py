@@ -33,6 +33,7 @@ from simkit.evaluator.api import evaluate_batch_kernel
 from simkit.evaluator.explain import explained_total
 from simkit.generate import random_group_holdings, random_holdings
 from simkit.exposed import ExposedGroup
+from simkit.evaluator.tables import IS_FAT_TYPE
 from simkit.rules import RULE_ZHAN_IN_CHARIOT, RuleSet
 
 TOTAL = int(os.environ.get("SIMKIT_RANDOM_HOLDINGS", "10000"))
@@ -379,3 +380,73 @@ def test_cap_keeps_every_jiang_triad_option_that_can_be_best():
                 for h2, s2 in options
             )
             assert bool(_singles_dominated(hu, low | s << 5, h)) == beaten, (low, options)
+
+
+def _union_of_combinations(work, nz, n_lou, fat_lou, plain_lou, steps) -> int:
+    """The pattern union ``_patterns`` computes, by brute force: every combination of one
+    code per colour (the Pareto sets it left in the workspace) and one 卒 code."""
+    colours = [[int(work[K.W_COLOUR + K.N_LIST * c + i]) for i in range(int(work[K.W_COLOUR_N + c]))]
+               for c in range(4)]
+    zus = [int(work[K.W_ZCODES + i]) for i in range(nz)]
+    union = 0
+    for ks in itertools.product(*colours):
+        qing = max(sum((k >> r) & 1 for k in ks) for r in range(5))
+        smax = max(k >> 7 for k in ks) - 1
+        jlevels = sum(((k >> 5) & 3) << (2 * c) for c, k in enumerate(ks))
+        jf, jl, jbits = K._chariot_features(jlevels, False)
+        for z in zus:
+            zf, zl, zbits = K._chariot_features(z, True)
+            union |= K._pattern_mask(n_lou, fat_lou, plain_lou, steps, qing, smax, max(jf, zf), max(jl, zl),
+                                     (jbits & zbits) != 0)
+    return union
+
+
+# exposed 楼 / steps the bound is also checked under (not only the holding's own): each
+# feature of the holding alone, then with each holding-level feature
+LEVEL_FEATURES = [(0, False, False, 0), (1, True, False, 0), (1, False, True, 0), (2, True, True, 0),
+                  (0, False, False, 5), (0, False, False, 6), (1, True, False, 5)]
+
+
+def test_no_pattern_shortcut_fires_only_without_patterns():
+    """``_no_pattern_possible`` (the bound ``_patterns`` checks before combining) may answer
+    True only when the brute-force union over the combinations is empty, and does so for most
+    of those: checked on the workspaces of full evaluations (want_patterns=1), under the
+    holding's own 楼 / steps and under each of LEVEL_FEATURES."""
+    rich = np.array([4, 4, 3, 2, 15, 20, 6, 6, 15, 15, 12])
+    conc_a, exp_a, chows_a = random_group_holdings(300, seed=41, total=(6, 31), p_exposed=0.3)
+    conc_b, exp_b, chows_b = random_group_holdings(300, seed=42, total=(12, 31), p_exposed=0.5, weights=rich)
+    out = np.zeros(K.N_OUT, dtype=np.int64)
+    choice = np.zeros(K.N_CHOICE, dtype=np.int64)
+    work = K.new_workspace()
+    rules = RuleSet().to_array()
+    fired = empty = with_patterns = 0
+    for conc, exp, chows in zip(np.concatenate([conc_a, conc_b]), np.concatenate([exp_a, exp_b]),
+                                np.concatenate([chows_a, chows_b])):
+        K.evaluate_kernel(conc, exp, chows, rules, 1, out, choice, work)
+        if out[K.OUT_COMPLETE] != 1 or not (conc >= 3).any() and exp[K.EXP_PENG].sum() + exp[K.EXP_KONG].sum() == 0:
+            continue  # incomplete, or no 出 component: _patterns is not called
+        nz = _zu_code_count(work)
+        own = (int(exp[K.EXP_KONG].sum()), bool((exp[K.EXP_KONG] * IS_FAT_TYPE).sum()),
+               bool((exp[K.EXP_KONG] * (1 - IS_FAT_TYPE)).sum()), int(out[K.OUT_STEPS]))
+        assert _union_of_combinations(work, nz, *own) == out[K.OUT_PATTERNS]
+        for features in [own, *LEVEL_FEATURES]:
+            union = _union_of_combinations(work, nz, *features)
+            shortcut = bool(K._no_pattern_possible(work, nz, *features))
+            if union:
+                with_patterns += 1
+                assert not shortcut, (conc.tolist(), features, union)
+            else:
+                empty += 1
+                fired += shortcut
+    assert with_patterns > 500 and empty > 500, (with_patterns, empty)
+    assert fired > 0.5 * empty, (fired, empty)
+
+
+def _zu_code_count(work) -> int:
+    """How many 卒 codes ``_patterns`` kept: its Pareto set of the flagged codes, recomputed."""
+    pat = work[K.W_ZPAT : K.W_ZPAT + K.N_ZPAT_CODES]
+    flagged = np.array([a for a in range(K.N_ZPAT_CODES) if pat[a]], dtype=np.int64)
+    kept = np.zeros(max(1, flagged.size), dtype=np.int64)
+    n = int(K._pareto(flagged, flagged.size, 1, kept)) if flagged.size else 0
+    assert np.array_equal(kept[:n], work[K.W_ZCODES : K.W_ZCODES + n])  # as _patterns left them
+    return n

@@ -595,6 +595,51 @@ def _pattern_mask(n_lou, fat_lou, plain_lou, steps, qing, smax, fmax, lmax, tian
 
 
 @hot_kernel(cache=True, nogil=True)
+def _no_pattern_possible(work, nz, n_lou, fat_lou, plain_lou, steps):
+    """True when no combination of the colour codes and 卒 codes :func:`_patterns` would
+    combine can have a pattern: every pattern is monotone in the features (:func:`_pattern_mask`
+    asks only for a feature at least some value; :func:`_chariot_features` grows with the
+    levels), so the mask of the features' maxima (per colour the union of the rank bits, the
+    highest 将 level and smax; per colour the highest 卒 level) covers every combination's
+    mask.  When that mask is empty the union is too, which is the case of most complete
+    holdings the engine and greedy ask about (a complete holding below the win line)."""
+    rank_counts = 0  # per rank (3 bits each): colours with an 出 component of that rank
+    jlevels = 0
+    smax1 = 0
+    for c in range(4):
+        n = work[W_COLOUR_N + c]
+        if n == 0:
+            return True  # colour c has no decomposition: nothing is combined
+        bits = 0
+        level = 0
+        for i in range(n):
+            code = work[W_COLOUR + N_LIST * c + i]
+            bits |= code & 31
+            level = max(level, (code >> 5) & 3)
+            smax1 = max(smax1, code >> 7)
+        for k in range(5):
+            rank_counts += ((bits >> k) & 1) << (3 * k)
+        jlevels |= level << (2 * c)
+    if nz == 0:
+        return True
+    zlevels = 0
+    power = 1
+    for c in range(4):
+        level = 0
+        for i in range(nz):
+            level = max(level, (work[W_ZCODES + i] // power) % 3)
+        zlevels += level * power
+        power *= 3
+    qing = 0
+    for k in range(5):
+        qing = max(qing, (rank_counts >> (3 * k)) & 7)
+    jf, jl, jbits = _chariot_features(jlevels, False)
+    zf, zl, zbits = _chariot_features(zlevels, True)
+    return _pattern_mask(n_lou, fat_lou, plain_lou, steps, qing, smax1 - 1, max(jf, zf), max(jl, zl),
+                         (jbits & zbits) != 0) == 0
+
+
+@hot_kernel(cache=True, nogil=True)
 def _patterns(work, n_lou, fat_lou, plain_lou, steps):
     """Union of the patterns over all complete decompositions, and the best floor (0/1/5).
 
@@ -635,6 +680,8 @@ def _patterns(work, n_lou, fat_lou, plain_lou, steps):
             tmp_c[n] = a
             n += 1
     nz = _pareto(tmp_c, n, 1, work[W_ZCODES : W_ZCODES + N_ZPAT_CODES])
+    if _no_pattern_possible(work, nz, n_lou, fat_lou, plain_lou, steps):
+        return 0, 0
     union = 0
     floor = 0
     for i0 in range(work[W_COLOUR_N]):

@@ -58,14 +58,15 @@ from simkit.evaluator import kernel as K
 from simkit.evaluator.tables import (
     IS_FAT_TYPE,
     KONG_HU,
-    MEMBER_INDEX_OF_TYPE,
     N_PARTS,
     NO_DISCARD,
     PART_DISCARD_DELTA,
     PART_IDLE_BY_CODE,
     PART_KIND,
+    PART_MEMBERS,
     PART_OF_TYPE,
     PART_REMOVE_DELTA,
+    PART_SIZE,
     PENG_HU,
 )
 from simkit.jit import hot_kernel
@@ -136,11 +137,11 @@ def keep_value(conc, t):
 
 @hot_kernel(cache=True, nogil=True)
 def best_discard(conc):
-    """(discard type, idle cards left) minimising idle cards, ties by lowest keep value (then
-    by lowest type); (-1, NO_DISCARD) if no card may be discarded.  A discard changes only its
+    """(discard type, idle cards left) minimising idle cards, ties by lowest keep value, then
+    by lowest type; (-1, NO_DISCARD) if no card may be discarded.  A discard changes only its
     own part (:mod:`simkit.evaluator.tables`: ``PART_*``), so the fewest idle cards left are
     the holding's plus the least :data:`PART_DISCARD_DELTA` over the parts, and only the cards
-    reaching it compete on keep value."""
+    of the parts reaching it compete on keep value."""
     total = 0
     least = NO_DISCARD
     for part in range(N_PARTS):
@@ -154,16 +155,19 @@ def best_discard(conc):
         return -1, NO_DISCARD
     best_t = -1
     best_keep = 1 << 30
-    for t in range(28):
-        if conc[t] == 0 or t % N_RANKS == JIANG:
+    for part in range(N_PARTS):
+        kind = PART_KIND[part]
+        code = K.part_code(conc, part)
+        if PART_DISCARD_DELTA[kind, code] != least:
             continue
-        part = PART_OF_TYPE[t]
-        if PART_REMOVE_DELTA[PART_KIND[part], K.part_code(conc, part), MEMBER_INDEX_OF_TYPE[t]] != least:
-            continue
-        keep = keep_value(conc, t)
-        if keep < best_keep:
-            best_keep = keep
-            best_t = t
+        for i in range(PART_SIZE[part]):
+            if PART_REMOVE_DELTA[kind, code, i] != least:
+                continue
+            t = PART_MEMBERS[part, i]
+            keep = keep_value(conc, t)
+            if keep < best_keep or (keep == best_keep and t < best_t):
+                best_keep = keep
+                best_t = t
     return best_t, total + least
 
 
