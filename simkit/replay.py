@@ -173,8 +173,8 @@ def replay_is_cached(deal: int, policies: str | Sequence[str | PolicySpec], sess
     cache (:func:`simkit.runner.play.deal_kernels_cached`).  ``simkit replay`` interprets the
     deal when it would not (``--engine auto``): the kernels' Python source gives the same
     bytes (tests/test_replay.py) in about a second, where compiling them takes a minute."""
-    _, _, user = policy_arrays(parse_policies(policies))
-    return deal_kernels_cached(int(deal), int(session_length), user)
+    ids, _, user = policy_arrays(parse_policies(policies))
+    return deal_kernels_cached(int(deal), ids, int(session_length), user)
 
 
 def replay_jsonl(seed: int, deal: int, policies, rules: RuleSet | None = None, dealer: int = 0,

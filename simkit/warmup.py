@@ -37,14 +37,22 @@ def _score() -> None:
     score_records([(1, {"hand": "RJ*3 RS*2 RX*2", "exposed": "peng:RC"})], RuleSet(), "warm")
 
 
+# each workload runs with random / greedy / patient and again with mc and expert: the deal
+# kernels of the two switches (simkit.policies.dispatch) are compiled separately
+BASIC = "greedy,patient,random"
+EVERY_KIND = "expert,mc,random"
+
+
 def _replay() -> None:
-    ids, params, user = policy_arrays(parse_policies("greedy,patient,random"))
-    play_one(0, 0, ids, params, RuleSet().to_array())
+    for policies in (BASIC, EVERY_KIND):
+        ids, params, user = policy_arrays(parse_policies(policies))
+        play_one(0, 0, ids, params, RuleSet().to_array())
 
 
 def _equity() -> None:
-    ids, params, _ = policy_arrays(parse_policies("greedy,patient,random"))
-    play_decks(np.arange(112, dtype=np.int64)[None, :], 0, ids, params, RuleSet().to_array())
+    for policies in (BASIC, EVERY_KIND):
+        ids, params, _ = policy_arrays(parse_policies(policies))
+        play_decks(np.arange(112, dtype=np.int64)[None, :], 0, ids, params, RuleSet().to_array())
 
 
 def _environment() -> None:
@@ -66,8 +74,9 @@ TARGETS: dict[str, tuple[str, Callable[[], None]]] = {
     "score": ("simkit score: the evaluator, single and batched", _score),
     "replay": ("simkit replay: one deal with its event log", _replay),
     "deals": ("simkit simulate / compare / demo: batches of deals, their table",
-              lambda: warm_simulate("greedy,patient,random")),
-    "sessions": ("simkit simulate --session-length K", lambda: warm_simulate("greedy,patient,random", session_length=2)),
+              lambda: [warm_simulate(policies) for policies in (BASIC, EVERY_KIND)]),
+    "sessions": ("simkit simulate --session-length K",
+                 lambda: [warm_simulate(policies, session_length=2) for policies in (BASIC, EVERY_KIND)]),
     "dealt-hands": ("simkit demo / deals / prob --hands: dealt-hand features", lambda: deal_table(1, 0, 1)),
     "prob": ("simkit prob: dealt-hand events", lambda: probability_table(1, 0, batch_size=1)),
     "equity": ("simkit equity: prepared decks", _equity),

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 
+import numpy as np
 import pytest
 from numba import njit, types
 
@@ -156,3 +157,51 @@ def test_every_kernel_module_loads_jit_first():
     missing = [name for name, path in modules.items()
                if "@njit" in path.read_text(encoding="utf-8") and not reaches_jit(name, set())]
     assert missing == []
+
+
+def test_basic_and_full_policy_switches_play_the_same_rows():
+    """The deal kernels of random / greedy / patient runs (BASIC_KERNELS, which do not compile
+    mc and expert) give the rows of the full switch's kernels: batches, sessions in every
+    seating, prepared decks and one deal with its event log."""
+    from simkit.policies.registry import parse_policies, policy_arrays
+    from simkit.rules import RuleSet
+    from simkit.rng import root_key
+    from simkit.engine.kernel import new_engine_workspace
+    from simkit.engine.layout import EVENT_WIDTH, N_ACTIONS, N_OBS, N_STATE
+    from simkit.policies.builtin import POLICY_WORK_SIZE
+    from simkit.runner.play import (
+        BASIC_KERNELS,
+        BUILTIN_KERNELS,
+        N_RESULT,
+        SEATING_ALL,
+        SEATING_ROTATE,
+        kernels_for,
+    )
+
+    ids, params, user = policy_arrays(parse_policies("greedy,patient:1,4,2,random"))
+    assert kernels_for(user, ids) is BASIC_KERNELS
+    assert kernels_for(user, policy_arrays(parse_policies("greedy,expert,random"))[0]) is BUILTIN_KERNELS
+    assert kernels_for(user, policy_arrays(parse_policies("mc,greedy,random"))[0]) is BUILTIN_KERNELS
+    rules = RuleSet.from_strings(["tianhu=off"]).to_array()
+    root = root_key(11)
+    for kernels in (BASIC_KERNELS, BUILTIN_KERNELS):
+        rows = np.zeros((3, 40 * 6, N_RESULT), dtype=np.int64)
+        kernels.play_batch(root, 5, 40, 1, ids, params, SEATING_ROTATE, rules, rows[0, :40])
+        kernels.play_sessions(root, 0, 40, 4, 0, ids, params, SEATING_ALL, rules, rows[1])
+        decks = np.array([np.random.default_rng(k).permutation(112) for k in range(40)], dtype=np.int64)
+        kernels.play_decks(root, 0, decks, 2, ids, params, rules, rows[2, :40])
+        if kernels is BASIC_KERNELS:
+            basic = rows
+    assert np.array_equal(basic, rows)
+    assert (basic[1, :, 0] >= 0).sum() > 100  # real deals with winners, not empty rows
+    logs = []
+    for kernels in (BASIC_KERNELS, BUILTIN_KERNELS):  # one deal with its event log (replay's kernel)
+        s, deck, rngs = np.zeros(N_STATE, np.int64), np.zeros(112, np.int64), np.zeros((4, 4), np.uint64)
+        ev, ev_n, result = np.zeros((4096, EVENT_WIDTH), np.int64), np.zeros(1, np.int64), np.zeros(N_RESULT, np.int64)
+        kernels.play_deal(root, 9, 1, ids, params, rules, s, deck, rngs, np.zeros(N_ACTIONS, np.bool_),
+                          np.zeros(N_OBS, np.int64), new_engine_workspace(), np.zeros(POLICY_WORK_SIZE, np.int64),
+                          ev, ev_n, result)
+        logs.append((ev[: ev_n[0]].copy(), result.copy(), s.copy()))
+    assert logs[0][0].shape[0] > 20
+    for a, b in zip(*logs):
+        assert np.array_equal(a, b)

@@ -22,7 +22,8 @@ CASES = [
     (3, 5, "expert,expert,random", ["lou_doubles=off", "hu_tolerance=0", "drawn_jiang_chow=off"], 1, None, 0),
     (5, 4, "greedy,patient:1,6,2,random", ["next_dealer=winner_else_same"], 3, "fixed", 0),
     (2, 2, "greedy,expert,patient", ["single_jiang_cap=2", "pass_locks_win=off"], 1, "all", 4),
-    (11, 9, "random,random,greedy", ["must_kong=off", "tianhu=off", "drawn_card_chow_by=drawer_then_next"], 1, "rotate", 0),
+    (11, 9, "random,random,greedy", ["must_kong=off", "tianhu=off", "drawn_card_chow_by=drawer_then_next"], 1,
+     "rotate", 0),
 ]
 
 INTERPRETED = textwrap.dedent("""

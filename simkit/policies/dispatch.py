@@ -1,11 +1,26 @@
-"""Dispatch to a built-in policy by id (the cached policy switch of the batch kernels)."""
+"""Dispatch to a built-in policy by id (the cached policy switches of the batch kernels).
+
+:func:`builtin_act_state` reaches every built-in policy; :func:`basic_act_state` only
+:data:`BASIC_POLICIES` (random, greedy, patient), so that the deal kernels of a run without
+mc or expert (the README's demo, most simulations) need not compile those two, about half of
+the compile time of a cold ``simkit demo``.  Both call the same policy functions: a deal gives
+the same bytes whichever switch plays it (tests/test_compile.py)."""
 
 from __future__ import annotations
 
 from numba import njit
 
 from simkit.engine import kernel as E
-from simkit.policies.builtin import P_EXPERT, P_MC, P_PATIENT, P_RANDOM, greedy_like, greedy_state, random_act
+from simkit.policies.builtin import (
+    P_EXPERT,
+    P_GREEDY,
+    P_MC,
+    P_PATIENT,
+    P_RANDOM,
+    greedy_like,
+    greedy_state,
+    random_act,
+)
 from simkit.policies.expert import expert_act, expert_state
 from simkit.policies.mc import mc_act
 
@@ -39,3 +54,22 @@ def builtin_act_state(policy_id, s, p, obs, mask, params, rng, rules, work):
     if policy_id == P_EXPERT:
         return expert_state(s, p, mask, params, rules, work)
     return greedy_state(s, p, mask, params, rules, work, False)
+
+
+BASIC_POLICIES = (P_RANDOM, P_GREEDY, P_PATIENT)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def basic_act_state(policy_id, s, p, obs, mask, params, rng, rules, work):
+    """:func:`builtin_act_state` for the :data:`BASIC_POLICIES` only (other ids play greedy,
+    as there): the same choices, without compiling mc and expert."""
+    if policy_id == P_RANDOM:
+        return random_act(mask, rng)
+    if policy_id == P_PATIENT:
+        return greedy_state(s, p, mask, params, rules, work, True)
+    return greedy_state(s, p, mask, params, rules, work, False)
+
+
+def uses_basic_policies(policy_ids) -> bool:
+    """Whether every id is one of :data:`BASIC_POLICIES` (then :func:`basic_act_state` serves)."""
+    return all(int(i) in BASIC_POLICIES for i in policy_ids)

@@ -86,7 +86,7 @@ from simkit.engine.layout import (
     S_XIANGGONG,
 )
 from simkit.policies.builtin import POLICY_WORK_SIZE
-from simkit.policies.dispatch import builtin_act_state
+from simkit.policies.dispatch import basic_act_state, builtin_act_state, uses_basic_policies
 from simkit.policies.registry import USER_SLOT_BASE, policy_source_digest
 from simkit.rng import root_key, stream_state
 from simkit.rules import RULE_NEXT_DEALER
@@ -402,6 +402,46 @@ BUILTIN_KERNELS = PlayKernels(_play_deal, _batch_runner(_play_chunk), _sessions_
                               _decks_runner(_play_decks_chunk))
 
 
+# ---- the same kernels with the switch of random / greedy / patient only
+# (:func:`~simkit.policies.dispatch.basic_act_state`): runs without mc or expert compile these,
+# without the two largest policies.  Cached wrappers at module level, like the four above
+# (numba caches no closure).
+
+_BASIC_ACT = static_function(basic_act_state)
+
+
+@njit(cache=True, nogil=True)
+def _play_deal_basic(root, deal, dealer, policy_ids, params, rules, s, deck, rngs, mask, obs, work, pwork, ev, ev_n,
+                     result):
+    _play_deal_with(_BASIC_ACT, root, deal, dealer, policy_ids, params, rules, s, deck, rngs, mask, obs, work,
+                    pwork, ev, ev_n, result)
+
+
+_BASIC_DEAL = static_function(_play_deal_basic)
+
+
+@njit(cache=True, nogil=True)
+def _play_chunk_basic(k, root, first_deal, n_deals, dealer, policy_ids, params, seating, rules, results):
+    _play_chunk_with(_BASIC_DEAL, k, root, first_deal, n_deals, dealer, policy_ids, params, seating, rules,
+                     results)
+
+
+@njit(cache=True, nogil=True)
+def _play_session_chunk_basic(k, root, first_deal, n_deals, session_length, first_dealer, policy_ids, params,
+                              seating, rules, results):
+    _play_session_chunk_with(_BASIC_DEAL, k, root, first_deal, n_deals, session_length, first_dealer,
+                             policy_ids, params, seating, rules, results)
+
+
+@njit(cache=True, nogil=True)
+def _play_decks_chunk_basic(k, root, first_deal, decks, dealer, policy_ids, params, rules, results):
+    _play_decks_chunk_with(_BASIC_ACT, k, root, first_deal, decks, dealer, policy_ids, params, rules, results)
+
+
+BASIC_KERNELS = PlayKernels(_play_deal_basic, _batch_runner(_play_chunk_basic),
+                            _sessions_runner(_play_session_chunk_basic), _decks_runner(_play_decks_chunk_basic))
+
+
 # ---- kernels of user policies: built by a factory that takes the dispatcher
 
 
@@ -499,11 +539,16 @@ def user_kernels(user_functions: tuple) -> PlayKernels | None:
         return kernels
 
 
-def kernels_for(user_functions: tuple = (None, None, None)) -> PlayKernels:
-    """The kernels that play with these user functions by seat (:data:`BUILTIN_KERNELS`
-    when there are none)."""
+def kernels_for(user_functions: tuple = (None, None, None), policy_ids=None) -> PlayKernels:
+    """The kernels that play with these user functions by seat; when there are none,
+    :data:`BASIC_KERNELS` if every policy id is random / greedy / patient, else
+    :data:`BUILTIN_KERNELS` (the same rows: only what gets compiled differs)."""
     kernels = user_kernels(tuple(user_functions))
-    return BUILTIN_KERNELS if kernels is None else kernels
+    if kernels is not None:
+        return kernels
+    if policy_ids is not None and uses_basic_policies(policy_ids):
+        return BASIC_KERNELS
+    return BUILTIN_KERNELS
 
 
 def play_deals(
@@ -538,7 +583,7 @@ def play_deals(
     results = np.zeros((n_deals * rows_per_deal(seating), N_RESULT), dtype=np.int64)
     ids = np.asarray(policy_ids, dtype=np.int64)
     params = np.ascontiguousarray(params, dtype=np.float64)
-    kernels = kernels_for(user_functions)
+    kernels = kernels_for(user_functions, ids)
     if session_length == 1:
         kernels.play_batch(root_key(seed), first_deal, n_deals, dealer, ids, params, seating, rules_array, results)
     else:
@@ -566,9 +611,9 @@ def play_decks(
     if decks.ndim != 2 or decks.shape[1] != 112:
         raise ValueError(f"decks must have shape (n, 112), got {decks.shape}")
     results = np.zeros((decks.shape[0], N_RESULT), dtype=np.int64)
-    kernels_for(user_functions).play_decks(root_key(seed), int(first_deal), decks, int(dealer),
-                                           np.asarray(policy_ids, dtype=np.int64),
-                                           np.ascontiguousarray(params, dtype=np.float64), rules_array, results)
+    ids = np.asarray(policy_ids, dtype=np.int64)
+    kernels_for(user_functions, ids).play_decks(root_key(seed), int(first_deal), decks, int(dealer), ids,
+                                                np.ascontiguousarray(params, dtype=np.float64), rules_array, results)
     return results
 
 
@@ -596,16 +641,18 @@ def session_dealer(
     return int(next_dealer(rows[-1], int(rows[-1, R_DEALER]), rules_array))
 
 
-def deal_kernels_cached(deal: int, session_length: int = 1, user_functions: tuple = (None, None, None)) -> bool:
+def deal_kernels_cached(deal: int, policy_ids, session_length: int = 1,
+                        user_functions: tuple = (None, None, None)) -> bool:
     """Whether :func:`play_one` (and, for a deal inside a session, :func:`session_dealer`) would
     load its compiled kernels from numba's cache rather than compile them: built-in policies
     only (user kernels are compiled in each process) and the cached builds present
     (:func:`simkit.jit.is_cached`).  ``simkit replay`` interprets the deal otherwise."""
     if any(fn is not None for fn in user_functions):
         return False
-    kernels = [_play_deal]
+    basic = uses_basic_policies(policy_ids)
+    kernels = [_play_deal_basic if basic else _play_deal]
     if session_length > 1 and deal % session_length:
-        kernels.append(_play_session_chunk)
+        kernels.append(_play_session_chunk_basic if basic else _play_session_chunk)
     return all(is_cached(kernel) for kernel in kernels)
 
 
@@ -620,7 +667,7 @@ def play_one(
     event_capacity: int = 8192,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Play one deal with its event log: (final state, deck, events, result row)."""
-    kernels = kernels_for(user_functions)
+    kernels = kernels_for(user_functions, policy_ids)
     s = np.zeros(N_STATE, dtype=np.int64)
     deck = np.zeros(112, dtype=np.int64)
     rngs = np.zeros((4, 4), dtype=np.uint64)
