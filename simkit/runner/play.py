@@ -450,18 +450,22 @@ def _empty_user_slot(obs, mask, params, rng, rules, work):
     return -1  # never called: no user policy sits in this slot
 
 
-def make_user_act(user_functions: tuple) -> Callable:
+def make_user_act(user_functions: tuple, basic: bool = False) -> Callable:
     """Policy dispatcher for a run with user policies (one optional ``@njit`` function per
     slot, called for the policy ids ``USER_SLOT_BASE + slot``,
     :func:`~simkit.policies.registry.policy_arrays`; built-in ids go to
-    :func:`~simkit.policies.dispatch.builtin_act_state`).  A closure over the functions: a
-    user policy gets player p's observation (:func:`simkit.engine.kernel.observe`)."""
+    :func:`~simkit.policies.dispatch.builtin_act_state`, or with ``basic`` (the run's
+    built-in policies are random / greedy / patient only) to
+    :func:`~simkit.policies.dispatch.basic_act_state`, which compiles without mc and expert).
+    A closure over the functions: a user policy gets player p's observation
+    (:func:`simkit.engine.kernel.observe`)."""
     f0, f1, f2 = (fn if fn is not None else _empty_user_slot for fn in user_functions)
+    builtin = basic_act_state if basic else builtin_act_state
 
     @njit(nogil=True)
     def act(policy_id, s, p, obs, mask, params, rng, rules, work):
         if policy_id < USER_SLOT_BASE:
-            return builtin_act_state(policy_id, s, p, obs, mask, params, rng, rules, work)
+            return builtin(policy_id, s, p, obs, mask, params, rng, rules, work)
         E.observe(s, p, obs)
         if policy_id == USER_SLOT_BASE:
             return f0(obs, mask, params, rng, rules, work)
@@ -518,21 +522,22 @@ _USER_KERNELS: OrderedDict[tuple, PlayKernels] = OrderedDict()
 _USER_KERNELS_LOCK = threading.Lock()
 
 
-def user_kernels(user_functions: tuple) -> PlayKernels | None:
+def user_kernels(user_functions: tuple, basic: bool = False) -> PlayKernels | None:
     """None for built-in policies only; else the kernels of :func:`make_play_kernels` for a
-    dispatcher reaching the user policies (:func:`make_user_act`).  Kept for the last
+    dispatcher reaching the user policies (:func:`make_user_act`; ``basic``: the other
+    policies are random / greedy / patient only).  Kept for the last
     :data:`USER_KERNELS_KEPT` combinations, keyed by each seat's
     :func:`~simkit.policies.registry.policy_source_digest` (not the function object: an
     edited, re-imported policy gets new kernels, an unchanged one keeps its kernels)."""
     if all(fn is None for fn in user_functions):
         return None
-    key = tuple(None if fn is None else policy_source_digest(fn) for fn in user_functions)
+    key = (bool(basic),) + tuple(None if fn is None else policy_source_digest(fn) for fn in user_functions)
     with _USER_KERNELS_LOCK:
         kernels = _USER_KERNELS.get(key)
         if kernels is not None:
             _USER_KERNELS.move_to_end(key)
             return kernels
-        kernels = make_play_kernels(make_user_act(tuple(user_functions)))
+        kernels = make_play_kernels(make_user_act(tuple(user_functions), bool(basic)))
         _USER_KERNELS[key] = kernels
         while len(_USER_KERNELS) > USER_KERNELS_KEPT:
             _USER_KERNELS.popitem(last=False)
@@ -542,13 +547,15 @@ def user_kernels(user_functions: tuple) -> PlayKernels | None:
 def kernels_for(user_functions: tuple = (None, None, None), policy_ids=None) -> PlayKernels:
     """The kernels that play with these user functions by seat; when there are none,
     :data:`BASIC_KERNELS` if every policy id is random / greedy / patient, else
-    :data:`BUILTIN_KERNELS` (the same rows: only what gets compiled differs)."""
-    kernels = user_kernels(tuple(user_functions))
+    :data:`BUILTIN_KERNELS` (the same rows: only what gets compiled differs).  User kernels
+    likewise use the basic switch when the run's built-in policies are random / greedy /
+    patient only."""
+    builtin_ids = [] if policy_ids is None else [i for i in policy_ids if int(i) < USER_SLOT_BASE]
+    basic = policy_ids is not None and uses_basic_policies(builtin_ids)
+    kernels = user_kernels(tuple(user_functions), basic)
     if kernels is not None:
         return kernels
-    if policy_ids is not None and uses_basic_policies(policy_ids):
-        return BASIC_KERNELS
-    return BUILTIN_KERNELS
+    return BASIC_KERNELS if basic else BUILTIN_KERNELS
 
 
 def play_deals(
