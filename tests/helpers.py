@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+import importlib
+import sys
+from pathlib import Path
+from typing import Iterator, Mapping, Sequence
 
 import numpy as np
 from numba import njit
@@ -53,3 +56,17 @@ def first_legal(obs, mask, params, rng, rules, work):
         if mask[a]:
             return a
     return -1
+
+
+def module_on_path(folder: Path, name: str, source: str) -> Iterator[Path]:
+    """Write ``source`` as module ``name`` in ``folder`` and put the folder on sys.path while
+    the generator is suspended (a module-scoped fixture yields from it); then remove both the
+    path and the imported module."""
+    (folder / f"{name}.py").write_text(source, encoding="utf-8")
+    sys.path.insert(0, str(folder))
+    importlib.invalidate_caches()
+    try:
+        yield folder
+    finally:
+        sys.path.remove(str(folder))
+        sys.modules.pop(name, None)

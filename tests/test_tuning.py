@@ -7,7 +7,6 @@ strength, validated with intervals."""
 
 from __future__ import annotations
 
-import importlib
 import json
 import sys
 import time
@@ -17,6 +16,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from helpers import module_on_path
 from simkit.analysis import tuning as T
 from simkit.analysis.compare import compare, load_comparison
 from simkit.analysis.tuning import (
@@ -66,13 +66,8 @@ SMALL = dict(iteration_deals=30, validate_deals=10, batch_size=10, quiet=True)
 
 @pytest.fixture(scope="module")
 def policy_module(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("tune_policies")
-    (folder / f"{MODULE}.py").write_text(POLICY_SOURCE, encoding="utf-8")
-    sys.path.insert(0, str(folder))
-    importlib.invalidate_caches()
-    yield MODULE
-    sys.path.remove(str(folder))
-    sys.modules.pop(MODULE, None)
+    for _ in module_on_path(tmp_path_factory.mktemp("tune_policies"), MODULE, POLICY_SOURCE):
+        yield MODULE
 
 
 @pytest.fixture(autouse=True)

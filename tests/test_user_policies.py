@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from helpers import module_on_path
 from simkit.cli import main
 from simkit.policies import PolicyError, parse_policies, parse_policy, register_policy, unregister_policy
 from simkit.policies.registry import policy_arrays, policy_source_digest, policy_sources
@@ -74,13 +75,7 @@ DEALS, BATCH, SEED = 60, 20, 11
 def policy_dir(tmp_path_factory):
     """A folder holding the test's policy module, on sys.path (and PYTHONPATH for processes
     started from here) while this module's tests run."""
-    folder = tmp_path_factory.mktemp("policies")
-    (folder / f"{MODULE}.py").write_text(POLICY_SOURCE, encoding="utf-8")
-    sys.path.insert(0, str(folder))
-    importlib.invalidate_caches()
-    yield folder
-    sys.path.remove(str(folder))
-    sys.modules.pop(MODULE, None)
+    yield from module_on_path(tmp_path_factory.mktemp("policies"), MODULE, POLICY_SOURCE)
 
 
 def _one_line(text: str) -> str:

@@ -112,6 +112,8 @@ from simkit.evaluator.tables import (
     LONG_CHARIOT_VALUE,
     N_PARTS,
     PART_CMP,
+    PART_MEMBERS,
+    PART_SIZE,
     PART_ZU,
     PENG_HU,
     PLAIN_CHARIOT_VALUE,
@@ -351,8 +353,7 @@ def part_value(conc, part, unseen, out_comp, lock, params):
     True
     """
     if part == PART_ZU:
-        first = ZU
-        code = conc[ZU] + 5 * conc[N_RANKS + ZU] + 25 * conc[2 * N_RANKS + ZU] + 125 * conc[3 * N_RANKS + ZU]
+        code = K.part_code(conc, PART_ZU)
         idle = ZU_IDLE[code]
         row0 = OUTS_ZU_ROW + 4 * code
     else:
@@ -368,30 +369,19 @@ def part_value(conc, part, unseen, out_comp, lock, params):
     n_comp = 0
     n_out = 0
     missing = -1
-    if part == PART_ZU:
-        for i in range(4):
-            t = first + i * N_RANKS
-            value = _type_terms(value, conc, unseen, out_comp, lock, params, t, row0 + i, False)
-            c = conc[t]
-            if c > 0:
-                n_present += 1
-            if c >= 2 or out_comp[t] > 0:
-                n_comp += 1
-                if c >= 3 or out_comp[t] > 0:
-                    n_out += 1
-    else:
-        for i in range(3):
-            t = first + i
-            value = _type_terms(value, conc, unseen, out_comp, lock, params, t, row0 + i, True)
-            c = conc[t]
-            if c > 0:
-                n_present += 1
-            if c >= 2 or out_comp[t] > 0:
-                n_comp += 1
-                if c >= 3 or out_comp[t] > 0:
-                    n_out += 1
-            else:
-                missing = t
+    triad = part != PART_ZU
+    for i in range(PART_SIZE[part]):
+        t = PART_MEMBERS[part, i]
+        value = _type_terms(value, conc, unseen, out_comp, lock, params, t, row0 + i, triad)
+        c = conc[t]
+        if c > 0:
+            n_present += 1
+        if c >= 2 or out_comp[t] > 0:
+            n_comp += 1
+            if c >= 3 or out_comp[t] > 0:
+                n_out += 1
+        else:
+            missing = t  # read for triads only: the member a 素车 lacks
     value += params[X_PARTNER] * (n_present * (n_present - 1) // 2)
     if part != PART_ZU:
         if n_comp == 3:
@@ -566,18 +556,10 @@ def _part_discards(conc, part, value_now, cross_now, unseen, out_comp, lock, par
     the part's best discard; a caller that only wants the best over several parts passes the
     best so far (when ``danger_weight`` >= 0: the danger can only lower a change, so a
     discard that does not beat it before its danger is skipped unweighed)."""
-    if part == PART_ZU:
-        first = ZU
-        step = N_RANKS
-        n = 4
-    else:
-        first = part * N_RANKS + JIANG if part < PART_CMP else (part - PART_CMP) * N_RANKS + CHE
-        step = 1
-        n = 3
     best_t = -1
     best_delta = floor
-    for i in range(n):
-        t = first + i * step
+    for i in range(PART_SIZE[part]):
+        t = PART_MEMBERS[part, i]
         if conc[t] == 0 or t % N_RANKS == JIANG:
             continue
         cross_changes = t % N_RANKS == ZU or conc[t] >= 2  # only these reach the cross terms
