@@ -1,4 +1,4 @@
-"""Cards of 四色牌: 28 types x 4 copies = 112 cards (RULES.md §1).
+"""Cards of 四色牌: 28 types x 4 copies = 112 cards (docs/rules.md §1).
 
 A card *type* is ``colour * 7 + rank`` with colours Y R W G (黄 红 白 绿) and ranks
 J S X C M P Z (将 士 相 车 马 炮 卒).  A card *id* is ``type * 4 + copy`` (0..111).

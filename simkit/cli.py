@@ -415,7 +415,7 @@ def _parse_sprt(text: str) -> tuple[float, float, float]:
 def _cmd_compare(args: argparse.Namespace) -> int:
     import re
 
-    from simkit.analysis.compare import compare, write_comparison_report
+    from simkit.studies.compare import compare, write_comparison_report
     from simkit.rules import RuleSet
 
     confidence = _check_confidence(args.confidence)
@@ -433,7 +433,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     if result.sprt is not None:
         from pathlib import Path
 
-        from simkit.analysis.compare import sprt_plot_stem
+        from simkit.studies.compare import sprt_plot_stem
 
         print(f"log-likelihood ratio path: {Path(out) / (sprt_plot_stem('', 0) + '.png')}")
     print(f"({time.perf_counter() - start:.1f} s) -> {report}")
@@ -442,7 +442,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
 def _cmd_tournament(args: argparse.Namespace) -> int:
     from simkit.analysis.results import format_level
-    from simkit.analysis.tournament import run_tournament, write_tournament_report
+    from simkit.studies.tournament import run_tournament, write_tournament_report
     from simkit.rules import RuleSet
 
     confidence = _check_confidence(args.confidence)
@@ -463,7 +463,7 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
 
 
 def _parse_spsa(text: str):
-    from simkit.analysis.tuning import SpsaSettings
+    from simkit.studies.tuning import SpsaSettings
 
     values: dict[str, float] = {}
     names = ("a", "c", "A", "alpha", "gamma")
@@ -481,7 +481,7 @@ def _parse_spsa(text: str):
 def _cmd_tune(args: argparse.Namespace) -> int:
     import re
 
-    from simkit.analysis.tuning import parse_ranges, tune
+    from simkit.studies.tuning import parse_ranges, tune
     from simkit.rules import RuleSet
 
     confidence = _check_confidence(args.confidence)
@@ -500,13 +500,14 @@ def _cmd_tune(args: argparse.Namespace) -> int:
 def _cmd_prob(args: argparse.Namespace) -> int:
     import pandas as pd
 
-    from simkit.analysis import probability as P
+    from simkit.analysis import exact as E
+    from simkit.studies import probability as P
     from simkit.rules import RuleSet
 
     if args.given is not None and not args.list:
         return _cmd_prob_given(args)
     if args.list:
-        for name, spec in P.EVENTS.items():
+        for name, spec in E.EVENTS.items():
             kind = "exact + Monte Carlo" if spec.exact else "Monte Carlo only"
             param = f":{spec.param}=N" if spec.param else ""
             print(f"{name}{param}  ({kind})")
@@ -518,7 +519,7 @@ def _cmd_prob(args: argparse.Namespace) -> int:
 
         check_out_dir(args.hands, "--hands")
     try:
-        events = [P.parse_event(text) for text in args.events] or None
+        events = [E.parse_event(text) for text in args.events] or None
         table = P.probability_table(args.deals, args.seed, events, seats=tuple(args.seat or (0, 1, 2)),
                                     batch_size=args.batch_size, confidence=args.confidence,
                                     rules=RuleSet.from_strings(args.rule))
@@ -545,7 +546,7 @@ def _cmd_prob(args: argparse.Namespace) -> int:
 def _write_hands(deals: int, seed: int, batch_size: int, rules, out) -> Any:
     """The dealt hands of deals 0 .. deals - 1 of ``seed`` (the engine's deals), written with
     their report into ``out`` (``prob --hands``, ``deals``, ``demo``); the report's path."""
-    from simkit.analysis.dealt import deal_table
+    from simkit.studies.dealt import deal_table
     from simkit.analysis.report import write_dealt_hands_report
 
     try:
@@ -559,7 +560,8 @@ def _cmd_prob_given(args: argparse.Namespace) -> int:
     """``simkit prob --given HAND [--seat K]``: the other seats' dealt hands given seat K's."""
     import pandas as pd
 
-    from simkit.analysis import probability as P
+    from simkit.analysis import exact as E
+    from simkit.studies import conditional as C
     from simkit.rules import RuleSet
 
     if args.hands is not None:
@@ -570,8 +572,8 @@ def _cmd_prob_given(args: argparse.Namespace) -> int:
         raise SimkitError("with --given, --seat names the seat holding the given hand (once)")
     given_seat = args.seat[0] if args.seat else 0
     try:
-        events = [P.parse_event(text) for text in args.events] or None
-        table = P.conditional_table(args.given, given_seat, args.deals, args.seed, events,
+        events = [E.parse_event(text) for text in args.events] or None
+        table = C.conditional_table(args.given, given_seat, args.deals, args.seed, events,
                                     batch_size=args.batch_size, confidence=args.confidence,
                                     rules=RuleSet.from_strings(args.rule))
     except ValueError as exc:
@@ -595,7 +597,7 @@ def _cmd_prob_given(args: argparse.Namespace) -> int:
 
 def _cmd_equity(args: argparse.Namespace) -> int:
     """``simkit equity HAND``: the hand's equity and its comparison with the seat's baseline."""
-    from simkit.analysis.equity import equity, write_equity_outputs
+    from simkit.studies.equity import equity, write_equity_outputs
     from simkit.rules import RuleSet
     from simkit.storage.paths import check_out_dir
 
@@ -631,7 +633,7 @@ def _cmd_experiment(args: argparse.Namespace) -> int:
 def _cmd_demo(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from simkit.analysis.compare import compare, write_comparison_report
+    from simkit.studies.compare import compare, write_comparison_report
     from simkit.analysis.report import write_report
     from simkit.rules import RuleSet
     from simkit.runner import simulate

@@ -1,4 +1,4 @@
-"""Shuffled decks and deals (RULES.md §5): dealer 31 cards, the others 30, stock 21.
+"""Shuffled decks and deals (docs/rules.md §5): dealer 31 cards, the others 30, stock 21.
 
 >>> deal = deal_from_seed(7)
 >>> [len(h) for h in deal.hands], len(deal.stock)
@@ -53,7 +53,7 @@ def deal_counts_kernel(deck, dealer, counts):
 def deal_deck(root, deal, rng, deck):
     """Shuffle ``deck`` into deal number ``deal``'s order (stream 0 of (root, deal), see
     :mod:`simkit.rng`): the deck every deal N of a run with root ``root_key(seed)`` is dealt
-    from, in the engine and in the dealt-hand statistics (:mod:`simkit.analysis.dealt`);
+    from, in the engine and in the dealt-hand statistics (:mod:`simkit.studies.dealt`);
     ``rng``: uint64[4] scratch."""
     stream_state(root, deal, 0, rng)
     for i in range(112):

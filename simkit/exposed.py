@@ -1,4 +1,4 @@
-"""Exposed groups (RULES.md §2): 吃 (chow), 碰 (peng), 楼 (kong), 占 (zhan) and a table 将.
+"""Exposed groups (docs/rules.md §2): 吃 (chow), 碰 (peng), 楼 (kong), 占 (zhan) and a table 将.
 
 Text form, as taken by ``simkit score --exposed``: space-separated ``kind:cards`` items,
 cards of a chow separated by commas::

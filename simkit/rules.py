@@ -1,4 +1,4 @@
-"""The rule set: every option of RULES.md §8 as one frozen, hashable value.
+"""The rule set: every option of docs/rules.md §8 as one frozen, hashable value.
 
 >>> rules = RuleSet()
 >>> rules.lou_doubles, rules.hu_tolerance
@@ -60,7 +60,7 @@ N_RULE_FIELDS = 15
 
 @dataclasses.dataclass(frozen=True)
 class RuleSet:
-    """Immutable rule options (RULES.md §8); the defaults are the project's default reading.
+    """Immutable rule options (docs/rules.md §8); the defaults are the project's default reading.
 
     Attributes:
         lou_doubles: each 楼 doubles the hu (the winning threshold halves); off: 楼 only scores 6/12.

@@ -18,8 +18,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from simkit.analysis.dealt import deal_table
-from simkit.analysis.probability import probability_table
+from simkit.studies.dealt import deal_table
+from simkit.studies.probability import probability_table
 from simkit.engine.env import Environment
 from simkit.evaluator import evaluate, evaluate_many, min_idle
 from simkit.evaluator.score import score_records

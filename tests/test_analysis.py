@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from simkit.analysis.compare import compare, load_comparison, seating_differences
+from simkit.studies.compare import compare, load_comparison, seating_differences
 from simkit.analysis.summary import (
     dealer_advantage,
     distributions,

@@ -28,9 +28,9 @@ from scipy import stats
 from simkit.analysis import results as R
 from simkit.analysis import stats as S
 from simkit.analysis import summary
-from simkit.analysis.compare import compare, write_comparison_report
-from simkit.analysis.dealt import deal_table
-from simkit.analysis.equity import EquityResult, SeatOutcome, hu_plot, quantile_interval, welch_test
+from simkit.studies.compare import compare, write_comparison_report
+from simkit.studies.dealt import deal_table
+from simkit.studies.equity import EquityResult, SeatOutcome, hu_plot, quantile_interval, welch_test
 from simkit.analysis.plots import (
     convergence_plot,
     dealt_distribution_plot,
@@ -41,7 +41,7 @@ from simkit.analysis.plots import (
     sprt_llr_plot,
     win_rate_by_seat_plot,
 )
-from simkit.analysis.probability import ProbabilityTable, estimate_probability, probability_table
+from simkit.studies.probability import ProbabilityTable, estimate_probability, probability_table
 from simkit.analysis.report import dealt_hands_text, write_report
 from simkit.cli import main
 from simkit.errors import DegenerateDataWarning, SimkitError
@@ -178,7 +178,7 @@ def test_plot_functions_draw_on_the_given_axes_and_return_it(frame, tmp_path):
 def test_equity_hu_plot_takes_ax():
     from matplotlib.figure import Figure
 
-    from simkit.analysis.equity import equity
+    from simkit.studies.equity import equity
 
     hand = "YJ*3 YS YX YC*3 RJ*3 RS RX RC*3 WJ*3 WS WX WC*3 GJ*3 GS GX YZ*2"
     result = equity(hand, seat=0, policies="greedy,greedy,greedy", deals=20, seed=1, baseline=False, confidence=0.975)
@@ -196,8 +196,8 @@ def refuse(*args, **kwargs):
 
 matplotlib.use = refuse
 before = dict.__getitem__(matplotlib.rcParams, "backend")
-import simkit, simkit.analysis, simkit.analysis.plots, simkit.analysis.report, simkit.analysis.compare
-import simkit.analysis.equity, simkit.experiment, simkit.cli
+import simkit, simkit.analysis, simkit.analysis.plots, simkit.analysis.report, simkit.studies.compare
+import simkit.studies.equity, simkit.experiment, simkit.cli
 from simkit.analysis.plots import forest_plot, save_figure
 import pandas as pd
 rows = pd.DataFrame({"label": ["a"], "estimate": [0.1], "lo": [0.0], "hi": [0.2], "n": [10]})

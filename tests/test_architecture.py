@@ -19,7 +19,11 @@ imports only from its own layer or the layers below it.  Where a module sits:
 * ``runner``: ``runner/play.py`` (the loop that asks the policies for every decision: whole
   deals, batches, sessions, user-policy kernels), ``simulate``, ``batch``, ``duplicate``, and
   ``replay`` (one deal as JSON lines).
-* ``analysis`` → ``tools`` (``experiment``: runs simulations and writes reports; ``bench``;
+* ``analysis`` (pure statistics on data: summaries, intervals, tests, sequential tests,
+  ratings, exact probabilities, plots, reports of a dataset; it plays no deal) → ``studies``
+  (what runs simulations to answer a question: ``compare``, ``tournament``, ``tuning``,
+  ``equity``, the dealt-hand simulation ``dealt`` and its Monte Carlo ``probability`` and
+  ``conditional``) → ``tools`` (``experiment``: runs simulations and writes reports; ``bench``;
   ``warmup``: compiles the kernels of each command ahead of use) →
   ``cli`` (``cli``, ``__main__``).
 
@@ -54,6 +58,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("storage", ("simkit.storage",)),
     ("runner", ("simkit.runner", "simkit.replay")),
     ("analysis", ("simkit.analysis",)),
+    ("studies", ("simkit.studies",)),
     ("tools", ("simkit.experiment", "simkit.bench", "simkit.warmup")),
     ("cli", ("simkit.cli", "simkit.__main__")),
 )

@@ -1,4 +1,4 @@
-"""Hand equity (``simkit equity``, :mod:`simkit.analysis.equity`, :mod:`simkit.runner.equity`)
+"""Hand equity (``simkit equity``, :mod:`simkit.studies.equity`, :mod:`simkit.runner.equity`)
 and dealt-hand probabilities given a hand (``simkit prob --given``), issue 12 §3.
 
 Sanity: a 天胡 hand wins every deal for the dealer; equity averaged over random dealt hands is
@@ -22,9 +22,10 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from simkit.analysis import probability as P
-from simkit.analysis.dealt import dealt_hands
-from simkit.analysis.equity import EquityResult, equity, quantile_interval, welch_test
+from simkit.analysis import exact as P
+from simkit.studies.conditional import conditional_table
+from simkit.studies.dealt import dealt_hands
+from simkit.studies.equity import EquityResult, equity, quantile_interval, welch_test
 from simkit.analysis.summary import win_rates
 from simkit.cards import N_TYPES, format_counts, parse_counts
 from simkit.cli import main
@@ -329,14 +330,14 @@ def test_given_counts_match_enumeration_of_physical_cards():
                              ("any_chariot", {}), ("nao", {})):
             spec, value = P.EVENTS[name], params.get("k", P.EVENTS[name].fixed)
             brute = sum(bool(py_indicator(name, h, **params)) for h in hands)
-            assert P._count_available(spec.code, value, size, tuple(available)) == brute, (name, size)
+            assert P.count_available(spec.code, value, size, tuple(available)) == brute, (name, size)
 
 
 def test_given_monte_carlo_agrees_with_exact_and_with_the_equity_deals(tmp_path):
     counts = dealt_hands(23, 1)[0, 0]
     events = [("jiang_at_least_k", 6), ("pairs_at_least_k", 9), "nao", "fat_chariot", "plain_chariot",
               "any_chariot", ("zi_at_least_k", 2), "complete"]
-    table = P.conditional_table(counts, 0, deals=20_000, seed=5, events=events)
+    table = conditional_table(counts, 0, deals=20_000, seed=5, events=events)
     exact_rows = table[table["exact"].notna()]
     assert len(exact_rows) == 14 and len(table) == 16
     assert (exact_rows["z"].abs() < 4).all(), exact_rows
@@ -345,7 +346,7 @@ def test_given_monte_carlo_agrees_with_exact_and_with_the_equity_deals(tmp_path)
     # the hands counted are those of the equity deals of the same seed
     equity(counts, 0, GREEDY, deals=3000, seed=5, out=tmp_path, baseline=False)
     dealt = load_dataset(tmp_path / "equity", columns=["dealt_jiang_1", "dealt_jiang_2"])
-    small = P.conditional_table(counts, 0, deals=3000, seed=5, events=[("jiang_at_least_k", 6)])
+    small = conditional_table(counts, 0, deals=3000, seed=5, events=[("jiang_at_least_k", 6)])
     assert small["hits"].tolist() == [int((dealt["dealt_jiang_1"] >= 6).sum()), int((dealt["dealt_jiang_2"] >= 6).sum())]
 
 

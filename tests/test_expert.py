@@ -239,7 +239,7 @@ def test_takes_a_winning_claim_when_it_reaches_min_units():
 
 
 def test_a_locked_type_has_no_outs():
-    """Passing a claim locks its type (RULES §7): the part's value drops by its outs."""
+    """Passing a claim locks its type (docs/rules.md §7): the part's value drops by its outs."""
     conc = _counts("YP*2 YC")
     unseen = np.full(28, 2, dtype=np.int64)
     no = np.zeros(28, dtype=np.int64)

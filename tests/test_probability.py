@@ -16,15 +16,9 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from simkit.analysis.dealt import deal_table, dealt_hands
-from simkit.analysis.probability import (
-    EVENTS,
-    count_hands,
-    estimate_probability,
-    event_indicators,
-    exact_probability,
-    probability_table,
-)
+from simkit.studies.dealt import deal_table, dealt_hands
+from simkit.analysis.exact import EVENTS, count_hands, exact_probability
+from simkit.studies.probability import estimate_probability, event_indicators, probability_table
 from simkit.analysis.stats import wilson_interval
 from simkit.cards import CHE, JIANG, MA, PAO, SHI, XIANG, ZU, card_type
 from simkit.cli import main
@@ -42,7 +36,7 @@ TRIADS = ((JIANG, SHI, XIANG), (CHE, MA, PAO))
 
 
 # ---------------------------------------------------------------------------
-# plain-Python indicators written from the definitions (RULES.md §1-§3)
+# plain-Python indicators written from the definitions (docs/rules.md §1-§3)
 # ---------------------------------------------------------------------------
 def py_indicator(name: str, counts, evaluation=None, **p) -> bool:
     n = [int(x) for x in counts]
@@ -260,7 +254,7 @@ def test_estimate_probability_matches_the_table_row():
 
 
 def test_same_deals_as_deal_table():
-    """Same seed: the event counts of the very hands of simkit.analysis.dealt.deal_table."""
+    """Same seed: the event counts of the very hands of simkit.studies.dealt.deal_table."""
     deals, seed, batch = 6_000, 17, 2_500
     table = deal_table(deals, seed=seed, batch_size=batch)
     events = [("jiang_at_least_k", 8), ("pairs_at_least_k", 10), ("zi_at_least_k", 2), "nao", "complete",

@@ -109,8 +109,8 @@ def test_a_python_policy_by_import_path_runs_in_simulate_on_workers(tmp_path):
 
 
 def test_a_python_policy_runs_in_compare_and_tournament(tmp_path):
-    from simkit.analysis.compare import compare
-    from simkit.analysis.tournament import run_tournament
+    from simkit.studies.compare import compare
+    from simkit.studies.tournament import run_tournament
 
     python = compare(CAUTIOUS_PY, "greedy", tmp_path / "py", deals=12, seed=3, batch_size=6, quiet=True)
     compiled = compare(CAUTIOUS, "greedy", tmp_path / "nb", deals=12, seed=3, batch_size=6, quiet=True)

@@ -13,7 +13,7 @@ import pytest
 from scipy import optimize, stats
 
 from simkit.analysis import sequential
-from simkit.analysis.compare import compare, sprt_plot_stem, write_comparison_report
+from simkit.studies.compare import compare, sprt_plot_stem, write_comparison_report
 from simkit.analysis.sequential import EmpiricalMeanSPRT, SequentialEstimate, empirical_log_likelihood, simulate_sprt
 from simkit.analysis.stats import wald_boundaries
 from simkit.cli import main

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-from simkit.analysis.compare import compare
+from simkit.studies.compare import compare
 from simkit.analysis.ratings import ELO_SCALE, bootstrap_ratings, bradley_terry, deal_outcomes, points_matrix
-from simkit.analysis.tournament import TOURNAMENT_FILE, pairing_dir, run_tournament, write_tournament_report
+from simkit.studies.tournament import TOURNAMENT_FILE, pairing_dir, run_tournament, write_tournament_report
 from simkit.storage.dataset import DatasetError
 
 

@@ -1,4 +1,4 @@
-"""``simkit tune`` (:mod:`simkit.analysis.tuning`): SPSA on a known objective, determinism,
+"""``simkit tune`` (:mod:`simkit.studies.tuning`): SPSA on a known objective, determinism,
 resume after an interruption, refusal of another run's folder, bad input, the budget
 accounting (every deal of an iteration played exactly 6 times, θ+ and θ- on the same deals,
 no deal reused), user policies by import path (compiled and Python-tier), the command line,
@@ -17,9 +17,9 @@ import pandas as pd
 import pytest
 
 from helpers import module_on_path
-from simkit.analysis import tuning as T
-from simkit.analysis.compare import compare, load_comparison
-from simkit.analysis.tuning import (
+from simkit.studies import tuning as T
+from simkit.studies.compare import compare, load_comparison
+from simkit.studies.tuning import (
     PLAYS_PER_DEAL,
     SpsaSettings,
     parse_pool,

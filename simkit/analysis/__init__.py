@@ -1,9 +1,13 @@
-"""Statistics on simulation datasets: summaries, comparisons, hand probabilities, plots.
+"""Statistics on data: summaries of datasets, intervals, tests, sequential tests, ratings,
+exact probabilities, plots and reports.  Nothing here plays a deal: what runs simulations
+to answer a question (comparisons, tournaments, tuning, equity, dealt-hand Monte Carlo) is
+:mod:`simkit.studies`, the layer above.
 
 Submodules: :mod:`~simkit.analysis.summary` (win rates, dealer advantage, distributions,
-patterns), :mod:`~simkit.analysis.stats` (intervals, bootstrap, tests, SPRT),
-:mod:`~simkit.analysis.compare` (duplicate comparisons), :mod:`~simkit.analysis.probability`
-(dealt-hand events), :mod:`~simkit.analysis.plots`, :mod:`~simkit.analysis.report`.
+patterns), :mod:`~simkit.analysis.stats` (intervals, bootstrap, tests),
+:mod:`~simkit.analysis.sequential` (SPRT), :mod:`~simkit.analysis.ratings` (Bradley-Terry),
+:mod:`~simkit.analysis.exact` (dealt-hand events, exact), :mod:`~simkit.analysis.plots`,
+:mod:`~simkit.analysis.report`.
 
 Every summary returns a pandas DataFrame or a frozen result object of
 :mod:`~simkit.analysis.results` (``.to_frame()`` gives it as a one-row DataFrame); intervals are

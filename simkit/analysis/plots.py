@@ -186,7 +186,7 @@ def sprt_llr_plot(llr_path: np.ndarray, lower: float, upper: float, title: str, 
 def dealt_distribution_plot(frame: pd.DataFrame, column: str, xlabel: str, title: str,
                             ax: Axes | None = None) -> Axes:
     """Bars per seat of the distribution of a dealt-hand feature (a column of
-    :func:`simkit.analysis.dealt.deal_table`), as fractions of each seat's dealt hands."""
+    :func:`simkit.studies.dealt.deal_table`), as fractions of each seat's dealt hands."""
     ax = new_axes((7, 4)) if ax is None else ax
     values = np.arange(int(frame[column].min()), int(frame[column].max()) + 1)
     width = 0.27
@@ -205,7 +205,7 @@ def dealt_distribution_plot(frame: pd.DataFrame, column: str, xlabel: str, title
 def tuning_plot(trajectory: pd.DataFrame, column: str, ylabel: str, title: str, ax: Axes | None = None,
                 bounds: tuple[float, float] | None = None, window: int | None = None,
                 marks: dict[str, float] | None = None) -> Axes:
-    """One column of a tuning trajectory (:func:`simkit.analysis.tuning.tune`: one row per SPSA
+    """One column of a tuning trajectory (:func:`simkit.studies.tuning.tune`: one row per SPSA
     iteration, column ``iteration``) against the iteration: the values, with ``window`` their
     trailing moving average over that many iterations, ``bounds`` (the parameter's range) as
     grey lines and ``marks`` (label -> value, e.g. start and tuned) as dashed lines."""
@@ -233,7 +233,7 @@ def tuning_plot(trajectory: pd.DataFrame, column: str, ylabel: str, title: str, 
 
 def crosstable_plot(estimate: pd.DataFrame, lo: pd.DataFrame, hi: pd.DataFrame, colorbar_label: str, title: str,
                     ax: Axes | None = None) -> Axes:
-    """Heat map of a square row-minus-column table (:meth:`~simkit.analysis.tournament.TournamentResult.crosstable`),
+    """Heat map of a square row-minus-column table (:meth:`~simkit.studies.tournament.TournamentResult.crosstable`),
     each cell annotated with its estimate and interval; a diverging colour scale centred at 0."""
     k = estimate.shape[0]
     ax = new_axes((1.6 * k + 2.6, 1.2 * k + 1.4)) if ax is None else ax

@@ -1,6 +1,6 @@
 """Ratings of policies from pairwise per-deal outcomes: Bradley–Terry on an Elo scale.
 
-A tournament (:mod:`simkit.analysis.tournament`) plays every pair of policies on the same
+A tournament (:mod:`simkit.studies.tournament`) plays every pair of policies on the same
 duplicate deals.  For pairing (i, j) and deal d the outcome is the sign of the deal's duplicate
 difference (i's mean payoff per seat minus j's, averaged over the six seatings): a win for i
 (1), a draw (½: the difference is exactly 0, e.g. no one wins the deal in any seating) or a loss
@@ -21,7 +21,7 @@ rating finite and moves well-measured ratings by a negligible amount.
 Why per-deal outcomes, not payoffs: the rating then answers "how often does i come out ahead
 of j on the same cards", a scale on which policies of different styles (a cautious one that
 wins small, a bold one that wins big) compare; the payoff sizes are in the crosstable
-(:func:`simkit.analysis.tournament.crosstable`).  Intervals: percentile bootstrap over deals
+(:func:`simkit.studies.tournament.crosstable`).  Intervals: percentile bootstrap over deals
 (Efron & Tibshirani 1993), the deals resampled *jointly* across pairings when all pairings
 played the same deals (the usual case), so that the correlation the shared cards induce is
 kept; each pairing on its own otherwise (pairings stopped early by a sequential test).

@@ -22,7 +22,7 @@ from simkit.analysis.plots import (
     save_figure,
     win_rate_by_seat_plot,
 )
-from simkit.analysis.probability import EVENTS, exact_probability
+from simkit.analysis.exact import EVENTS, exact_probability
 from simkit.analysis.results import format_level
 from simkit.analysis.stats import check_confidence, proportion_convergence, wilson_interval
 from simkit.analysis.summary import (
@@ -298,7 +298,7 @@ def write_report(dataset: str | os.PathLike, out: str | os.PathLike | None = Non
 
 
 # the dealer's events in a dealt-hands report: (label, selects the dealer's rows of the table,
-# the event and its parameters in simkit.analysis.probability, for the exact value)
+# the event and its parameters in simkit.analysis.exact, for the exact value)
 _DEALER_EVENTS = (
     ("dealer dealt a complete hand", lambda d: d["complete"], "dealer_complete", {}),
     ("dealer dealt a winning hand (天胡)", lambda d: d["wins"], "dealer_wins", {}),
@@ -309,7 +309,7 @@ _DEALER_EVENTS = (
 
 def dealt_hands_text(frame: pd.DataFrame, seed: int, batch_size: int, rules: RuleSet,
                      confidence: float = 0.95) -> str:
-    """``report.md`` of a dealt-hands table (:func:`simkit.analysis.dealt.deal_table`): the
+    """``report.md`` of a dealt-hands table (:func:`simkit.studies.dealt.deal_table`): the
     dealer's events with Wilson intervals at ``confidence`` and exact values, per-seat
     summaries, the figures of :func:`write_dealt_hands_report`."""
     level = format_level(check_confidence(confidence))

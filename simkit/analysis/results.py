@@ -115,7 +115,7 @@ class TwoProportionTest(Result):
 class WelchTest(Result):
     """Welch's comparison of two means: difference mean(a) - mean(b), its t interval with
     Welch-Satterthwaite ``dof``, ``t`` and the two-sided ``p_value``
-    (:func:`~simkit.analysis.equity.welch_test`)."""
+    (:func:`~simkit.studies.equity.welch_test`)."""
 
     difference: float
     lo: float

@@ -497,7 +497,7 @@ def win_kinds(data: str | os.PathLike | pd.DataFrame, confidence: float = 0.95) 
     return pd.DataFrame(rows)
 
 
-# ---- sessions (runs with session_length K > 1: a rotating dealer, RULES.md §8 next_dealer)
+# ---- sessions (runs with session_length K > 1: a rotating dealer, docs/rules.md §8 next_dealer)
 
 SESSION_COLUMNS = ["session", "deal_in_session", "dealer", "winner"] + [f"payoff_{k}" for k in range(3)]
 

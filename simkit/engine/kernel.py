@@ -1,4 +1,4 @@
-"""The numba deal engine (RULES.md §5-7): a deal as a state machine over one int64 array.
+"""The numba deal engine (docs/rules.md §5-7): a deal as a state machine over one int64 array.
 
 Public entry points (all njit, plain arrays in and out):
 
@@ -237,7 +237,7 @@ def new_engine_workspace() -> np.ndarray:
 
 @hot_kernel(cache=True, nogil=True)
 def _gain_locked(s, p, t, rules):
-    """RULES §7 passed cards cannot win: p passed a legal claim on type t, and t is the card
+    """docs/rules.md §7 passed cards cannot win: p passed a legal claim on type t, and t is the card
     that brings p to this discard phase (option ``pass_locks_win``)."""
     return rules[RULE_PASS_LOCKS_WIN] == 1 and t >= 0 and s[S_LOCK + 28 * p + t] == 1
 
@@ -335,7 +335,7 @@ def _claim_possible(s, q, action, t):
 
 @hot_kernel(cache=True, nogil=True)
 def _claim_keeps_playable(s, q, action, t, spare, blocked, rules, work):
-    """RULES §5.3: after the claim q must be able to discard or to win.  ``spare``: q's
+    """docs/rules.md §5.3: after the claim q must be able to discard or to win.  ``spare``: q's
     concealed non-将 cards (:func:`_spare_cards`); ``blocked``: the claim itself leaves q
     unable to win (it declines a legal 发子 / a 碰 through a chariot, or t is a passed type
     under ``pass_locks_win``), so only a discard keeps it playable."""
@@ -438,7 +438,7 @@ def _claim_mask(s, q, stage, rules, mask, work):
             return n
     if not _chow_conceivable(s, q, t):
         return n
-    # a 吃 / 占 taken instead of a legal 发子 / 碰 sets the flags of RULES §7 at once; the claim
+    # a 吃 / 占 taken instead of a legal 发子 / 碰 sets the flags of docs/rules.md §7 at once; the claim
     # must leave q playable with them (§5.3)
     declines = _decline_sets_nowin(s, q, t, mask[A_PENG], mask[A_KONG], rules)
     for a in (A_ZHAN, A_CHOW_TRIAD, A_CHOW_ZU, A_CHOW_ZU + 1, A_CHOW_ZU + 2, A_CHOW_ZU + 3, A_CHOW_ZU4):
@@ -450,14 +450,14 @@ def _claim_mask(s, q, stage, rules, mask, work):
 
 @hot_kernel(cache=True, nogil=True)
 def _drawn_jiang_to_table(s, t, rules):
-    """RULES §5.5 with ``drawn_jiang_chow`` off: nobody may 吃 / 占 a drawn 将 (it goes to the
+    """docs/rules.md §5.5 with ``drawn_jiang_chow`` off: nobody may 吃 / 占 a drawn 将 (it goes to the
     table unless 碰 / 发子)."""
     return s[S_SOURCE] == SRC_DRAW and t % N_RANKS == JIANG and rules[RULE_DRAWN_JIANG_CHOW] == 0
 
 
 @hot_kernel(cache=True, nogil=True)
 def _decline_sets_nowin(s, q, t, peng_legal, kong_legal, rules):
-    """Does an action of q other than a legal 发子 / 碰 on t make q unable to win (RULES §7:
+    """Does an action of q other than a legal 发子 / 碰 on t make q unable to win (docs/rules.md §7:
     有子不发不能赢, 有车子不出车不能赢)?"""
     if kong_legal and rules[RULE_MUST_KONG]:
         return True
@@ -498,7 +498,7 @@ def legal_mask(s, rules, mask, work):
 @hot_kernel(cache=True, nogil=True)
 def _chariot_cards(s, q, x, rules):
     """Cards of type x that q holds towards a chariot: concealed + exposed, 占 pairs only
-    under ``zhan_in_chariot`` (RULES §7)."""
+    under ``zhan_in_chariot`` (docs/rules.md §7)."""
     n = s[S_CONC + 28 * q + x] + s[S_EXPCARDS + 28 * q + x]
     if rules[RULE_ZHAN_IN_CHARIOT] == 0:
         n -= 2 * s[S_EXP + EXP_BLOCK * q + 28 * K.EXP_ZHAN + x]
@@ -507,7 +507,7 @@ def _chariot_cards(s, q, x, rules):
 
 @hot_kernel(cache=True, nogil=True)
 def _chariot_through(s, q, t, rules):
-    """RULES §7: q holds a chariot through t (concealed + exposed cards)."""
+    """docs/rules.md §7: q holds a chariot through t (concealed + exposed cards)."""
     colour = t // N_RANKS
     rank = t % N_RANKS
     if rank != ZU:

@@ -1,4 +1,4 @@
-"""Hand evaluator: hu, 楼, 步, units, pattern wins and distance to complete (RULES.md §2-4, §6)."""
+"""Hand evaluator: hu, 楼, 步, units, pattern wins and distance to complete (docs/rules.md §2-4, §6)."""
 
 from simkit.evaluator.api import Evaluation, evaluate, evaluate_many, min_idle
 from simkit.evaluator.patterns import PATTERN_NAMES, XIAOJIA_PATTERNS, pattern_names

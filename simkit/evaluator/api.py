@@ -26,7 +26,7 @@ from simkit.rules import RuleSet
 
 @dataclasses.dataclass(frozen=True)
 class Evaluation:
-    """Result of :func:`evaluate` (RULES.md §4, §6).
+    """Result of :func:`evaluate` (docs/rules.md §4, §6).
 
     Attributes:
         complete: the concealed cards split into groups with no idle card.

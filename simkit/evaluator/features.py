@@ -8,7 +8,7 @@
   exposed (F_COMPLETE, F_HU, F_UNITS, F_WINS).
 
 Fields beyond ``level`` are left as they were.  Its callers: the dealt-hand statistics and
-event probabilities (:mod:`simkit.analysis.dealt`, :mod:`simkit.analysis.probability`,
+event probabilities (:mod:`simkit.studies.dealt`, :mod:`simkit.studies.probability`,
 ``simkit prob`` / ``simkit deals``) and the ``dealt_*`` columns of a simulation dataset
 (:mod:`simkit.runner.batch`).
 

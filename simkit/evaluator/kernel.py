@@ -1,4 +1,4 @@
-"""The numba hand evaluator kernel (RULES.md §2-4, §6).
+"""The numba hand evaluator kernel (docs/rules.md §2-4, §6).
 
 How it works
 ------------
@@ -17,7 +17,7 @@ colour).  So the holding splits into independent *parts* — four 将士相 tria
   colour, which is a 16 x 16 table at the end.
 
 Each step is a short exact enumeration over small lists, so the result is the exact
-maximum of RULES §4 over every decomposition and chariot choice.  Pattern wins (§6) only
+maximum of docs/rules.md §4 over every decomposition and chariot choice.  Pattern wins (§6) only
 need "is there a decomposition with these features", which is monotone in the features:
 each part keeps its Pareto-maximal feature vectors and the union of patterns is taken over
 their combinations.
@@ -109,7 +109,7 @@ CHOICE_ZU_CLASS = 12  # + colour: component class of that 卒
 N_CHOICE = 16
 # arg word: t | class0 << 3 | class1 << 5 | class2 << 7 | n_plain_chariots << 9
 
-# pattern bits, in the order of RULES §6 (names in simkit.evaluator.patterns)
+# pattern bits, in the order of docs/rules.md §6 (names in simkit.evaluator.patterns)
 PAT_TWO_LOU = 0
 PAT_PLAIN_CHARIOT_FAT_LOU = 1
 PAT_FAT_CHARIOT_PLAIN_LOU = 2

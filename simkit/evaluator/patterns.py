@@ -1,4 +1,4 @@
-"""Names of the pattern wins and 小甲 patterns of RULES.md §6 (bit ``i`` = ``PATTERN_NAMES[i]``)."""
+"""Names of the pattern wins and 小甲 patterns of docs/rules.md §6 (bit ``i`` = ``PATTERN_NAMES[i]``)."""
 
 from __future__ import annotations
 

@@ -42,7 +42,7 @@ _SPLIT_HU_PLAIN = {SP_SINGLES: 0, SP_PAIR: 0, SP_ZI: 3, SP_NAO: 9, SP_TWO_PAIRS:
 
 N_COMPONENTS_OF_CLASS = np.array([0, 1, 1, 2], dtype=np.int64)
 
-# per type: fat (将 车 卒) or plain, and the hu of its exposed groups (RULES §2: 碰 plain 1 / fat 2,
+# per type: fat (将 车 卒) or plain, and the hu of its exposed groups (docs/rules.md §2: 碰 plain 1 / fat 2,
 # 楼 plain 6 / fat 12)
 FAT_FACTOR = 2
 PENG_HU_PLAIN = 1
@@ -58,7 +58,7 @@ PART_OF_TYPE = np.array([PART_ZU if t % N_RANKS == ZU else t // N_RANKS + (0 if 
                          for t in range(N_TYPES)], dtype=np.int64)
 assert JIANG == 0 and CHE == XIANG + 1  # triads are the ranks JIANG..XIANG and CHE..PAO
 
-# chariot values by number of 出 components (RULES §3)
+# chariot values by number of 出 components (docs/rules.md §3)
 PLAIN_CHARIOT_VALUE = np.array([10, 20, 30, 40], dtype=np.int64)  # 素车
 FAT_CHARIOT_VALUE = np.array([20, 40, 60, 100], dtype=np.int64)  # 肥车
 LONG_CHARIOT_VALUE = np.array([40, 80, 120, 160, 200], dtype=np.int64)  # 长车

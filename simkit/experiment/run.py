@@ -16,10 +16,11 @@ import pandas as pd
 from scipy import stats
 
 import simkit
-from simkit.analysis.compare import comparison_section, compare
-from simkit.analysis.tournament import run_tournament, tournament_section
+from simkit.studies.compare import comparison_section, compare
+from simkit.studies.tournament import run_tournament, tournament_section
 from simkit.analysis.plots import convergence_plot, forest_plot, save_figure
-from simkit.analysis.probability import batch_convergence, parse_event, probability_table
+from simkit.analysis.exact import parse_event
+from simkit.studies.probability import batch_convergence, probability_table
 from simkit.analysis.report import REPORT_COLUMNS, dataset_section, format_p, markdown_table
 from simkit.analysis.results import format_level
 from simkit.analysis.stats import check_confidence, paired_mean_test

@@ -53,7 +53,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from simkit.analysis.probability import normalise_events, parse_event
+from simkit.analysis.exact import normalise_events, parse_event
 from simkit.errors import SimkitError
 from simkit.policies.registry import parse_policies, parse_policy
 from simkit.rules import RuleSet

@@ -5,7 +5,7 @@ It scores a holding with a *hand value* Φ (higher is better) and acts one ply a
 * **discard**: the legal discard d maximising ``Φ(holding - d) - danger(d)``;
 * **claim**: each legal claim is scored as ``Φ`` after the claim and its best discard, plus
   ``claim_hu`` per hu the new meld scores; passing is scored as ``Φ`` of the holding with the
-  card's type locked (RULES §7: a passed type can no longer be claimed, so its outs vanish).
+  card's type locked (docs/rules.md §7: a passed type can no longer be claimed, so its outs vanish).
   A choice that forbids winning (declining a 发子, or a 碰 through a chariot) costs
   :data:`NOWIN_PENALTY`; a claim after which the holding wins with enough units wins at once;
 * **win**: declared when the units reach ``min_units`` or the stock holds at most
@@ -152,7 +152,7 @@ EXPERT_DEFAULTS = (57.6, 13.4, 0.78, 95.9, 22.5, 88.3, 1.40, 1.78, 6.04, 13.7, 0
 N_COPIES = 4
 N_SEATS = 3
 EXP_BLOCK = 4 * 28  # one seat's exposed group counts (占, 碰, 楼, table 将) × 28 types
-ZI_HU_PLAIN = 3  # a concealed 子 (RULES §2); fat types score double
+ZI_HU_PLAIN = 3  # a concealed 子 (docs/rules.md §2); fat types score double
 NAO_HU_PLAIN = 9  # a concealed 闹
 DEAD_PAIR = 0.5  # a pair's share of the pair weight when no copy of it is left to 碰
 STOCK_SIZE = 21  # stock cards at the deal
@@ -581,7 +581,7 @@ def _part_discards(conc, part, value_now, cross_now, unseen, out_comp, lock, par
 
 @njit(cache=True, nogil=True)
 def _chariot_through(conc, src, expcards_at, exp_at, t, zhan_in_chariot):
-    """RULES §7 from the player's own view: a chariot through t (concealed + exposed cards)."""
+    """docs/rules.md §7 from the player's own view: a chariot through t (concealed + exposed cards)."""
     colour = t // N_RANKS
     rank = t % N_RANKS
     if rank != ZU:
@@ -711,7 +711,7 @@ def _expert_core(src, me, conc_at, exp_all_at, expcards_at, dead_at, lock_at, n_
             if delta > other_delta:
                 other_delta = delta
     zhan_in_chariot = rules[RULE_ZHAN_IN_CHARIOT] == 1
-    # which choices forbid winning (RULES §7)
+    # which choices forbid winning (docs/rules.md §7)
     kong_forced = mask[A_KONG] and rules[RULE_MUST_KONG] == 1
     peng_forced = (mask[A_PENG] and rules[RULE_MUST_CHARIOT_OUT] == 1
                    and _chariot_through(conc, src, expcards_at + 28 * me, exp_at, t, zhan_in_chariot))

@@ -8,7 +8,7 @@ batch, thread, process or machine plays it, and ``simkit replay`` can replay dea
 :func:`play_decks` plays decks prepared elsewhere (deal N's policy streams, the same play loop),
 e.g. the fixed-hand decks of ``simkit equity`` (:mod:`simkit.runner.equity`).
 
-Sessions (RULES.md §8 ``next_dealer``): with session length K, deal N belongs to session
+Sessions (docs/rules.md §8 ``next_dealer``): with session length K, deal N belongs to session
 N // K at position N % K.  The first deal of a session is dealt by seat 0; the dealer of each
 next deal follows from the previous deal's result: the winner deals, and after 穿牌 the next
 seat (``winner_else_next``) or the same dealer (``winner_else_same``).  Seats keep their
@@ -280,7 +280,7 @@ def _play_chunk_with(play_deal, k, root, first_deal, n_deals, dealer, policy_ids
 
 @njit(cache=True, nogil=True)
 def next_dealer(result, dealer, rules):
-    """Dealer of the deal after one whose result row is ``result`` (RULES.md §8 next_dealer):
+    """Dealer of the deal after one whose result row is ``result`` (docs/rules.md §8 next_dealer):
     the winner; after 穿牌 the next seat (winner_else_next, 0) or the same one (winner_else_same)."""
     w = result[R_WINNER]
     if w >= 0:

@@ -48,7 +48,7 @@ identity (``config_digest``; fixed adds nothing, as before): resuming with anoth
 Datasets written before schema version 2 (``manifest.json``, -1 for a missing hu) are resumed
 in their own format, so a folder never mixes two (:func:`_prepare`).
 
-Sessions (``session_length`` K > 1, RULES.md §8 ``next_dealer``): deals N = s·K .. s·K + K - 1
+Sessions (``session_length`` K > 1, docs/rules.md §8 ``next_dealer``): deals N = s·K .. s·K + K - 1
 form session s; its first deal is dealt by seat 0, each next one by the option
 ``next_dealer``.  A batch holds whole sessions: the batch size is rounded down to a multiple of
 K (at least K; e.g. 10,000 -> 9,996 for K = 12) and that effective size is what the manifest

@@ -28,7 +28,7 @@
 * ``policy_sources`` (manifest, runs with user (jitted) policies only): each user policy's
   source digest (:func:`simkit.policies.registry.policy_source_digest`), part of the run's
   identity, so that resuming after an edit of the policy is refused.
-* The manifest records ``session_length`` (deals per session, RULES.md §8 ``next_dealer``; a
+* The manifest records ``session_length`` (deals per session, docs/rules.md §8 ``next_dealer``; a
   manifest without it is from before sessions and means 1).  Runs in sessions (K > 1) store
   the columns ``session`` and ``deal_in_session``; for K = 1 (whose files have no such
   columns) :func:`load_dataset` derives them when asked: ``session = deal_id``,

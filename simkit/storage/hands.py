@@ -1,5 +1,5 @@
 """A dealt-hands dataset on disk (``simkit prob --hands`` / ``simkit deals``): ``deals.parquet``
-(zstd, one row per deal and seat: :func:`simkit.analysis.dealt.deal_table`) and
+(zstd, one row per deal and seat: :func:`simkit.studies.dealt.deal_table`) and
 ``manifest.json`` (seed, deals, batch size, rules), each written atomically."""
 
 from __future__ import annotations

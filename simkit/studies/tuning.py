@@ -40,7 +40,7 @@ gradient estimate along that vector.  Here:
   ``OUT/validation``, on deals 0 .. ``validate_deals`` - 1 of a different seed,
   :func:`validation_seed` (``SeedSequence([seed, VALIDATION_STREAM])``'s first 32-bit word),
   so none of its cards were seen while tuning; reported with its paired bootstrap (BCa) and t
-  intervals at ``confidence`` (:func:`simkit.analysis.compare.load_comparison`).
+  intervals at ``confidence`` (:func:`simkit.studies.compare.load_comparison`).
 * **Determinism and resume.** The trajectory is a pure function of (policy, ranges, pool,
   seed, budget, iteration deals, rules, SPSA constants).  ``OUT/tune.json`` records that
   identity (a re-run with another is refused in one line) and ``OUT/state.json`` the
@@ -74,7 +74,7 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from simkit.analysis.compare import ComparisonResult, load_comparison
+from simkit.studies.compare import ComparisonResult, load_comparison
 from simkit.analysis.plots import save_figure, tuning_plot
 from simkit.analysis.report import markdown_table
 from simkit.analysis.results import Result, format_level

@@ -8,7 +8,7 @@ Every result here is therefore a pure function of (seed, number of deals, rules)
 the batch size, thread count or machine.  The features of a hand are those of
 :func:`simkit.evaluator.features.hand_features`.
 
-This is the simulation behind ``simkit prob`` (:mod:`simkit.analysis.probability` counts
+This is the simulation behind ``simkit prob`` (:mod:`simkit.studies.probability` counts
 events on these hands) and ``simkit prob --hands`` / ``simkit deals`` (:func:`deal_table`, one
 row per deal and seat, written with its report by
 :func:`simkit.analysis.report.write_dealt_hands_report`).

@@ -1,7 +1,7 @@
 """Round-robin duplicate tournaments: every pair of policies on the same deals, a crosstable of
 mean payoff differences and a Bradley–Terry rating per policy (:mod:`simkit.analysis.ratings`).
 
-Each pairing is a duplicate comparison (:func:`simkit.analysis.compare.compare`: the six
+Each pairing is a duplicate comparison (:func:`simkit.studies.compare.compare`: the six
 seatings of the pair on deals 0 .. N-1 of the tournament's seed, so every pairing plays the
 *same* cards), stored as its own resumable folder of Parquet datasets ``OUT/pair-I-J`` (I < J
 index the policies in the order given); ``OUT/tournament.json`` records what is played and a
@@ -26,7 +26,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from simkit.analysis.compare import ComparisonResult, compare
+from simkit.studies.compare import ComparisonResult, compare
 from simkit.analysis.plots import crosstable_plot, forest_plot, save_figure
 from simkit.analysis.ratings import bootstrap_ratings, bradley_terry, deal_outcomes, points_matrix
 from simkit.analysis.report import markdown_table
