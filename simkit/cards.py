@@ -26,9 +26,11 @@ from simkit.errors import CardError
 
 N_COLOURS = 4
 N_RANKS = 7
-N_TYPES = 28
+N_TYPES = N_COLOURS * N_RANKS  # 28
 N_COPIES = 4
-N_CARDS = 112
+N_CARDS = N_TYPES * N_COPIES  # 112
+N_SEATS = 3  # players at the table
+TRIAD_SIZE = 3  # ranks of a triad: 将士相 (JIANG..XIANG) or 车马炮 (CHE..PAO) of one colour
 
 COLOUR_LETTERS = "YRWG"
 RANK_LETTERS = "JSXCMPZ"
@@ -176,7 +178,7 @@ def check_counts(counts: Sequence[int] | np.ndarray, max_copies: int = N_COPIES)
     """Validate a 28-count vector and return it as an int64 array."""
     arr = np.asarray(counts)
     if arr.shape != (N_TYPES,):
-        raise CardError(f"a count vector needs 28 entries, got shape {arr.shape}")
+        raise CardError(f"a count vector needs {N_TYPES} entries, got shape {arr.shape}")
     if not np.issubdtype(arr.dtype, np.integer):
         if not np.all(np.equal(np.mod(arr, 1), 0)):
             raise CardError("card counts must be integers")
@@ -214,9 +216,13 @@ def format_types(types: Iterable[int], chinese: bool = False) -> str:
 # card ids and bitsets
 # ---------------------------------------------------------------------------
 
+WORD_BITS = 64  # a bitset word (uint64): ids 0..63 in ``low``, the others in ``high``
+TYPES_PER_WORD = WORD_BITS // N_COPIES  # 16 types (one N_COPIES-bit group each) per word
+HIGH_BITS = N_CARDS - WORD_BITS  # 48 ids in ``high``
+
 
 def card_id(card_type_index: int, copy: int) -> int:
-    """Card id (0..111) of copy ``copy`` (0..3) of a type."""
+    """Card id (0..N_CARDS - 1) of copy ``copy`` (0..N_COPIES - 1) of a type."""
     return card_type_index * N_COPIES + copy
 
 
@@ -236,10 +242,10 @@ def counts_to_bitset(counts: Sequence[int] | np.ndarray) -> tuple[int, int]:
     high = 0
     for t in range(N_TYPES):
         nibble = (1 << int(arr[t])) - 1
-        if t < 16:
-            low |= nibble << (4 * t)
+        if t < TYPES_PER_WORD:
+            low |= nibble << (N_COPIES * t)
         else:
-            high |= nibble << (4 * (t - 16))
+            high |= nibble << (N_COPIES * (t - TYPES_PER_WORD))
     return low, high
 
 
@@ -251,12 +257,12 @@ def bitset_to_counts(low: int, high: int) -> np.ndarray:
     """
     low = int(low)
     high = int(high)
-    if low < 0 or low >= 1 << 64 or high < 0 or high >= 1 << 48:
-        raise CardError("a bitset is (low < 2**64, high < 2**48)")
+    if low < 0 or low >= 1 << WORD_BITS or high < 0 or high >= 1 << HIGH_BITS:
+        raise CardError(f"a bitset is (low < 2**{WORD_BITS}, high < 2**{HIGH_BITS})")
     counts = np.zeros(N_TYPES, dtype=np.int64)
     for t in range(N_TYPES):
-        word, shift = (low, 4 * t) if t < 16 else (high, 4 * (t - 16))
-        counts[t] = bin((word >> shift) & 0xF).count("1")
+        word, shift = (low, N_COPIES * t) if t < TYPES_PER_WORD else (high, N_COPIES * (t - TYPES_PER_WORD))
+        counts[t] = bin((word >> shift) & ((1 << N_COPIES) - 1)).count("1")
     return counts
 
 
@@ -266,7 +272,7 @@ def ids_to_counts(card_ids: Iterable[int]) -> np.ndarray:
     for cid in card_ids:
         cid = int(cid)
         if not 0 <= cid < N_CARDS:
-            raise CardError(f"card id {cid} out of range 0..111")
+            raise CardError(f"card id {cid} out of range 0..{N_CARDS - 1}")
         counts[cid // N_COPIES] += 1
     return counts
 
@@ -278,13 +284,13 @@ def ids_to_bitset(card_ids: Iterable[int]) -> tuple[int, int]:
     for cid in card_ids:
         cid = int(cid)
         if not 0 <= cid < N_CARDS:
-            raise CardError(f"card id {cid} out of range 0..111")
-        if cid < 64:
+            raise CardError(f"card id {cid} out of range 0..{N_CARDS - 1}")
+        if cid < WORD_BITS:
             if low >> cid & 1:
                 raise CardError(f"card id {cid} given twice")
             low |= 1 << cid
         else:
-            if high >> (cid - 64) & 1:
+            if high >> (cid - WORD_BITS) & 1:
                 raise CardError(f"card id {cid} given twice")
-            high |= 1 << (cid - 64)
+            high |= 1 << (cid - WORD_BITS)
     return low, high

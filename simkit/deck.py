@@ -15,14 +15,13 @@ from typing import Sequence
 import numpy as np
 from numba import njit
 
-from simkit.cards import N_CARDS, N_TYPES, check_counts, ids_to_counts, parse_counts
+from simkit.cards import N_CARDS, N_COPIES, N_SEATS, N_TYPES, check_counts, ids_to_counts, parse_counts
 from simkit.errors import CardError, SimkitError
 from simkit.rng import next_below, seed_state, stream_state
 
 DEALER_CARDS = 31
 PLAYER_CARDS = 30
-STOCK_CARDS = 21
-N_SEATS = 3
+STOCK_CARDS = N_CARDS - DEALER_CARDS - (N_SEATS - 1) * PLAYER_CARDS  # 21
 
 
 @njit(cache=True, nogil=True)
@@ -44,7 +43,7 @@ def deal_counts_kernel(deck, dealer, counts):
         seat = (dealer + k) % N_SEATS
         size = DEALER_CARDS if k == 0 else PLAYER_CARDS
         for i in range(pos, pos + size):
-            counts[28 * seat + deck[i] // 4] += 1
+            counts[N_TYPES * seat + deck[i] // N_COPIES] += 1
         pos += size
     return pos
 
@@ -56,7 +55,7 @@ def deal_deck(root, deal, rng, deck):
     from, in the engine and in the dealt-hand statistics (:mod:`simkit.studies.dealt`);
     ``rng``: uint64[4] scratch."""
     stream_state(root, deal, 0, rng)
-    for i in range(112):
+    for i in range(N_CARDS):
         deck[i] = i
     shuffle_kernel(rng, deck)
 
@@ -123,7 +122,7 @@ def fixed_hand_cards(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """
     counts = np.asarray(counts, dtype=np.int64)
     ids = np.arange(N_CARDS, dtype=np.int64)
-    held = (ids % 4) < counts[ids // 4]
+    held = (ids % N_COPIES) < counts[ids // N_COPIES]
     return ids[held], ids[~held]
 
 
@@ -179,7 +178,7 @@ class Deal:
     @property
     def stock(self) -> np.ndarray:
         """The 21 stock cards, top (next drawn) first."""
-        return self.deck[DEALER_CARDS + 2 * PLAYER_CARDS :]
+        return self.deck[DEALER_CARDS + (N_SEATS - 1) * PLAYER_CARDS :]
 
     def hand_counts(self) -> np.ndarray:
         """(3, 28) count vectors of the dealt hands."""

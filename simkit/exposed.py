@@ -51,6 +51,7 @@ EXP_PENG = 1  # 碰
 EXP_KONG = 2  # 楼
 EXP_TABLE = 3  # single 将 on the table
 N_EXP_ROWS = 4
+EXP_BLOCK = N_EXP_ROWS * N_TYPES  # one seat's exposed counts, flat (the state's and the scratch's block)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -23,9 +23,24 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from simkit.cards import N_RANKS, TYPE_NAMES, TYPE_NAMES_CHINESE, ZU, format_counts
-from simkit.deck import shuffle_kernel
-from simkit.exposed import EXP_KONG, EXP_PENG, EXP_TABLE, EXP_ZHAN
+from simkit.cards import (
+    CHE,
+    JIANG,
+    N_CARDS,
+    N_COLOURS,
+    N_COPIES,
+    N_RANKS,
+    N_TYPES,
+    PAO,
+    SHI,
+    TRIAD_SIZE,
+    TYPE_NAMES,
+    TYPE_NAMES_CHINESE,
+    ZU,
+    format_counts,
+)
+from simkit.deck import DEALER_CARDS, shuffle_kernel
+from simkit.exposed import EXP_KONG, EXP_PENG, EXP_TABLE, EXP_ZHAN, N_EXP_ROWS
 from simkit.rng import next_below, seed_state
 
 # group kinds drawn by the builder, with integer weights
@@ -35,18 +50,18 @@ GROUP_WEIGHTS = np.array([12, 12, 6, 3, 25, 18, 6, 8, 5, 5, 3], dtype=np.int64)
 
 @njit(cache=True, nogil=True)
 def _uniform_kernel(state, n_cards, out):
-    deck = np.arange(112, dtype=np.int64)
+    deck = np.arange(N_CARDS, dtype=np.int64)
     for i in range(out.shape[0]):
         shuffle_kernel(state, deck)
         for k in range(n_cards):
-            out[i, deck[k] // 4] += 1
+            out[i, deck[k] // N_COPIES] += 1
 
 
-def random_holdings(n: int, seed: int, n_cards: int = 31) -> np.ndarray:
+def random_holdings(n: int, seed: int, n_cards: int = DEALER_CARDS) -> np.ndarray:
     """(n, 28) counts of uniformly random ``n_cards``-card holdings."""
-    if not 0 <= n_cards <= 112:
-        raise ValueError(f"n_cards must lie in 0..112, got {n_cards}")
-    out = np.zeros((n, 28), dtype=np.int64)
+    if not 0 <= n_cards <= N_CARDS:
+        raise ValueError(f"n_cards must lie in 0..{N_CARDS}, got {n_cards}")
+    out = np.zeros((n, N_TYPES), dtype=np.int64)
     _uniform_kernel(seed_state(seed), n_cards, out)
     return out
 
@@ -77,31 +92,31 @@ def _add(avail, conc, exp, t, k, as_exposed, exp_row):
 def _try_group(state, kind, avail, conc, exp, room, p_exposed_pct):
     """Try to add one random group of ``kind``; returns (cards added, chows added)."""
     exposed = next_below(state, 100) < p_exposed_pct
-    colour = next_below(state, 4)
+    colour = next_below(state, N_COLOURS)
     if kind == G_YUAN_JSX or kind == G_YUAN_CMP:
-        first = colour * 7 + (0 if kind == G_YUAN_JSX else 3)
+        first = colour * N_RANKS + (JIANG if kind == G_YUAN_JSX else CHE)
         if room < 3 or avail[first] < 1 or avail[first + 1] < 1 or avail[first + 2] < 1:
             return 0, 0
-        for t in range(first, first + 3):
+        for t in range(first, first + TRIAD_SIZE):
             avail[t] -= 1
             if not exposed:
                 conc[t] += 1
         return 3, 1 if exposed else 0
     if kind == G_ZU3 or kind == G_ZU4:
         size = 3 if kind == G_ZU3 else 4
-        skip = next_below(state, 4) if size == 3 else -1
+        skip = next_below(state, N_COLOURS) if size == 3 else -1
         if room < size:
             return 0, 0
-        for c in range(4):
-            if c != skip and avail[c * 7 + 6] < 1:
+        for c in range(N_COLOURS):
+            if c != skip and avail[c * N_RANKS + ZU] < 1:
                 return 0, 0
-        for c in range(4):
+        for c in range(N_COLOURS):
             if c != skip:
-                avail[c * 7 + 6] -= 1
+                avail[c * N_RANKS + ZU] -= 1
                 if not exposed:
-                    conc[c * 7 + 6] += 1
+                    conc[c * N_RANKS + ZU] += 1
         return size, 1 if exposed else 0
-    t = next_below(state, 28)
+    t = next_below(state, N_TYPES)
     if kind == G_PAIR:
         if room < 2 or avail[t] < 2 or (exposed and exp[EXP_ZHAN, t] + exp[EXP_PENG, t] + exp[EXP_KONG, t] > 0):
             return 0, 0
@@ -118,46 +133,49 @@ def _try_group(state, kind, avail, conc, exp, room, p_exposed_pct):
         _add(avail, conc, exp, t, 4, exposed, EXP_KONG)
         return 4, 0
     if kind == G_SINGLE:
-        t = colour * 7
+        t = colour * N_RANKS + JIANG
         if room < 1 or avail[t] < 1:
             return 0, 0
         _add(avail, conc, exp, t, 1, exposed, EXP_TABLE)
         return 1, 0
     if kind == G_CHARIOT:  # pairs (or a 子) of a whole 将士相 / 车马炮 triad
-        first = colour * 7 + 3 * next_below(state, 2)
+        first = colour * N_RANKS + (CHE - JIANG) * next_below(state, 2) + JIANG
         need = 0
-        for t in range(first, first + 3):
+        for t in range(first, first + TRIAD_SIZE):
             if avail[t] < 2:
                 return 0, 0
             need += 2
         if room < need + 1:
             return 0, 0
-        for t in range(first, first + 3):
+        for t in range(first, first + TRIAD_SIZE):
             _add(avail, conc, exp, t, 2, False, EXP_ZHAN)
         return need, 0
     # G_FAT_CHARIOT: pairs of 将 or 卒 in 3 or 4 colours; G_QING: 子 of one rank in 3 colours
-    rank = 6 * next_below(state, 2) if kind == G_FAT_CHARIOT else 1 + next_below(state, 5)
+    if kind == G_FAT_CHARIOT:
+        rank = JIANG + (ZU - JIANG) * next_below(state, 2)
+    else:
+        rank = SHI + next_below(state, PAO - SHI + 1)
     k = 2 if kind == G_FAT_CHARIOT else 3
     n_col = 3 + next_below(state, 2) if kind == G_FAT_CHARIOT else 3
-    skip = next_below(state, 4) if n_col == 3 else -1
+    skip = next_below(state, N_COLOURS) if n_col == 3 else -1
     if room < k * n_col:
         return 0, 0
-    for c in range(4):
-        if c != skip and avail[c * 7 + rank] < k:
+    for c in range(N_COLOURS):
+        if c != skip and avail[c * N_RANKS + rank] < k:
             return 0, 0
-    for c in range(4):
+    for c in range(N_COLOURS):
         if c != skip:
-            _add(avail, conc, exp, c * 7 + rank, k, False, EXP_ZHAN)
+            _add(avail, conc, exp, c * N_RANKS + rank, k, False, EXP_ZHAN)
     return k * n_col, 0
 
 
 @njit(cache=True, nogil=True)
 def _group_kernel(state, total_min, total_max, p_exposed_pct, weights, conc_out, exp_out, chow_out):
-    avail = np.empty(28, dtype=np.int64)
+    avail = np.empty(N_TYPES, dtype=np.int64)
     for i in range(conc_out.shape[0]):
         total = total_min + next_below(state, total_max - total_min + 1)
         for attempt in range(10000):
-            avail[:] = 4
+            avail[:] = N_COPIES
             conc_out[i, :] = 0
             exp_out[i, :, :] = 0
             chows = 0
@@ -177,7 +195,7 @@ def _group_kernel(state, total_min, total_max, p_exposed_pct, weights, conc_out,
 def random_group_holdings(
     n: int,
     seed: int,
-    total: int | tuple[int, int] = 31,
+    total: int | tuple[int, int] = DEALER_CARDS,
     p_exposed: float = 0.0,
     weights: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -188,11 +206,11 @@ def random_group_holdings(
     Most results are complete; none has more than 4 copies of a type.
     """
     lo, hi = (total, total) if isinstance(total, int) else total
-    if not 1 <= lo <= hi <= 112:
-        raise ValueError(f"total must lie in 1..112, got {total}")
+    if not 1 <= lo <= hi <= N_CARDS:
+        raise ValueError(f"total must lie in 1..{N_CARDS}, got {total}")
     w = GROUP_WEIGHTS if weights is None else np.asarray(weights, dtype=np.int64)
-    conc = np.zeros((n, 28), dtype=np.int64)
-    exp = np.zeros((n, 4, 28), dtype=np.int64)
+    conc = np.zeros((n, N_TYPES), dtype=np.int64)
+    exp = np.zeros((n, N_EXP_ROWS, N_TYPES), dtype=np.int64)
     chows = np.zeros(n, dtype=np.int64)
     _group_kernel(seed_state(seed), lo, hi, int(round(100 * p_exposed)), w, conc, exp, chows)
     return conc, exp, chows
@@ -216,10 +234,10 @@ _EXPOSED_ROWS = ((EXP_ZHAN, "zhan"), (EXP_PENG, "peng"), (EXP_KONG, "kong"), (EX
 
 def _yuans() -> list[tuple[int, ...]]:
     out: list[tuple[int, ...]] = []
-    for c in range(4):
-        out.append((c * N_RANKS, c * N_RANKS + 1, c * N_RANKS + 2))
-        out.append((c * N_RANKS + 3, c * N_RANKS + 4, c * N_RANKS + 5))
-    zu = [c * N_RANKS + ZU for c in range(4)]
+    for c in range(N_COLOURS):
+        for first in (JIANG, CHE):  # its 将士相 and 车马炮 圆s
+            out.append(tuple(c * N_RANKS + first + i for i in range(TRIAD_SIZE)))
+    zu = [c * N_RANKS + ZU for c in range(N_COLOURS)]
     out.extend(tuple(x for x in zu if x != skip) for skip in zu)
     out.append(tuple(zu))
     return out
@@ -246,7 +264,7 @@ def _hand_text(rnd: random.Random, counts: list[int]) -> str:
 
 def _expose(rnd: random.Random, conc: list[int], groups: list[str], p: float) -> None:
     """Move some concealed groups of ``conc`` to exposed ``groups`` (text items)."""
-    for t in range(28):
+    for t in range(N_TYPES):
         n = conc[t]
         if n >= 2 and rnd.random() < p:
             kind, k = {2: ("zhan", 2), 3: ("peng", 3), 4: ("kong", 4)}[n]
@@ -254,7 +272,7 @@ def _expose(rnd: random.Random, conc: list[int], groups: list[str], p: float) ->
                 kind, k = "zhan", 2
             conc[t] -= k
             groups.append(f"{kind}:{TYPE_NAMES[t]}")
-        elif n >= 1 and t % N_RANKS == 0 and rnd.random() < p:
+        elif n >= 1 and t % N_RANKS == JIANG and rnd.random() < p:
             conc[t] -= 1
             groups.append(f"table:{TYPE_NAMES[t]}")
     for yuan in _YUANS:
@@ -278,7 +296,7 @@ def random_score_records(n: int, seed: int, grouped: float = 0.5) -> list[dict[s
         raise ValueError(f"grouped must lie in 0..1, got {grouped}")
     rnd = random.Random(seed)
     uniform = random_holdings(n, seed=seed)
-    conc_g, exp_g, chow_g = random_group_holdings(n, seed=seed + 1, total=31, p_exposed=0.2)
+    conc_g, exp_g, chow_g = random_group_holdings(n, seed=seed + 1, total=DEALER_CARDS, p_exposed=0.2)
     records: list[dict[str, Any]] = []
     for i in range(n):
         groups: list[str] = []
@@ -288,13 +306,13 @@ def random_score_records(n: int, seed: int, grouped: float = 0.5) -> list[dict[s
         else:
             conc = [int(x) for x in conc_g[i]]
             used = [conc[t] + 2 * int(exp_g[i, EXP_ZHAN, t]) + 3 * int(exp_g[i, EXP_PENG, t])
-                    + 4 * int(exp_g[i, EXP_KONG, t]) + int(exp_g[i, EXP_TABLE, t]) for t in range(28)]
+                    + 4 * int(exp_g[i, EXP_KONG, t]) + int(exp_g[i, EXP_TABLE, t]) for t in range(N_TYPES)]
             for row, kind in _EXPOSED_ROWS:
-                for t in range(28):
+                for t in range(N_TYPES):
                     groups.extend([f"{kind}:{TYPE_NAMES[t]}"] * int(exp_g[i, row, t]))
             for _ in range(int(chow_g[i])):  # the builder keeps no chow's cards: choose a 圆 that fits
-                room = 31 - sum(used)
-                free = [y for y in _YUANS if len(y) <= room and all(used[t] < 4 for t in y)]
+                room = DEALER_CARDS - sum(used)
+                free = [y for y in _YUANS if len(y) <= room and all(used[t] < N_COPIES for t in y)]
                 if free:
                     yuan = rnd.choice(free)
                     for t in yuan:

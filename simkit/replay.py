@@ -37,12 +37,21 @@ from typing import Any, Iterator, Sequence
 
 import numpy as np
 
-from simkit.cards import TYPE_NAMES, format_counts, ids_to_counts
+from simkit.cards import N_COPIES, N_SEATS, N_TYPES, TYPE_NAMES, format_counts, ids_to_counts
+from simkit.deck import DEALER_CARDS, PLAYER_CARDS
 from simkit.engine import layout as L
 from simkit.evaluator import pattern_names
 from simkit.policies.registry import PolicySpec, parse_policies, policy_arrays
 from simkit.rules import RuleSet
-from simkit.runner.play import PERMUTATIONS, SEATING_CODES, deal_kernels_cached, play_one, session_dealer
+from simkit.runner.play import (
+    PERMUTATIONS,
+    SEATING_CODES,
+    SEATING_FIXED,
+    check_rows,
+    deal_kernels_cached,
+    play_one,
+    session_dealer,
+)
 from simkit.runner.play import seating_index as row_seating
 from simkit.runner.simulate import default_seating
 
@@ -93,14 +102,18 @@ def replay_events(
     j = int(row_seating(SEATING_CODES[seating], int(deal), int(seating_index), session_length))
     specs = tuple(specs[int(k)] for k in PERMUTATIONS[j])  # by seat, as seated in deal N
     ids, params, user = policy_arrays(specs)
+    texts = [s.text() for s in specs]
     if session_length > 1:
-        dealer = session_dealer(seed, deal, ids, params, rules.to_array(), session_length, user, first_dealer=dealer)
-    state, deck, events, _ = play_one(seed, deal, ids, params, rules.to_array(), dealer, user)
-    order = [(dealer + k) % 3 for k in range(3)]
-    hands = [""] * 3
+        dealer = session_dealer(seed, deal, ids, params, rules.to_array(), session_length, user, first_dealer=dealer,
+                                policies=texts)
+    state, deck, events, result = play_one(seed, deal, ids, params, rules.to_array(), dealer, user)
+    # a deal that stopped early (an illegal action, MAX_DECISIONS) is an error, never a 穿牌
+    check_rows(result[None, :], seed, texts, int(deal), SEATING_FIXED)
+    order = [(dealer + k) % N_SEATS for k in range(N_SEATS)]
+    hands = [""] * N_SEATS
     pos = 0
     for k, seat in enumerate(order):
-        size = 31 if k == 0 else 30
+        size = DEALER_CARDS if k == 0 else PLAYER_CARDS
         hands[seat] = format_counts(ids_to_counts(deck[pos : pos + size]))
         pos += size
     header = {
@@ -113,13 +126,13 @@ def replay_events(
         header.update({"session_length": session_length, "session": int(deal) // session_length,
                        "deal_in_session": int(deal) % session_length})
     header.update({
-        "policies": [s.text() for s in specs],
+        "policies": texts,
         "rules": rules.to_dict(),
         "hands": hands,
-        "stock": [TYPE_NAMES[int(c) // 4] for c in deck[pos:]],
+        "stock": [TYPE_NAMES[int(c) // N_COPIES] for c in deck[pos:]],
     })
     yield header
-    melds = [state_melds(state, p) for p in range(3)]
+    melds = [state_melds(state, p) for p in range(N_SEATS)]
     for row in events:
         kind, p, t, a, b, c = (int(x) for x in row)
         card = TYPE_NAMES[t] if t >= 0 else None
@@ -146,10 +159,10 @@ def replay_events(
             yield {"event": "table", "player": p, "card": card}
         elif kind == L.E_XIANGGONG:
             yield {"event": "xianggong", "player": p}
-    payoffs = [int(x) for x in state[L.S_PAYOFF : L.S_PAYOFF + 3]]
+    payoffs = [int(x) for x in state[L.S_PAYOFF : L.S_PAYOFF + N_SEATS]]
     winner = int(state[L.S_WINNER])
     if winner >= 0:
-        conc = state[L.S_CONC + 28 * winner : L.S_CONC + 28 * (winner + 1)]
+        conc = state[L.S_CONC + N_TYPES * winner : L.S_CONC + N_TYPES * (winner + 1)]
         yield {
             "event": "end",
             "result": "win",
@@ -172,7 +185,7 @@ def replay_is_cached(deal: int, policies: str | Sequence[str | PolicySpec], sess
     """Whether replaying deal ``deal`` compiled would load every kernel it needs from numba's
     cache (:func:`simkit.runner.play.deal_kernels_cached`).  ``simkit replay`` interprets the
     deal when it would not (``--engine auto``): the kernels' Python source gives the same
-    bytes (tests/test_replay.py) in about a second, where compiling them takes a minute."""
+    bytes (tests/test_replay_engine.py) in about a second, where compiling them takes a minute."""
     ids, _, user = policy_arrays(parse_policies(policies))
     return deal_kernels_cached(int(deal), ids, int(session_length), user)
 

@@ -90,7 +90,14 @@ def test_distributions_tails_patterns_and_endings_hand_worked():
     patterns = pattern_frequencies(df).set_index("pattern")
     assert patterns.loc["two_lou", "hits"] == 1 and patterns.loc["two_lou", "wins"] == 4
     assert patterns["hits"].sum() == 1
-    assert ((patterns["lo"] <= patterns["p"]) & (patterns["p"] <= patterns["hi"])).all()
+    # Wilson 95 % intervals of 1 / 4 (two_lou) and 0 / 4 (every other pattern), by statsmodels;
+    # worked by hand: [0.0456, 0.6994] and [0, 0.4899]
+    from statsmodels.stats.proportion import proportion_confint
+
+    one, none = proportion_confint(1, 4, alpha=0.05, method="wilson"), proportion_confint(0, 4, alpha=0.05, method="wilson")
+    assert one == pytest.approx((0.0456, 0.6994), abs=1e-4) and none == pytest.approx((0.0, 0.4899), abs=1e-4)
+    for name, row in patterns.iterrows():
+        assert (row["p"], row["lo"], row["hi"]) == pytest.approx((0.25, *one) if name == "two_lou" else (0.0, *none)), name
     kinds = win_kinds(df).set_index("win_kind")
     assert kinds["hits"].tolist() == [2, 1, 0, 1, 1]  # discard, draw, table, tianhu, none
 

@@ -152,13 +152,33 @@ def test_the_baseline_is_simulate_with_the_same_seed(tmp_path):
     rates = win_rates(tmp_path / "equity").set_index("seat").loc[0]
     assert rates["win_rate"] == pytest.approx(result.win_rate)
     assert rates["policy"] == "greedy"
-    # intervals hold their estimates; the differences are equity - baseline
-    for _, row in frame.iterrows():
-        if not math.isnan(row["lo"]):
-            assert row["lo"] <= row["estimate"] <= row["hi"], row
-        if not math.isnan(row["difference_lo"]):
-            assert row["difference_lo"] <= row["difference"] <= row["difference_hi"]
-            assert row["difference"] == pytest.approx(row["estimate"] - row["baseline"])
+    # every figure of the four main rows, recounted from the two datasets' rows with statsmodels'
+    # intervals: Wilson for rates, t for means, Newcombe for a difference of rates, Welch for means
+    from statsmodels.stats.proportion import confint_proportions_2indep, proportion_confint
+    from statsmodels.stats.weightstats import CompareMeans, DescrStatsW
+
+    cols = ["winner", "payoff_0", "hu", "units"]
+    eq, bl = (load_dataset(tmp_path / name, columns=cols) for name in ("equity", "baseline"))
+    wins = [(d["winner"] == 0).to_numpy() for d in (eq, bl)]
+    big = [w & (d["units"].fillna(0) >= 5).to_numpy() for w, d in zip(wins, (eq, bl))]
+    pay = [d["payoff_0"].to_numpy(dtype=float) for d in (eq, bl)]
+    hu = [d["hu"][w].to_numpy(dtype=float) for w, d in zip(wins, (eq, bl))]
+    for measure, hits in (("win rate", wins), ("P(小甲)", big)):
+        row = frame.loc[measure]
+        (k1, n1), (k2, n2) = ((int(h.sum()), h.size) for h in hits)
+        assert (row["estimate"], row["baseline"], row["difference"]) == pytest.approx((k1 / n1, k2 / n2, k1 / n1 - k2 / n2))
+        assert (row["lo"], row["hi"]) == pytest.approx(proportion_confint(k1, n1, method="wilson"), abs=1e-9)
+        assert (row["baseline_lo"], row["baseline_hi"]) == pytest.approx(proportion_confint(k2, n2, method="wilson"), abs=1e-9)
+        newcombe = confint_proportions_2indep(k1, n1, k2, n2, method="newcomb", compare="diff")
+        assert (row["difference_lo"], row["difference_hi"]) == pytest.approx(newcombe, abs=1e-9), measure
+    for measure, values in (("mean payoff", pay), ("hu mean (wins)", hu)):
+        row = frame.loc[measure]
+        assert (row["estimate"], row["baseline"]) == pytest.approx((values[0].mean(), values[1].mean()))
+        assert (row["lo"], row["hi"]) == pytest.approx(DescrStatsW(values[0]).tconfint_mean())
+        assert (row["baseline_lo"], row["baseline_hi"]) == pytest.approx(DescrStatsW(values[1]).tconfint_mean())
+        welch = CompareMeans(DescrStatsW(values[0]), DescrStatsW(values[1])).tconfint_diff(usevar="unequal")
+        assert row["difference"] == pytest.approx(values[0].mean() - values[1].mean())
+        assert (row["difference_lo"], row["difference_hi"]) == pytest.approx(welch), measure
 
 
 def test_result_object(tmp_path):

@@ -115,3 +115,72 @@ def test_console_entry_point_runs():
         [sys.executable, "-m", "simkit", "score", "YJ RJ WJ"], capture_output=True, text=True, check=False
     )
     assert proc.returncode == 0 and json.loads(proc.stdout)["hu"] == 3
+
+
+# -- the command line's table of commands (simkit.cliargs) ----------------------------------
+
+FLAGS = {  # every flag each command had when the parser became a table; more may come, none may go
+    "score": {"--exposed", "--rule", "--jsonl", "--output"},
+    "deals": {"--deals", "--seed", "--batch-size", "--rule", "--out"},
+    "simulate": {"--deals", "--policies", "--seed", "--out", "--rule", "--workers", "--batch-size", "--backend",
+                 "--scheduler", "--session-length", "--seating", "--quiet"},
+    "report": {"--out", "--confidence"},
+    "compare": {"--deals", "--sprt", "--seed", "--out", "--rule", "--batch-size", "--workers", "--confidence",
+                "--quiet"},
+    "tournament": {"--deals", "--sprt", "--seed", "--out", "--rule", "--batch-size", "--workers", "--resamples",
+                   "--confidence", "--quiet"},
+    "tune": {"--params", "--against", "--budget", "--seed", "--out", "--iteration-deals", "--validate-deals",
+             "--confidence", "--spsa", "--rule", "--quiet"},
+    "prob": {"--deals", "--seed", "--seat", "--batch-size", "--confidence", "--rule", "--out", "--hands", "--list",
+             "--given"},
+    "equity": {"--seat", "--policies", "--deals", "--seed", "--out", "--workers", "--batch-size", "--confidence",
+               "--no-baseline", "--rule", "--quiet"},
+    "experiment": {"--reports", "--data", "--out", "--scale", "--workers", "--confidence", "--quiet"},
+    "demo": {"--out", "--deals", "--seed", "--policies", "--seating"},
+    "replay": {"--seed", "--deal", "--policies", "--rule", "--session-length", "--seating", "--seating-index",
+               "--output", "--engine"},
+    "bench": {"--holdings", "--deals", "--lines", "--seed", "--json", "--markdown", "--out"},
+    "rules": {"--rule"},
+    "compile": {"--all"},
+}
+
+
+def test_every_command_keeps_its_flags():
+    import argparse
+
+    from simkit.cliargs import build_parser
+
+    parser, _ = build_parser()
+    (sub,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    assert set(sub.choices) == set(FLAGS)
+    for name, flags in FLAGS.items():
+        have = {f for a in sub.choices[name]._actions for f in a.option_strings}
+        assert flags | {"--debug", "-h", "--help"} <= have, (name, flags - have)
+
+
+def test_jsonl_from_stdin_is_read_as_utf8():
+    """Whatever the terminal's encoding (here Latin-1): the bytes are decoded as UTF-8."""
+    import os
+
+    line = json.dumps({"hand": "红将 红士 红相"}, ensure_ascii=False) + "\n"
+    env = dict(os.environ, PYTHONIOENCODING="latin-1:backslashreplace")
+    proc = subprocess.run([sys.executable, "-m", "simkit", "score", "--jsonl", "-"], input=line.encode("utf-8"),
+                          capture_output=True, env=env, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["hu"] == 1
+
+
+@pytest.mark.parametrize("debug", [False, True])
+def test_a_bug_is_one_line_naming_its_place_and_debug_shows_the_traceback(capsys, monkeypatch, debug):
+    import simkit.cli as cli
+
+    def broken(args):
+        raise RuntimeError("a bug")
+
+    monkeypatch.setitem(cli.HANDLERS, "rules", broken)
+    monkeypatch.delenv("SIMKIT_DEBUG", raising=False)
+    code, out, err = run(capsys, *(["--debug"] if debug else []), "rules")
+    last = err.splitlines()[-1]
+    assert code == 1 and out == ""
+    assert last.startswith("simkit: internal error: RuntimeError: a bug (at ") and "test_exposed_and_cli.py" in last
+    assert ("Traceback" in err) == debug and (len(err.splitlines()) == 1) != debug

@@ -11,6 +11,7 @@ from helpers import first_legal
 from numba import njit
 
 from simkit.cli import main
+from simkit.engine.env import DealError
 from simkit.engine import layout as L
 from simkit.policies import PolicyError, parse_policies, register_policy, unregister_policy
 from simkit.policies.registry import policy_arrays
@@ -85,8 +86,12 @@ def test_user_njit_policy_runs_in_the_batch_kernel():
 def test_illegal_user_action_is_reported_not_played():
     register_policy("illegal", _illegal)
     try:
-        res = _play("illegal,greedy,greedy", 5)
+        ids, params, user = policy_arrays(parse_policies("illegal,greedy,greedy"))
+        res = play_deals(5, 1, ids, params, RULES, user_functions=user, check=False)
         assert res[:, R_ERROR].all()
+        with pytest.raises(DealError, match=r"deal 0 of seed 1 \(policies by seat: _illegal, greedy, greedy\): "
+                                            r"seat 0 \(_illegal\) returned an illegal action"):
+            _play("illegal,greedy,greedy", 5)
     finally:
         unregister_policy("illegal")
 

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 from numba import njit
 
+from simkit.engine.env import DealError
 from simkit.engine.layout import HIST_WIDTH, N_ACTIONS, O_HIST, O_NHIST
 from simkit.policies.builtin import P_GREEDY, POLICY_WORK_SIZE, greedy_like
 from simkit.policies.registry import USER_SLOT_BASE, parse_policies, policy_arrays
@@ -65,9 +69,12 @@ def test_a_python_policy_plays_as_its_compiled_twin():
 
 
 def test_an_illegal_python_action_is_flagged_not_played():
-    rows = play_deals_python(3, 1, [Actor(python=Illegal())] + _builtin_actors("greedy,greedy,greedy")[1:],
-                             RuleSet().to_array())
-    assert rows[:, R_ERROR].tolist() == [1, 1, 1]
+    actors = [Actor(python=Illegal())] + _builtin_actors("greedy,greedy,greedy")[1:]
+    rows = play_deals_python(3, 1, actors, RuleSet().to_array(), check=False)
+    assert rows[:, R_ERROR].tolist() == [1, 1, 1]  # ERR_ILLEGAL_ACTION at seat 0
+    with pytest.raises(DealError, match=r"^deal 0 of seed 1 \(policies by seat: Illegal, greedy, greedy\): seat 0 "
+                                        r"\(Illegal\) returned an illegal action \(3 deals of these 3 stopped\)$"):
+        play_deals_python(3, 1, actors, RuleSet().to_array())
     rows = play_deals_python(3, 1, [Actor(python=FirstLegal())] + _builtin_actors("greedy,greedy,greedy")[1:],
                              RuleSet().to_array())
     assert rows[:, R_ERROR].tolist() == [0, 0, 0]
@@ -165,3 +172,74 @@ def test_the_history_a_user_policy_sees_is_the_same_in_both_loops():
               Actor(function=_history_player, params=params[2])]
     got = play_deals_python(40, 6, actors, rules)
     assert np.array_equal(got, expected) and not got[:, R_ERROR].any()
+
+
+POLICY_MODULE = '''
+from polhelp import choose
+
+
+class Pol:
+    """plays the legal action the helper picks"""
+
+    def act(self, observation, legal_actions):
+        return choose(legal_actions)
+'''
+HELPER_MODULE = '''
+def choose(legal_actions):
+    return legal_actions[0]
+'''
+
+
+def _simulate_cli(folder):
+    args = [sys.executable, "-m", "simkit", "simulate", "--deals", "20", "--policies", "pol:Pol,pol:Pol,pol:Pol",
+            "--seed", "1", "--batch-size", "10", "--out", str(folder / "ds"), "--quiet"]
+    return subprocess.run(args, cwd=folder, capture_output=True, text=True, timeout=600, check=False)
+
+
+def test_editing_a_helper_module_of_a_python_policy_refuses_the_resume(tmp_path):
+    """Issue 21 F5: the digest of a Python policy covers its module and the modules of its own
+    source tree it imports, so an edit of a helper its act calls (here a behaviour-neutral
+    one) refuses to continue the dataset; the class's source alone left it accepted, and one
+    dataset could hold two versions of the policy."""
+    (tmp_path / "pol.py").write_text(POLICY_MODULE, encoding="utf-8")
+    (tmp_path / "polhelp.py").write_text(HELPER_MODULE, encoding="utf-8")
+    first = _simulate_cli(tmp_path)
+    assert first.returncode == 0, first.stderr[-2000:]
+    assert _simulate_cli(tmp_path).returncode == 0  # unchanged: the run is the same
+    manifest = (tmp_path / "ds" / "_manifest.json").read_bytes()
+    (tmp_path / "polhelp.py").write_text(HELPER_MODULE.replace("[0]", "[-1]"), encoding="utf-8")
+    refused = _simulate_cli(tmp_path)
+    assert refused.returncode == 2
+    lines = refused.stderr.strip().splitlines()
+    assert len(lines) == 1 and "policy pol:Pol changed since this dataset was started" in lines[0]
+    assert (tmp_path / "ds" / "_manifest.json").read_bytes() == manifest
+
+
+def test_a_python_policy_digest_follows_its_own_modules_only(tmp_path):
+    """In one process: re-imported after its helper changed, the policy has another digest;
+    a module beside it that it does not import, and numpy / json, do not count."""
+    import importlib
+
+    from simkit.policies.registry import import_policy, policy_source_digest
+
+    (tmp_path / "pol.py").write_text(POLICY_MODULE + "\nimport json\n\nimport numpy\n", encoding="utf-8")
+    (tmp_path / "polhelp.py").write_text(HELPER_MODULE, encoding="utf-8")
+    (tmp_path / "unrelated.py").write_text("X = 1\n", encoding="utf-8")
+
+    def digest():
+        for name in ("pol", "polhelp"):
+            sys.modules.pop(name, None)
+        importlib.invalidate_caches()
+        return policy_source_digest(import_policy("pol:Pol"))
+
+    sys.path.insert(0, str(tmp_path))
+    try:
+        before = digest()
+        (tmp_path / "unrelated.py").write_text("X = 2\n", encoding="utf-8")
+        assert digest() == before
+        (tmp_path / "polhelp.py").write_text(HELPER_MODULE + "\n# edited\n", encoding="utf-8")
+        assert digest() != before
+    finally:
+        sys.path.remove(str(tmp_path))
+        for name in ("pol", "polhelp"):
+            sys.modules.pop(name, None)

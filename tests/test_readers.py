@@ -15,6 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from simkit.analysis.summary import distributions, tail_probabilities
+from simkit.evaluator import evaluate
 from simkit.policies.registry import parse_policies
 from simkit.runner import simulate
 from simkit.runner.simulate import SimulationConfig
@@ -56,18 +57,27 @@ def test_pandas_reads_the_folder_as_load_dataset_does(fresh, tmp_path, kind):
 
 
 def test_nulls_on_chuanpai_make_plain_means_right(fresh):
+    """A plain mean of a winner column over every deal, as pandas / polars / duckdb take it, is
+    the true mean over the won deals: checked against values recounted without the winner
+    columns (the winner's stored final holding scored again by the evaluator; its units are also
+    half the winner's payoff, 2U), with the won deals told apart by the payoffs (穿牌 pays 0)."""
     df = pd.read_parquet(fresh)
-    none = df["winner"] < 0
-    assert none.any() and (~none).any()
+    payoffs = df[["payoff_0", "payoff_1", "payoff_2"]].to_numpy()
+    won = payoffs.max(axis=1) > 0
+    assert won.any() and (~won).any()
+    assert ((df["winner"] >= 0).to_numpy() == won).all()
     for column in WINNER_COLUMNS:
-        assert (df[column].isna() == none).all(), column
-    won = df[~none]
-    assert df["hu"].mean() == pytest.approx(won["hu"].astype(float).mean())
-    assert df["units"].mean() == pytest.approx(won["units"].astype(float).mean())
-    # the summaries agree with the plain means
+        assert (df[column].isna().to_numpy() == ~won).all(), column
+    truth = pd.DataFrame([
+        {"hu": e.hu, "units": e.units, "lou": e.lou, "steps": e.steps}
+        for e in (evaluate(c, x) for c, x in zip(df["winner_concealed"][won], df["winner_exposed"][won]))])
+    assert (truth["units"].to_numpy() == payoffs[won].max(axis=1) // 2).all()
+    for column in WINNER_COLUMNS:
+        assert df[column].mean() == pytest.approx(truth[column].mean()), column
+    # the summaries agree with the recount
     dist = distributions(fresh).set_index("column")
-    assert dist.loc["hu", "mean"] == pytest.approx(df["hu"].mean()) and dist.loc["hu", "n"] == len(won)
-    assert tail_probabilities(fresh)["wins"].iloc[0] == len(won)
+    assert dist.loc["hu", "mean"] == pytest.approx(truth["hu"].mean()) and dist.loc["hu", "n"] == won.sum()
+    assert tail_probabilities(fresh)["wins"].iloc[0] == won.sum()
 
 
 def _comparable(frame: pd.DataFrame) -> pd.DataFrame:

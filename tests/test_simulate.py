@@ -12,7 +12,7 @@ from simkit.cli import main
 from simkit.policies.registry import parse_policies, policy_arrays
 from simkit.replay import replay_events
 from simkit.rules import RuleSet
-from simkit.runner.play import R_PAYOFF, R_WINNER, SEATING_ROTATE, play_deals
+from simkit.runner.play import R_HU, R_PAYOFF, R_UNITS, R_WINNER, SEATING_ROTATE, play_deals
 import importlib
 
 from simkit.runner import simulate
@@ -55,12 +55,18 @@ def test_dataset_shape_dtypes_and_content(reference):
     assert (df["winner_concealed"].isna() == (df["winner"] < 0)).all()
     for col in ("hu", "units", "lou", "steps"):  # the winner's: null on 穿牌, so a plain mean is over wins
         assert (df[col].isna() == (df["winner"] < 0)).all(), col
-    assert df["hu"].mean() == pytest.approx(df.loc[df["winner"] >= 0, "hu"].astype(float).mean())
     # rows equal a direct batch play of the same deals
     ids, params, _ = policy_arrays(parse_policies(POLICIES))
     rows = play_deals(DEALS, 5, ids, params, RuleSet().to_array(), seating=SEATING_ROTATE)
     assert np.array_equal(df["winner"].to_numpy(), rows[:, R_WINNER])
     assert np.array_equal(df["payoff_2"].to_numpy(), rows[:, R_PAYOFF + 2])
+    won = rows[:, R_WINNER] >= 0
+    assert 0 < won.sum() < DEALS
+    assert df["hu"].to_numpy(dtype=float, na_value=np.nan)[won].tolist() == rows[won, R_HU].tolist()
+    assert df["units"].to_numpy(dtype=float, na_value=np.nan)[won].tolist() == rows[won, R_UNITS].tolist()
+    # so the plain means over every deal are the play's means over its wins
+    assert df["hu"].mean() == pytest.approx(rows[won, R_HU].mean())
+    assert df["units"].mean() == pytest.approx(rows[won, R_UNITS].mean())
 
 
 def test_a_dataset_deal_replays_exactly(reference):
@@ -175,6 +181,14 @@ def test_report_and_demo_main_job(tmp_path, capsys):
     df = load_dataset(tmp_path / "dataset")
     rates = win_rates(df)
     assert rates["wins"].sum() + round(exhausted_rate(df).estimate * len(df)) == len(df)
-    assert (rates["win_rate_lo"] <= rates["win_rate"]).all() and (rates["win_rate"] <= rates["win_rate_hi"]).all()
+    # recounted from the winner column; the intervals are Wilson's 95 % (statsmodels' implementation)
+    from statsmodels.stats.proportion import proportion_confint
+
+    for seat in range(3):
+        wins = int((df["winner"] == seat).sum())
+        row = rates.set_index("seat").loc[seat]
+        assert row["wins"] == wins and row["win_rate"] == pytest.approx(wins / len(df))
+        lo, hi = proportion_confint(wins, len(df), alpha=0.05, method="wilson")
+        assert (row["win_rate_lo"], row["win_rate_hi"]) == pytest.approx((lo, hi), abs=1e-9)
     assert hu_distribution(df).wins == rates["wins"].sum()
     assert (tmp_path / "dealt_hands" / "report.md").exists()

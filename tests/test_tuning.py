@@ -7,6 +7,7 @@ strength, validated with intervals."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import sys
 import time
@@ -51,8 +52,11 @@ def patient_copy(obs, mask, params, rng, rules, work):
 class Picky:
     """A Python-tier policy: always a legal win, else the legal action at position p0."""
 
+    made = []  # p0 of every instance, in order: the points the Python loop played
+
     def __init__(self, p0=0.0):
         self.p0 = p0
+        Picky.made.append(float(p0))
 
     def act(self, observation, legal_actions):
         from simkit.engine.layout import A_WIN
@@ -140,7 +144,18 @@ def test_the_same_seed_gives_the_same_trajectory(tmp_path):
     assert (tmp_path / "a" / "report.md").exists() and (tmp_path / "a" / "tuning_convergence.png").exists()
     frame = a.to_frame()
     assert frame["parameter"].tolist() == ["min_units", "late_stock"]
-    assert frame["tuned"].tolist() == list(a.tuned) and 1 <= a.tuned[0] <= 8 and 0 <= a.tuned[1] <= 12
+    assert frame["tuned"].tolist() == list(a.tuned)
+    # the trajectory follows the documented recursion, in real units: each iteration starts where
+    # the last one ended, x_{k+1} = clip(x_k + (hi - lo) a_k (f+ - f-) / (2 c_k) Δ_k, lo, hi)
+    traj = a.trajectory
+    for name, (lo, hi), start in zip(("min_units", "late_stock"), ((1, 8), (0, 12)), a.start):
+        before = [start] + traj[name].tolist()[:-1]
+        assert traj[f"{name}_before"].tolist() == pytest.approx(before)
+        step = (hi - lo) * traj["a_k"] * (traj["f_plus"] - traj["f_minus"]) / (2 * traj["c_k"]) * traj[f"{name}_delta"]
+        assert traj[name].tolist() == pytest.approx(np.clip(traj[f"{name}_before"] + step, lo, hi).tolist())
+    # tuned = mean of the iterates over the last 25 % of the 5 iterations (ceil: 2), last = the last iterate
+    assert list(a.tuned) == pytest.approx(traj[["min_units", "late_stock"]].iloc[-2:].mean().tolist())
+    assert list(a.last) == pytest.approx(traj[["min_units", "late_stock"]].iloc[-1].tolist())
 
 
 class _Stop(Exception):
@@ -246,9 +261,20 @@ def test_a_user_policy_by_import_path_is_tuned_toward_its_known_optimum(tmp_path
 
 
 def test_a_python_tier_policy_is_tuned_in_the_python_loop(tmp_path, policy_module):
-    result = tune(f"{policy_module}:Picky:0", {"p0": (0, 4)}, "greedy", PLAYS_PER_DEAL * 6, seed=1, out=tmp_path,
+    picky = importlib.import_module(policy_module).Picky
+    picky.made.clear()
+    result = tune(f"{policy_module}:Picky:0", {"p0": (0, 10)}, "greedy", PLAYS_PER_DEAL * 6, seed=1, out=tmp_path,
                   iteration_deals=6, validate_deals=4, batch_size=4, quiet=True)
-    assert result.iterations == 1 and result.plays == 36 and 0 <= result.tuned[0] <= 4
+    assert result.iterations == 1 and result.plays == 36
+    # the Python loop made the class itself at θ+ and θ- (real units: 10 · clip(0 ± c_0 Δ_0, 0, 1),
+    # c_0 = 0.2, so 2 and 0), then the validation at tuned and at the start 0
+    delta = perturbation(1, 0, 1)[0]
+    row = result.trajectory.iloc[0]
+    assert (row["p0_plus"], row["p0_minus"]) == pytest.approx((2.0, 0.0) if delta > 0 else (0.0, 2.0))
+    assert 2.0 in picky.made and set(picky.made) <= {2.0, 0.0, result.tuned[0]}
+    # one SPSA step from 0: tuned = clip(10 · a_0 (f+ - f-) / (2 c_0) Δ_0, 0, 10), a_0 = 0.1 by default
+    expected = float(np.clip(10 * 0.1 * (row["f_plus"] - row["f_minus"]) / (2 * 0.2) * delta, 0, 10))
+    assert result.tuned[0] == pytest.approx(expected) and result.tuned == result.last
 
 
 # ---- command line

@@ -95,10 +95,9 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from simkit.cards import N_TYPES
+from simkit.cards import CHE, JIANG, N_CARDS, N_COLOURS, N_COPIES, N_RANKS, N_SEATS, N_TYPES, ZU
 from simkit.deck import (
     DEALER_CARDS,
-    N_SEATS,
     PLAYER_CARDS,
     check_seat,
     parse_dealt_hand,
@@ -152,9 +151,6 @@ def event_level(code: int) -> int:
         return F.LEVEL_COUNTS
     return F.LEVEL_IDLE if code == EV_MIN_IDLE_AT_MOST else F.LEVEL_EVAL
 
-N_CARDS = 112
-RANK_JIANG = 0
-RANK_ZU = 6
 
 
 # ---------------------------------------------------------------------------
@@ -179,9 +175,9 @@ class EventSpec:
 
 _SPECS = (
     EventSpec("jiang_at_least_k", EV_JIANG_AT_LEAST, ">= k 将 cards", "k", 0, 16),
-    EventSpec("pairs_at_least_k", EV_PAIRS_AT_LEAST, ">= k types held >= 2 times", "k", 0, 28),
-    EventSpec("zi_at_least_k", EV_ZI_AT_LEAST, ">= k types held exactly 3 times (子)", "k", 0, 28),
-    EventSpec("nao_at_least_k", EV_NAO_AT_LEAST, ">= k types held 4 times (闹)", "k", 0, 28),
+    EventSpec("pairs_at_least_k", EV_PAIRS_AT_LEAST, ">= k types held >= 2 times", "k", 0, N_TYPES),
+    EventSpec("zi_at_least_k", EV_ZI_AT_LEAST, ">= k types held exactly 3 times (子)", "k", 0, N_TYPES),
+    EventSpec("nao_at_least_k", EV_NAO_AT_LEAST, ">= k types held 4 times (闹)", "k", 0, N_TYPES),
     EventSpec("nao", EV_NAO_AT_LEAST, "holds a 闹 (all 4 copies of a type)", fixed=1),
     EventSpec("long_chariot_jiang", EV_LONG_CHARIOT_JIANG, "components of a 将 长车: >= 2 of each colour's 将"),
     EventSpec("long_chariot_zu", EV_LONG_CHARIOT_ZU, "components of a 卒 长车: >= 2 of each colour's 卒"),
@@ -195,7 +191,8 @@ _SPECS = (
     EventSpec("dealer_complete", EV_COMPLETE, "dealer's dealt 31 cards complete", exact=False, seats=(0,)),
     EventSpec("dealer_wins", EV_WINS, "dealer's dealt 31 cards win (天胡 potential)", exact=False, seats=(0,)),
     EventSpec("hu_at_least_h", EV_HU_AT_LEAST, "dealt hand complete with hu >= h", "h", 0, 100_000, exact=False),
-    EventSpec("min_idle_at_most_m", EV_MIN_IDLE_AT_MOST, "dealt hand has <= m idle cards", "m", 0, 31, exact=False),
+    EventSpec("min_idle_at_most_m", EV_MIN_IDLE_AT_MOST, "dealt hand has <= m idle cards", "m", 0, DEALER_CARDS,
+              exact=False),
 )
 EVENTS: dict[str, EventSpec] = {s.name: s for s in _SPECS}
 EXACT_EVENTS: tuple[str, ...] = tuple(s.name for s in _SPECS if s.exact)
@@ -282,7 +279,7 @@ Machine = tuple[Any, Callable[[Any, int, int], Any], Callable[[Any], bool]]
 
 
 def _rank(t: int) -> int:
-    return t % 7
+    return t % N_RANKS
 
 
 def _count_machine(qualifies: Callable[[int, int], bool], k: int) -> Machine:
@@ -296,7 +293,7 @@ def _count_machine(qualifies: Callable[[int, int], bool], k: int) -> Machine:
 
 def _jiang_machine(k: int) -> Machine:
     def step(s: int, t: int, c: int) -> int:
-        return min(k, s + c) if _rank(t) == RANK_JIANG else s
+        return min(k, s + c) if _rank(t) == JIANG else s
 
     return 0, step, lambda s: s >= k
 
@@ -309,7 +306,7 @@ def _colour_pairs_machine(rank: int, k: int) -> Machine:
 def _triad(t: int) -> int:
     """Triad key of a type (colour * 2 + 0 for 将士相, + 1 for 车马炮), -1 for 卒."""
     r = _rank(t)
-    return -1 if r == RANK_ZU else 2 * (t // 7) + (r // 3)
+    return -1 if r == ZU else 2 * (t // N_RANKS) + (0 if r < CHE else 1)
 
 
 def _plain_machine() -> Machine:
@@ -348,23 +345,23 @@ def _machine(code: int, value: int) -> Machine:
     if code == EV_ZI_AT_LEAST:
         return _count_machine(lambda t, c: c == 3, value)
     if code == EV_NAO_AT_LEAST:
-        return _count_machine(lambda t, c: c == 4, value)
+        return _count_machine(lambda t, c: c == N_COPIES, value)
     if code == EV_LONG_CHARIOT_JIANG:
-        return _colour_pairs_machine(RANK_JIANG, 4)
+        return _colour_pairs_machine(JIANG, N_COLOURS)
     if code == EV_LONG_CHARIOT_ZU:
-        return _colour_pairs_machine(RANK_ZU, 4)
+        return _colour_pairs_machine(ZU, N_COLOURS)
     if code == EV_LONG_CHARIOT:
-        return _any(_colour_pairs_machine(RANK_JIANG, 4), _colour_pairs_machine(RANK_ZU, 4))
+        return _any(_colour_pairs_machine(JIANG, N_COLOURS), _colour_pairs_machine(ZU, N_COLOURS))
     if code == EV_FAT_CHARIOT_JIANG:
-        return _colour_pairs_machine(RANK_JIANG, 3)
+        return _colour_pairs_machine(JIANG, 3)
     if code == EV_FAT_CHARIOT_ZU:
-        return _colour_pairs_machine(RANK_ZU, 3)
+        return _colour_pairs_machine(ZU, 3)
     if code == EV_FAT_CHARIOT:
-        return _any(_colour_pairs_machine(RANK_JIANG, 3), _colour_pairs_machine(RANK_ZU, 3))
+        return _any(_colour_pairs_machine(JIANG, 3), _colour_pairs_machine(ZU, 3))
     if code == EV_PLAIN_CHARIOT:
         return _plain_machine()
     if code == EV_ANY_CHARIOT:
-        return _any(_plain_machine(), _colour_pairs_machine(RANK_JIANG, 3), _colour_pairs_machine(RANK_ZU, 3))
+        return _any(_plain_machine(), _colour_pairs_machine(JIANG, 3), _colour_pairs_machine(ZU, 3))
     raise AssertionError(f"no closed form for event code {code}")
 
 

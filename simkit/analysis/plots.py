@@ -17,6 +17,7 @@ reports do; it needs no display.  Interval labels state the level of ``confidenc
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -34,14 +35,21 @@ __all__ = [
     "convergence_plot",
     "crosstable_plot",
     "dealt_distribution_plot",
+    "decision_text",
     "forest_plot",
     "hu_distribution_plot",
     "new_axes",
+    "overflow_edge",
+    "overflow_histogram",
     "payoff_by_policy_plot",
+    "policy_name",
     "save_figure",
+    "seat_policy_text",
+    "short_policy_names",
     "sprt_llr_plot",
     "tuning_plot",
     "win_rate_by_seat_plot",
+    "wrap_label",
 ]
 
 
@@ -63,33 +71,179 @@ def save_figure(figure: Figure, directory: str | Path, stem: str) -> Path:
     return directory / f"{stem}.png"
 
 
+def overflow_edge(values: np.ndarray, step: int = 5, floor: int = 60) -> int:
+    """Where a histogram's overflow bin starts: a multiple of ``step`` at least ``floor`` and
+    about 10 above the 99th percentile of ``values``.
+
+    >>> overflow_edge(np.array([10, 20, 30])), overflow_edge(np.arange(200))
+    (60, 210)
+    """
+    values = np.asarray(values, dtype=float)
+    top = max(floor, int(np.quantile(values, 0.99)) + 10) if values.size else floor
+    return int(step * -(-top // step))
+
+
+def overflow_histogram(ax: Axes, values: np.ndarray, edge: int, step: int = 5, label: str | None = None,
+                       color: str = "tab:blue", filled: bool = True, unit: str = "", noun: str = "values",
+                       prefix: str = "") -> np.ndarray:
+    """Draw a density histogram of ``values`` in ``step``-wide bins from 0 to ``edge``, and the
+    values at or above ``edge`` as one overflow bar after them: hatched, with the tick label
+    ``≥ EDGE`` and its own legend entry (``PREFIXoverflow ≥ EDGE UNIT: n NOUN``), so the clipped
+    tail does not read as a spike of the last bin.  Densities are per unit of the value (the
+    overflow bar's height is its fraction / ``step``).  ``filled=False`` draws outlines, for
+    several samples on one Axes.  Returns the heights: the regular bins, then the overflow.
+
+    >>> ax = new_axes((4, 3))
+    >>> overflow_histogram(ax, np.array([1, 2, 7, 99]), edge=10).tolist()
+    [0.1, 0.05, 0.05]
+    >>> [t.get_text() for t in ax.get_xticklabels()][-1]
+    '≥ 10'
+    """
+    from matplotlib.ticker import MaxNLocator
+
+    values = np.asarray(values, dtype=float)
+    n = values.size
+    edges = np.arange(0, edge + step, step, dtype=float)
+    inside = values[values < edge]
+    counts, _ = np.histogram(np.clip(inside, 0, None), bins=edges)
+    over = int(n - inside.size)
+    heights = counts / (n * step) if n else counts.astype(float)
+    if filled:
+        ax.bar(edges[:-1], heights, width=step, align="edge", color=color, label=label)
+    else:
+        ax.stairs(heights, edges, color=color, linewidth=1.5, label=label)
+    overflow = over / (n * step) if n else 0.0
+    # the overflow bar stands one bin apart from the regular ones, its tick clear of theirs
+    where = edge + step
+    ticks = [float(t) for t in MaxNLocator(nbins=8, steps=[1, 2, 5, 10]).tick_values(0, edge)
+             if 0 <= t <= edge and (not over or t <= edge - 0.08 * (where + step))]
+    if over:
+        ax.bar([where], [overflow], width=step, align="edge", facecolor="0.85" if filled else "none",
+               edgecolor=color, hatch="///", linewidth=1.2,
+               label=f"{prefix}overflow ≥ {edge}{unit}: {over:,} {noun}")
+        ax.set_xticks(ticks + [where + step / 2], [f"{t:g}" for t in ticks] + [f"≥ {edge}"])
+        ax.set_xlim(0, where + step)
+    else:
+        ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
+        ax.set_xlim(0, edge)
+    return np.r_[heights, overflow]
+
+
 def hu_distribution_plot(hu_of_wins: np.ndarray, ax: Axes | None = None, title: str = "hu of winning hands") -> Axes:
-    """Histogram of the winner's hu (fraction of won deals per 5-hu bin)."""
+    """Histogram of the winner's hu (fraction of won deals per 5-hu bin); the wins above about
+    the 99th percentile are one overflow bar, hatched and labelled ``≥ EDGE`` (see
+    :func:`overflow_histogram`)."""
     hu = np.asarray(hu_of_wins, dtype=float)
     ax = new_axes((7, 4)) if ax is None else ax
-    top = max(60, int(np.quantile(hu, 0.99)) + 10) if hu.size else 60
-    bins = np.arange(0, top + 5, 5)
-    ax.hist(np.clip(hu, 0, bins[-1]), bins=bins, density=True)
-    ax.axvline(48, color="k", linestyle="--", linewidth=1, label="48 hu")
-    ax.set_xlabel("winner's hu (hu; clipped near the 99th percentile)")
+    edge = overflow_edge(hu)
+    overflow_histogram(ax, hu, edge, label="wins per 5-hu bin", unit=" hu", noun="wins")
+    ax.axvline(48, color="k", linestyle="--", linewidth=1, label="48 hu: the least a win without lou needs (default rules)")
+    ax.set_xlabel("winner's hu")
     ax.set_ylabel("density (fraction of won deals per hu)")
     ax.set_title(f"{title} (n={hu.size:,} wins)")
     ax.legend(fontsize=8)
     return ax
 
 
+def wrap_label(text: str, width: int = 40) -> str:
+    """``text`` on lines of at most ``width`` characters where it can be, broken after spaces,
+    commas and colons (policy parameters), never inside a number.
+
+    >>> print(wrap_label("expert:57.6,13.4,0.78,95.9", 12))
+    expert:57.6,
+    13.4,0.78,
+    95.9
+    """
+    lines: list[str] = []
+    for paragraph in str(text).split("\n"):
+        line = ""
+        for token in re.findall(r"[^ ,:]*[ ,:]?", paragraph):
+            if line and len(line.rstrip()) + len(token.rstrip()) > width:
+                lines.append(line.rstrip())
+                line = ""
+            line += token
+        lines.append(line.rstrip())
+    return "\n".join(lines)
+
+
+def policy_name(text: str) -> str:
+    """A policy's short name for a plot: the parameters dropped and an import path cut to its
+    function's name.
+
+    >>> policy_name("patient:2,6,1"), policy_name("expert:danger=20:claim_hu=40"), policy_name("pkg.mod:cautious:1,2")
+    ('patient', 'expert', 'cautious')
+    """
+    text = str(text).strip()
+    head, _, rest = text.partition(":")
+    if "." in head and rest:  # module.path:function[:parameters]
+        head = rest.partition(":")[0]
+    return head
+
+
+def short_policy_names(texts) -> dict[str, str]:
+    """Each policy text's display name for a plot: :func:`policy_name` (no parameters), except
+    where two different texts would get the same name (``mc`` and ``mc:16,4,1.5``): those keep
+    their full text.
+
+    >>> short_policy_names(["patient:2,6,1", "greedy", "mc", "mc:16,4"])
+    {'patient:2,6,1': 'patient', 'greedy': 'greedy', 'mc': 'mc', 'mc:16,4': 'mc:16,4'}
+    """
+    texts = list(dict.fromkeys(str(t) for t in texts))
+    names = {t: policy_name(t) for t in texts}
+    counts: dict[str, int] = {}
+    for name in names.values():
+        counts[name] = counts.get(name, 0) + 1
+    return {t: (name if counts[name] == 1 else t) for t, name in names.items()}
+
+
+def _seat_policies(label: str) -> list[str]:
+    """The policy texts of a seat label of :func:`~simkit.analysis.win_rates` (``greedy`` or
+    ``rotated: a / b / c``)."""
+    label = str(label)
+    return label[len("rotated: "):].split(" / ") if label.startswith("rotated: ") else [label]
+
+
+def seat_policy_text(label: str, names: dict[str, str] | None = None) -> str:
+    """A seat's policy label of :func:`~simkit.analysis.win_rates` in plain words, parameters
+    dropped as :func:`short_policy_names` does (``names``: that mapping, when the label is one
+    of several).
+
+    >>> seat_policy_text("rotated: greedy / patient:2,6,1 / random")
+    'rotated among greedy, patient, random'
+    """
+    parts = _seat_policies(label)
+    names = short_policy_names(parts) if names is None else names
+    shown = ", ".join(names.get(p, p) for p in parts)
+    return f"rotated among {shown}" if str(label).startswith("rotated: ") else shown
+
+
 def win_rate_by_seat_plot(rates: pd.DataFrame, ax: Axes | None = None, confidence: float = 0.95) -> Axes:
     """Win rate of each seat with its interval (the table of :func:`~simkit.analysis.win_rates`
-    at ``confidence``)."""
+    at ``confidence``).  The ticks say only ``seat k`` (``(dealer)`` for seat 0); who played each
+    seat is the x axis label, wrapped, in plain words and without parameters (one line when every
+    seat played the same, e.g. rotated seats), so the labels stay legible for any policies."""
+    import textwrap
+
     ax = new_axes((6, 4)) if ax is None else ax
     x = rates["seat"].to_numpy()
     y = rates["win_rate"].to_numpy()
     err = np.vstack([y - rates["win_rate_lo"].to_numpy(), rates["win_rate_hi"].to_numpy() - y])
     ax.errorbar(x, y, yerr=err, fmt="o", capsize=5)
-    ax.set_xticks(x, [f"seat {s}{' (dealer)' if s == 0 else ''}\n{p}" for s, p in zip(rates["seat"], rates["policy"])])
+    ax.set_xticks(x, [f"seat {s}{' (dealer)' if s == 0 else ''}" for s in rates["seat"]])
+    if x.size:
+        ax.set_xlim(x.min() - 0.5, x.max() + 0.5)
+    names = short_policy_names(p for label in rates["policy"] for p in _seat_policies(label))
+    played = [seat_policy_text(label, names) for label in rates["policy"]]
+    if len(set(played)) == 1:
+        who = f"seats {played[0]}" if played[0].startswith("rotated") else f"every seat: {played[0]}"
+    else:
+        who = "; ".join(f"seat {s}: {p}" for s, p in zip(rates["seat"], played))
+    ax.set_xlabel("\n".join(textwrap.wrap(who, 70)))
     ax.set_ylabel(f"win rate (fraction of deals, {format_level(confidence)} Wilson)")
     ax.set_title(f"Win rate by seat (n={int(rates['deals'].iloc[0]):,} deals)")
     return ax
+
+
 
 
 def payoff_by_policy_plot(by_policy: pd.DataFrame, ax: Axes | None = None, title: str = "Mean payoff by policy",
@@ -104,7 +258,7 @@ def payoff_by_policy_plot(by_policy: pd.DataFrame, ax: Axes | None = None, title
     ax.errorbar(m, y, xerr=err, fmt="o", capsize=4)
     ax.axvline(0, color="grey", linewidth=0.8)
     confounded = by_policy["confounded"] if "confounded" in by_policy else [False] * len(by_policy)
-    ax.set_yticks(y, [f"{p}\n(n={int(n):,} seat-deals)" + ("\nconfounded with seat" if c else "")
+    ax.set_yticks(y, [f"{wrap_label(p)}\n(n={int(n):,} seat-deals)" + ("\nconfounded with seat" if c else "")
                       for p, n, c in zip(by_policy["policy"], by_policy["seat_deals"], confounded)])
     ax.invert_yaxis()
     ax.set_xlabel(f"mean payoff (pai per seat per deal, {format_level(confidence)} interval)")
@@ -143,20 +297,39 @@ def forest_plot(rows: pd.DataFrame, xlabel: str, title: str, ax: Axes | None = N
     ax.errorbar(m, y, xerr=err, fmt="s", capsize=4)
     if null is not None:
         ax.axvline(null, color="grey", linewidth=0.8, linestyle="--")
-    ax.set_yticks(y, [f"{label}\n(n={int(n):,})" for label, n in zip(rows["label"], rows["n"])])
+    ax.set_yticks(y, [f"{wrap_label(label)}\n(n={int(n):,})" for label, n in zip(rows["label"], rows["n"])])
     ax.invert_yaxis()
     ax.set_xlabel(xlabel)
     ax.set_title(title)
     return ax
 
 
+def decision_text(decision: str, mu0: float | None = None, mu1: float | None = None) -> str:
+    """A sequential test's decision (``accept_h1`` / ``accept_h0`` / ``continue``) in plain
+    words, with the hypothesis when its mean is given.
+
+    >>> decision_text("accept_h1", 0.0, 0.2), decision_text("accept_h0"), decision_text("continue")
+    ('accept H1: A − B = +0.2', 'accept H0', 'no decision yet')
+    """
+    def mean(mu: float | None) -> str:
+        return "" if mu is None else f": A − B = {mu:+g}" if mu else ": A − B = 0"
+
+    if decision == "accept_h1":
+        return "accept H1" + mean(mu1)
+    if decision == "accept_h0":
+        return "accept H0" + mean(mu0)
+    return "no decision yet" if decision in ("", "continue") else str(decision).replace("_", " ")
+
+
 def sprt_llr_plot(llr_path: np.ndarray, lower: float, upper: float, title: str, ax: Axes | None = None,
-                  min_n: int = 0, decision: str = "") -> Axes:
+                  min_n: int = 0, decision: str = "", mu0: float | None = None, mu1: float | None = None) -> Axes:
     """Log-likelihood ratio of a sequential test against the number of deals, with its two
     boundaries (and the deals before ``min_n``, where no decision is taken, shaded).
 
     ``llr_path[i]`` is the llr after deal i + 1; +-inf values (only one hypothesis possible on
-    the values seen) are drawn just beyond the boundary.  Long paths are thinned for drawing."""
+    the values seen) are drawn just beyond the boundary.  Long paths are thinned for drawing.
+    ``mu0`` / ``mu1`` (the two hypotheses' means of A − B) name the hypotheses in the legend,
+    which says everything in plain words (see :func:`decision_text`)."""
     path = np.asarray(llr_path, dtype=float)
     deals = np.arange(1, path.size + 1)
     step = max(1, path.size // 20_000)
@@ -171,11 +344,14 @@ def sprt_llr_plot(llr_path: np.ndarray, lower: float, upper: float, title: str, 
     ax.plot(deals[keep], shown, linewidth=1, label="log-likelihood ratio")
     if infinite.any():
         ax.plot(deals[keep][infinite], shown[infinite], ".", markersize=3, color="tab:blue",
-                label="+-inf (one mean impossible on the values seen)")
-    ax.axhline(upper, color="tab:green", linestyle="--", linewidth=1, label=f"accept H1 at {upper:+.2f}")
-    ax.axhline(lower, color="tab:red", linestyle="--", linewidth=1, label=f"accept H0 at {lower:+.2f}")
+                label="± infinity (one mean impossible on the values seen)")
+    ax.axhline(upper, color="tab:green", linestyle="--", linewidth=1,
+               label=f"{decision_text('accept_h1', mu0, mu1)} above {upper:+.2f}")
+    ax.axhline(lower, color="tab:red", linestyle="--", linewidth=1,
+               label=f"{decision_text('accept_h0', mu0, mu1)} below {lower:+.2f}")
     if path.size and decision in ("accept_h1", "accept_h0"):
-        ax.plot([path.size], [shown[-1]], "o", color="k", label=f"{decision} after {path.size:,} deals")
+        ax.plot([path.size], [shown[-1]], "o", color="k",
+                label=f"decision: {decision_text(decision, mu0, mu1)} after {path.size:,} deals")
     ax.set_xlabel("number of deals")
     ax.set_ylabel("log-likelihood ratio H1 vs H0")
     ax.set_title(title)
@@ -247,8 +423,10 @@ def crosstable_plot(estimate: pd.DataFrame, lo: pd.DataFrame, hi: pd.DataFrame, 
             text = "—" if i == j else f"{values[i, j]:+.3f}\n[{lo.iat[i, j]:+.3f}, {hi.iat[i, j]:+.3f}]"
             dark = np.isfinite(values[i, j]) and abs(values[i, j]) > 0.6 * bound
             ax.text(j, i, text, ha="center", va="center", fontsize=8, color="white" if dark else "black")
-    ax.set_xticks(range(k), [str(c) for c in estimate.columns])
-    ax.set_yticks(range(k), [str(r) for r in estimate.index])
+    # policies by their short names (parameters only where two would read the same), wrapped
+    names = short_policy_names([*map(str, estimate.columns), *map(str, estimate.index)])
+    ax.set_xticks(range(k), [wrap_label(names[str(c)], 14) for c in estimate.columns])
+    ax.set_yticks(range(k), [wrap_label(names[str(r)], 20) for r in estimate.index])
     ax.set_xlabel("column policy")
     ax.set_ylabel("row policy")
     ax.set_title(title)

@@ -267,11 +267,26 @@ def dataset_section(df: pd.DataFrame, directory: str | Path, prefix: str = "", h
     return lines
 
 
+def default_report_dir(dataset: str | os.PathLike) -> Path:
+    """Where :func:`write_report` writes by default: the folder next to ``dataset`` named after
+    it with ``-report`` (a trailing slash dropped).
+
+    >>> default_report_dir("runs/big/").as_posix(), default_report_dir("data").as_posix()
+    ('runs/big-report', 'data-report')
+    """
+    path = Path(dataset)
+    if path.name in ("", ".", ".."):  # "." or "..": name the folder itself
+        path = Path(os.path.abspath(path))
+    return path.with_name(path.name + "-report")
+
+
 def write_report(dataset: str | os.PathLike, out: str | os.PathLike | None = None, confidence: float = 0.95) -> Path:
-    """Write ``report.md`` (and plots) for a dataset, intervals at ``confidence``; into the
-    dataset folder by default."""
+    """Write ``report.md`` (and plots) for a dataset, intervals at ``confidence``; the report's
+    path.  By default into the dataset's sibling folder ``DATASET-report`` (see
+    :func:`default_report_dir`), so the dataset folder keeps only Parquet files and
+    ``pd.read_parquet(DATASET)`` keeps working."""
     level = format_level(check_confidence(confidence))
-    directory = check_out_dir(out) if out is not None else Path(dataset)
+    directory = check_out_dir(out if out is not None else default_report_dir(dataset))
     df = load_dataset(dataset, columns=REPORT_COLUMNS)  # verified before anything is written
     manifest = read_manifest(Path(dataset)) or {}
     make_out_dir(directory)

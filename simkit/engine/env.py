@@ -24,13 +24,36 @@ from typing import Any, Protocol, Sequence
 
 import numpy as np
 
-from simkit.cards import TYPE_NAMES, format_counts, parse_types
+from simkit.cards import N_CARDS, N_COPIES, N_SEATS, N_TYPES, TYPE_NAMES, format_counts, parse_types
 from simkit.deck import deal_deck
+from simkit.errors import SimkitError
 from simkit.engine import kernel as E
 from simkit.engine import layout as L
-from simkit.exposed import check_copies, exposed_arrays, parse_exposed
+from simkit.exposed import EXP_BLOCK, N_EXP_ROWS, check_copies, exposed_arrays, parse_exposed
 from simkit.rng import root_key
 from simkit.rules import RuleSet
+
+# ---- the rules of every deal loop (runner.play's compiled loops, runner.python_play, play_python)
+MAX_DECISIONS = 2000  # decisions in one deal, far above any deal: a deal that reaches it is an error
+
+
+def max_decisions_text(cap: int) -> str:
+    """Why a deal that reached the cap ``cap`` (:data:`MAX_DECISIONS`) stopped."""
+    return f"the deal did not end within MAX_DECISIONS = {cap} decisions"
+
+
+class DealError(SimkitError):
+    """A deal stopped before its end: a policy returned an illegal action, the deal reached
+    :data:`MAX_DECISIONS`, or a seat's policy id is unknown.  Such a deal is never recorded."""
+
+
+def deal_error_text(seed: int, deal: int, policies: Sequence[str], why: str) -> str:
+    """The one line of a :class:`DealError`: the deal, the seed, the policies by seat, why.
+
+    >>> deal_error_text(3, 7, ["mine", "greedy", "greedy"], "seat 0 (mine) returned an illegal action")
+    'deal 7 of seed 3 (policies by seat: mine, greedy, greedy): seat 0 (mine) returned an illegal action'
+    """
+    return f"deal {deal} of seed {seed} (policies by seat: {', '.join(str(p) for p in policies)}): {why}"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -70,15 +93,15 @@ class Observation:
             active_source_player=int(obs[L.O_SOURCE_PLAYER]),
             stock_left=int(obs[L.O_STOCK_LEFT]),
             dealer=int(obs[L.O_DEALER]),
-            concealed=obs[L.O_CONC : L.O_CONC + 28].copy(),
-            exposed=obs[L.O_EXP : L.O_EXP + 336].reshape(3, 4, 28).copy(),
-            exposed_cards=obs[L.O_EXPCARDS : L.O_EXPCARDS + 84].reshape(3, 28).copy(),
-            n_chow=obs[L.O_NCHOW : L.O_NCHOW + 3].copy(),
-            n_concealed=obs[L.O_NCONC : L.O_NCONC + 3].copy(),
-            dead=obs[L.O_DEAD : L.O_DEAD + 28].copy(),
-            pass_locks=obs[L.O_LOCK : L.O_LOCK + 84].reshape(3, 28).copy(),
-            xianggong=obs[L.O_XIANGGONG : L.O_XIANGGONG + 3].copy(),
-            cannot_win=obs[L.O_NOWIN : L.O_NOWIN + 3].copy(),
+            concealed=obs[L.O_CONC : L.O_CONC + N_TYPES].copy(),
+            exposed=obs[L.O_EXP : L.O_EXP + N_SEATS * EXP_BLOCK].reshape(N_SEATS, N_EXP_ROWS, N_TYPES).copy(),
+            exposed_cards=obs[L.O_EXPCARDS : L.O_EXPCARDS + N_SEATS * N_TYPES].reshape(N_SEATS, N_TYPES).copy(),
+            n_chow=obs[L.O_NCHOW : L.O_NCHOW + N_SEATS].copy(),
+            n_concealed=obs[L.O_NCONC : L.O_NCONC + N_SEATS].copy(),
+            dead=obs[L.O_DEAD : L.O_DEAD + N_TYPES].copy(),
+            pass_locks=obs[L.O_LOCK : L.O_LOCK + N_SEATS * N_TYPES].reshape(N_SEATS, N_TYPES).copy(),
+            xianggong=obs[L.O_XIANGGONG : L.O_XIANGGONG + N_SEATS].copy(),
+            cannot_win=obs[L.O_NOWIN : L.O_NOWIN + N_SEATS].copy(),
             history=obs[L.O_HIST : L.O_HIST + L.HIST_WIDTH * int(obs[L.O_NHIST])].reshape(-1, L.HIST_WIDTH).copy(),
             array=obs.copy(),
         )
@@ -140,10 +163,10 @@ class State:
     # -- the contract
     def new_deal(self, seed: int, deal: int = 0, dealer: int = 0) -> None:
         """Deal number ``deal`` of run ``seed`` (the same cards as in a batch simulation)."""
-        if not 0 <= int(dealer) < 3:
+        if not 0 <= int(dealer) < N_SEATS:
             raise ValueError(f"dealer must be 0, 1 or 2, got {dealer}")
         self.seed, self.deal = int(seed), int(deal)
-        deck = np.zeros(112, dtype=np.int64)
+        deck = np.zeros(N_CARDS, dtype=np.int64)
         rng = np.zeros(4, dtype=np.uint64)
         deal_deck(root_key(seed), self.deal, rng, deck)
         self._n_events[0] = 0
@@ -164,12 +187,12 @@ class State:
         card is dead.  ``player`` opens with a discard phase (``first_phase``: it is the
         dealer's opening one, so a win there is 天胡).  For scenario tests and analysis.
         """
-        if len(hands) != 3 or len(exposed) != 3:
+        if len(hands) != N_SEATS or len(exposed) != N_SEATS:
             raise ValueError("need three hands and three exposed strings")
-        counts = [np.zeros(28, dtype=np.int64) for _ in range(3)]
+        counts = [np.zeros(N_TYPES, dtype=np.int64) for _ in range(N_SEATS)]
         groups = [parse_exposed(e) for e in exposed]
-        used = np.zeros(28, dtype=np.int64)
-        for p in range(3):
+        used = np.zeros(N_TYPES, dtype=np.int64)
+        for p in range(N_SEATS):
             for t in parse_types(hands[p]):
                 counts[p][t] += 1
             check_copies(counts[p], groups[p])
@@ -179,32 +202,32 @@ class State:
         stock_types = parse_types(stock)
         for t in stock_types:
             used[t] += 1
-        if (used > 4).any():
-            t = int(np.argmax(used > 4))
-            raise ValueError(f"more than 4 copies of {TYPE_NAMES[t]} in the position")
+        if (used > N_COPIES).any():
+            t = int(np.argmax(used > N_COPIES))
+            raise ValueError(f"more than {N_COPIES} copies of {TYPE_NAMES[t]} in the position")
         s = self._state
         s[:] = 0
         # deck: cards in hands / exposed / dead first, the stock last (top first)
-        next_copy = np.zeros(28, dtype=np.int64)
+        next_copy = np.zeros(N_TYPES, dtype=np.int64)
         stock_ids = []
         for t in stock_types:
-            stock_ids.append(t * 4 + next_copy[t])
+            stock_ids.append(t * N_COPIES + next_copy[t])
             next_copy[t] += 1
-        rest = [t * 4 + c for t in range(28) for c in range(next_copy[t], 4)]
+        rest = [t * N_COPIES + c for t in range(N_TYPES) for c in range(next_copy[t], N_COPIES)]
         deck = np.array(rest + stock_ids, dtype=np.int64)
-        s[L.S_DECK : L.S_DECK + 112] = deck
-        s[L.S_STOCK_POS] = 112 - len(stock_ids)
-        for p in range(3):
-            s[L.S_CONC + 28 * p : L.S_CONC + 28 * (p + 1)] = counts[p]
+        s[L.S_DECK : L.S_DECK + N_CARDS] = deck
+        s[L.S_STOCK_POS] = N_CARDS - len(stock_ids)
+        for p in range(N_SEATS):
+            s[L.S_CONC + N_TYPES * p : L.S_CONC + N_TYPES * (p + 1)] = counts[p]
             exp, n_chow = exposed_arrays(groups[p])
-            s[L.S_EXP + 112 * p : L.S_EXP + 112 * (p + 1)] = exp.ravel()
+            s[L.S_EXP + EXP_BLOCK * p : L.S_EXP + EXP_BLOCK * (p + 1)] = exp.ravel()
             s[L.S_NCHOW + p] = n_chow
             for g in groups[p]:
-                s[L.S_EXPCARDS + 28 * p : L.S_EXPCARDS + 28 * (p + 1)] += g.card_counts()
+                s[L.S_EXPCARDS + N_TYPES * p : L.S_EXPCARDS + N_TYPES * (p + 1)] += g.card_counts()
                 kind = L.MELD_KIND_NAMES.index(g.kind)
                 types = list(g.types) + [-1] * (4 - len(g.types))
                 E.add_meld(s, p, kind, types[0], types[1], types[2], types[3])
-        s[L.S_DEAD : L.S_DEAD + 28] = 4 - used  # every card not in play is dead
+        s[L.S_DEAD : L.S_DEAD + N_TYPES] = N_COPIES - used  # every card not in play is dead
         s[L.S_DEALER] = dealer
         s[L.S_PLAYER] = player
         s[L.S_PHASE] = L.PH_DISCARD
@@ -258,7 +281,7 @@ class State:
     def returns(self) -> list[int]:
         """Payoff of each seat (牌): winner +2U, the others -U; zeros before the end or on 穿牌."""
         self._need_deal()
-        return [int(x) for x in self._state[L.S_PAYOFF : L.S_PAYOFF + 3]]
+        return [int(x) for x in self._state[L.S_PAYOFF : L.S_PAYOFF + N_SEATS]]
 
     def current_player(self) -> int:
         """Seat to act, or :data:`NO_PLAYER` once the deal is over."""
@@ -305,8 +328,8 @@ class State:
         return {
             "phase": int(s[L.S_PHASE]),
             "player": int(s[L.S_PLAYER]),
-            "stock_left": int(112 - s[L.S_STOCK_POS]),
-            "hands": [format_counts(s[L.S_CONC + 28 * p : L.S_CONC + 28 * (p + 1)]) for p in range(3)],
+            "stock_left": int(N_CARDS - s[L.S_STOCK_POS]),
+            "hands": [format_counts(s[L.S_CONC + N_TYPES * p : L.S_CONC + N_TYPES * (p + 1)]) for p in range(N_SEATS)],
             "active": TYPE_NAMES[int(s[L.S_ACTIVE])] if s[L.S_ACTIVE] >= 0 else None,
         }
 
@@ -319,13 +342,12 @@ class Environment(State):
         super().__init__(Game(rules if rules is not None else RuleSet()), event_capacity)
 
 
-MAX_DECISIONS = 10_000  # far above any deal (the stock has 21 cards; each card brings few decisions)
-
-
 def play_python(policies: Sequence[PythonPolicy], seed: int, deal: int = 0, rules: RuleSet | None = None) -> State:
     """Play one deal with Python policy objects (tier 2 plug-ins); returns the finished state.
-    Raises RuntimeError if the deal has not ended after ``MAX_DECISIONS`` decisions."""
-    if len(policies) != 3:
+    A deal that has not ended after :data:`MAX_DECISIONS` decisions, or a policy that returns
+    an illegal action, is a one-line :class:`DealError` naming the seed, the deal and the
+    policies (as every deal loop does: :func:`simkit.runner.play.check_rows`)."""
+    if len(policies) != N_SEATS:
         raise ValueError("play_python needs three policies, one per seat")
     names = tuple(type(policy).__name__ for policy in policies)
     state = Game(rules if rules is not None else RuleSet(), names).new_initial_state(seed, deal)
@@ -333,8 +355,12 @@ def play_python(policies: Sequence[PythonPolicy], seed: int, deal: int = 0, rule
         if state.is_terminal():
             return state
         p = state.current_player()
-        state.apply_action(policies[p].act(state.observation(p), state.legal_actions()))
-    raise RuntimeError(f"deal {deal} of seed {seed} did not end after {MAX_DECISIONS} decisions")
-
-
-
+        action = policies[p].act(state.observation(p), state.legal_actions())
+        try:
+            state.apply_action(action)
+        except (ValueError, TypeError):
+            raise DealError(deal_error_text(seed, deal, names, f"seat {p} ({names[p]}) returned an illegal action "
+                                                             f"{action!r}")) from None
+    if state.is_terminal():
+        return state
+    raise DealError(deal_error_text(seed, deal, names, max_decisions_text(MAX_DECISIONS)))

@@ -44,6 +44,7 @@ from simkit.engine.layout import (
     HIST_WIDTH,
     MAX_HIST,
     MAX_MELDS,
+    MELD_TYPES,
     MELD_WIDTH,
     N_ACTIONS,
     O_ACTIVE,
@@ -121,10 +122,12 @@ from simkit.engine.layout import (
     WIN_DRAW,
     WIN_TABLE,
     WIN_TIANHU,
+    chain_regions,
 )
-from simkit.cards import CHE, JIANG, N_RANKS, XIANG, ZU
-from simkit.deck import deal_counts_kernel
+from simkit.cards import CHE, JIANG, N_CARDS, N_COLOURS, N_COPIES, N_RANKS, N_SEATS, N_TYPES, TRIAD_SIZE, XIANG, ZU
+from simkit.deck import DEALER_CARDS, deal_counts_kernel
 from simkit.evaluator import kernel as K
+from simkit.exposed import EXP_BLOCK, N_EXP_ROWS
 from simkit.jit import hot_kernel
 from simkit.rules import (
     RULE_DRAWN_CARD_CHOW_BY,
@@ -137,12 +140,11 @@ from simkit.rules import (
     RULE_ZHAN_IN_CHARIOT,
 )
 
-EXP_BLOCK = 4 * 28  # exposed counts per player
 
 
 @hot_kernel(cache=True, nogil=True)
 def _next(p):
-    return (p + 1) % 3
+    return (p + 1) % N_SEATS
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -180,25 +182,25 @@ def _public(s, kind, p, t, detail):
 # use them (simkit.jit.hot_kernel) may call no kernel that returns an array
 @njit(cache=True, nogil=True, inline="always")
 def _conc(s, p):
-    return s[S_CONC + 28 * p : S_CONC + 28 * (p + 1)]
+    return s[S_CONC + N_TYPES * p : S_CONC + N_TYPES * (p + 1)]
 
 
 @njit(cache=True, nogil=True, inline="always")
 def _exp(s, p):
-    return s[S_EXP + EXP_BLOCK * p : S_EXP + EXP_BLOCK * (p + 1)].reshape((4, 28))
+    return s[S_EXP + EXP_BLOCK * p : S_EXP + EXP_BLOCK * (p + 1)].reshape((N_EXP_ROWS, N_TYPES))
 
 
 @hot_kernel(cache=True, nogil=True)
 def _total_cards(s, p):
     total = 0
-    for t in range(28):
-        total += s[S_CONC + 28 * p + t] + s[S_EXPCARDS + 28 * p + t]
+    for t in range(N_TYPES):
+        total += s[S_CONC + N_TYPES * p + t] + s[S_EXPCARDS + N_TYPES * p + t]
     return total
 
 
 @hot_kernel(cache=True, nogil=True)
 def has_discard(conc):
-    for t in range(28):
+    for t in range(N_TYPES):
         if conc[t] > 0 and t % N_RANKS != JIANG:
             return True
     return False
@@ -215,19 +217,19 @@ def _holding_wins(conc, exp, n_chow, rules, work):
     return out[K.OUT_WINS] == 1
 
 
-# engine scratch ``work[ENGINE_WORK_SIZE]``: each region starts where the previous one ends
-EW_EVAL = 0  # evaluator workspace
-EW_OUT = EW_EVAL + K.WORK_SIZE  # evaluator result (N_OUT)
-EW_CHOICE = EW_OUT + K.N_OUT  # evaluator best decomposition (N_CHOICE)
-EW_CONC = EW_CHOICE + K.N_CHOICE  # a holding after a claim: concealed counts (28)
-EW_EXP = EW_CONC + 28  # ... and its exposed counts (EXP_BLOCK)
-EW_USED = EW_EXP + EXP_BLOCK  # concealed types a claim uses (4)
-EW_MEMBERS = EW_USED + 4  # a claimed 圆's types (4)
-ENGINE_WORK_SIZE = EW_MEMBERS + 4
-ENGINE_WORK_REGIONS = (
-    ("eval", EW_EVAL, K.WORK_SIZE), ("out", EW_OUT, K.N_OUT), ("choice", EW_CHOICE, K.N_CHOICE),
-    ("conc", EW_CONC, 28), ("exp", EW_EXP, EXP_BLOCK), ("used", EW_USED, 4), ("members", EW_MEMBERS, 4),
-)
+# engine scratch ``work[ENGINE_WORK_SIZE]``: the evaluator's workspace first (EW_EVAL), then
+# these regions, each where the previous one ends
+EW_EVAL = 0  # evaluator workspace (K.WORK_SIZE)
+ENGINE_WORK = chain_regions((
+    ("EW_OUT", K.N_OUT),  # evaluator result
+    ("EW_CHOICE", K.N_CHOICE),  # evaluator best decomposition
+    ("EW_CONC", N_TYPES),  # a holding after a claim: concealed counts
+    ("EW_EXP", EXP_BLOCK),  # ... and its exposed counts
+    ("EW_USED", MELD_TYPES),  # concealed types a claim uses
+    ("EW_MEMBERS", MELD_TYPES),  # a claimed 圆's types
+), base=K.WORK_SIZE)
+EW_OUT, EW_CHOICE, EW_CONC, EW_EXP, EW_USED, EW_MEMBERS = ENGINE_WORK.offsets
+ENGINE_WORK_SIZE = ENGINE_WORK.size
 
 
 def new_engine_workspace() -> np.ndarray:
@@ -239,7 +241,7 @@ def new_engine_workspace() -> np.ndarray:
 def _gain_locked(s, p, t, rules):
     """docs/rules.md §7 passed cards cannot win: p passed a legal claim on type t, and t is the card
     that brings p to this discard phase (option ``pass_locks_win``)."""
-    return rules[RULE_PASS_LOCKS_WIN] == 1 and t >= 0 and s[S_LOCK + 28 * p + t] == 1
+    return rules[RULE_PASS_LOCKS_WIN] == 1 and t >= 0 and s[S_LOCK + N_TYPES * p + t] == 1
 
 
 @hot_kernel(cache=True, nogil=True)
@@ -251,7 +253,7 @@ def _can_win(s, p, rules, work):
         return False
     if _gain_locked(s, p, s[S_GAIN_TYPE], rules):
         return False
-    if _total_cards(s, p) != 31:
+    if _total_cards(s, p) != DEALER_CARDS:
         return False
     conc = _conc(s, p)
     if K.min_idle_kernel(conc) > 0:
@@ -262,7 +264,7 @@ def _can_win(s, p, rules, work):
 @hot_kernel(cache=True, nogil=True)
 def meld_cards(action, t, used):
     """Concealed types a claim uses (used[0..3], -1 padded) and its meld kind."""
-    for i in range(4):
+    for i in range(MELD_TYPES):
         used[i] = -1
     colour = t // N_RANKS
     rank = t % N_RANKS
@@ -281,14 +283,14 @@ def meld_cards(action, t, used):
     if action == A_CHOW_TRIAD:
         first = colour * N_RANKS + (JIANG if rank <= XIANG else CHE)  # its triad: 将士相 or 车马炮
         k = 0
-        for x in range(first, first + 3):
+        for x in range(first, first + TRIAD_SIZE):
             if x != t:
                 used[k] = x
                 k += 1
         return M_CHOW
     # 卒 圆s
     k = 0
-    for c in range(4):
+    for c in range(N_COLOURS):
         if c == colour:
             continue
         if action == A_CHOW_ZU4 or c != action - A_CHOW_ZU:
@@ -300,7 +302,7 @@ def meld_cards(action, t, used):
 @hot_kernel(cache=True, nogil=True)
 def _claim_possible(s, q, action, t):
     """Does q hold the concealed cards of this claim on type t (no other check)?"""
-    conc = S_CONC + 28 * q  # q's concealed counts are s[conc + type]
+    conc = S_CONC + N_TYPES * q  # q's concealed counts are s[conc + type]
     colour = t // N_RANKS
     rank = t % N_RANKS
     if action == A_PENG:
@@ -313,21 +315,21 @@ def _claim_possible(s, q, action, t):
         if rank == ZU:
             return False
         first = colour * N_RANKS + (JIANG if rank <= XIANG else CHE)  # its triad: 将士相 or 车马炮
-        for x in range(first, first + 3):
+        for x in range(first, first + TRIAD_SIZE):
             if x != t and s[conc + x] < 1:
                 return False
         return True
     if rank != ZU:
         return False
     if action == A_CHOW_ZU4:
-        for c in range(4):
+        for c in range(N_COLOURS):
             if c != colour and s[conc + c * N_RANKS + ZU] < 1:
                 return False
         return True
     left_out = action - A_CHOW_ZU
     if left_out == colour:
         return False
-    for c in range(4):
+    for c in range(N_COLOURS):
         if c != colour and c != left_out and s[conc + c * N_RANKS + ZU] < 1:
             return False
     return True
@@ -341,25 +343,25 @@ def _claim_keeps_playable(s, q, action, t, spare, blocked, rules, work):
     under ``pass_locks_win``), so only a discard keeps it playable."""
     if spare > 3:
         return True  # a claim uses at most three concealed cards: one is left to discard
-    used = work[EW_USED : EW_USED + 4]
+    used = work[EW_USED : EW_USED + MELD_TYPES]
     kind = meld_cards(action, t, used)
     # a concealed non-将 card left over after the claim can be discarded
-    for i in range(4):
+    for i in range(MELD_TYPES):
         if used[i] >= 0 and used[i] % N_RANKS != JIANG:
             spare -= 1
     if spare > 0:
         return True
     if blocked or s[S_XIANGGONG + q] or s[S_NOWIN + q]:
         return False
-    conc = work[EW_CONC : EW_CONC + 28]
-    exp = work[EW_EXP : EW_EXP + EXP_BLOCK].reshape((4, 28))
+    conc = work[EW_CONC : EW_CONC + N_TYPES]
+    exp = work[EW_EXP : EW_EXP + EXP_BLOCK].reshape((N_EXP_ROWS, N_TYPES))
     # element by element: an array-to-slice copy compiles numba's shape-mismatch message
     # (string formatting) into every kernel that reaches it
-    for i in range(28):
-        conc[i] = s[S_CONC + 28 * q + i]
+    for i in range(N_TYPES):
+        conc[i] = s[S_CONC + N_TYPES * q + i]
     for i in range(EXP_BLOCK):
         work[EW_EXP + i] = s[S_EXP + EXP_BLOCK * q + i]
-    for i in range(4):
+    for i in range(MELD_TYPES):
         if used[i] >= 0:
             conc[used[i]] -= 1
     n_chow = s[S_NCHOW + q]
@@ -378,9 +380,9 @@ def _claim_keeps_playable(s, q, action, t, spare, blocked, rules, work):
 def _spare_cards(s, q):
     """Concealed non-将 cards of q (the cards q could discard)."""
     spare = 0
-    for x in range(28):
+    for x in range(N_TYPES):
         if x % N_RANKS != JIANG:
-            spare += s[S_CONC + 28 * q + x]
+            spare += s[S_CONC + N_TYPES * q + x]
     return spare
 
 
@@ -395,19 +397,19 @@ def _is_chow_player(s, q):
 @hot_kernel(cache=True, nogil=True)
 def _chow_conceivable(s, q, t):
     """Cheap pre-check: could q 吃 or 占 type t at all (cards held, nothing else)?"""
-    base = S_CONC + 28 * q
+    base = S_CONC + N_TYPES * q
     if s[base + t] >= 1:
         return True
     colour = t // N_RANKS
     rank = t % N_RANKS
     if rank == ZU:
         n = 0
-        for c in range(4):
+        for c in range(N_COLOURS):
             if c != colour and s[base + c * N_RANKS + ZU] >= 1:
                 n += 1
         return n >= 2
     first = colour * N_RANKS + (JIANG if rank <= XIANG else CHE)  # its triad: 将士相 or 车马炮
-    for x in range(first, first + 3):
+    for x in range(first, first + TRIAD_SIZE):
         if x != t and s[base + x] < 1:
             return False
     return True
@@ -421,7 +423,7 @@ def _claim_mask(s, q, stage, rules, mask, work):
     t = s[S_ACTIVE]
     if s[S_XIANGGONG + q]:
         return 0
-    if rules[RULE_PASS_LOCKS_TYPE] and s[S_LOCK + 28 * q + t]:
+    if rules[RULE_PASS_LOCKS_TYPE] and s[S_LOCK + N_TYPES * q + t]:
         return 0
     n = 0
     spare = _spare_cards(s, q)
@@ -470,7 +472,7 @@ def _discard_mask(s, p, rules, mask, work):
         mask[a] = False
     n = 0
     conc = _conc(s, p)
-    for t in range(28):
+    for t in range(N_TYPES):
         if conc[t] > 0 and t % N_RANKS != JIANG:
             mask[t] = True
             n += 1
@@ -499,9 +501,9 @@ def legal_mask(s, rules, mask, work):
 def _chariot_cards(s, q, x, rules):
     """Cards of type x that q holds towards a chariot: concealed + exposed, 占 pairs only
     under ``zhan_in_chariot`` (docs/rules.md §7)."""
-    n = s[S_CONC + 28 * q + x] + s[S_EXPCARDS + 28 * q + x]
+    n = s[S_CONC + N_TYPES * q + x] + s[S_EXPCARDS + N_TYPES * q + x]
     if rules[RULE_ZHAN_IN_CHARIOT] == 0:
-        n -= 2 * s[S_EXP + EXP_BLOCK * q + 28 * K.EXP_ZHAN + x]
+        n -= 2 * s[S_EXP + EXP_BLOCK * q + N_TYPES * K.EXP_ZHAN + x]
     return n
 
 
@@ -513,7 +515,7 @@ def _chariot_through(s, q, t, rules):
     if rank != ZU:
         first = colour * N_RANKS + (JIANG if rank <= XIANG else CHE)  # its triad: 将士相 or 车马炮
         ok = True
-        for x in range(first, first + 3):
+        for x in range(first, first + TRIAD_SIZE):
             if _chariot_cards(s, q, x, rules) < 2:
                 ok = False
         if ok:
@@ -522,7 +524,7 @@ def _chariot_through(s, q, t, rules):
         if _chariot_cards(s, q, t, rules) < 2:
             return False
         n = 0
-        for c in range(4):
+        for c in range(N_COLOURS):
             if _chariot_cards(s, q, c * N_RANKS + rank, rules) >= 2:
                 n += 1
         return n >= 3
@@ -546,36 +548,36 @@ def add_meld(s, p, kind, t0, t1, t2, t3):
 @hot_kernel(cache=True, nogil=True)
 def _do_claim(s, q, action, work, ev, ev_n):
     t = s[S_ACTIVE]
-    used = work[EW_USED : EW_USED + 4]
+    used = work[EW_USED : EW_USED + MELD_TYPES]
     kind = meld_cards(action, t, used)
-    for i in range(4):
+    for i in range(MELD_TYPES):
         if used[i] >= 0:
-            s[S_CONC + 28 * q + used[i]] -= 1
-            s[S_EXPCARDS + 28 * q + used[i]] += 1
-    s[S_EXPCARDS + 28 * q + t] += 1
+            s[S_CONC + N_TYPES * q + used[i]] -= 1
+            s[S_EXPCARDS + N_TYPES * q + used[i]] += 1
+    s[S_EXPCARDS + N_TYPES * q + t] += 1
     if kind == M_PENG:
-        s[S_EXP + EXP_BLOCK * q + 28 * K.EXP_PENG + t] += 1
+        s[S_EXP + EXP_BLOCK * q + N_TYPES * K.EXP_PENG + t] += 1
         slot = add_meld(s, q, kind, t, -1, -1, -1)
     elif kind == M_KONG:
-        s[S_EXP + EXP_BLOCK * q + 28 * K.EXP_KONG + t] += 1
+        s[S_EXP + EXP_BLOCK * q + N_TYPES * K.EXP_KONG + t] += 1
         slot = add_meld(s, q, kind, t, -1, -1, -1)
     elif kind == M_ZHAN:
-        s[S_EXP + EXP_BLOCK * q + 28 * K.EXP_ZHAN + t] += 1
+        s[S_EXP + EXP_BLOCK * q + N_TYPES * K.EXP_ZHAN + t] += 1
         slot = add_meld(s, q, kind, t, -1, -1, -1)
     else:
         s[S_NCHOW + q] += 1
         # the 圆's types in type order: t and the used cards
-        members = work[EW_MEMBERS : EW_MEMBERS + 4]
+        members = work[EW_MEMBERS : EW_MEMBERS + MELD_TYPES]
         k = 0
-        for x in range(28):
+        for x in range(N_TYPES):
             if x == t:
                 members[k] = x
                 k += 1
-            for i in range(4):
+            for i in range(MELD_TYPES):
                 if used[i] == x and x != t:
                     members[k] = x
                     k += 1
-        while k < 4:
+        while k < MELD_TYPES:
             members[k] = -1
             k += 1
         slot = add_meld(s, q, kind, members[0], members[1], members[2], members[3])
@@ -603,7 +605,7 @@ def _finish_win(s, p, rules, work, ev, ev_n):
     s[S_STEPS] = out[K.OUT_STEPS]
     s[S_UNITS] = units
     s[S_PATTERNS] = out[K.OUT_PATTERNS]
-    for q in range(3):
+    for q in range(N_SEATS):
         s[S_PAYOFF + q] = 2 * units if q == p else -units
     s[S_PHASE] = PH_OVER
     _log(ev, ev_n, E_WIN, p, -1, s[S_WIN_KIND], units, s[S_HU])
@@ -616,9 +618,9 @@ def _reset(s, deck, dealer):
     Everything is cleared but the history rows (only the ``S_NHIST`` rows written are read)."""
     for i in range(S_HIST):
         s[i] = 0
-    for i in range(112):  # not a slice copy: see _claim_keeps_playable
+    for i in range(N_CARDS):  # not a slice copy: see _claim_keeps_playable
         s[S_DECK + i] = deck[i]
-    s[S_STOCK_POS] = deal_counts_kernel(deck, dealer, s[S_CONC : S_CONC + 3 * 28])
+    s[S_STOCK_POS] = deal_counts_kernel(deck, dealer, s[S_CONC : S_CONC + N_SEATS * N_TYPES])
     s[S_DEALER] = dealer
     s[S_PLAYER] = dealer
     s[S_PHASE] = PH_DISCARD
@@ -638,10 +640,10 @@ def _stage_candidate(s, stage, rules):
     t = s[S_ACTIVE]
     src = s[S_SOURCE_PLAYER]
     if stage == ST_PENG:
-        for q in range(3):
+        for q in range(N_SEATS):
             if s[S_SOURCE] == SRC_DISCARD and q == src:
                 continue
-            c = s[S_CONC + 28 * q + t]
+            c = s[S_CONC + N_TYPES * q + t]
             if c == 2 or c == 3:
                 return q
         return -1
@@ -678,7 +680,7 @@ def advance(s, rules, mask, work, ev, ev_n):
         elif phase == PH_DRAW:
             p = s[S_PLAYER]
             pos = s[S_STOCK_POS]
-            if pos >= 112:
+            if pos >= N_CARDS:
                 s[S_PHASE] = PH_OVER
                 s[S_WINNER] = -1
                 _log(ev, ev_n, E_EXHAUSTED, -1, -1, 0, 0, 0)
@@ -686,15 +688,15 @@ def advance(s, rules, mask, work, ev, ev_n):
             card = s[S_DECK + pos]
             s[S_STOCK_POS] = pos + 1
             s[S_DRAWS] += 1
-            s[S_ACTIVE] = card // 4
+            s[S_ACTIVE] = card // N_COPIES
             s[S_ACTIVE_ID] = card
             s[S_SOURCE] = SRC_DRAW
             s[S_SOURCE_PLAYER] = p
             s[S_STAGE] = ST_PENG
             s[S_DECIDED] = 0
             s[S_PHASE] = PH_RESOLVE
-            _log(ev, ev_n, E_DRAW, p, card // 4, 0, 0, 0)
-            _public(s, E_DRAW, p, card // 4, 0)
+            _log(ev, ev_n, E_DRAW, p, card // N_COPIES, 0, 0, 0)
+            _public(s, E_DRAW, p, card // N_COPIES, 0)
         else:  # PH_RESOLVE
             stage = s[S_STAGE]
             while stage != ST_DONE:
@@ -713,8 +715,8 @@ def advance(s, rules, mask, work, ev, ev_n):
             s[S_ACTIVE_ID] = -1
             if s[S_SOURCE] == SRC_DRAW and t % N_RANKS == JIANG:
                 # an unclaimed drawn 将 goes to the drawer's table
-                s[S_EXP + EXP_BLOCK * src + 28 * K.EXP_TABLE + t] += 1
-                s[S_EXPCARDS + 28 * src + t] += 1
+                s[S_EXP + EXP_BLOCK * src + N_TYPES * K.EXP_TABLE + t] += 1
+                s[S_EXPCARDS + N_TYPES * src + t] += 1
                 add_meld(s, src, M_TABLE, t, -1, -1, -1)
                 _log(ev, ev_n, E_TABLE, src, t, 0, 0, 0)
                 _public(s, E_TABLE, src, t, 0)
@@ -724,8 +726,8 @@ def advance(s, rules, mask, work, ev, ev_n):
                     continue
                 s[S_GAIN_TYPE] = t  # a passed 将 type cannot bring a win (pass_locks_win)
                 n_conc = 0
-                for x in range(28):
-                    n_conc += s[S_CONC + 28 * src + x]
+                for x in range(N_TYPES):
+                    n_conc += s[S_CONC + N_TYPES * src + x]
                 if n_conc == 1 and not _can_win(s, src, rules, work):
                     # one concealed card and a drawn 将: 相公 (seed)
                     s[S_XIANGGONG + src] = 1
@@ -764,7 +766,7 @@ def apply_legal(s, action, rules, mask, work, ev, ev_n):
         if action == A_WIN:
             _finish_win(s, p, rules, work, ev, ev_n)
             return
-        s[S_CONC + 28 * p + action] -= 1
+        s[S_CONC + N_TYPES * p + action] -= 1
         s[S_TURNS] += 1
         s[S_FIRST] = 0
         s[S_ACTIVE] = action
@@ -793,7 +795,7 @@ def apply_legal(s, action, rules, mask, work, ev, ev_n):
             _log(ev, ev_n, E_NOWIN, p, t, 1, 0, 0)
         if action == A_PASS:
             if rules[RULE_PASS_LOCKS_TYPE] or rules[RULE_PASS_LOCKS_WIN]:
-                s[S_LOCK + 28 * p + t] = 1
+                s[S_LOCK + N_TYPES * p + t] = 1
             _log(ev, ev_n, E_PASS, p, t, s[S_STAGE], 0, 0)
             s[S_STAGE] += 1
             s[S_PHASE] = PH_RESOLVE
@@ -831,27 +833,27 @@ def observe(s, p, obs):
     obs[O_SOURCE] = s[S_SOURCE]
     obs[O_SOURCE_PLAYER] = s[S_SOURCE_PLAYER]
     obs[O_STAGE] = s[S_STAGE]
-    obs[O_STOCK_LEFT] = 112 - s[S_STOCK_POS]
+    obs[O_STOCK_LEFT] = N_CARDS - s[S_STOCK_POS]
     obs[O_FIRST] = s[S_FIRST]
     obs[O_DEALER] = s[S_DEALER]
     obs[O_DECIDED] = s[S_DECIDED] & (1 << p)
     obs[O_GAIN] = s[S_GAIN]
     obs[O_GAIN_TYPE] = s[S_GAIN_TYPE]
-    for t in range(28):
-        obs[O_CONC + t] = s[S_CONC + 28 * p + t]
+    for t in range(N_TYPES):
+        obs[O_CONC + t] = s[S_CONC + N_TYPES * p + t]
         obs[O_DEAD + t] = s[S_DEAD + t]
-    for i in range(3 * 4 * 28):
+    for i in range(N_SEATS * EXP_BLOCK):
         obs[O_EXP + i] = s[S_EXP + i]
-    for i in range(3 * 28):
+    for i in range(N_SEATS * N_TYPES):
         obs[O_EXPCARDS + i] = s[S_EXPCARDS + i]
-        obs[O_LOCK + i] = s[S_LOCK + i] if i // 28 == p else 0
-    for q in range(3):
+        obs[O_LOCK + i] = s[S_LOCK + i] if i // N_TYPES == p else 0
+    for q in range(N_SEATS):
         obs[O_NCHOW + q] = s[S_NCHOW + q]
         obs[O_XIANGGONG + q] = s[S_XIANGGONG + q]
         obs[O_NOWIN + q] = s[S_NOWIN + q] if q == p else 0
         n = 0
-        for t in range(28):
-            n += s[S_CONC + 28 * q + t]
+        for t in range(N_TYPES):
+            n += s[S_CONC + N_TYPES * q + t]
         obs[O_NCONC + q] = n
     n_hist = s[S_NHIST]
     first = 0
@@ -869,10 +871,10 @@ def observe(s, p, obs):
 @hot_kernel(cache=True, nogil=True)
 def card_total(s):
     """Cards accounted for: stock + hands + exposed + dead + active (always 112)."""
-    total = 112 - s[S_STOCK_POS]
-    for i in range(3 * 28):
+    total = N_CARDS - s[S_STOCK_POS]
+    for i in range(N_SEATS * N_TYPES):
         total += s[S_CONC + i] + s[S_EXPCARDS + i]
-    for t in range(28):
+    for t in range(N_TYPES):
         total += s[S_DEAD + t]
     if s[S_ACTIVE] >= 0:
         total += 1

@@ -24,21 +24,63 @@ Actions are dense ints (``N_ACTIONS`` of them):
 
 from __future__ import annotations
 
-from simkit.cards import TYPE_NAMES, parse_type
+import dataclasses
+from typing import Sequence
 
-N_SEATS = 3
+from simkit.cards import N_CARDS, N_COLOURS, N_SEATS, N_TYPES, TYPE_NAMES, parse_type
+from simkit.exposed import EXP_BLOCK
+
+
+@dataclasses.dataclass(frozen=True)
+class Regions:
+    """Named regions of a flat array laid one after the other (:func:`chain_regions`).
+
+    ``table``: ``(name, offset, size)`` of each region in order; ``offsets``: the offsets alone,
+    in the same order (to unpack into the module's named constants); ``base``: the offset of
+    the first region (where the layout it extends ends); ``size``: the end of the last one."""
+
+    table: tuple[tuple[str, int, int], ...]
+    base: int
+    size: int
+
+    @property
+    def offsets(self) -> tuple[int, ...]:
+        return tuple(offset for _, offset, _ in self.table)
+
+
+def chain_regions(sizes: Sequence[tuple[str, int]], base: int = 0) -> Regions:
+    """Lay the regions ``sizes`` (ordered ``(name, size)`` pairs) one after the other from
+    offset ``base``: each starts where the previous one ends.
+
+    >>> r = chain_regions([("a", 3), ("b", 2)], base=10)
+    >>> r.offsets, r.size, r.table
+    ((10, 13), 15, (('a', 10, 3), ('b', 13, 2)))
+    """
+    if base < 0:
+        raise ValueError(f"a layout's base offset must be >= 0, got {base}")
+    table = []
+    offset = base
+    for name, size in sizes:
+        if any(name == other for other, _, _ in table):
+            raise ValueError(f"region {name!r} is named twice")
+        if size < 0:
+            raise ValueError(f"region {name!r} has a negative size {size}")
+        table.append((name, offset, size))
+        offset += size
+    return Regions(tuple(table), base, offset)
+
 
 # ---- actions
 A_DISCARD = 0  # + type
-A_WIN = 28
-A_PASS = 29
-A_PENG = 30
-A_KONG = 31
-A_ZHAN = 32
-A_CHOW_TRIAD = 33
-A_CHOW_ZU = 34  # + colour left out (34..37)
-A_CHOW_ZU4 = 38
-N_ACTIONS = 39
+A_WIN = A_DISCARD + N_TYPES  # 28
+A_PASS = A_WIN + 1  # 29
+A_PENG = A_PASS + 1  # 30
+A_KONG = A_PENG + 1  # 31
+A_ZHAN = A_KONG + 1  # 32
+A_CHOW_TRIAD = A_ZHAN + 1  # 33
+A_CHOW_ZU = A_CHOW_TRIAD + 1  # 34, + colour left out (34..37)
+A_CHOW_ZU4 = A_CHOW_ZU + N_COLOURS  # 38
+N_ACTIONS = A_CHOW_ZU4 + 1  # 39
 
 # ---- phases
 PH_DISCARD = 0  # S_PLAYER holds 31 cards: win or discard
@@ -69,7 +111,8 @@ WIN_KIND_NAMES = ("discard", "draw", "table", "tianhu")
 M_CHOW, M_PENG, M_KONG, M_ZHAN, M_TABLE = 0, 1, 2, 3, 4
 MELD_KIND_NAMES = ("chow", "peng", "kong", "zhan", "table")
 MAX_MELDS = 24
-MELD_WIDTH = 5  # kind, type0..type3 (-1 unused)
+MELD_TYPES = N_COLOURS  # the most types a meld holds (a 4-colour 卒 圆)
+MELD_WIDTH = 1 + MELD_TYPES  # kind, type0..type3 (-1 unused)
 
 # ---- public history: what every player has seen happen, in order, one row (kind, player, type,
 # detail) per event; kind is an E_* code below: E_DRAW (the drawn card is shown), E_DISCARD,
@@ -84,13 +127,13 @@ HIST_WIDTH = 4
 
 # ---- state offsets
 S_CONC = 0  # 3 x 28 concealed counts
-S_EXP = S_CONC + 3 * 28  # 3 x 4 x 28 exposed group counts (占, 碰, 楼, table 将)
-S_EXPCARDS = S_EXP + 3 * 4 * 28  # 3 x 28 exposed cards per type (all melds, chows included)
-S_NCHOW = S_EXPCARDS + 3 * 28  # 3 exposed 圆 counts
-S_DEAD = S_NCHOW + 3  # 28 dead cards per type
-S_LOCK = S_DEAD + 28  # 3 x 28 passed types (docs/rules.md §7: recorded when pass_locks_type or pass_locks_win is on)
-S_DECK = S_LOCK + 3 * 28  # 112 card ids in dealing order
-S_STOCK_POS = S_DECK + 112  # index in the deck of the next stock card
+S_EXP = S_CONC + N_SEATS * N_TYPES  # 3 x 4 x 28 exposed group counts (占, 碰, 楼, table 将)
+S_EXPCARDS = S_EXP + N_SEATS * EXP_BLOCK  # 3 x 28 exposed cards per type (all melds, chows included)
+S_NCHOW = S_EXPCARDS + N_SEATS * N_TYPES  # 3 exposed 圆 counts
+S_DEAD = S_NCHOW + N_SEATS  # 28 dead cards per type
+S_LOCK = S_DEAD + N_TYPES  # 3 x 28 passed types (docs/rules.md §7: recorded under pass_locks_type / pass_locks_win)
+S_DECK = S_LOCK + N_SEATS * N_TYPES  # 112 card ids in dealing order
+S_STOCK_POS = S_DECK + N_CARDS  # index in the deck of the next stock card
 S_PHASE = S_STOCK_POS + 1
 S_PLAYER = S_PHASE + 1  # player to act
 S_ACTIVE = S_PLAYER + 1  # active card type or -1
@@ -100,8 +143,8 @@ S_SOURCE_PLAYER = S_SOURCE + 1  # discarder / drawer
 S_STAGE = S_SOURCE_PLAYER + 1  # ST_* of the claim being decided
 S_DECIDED = S_STAGE + 1  # bit mask of players who already decided on the active card
 S_XIANGGONG = S_DECIDED + 1  # 3 flags: 相公
-S_NOWIN = S_XIANGGONG + 3  # 3 flags: can no longer win (有子不发 / 有车子不出车)
-S_DEALER = S_NOWIN + 3
+S_NOWIN = S_XIANGGONG + N_SEATS  # 3 flags: can no longer win (有子不发 / 有车子不出车)
+S_DEALER = S_NOWIN + N_SEATS
 S_FIRST = S_DEALER + 1  # 1 during the dealer's opening discard phase
 S_GAIN = S_FIRST + 1  # WIN_* way the discard-phase player got the 31st card
 S_GAIN_TYPE = S_GAIN + 1  # type of the card that brought the 31st card (claimed or table 将), -1: none
@@ -116,9 +159,9 @@ S_STEPS = S_LOU + 1
 S_UNITS = S_STEPS + 1
 S_PATTERNS = S_UNITS + 1
 S_PAYOFF = S_PATTERNS + 1  # 3
-S_NMELDS = S_PAYOFF + 3  # 3
-S_MELDS = S_NMELDS + 3  # 3 x MAX_MELDS x MELD_WIDTH
-S_NHIST = S_MELDS + 3 * MAX_MELDS * MELD_WIDTH  # rows of the public history so far
+S_NMELDS = S_PAYOFF + N_SEATS  # 3
+S_MELDS = S_NMELDS + N_SEATS  # 3 x MAX_MELDS x MELD_WIDTH
+S_NHIST = S_MELDS + N_SEATS * MAX_MELDS * MELD_WIDTH  # rows of the public history so far
 S_HIST = S_NHIST + 1  # MAX_HIST x HIST_WIDTH public history (see below)
 N_STATE = S_HIST + MAX_HIST * HIST_WIDTH
 
@@ -134,15 +177,15 @@ O_STOCK_LEFT = 7
 O_FIRST = 8
 O_DEALER = 9
 O_CONC = 10  # own concealed counts (28)
-O_EXP = O_CONC + 28  # 3 x 4 x 28 exposed group counts of every player
-O_EXPCARDS = O_EXP + 3 * 4 * 28  # 3 x 28 exposed cards of every player
-O_NCHOW = O_EXPCARDS + 3 * 28  # 3
-O_NCONC = O_NCHOW + 3  # 3: number of concealed cards of each player
-O_DEAD = O_NCONC + 3  # 28
-O_LOCK = O_DEAD + 28  # 3 x 28
-O_XIANGGONG = O_LOCK + 3 * 28  # 3
-O_NOWIN = O_XIANGGONG + 3  # 3
-O_DECIDED = O_NOWIN + 3  # players who already decided on the active card (bit mask)
+O_EXP = O_CONC + N_TYPES  # 3 x 4 x 28 exposed group counts of every player
+O_EXPCARDS = O_EXP + N_SEATS * EXP_BLOCK  # 3 x 28 exposed cards of every player
+O_NCHOW = O_EXPCARDS + N_SEATS * N_TYPES  # 3
+O_NCONC = O_NCHOW + N_SEATS  # 3: number of concealed cards of each player
+O_DEAD = O_NCONC + N_SEATS  # 28
+O_LOCK = O_DEAD + N_TYPES  # 3 x 28
+O_XIANGGONG = O_LOCK + N_SEATS * N_TYPES  # 3
+O_NOWIN = O_XIANGGONG + N_SEATS  # 3
+O_DECIDED = O_NOWIN + N_SEATS  # players who already decided on the active card (bit mask)
 O_GAIN = O_DECIDED + 1  # how the discard-phase player got the 31st card (WIN_*)
 O_GAIN_TYPE = O_GAIN + 1  # type of the card that brought the 31st card, -1: none
 O_NHIST = O_GAIN_TYPE + 1  # rows of the public history
@@ -186,7 +229,7 @@ def action_name(action: int) -> str:
 def decode_action(action: int) -> tuple[str, int]:
     """``(kind, argument)`` of an action id; argument is a type, a colour or -1."""
     a = int(action)
-    if 0 <= a < 28:
+    if 0 <= a < N_TYPES:
         return "discard", a
     if a in (A_CHOW_ZU, A_CHOW_ZU + 1, A_CHOW_ZU + 2, A_CHOW_ZU + 3):
         return "chow_zu", a - A_CHOW_ZU
@@ -205,11 +248,11 @@ def encode_action(kind: str, argument: int | str = -1) -> int:
     """
     if kind == "discard":
         t = parse_type(argument) if isinstance(argument, str) else int(argument)
-        if not 0 <= t < 28:
+        if not 0 <= t < N_TYPES:
             raise ValueError(f"discard needs a card type 0..27, got {argument!r}")
         return A_DISCARD + t
     if kind == "chow_zu":
-        if not 0 <= int(argument) < 4:
+        if not 0 <= int(argument) < N_COLOURS:
             raise ValueError(f"chow_zu needs the colour left out (0..3), got {argument!r}")
         return A_CHOW_ZU + int(argument)
     ids = {"win": A_WIN, "pass": A_PASS, "peng": A_PENG, "kong": A_KONG, "zhan": A_ZHAN,

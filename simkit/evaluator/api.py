@@ -171,11 +171,11 @@ def evaluate_many(
     rules = rules if rules is not None else RuleSet()
     conc = np.ascontiguousarray(concealed, dtype=np.int64)
     if conc.ndim != 2 or conc.shape[1] != N_TYPES:
-        raise CardError(f"concealed must have shape (N, 28), got {conc.shape}")
+        raise CardError(f"concealed must have shape (N, {N_TYPES}), got {conc.shape}")
     n = conc.shape[0]
     exp = np.zeros((n, K.N_EXP_ROWS, N_TYPES), dtype=np.int64) if exposed is None else np.ascontiguousarray(exposed, dtype=np.int64)
     if exp.shape != (n, K.N_EXP_ROWS, N_TYPES):
-        raise CardError(f"exposed must have shape ({n}, 4, 28), got {exp.shape}")
+        raise CardError(f"exposed must have shape ({n}, {K.N_EXP_ROWS}, {N_TYPES}), got {exp.shape}")
     chows = np.zeros(n, dtype=np.int64) if n_chow is None else np.ascontiguousarray(n_chow, dtype=np.int64)
     if chows.shape != (n,):
         raise CardError(f"n_chow must have shape ({n},), got {chows.shape}")

@@ -12,7 +12,19 @@ from typing import Sequence
 
 import numpy as np
 
-from simkit.cards import COLOUR_CHINESE, JIANG, N_RANKS, RANK_CHINESE, TYPE_NAMES, ZU, is_fat
+from simkit.cards import (
+    COLOUR_CHINESE,
+    JIANG,
+    N_COLOURS,
+    N_RANKS,
+    N_TYPES,
+    PAO,
+    RANK_CHINESE,
+    SHI,
+    TYPE_NAMES,
+    ZU,
+    is_fat,
+)
 from simkit.evaluator import kernel as K
 from simkit.evaluator.tables import (
     EX_KONG,
@@ -53,11 +65,11 @@ _PLAIN_CHARIOT_VALUE = PLAIN_CHARIOT_VALUE.tolist()
 _FAT_CHARIOT_VALUE = FAT_CHARIOT_VALUE.tolist()
 _LONG_CHARIOT_VALUE = LONG_CHARIOT_VALUE.tolist()
 _QING_VALUE = QING_VALUE.tolist()
-_FAT = tuple(is_fat(t) for t in range(28))
-_CARDS = tuple(tuple(TYPE_NAMES[t] if k == 1 else f"{TYPE_NAMES[t]}*{k}" for k in range(5)) for t in range(28))
+_FAT = tuple(is_fat(t) for t in range(N_TYPES))
+_CARDS = tuple(tuple(TYPE_NAMES[t] if k == 1 else f"{TYPE_NAMES[t]}*{k}" for k in range(5)) for t in range(N_TYPES))
 _TRIADS = tuple(
     (c, first, kinds, slot)
-    for c in range(4)
+    for c in range(N_COLOURS)
     for first, kinds, slot in (
         (c * N_RANKS, (TK_JIANG, TK_PLAIN, TK_PLAIN), K.CHOICE_JSX + c),
         (c * N_RANKS + 3, (TK_FAT, TK_PLAIN, TK_PLAIN), K.CHOICE_CMP + c),
@@ -159,16 +171,16 @@ def _zu_block(
 ) -> tuple[tuple[str, ...], int]:
     """The lines of the 卒 system (its 圆s, then each colour's split) and the bit mask of the
     卒 types with an 出 component, memoised."""
-    lines = [f"圆 {' '.join(TYPE_NAMES[c * 7 + 6] for c in s)} = 1" for s in _zu_sets(u)]
-    for c in range(4):
-        t = c * 7 + 6
+    lines = [f"圆 {' '.join(TYPE_NAMES[c * N_RANKS + ZU] for c in s)} = 1" for s in _zu_sets(u)]
+    for c in range(N_COLOURS):
+        t = c * N_RANKS + ZU
         m = counts[c] - u[c]
         for k in _SPLIT_COMPONENTS[_TYPE_SPLIT[TK_FAT][states[c]][m][zu_classes[c]]]:
             lines.append(f"{_SPLIT_WORD[k]} {_CARDS[t][k]} = {_ZU_SPLIT_HU[k]}")
-    return tuple(lines), sum(1 << (c * N_RANKS + ZU) for c in range(4) if zu_classes[c] == CL_OUT)
+    return tuple(lines), sum(1 << (c * N_RANKS + ZU) for c in range(N_COLOURS) if zu_classes[c] == CL_OUT)
 
 
-_SINGLE_LINE = tuple((f"single {TYPE_NAMES[t]} = 0", f"single {TYPE_NAMES[t]} = 1") for t in range(28))
+_SINGLE_LINE = tuple((f"single {TYPE_NAMES[t]} = 0", f"single {TYPE_NAMES[t]} = 1") for t in range(N_TYPES))
 
 
 @functools.lru_cache(maxsize=1 << 14)
@@ -176,7 +188,7 @@ def _exposed_block(groups: tuple[ExposedGroup, ...]) -> tuple[tuple, tuple[list[
     """The exposed groups' lines (a table 将's line as the pair (``= 0``, ``= 1``): its hu
     depends on the singles listed before it), the exposed state of every type without and with
     rule ``zhan_in_chariot``, and the numbers of 碰 and 楼; memoised."""
-    rows = [[0] * 28 for _ in range(K.N_EXP_ROWS)]
+    rows = [[0] * N_TYPES for _ in range(K.N_EXP_ROWS)]
     entries: list = []
     for g in groups:
         kind = g.kind
@@ -190,7 +202,7 @@ def _exposed_block(groups: tuple[ExposedGroup, ...]) -> tuple[tuple, tuple[list[
             entries.append((head + "0", head + "1"))
         else:
             entries.append(head + str(_EXPOSED_HU[kind, _FAT[t]]))
-    states = tuple([_exposed_state(rows, t, zhan_comp) for t in range(28)] for zhan_comp in (0, 1))
+    states = tuple([_exposed_state(rows, t, zhan_comp) for t in range(N_TYPES)] for zhan_comp in (0, 1))
     return tuple(entries), states, sum(rows[K.EXP_PENG]), sum(rows[K.EXP_KONG])
 
 
@@ -277,15 +289,15 @@ def _pattern_lines(jiang_offer: tuple[int, ...], zu_classes: tuple[int, ...], ou
             cards = "".join(COLOUR_CHINESE[c] for c in colours) + RANK_CHINESE[rank]
             lines.append(f"{name} {cards} {n_out}出{extra} = {value}")
     # 清
-    for rank in range(1, 6):
-        colours = [c for c in range(4) if outs >> (c * 7 + rank) & 1]
+    for rank in range(SHI, PAO + 1):
+        colours = [c for c in range(N_COLOURS) if outs >> (c * N_RANKS + rank) & 1]
         if len(colours) >= 3:
             word = "三清" if len(colours) == 3 else "四清"
             lines.append(
                 f"{word} {''.join(COLOUR_CHINESE[c] for c in colours)}{RANK_CHINESE[rank]} = {_QING_VALUE[len(colours)]}")
     # 天地
-    for c in range(4):
-        if outs >> (c * 7) & 1 and outs >> (c * 7 + 6) & 1:
+    for c in range(N_COLOURS):
+        if outs >> (c * N_RANKS + JIANG) & 1 and outs >> (c * N_RANKS + ZU) & 1:
             lines.append(f"天地 {COLOUR_CHINESE[c]} = 20")
     return tuple(lines)
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from simkit.cards import CHE, JIANG, N_RANKS, ZU
+from simkit.cards import CHE, JIANG, N_COLOURS, N_RANKS, N_TYPES, ZU
 from simkit.evaluator import kernel as K
 
 # ---- feature indices
@@ -58,7 +58,7 @@ _TRIAD_FIRST_RANKS = (JIANG, CHE)  # 将士相, 车马炮
 @njit(cache=True, nogil=True)
 def feature_scratch():
     """Scratch arrays of :func:`hand_features`: (exposed, out, choice, work) of the evaluator."""
-    return (np.zeros((K.N_EXP_ROWS, 28), dtype=np.int64), np.zeros(K.N_OUT, dtype=np.int64),
+    return (np.zeros((K.N_EXP_ROWS, N_TYPES), dtype=np.int64), np.zeros(K.N_OUT, dtype=np.int64),
             np.zeros(K.N_CHOICE, dtype=np.int64), np.zeros(K.WORK_SIZE, dtype=np.int64))
 
 
@@ -73,7 +73,7 @@ def hand_features(counts, level, rules, exposed, out, choice, work, feats):
     nao = 0
     jiang2 = 0
     zu2 = 0
-    for t in range(28):
+    for t in range(N_TYPES):
         c = counts[t]
         if c >= 2:
             pairs += 1
@@ -89,7 +89,7 @@ def hand_features(counts, level, rules, exposed, out, choice, work, feats):
         elif rank == ZU and c >= 2:
             zu2 += 1
     triads = 0
-    for colour in range(4):
+    for colour in range(N_COLOURS):
         for first_rank in _TRIAD_FIRST_RANKS:
             first = N_RANKS * colour + first_rank
             if counts[first] >= 2 and counts[first + 1] >= 2 and counts[first + 2] >= 2:

@@ -46,7 +46,7 @@ from __future__ import annotations
 import numpy as np
 
 from simkit.jit import hot_kernel  # simkit.jit: how simkit's kernels compile, before any of them does
-from simkit.cards import CHE, JIANG, N_RANKS, ZU
+from simkit.cards import CHE, JIANG, N_COLOURS, N_RANKS, N_TYPES, TRIAD_SIZE, ZU
 from simkit.evaluator.tables import (
     CHARIOT_TABLE,
     CL_OUT,
@@ -59,6 +59,7 @@ from simkit.evaluator.tables import (
     IS_FAT_TYPE,
     KONG_HU,
     N_COMPONENTS_OF_CLASS,
+    N_PARTS,
     PART_CMP,
     PART_ZU,
     PART_OF_TYPE,
@@ -142,7 +143,7 @@ N_CODES = 32
 N_CODES_CAP = 5 * N_CODES
 N_OPTIONS = N_CODES_CAP  # room for one triad's options (stride of the option lists)
 N_PAT_CODES = 120  # triad feature codes: 出 bits + 8 * 将 level (3) + 24 * (smax + 1) (5)
-N_ZPAT_CODES = 81  # 卒 level tuples, base 3
+N_ZPAT_CODES = 3**N_COLOURS  # 81: 卒 level tuples, base 3
 N_KEYS = 16  # sets of colours (4 bits)
 N_LIST = 128  # a pattern-pass scratch list (>= N_PAT_CODES)
 
@@ -246,6 +247,17 @@ def part_idle(conc, part):
 
 
 @hot_kernel(cache=True, nogil=True)
+def part_span(part):
+    """(first member, step, number of members) of a part: its members are ``first + i × step``,
+    as :data:`~simkit.evaluator.tables.PART_MEMBERS` lists them."""
+    if part == PART_ZU:
+        return ZU, N_RANKS, N_COLOURS
+    if part < PART_CMP:
+        return part * N_RANKS + JIANG, 1, TRIAD_SIZE
+    return (part - PART_CMP) * N_RANKS + CHE, 1, TRIAD_SIZE
+
+
+@hot_kernel(cache=True, nogil=True)
 def part_code(conc, part):
     """Code of one part's counts: sum(count of member i * 5**i), members as
     :data:`~simkit.evaluator.tables.PART_MEMBERS` (the row of ``PART_IDLE_BY_CODE`` and the
@@ -263,7 +275,7 @@ def part_code(conc, part):
 def min_idle_kernel(conc):
     """Fewest idle cards over all decompositions (0 iff the concealed cards are complete)."""
     idle = 0
-    for part in range(9):
+    for part in range(N_PARTS):
         idle += part_idle(conc, part)
     return idle
 
@@ -461,7 +473,7 @@ def _zu_options(conc, exposed, zhan_comp, chariot_row, best, best_u, best_cls, z
                                     zbits = 0
                                     level = 0
                                     p3 = 1
-                                    for c in range(4):
+                                    for c in range(N_COLOURS):
                                         cls = c0 if c == 0 else (c1 if c == 1 else (c2 if c == 2 else c3))
                                         if cls == CL_OUT:
                                             zbits |= 1 << c
@@ -521,7 +533,7 @@ def _dominates(b, a, mode):
             return False
         return (a >> 7) <= (b >> 7)
     # 卒 level tuple, base 3
-    for c in range(4):
+    for c in range(N_COLOURS):
         if a % 3 > b % 3:
             return False
         a //= 3
@@ -535,7 +547,7 @@ def _chariot_features(levels_code, base3):
     n_comp = 0
     n_out = 0
     bits = 0
-    for c in range(4):
+    for c in range(N_COLOURS):
         if base3:
             lv = levels_code % 3
             levels_code //= 3
@@ -606,7 +618,7 @@ def _no_pattern_possible(work, nz, n_lou, fat_lou, plain_lou, steps):
     rank_counts = 0  # per rank (3 bits each): colours with an 出 component of that rank
     jlevels = 0
     smax1 = 0
-    for c in range(4):
+    for c in range(N_COLOURS):
         n = work[W_COLOUR_N + c]
         if n == 0:
             return True  # colour c has no decomposition: nothing is combined
@@ -624,7 +636,7 @@ def _no_pattern_possible(work, nz, n_lou, fat_lou, plain_lou, steps):
         return True
     zlevels = 0
     power = 1
-    for c in range(4):
+    for c in range(N_COLOURS):
         level = 0
         for i in range(nz):
             level = max(level, (work[W_ZCODES + i] // power) % 3)
@@ -650,7 +662,7 @@ def _patterns(work, n_lou, fat_lou, plain_lou, steps):
     tmp_a = work[W_TMP : W_TMP + N_LIST]
     tmp_b = work[W_TMP + N_LIST : W_TMP + 2 * N_LIST]
     tmp_c = work[W_TMP + 2 * N_LIST : W_TMP + 3 * N_LIST]
-    for c in range(4):
+    for c in range(N_COLOURS):
         # Pareto sets of the two triads of colour c
         n_a = 0
         for a in range(N_PAT_CODES):
@@ -734,7 +746,7 @@ def evaluate_kernel(conc, exposed, n_chow, rules, want_patterns, out, choice, wo
     fat_lou = False
     plain_lou = False
     table_singles = 0
-    for t in range(28):
+    for t in range(N_TYPES):
         fat = IS_FAT_TYPE[t] == 1
         fixed += exposed[EXP_TABLE, t]
         table_singles += exposed[EXP_TABLE, t]
@@ -777,7 +789,7 @@ def evaluate_kernel(conc, exposed, n_chow, rules, want_patterns, out, choice, wo
     jsx_n = work[W_COUNTS : W_COUNTS + 4]
     cmp_n = work[W_COUNTS + 4 : W_COUNTS + 8]
     # --- the eight triads
-    for c in range(4):
+    for c in range(N_COLOURS):
         jsx_pat = work[W_JSX_PAT + N_PAT_CODES * c : W_JSX_PAT + N_PAT_CODES * (c + 1)]
         _triad_options(
             c * N_RANKS + JIANG, TK_JIANG, conc, exposed, True, jiang_bonus, zhan_comp, cap_on, hu_by_code, arg_by_code, jsx_pat
@@ -846,7 +858,7 @@ def evaluate_kernel(conc, exposed, n_chow, rules, want_patterns, out, choice, wo
     step_bonus = 20 * (steps - 4) if steps >= 5 else 0
     hu = fixed + cmp_best[cmp_key] + best + step_bonus
     out[OUT_HU] = hu
-    for c in range(4):
+    for c in range(N_COLOURS):
         choice[CHOICE_JSX + c] = jsx_args[c * N_OPTIONS + jsx_idx[4 * best_j + c]]
         choice[CHOICE_CMP + c] = cmp_args[c * N_OPTIONS + cmp_idx[4 * cmp_key + c]]
         choice[CHOICE_ZU_YUAN + c] = zu_u[4 * best_z + c]
@@ -859,7 +871,7 @@ def evaluate_kernel(conc, exposed, n_chow, rules, want_patterns, out, choice, wo
     # patterns: every pattern needs an 出 component somewhere (a 碰, 楼, 子 or 闹)
     any_out = n_peng + n_lou > 0
     if not any_out:
-        for t in range(28):
+        for t in range(N_TYPES):
             if conc[t] >= 3:
                 any_out = True
                 break

@@ -28,7 +28,7 @@ import itertools
 
 import numpy as np
 
-from simkit.cards import CHE, FAT_RANKS, JIANG, N_RANKS, N_TYPES, XIANG, ZU
+from simkit.cards import CHE, FAT_RANKS, JIANG, N_COLOURS, N_COPIES, N_RANKS, N_TYPES, TRIAD_SIZE, XIANG, ZU
 
 TK_JIANG, TK_FAT, TK_PLAIN = 0, 1, 2
 EX_NONE, EX_ZHAN, EX_PENG, EX_KONG, EX_ZHAN2 = 0, 1, 2, 3, 4
@@ -51,9 +51,9 @@ IS_FAT_TYPE = np.array([int(t % N_RANKS in FAT_RANKS) for t in range(N_TYPES)], 
 PENG_HU = np.array([PENG_HU_PLAIN * (FAT_FACTOR if f else 1) for f in IS_FAT_TYPE], dtype=np.int64)
 KONG_HU = np.array([KONG_HU_PLAIN * (FAT_FACTOR if f else 1) for f in IS_FAT_TYPE], dtype=np.int64)
 # independent parts of a holding for idle counting: 0-3 将士相 triads, 4-7 车马炮 triads, 8 卒
-N_PARTS = 9
-PART_CMP = 4  # first 车马炮 part
-PART_ZU = 8
+N_PARTS = 2 * N_COLOURS + 1  # 9
+PART_CMP = N_COLOURS  # first 车马炮 part
+PART_ZU = 2 * N_COLOURS
 PART_OF_TYPE = np.array([PART_ZU if t % N_RANKS == ZU else t // N_RANKS + (0 if t % N_RANKS <= XIANG else PART_CMP)
                          for t in range(N_TYPES)], dtype=np.int64)
 assert JIANG == 0 and CHE == XIANG + 1  # triads are the ranks JIANG..XIANG and CHE..PAO
@@ -185,13 +185,14 @@ TRIAD_IDLE = _build_triad_idle()
 KIND_CMP = 0
 KIND_JSX = 1
 KIND_ZU = 2
-N_PART_CODES = 5**4
+N_PART_CODES = (N_COPIES + 1) ** N_COLOURS  # 625: codes of the largest part (the 4 卒)
 NO_DISCARD = 1 << 30  # PART_DISCARD_DELTA of a part holding no card that may be discarded
-PART_MEMBERS = np.array([[c * N_RANKS + JIANG + i for i in range(3)] + [-1] for c in range(4)]
-                        + [[c * N_RANKS + CHE + i for i in range(3)] + [-1] for c in range(4)]
-                        + [[c * N_RANKS + ZU for c in range(4)]], dtype=np.int64)
-PART_SIZE = np.array([3] * 8 + [4], dtype=np.int64)
-PART_KIND = np.array([KIND_JSX] * 4 + [KIND_CMP] * 4 + [KIND_ZU], dtype=np.int64)
+_PAD = [-1] * (N_COLOURS - TRIAD_SIZE)
+PART_MEMBERS = np.array([[c * N_RANKS + JIANG + i for i in range(TRIAD_SIZE)] + _PAD for c in range(N_COLOURS)]
+                        + [[c * N_RANKS + CHE + i for i in range(TRIAD_SIZE)] + _PAD for c in range(N_COLOURS)]
+                        + [[c * N_RANKS + ZU for c in range(N_COLOURS)]], dtype=np.int64)
+PART_SIZE = np.array([TRIAD_SIZE] * (2 * N_COLOURS) + [N_COLOURS], dtype=np.int64)
+PART_KIND = np.array([KIND_JSX] * N_COLOURS + [KIND_CMP] * N_COLOURS + [KIND_ZU], dtype=np.int64)
 MEMBER_INDEX_OF_TYPE = np.array([int(np.nonzero(PART_MEMBERS[PART_OF_TYPE[t]] == t)[0][0]) for t in range(N_TYPES)],
                                 dtype=np.int64)
 

@@ -7,7 +7,9 @@ the report (``REPORTS/NAME/report.md`` + PNG/SVG figures) is rewritten from the 
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
+import math
 import os
 import time
 from pathlib import Path
@@ -31,7 +33,9 @@ from simkit.policies.registry import PolicySpec, effective_params, parse_policie
 from simkit.rules import RuleSet
 from simkit.runner import simulate
 from simkit.runner.simulate import default_seating
+from simkit.errors import SimkitError
 from simkit.storage import load_dataset
+from simkit.storage.paths import check_out_dir
 from simkit.storage.files import write_text
 
 
@@ -290,15 +294,72 @@ def _probability_lines(entry: ProbabilityEntry, index: int, spec: ExperimentSpec
     return lines
 
 
+# a scaled entry keeps at least this many deals (never more than the file gives): enough wins and
+# no-wins for every rate, mean and interval of the report to be defined
+MIN_SCALED_DEALS = 200
+
+
+def _scaled(deals: int, scale: float) -> int:
+    """``deals * scale`` rounded, at least :data:`MIN_SCALED_DEALS` (or ``deals`` if smaller).
+
+    >>> _scaled(1_000_000, 0.01), _scaled(1_000, 0.01), _scaled(150, 0.01), _scaled(10, 3.0)
+    (10000, 200, 150, 30)
+    """
+    return max(min(deals, MIN_SCALED_DEALS), int(round(deals * scale)))
+
+
+def check_scale(scale: float) -> float:
+    """``scale`` as a float once it is a finite number > 0 (one-line error otherwise)."""
+    if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not math.isfinite(scale) or scale <= 0:
+        raise SimkitError(f"scale must be a finite number > 0, got {scale!r}", parameters=("scale",))
+    return float(scale)
+
+
+def scale_experiment(spec: ExperimentSpec, scale: float) -> ExperimentSpec:
+    """``spec`` with every deal count (simulations, comparisons and their SPRT caps, the
+    tournament, probabilities) multiplied by ``scale``, rounded, at least
+    :data:`MIN_SCALED_DEALS` (or the file's own count if smaller)."""
+    scale = check_scale(scale)
+    if scale == 1.0:
+        return spec
+    return dataclasses.replace(
+        spec,
+        simulations=tuple(dataclasses.replace(e, deals=_scaled(e.deals, scale)) for e in spec.simulations),
+        comparisons=tuple(dataclasses.replace(e, deals=_scaled(e.deals, scale)) for e in spec.comparisons),
+        probabilities=tuple(dataclasses.replace(e, deals=_scaled(e.deals, scale)) for e in spec.probabilities),
+        tournament=(dataclasses.replace(spec.tournament, deals=_scaled(spec.tournament.deals, scale))
+                    if spec.tournament is not None else None))
+
+
+def _total_deals(spec: ExperimentSpec) -> int:
+    entries = [*spec.simulations, *spec.comparisons, *spec.probabilities]
+    return sum(e.deals for e in entries) + (spec.tournament.deals if spec.tournament is not None else 0)
+
+
 def run_experiment(path: str | os.PathLike, reports: str | os.PathLike = "reports",
                    data: str | os.PathLike | None = None, workers: int = 1, quiet: bool = False,
-                   confidence: float = 0.95) -> Path:
+                   confidence: float = 0.95, scale: float = 1.0, out: str | os.PathLike | None = None) -> Path:
     """Run (or resume) the experiment in ``path``; returns the written report's path.  Every
-    interval of the report (and the text that states its level) is at ``confidence``."""
+    interval of the report (and the text that states its level) is at ``confidence``.
+
+    The report goes to ``REPORTS/NAME/`` and the data to ``data`` (default
+    ``runs/experiments/NAME``); with ``out`` both go under it instead: ``OUT/report/`` and
+    ``OUT/data/``.  ``scale`` multiplies every deal count of the file (see
+    :func:`scale_experiment`; the report's header says so): ``scale=0.01, out="runs/x"`` reruns
+    an experiment small without touching the shipped reports.  A scaled run without ``out``
+    writes under ``runs/experiments/NAME-scale-SCALE/``, never into ``reports``."""
     confidence = check_confidence(confidence)
-    spec = load_experiment(path)
-    report_dir = Path(reports) / spec.name
-    data_dir = Path(data) if data is not None else Path("runs") / "experiments" / spec.name
+    scale = check_scale(scale)
+    full = load_experiment(path)
+    spec = scale_experiment(full, scale)
+    if out is None and scale != 1.0:
+        out = Path("runs") / "experiments" / f"{spec.name}-scale-{scale:g}"
+    if out is not None:
+        out = check_out_dir(out)
+        report_dir, data_dir = out / "report", out / "data"
+    else:
+        report_dir = Path(reports) / spec.name
+        data_dir = Path(data) if data is not None else Path("runs") / "experiments" / spec.name
     report_dir.mkdir(parents=True, exist_ok=True)
     data_dir.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
@@ -312,11 +373,15 @@ def run_experiment(path: str | os.PathLike, reports: str | os.PathLike = "report
     for i, entry in enumerate(spec.probabilities):
         body += _probability_lines(entry, i, spec, report_dir, confidence)
     elapsed = time.perf_counter() - start
-    header = [f"# {spec.title}", "", spec.description.strip(), "",
+    rerun = f"simkit experiment run {Path(path).as_posix()}" + (f" --scale {scale:g}" if scale != 1.0 else "")
+    scaled = ([f"**Scaled {scale:g}: {_total_deals(spec):,} deals instead of {_total_deals(full):,}** (every deal "
+               f"count of the file times {scale:g}, rounded, at least {MIN_SCALED_DEALS:,} per entry; the figures "
+               "below are from this smaller run, with wider intervals).", ""] if scale != 1.0 else [])
+    header = [f"# {spec.title}", ""] + scaled + [spec.description.strip(), "",
               f"Experiment `{spec.name}` ({Path(path).as_posix()}), simkit {simkit.__version__}, "
               f"generated {_dt.datetime.now(_dt.timezone.utc).strftime('%Y-%m-%d %H:%M UTC')} "
               f"(this invocation took {elapsed:,.0f} s; datasets already in `{data_dir.as_posix()}` are reused, not recomputed; re-run "
-              f"`simkit experiment run {Path(path).as_posix()}` to reproduce: results are a pure function of the file).",
+              f"`{rerun}` to reproduce: results are a pure function of the file and the scale).",
               "", f"Hardware: {hardware_line()}.", ""]
     report = report_dir / "report.md"
     write_text(report, "\n".join(header + body))

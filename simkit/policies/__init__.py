@@ -1,8 +1,12 @@
 """Bot policies: built-in numba policies and the plug-in registry."""
 
 from simkit.policies.registry import (
+    Param,
     PolicyError,
     PolicySpec,
+    param_names,
+    param_table_of,
+    params_by_name,
     parse_policies,
     parse_policy,
     policy_names,
@@ -11,8 +15,12 @@ from simkit.policies.registry import (
 )
 
 __all__ = [
+    "Param",
     "PolicyError",
     "PolicySpec",
+    "param_names",
+    "param_table_of",
+    "params_by_name",
     "parse_policies",
     "parse_policy",
     "policy_names",

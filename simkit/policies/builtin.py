@@ -36,6 +36,7 @@ from simkit.engine.layout import (
     A_WIN,
     M_KONG,
     M_PENG,
+    MELD_TYPES,
     M_ZHAN,
     N_ACTIONS,
     O_ACTIVE,
@@ -52,8 +53,9 @@ from simkit.engine.layout import (
     S_NCHOW,
     S_PHASE,
     S_STOCK_POS,
+    chain_regions,
 )
-from simkit.cards import CHE, JIANG, N_RANKS, XIANG, ZU
+from simkit.cards import CHE, JIANG, N_CARDS, N_COLOURS, N_RANKS, N_TYPES, TRIAD_SIZE, XIANG, ZU
 from simkit.evaluator import kernel as K
 from simkit.evaluator.tables import (
     IS_FAT_TYPE,
@@ -69,6 +71,7 @@ from simkit.evaluator.tables import (
     PART_SIZE,
     PENG_HU,
 )
+from simkit.exposed import EXP_BLOCK, N_EXP_ROWS
 from simkit.jit import hot_kernel
 from simkit.policies.expert import EXPERT_WORK_SIZE
 from simkit.rng import next_below
@@ -79,18 +82,20 @@ P_PATIENT = 2
 P_MC = 3
 P_EXPERT = 4  # simkit.policies.expert
 
-# policy scratch: evaluator workspace, out, choice, a holding (28 + 112), used (4),
-# per-part idle cards (9) and best-discard deltas (9) of the holding
-_W_OUT = K.WORK_SIZE
-_W_CHOICE = _W_OUT + K.N_OUT
-_W_CONC = _W_CHOICE + K.N_CHOICE
-_W_EXP = _W_CONC + 28
-_W_USED = _W_EXP + 112
-_W_PIDLE = _W_USED + 4
-_W_PDELTA = _W_PIDLE + 9
-_GREEDY_WORK_SIZE = _W_PDELTA + 9
+# greedy / patient scratch: the evaluator's workspace first, then these regions, each where the
+# previous one ends
+GREEDY_WORK = chain_regions((
+    ("_W_OUT", K.N_OUT),  # evaluator result
+    ("_W_CHOICE", K.N_CHOICE),  # evaluator best decomposition
+    ("_W_CONC", N_TYPES),  # a holding: concealed counts
+    ("_W_EXP", EXP_BLOCK),  # ... and its exposed block
+    ("_W_USED", MELD_TYPES),  # concealed types a claim uses
+    ("_W_PIDLE", N_PARTS),  # idle cards per part of the holding
+    ("_W_PDELTA", N_PARTS),  # best-discard delta per part
+), base=K.WORK_SIZE)
+_W_OUT, _W_CHOICE, _W_CONC, _W_EXP, _W_USED, _W_PIDLE, _W_PDELTA = GREEDY_WORK.offsets
 # one scratch array serves every built-in policy: expert lays out its own regions (from 0)
-POLICY_WORK_SIZE = max(_GREEDY_WORK_SIZE, EXPERT_WORK_SIZE)
+POLICY_WORK_SIZE = max(GREEDY_WORK.size, EXPERT_WORK_SIZE)
 
 
 @hot_kernel(cache=True, nogil=True)
@@ -124,12 +129,12 @@ def keep_value(conc, t):
     if IS_FAT_TYPE[t]:
         value += 3
     if rank == ZU:
-        for x in range(4):
+        for x in range(N_COLOURS):
             if x != colour and conc[x * N_RANKS + ZU] > 0:
                 value += 3
     else:
         first = colour * N_RANKS + (JIANG if rank <= XIANG else CHE)  # its triad
-        for x in range(first, first + 3):
+        for x in range(first, first + TRIAD_SIZE):
             if x != t and conc[x] > 0:
                 value += 4
     return value
@@ -180,10 +185,10 @@ def _claim_outcome(src, exp_at, n_chow, t, action, total, evaluate, rules, work)
     idle cards, ``work[_W_PIDLE:]`` / ``work[_W_PDELTA:]`` the idle cards and
     :data:`~simkit.evaluator.tables.PART_DISCARD_DELTA` of each part; ``src[exp_at:]`` is the claimer's exposed
     block, ``n_chow`` their exposed 圆s."""
-    conc = work[_W_CONC : _W_CONC + 28]
-    used = work[_W_USED : _W_USED + 4]
+    conc = work[_W_CONC : _W_CONC + N_TYPES]
+    used = work[_W_USED : _W_USED + MELD_TYPES]
     kind = E.meld_cards(action, t, used)  # the engine's own account of the cards a claim uses
-    for i in range(4):
+    for i in range(MELD_TYPES):
         if used[i] >= 0:
             conc[used[i]] -= 1
     gain = 1  # an exposed 圆
@@ -204,8 +209,8 @@ def _claim_outcome(src, exp_at, n_chow, t, action, total, evaluate, rules, work)
     wins = False
     if after == 0 and evaluate:
         # complete after the claim: ask the evaluator (the exposed block is copied only now)
-        exp = work[_W_EXP : _W_EXP + 112].reshape((4, 28))
-        for i in range(112):
+        exp = work[_W_EXP : _W_EXP + EXP_BLOCK].reshape((N_EXP_ROWS, N_TYPES))
+        for i in range(EXP_BLOCK):
             work[_W_EXP + i] = src[exp_at + i]
         if exp_row >= 0:
             exp[exp_row, t] += 1
@@ -220,7 +225,7 @@ def _claim_outcome(src, exp_at, n_chow, t, action, total, evaluate, rules, work)
         if q != part and work[_W_PDELTA + q] < delta:
             delta = work[_W_PDELTA + q]
     idle = NO_DISCARD if delta == NO_DISCARD else after + delta
-    for i in range(4):
+    for i in range(MELD_TYPES):
         if used[i] >= 0:
             conc[used[i]] += 1
     return wins, idle, gain, after == 0
@@ -264,8 +269,8 @@ def _greedy_core(src, conc_at, exp_at, n_chow, phase, t, stock_left, mask, param
     """greedy / patient on a player's view: ``src[conc_at:]`` their 28 concealed counts,
     ``src[exp_at:]`` their (4, 28) exposed block, ``n_chow`` their exposed 圆s, ``t`` the
     active card; read from an observation or from the state (only what the player may see)."""
-    conc = work[_W_CONC : _W_CONC + 28]
-    for x in range(28):
+    conc = work[_W_CONC : _W_CONC + N_TYPES]
+    for x in range(N_TYPES):
         conc[x] = src[conc_at + x]
     if phase == PH_DISCARD:
         if mask[A_WIN]:
@@ -273,8 +278,8 @@ def _greedy_core(src, conc_at, exp_at, n_chow, phase, t, stock_left, mask, param
                 return A_WIN
             out = work[_W_OUT : _W_OUT + K.N_OUT]
             choice = work[_W_CHOICE : _W_CHOICE + K.N_CHOICE]
-            exp = work[_W_EXP : _W_EXP + 112].reshape((4, 28))
-            for i in range(112):
+            exp = work[_W_EXP : _W_EXP + EXP_BLOCK].reshape((N_EXP_ROWS, N_TYPES))
+            for i in range(EXP_BLOCK):
                 work[_W_EXP + i] = src[exp_at + i]
             K.evaluate_kernel(conc, exp, n_chow, rules, 0, out, choice, work[: K.WORK_SIZE])
             if out[K.OUT_UNITS] >= params[0] or stock_left <= params[1]:
@@ -312,7 +317,7 @@ def _greedy_core(src, conc_at, exp_at, n_chow, phase, t, stock_left, mask, param
 def greedy_like(obs, mask, params, rules, work, patient):
     """greedy (patient=False) / patient on an observation."""
     seat = obs[O_SEAT]
-    return _greedy_core(obs, O_CONC, O_EXP + 112 * seat, obs[O_NCHOW + seat], obs[O_PHASE], obs[O_ACTIVE],
+    return _greedy_core(obs, O_CONC, O_EXP + EXP_BLOCK * seat, obs[O_NCHOW + seat], obs[O_PHASE], obs[O_ACTIVE],
                         obs[O_STOCK_LEFT], mask, params, rules, work, patient)
 
 
@@ -320,5 +325,5 @@ def greedy_like(obs, mask, params, rules, work, patient):
 def greedy_state(s, p, mask, params, rules, work, patient):
     """:func:`greedy_like` reading player p's view straight from the state (no observation
     copy): p's own concealed and exposed cards, the active card, the stock size."""
-    return _greedy_core(s, S_CONC + 28 * p, S_EXP + 112 * p, s[S_NCHOW + p], s[S_PHASE], s[S_ACTIVE],
-                        112 - s[S_STOCK_POS], mask, params, rules, work, patient)
+    return _greedy_core(s, S_CONC + N_TYPES * p, S_EXP + EXP_BLOCK * p, s[S_NCHOW + p], s[S_PHASE], s[S_ACTIVE],
+                        N_CARDS - s[S_STOCK_POS], mask, params, rules, work, patient)

@@ -25,6 +25,10 @@ from simkit.policies.expert import expert_act, expert_state
 from simkit.policies.mc import mc_act
 
 
+BUILTIN_POLICIES = (P_RANDOM, P_GREEDY, P_PATIENT, P_MC, P_EXPERT)  # the ids builtin_act_state plays
+NO_SUCH_POLICY = -2  # what a dispatcher returns for a policy id it does not know (the deal loops flag it)
+
+
 @njit(cache=True, nogil=True, inline="always")
 def builtin_act(policy_id, obs, mask, params, rng, rules, work):
     """Run built-in policy ``policy_id`` (``P_*`` of :mod:`simkit.policies.builtin`)."""
@@ -36,14 +40,17 @@ def builtin_act(policy_id, obs, mask, params, rng, rules, work):
         return mc_act(obs, mask, params, rng, rules, work)
     if policy_id == P_EXPERT:
         return expert_act(obs, mask, params, rules, work)
-    return greedy_like(obs, mask, params, rules, work, False)
+    if policy_id == P_GREEDY:
+        return greedy_like(obs, mask, params, rules, work, False)
+    return NO_SUCH_POLICY
 
 
 @njit(cache=True, nogil=True, inline="always")
 def builtin_act_state(policy_id, s, p, obs, mask, params, rng, rules, work):
     """:func:`builtin_act` for player p of state ``s``, the same choices: ``random`` needs no
     observation, ``greedy`` / ``patient`` / ``expert`` read p's own view from the state, and only ``mc``
-    gets the observation, filled into ``obs`` here."""
+    gets the observation, filled into ``obs`` here.  An unknown id returns
+    :data:`NO_SUCH_POLICY` (never a policy's choice: the deal loops stop the deal and flag it)."""
     if policy_id == P_RANDOM:
         return random_act(mask, rng)
     if policy_id == P_PATIENT:
@@ -53,7 +60,9 @@ def builtin_act_state(policy_id, s, p, obs, mask, params, rng, rules, work):
         return mc_act(obs, mask, params, rng, rules, work)
     if policy_id == P_EXPERT:
         return expert_state(s, p, mask, params, rules, work)
-    return greedy_state(s, p, mask, params, rules, work, False)
+    if policy_id == P_GREEDY:
+        return greedy_state(s, p, mask, params, rules, work, False)
+    return NO_SUCH_POLICY
 
 
 BASIC_POLICIES = (P_RANDOM, P_GREEDY, P_PATIENT)
@@ -61,13 +70,15 @@ BASIC_POLICIES = (P_RANDOM, P_GREEDY, P_PATIENT)
 
 @njit(cache=True, nogil=True, inline="always")
 def basic_act_state(policy_id, s, p, obs, mask, params, rng, rules, work):
-    """:func:`builtin_act_state` for the :data:`BASIC_POLICIES` only (other ids play greedy,
-    as there): the same choices, without compiling mc and expert."""
+    """:func:`builtin_act_state` for the :data:`BASIC_POLICIES` only (any other id returns
+    :data:`NO_SUCH_POLICY`): the same choices, without compiling mc and expert."""
     if policy_id == P_RANDOM:
         return random_act(mask, rng)
     if policy_id == P_PATIENT:
         return greedy_state(s, p, mask, params, rules, work, True)
-    return greedy_state(s, p, mask, params, rules, work, False)
+    if policy_id == P_GREEDY:
+        return greedy_state(s, p, mask, params, rules, work, False)
+    return NO_SUCH_POLICY
 
 
 def uses_basic_policies(policy_ids) -> bool:

@@ -23,12 +23,13 @@ search stops there when none does (most decisions).  About 13× less CPU per dea
 exhaustive search, and stronger; ``mc:48,4,1,1,0,4,0,0,1`` (expert as the base policy, 48
 determinisations, every claim decision) beats ``expert`` (the figures are in docs/engine.md).
 
-params (:data:`simkit.policies.registry` names them):
+params (by name, ``mc:rollouts=8:z=2``, or by position, ``mc:8,4,2``; :data:`MC_PARAMS` is the
+table of their names, defaults and ranges, ``params[MC_ROLLOUTS]`` ... in the code):
 
-* ``[0]`` rollouts: determinisations R (default 12, at most 64);
+* ``[0]`` rollouts: determinisations R (default 12, 1 .. 64);
 * ``[1]`` candidates: discard candidates — greedy's choice, then the other discards in
   greedy's order, this many in all (default 4); every claim option is always a candidate;
-* ``[2]`` z: the t threshold for leaving greedy's choice (default 1.0);
+* ``[2]`` z: the t threshold for leaving greedy's choice (default 1.0, > 0);
 * ``[3]`` search_mode: 0 every decision, 1 claim decisions only (default), 2 discards only;
 * ``[4]`` sharpen: opponent-model strength, hill-climbing swaps that make each sampled
   opponent hand closer to complete (default 0: uniform; 40 measured no better, at twice the cost);
@@ -43,8 +44,9 @@ params (:data:`simkit.policies.registry` names them):
 
 Where this docstring says greedy's choice, read the base policy's when ``base`` is 1.
 
-``mc:16,4,1.5,0,0,0,0`` is the exhaustive search of earlier versions, bit for bit, and so is
-a params array of zeros (a zero R, candidates or z means 16, 4, 1.5).  The observation is all
+``mc:16,4,1.5,0,0,0,0`` is the exhaustive search of earlier versions, bit for bit.  (The
+kernel reads a zero R, candidates or z as 16, 4, 1.5, as earlier versions did; a policy
+spec refuses them: they are out of range.)  The observation is all
 it uses: it never reads the hidden cards of the real deal.
 """
 
@@ -53,11 +55,14 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from simkit.cards import N_CARDS, N_COPIES, N_SEATS, N_TYPES
 from simkit.engine import kernel as E
 from simkit.engine import layout as L
+from simkit.engine.env import MAX_DECISIONS
 from simkit.policies.builtin import POLICY_WORK_SIZE, greedy_like, greedy_state, keep_value
 from simkit.policies.expert import EXPERT_DEFAULTS, expert_act, expert_state
 from simkit.evaluator import kernel as K
+from simkit.exposed import EXP_BLOCK
 from simkit.rng import next_below
 
 MAX_ROLLOUTS = 64
@@ -69,12 +74,12 @@ def _sharpen(s2, p, rng, steps):
     hands are far closer to complete than random ones.  Hill-climb: swap a random concealed
     card of p with a random stock card when that leaves fewer idle cards."""
     stock_lo = s2[L.S_STOCK_POS]
-    n_stock = 112 - stock_lo
+    n_stock = N_CARDS - stock_lo
     if n_stock == 0:
         return
-    conc = s2[L.S_CONC + 28 * p : L.S_CONC + 28 * (p + 1)]
+    conc = s2[L.S_CONC + N_TYPES * p : L.S_CONC + N_TYPES * (p + 1)]
     n_conc = 0
-    for t in range(28):
+    for t in range(N_TYPES):
         n_conc += conc[t]
     if n_conc == 0:
         return
@@ -84,13 +89,13 @@ def _sharpen(s2, p, rng, steps):
             return
         k = next_below(rng, n_conc)
         x = -1
-        for t in range(28):
+        for t in range(N_TYPES):
             if k < conc[t]:
                 x = t
                 break
             k -= conc[t]
         j = stock_lo + next_below(rng, n_stock)
-        y = s2[L.S_DECK + j] // 4
+        y = s2[L.S_DECK + j] // N_COPIES
         if x == y:
             continue
         conc[x] -= 1
@@ -98,7 +103,7 @@ def _sharpen(s2, p, rng, steps):
         new_idle = K.min_idle_kernel(conc)
         if new_idle < idle:
             idle = new_idle
-            s2[L.S_DECK + j] = x * 4
+            s2[L.S_DECK + j] = x * N_COPIES
         else:
             conc[y] -= 1
             conc[x] += 1
@@ -109,25 +114,25 @@ def _determinise(obs, rng, s2):
     """A full state consistent with ``obs``; False if the observation is inconsistent."""
     s2[:] = 0
     me = obs[L.O_SEAT]
-    unknown = np.zeros(28, dtype=np.int64)
-    for t in range(28):
-        n = 4 - obs[L.O_CONC + t] - obs[L.O_DEAD + t]
-        for p in range(3):
-            n -= obs[L.O_EXPCARDS + 28 * p + t]
+    unknown = np.zeros(N_TYPES, dtype=np.int64)
+    for t in range(N_TYPES):
+        n = N_COPIES - obs[L.O_CONC + t] - obs[L.O_DEAD + t]
+        for p in range(N_SEATS):
+            n -= obs[L.O_EXPCARDS + N_TYPES * p + t]
         if obs[L.O_ACTIVE] == t:
             n -= 1
         if n < 0:
             return False
         unknown[t] = n
-    pool = np.empty(112, dtype=np.int64)
+    pool = np.empty(N_CARDS, dtype=np.int64)
     k = 0
-    for t in range(28):
+    for t in range(N_TYPES):
         for _ in range(unknown[t]):
             pool[k] = t
             k += 1
     stock_left = obs[L.O_STOCK_LEFT]
     need = stock_left
-    for p in range(3):
+    for p in range(N_SEATS):
         if p != me:
             need += obs[L.O_NCONC + p]
     if need != k:
@@ -138,33 +143,33 @@ def _determinise(obs, rng, s2):
         pool[i] = pool[j]
         pool[j] = tmp
     idx = 0
-    for p in range(3):
+    for p in range(N_SEATS):
         if p == me:
-            for t in range(28):
-                s2[L.S_CONC + 28 * p + t] = obs[L.O_CONC + t]
+            for t in range(N_TYPES):
+                s2[L.S_CONC + N_TYPES * p + t] = obs[L.O_CONC + t]
         else:
             for _ in range(obs[L.O_NCONC + p]):
-                s2[L.S_CONC + 28 * p + pool[idx]] += 1
+                s2[L.S_CONC + N_TYPES * p + pool[idx]] += 1
                 idx += 1
-    s2[L.S_STOCK_POS] = 112 - stock_left
+    s2[L.S_STOCK_POS] = N_CARDS - stock_left
     for i in range(stock_left):
-        s2[L.S_DECK + 112 - stock_left + i] = pool[idx] * 4
+        s2[L.S_DECK + N_CARDS - stock_left + i] = pool[idx] * N_COPIES
         idx += 1
-    for i in range(3 * 4 * 28):
+    for i in range(N_SEATS * EXP_BLOCK):
         s2[L.S_EXP + i] = obs[L.O_EXP + i]
-    for i in range(3 * 28):
+    for i in range(N_SEATS * N_TYPES):
         s2[L.S_EXPCARDS + i] = obs[L.O_EXPCARDS + i]
         s2[L.S_LOCK + i] = obs[L.O_LOCK + i]
-    for t in range(28):
+    for t in range(N_TYPES):
         s2[L.S_DEAD + t] = obs[L.O_DEAD + t]
-    for p in range(3):
+    for p in range(N_SEATS):
         s2[L.S_NCHOW + p] = obs[L.O_NCHOW + p]
         s2[L.S_XIANGGONG + p] = obs[L.O_XIANGGONG + p]
         s2[L.S_NOWIN + p] = obs[L.O_NOWIN + p]
     s2[L.S_PHASE] = obs[L.O_PHASE]
     s2[L.S_PLAYER] = obs[L.O_PLAYER]
     s2[L.S_ACTIVE] = obs[L.O_ACTIVE]
-    s2[L.S_ACTIVE_ID] = obs[L.O_ACTIVE] * 4 if obs[L.O_ACTIVE] >= 0 else -1
+    s2[L.S_ACTIVE_ID] = obs[L.O_ACTIVE] * N_COPIES if obs[L.O_ACTIVE] >= 0 else -1
     s2[L.S_SOURCE] = obs[L.O_SOURCE]
     s2[L.S_SOURCE_PLAYER] = obs[L.O_SOURCE_PLAYER]
     s2[L.S_STAGE] = obs[L.O_STAGE]
@@ -186,7 +191,7 @@ def _rollout(s2, me, rules, mask, work, pwork, no_params, ev, ev_n, horizon, bas
     phases; my payoff (0 when the deal is still on)."""
     turns_left = horizon if horizon > 0 else 1 << 30
     last = s2[L.S_TURNS] + turns_left
-    for _ in range(2000):
+    for _ in range(MAX_DECISIONS):
         if s2[L.S_PHASE] == L.PH_OVER or s2[L.S_TURNS] >= last:
             break
         # the base policy reads only the acting player's own view of s2: no observation copy
@@ -206,9 +211,35 @@ MIN_DIFFER = 4  # determinisations in which two candidates' payoffs must differ 
 DEFAULT_ROLLOUTS = 16
 DEFAULT_CANDIDATES = 4
 DEFAULT_Z = 1.5  # R, candidates and z of a zero params (the exhaustive search of earlier versions)
-SEARCH_ALL, SEARCH_CLAIMS, SEARCH_DISCARDS = 0, 1, 2  # params[3]
-FOCUS_OFF, FOCUS_ON = 0, 1  # params[6]
-BASE_GREEDY, BASE_EXPERT = 0, 1  # params[8]: the policy mc improves on and rolls out with
+SEARCH_ALL, SEARCH_CLAIMS, SEARCH_DISCARDS = 0, 1, 2  # params[MC_SEARCH_MODE]
+FOCUS_OFF, FOCUS_ON = 0, 1  # params[MC_FOCUS]
+BASE_GREEDY, BASE_EXPERT = 0, 1  # params[MC_BASE]: the policy mc improves on and rolls out with
+
+# ---- parameters: ONE table, params[i] is row i: (name, default, lo, hi, kind); kind "int" takes
+# whole numbers, "real" any number in [lo, hi], "positive" one in (lo, hi].  The registry's
+# ``mc`` and ``search`` (other defaults) read it; the MC_* indices below come from it.
+MC_PARAMS = (
+    ("rollouts", 12.0, 1, MAX_ROLLOUTS, "int"),
+    ("candidates", 4.0, 1, N_TYPES, "int"),
+    ("z", 1.0, 0.0, 1.0e12, "positive"),
+    ("search_mode", float(SEARCH_CLAIMS), SEARCH_ALL, SEARCH_DISCARDS, "int"),
+    ("sharpen", 0.0, 0, 1_000_000, "int"),
+    ("race", 3.0, 0, MAX_ROLLOUTS, "int"),
+    ("focus", float(FOCUS_ON), FOCUS_OFF, FOCUS_ON, "int"),
+    ("horizon", 0.0, 0, 1000, "int"),
+    ("base", float(BASE_GREEDY), BASE_GREEDY, BASE_EXPERT, "int"),
+)
+MC_PARAM_NAMES = tuple(row[0] for row in MC_PARAMS)
+MC_DEFAULTS = tuple(float(row[1]) for row in MC_PARAMS)
+MC_ROLLOUTS = MC_PARAM_NAMES.index("rollouts")
+MC_CANDIDATES = MC_PARAM_NAMES.index("candidates")
+MC_Z = MC_PARAM_NAMES.index("z")
+MC_SEARCH_MODE = MC_PARAM_NAMES.index("search_mode")
+MC_SHARPEN = MC_PARAM_NAMES.index("sharpen")
+MC_RACE = MC_PARAM_NAMES.index("race")
+MC_FOCUS = MC_PARAM_NAMES.index("focus")
+MC_HORIZON = MC_PARAM_NAMES.index("horizon")
+MC_BASE = MC_PARAM_NAMES.index("base")
 N_EXPERT_PARAMS = len(EXPERT_DEFAULTS)
 
 
@@ -245,11 +276,11 @@ def mc_candidates(obs, mask, base_choice, max_cands, cands):
     cands[n_c] = base_choice
     n_c += 1
     if obs[L.O_PHASE] == L.PH_DISCARD:
-        conc = np.empty(28, dtype=np.int64)
-        for t in range(28):
+        conc = np.empty(N_TYPES, dtype=np.int64)
+        for t in range(N_TYPES):
             conc[t] = obs[L.O_CONC + t]
-        scores = np.full(28, 1 << 40, dtype=np.int64)
-        for t in range(28):
+        scores = np.full(N_TYPES, 1 << 40, dtype=np.int64)
+        for t in range(N_TYPES):
             if mask[t] and t != base_choice:
                 keep = keep_value(conc, t)
                 conc[t] -= 1
@@ -257,7 +288,7 @@ def mc_candidates(obs, mask, base_choice, max_cands, cands):
                 conc[t] += 1
         while n_c < max_cands:
             best = -1
-            for t in range(28):
+            for t in range(N_TYPES):
                 if scores[t] < (1 << 40) and (best < 0 or scores[t] < scores[best]):
                     best = t
             if best < 0:
@@ -354,7 +385,7 @@ def mc_search(obs, cands, n_c, rollouts, race, sharpen, horizon, base, rng, rule
                 break  # no candidate can leave the base choice: stop early
         if not _determinise(obs, rng, d):
             continue
-        for p in range(3):
+        for p in range(N_SEATS):
             if p != me:
                 _sharpen(d, p, rng, sharpen)
         for i in range(n_c):
@@ -377,7 +408,7 @@ def mc_search(obs, cands, n_c, rollouts, race, sharpen, horizon, base, rng, rule
 @njit(cache=True, nogil=True)
 def mc_act(obs, mask, params, rng, rules, work):
     """The ``mc`` policy (see the module docstring)."""
-    base = BASE_EXPERT if int(params[8]) == BASE_EXPERT else BASE_GREEDY
+    base = BASE_EXPERT if int(params[MC_BASE]) == BASE_EXPERT else BASE_GREEDY
     if base == BASE_EXPERT:
         base_choice = expert_act(obs, mask, expert_base_params(), rules, work)
     else:
@@ -390,30 +421,30 @@ def mc_act(obs, mask, params, rng, rules, work):
             n_legal += 1
     if n_legal <= 1:
         return base_choice
-    mode = int(params[3])
+    mode = int(params[MC_SEARCH_MODE])
     is_discard = obs[L.O_PHASE] == L.PH_DISCARD
     if (mode == SEARCH_CLAIMS and is_discard) or (mode == SEARCH_DISCARDS and not is_discard):
         return base_choice
-    if int(params[6]) == FOCUS_ON:
-        conc = np.empty(28, dtype=np.int64)
-        for t in range(28):
+    if int(params[MC_FOCUS]) == FOCUS_ON:
+        conc = np.empty(N_TYPES, dtype=np.int64)
+        for t in range(N_TYPES):
             conc[t] = obs[L.O_CONC + t]
         if _focus_skips(obs, base_choice, conc):
             return base_choice
-    rollouts = int(params[0]) if params[0] >= 1 else DEFAULT_ROLLOUTS
+    rollouts = int(params[MC_ROLLOUTS]) if params[MC_ROLLOUTS] >= 1 else DEFAULT_ROLLOUTS
     rollouts = min(rollouts, MAX_ROLLOUTS)
-    max_cands = int(params[1]) if params[1] >= 1 else DEFAULT_CANDIDATES
+    max_cands = int(params[MC_CANDIDATES]) if params[MC_CANDIDATES] >= 1 else DEFAULT_CANDIDATES
     cands = np.empty(L.N_ACTIONS, dtype=np.int64)
     n_c = mc_candidates(obs, mask, base_choice, max_cands, cands)
     if n_c == 1:
         return base_choice
-    sharpen = int(params[4]) if params[4] >= 0 else 0
-    race = int(params[5]) if params[5] >= 1 else 0
-    horizon = int(params[7]) if params[7] >= 1 else 0
+    sharpen = int(params[MC_SHARPEN]) if params[MC_SHARPEN] >= 0 else 0
+    race = int(params[MC_RACE]) if params[MC_RACE] >= 1 else 0
+    horizon = int(params[MC_HORIZON]) if params[MC_HORIZON] >= 1 else 0
     pay = np.empty((n_c, rollouts), dtype=np.float64)
     alive = np.empty(n_c, dtype=np.bool_)
     n_det = mc_search(obs, cands, n_c, rollouts, race, sharpen, horizon, base, rng, rules, pay, alive)
     if n_det == 0:
         return base_choice
-    z = params[2] if params[2] > 0 else DEFAULT_Z
+    z = params[MC_Z] if params[MC_Z] > 0 else DEFAULT_Z
     return cands[mc_decide(pay, n_c, n_det, alive, z)]

@@ -17,8 +17,9 @@ A user policy is an ``@njit`` function with the signature of :mod:`simkit.polici
 
 **By import path** (everywhere a policy is named: ``simkit simulate --policies``, ``compare``,
 ``replay``, ``equity``, experiment files, the Python API): ``package.module:function`` or
-``package.module:function:p0,p1,...`` (``params`` is then that float64 array; a policy by
-import path has no defaults, missing parameters are 0).  The module is imported with
+``package.module:function:p0,p1,...`` or ``package.module:function:p0=1:p3=2`` (``params``
+is then that float64 array; a policy by import path has no defaults, missing parameters are
+0).  The module is imported with
 :mod:`importlib` (the command line, like ``python -m``, also looks in the current folder);
 a module that fails to import, a missing attribute, a function that is not ``@njit`` or that
 does not take the six parameters is a one-line :class:`PolicyError` when the spec is parsed,
@@ -36,6 +37,13 @@ per process and policy source.  A dataset's identity records :func:`policy_sourc
 of each user policy (its source and that of the user functions it calls), so that resuming
 a run after the policy was edited is refused.
 
+**Parameters** of a built-in policy: one table per policy (:class:`Param` rows: name, default,
+range), named ``NAME:key=value:key=value`` (``expert:danger=20:claim_hu=40``, ``mc:rollouts=8``)
+or given by position (``mc:16,4,1.5,0,0,0,0``, kept for compatibility); the comma separates
+only the policies of a list.  An unknown name, NaN, inf or a value out of range is a one-line
+:class:`PolicyError` naming the policy and the parameter (:func:`check_params`, run by every
+:class:`PolicySpec`).
+
 Tier 2 — Python classes with ``act(observation, legal_actions)`` run through
 :class:`simkit.engine.env.Environment` (see :func:`simkit.engine.env.play_python`).
 """
@@ -48,17 +56,23 @@ import hashlib
 import importlib
 import inspect
 import marshal
+import math
 import re
+import sys
 import types
+from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
 import numba
 import numpy as np
 from numba.core.registry import CPUDispatcher
 
+from simkit.cards import N_SEATS
+from simkit.deck import STOCK_CARDS
 from simkit.errors import SimkitError
 from simkit.policies.builtin import P_EXPERT, P_GREEDY, P_MC, P_PATIENT, P_RANDOM
-from simkit.policies.expert import EXPERT_DEFAULTS, EXPERT_PARAM_NAMES
+from simkit.policies.expert import EXPERT_PARAMS
+from simkit.policies.mc import MC_PARAMS
 
 N_PARAMS = 16  # parameters per policy (the width of the params array every policy receives)
 USER_SLOT_BASE = 100  # policy ids of a run's distinct user policies: 100, 101, 102 (in order of first seat)
@@ -72,14 +86,84 @@ class PolicyError(SimkitError):
 
 
 @dataclasses.dataclass(frozen=True)
+class Param:
+    """One parameter of a built-in policy: its name, default and valid range [lo, hi] (``(lo,
+    hi]`` when ``lo_open``), whole numbers only when ``integer``."""
+
+    name: str
+    default: float
+    lo: float
+    hi: float
+    integer: bool = False
+    lo_open: bool = False
+
+    def range_text(self) -> str:
+        kind = "a whole number" if self.integer else "a number"
+        return f"{kind} in {'(' if self.lo_open else '['}{self.lo:g}, {self.hi:g}]"
+
+    def problem(self, value: float) -> str | None:
+        """Why ``value`` is not valid for this parameter; None when it is."""
+        if not math.isfinite(value):
+            return f"{self.name} = {value:g} is not a finite number"
+        if value < self.lo or value > self.hi or (self.lo_open and value == self.lo) or (
+                self.integer and value != int(value)):
+            return f"{self.name} = {value:g} is out of range: it is {self.range_text()}"
+        return None
+
+
+def param_table(rows: Sequence[tuple], **defaults: float) -> tuple[Param, ...]:
+    """The :class:`Param` rows of a policy module's table (``(name, default, lo, hi)`` or
+    ``(name, default, lo, hi, kind)``, kind ``real`` / ``int`` / ``positive``), with
+    ``defaults`` by name replacing the table's (a preset such as ``search``)."""
+    table = []
+    for row in rows:
+        name, default, lo, hi = row[:4]
+        kind = row[4] if len(row) > 4 else "real"
+        table.append(Param(name, float(defaults.pop(name, default)), float(lo), float(hi), integer=kind == "int",
+                           lo_open=kind == "positive"))
+    if defaults:
+        raise ValueError(f"no parameters {sorted(defaults)} in the table")
+    return tuple(table)
+
+
+@dataclasses.dataclass(frozen=True)
 class PolicySpec:
-    """A policy (a name, or an import path ``package.module:function``) and its parameters."""
+    """A policy (a name, or an import path ``package.module:function``) and its parameters
+    (by position: ``params[i]`` is the policy's parameter i).  Values that are not finite,
+    too many, or (for a built-in policy) out of a parameter's range are a one-line
+    :class:`PolicyError` here, whoever makes the spec."""
 
     name: str
     params: tuple[float, ...] = ()
 
+    def __post_init__(self) -> None:
+        try:
+            values = tuple(float(p) for p in self.params)
+        except (TypeError, ValueError):
+            raise PolicyError(f"policy {self.name!r}: parameters must be numbers, got {self.params!r}") from None
+        object.__setattr__(self, "params", values)
+        check_params(self.name, values)
+
     def text(self) -> str:
+        """``name`` or ``name:p0,p1,...`` (positional: the form recorded in datasets)."""
         return self.name if not self.params else f"{self.name}:{','.join(f'{p:g}' for p in self.params)}"
+
+    def named_text(self) -> str:
+        """``name`` or ``name:key=value:key=value``: the parameters given that differ from the
+        policy's defaults, by name (an equivalent spec, short enough for a label).
+
+        >>> PolicySpec("patient", (3.0, 6.0)).named_text()
+        'patient:min_units=3'
+        """
+        table = param_table_of(self.name) or ()
+        named = [f"{k}={v:g}" for i, (k, v) in enumerate(self.named_params().items())
+                 if i >= len(table) or v != table[i].default]
+        return ":".join([self.name] + named)
+
+    def named_params(self) -> dict[str, float]:
+        """The parameters given, by name (``p<i>`` where a policy names none)."""
+        names = param_names(self.name)
+        return {names[i] if i < len(names) else f"p{i}": v for i, v in enumerate(self.params)}
 
     @property
     def is_import_path(self) -> bool:
@@ -94,30 +178,39 @@ class _Entry:
     function: Callable | None
     doc: str
     python: Any = None  # a Python-tier policy: a class (made with the spec's parameters) or an object
-    param_names: tuple[str, ...] = ()  # names of params[0], params[1], ... (``p<i>`` always works too)
+    table: tuple[Param, ...] | None = None  # a built-in's parameters (None: any p0 .. p15, finite)
+
+    @property
+    def param_names(self) -> tuple[str, ...]:
+        """Names of params[0], params[1], ... (``p<i>`` works too)."""
+        return tuple(p.name for p in self.table or ())
 
 
-MC_PARAM_NAMES = ("rollouts", "candidates", "z", "search_mode", "sharpen", "race", "focus", "horizon", "base")
+def _builtin(policy_id: int, table: tuple[Param, ...], doc: str) -> _Entry:
+    return _Entry(policy_id, tuple(p.default for p in table), None, doc, table=table)
+
+
+# patient's parameters (the policy is builtin.greedy_like with patient True): (name, default, lo, hi)
+PATIENT_PARAMS = (("min_units", 2.0, 0.0, 1000.0), ("late_stock", 6.0, 0.0, STOCK_CARDS),
+                  ("peng_slack", 1.0, 0.0, 100.0))
 
 _REGISTRY: dict[str, _Entry] = {
-    "random": _Entry(P_RANDOM, (), None, "uniform over legal actions, always takes a legal win"),
-    "greedy": _Entry(P_GREEDY, (), None, "one-ply evaluator heuristic"),
-    "patient": _Entry(P_PATIENT, (2.0, 6.0, 1.0), None,
-                      "hu-maximiser: wins with >= p0 units unless <= p1 stock cards left; 碰 costing <= p2 idle",
-                      param_names=("min_units", "late_stock", "peng_slack")),
-    "mc": _Entry(P_MC, (12.0, 4.0, 1.0, 1.0, 0.0, 3.0, 1.0, 0.0, 0.0), None,
-                 "determinised Monte Carlo, greedy rollouts (expert: base 1): races candidates at claim decisions, "
-                 "leaves greedy's choice at t > z",
-                 param_names=MC_PARAM_NAMES),
+    "random": _builtin(P_RANDOM, (), "uniform over legal actions, always takes a legal win"),
+    "greedy": _builtin(P_GREEDY, (), "one-ply evaluator heuristic"),
+    "patient": _builtin(P_PATIENT, param_table(PATIENT_PARAMS),
+                        "hu-maximiser: wins with >= min_units units unless <= late_stock stock cards left; 碰 costing "
+                        "<= peng_slack idle"),
+    "mc": _builtin(P_MC, param_table(MC_PARAMS),
+                   "determinised Monte Carlo, greedy rollouts (expert: base 1): races candidates at claim decisions, "
+                   "leaves greedy's choice at t > z"),
     # the strong search bot: mc with expert as its baseline choice and rollout policy, 48
     # determinisations raced after 4, every claim option searched (issue 14's tuned search)
-    "search": _Entry(P_MC, (48.0, 4.0, 1.0, 1.0, 0.0, 4.0, 0.0, 0.0, 1.0), None,
-                     "mc tuned: expert as base and in rollouts, 48 determinisations raced after 4, claims searched",
-                     param_names=MC_PARAM_NAMES),
-    "expert": _Entry(P_EXPERT, EXPERT_DEFAULTS, None,
-                     "hand-value heuristic: outs, pairs, 子, chariot/清/天地 prospects, locks, discard danger",
-                     param_names=EXPERT_PARAM_NAMES),
+    "search": _builtin(P_MC, param_table(MC_PARAMS, rollouts=48, race=4, focus=0, base=1),
+                       "mc tuned: expert as base and in rollouts, 48 determinisations raced after 4, claims searched"),
+    "expert": _builtin(P_EXPERT, param_table(EXPERT_PARAMS),
+                       "hand-value heuristic: outs, pairs, 子, chariot/清/天地 prospects, locks, discard danger"),
 }
+MC_PARAM_NAMES = _REGISTRY["mc"].param_names
 
 
 def _is_jitted(function: Any) -> bool:
@@ -161,8 +254,7 @@ def register_policy(name: str, function: Callable, params: Sequence[float] = (),
     if name in _REGISTRY and _REGISTRY[name].builtin_id >= 0:
         raise PolicyError(f"policy name {name!r} is taken by a built-in policy")
     check_policy_function(name, function)
-    if len(params) > N_PARAMS:
-        raise PolicyError(f"policy {name!r}: at most {N_PARAMS} parameters")
+    PolicySpec(name, tuple(params))  # finite numbers, at most N_PARAMS (one-line PolicyError)
     _REGISTRY[name] = _Entry(-1, tuple(float(p) for p in params), function, doc)
 
 
@@ -179,6 +271,38 @@ def policy_names() -> list[str]:
     return sorted(_REGISTRY)
 
 
+def builtin_policy_name(policy_id: int) -> str | None:
+    """The name of the built-in policy with this id (``mc`` for mc's id, which ``search``
+    shares); None for any other id.
+
+    >>> builtin_policy_name(P_GREEDY), builtin_policy_name(99)
+    ('greedy', None)
+    """
+    return next((name for name, entry in _REGISTRY.items() if entry.builtin_id == int(policy_id) >= 0), None)
+
+
+def param_names(name: str) -> tuple[str, ...]:
+    """Names of a policy's parameters, in order (() for a user policy: ``p<i>`` only).
+
+    >>> param_names("patient")
+    ('min_units', 'late_stock', 'peng_slack')
+    """
+    entry = _REGISTRY.get(name)
+    return entry.param_names if entry is not None else ()
+
+
+def param_table_of(name: str) -> tuple[Param, ...] | None:
+    """A built-in policy's parameter table (names, defaults, ranges); None for a user policy."""
+    entry = _REGISTRY.get(name)
+    return entry.table if entry is not None else None
+
+
+def _size(name: str) -> int:
+    """How many parameters a policy takes."""
+    table = param_table_of(name)
+    return N_PARAMS if table is None else len(table)
+
+
 def param_index(name: str, parameter: str) -> int:
     """The index in ``params`` of a policy's parameter, by its name or as ``p<i>``.
 
@@ -188,10 +312,32 @@ def param_index(name: str, parameter: str) -> int:
     entry = _entry(name)
     if parameter in entry.param_names:
         return entry.param_names.index(parameter)
-    if re.fullmatch(r"p\d+", parameter) and int(parameter[1:]) < N_PARAMS:
+    if re.fullmatch(r"p\d+", parameter) and int(parameter[1:]) < _size(name):
         return int(parameter[1:])
-    known = ", ".join(entry.param_names) if entry.param_names else "none"
-    raise PolicyError(f"policy {name!r} has no parameter {parameter!r} (named: {known}; or p0 .. p{N_PARAMS - 1})")
+    if entry.table is not None:
+        known = ", ".join(entry.param_names) if entry.param_names else "none: it takes no parameters"
+        raise PolicyError(f"policy {name!r} has no parameter {parameter!r} (its parameters: {known})")
+    raise PolicyError(f"policy {name!r} has no parameter {parameter!r} (a user policy's are p0 .. p{N_PARAMS - 1})")
+
+
+def check_params(name: str, values: Sequence[float]) -> None:
+    """A one-line :class:`PolicyError` naming the policy and the parameter unless every value
+    is a finite number, there are at most as many as the policy takes, and (for a built-in
+    policy) each is in its parameter's range (:class:`Param`)."""
+    table = param_table_of(name)
+    size = _size(name)
+    if len(values) > size:
+        if table is not None:
+            takes = "no parameters" if not table else f"{len(table)} parameters ({', '.join(p.name for p in table)})"
+            raise PolicyError(f"policy {name!r} takes {takes}, got {len(values)}")
+        raise PolicyError(f"policy {name!r}: at most {N_PARAMS} parameters, got {len(values)}")
+    for i, value in enumerate(values):
+        if table is not None:
+            problem = table[i].problem(value)
+        else:
+            problem = None if math.isfinite(value) else f"p{i} = {value:g} is not a finite number"
+        if problem is not None:
+            raise PolicyError(f"policy {name!r}: {problem}", parameters=("policies",))
 
 
 def is_import_path(name: str) -> bool:
@@ -258,32 +404,70 @@ def _split(text: str) -> tuple[str, str]:
     return head, rest
 
 
+def _number(text: str, spec: str, what: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise PolicyError(f"policy {spec!r}: {what} {text.strip()!r} is not a number") from None
+
+
+def _named_values(name: str, spec: str, raw: str) -> tuple[float, ...]:
+    """The parameters of ``key=value:key=value`` (by position: the policy's defaults, 0 for a
+    user policy's, up to the last one named)."""
+    given: dict[int, float] = {}
+    for piece in raw.split(":"):
+        key, sep, value = piece.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise PolicyError(f"policy {spec!r}: {piece!r} is not key=value (named parameters: "
+                              f"{name}:key=value:key=value; positional: {name}:v0,v1,...; do not mix them)")
+        index = param_index(name, key)
+        if index in given:
+            raise PolicyError(f"policy {spec!r}: parameter {key!r} is given twice")
+        given[index] = _number(value, spec, f"parameter {key}:")
+    defaults = list(_entry(name).defaults)
+    values = [defaults[i] if i < len(defaults) else 0.0 for i in range(max(given) + 1)]
+    for i, v in given.items():
+        values[i] = v
+    return tuple(values)
+
+
 def parse_policy(text: str) -> PolicySpec:
-    """``name``, ``name:p0,p1,...``, ``package.module:function`` or
-    ``package.module:function:p0,p1,...`` (the module is imported and the function checked
-    now: one-line :class:`PolicyError`).
+    """``name``, ``name:key=value:key=value`` (named parameters; ``p<i>`` names parameter i),
+    ``name:p0,p1,...`` (positional), ``package.module:function`` or
+    ``package.module:function:...`` with parameters (the module is imported and the function
+    checked now).  An unknown name, a value that is not a finite number or is out of the
+    parameter's range: a one-line :class:`PolicyError` naming the policy and the parameter.
 
     >>> parse_policy("patient:3,4")
     PolicySpec(name='patient', params=(3.0, 4.0))
+    >>> parse_policy("patient:late_stock=4") == parse_policy("patient:2,4")
+    True
     >>> parse_policy("simkit.bench:greedy_by_import:1")
     PolicySpec(name='simkit.bench:greedy_by_import', params=(1.0,))
     """
     name, raw = _split(text)
     _entry(name)
     params: tuple[float, ...] = ()
-    if raw:
-        try:
-            params = tuple(float(x) for x in raw.split(","))
-        except ValueError:
-            raise PolicyError(f"policy {text!r}: parameters must be numbers") from None
-    if len(params) > N_PARAMS:
-        raise PolicyError(f"policy {text!r}: at most {N_PARAMS} parameters")
+    if "=" in raw and "," in raw:
+        raise PolicyError(f"policy {text.strip()!r} mixes positional and named parameters (named: "
+                          f"{name}:key=value:key=value; positional: {name}:v0,v1,...)")
+    if raw.strip():
+        if "=" in raw:
+            params = _named_values(name, text.strip(), raw)
+        else:
+            params = tuple(_number(x, text.strip(), "parameter" if not x.strip().isidentifier() else
+                                   "parameter (named parameters are key=value)") for x in raw.split(","))
+    elif raw or text.strip().endswith(":"):
+        raise PolicyError(f"policy {text.strip()!r}: no parameters after ':'")
     return PolicySpec(name, params)
 
 
 def _has_params(piece: str) -> bool:
-    """Whether a spec piece already holds parameters (so a following number is one more)."""
-    return bool(_split(piece)[1])
+    """Whether a spec piece already holds positional parameters (so a following number is one
+    more: ``mc:16,4,1.5``); named parameters never take a comma."""
+    raw = _split(piece)[1]
+    return bool(raw) and "=" not in raw
 
 
 def parse_policies(text: str | Sequence[str | PolicySpec]) -> tuple[PolicySpec, PolicySpec, PolicySpec]:
@@ -299,9 +483,16 @@ def parse_policies(text: str | Sequence[str | PolicySpec]) -> tuple[PolicySpec, 
             else:
                 merged.append(piece)
         items = merged
+        for before, piece in zip(items, items[1:]):
+            if is_number(piece) and "=" in _split(before)[1]:
+                raise PolicyError(f"{piece.strip()!r} after {before.strip()!r}: a number cannot follow named "
+                                  "parameters (name them all, joined by ':'); ',' separates the policies")
+            if "=" in piece and ":" not in piece:
+                raise PolicyError(f"{piece.strip()!r} after {before.strip()!r}: named parameters are joined by ':' "
+                                  f"(e.g. expert:danger=20:claim_hu=40); ',' separates the policies")
     specs = [x if isinstance(x, PolicySpec) else parse_policy(x) for x in items]
-    if len(specs) != 3:
-        raise PolicyError(f"need 3 policies (one per seat), got {len(specs)}")
+    if len(specs) != N_SEATS:
+        raise PolicyError(f"need {N_SEATS} policies (one per seat), got {len(specs)}")
     return specs[0], specs[1], specs[2]
 
 
@@ -321,8 +512,8 @@ def policy_arrays(specs: Sequence[PolicySpec]) -> tuple[np.ndarray, np.ndarray, 
     0, 1, 2 (None where unused) and get the policy ids ``USER_SLOT_BASE + slot``: the same
     user policy at any seat (as in the seatings of a comparison) uses the same slot, and so
     the same compiled kernels (:func:`simkit.runner.play.user_kernels`)."""
-    ids = np.zeros(3, dtype=np.int64)
-    params = np.zeros((3, N_PARAMS), dtype=np.float64)
+    ids = np.zeros(N_SEATS, dtype=np.int64)
+    params = np.zeros((N_SEATS, N_PARAMS), dtype=np.float64)
     user: list[Callable] = []
     for seat, spec in enumerate(specs):
         entry = _entry(spec.name)
@@ -338,7 +529,7 @@ def policy_arrays(specs: Sequence[PolicySpec]) -> tuple[np.ndarray, np.ndarray, 
             if slot == len(user):
                 user.append(entry.function)  # type: ignore[arg-type]
             ids[seat] = USER_SLOT_BASE + slot
-    return ids, params, tuple(user) + (None,) * (3 - len(user))
+    return ids, params, tuple(user) + (None,) * (N_SEATS - len(user))
 
 
 def _with_defaults(entry: _Entry, spec: PolicySpec) -> tuple[float, ...]:
@@ -354,6 +545,16 @@ def _with_defaults(entry: _Entry, spec: PolicySpec) -> tuple[float, ...]:
 def effective_params(spec: PolicySpec) -> tuple[float, ...]:
     """The parameters a spec runs with (defaults filled in)."""
     return _with_defaults(_entry(spec.name), spec)
+
+
+def params_by_name(spec: PolicySpec) -> dict[str, float]:
+    """Every parameter a spec runs with (defaults filled in), by name (``p<i>`` for a user
+    policy's): what manifests record next to the positional ``policies`` texts.
+
+    >>> params_by_name(parse_policy("patient:min_units=3"))
+    {'min_units': 3.0, 'late_stock': 6.0, 'peng_slack': 1.0}
+    """
+    return PolicySpec(spec.name, effective_params(spec)).named_params()
 
 
 def is_python_policy(spec: PolicySpec) -> bool:
@@ -455,8 +656,11 @@ def _source_lines(function: Any) -> list[str]:
 
     def visit(obj: Any) -> None:
         if not isinstance(obj, (types.FunctionType, CPUDispatcher)) and is_python_tier(obj):
-            cls = obj if isinstance(obj, type) else type(obj)  # a Python policy: its class's source
-            lines.append(f"class {cls.__module__}:{cls.__qualname__}\n{inspect.getsource(cls)}")
+            # a Python policy: its class, its module's source and that of the modules of its
+            # own source tree it imports (its helpers), each by name and text
+            cls = obj if isinstance(obj, type) else type(obj)
+            lines.append(f"class {cls.__module__}:{cls.__qualname__}")
+            lines.extend(f"module {name}\n{text}" for name, text in _module_sources(cls.__module__))
             return
         py_func = getattr(obj, "py_func", obj)
         key = f"{py_func.__module__}:{py_func.__qualname__}"
@@ -483,6 +687,54 @@ def _source_lines(function: Any) -> list[str]:
     return lines
 
 
+def _module_root(module: types.ModuleType) -> Path | None:
+    """The folder a module's source tree starts in: for ``pkg.sub.mod`` the folder holding
+    ``pkg``, for a top-level module its own folder; None without a source file."""
+    file = getattr(module, "__file__", None)
+    if not file:
+        return None
+    path = Path(file).resolve()
+    depth = module.__name__.count(".") + (1 if path.name == "__init__.py" else 0)
+    return path.parents[depth]
+
+
+def _module_text(module: types.ModuleType) -> str:
+    try:
+        return inspect.getsource(module)
+    except (OSError, TypeError):  # no source (a compiled-only module): its file's bytes, or nothing
+        file = getattr(module, "__file__", None)
+        return "bytes " + hashlib.sha256(Path(file).read_bytes()).hexdigest() if file else "no source"
+
+
+def _module_sources(name: str) -> list[tuple[str, str]]:
+    """(module name, source) of module ``name`` and of every module of its own source tree
+    (:func:`_module_root`: the same top-level folder, so not the standard library,
+    site-packages or simkit) that it imports, directly or through those modules: the modules
+    whose global names it holds, or whose functions and classes it imported by name.  Sorted
+    by name."""
+    start = sys.modules.get(name)
+    if start is None:
+        return [(name, "not imported")]
+    root = _module_root(start)
+    found: dict[str, str] = {}
+    todo = [start]
+    while todo:
+        module = todo.pop()
+        if module.__name__ in found:
+            continue
+        found[module.__name__] = _module_text(module)
+        for value in list(vars(module).values()):
+            if isinstance(value, types.ModuleType):
+                other = value
+            else:
+                other = sys.modules.get(getattr(value, "__module__", None) or "") if callable(value) else None
+            if (other is None or other.__name__ in found or not _user_module(other.__name__)
+                    or root is None or _module_root(other) != root):
+                continue
+            todo.append(other)
+    return sorted(found.items())
+
+
 @functools.lru_cache(maxsize=64)
 def _digest_of(function: Any) -> str:
     text = "\n\0".join(_source_lines(function))
@@ -498,7 +750,12 @@ def policy_source_digest(function: Any) -> str:
     digest in every process and on every machine.  An edit of the policy, or of a helper of
     the user's it calls, changes it; a comment or blank line changes it too (it hashes text).
     Cached per function object: a module edited in a running process counts once re-imported
-    (``importlib.reload``)."""
+    (``importlib.reload``).
+
+    A Python policy (a class with ``act``, :func:`is_python_tier`) is hashed by its module's
+    whole source and that of every module of its own source tree it imports (a helper module
+    beside it, the other modules of its package; never the standard library, site-packages or
+    simkit), so editing a helper its ``act`` calls changes the digest too."""
     return _digest_of(function)
 
 

@@ -60,7 +60,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from numba import njit
 
-from simkit.cards import TYPE_NAMES
+from simkit.cards import N_COPIES, N_SEATS, N_TYPES, TYPE_NAMES
 from simkit.engine import layout as L
 from simkit.evaluator import PATTERN_NAMES
 from simkit.evaluator import features as F
@@ -77,15 +77,16 @@ DEALT_COLUMNS = (("jiang", F.F_JIANG), ("pairs", F.F_PAIRS), ("zi", F.F_ZI), ("n
 
 @njit(cache=True)
 def _dealt_features(dealt, out):
-    """dealt: (n, 3, 28) counts -> out (n, 3, N_FEATURES): hand_features up to LEVEL_IDLE."""
+    """dealt: (n, N_SEATS, N_TYPES) counts -> out (n, N_SEATS, N_FEATURES): hand_features up to LEVEL_IDLE."""
     rules = np.zeros(1, dtype=np.int64)  # not read below LEVEL_EVAL
     exposed, res, choice, work = F.feature_scratch()
     for i in range(dealt.shape[0]):
-        for p in range(3):
+        for p in range(N_SEATS):
             F.hand_features(dealt[i, p], F.LEVEL_IDLE, rules, exposed, res, choice, work, out[i, p])
 
 
-_COUNT_TOKENS = np.array([[""] + [name] + [f"{name}*{c}" for c in range(2, 5)] for name in TYPE_NAMES], dtype=object)
+_COUNT_TOKENS = np.array([[""] + [name] + [f"{name}*{c}" for c in range(2, N_COPIES + 1)] for name in TYPE_NAMES],
+                         dtype=object)
 
 
 def _join_rows(tokens: np.ndarray, lengths: np.ndarray) -> pa.Array:
@@ -97,7 +98,7 @@ def _join_rows(tokens: np.ndarray, lengths: np.ndarray) -> pa.Array:
 
 
 def concealed_notation(counts: np.ndarray) -> pa.Array:
-    """``simkit score`` notation of (n, 28) count rows, e.g. ``RJ*3 RS``."""
+    """``simkit score`` notation of (n, N_TYPES) count rows, e.g. ``RJ*3 RS``."""
     mask = counts > 0
     rows, types = np.nonzero(mask)
     tokens = _COUNT_TOKENS[types, counts[rows, types]]
@@ -108,12 +109,15 @@ def exposed_notation(melds: np.ndarray, n_melds: np.ndarray) -> pa.Array:
     """``--exposed`` notation of meld rows (n, MAX_MELDS, MELD_WIDTH) with n_melds used."""
     used = np.arange(melds.shape[1])[None, :] < n_melds[:, None]
     flat = melds[used]  # (m, MELD_WIDTH) in row order
-    keys = flat[:, 0] * 29**4 + ((flat[:, 1:] + 1) * np.array([29**3, 29**2, 29, 1])).sum(axis=1)
+    # one integer key per meld: its kind, then its types + 1 (-1 unused -> 0) as digits of base N_TYPES + 1
+    base, n_slots = N_TYPES + 1, L.MELD_WIDTH - 1
+    digits = base ** np.arange(n_slots - 1, -1, -1)
+    keys = flat[:, 0] * base**n_slots + ((flat[:, 1:] + 1) * digits).sum(axis=1)
     unique, inverse = np.unique(keys, return_inverse=True)
     texts = []
     for key in unique.tolist():
-        kind, rest = divmod(int(key), 29**4)
-        types = [(rest // 29**j) % 29 - 1 for j in (3, 2, 1, 0)]
+        kind, rest = divmod(int(key), base**n_slots)
+        types = [(rest // base**j) % base - 1 for j in range(n_slots - 1, -1, -1)]
         texts.append(f"{L.MELD_KIND_NAMES[kind]}:{','.join(TYPE_NAMES[t] for t in types if t >= 0)}")
     tokens = np.array(texts, dtype=object)[inverse] if unique.size else np.array([], dtype=object)
     return _join_rows(tokens, used.sum(axis=1))
@@ -159,13 +163,13 @@ def results_table(results: np.ndarray, first_deal: int, batch: int, policy_texts
         cols[SEATING_COLUMN] = pa.array(perm.astype(np.int8))
     cols["dealer"] = pa.array(results[:, P.R_DEALER].astype(np.int8))
     if seating == P.SEATING_FIXED:  # a one-entry dictionary per seat (as before seatings existed)
-        for k in range(3):
+        for k in range(N_SEATS):
             cols[f"policy_{k}"] = pa.DictionaryArray.from_arrays(
                 pa.array(np.zeros(n, dtype=np.int32)), pa.array([policy_texts[k]]))
     else:  # the run's distinct policies, in order, as every column's dictionary
         names = list(dict.fromkeys(policy_texts))
         code = np.array([names.index(text) for text in policy_texts], dtype=np.int32)
-        for k in range(3):
+        for k in range(N_SEATS):
             cols[f"policy_{k}"] = pa.DictionaryArray.from_arrays(
                 pa.array(code[P.PERMUTATIONS[perm, k]]), pa.array(names))
     winner = results[:, P.R_WINNER]
@@ -183,21 +187,21 @@ def results_table(results: np.ndarray, first_deal: int, batch: int, policy_texts
         cols["lou"] = pa.array(results[:, P.R_LOU].astype(np.int8), mask=none)
         cols["steps"] = pa.array(results[:, P.R_STEPS].astype(np.int8), mask=none)
         cols["units"] = pa.array(results[:, P.R_UNITS].astype(np.int16), mask=none)
-    for k in range(3):
+    for k in range(N_SEATS):
         cols[f"payoff_{k}"] = pa.array(results[:, P.R_PAYOFF + k].astype(np.int16))
     cols["turns"] = pa.array(results[:, P.R_TURNS].astype(np.int16))
     cols["draws"] = pa.array(results[:, P.R_DRAWS].astype(np.int16))
     cols["claims"] = pa.array(results[:, P.R_CLAIMS].astype(np.int16))
     cols["stock_left"] = pa.array(results[:, P.R_STOCK_LEFT].astype(np.int8))
-    for k in range(3):
+    for k in range(N_SEATS):
         cols[f"xianggong_{k}"] = pa.array(results[:, P.R_XIANGGONG + k].astype(bool))
-    for k in range(3):
+    for k in range(N_SEATS):
         cols[f"nowin_{k}"] = pa.array(results[:, P.R_NOWIN + k].astype(bool))
     patterns = results[:, P.R_PATTERNS]
     for i, name in enumerate(PATTERN_NAMES):
         cols[f"pattern_{name}"] = pa.array(((patterns >> i) & 1).astype(bool))
     won = winner >= 0
-    conc_text = concealed_notation(results[won, P.R_WIN_CONC : P.R_WIN_CONC + 28])
+    conc_text = concealed_notation(results[won, P.R_WIN_CONC : P.R_WIN_CONC + N_TYPES])
     melds = results[won, P.R_WIN_MELDS : P.R_WIN_MELDS + L.MAX_MELDS * L.MELD_WIDTH].reshape(-1, L.MAX_MELDS, L.MELD_WIDTH)
     exp_text = exposed_notation(melds, results[won, P.R_WIN_NMELDS])
     # scatter the winners' strings into n rows, nulls for 穿牌
@@ -206,11 +210,11 @@ def results_table(results: np.ndarray, first_deal: int, batch: int, policy_texts
     take = pa.array(np.where(index >= 0, index, 0), mask=index < 0)
     cols["winner_concealed"] = conc_text.take(take) if won.any() else pa.nulls(n, pa.string())
     cols["winner_exposed"] = exp_text.take(take) if won.any() else pa.nulls(n, pa.string())
-    dealt = np.ascontiguousarray(results[:, P.R_DEALT : P.R_DEALT + 84].reshape(n, 3, 28))
-    feats = np.zeros((n, 3, F.N_FEATURES), dtype=np.int64)
+    dealt = np.ascontiguousarray(results[:, P.R_DEALT : P.R_DEALT + N_SEATS * N_TYPES].reshape(n, N_SEATS, N_TYPES))
+    feats = np.zeros((n, N_SEATS, F.N_FEATURES), dtype=np.int64)
     _dealt_features(dealt, feats)
     for name, j in DEALT_COLUMNS:
-        for k in range(3):
+        for k in range(N_SEATS):
             cols[f"dealt_{name}_{k}"] = pa.array(feats[:, k, j].astype(np.int8))
     table = pa.table(cols)
     if schema_version >= 2:

@@ -14,7 +14,6 @@ the per-deal comparison. Each seating is an ordinary resumable dataset under
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
@@ -24,7 +23,7 @@ from simkit.rules import RuleSet
 from simkit.runner.simulate import SimulationConfig, simulate
 from simkit.storage.lock import FolderLock
 from simkit.storage.paths import check_out_dir, make_out_dir
-from simkit.storage.files import stored_identity
+from simkit.storage.files import FileError, read_checked_json, stored_identity
 
 SEATINGS: tuple[str, ...] = ("ABB", "BAB", "BBA", "AAB", "ABA", "BAA")
 COMPARISON_FILE = "comparison.json"
@@ -79,10 +78,7 @@ def _write_comparison(a: PolicySpec, b: PolicySpec, deals: int, seed: int, direc
     identity = {"kind": "simkit.duplicate", "policy_a": PolicySpec(a.name, effective_params(a)).text(),
                 "policy_b": PolicySpec(b.name, effective_params(b)).text(), "seed": int(seed), "deals": int(deals),
                 "batch_size": int(batch_size), "rules": rules.to_dict(), "seatings": list(SEATINGS)}
-    try:
-        existing = stored_identity(directory / COMPARISON_FILE, identity)
-    except ValueError as exc:
-        raise SimkitError(str(exc)) from None
+    existing = stored_identity(directory / COMPARISON_FILE, identity, "a comparison's identity")
     for key, value in identity.items():
         if existing is not None and existing.get(key) != value:
             raise SimkitError(f"{directory} holds another comparison: its {key} is {existing.get(key)!r}, "
@@ -90,8 +86,16 @@ def _write_comparison(a: PolicySpec, b: PolicySpec, deals: int, seed: int, direc
 
 
 def read_comparison(out: str | os.PathLike) -> dict:
-    """The identity of the comparison stored in ``out``."""
+    """The identity of the comparison stored in ``out``, verified (its digest, its kind and
+    fields): a one-line error naming the file otherwise."""
     path = Path(out) / COMPARISON_FILE
-    if not path.exists():
+    if not os.path.lexists(path):
         raise SimkitError(f"{out}: no {COMPARISON_FILE} (not a simkit comparison folder)")
-    return json.loads(path.read_text(encoding="utf-8"))
+    repair = "restore it, or re-run simkit compare with the comparison's arguments into a new folder"
+    identity = read_checked_json(path, "a comparison's identity", repair)
+    fields = {"policy_a": str, "policy_b": str, "seed": int, "deals": int, "batch_size": int}
+    if identity.get("kind") != "simkit.duplicate" or not all(
+            isinstance(identity.get(k), t) and not isinstance(identity.get(k), bool) for k, t in fields.items()):
+        raise FileError(path, f"is not a comparison's identity (no kind simkit.duplicate with "
+                              f"{', '.join(fields)}); {repair}")
+    return identity

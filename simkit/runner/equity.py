@@ -47,7 +47,7 @@ from simkit.rng import root_key
 from simkit.rules import RuleSet
 from simkit.runner.batch import results_table
 from simkit.runner.play import R_ERROR, play_decks
-from simkit.runner.simulate import SimulationConfig, check_policy_sources, policy_change_error
+from simkit.runner.simulate import SimulationConfig, check_policy_sources, policy_change_error, run_batches
 from simkit.storage.dataset import (
     EQUITY,
     FILES,
@@ -64,6 +64,7 @@ from simkit.storage.dataset import (
     write_batch,
     write_manifest,
 )
+from simkit.storage.files import regular_file_problem
 from simkit.storage.lock import FolderLock
 from simkit.storage.paths import check_out_dir, make_out_dir
 
@@ -179,8 +180,9 @@ def _prepare(directory: Path, config: EquityConfig) -> tuple[dict, list[int], li
             records.pop(path.name, None)
             todo.append(b)
             continue
-        if not path.is_file():
-            raise DatasetError(f"{path}: is not a regular file where a batch file belongs; move it away and run again")
+        problem = regular_file_problem(path)
+        if problem is not None:
+            raise DatasetError(f"{path}: {problem} where a batch file belongs; move it away and run again")
         first, stop = config.batch_range(b)
         record = records.get(path.name)
         try:
@@ -202,11 +204,8 @@ def _batches(config: EquityConfig, todo: Sequence[int], workers: int) -> Iterato
         for b in todo:
             yield compute_batch(config, b)
         return
-    from joblib import Parallel, delayed
-
-    threads = max(1, (os.cpu_count() or 1) // workers)
-    parallel = Parallel(n_jobs=workers, backend="loky", return_as="generator_unordered")
-    yield from parallel(delayed(compute_batch)(config, b, threads) for b in todo)
+    # the workers of simkit simulate: they end with this process, however it ends
+    yield from run_batches(compute_batch, config, todo, workers)
 
 
 def run_equity(config: EquityConfig, out: str | os.PathLike, workers: int = 1, quiet: bool = True,

@@ -51,9 +51,11 @@ from typing import Callable, NamedTuple
 import numpy as np
 from numba import njit
 
+from simkit.cards import N_CARDS, N_SEATS, N_TYPES
 from simkit.deck import deal_counts_kernel, deal_deck
 from simkit.jit import borrowed, is_cached, keep_alive, run_chunks, static_function
 from simkit.engine import kernel as E
+from simkit.engine.env import MAX_DECISIONS, DealError, deal_error_text, max_decisions_text
 from simkit.engine.layout import (
     EVENT_WIDTH,
     MAX_MELDS,
@@ -86,8 +88,14 @@ from simkit.engine.layout import (
     S_XIANGGONG,
 )
 from simkit.policies.builtin import POLICY_WORK_SIZE
-from simkit.policies.dispatch import basic_act_state, builtin_act_state, uses_basic_policies
-from simkit.policies.registry import USER_SLOT_BASE, policy_source_digest
+from simkit.policies.dispatch import (
+    BUILTIN_POLICIES,
+    NO_SUCH_POLICY,
+    basic_act_state,
+    builtin_act_state,
+    uses_basic_policies,
+)
+from simkit.policies.registry import USER_SLOT_BASE, PolicyError, builtin_policy_name, policy_source_digest
 from simkit.rng import root_key, stream_state
 from simkit.rules import RULE_NEXT_DEALER
 
@@ -99,22 +107,35 @@ R_LOU = 3
 R_STEPS = 4
 R_UNITS = 5
 R_PATTERNS = 6
-R_PAYOFF = 7  # 3
-R_TURNS = 10
-R_DRAWS = 11
-R_CLAIMS = 12
-R_STOCK_LEFT = 13
-R_XIANGGONG = 14  # 3
-R_NOWIN = 17  # 3
-R_DEALER = 20
-R_ERROR = 21  # 1 if a policy returned an illegal action
-R_DEALT = 22  # 3 x 28 dealt counts
-R_WIN_CONC = R_DEALT + 84  # 28 winner's final concealed counts
-R_WIN_NMELDS = R_WIN_CONC + 28
+R_PAYOFF = 7  # N_SEATS
+R_TURNS = R_PAYOFF + N_SEATS
+R_DRAWS = R_TURNS + 1
+R_CLAIMS = R_DRAWS + 1
+R_STOCK_LEFT = R_CLAIMS + 1
+R_XIANGGONG = R_STOCK_LEFT + 1  # N_SEATS
+R_NOWIN = R_XIANGGONG + N_SEATS  # N_SEATS
+R_DEALER = R_NOWIN + N_SEATS
+R_ERROR = R_DEALER + 1  # 0, or why the deal stopped before its end: ERR_* + ERR_SEAT * (the seat to act)
+R_DEALT = R_ERROR + 1  # N_SEATS x N_TYPES dealt counts
+R_WIN_CONC = R_DEALT + N_SEATS * N_TYPES  # N_TYPES winner's final concealed counts
+R_WIN_NMELDS = R_WIN_CONC + N_TYPES
 R_WIN_MELDS = R_WIN_NMELDS + 1  # MAX_MELDS x MELD_WIDTH
 N_RESULT = R_WIN_MELDS + MAX_MELDS * MELD_WIDTH
 
-MAX_DECISIONS = 2000
+# ---- R_ERROR: a deal that stopped before its end (every deal loop; never a recorded result:
+# check_rows raises DealError for it).  MAX_DECISIONS is simkit.engine.env's, the one cap of
+# every deal loop.
+ERR_ILLEGAL_ACTION = 1  # a policy returned an illegal action (seat 0: R_ERROR 1, as before codes)
+ERR_MAX_DECISIONS = 2  # the deal did not end within MAX_DECISIONS decisions
+ERR_UNKNOWN_POLICY = 3  # a seat's policy id is none the dispatcher knows
+ERR_SEAT = 4  # R_ERROR = code + ERR_SEAT * seat
+ERROR_TEXTS = {ERR_ILLEGAL_ACTION: "returned an illegal action", ERR_UNKNOWN_POLICY: "has an unknown policy id"}
+
+# ---- random streams of a deal's scratch (rngs[k], xoshiro256 states of RNG_WORDS words): seat p
+# draws from rngs[p] (stream 1 + p of (seed, deal)), the deck is shuffled with rngs[DECK_STREAM]
+DECK_STREAM = N_SEATS
+N_STREAMS = N_SEATS + 1
+RNG_WORDS = 4
 
 # ---- seatings (module docstring): seat s plays policy PERMUTATIONS[j, s] under seating j
 SEATING_FIXED = 0
@@ -134,7 +155,7 @@ def seating_index(seating, deal, row_in_deal, session_length):
     """The row of :data:`PERMUTATIONS` deal number ``deal`` is played under: 0 for fixed
     seats, (deal // session_length) mod 3 for rotated ones, ``row_in_deal`` (0..5) for all."""
     if seating == SEATING_ROTATE:
-        return (deal // session_length) % 3
+        return (deal // session_length) % N_SEATS
     if seating == SEATING_ALL:
         return row_in_deal
     return 0
@@ -143,7 +164,7 @@ def seating_index(seating, deal, row_in_deal, session_length):
 @njit(cache=True, nogil=True)
 def _seat_policies(policy_ids, params, j, ids, seat_params):
     """The policies of seating j by seat: ``ids[s] = policy_ids[perm[s]]``, same for params."""
-    for s in range(3):
+    for s in range(N_SEATS):
         ids[s] = policy_ids[PERMUTATIONS[j, s]]
         seat_params[s, :] = params[PERMUTATIONS[j, s], :]
 
@@ -162,16 +183,16 @@ def record_result(s, deck, result):
     result[R_TURNS] = s[S_TURNS]
     result[R_DRAWS] = s[S_DRAWS]
     result[R_CLAIMS] = s[S_CLAIMS]
-    result[R_STOCK_LEFT] = 112 - s[S_STOCK_POS]
+    result[R_STOCK_LEFT] = N_CARDS - s[S_STOCK_POS]
     result[R_DEALER] = s[S_DEALER]
-    for p in range(3):
+    for p in range(N_SEATS):
         result[R_PAYOFF + p] = s[S_PAYOFF + p]
         result[R_XIANGGONG + p] = s[S_XIANGGONG + p]
         result[R_NOWIN + p] = s[S_NOWIN + p]
-    deal_counts_kernel(deck, s[S_DEALER], result[R_DEALT : R_DEALT + 3 * 28])
+    deal_counts_kernel(deck, s[S_DEALER], result[R_DEALT : R_DEALT + N_SEATS * N_TYPES])
     if w >= 0:
-        for t in range(28):
-            result[R_WIN_CONC + t] = s[S_CONC + 28 * w + t]
+        for t in range(N_TYPES):
+            result[R_WIN_CONC + t] = s[S_CONC + N_TYPES * w + t]
         n = s[S_NMELDS + w]
         result[R_WIN_NMELDS] = n
         for i in range(n * MELD_WIDTH):
@@ -186,11 +207,12 @@ def new_scratch(n_params):
     """The scratch arrays of one chunk of deals: state, deck, the four random streams, legal
     mask, observation, engine and policy workspaces, an empty event log and its count, the
     seats' policy ids and parameters."""
-    return (np.zeros(N_STATE, dtype=np.int64), np.zeros(112, dtype=np.int64), np.zeros((4, 4), dtype=np.uint64),
+    return (np.zeros(N_STATE, dtype=np.int64), np.zeros(N_CARDS, dtype=np.int64),
+            np.zeros((N_STREAMS, RNG_WORDS), dtype=np.uint64),
             np.zeros(N_ACTIONS, dtype=np.bool_), np.zeros(N_OBS, dtype=np.int64),
             np.zeros(E.ENGINE_WORK_SIZE, dtype=np.int64), np.zeros(POLICY_WORK_SIZE, dtype=np.int64),
-            np.zeros((0, EVENT_WIDTH), dtype=np.int64), np.zeros(1, dtype=np.int64), np.zeros(3, dtype=np.int64),
-            np.zeros((3, n_params), dtype=np.float64))
+            np.zeros((0, EVENT_WIDTH), dtype=np.int64), np.zeros(1, dtype=np.int64),
+            np.zeros(N_SEATS, dtype=np.int64), np.zeros((N_SEATS, n_params), dtype=np.float64))
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -208,11 +230,13 @@ def _play_deck_with(act, root, deal, dealer, policy_ids, params, rules, s, deck,
                     ev_n, result):
     """Play the prepared ``deck`` as deal number ``deal`` (the policies draw from the streams
     1 + p of (root, deal)), asking the policy dispatcher ``act`` for every decision; fill
-    ``result``.  ``act`` is a jitted function passed as an argument
+    ``result``; a deal that stops before its end (an illegal action, an unknown policy id,
+    :data:`MAX_DECISIONS` reached) is flagged in ``R_ERROR`` (``ERR_*``).  ``act`` is a jitted
+    function passed as an argument
     (:class:`simkit.jit.static_function`; numba compiles this once per dispatcher):
     :func:`simkit.policies.dispatch.builtin_act_state` in the cached built-in kernels, a
     user dispatcher in those of :func:`make_play_kernels`."""
-    for p in range(3):
+    for p in range(N_SEATS):
         stream_state(root, deal, 1 + p, rngs[p])
     E.start(s, deck, dealer, rules, mask, work, ev, ev_n)
     obs[O_NHIST] = O_NHIST_UNKNOWN  # a new deal: observe rewrites the whole history once
@@ -224,10 +248,15 @@ def _play_deck_with(act, root, deal, dealer, policy_ids, params, rules, s, deck,
         # the engine leaves the legal mask of this decision in ``mask``; the dispatcher fills
         # ``obs`` (player p's observation) for the policies that read it
         action = act(policy_ids[p], s, p, obs, mask, params[p], rngs[p], rules, pwork)
+        if action == NO_SUCH_POLICY:
+            error = ERR_UNKNOWN_POLICY + ERR_SEAT * p
+            break
         if action < 0 or action >= N_ACTIONS or not mask[action]:
-            error = 1
+            error = ERR_ILLEGAL_ACTION + ERR_SEAT * p
             break
         E.apply_legal(s, action, rules, mask, work, ev, ev_n)
+    if error == 0 and s[S_PHASE] != PH_OVER:
+        error = ERR_MAX_DECISIONS + ERR_SEAT * s[S_PLAYER]
     record_result(s, deck, result)
     result[R_ERROR] = error
 
@@ -239,7 +268,7 @@ def _play_deal_with(act, root, deal, dealer, policy_ids, params, rules, s, deck,
     then play it (:func:`_play_deck_with`); fill ``result``.  Inlined into the deal kernel
     (``_play_deal``, the ``play_deal`` of :func:`make_play_kernels`), which the chunk kernels
     call."""
-    deal_deck(root, deal, rngs[3], deck)
+    deal_deck(root, deal, rngs[DECK_STREAM], deck)
     _play_deck_with(act, root, deal, dealer, policy_ids, params, rules, s, deck, rngs, mask, obs, work, pwork, ev,
                     ev_n, result)
 
@@ -286,7 +315,7 @@ def next_dealer(result, dealer, rules):
     if w >= 0:
         return w
     if rules[RULE_NEXT_DEALER] == 0:
-        return (dealer + 1) % 3
+        return (dealer + 1) % N_SEATS
     return dealer
 
 
@@ -447,7 +476,7 @@ BASIC_KERNELS = PlayKernels(_play_deal_basic, _batch_runner(_play_chunk_basic),
 
 @njit(cache=True, nogil=True)
 def _empty_user_slot(obs, mask, params, rng, rules, work):
-    return -1  # never called: no user policy sits in this slot
+    return -1  # never called: the dispatcher answers NO_SUCH_POLICY for an empty slot
 
 
 def make_user_act(user_functions: tuple, basic: bool = False) -> Callable:
@@ -460,18 +489,25 @@ def make_user_act(user_functions: tuple, basic: bool = False) -> Callable:
     A closure over the functions: a user policy gets player p's observation
     (:func:`simkit.engine.kernel.observe`)."""
     f0, f1, f2 = (fn if fn is not None else _empty_user_slot for fn in user_functions)
+    has0, has1, has2 = (fn is not None for fn in user_functions)  # frozen into the closure
     builtin = basic_act_state if basic else builtin_act_state
 
     @njit(nogil=True)
     def act(policy_id, s, p, obs, mask, params, rng, rules, work):
         if policy_id < USER_SLOT_BASE:
             return builtin(policy_id, s, p, obs, mask, params, rng, rules, work)
-        E.observe(s, p, obs)
-        if policy_id == USER_SLOT_BASE:
-            return f0(obs, mask, params, rng, rules, work)
-        if policy_id == USER_SLOT_BASE + 1:
-            return f1(obs, mask, params, rng, rules, work)
-        return f2(obs, mask, params, rng, rules, work)
+        if policy_id == USER_SLOT_BASE and has0:
+            E.observe(s, p, obs)
+            action = f0(obs, mask, params, rng, rules, work)
+        elif policy_id == USER_SLOT_BASE + 1 and has1:
+            E.observe(s, p, obs)
+            action = f1(obs, mask, params, rng, rules, work)
+        elif policy_id == USER_SLOT_BASE + 2 and has2:
+            E.observe(s, p, obs)
+            action = f2(obs, mask, params, rng, rules, work)
+        else:
+            return NO_SUCH_POLICY
+        return action if action >= 0 else -1  # a negative choice is illegal, never NO_SUCH_POLICY
 
     return act
 
@@ -558,6 +594,62 @@ def kernels_for(user_functions: tuple = (None, None, None), policy_ids=None) -> 
     return BASIC_KERNELS if basic else BUILTIN_KERNELS
 
 
+def check_policy_ids(policy_ids, user_functions: tuple = (None, None, None)) -> np.ndarray:
+    """``policy_ids`` as the kernels take them (int64, one per seat), each a built-in policy's
+    id (:data:`~simkit.policies.dispatch.BUILTIN_POLICIES`) or ``USER_SLOT_BASE + k`` of a
+    user function given in slot k; a one-line :class:`~simkit.policies.registry.PolicyError`
+    otherwise, before any kernel runs (the kernels would stop every deal on it)."""
+    ids = np.asarray(policy_ids, dtype=np.int64)
+    if ids.shape != (N_SEATS,):
+        raise PolicyError(f"policy_ids must hold {N_SEATS} ids (one per policy), got shape {ids.shape}")
+    for k, i in enumerate(ids.tolist()):
+        slot = i - USER_SLOT_BASE
+        if i in BUILTIN_POLICIES or (0 <= slot < len(user_functions) and user_functions[slot] is not None):
+            continue
+        raise PolicyError(f"policy {k}: unknown policy id {i} (built-in ids {list(BUILTIN_POLICIES)}, user "
+                          f"policies {USER_SLOT_BASE} + their slot in user_functions)")
+    return ids
+
+
+def policy_labels(policy_ids, user_functions: tuple = (None, None, None)) -> list[str]:
+    """A name per policy id, for messages: the built-in policy's name, a user function's
+    name, or ``id N``."""
+    labels = []
+    for i in np.asarray(policy_ids).tolist():
+        slot = i - USER_SLOT_BASE
+        if 0 <= slot < len(user_functions) and user_functions[slot] is not None:
+            fn = user_functions[slot]
+            labels.append(getattr(getattr(fn, "py_func", fn), "__name__", f"user policy {slot}"))
+        else:
+            labels.append(builtin_policy_name(i) or f"id {i}")
+    return labels
+
+
+def check_rows(rows: np.ndarray, seed: int, policies, first_deal: int = 0, seating: int = SEATING_FIXED,
+               session_length: int = 1) -> np.ndarray:
+    """``rows`` when no deal of them stopped before its end; else a one-line
+    :class:`~simkit.engine.env.DealError` naming the first such deal, the seed, the policies by
+    seat and why (``R_ERROR``): a deal with an illegal action, an unknown policy id or
+    :data:`MAX_DECISIONS` decisions is never a result.  ``policies``: the run's policies P0, P1,
+    P2 (texts), seated as :func:`play_deals` seats them (``first_deal``, ``seating``,
+    ``session_length`` as given there)."""
+    bad = np.flatnonzero(rows[:, R_ERROR])
+    if bad.size == 0:
+        return rows
+    per_deal = rows_per_deal(seating)
+    i = int(bad[0])
+    deal = int(first_deal) + i // per_deal
+    j = int(seating_index(int(seating), deal, i % per_deal, int(session_length)))
+    seated = [str(policies[int(PERMUTATIONS[j, s])]) for s in range(N_SEATS)]
+    code, seat = int(rows[i, R_ERROR]) % ERR_SEAT, int(rows[i, R_ERROR]) // ERR_SEAT
+    if code == ERR_MAX_DECISIONS:
+        why = max_decisions_text(MAX_DECISIONS)
+    else:
+        why = f"seat {seat} ({seated[seat] if 0 <= seat < N_SEATS else '?'}) {ERROR_TEXTS.get(code, 'failed')}"
+    more = f" ({bad.size} deals of these {rows.shape[0] // per_deal} stopped)" if bad.size > 1 else ""
+    raise DealError(deal_error_text(seed, deal, seated, why) + more)
+
+
 def play_deals(
     n_deals: int,
     seed: int,
@@ -569,8 +661,15 @@ def play_deals(
     user_functions: tuple = (None, None, None),
     session_length: int = 1,
     seating: int = SEATING_FIXED,
+    check: bool = True,
+    policies=None,
 ) -> np.ndarray:
     """Result rows (n_deals · rows per deal, N_RESULT) of deals first_deal .. first_deal + n_deals - 1.
+
+    ``policy_ids`` are checked before any kernel runs (:func:`check_policy_ids`).  A deal that
+    stops before its end is a one-line :class:`~simkit.engine.env.DealError`
+    (:func:`check_rows`; ``policies``: the names it gives, by default from the ids); only with
+    ``check`` False are its rows returned, flagged in ``R_ERROR``.
 
     ``session_length`` K = 1: independent deals, each dealt by ``dealer``.  K > 1: deals in
     sessions of K (``first_deal`` must start one, i.e. be a multiple of K; the last session is
@@ -588,7 +687,7 @@ def play_deals(
     if seating not in (SEATING_FIXED, SEATING_ROTATE, SEATING_ALL):
         raise ValueError(f"seating must be one of {sorted(SEATING_CODES.values())}, got {seating}")
     results = np.zeros((n_deals * rows_per_deal(seating), N_RESULT), dtype=np.int64)
-    ids = np.asarray(policy_ids, dtype=np.int64)
+    ids = check_policy_ids(policy_ids, user_functions)
     params = np.ascontiguousarray(params, dtype=np.float64)
     kernels = kernels_for(user_functions, ids)
     if session_length == 1:
@@ -596,6 +695,9 @@ def play_deals(
     else:
         kernels.play_sessions(root_key(seed), first_deal, n_deals, session_length, dealer, ids, params, seating,
                               rules_array, results)
+    if check:
+        check_rows(results, seed, policy_labels(ids, user_functions) if policies is None else policies, first_deal,
+                   seating, session_length)
     return results
 
 
@@ -608,19 +710,24 @@ def play_decks(
     first_deal: int = 0,
     dealer: int = 0,
     user_functions: tuple = (None, None, None),
+    check: bool = True,
+    policies=None,
 ) -> np.ndarray:
-    """Result rows (n, N_RESULT) of prepared decks (n, 112): ``decks[i]`` is played as deal
+    """Result rows (n, N_RESULT) of prepared decks (n, N_CARDS): ``decks[i]`` is played as deal
     number ``first_deal + i`` of ``seed`` (the policies draw from that deal's streams), dealt
     by ``dealer``.  With ``decks[i]`` the deck of :func:`simkit.deck.deal_deck` the row is
     exactly :func:`play_deals`'s; other deck sources (a fixed hand, :mod:`simkit.runner.equity`)
-    reuse the same play loop."""
+    reuse the same play loop.  ``check``, ``policies``: as :func:`play_deals`."""
     decks = np.ascontiguousarray(decks, dtype=np.int64)
-    if decks.ndim != 2 or decks.shape[1] != 112:
-        raise ValueError(f"decks must have shape (n, 112), got {decks.shape}")
+    if decks.ndim != 2 or decks.shape[1] != N_CARDS:
+        raise ValueError(f"decks must have shape (n, {N_CARDS}), got {decks.shape}")
     results = np.zeros((decks.shape[0], N_RESULT), dtype=np.int64)
-    ids = np.asarray(policy_ids, dtype=np.int64)
+    ids = check_policy_ids(policy_ids, user_functions)
     kernels_for(user_functions, ids).play_decks(root_key(seed), int(first_deal), decks, int(dealer), ids,
                                                 np.ascontiguousarray(params, dtype=np.float64), rules_array, results)
+    if check:
+        check_rows(results, seed, policy_labels(ids, user_functions) if policies is None else policies,
+                   int(first_deal))
     return results
 
 
@@ -633,10 +740,12 @@ def session_dealer(
     session_length: int,
     user_functions: tuple = (None, None, None),
     first_dealer: int = 0,
+    policies=None,
 ) -> int:
     """Who deals deal number ``deal`` in sessions of ``session_length``: plays the session's
     earlier deals (no event logs) and applies ``next_dealer`` to the last of them.  The
-    policies are by seat (a session keeps its seating: pass them as seated)."""
+    policies are by seat (a session keeps its seating: pass them as seated; ``policies``: their
+    names for a :class:`~simkit.engine.env.DealError`, as :func:`play_deals`)."""
     session_length = int(session_length)
     if session_length < 1:
         raise ValueError(f"session_length must be >= 1, got {session_length}")
@@ -644,7 +753,7 @@ def session_dealer(
     if start == deal:
         return int(first_dealer)
     rows = play_deals(deal - start, seed, policy_ids, params, rules_array, first_deal=start, dealer=first_dealer,
-                      user_functions=user_functions, session_length=session_length)
+                      user_functions=user_functions, session_length=session_length, policies=policies)
     return int(next_dealer(rows[-1], int(rows[-1, R_DEALER]), rules_array))
 
 
@@ -673,11 +782,13 @@ def play_one(
     user_functions: tuple = (None, None, None),
     event_capacity: int = 8192,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Play one deal with its event log: (final state, deck, events, result row)."""
+    """Play one deal with its event log: (final state, deck, events, result row).  The row's
+    ``R_ERROR`` says whether the deal stopped before its end (:func:`check_rows` raises for it)."""
+    policy_ids = check_policy_ids(policy_ids, user_functions)
     kernels = kernels_for(user_functions, policy_ids)
     s = np.zeros(N_STATE, dtype=np.int64)
-    deck = np.zeros(112, dtype=np.int64)
-    rngs = np.zeros((4, 4), dtype=np.uint64)
+    deck = np.zeros(N_CARDS, dtype=np.int64)
+    rngs = np.zeros((N_STREAMS, RNG_WORDS), dtype=np.uint64)
     mask = np.zeros(N_ACTIONS, dtype=np.bool_)
     obs = np.zeros(N_OBS, dtype=np.int64)
     ev = np.zeros((event_capacity, EVENT_WIDTH), dtype=np.int64)

@@ -23,26 +23,34 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from simkit.cards import N_SEATS
 from simkit.deck import deal_deck
 from simkit.engine import kernel as E
 from simkit.engine.env import Observation
 from simkit.engine.layout import N_ACTIONS, O_NHIST, O_NHIST_UNKNOWN, PH_OVER, S_PHASE, S_PLAYER
-from simkit.policies.dispatch import builtin_act_state
+from simkit.policies.dispatch import BUILTIN_POLICIES, NO_SUCH_POLICY, builtin_act_state
 from simkit.policies.registry import (
     USER_SLOT_BASE,
     PolicySpec,
+    builtin_policy_name,
     is_python_policy,
     policy_arrays,
     python_policy_object,
 )
 from simkit.rng import root_key, stream_state
 from simkit.runner.play import (
+    DECK_STREAM,
+    ERR_ILLEGAL_ACTION,
+    ERR_MAX_DECISIONS,
+    ERR_SEAT,
+    ERR_UNKNOWN_POLICY,
     MAX_DECISIONS,
     N_RESULT,
     PERMUTATIONS,
     R_ERROR,
     SEATING_ALL,
     SEATING_FIXED,
+    check_rows,
     new_scratch,
     next_dealer,
     record_result,
@@ -50,7 +58,7 @@ from simkit.runner.play import (
     seating_index,
 )
 
-__all__ = ["Actor", "actors_for", "has_python_policy", "play_deals_python"]
+__all__ = ["Actor", "actor_label", "actors_for", "has_python_policy", "play_deals_python"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -68,6 +76,8 @@ class Actor:
         kinds = (self.builtin_id >= 0) + (self.function is not None) + (self.python is not None)
         if kinds != 1:
             raise ValueError("an Actor is exactly one of a built-in id, a compiled function or a Python object")
+        if self.builtin_id >= 0 and self.builtin_id not in BUILTIN_POLICIES:
+            raise ValueError(f"unknown built-in policy id {self.builtin_id} (built-in ids {list(BUILTIN_POLICIES)})")
         if self.python is not None and not callable(getattr(self.python, "act", None)):
             raise ValueError(f"{self.python!r} has no act(observation, legal_actions) method")
 
@@ -103,8 +113,8 @@ def _play_one(seed: int, root: np.ndarray, deal: int, dealer: int, seat_actors: 
     """Play one deal on ``scratch`` (:func:`simkit.runner.play.new_scratch`, reused from deal to deal)."""
     s, deck, rngs, mask, obs, work, pwork, ev, ev_n, _, _ = scratch
     obs[O_NHIST] = O_NHIST_UNKNOWN  # a new deal in the reused observation array
-    deal_deck(root, deal, rngs[3], deck)
-    for p in range(3):
+    deal_deck(root, deal, rngs[DECK_STREAM], deck)
+    for p in range(N_SEATS):
         stream_state(root, deal, 1 + p, rngs[p])
         actor = seat_actors[p]
         if actor.python is not None and callable(getattr(actor.python, "new_deal", None)):
@@ -118,6 +128,9 @@ def _play_one(seed: int, root: np.ndarray, deal: int, dealer: int, seat_actors: 
         actor = seat_actors[p]
         if actor.builtin_id >= 0:
             action = int(builtin_act_state(actor.builtin_id, s, p, obs, mask, actor.params, rngs[p], rules, pwork))
+            if action == NO_SUCH_POLICY:
+                error = ERR_UNKNOWN_POLICY + ERR_SEAT * p
+                break
         else:
             E.observe(s, p, obs)
             if actor.function is not None:
@@ -127,19 +140,32 @@ def _play_one(seed: int, root: np.ndarray, deal: int, dealer: int, seat_actors: 
                 action = actor.python.act(Observation.from_array(obs), legal)
                 action = int(action) if isinstance(action, (int, np.integer)) else -1
         if action < 0 or action >= N_ACTIONS or not mask[action]:
-            error = 1
+            error = ERR_ILLEGAL_ACTION + ERR_SEAT * p
             break
         E.apply_legal(s, action, rules, mask, work, ev, ev_n)
+    if error == 0 and s[S_PHASE] != PH_OVER:
+        error = ERR_MAX_DECISIONS + ERR_SEAT * int(s[S_PLAYER])
     record_result(s, deck, result)
     result[R_ERROR] = error
 
 
+def actor_label(actor: Actor) -> str:
+    """A name of an actor for messages: its built-in policy, function or class."""
+    if actor.builtin_id >= 0:
+        return builtin_policy_name(actor.builtin_id) or f"id {actor.builtin_id}"
+    if actor.function is not None:
+        return getattr(getattr(actor.function, "py_func", actor.function), "__name__", "user policy")
+    return type(actor.python).__name__
+
+
 def play_deals_python(n_deals: int, seed: int, actors: Sequence[Actor], rules_array: np.ndarray, first_deal: int = 0,
-                      dealer: int = 0, session_length: int = 1, seating: int = SEATING_FIXED) -> np.ndarray:
+                      dealer: int = 0, session_length: int = 1, seating: int = SEATING_FIXED, check: bool = True,
+                      policies: Sequence[str] | None = None) -> np.ndarray:
     """Result rows of deals ``first_deal`` .. ``first_deal + n_deals - 1``, as
     :func:`simkit.runner.play.play_deals` gives them, with ``actors`` P0, P1, P2 (seat s plays
-    P[PERMUTATIONS[j, s]] under seating j)."""
-    if len(actors) != 3:
+    P[PERMUTATIONS[j, s]] under seating j).  A deal that stops before its end is a one-line
+    :class:`~simkit.engine.env.DealError` (``check``, ``policies``: as ``play_deals``)."""
+    if len(actors) != N_SEATS:
         raise ValueError(f"a run needs three actors, got {len(actors)}")
     session_length = int(session_length)
     if session_length < 1 or first_deal % session_length:
@@ -157,6 +183,9 @@ def play_deals_python(n_deals: int, seed: int, actors: Sequence[Actor], rules_ar
                 current = dealer if i % session_length == 0 else int(
                     next_dealer(results[(i - 1) * per_deal + j], current, rules))
             index = int(seating_index(int(seating), deal, j if int(seating) == SEATING_ALL else 0, session_length))
-            seat_actors = [actors[int(PERMUTATIONS[index, q])] for q in range(3)]
+            seat_actors = [actors[int(PERMUTATIONS[index, q])] for q in range(N_SEATS)]
             _play_one(seed, root, deal, current, seat_actors, rules, scratch, results[i * per_deal + j])
+    if check:
+        check_rows(results, seed, [actor_label(a) for a in actors] if policies is None else policies, first_deal,
+                   int(seating), session_length)
     return results

@@ -15,7 +15,7 @@ is written; without one a ``LocalCluster`` of K single-threaded workers is start
 Batches travel back as Arrow tables and only this process writes files, holding the folder's
 lock (:class:`~simkit.storage.lock.FolderLock`).  An interrupt (SIGINT, or SIGTERM, which the
 CLI turns into one) kills the workers at once; after a SIGKILL of this process each loky
-worker notices that its parent is gone and exits (:func:`_watch_parent`).
+worker sees its parent go (a pipe, :func:`run_batches`) and exits.
 
 User policies: a policy named by import path (``package.module:function``,
 :mod:`simkit.policies.registry`) runs with any worker count and on Dask: each worker imports
@@ -64,7 +64,6 @@ import dataclasses
 import datetime as _dt
 import itertools
 import os
-import re
 import sys
 import tempfile
 import time
@@ -75,24 +74,26 @@ import pyarrow as pa
 
 import simkit
 from simkit.errors import SimkitError
+from simkit.lifeline import exit_with_parent
 from simkit.policies.registry import (
     PolicySpec,
     effective_params,
     is_user_policy,
+    params_by_name,
     parse_policies,
     policy_arrays,
     policy_sources,
 )
 from simkit.rules import RuleSet
 from simkit.runner.batch import results_table
-from simkit.runner.play import R_ERROR, SEATING_CODES, play_deals
+from simkit.runner.play import SEATING_CODES, play_deals
 from simkit.runner.python_play import actors_for, has_python_policy, play_deals_python
 from simkit.storage.dataset import (
     FILES,
     KIND,
-    LEGACY_MANIFEST,
     MANIFEST,
     MANIFEST_DIGEST,
+    POLICY_PARAMS,
     POLICY_SOURCES,
     READABLE_SCHEMA_VERSIONS,
     SCHEMA_VERSION,
@@ -108,7 +109,7 @@ from simkit.storage.dataset import (
 )
 from simkit.storage.dataset import rows_per_deal
 from simkit.storage.dataset import seating as manifest_seating
-from simkit.storage.files import TMP_TAG
+from simkit.storage.files import regular_file_problem, remove_stale_temp_files
 from simkit.storage.lock import FolderLock
 from simkit.storage.paths import check_out_dir, make_out_dir
 
@@ -226,15 +227,13 @@ def compute_batch(config: SimulationConfig, batch: int, threads: int | None = No
     if has_python_policy(config.policies):  # played in Python, decision by decision
         results = play_deals_python(stop - first, config.seed, actors_for(config.policies), config.rules.to_array(),
                                     first_deal=first, session_length=config.session_length,
-                                    seating=config.seating_code)
+                                    seating=config.seating_code, policies=config.policy_texts())
     else:
         ids, params, user = policy_arrays(config.policies)
         results = play_deals(stop - first, config.seed, ids, params, config.rules.to_array(),
                              first_deal=first, user_functions=user, session_length=config.session_length,
-                             seating=config.seating_code)
-    errors = int(results[:, R_ERROR].sum())
-    if errors:
-        raise SimkitError(f"batch {batch}: {errors} deals stopped on an illegal policy action")
+                             seating=config.seating_code, policies=config.policy_texts())
+    # a deal that stopped before its end (illegal action, MAX_DECISIONS) raised DealError above
     return batch, results_table(results, first, batch, config.policy_texts(), config.session_length,
                                 config.seating_code, config.schema_version)
 
@@ -305,37 +304,6 @@ def _progress_enabled(quiet: bool) -> bool:
     return not quiet and sys.stderr.isatty() and not os.environ.get("CI")
 
 
-_LEFTOVER = re.compile(rf"\.(?:batch-\d{{6}}\.parquet|{re.escape(MANIFEST)}|{re.escape(LEGACY_MANIFEST)})\."
-                       rf"{TMP_TAG}-(\d+)-[0-9a-f]{{12}}\.tmp")
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True
-    return True
-
-
-def _remove_leftovers(directory: Path) -> None:
-    """Remove the temporary batch and manifest files that earlier writers of this folder left
-    when they were killed: simkit's exact names (``.batch-NNNNNN.parquet.simkit-PID-RANDOM.tmp``)
-    whose writer (the pid in the name) is this process or has ended.  Anything else stays: a
-    user's ``.mydata.tmp``, or a file of a process that is still running."""
-    for entry in directory.iterdir():
-        match = _LEFTOVER.fullmatch(entry.name)
-        if match is None:
-            continue
-        pid = int(match.group(1))
-        if pid == os.getpid() or not _pid_alive(pid):
-            try:
-                entry.unlink()
-            except FileNotFoundError:
-                pass
-
-
 def _adoptable(directory: Path, config: SimulationConfig) -> SimulationConfig:
     """A folder with batch files but no manifest: refuse it unless every batch file names this
     run in its metadata (then the manifest is rebuilt from them, each verified as on resume);
@@ -345,6 +313,9 @@ def _adoptable(directory: Path, config: SimulationConfig) -> SimulationConfig:
 
     owners = set()
     for path in sorted(directory.glob("batch-*.parquet")):
+        problem = regular_file_problem(path)
+        if problem is not None:  # a FIFO would block the read: refused before it is opened
+            raise DatasetError(f"{path}: {problem} where a batch file belongs; move it away and run again")
         try:
             kv = pq.read_metadata(path).metadata or {}
             owner = kv.get(b"simkit.config", b"").decode("utf-8", "replace")
@@ -397,7 +368,7 @@ def _prepare(directory: Path, config: SimulationConfig) -> tuple[SimulationConfi
     """Check, create or rebuild the manifest (the caller holds the folder lock); verify every
     batch file already there; the config that continues the folder's run (:func:`_resumed`),
     the batches to compute and what was wrong."""
-    _remove_leftovers(directory)
+    remove_stale_temp_files(directory)  # of writers killed before they renamed them
     manifest = read_manifest(directory)
     if manifest is None:
         config = _adoptable(directory, config)
@@ -409,6 +380,7 @@ def _prepare(directory: Path, config: SimulationConfig) -> tuple[SimulationConfi
         manifest = {"kind": KIND, **identity, "session_length": config.session_length,
                     **({"seating": config.seating} if config.schema_version >= 2 else {}),
                     "config_digest": digest, "batches": config.n_batches,
+                    POLICY_PARAMS: [params_by_name(s) for s in config.policies],
                     "simkit_version": simkit.__version__,
                     "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
     records = dict(manifest.get(FILES) or {})
@@ -420,9 +392,9 @@ def _prepare(directory: Path, config: SimulationConfig) -> tuple[SimulationConfi
             records.pop(path.name, None)
             todo.append(b)
             continue
-        if not path.is_file():
-            raise DatasetError(f"{path}: is {'a folder' if path.is_dir() else 'not a regular file'} where a batch "
-                               "file belongs; move it away and run again")
+        problem = regular_file_problem(path)
+        if problem is not None:
+            raise DatasetError(f"{path}: {problem} where a batch file belongs; move it away and run again")
         first, stop = config.batch_range(b)
         record = records.get(path.name)
         try:
@@ -441,25 +413,41 @@ def _prepare(directory: Path, config: SimulationConfig) -> tuple[SimulationConfi
     return config, manifest, todo, problems
 
 
-def _watch_parent(parent: int) -> None:
-    """Worker initializer: end this worker as soon as the main process is gone, so that a
-    SIGKILL of the main process leaves no orphans (checked twice a second, also while a batch
-    runs: the kernels release the GIL)."""
-    import threading
+def run_batches(compute, config, todo: Sequence[int], workers: int) -> Iterator[tuple[int, pa.Table]]:
+    """``compute(config, batch, threads)`` for each batch of ``todo`` in ``workers`` loky
+    processes (``cores // workers`` numba threads each), results as they finish.
 
-    if os.getppid() == parent:
-        def alive() -> bool:
-            return os.getppid() == parent
-    else:  # started through an intermediate process
-        def alive() -> bool:
-            return _pid_alive(parent)
+    The workers end with this process, however it ends: each watches a pipe whose write end
+    only this process holds (:func:`simkit.lifeline.exit_with_parent`).  An interrupt, SIGTERM or error (the
+    generator closed early) kills them at once; a finished run lets them go."""
+    from concurrent.futures import FIRST_COMPLETED, wait
+    from multiprocessing.connection import Connection
 
-    def watch() -> None:
-        while alive():
-            time.sleep(0.5)
-        os._exit(1)
+    from joblib.externals.loky import ProcessPoolExecutor
 
-    threading.Thread(target=watch, name="simkit-parent-watch", daemon=True).start()
+    threads = max(1, (os.cpu_count() or 1) // workers)
+    read_end, write_end = os.pipe()  # not inheritable: a worker gets the read end alone
+    parent = Connection(read_end, writable=False)
+    finished = False
+    try:
+        executor = ProcessPoolExecutor(max_workers=workers, initializer=exit_with_parent,
+                                       initargs=(parent,))
+        try:
+            queue = iter(todo)
+            pending = {executor.submit(compute, config, b, threads) for b in itertools.islice(queue, 2 * workers)}
+            while pending:
+                done, pending = wait(pending, timeout=1.0, return_when=FIRST_COMPLETED)
+                for future in done:
+                    result = future.result()
+                    for b in itertools.islice(queue, 1):
+                        pending.add(executor.submit(compute, config, b, threads))
+                    yield result
+            finished = True
+        finally:
+            executor.shutdown(wait=finished, kill_workers=not finished)
+    finally:
+        os.close(write_end)  # any worker still there sees end-of-file and exits
+        parent.close()
 
 
 def _run_local(config: SimulationConfig, todo: Sequence[int], workers: int) -> Iterator[tuple[int, pa.Table]]:
@@ -467,27 +455,7 @@ def _run_local(config: SimulationConfig, todo: Sequence[int], workers: int) -> I
         for b in todo:
             yield compute_batch(config, b)
         return
-    from concurrent.futures import FIRST_COMPLETED, wait
-
-    from joblib.externals.loky import ProcessPoolExecutor
-
-    threads = max(1, (os.cpu_count() or 1) // workers)
-    executor = ProcessPoolExecutor(max_workers=workers, initializer=_watch_parent, initargs=(os.getpid(),))
-    finished = False
-    try:
-        queue = iter(todo)
-        pending = {executor.submit(compute_batch, config, b, threads) for b in itertools.islice(queue, 2 * workers)}
-        while pending:
-            done, pending = wait(pending, timeout=1.0, return_when=FIRST_COMPLETED)
-            for future in done:
-                result = future.result()
-                for b in itertools.islice(queue, 1):
-                    pending.add(executor.submit(compute_batch, config, b, threads))
-                yield result
-        finished = True
-    finally:
-        # an interrupt, SIGTERM or error stops the workers at once; a finished run lets them go
-        executor.shutdown(wait=finished, kill_workers=not finished)
+    yield from run_batches(compute_batch, config, todo, workers)
 
 
 def _connect_dask(workers: int, scheduler: str | None):
@@ -576,7 +544,15 @@ def simulate(
               "process, one worker (name it by import path, package.module:function, to use workers)",
               file=sys.stderr)
         workers, backend = 1, "local"
-    directory = check_out_dir(out)
+    try:
+        directory = check_out_dir(out)
+    except SimkitError:
+        if not os.fspath(out) or not _complete_without_writing(Path(os.fspath(out)), config, max_batches):
+            raise
+        if not quiet:  # e.g. on read-only media: nothing to write, nothing to lock
+            print(f"simkit: {os.fspath(out)} already holds this run, complete: nothing to compute or write",
+                  file=sys.stderr)
+        return Path(os.fspath(out))
     client = cluster = None
     if backend == "dask":
         client, cluster = _connect_dask(workers, scheduler)  # before anything is written
@@ -589,6 +565,31 @@ def simulate(
         if cluster is not None:
             cluster.close()
     return directory
+
+
+def _complete_without_writing(directory: Path, config: SimulationConfig, max_batches: int | None) -> bool:
+    """Whether ``directory`` (where this process may not write) already holds this run's
+    batches (all of them, or the first ``max_batches``), each verified against its recorded
+    sha256: resuming it has nothing to write."""
+    if not directory.is_dir():
+        return False
+    try:
+        manifest = read_manifest(directory)
+        if manifest is None:
+            return False
+        config = _resumed(directory, config, manifest)
+        files = manifest.get(FILES) or {}
+        wanted = config.n_batches if max_batches is None else min(config.n_batches, max_batches)
+        for b in range(wanted):
+            path = batch_path(directory, b)
+            if path.name not in files:
+                return False
+            first, stop = config.batch_range(b)
+            read_batch(path, b, first, stop - first, manifest["config_digest"], files[path.name], decode=False,
+                       per_deal=rows_per_deal(manifest))
+    except DatasetError:
+        return False
+    return True
 
 
 def _write_run(directory: Path, config: SimulationConfig, workers: int, backend: str, client, quiet: bool,

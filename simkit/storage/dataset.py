@@ -51,7 +51,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from simkit.errors import SimkitError
-from simkit.storage.files import atomic_write, stored_identity, write_json
+from simkit.storage.files import FileError, atomic_write, json_digest, read_regular, stored_identity, write_json
 
 SCHEMA_VERSION = 2  # 2: winner columns null on 穿牌, seating; 1: -1 / 0 there, seats fixed
 READABLE_SCHEMA_VERSIONS = (1, 2)
@@ -68,7 +68,12 @@ FILES = "files"  # the manifest's table of batch files: name -> record (batch, f
 MANIFEST_DIGEST = "manifest_sha256"  # sha256 of the manifest's own content (all other fields)
 EQUITY = "equity"  # identity of a hand-equity run: {"hand": ..., "seat": ..., "deck": ...}; absent otherwise
 POLICY_SOURCES = "policy_sources"  # {user policy: source digest} of a run with user policies; absent otherwise
+# the parameters of each of ``policies`` by name ([{name: value}, ...], the values the run plays
+# with); not part of the identity (``policies`` records them by position), absent in manifests
+# written before it
+POLICY_PARAMS = "policy_params"
 REPAIR = "re-run simkit simulate with the run's arguments to recompute it"
+REBUILD = "re-run simkit simulate with the run's arguments to rebuild it from the batch files"
 _BATCH_NAME = re.compile(r"batch-(\d{6})\.parquet")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 
@@ -99,9 +104,9 @@ def require_identity(path: Path, identity: dict[str, Any], what: str, parameters
     simkit.storage.dataset.DatasetError: ... holds another tune (different seed); use another output folder
     """
     try:
-        stored = stored_identity(path, identity)
-    except ValueError as exc:
-        raise DatasetError(str(exc)) from None
+        stored = stored_identity(path, identity, f"a {what}'s identity")
+    except FileError as exc:
+        raise DatasetError(str(exc), parameters=tuple(parameters)) from None
     if stored is not None and stored != identity:
         changed = sorted(k for k in set(stored) | set(identity) if stored.get(k) != identity.get(k))
         raise DatasetError(f"{path.parent} holds another {what} (different {', '.join(changed)}); use another "
@@ -120,9 +125,7 @@ def batch_path(directory: Path, batch: int) -> Path:
 
 def manifest_digest(manifest: dict[str, Any]) -> str:
     """sha256 of a manifest's content: every field but ``manifest_sha256``, as canonical JSON."""
-    body = {k: v for k, v in manifest.items() if k != MANIFEST_DIGEST}
-    text = json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return json_digest(manifest, MANIFEST_DIGEST)
 
 
 def manifest_identity(manifest: dict[str, Any]) -> dict[str, Any]:
@@ -213,6 +216,11 @@ def manifest_problem(manifest: dict[str, Any]) -> str | None:
     sources = manifest.get(POLICY_SOURCES, {})
     if not (isinstance(sources, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in sources.items())):
         return f"its {POLICY_SOURCES} is malformed"
+    named = manifest.get(POLICY_PARAMS, [{}, {}, {}])
+    if not (isinstance(named, list) and len(named) == 3 and all(
+            isinstance(d, dict) and all(isinstance(k, str) and isinstance(v, (int, float)) and not isinstance(v, bool)
+                                        for k, v in d.items()) for d in named)):
+        return f"its {POLICY_PARAMS} is malformed"
     if config_digest(manifest_identity(manifest)) != manifest["config_digest"]:
         return (f"its config_digest {manifest['config_digest']!r} does not match the seed, deals, batch size, "
                 "rules, policies and seating it records (edited or damaged)")
@@ -250,16 +258,19 @@ def read_manifest(directory: Path) -> dict[str, Any] | None:
         raise DatasetError(f"{path}: the folder also holds {LEGACY_MANIFEST} (two manifests: which run is it?); "
                            "remove the one that does not belong")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else " ".join(str(exc).split())
-        raise DatasetError(f"{path}: unreadable manifest ({reason})") from None
+        raw = read_regular(path)  # a FIFO or other non-regular file: refused before it is opened for reading
+    except FileError as exc:
+        raise DatasetError(f"{path}: {exc.reason}") from None
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise DatasetError(f"{path}: unreadable manifest ({' '.join(str(exc).split())}; truncated or damaged); "
+                           f"restore it, or delete it and {REBUILD}") from None
     if not isinstance(data, dict) or data.get("kind") != KIND:
         raise DatasetError(f"{path}: not a simkit simulation manifest")
     problem = manifest_problem(data)
     if problem is not None:
-        raise DatasetError(f"{path}: {problem}; restore it, or delete it and re-run simkit simulate with the run's "
-                           "arguments to rebuild it from the batch files")
+        raise DatasetError(f"{path}: {problem}; restore it, or delete it and {REBUILD}")
     return data
 
 
@@ -311,13 +322,10 @@ def read_batch(path: Path, batch: int, first: int, deals: int, config: str, reco
     ``first .. first + deals - 1``, each ``per_deal`` times in a row, with ``seating`` 0 ..
     per_deal - 1 when ``per_deal`` > 1). Raises :class:`BatchError` naming the file.
     """
-    if not path.is_file():
-        kind = "a folder" if path.is_dir() else ("missing" if not os.path.lexists(path) else "not a regular file")
-        raise BatchError(path, f"is {kind}, not a batch file")
     try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise BatchError(path, f"unreadable ({exc.strerror or exc})") from None
+        data = read_regular(path)  # a FIFO, folder or device: refused before it is opened for reading
+    except FileError as exc:
+        raise BatchError(path, exc.reason.replace("a regular file", "a batch file")) from None
     digest = hashlib.sha256(data).hexdigest()
     if record is not None and (record.get("bytes"), record.get("sha256")) != (len(data), digest):
         raise BatchError(path, f"its content differs from the sha256 recorded in {manifest_path(path.parent).name} "

@@ -1,48 +1,247 @@
-"""Atomic file writers: every file is written to a temporary name in its folder and renamed
-into place, so an interrupted run never leaves a half-written file behind.
+"""Files simkit writes and reads back: one scheme for every folder it writes into.
+
+* **Atomic writes.** Every file is written to a temporary name in its folder
+  (:func:`temp_path`: ``.NAME.simkit-PID-RANDOM.tmp``), flushed to disk and renamed into
+  place, so an interrupted run never leaves a half-written file behind.  A write that fails
+  (a full disk) is an ``OSError`` naming the file it was writing.
+* **Temporary files of dead writers.** A SIGKILL between the temporary file's creation and its
+  rename leaves it behind; :func:`remove_stale_temp_files` removes, in one folder, every file
+  of exactly that pattern whose writer (the pid in its name) has ended (a zombie counts as
+  ended).  It runs when an output folder is opened (:func:`simkit.storage.paths.make_out_dir`)
+  and on the first write of a process into any folder (:func:`atomic_write`), so every
+  folder simkit writes into (datasets, comparisons, tournaments, tunes, reports, experiments)
+  is cleaned by the next run there.  A user's ``.mydata.tmp``, or a file of a running writer,
+  is never touched.
+* **Regular files only.** :func:`read_regular` opens a file without blocking and refuses
+  anything that is not a regular file (a FIFO, a socket, a device, a folder) before reading a
+  byte, so a FIFO named ``_manifest.json`` or ``batch-000000.parquet`` is a one-line error,
+  never a hang.
+* **Digested JSON.** The JSON files a run is resumed from (tune's ``state.json``, the identity
+  files ``tune.json``, ``tournament.json``, ``comparison.json``) carry a sha256 of their own
+  content (:data:`JSON_DIGEST`, as a dataset's manifest carries ``manifest_sha256``):
+  :func:`write_checked_json` adds it, :func:`read_checked_json` verifies it, so an edited
+  value, a truncated file, ``[]`` or ``"x"`` is a one-line :class:`FileError` naming the file,
+  never a silent wrong result.  Files written before these digests (no such field) are still
+  read.
 """
 
 from __future__ import annotations
 
+import errno
+import hashlib
 import json
 import os
+import re
+import stat
 import uuid
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from simkit.errors import SimkitError
+
 
 TMP_TAG = "simkit"
+TEMP_FILE = re.compile(rf"\.(?P<name>.+)\.{TMP_TAG}-(?P<pid>\d+)-[0-9a-f]{{12}}\.tmp")  # temp_path's names
+JSON_DIGEST = "content_sha256"  # sha256 of a digested JSON file's other fields (write_checked_json)
+_CLEANED: set[str] = set()  # folders this process has removed dead writers' temporary files from
+
+
+class FileError(SimkitError):
+    """A file simkit reads back that is not a regular file, unreadable, or damaged: ``path``
+    and the ``reason`` alone."""
+
+    def __init__(self, path: str | os.PathLike, reason: str) -> None:
+        super().__init__(f"{path}: {reason}")
+        self.path = Path(path)
+        self.reason = reason
 
 
 def temp_path(path: Path) -> Path:
     """The temporary name ``path`` is written through: ``.NAME.simkit-PID-RANDOM.tmp`` in its
     folder.  The writer's pid and a random part make it this writer's alone, so a writer that
     cleans up removes only its own leftovers (never another writer's file or a user's
-    ``.*.tmp``)."""
+    ``.*.tmp``), and :func:`remove_stale_temp_files` those of writers that have ended.
+
+    >>> TEMP_FILE.fullmatch(temp_path(Path("out/report.md")).name)["name"]
+    'report.md'
+    """
     return path.parent / f".{path.name}.{TMP_TAG}-{os.getpid()}-{uuid.uuid4().hex[:12]}.tmp"
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether process ``pid`` is running: it exists and (where ``/proc`` says) is no zombie,
+    i.e. it has not ended and merely not been reaped yet."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # EPERM: it exists, under another user
+        pass
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            text = fh.read()
+    except OSError:
+        return True  # no /proc: assume it runs
+    state = text[text.rfind(b")") + 2:][:1]
+    return state not in (b"Z", b"X")
+
+
+def remove_stale_temp_files(directory: str | os.PathLike) -> list[str]:
+    """Remove from ``directory`` the temporary files (:func:`temp_path`'s pattern, exactly)
+    of writers that have ended; returns their names.  Files of running writers (this process
+    included) and every other file stay."""
+    directory = Path(directory)
+    removed = []
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return removed
+    for entry in entries:
+        match = TEMP_FILE.fullmatch(entry.name)
+        if match is None or int(match["pid"]) == os.getpid() or pid_alive(int(match["pid"])):
+            continue
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                continue
+            os.unlink(entry.path)
+            removed.append(entry.name)
+        except OSError:
+            pass
+    _CLEANED.add(os.path.realpath(directory))
+    return removed
+
+
+def _clean_once(directory: Path) -> None:
+    if os.path.realpath(directory) not in _CLEANED:
+        remove_stale_temp_files(directory)
 
 
 def atomic_write(path: Path, writer: Callable[[str], None]) -> None:
     """Write through a temporary file in the same folder, flush it to disk, then rename into
-    place.  The file gets the mode of any new file (0666 less the umask), not mkstemp's 0600."""
+    place.  The file gets the mode of any new file (0666 less the umask), not mkstemp's 0600.
+    The first write of this process into a folder first removes dead writers' temporary files
+    there (:func:`remove_stale_temp_files`).  An ``OSError`` of the write (a full disk) names
+    ``path``."""
     path = Path(path)
+    _clean_once(path.parent)
     tmp = temp_path(path)
-    os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
     try:
-        writer(str(tmp))
-        fd = os.open(tmp, os.O_RDONLY)
+        os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666))
         try:
-            os.fsync(fd)
+            writer(str(tmp))
+            fd = os.open(tmp, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.replace(tmp, path)
         finally:
-            os.close(fd)
-        os.replace(tmp, path)
+            if os.path.lexists(tmp):
+                os.unlink(tmp)
+    except OSError as exc:
+        if exc.filename is not None and Path(exc.filename) != tmp:
+            raise
+        # the temporary name means nothing to the user: name the file being written
+        raise OSError(exc.errno, f"cannot write it ({exc.strerror or exc})", str(path)) from None
+
+
+def describe_kind(mode: int) -> str:
+    """What a file that is not a regular file is, in words (from its ``st_mode``)."""
+    for test, words in ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
+                        (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+                        (stat.S_ISBLK, "a block device"), (stat.S_ISLNK, "a symbolic link")):
+        if test(mode):
+            return words
+    return "not a regular file"
+
+
+def read_regular(path: str | os.PathLike) -> bytes:
+    """The bytes of the regular file ``path`` (a symbolic link to one is followed).  Opened
+    without blocking and checked before anything is read: a FIFO, socket, device or folder is a
+    :class:`FileError` ("is a FIFO (named pipe), not a regular file"), as is a missing or
+    unreadable file, never a hang."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise FileError(path, "is missing") from None
+    except OSError as exc:
+        if exc.errno == errno.EISDIR:
+            raise FileError(path, "is a folder, not a regular file") from None
+        raise FileError(path, f"unreadable ({exc.strerror or exc})") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise FileError(path, f"is {describe_kind(mode)}, not a regular file; move it away")
+        chunks = []
+        while True:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+        return b"".join(chunks)
+    except OSError as exc:
+        raise FileError(path, f"unreadable ({exc.strerror or exc})") from None
     finally:
-        if os.path.lexists(tmp):
-            os.unlink(tmp)
+        os.close(fd)
+
+
+def regular_file_problem(path: str | os.PathLike) -> str | None:
+    """Why ``path`` (which exists) cannot be read as a regular file, None when it can
+    (checked with ``stat``, which never blocks; a symbolic link is followed)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as exc:
+        return f"unreadable ({exc.strerror or exc})"
+    return None if stat.S_ISREG(mode) else f"is {describe_kind(mode)}, not a regular file"
+
+
+def json_digest(data: dict, key: str = JSON_DIGEST) -> str:
+    """sha256 of a JSON object's content: every field but ``key``, as canonical JSON."""
+    body = {k: v for k, v in data.items() if k != key}
+    text = json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def read_json(path: str | os.PathLike) -> Any:
+    """The JSON value of the regular UTF-8 file ``path`` (:func:`read_regular`); an
+    unreadable, non-UTF-8 or malformed (e.g. truncated) file is a one-line :class:`FileError`."""
+    data = read_regular(path)
+    try:
+        return json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise FileError(path, "unreadable (not UTF-8 text)") from None
+    except ValueError as exc:
+        raise FileError(path, f"unreadable (not JSON: {' '.join(str(exc).split())})") from None
+
+
+def write_checked_json(path: Path, data: dict) -> dict:
+    """Write the JSON object ``data`` (:func:`write_json`) with :data:`JSON_DIGEST`, the
+    sha256 of its other fields, last; returns what was written."""
+    body = {k: v for k, v in data.items() if k != JSON_DIGEST}
+    body = json.loads(json.dumps(body, ensure_ascii=False))  # as read back: lists, not tuples
+    body[JSON_DIGEST] = json_digest(body)
+    write_json(path, body)
+    return body
+
+
+def read_checked_json(path: str | os.PathLike, what: str, repair: str = "") -> dict:
+    """The JSON object of ``path`` written by :func:`write_checked_json`, verified: a file that
+    is no JSON object, or whose content does not match its :data:`JSON_DIGEST`, is a one-line
+    :class:`FileError` naming it (``what`` says what it should be; ``repair`` how to recover).
+    A file without the field (written before these digests) is read as it is.  The digest
+    field is not part of the result."""
+    data = read_json(path)
+    hint = f"; {repair}" if repair else ""
+    if not isinstance(data, dict):
+        raise FileError(path, f"is not {what} (a JSON {type(data).__name__}, not an object){hint}")
+    stored = data.pop(JSON_DIGEST, None)
+    if stored is not None and stored != json_digest(data):
+        raise FileError(path, f"its content does not match its {JSON_DIGEST} (edited or damaged){hint}")
+    return data
 
 
 def write_json(path: Path, data: dict) -> None:
@@ -56,17 +255,15 @@ def write_json(path: Path, data: dict) -> None:
     atomic_write(path, writer)
 
 
-def stored_identity(path: Path, identity: dict) -> dict | None:
-    """The identity already stored in the JSON file ``path`` (the caller compares it with
-    ``identity`` and words the refusal), or None after writing ``identity`` there when there
-    is none yet.  An unreadable file is a one-line ``ValueError`` naming it."""
-    if not path.exists():
-        write_json(path, identity)
+def stored_identity(path: Path, identity: dict, what: str = "an identity file") -> dict | None:
+    """The identity already stored in the digested JSON file ``path`` (the caller compares it
+    with ``identity`` and words the refusal), or None after writing ``identity`` there (with
+    its digest, :func:`write_checked_json`) when there is none yet.  A file that is
+    unreadable, no JSON object or edited is a one-line :class:`FileError` naming it."""
+    if not os.path.lexists(path):
+        write_checked_json(path, identity)
         return None
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise ValueError(f"{path}: unreadable ({exc})") from None
+    return read_checked_json(path, what, "restore it, or use another output folder")
 
 
 def write_text(path: Path, text: str) -> None:

@@ -17,6 +17,7 @@ import os
 from pathlib import Path
 
 from simkit.errors import SimkitError
+from simkit.storage.files import remove_stale_temp_files
 
 
 def _nearest_existing(path: Path) -> Path:
@@ -76,9 +77,12 @@ def check_out_file(path: str | os.PathLike, option: str = "output") -> Path:
 
 
 def make_out_dir(path: Path) -> Path:
-    """Create an output folder (and its parents), a one-line error when that fails."""
+    """Create an output folder (and its parents), a one-line error when that fails; in a
+    folder that exists, remove the temporary files of writers that were killed before they
+    renamed them (:func:`simkit.storage.files.remove_stale_temp_files`)."""
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise SimkitError(f"{path}: cannot create the folder ({exc.strerror or exc})") from None
+    remove_stale_temp_files(path)
     return path

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from simkit.analysis.plots import convergence_plot, forest_plot, save_figure, sprt_llr_plot
+from simkit.analysis.plots import convergence_plot, decision_text, forest_plot, save_figure, sprt_llr_plot
 from simkit.analysis.report import format_p, markdown_table
 from simkit.analysis.results import Interval, MeanTest, Result, VarianceReduction, format_level
 from simkit.analysis.sequential import EmpiricalMeanSPRT, SequentialEstimate
@@ -230,7 +230,7 @@ def comparison_section(results: list[ComparisonResult], directory: str | Path, p
     })
     if any(sequential):
         table["SPRT: decision; estimate and interval under the stopping rule"] = [
-            f"{r.sprt.decision} at {r.sprt.n:,}; {r.sequential.estimate:+.4f} "
+            f"{decision_text(r.sprt.decision, r.sprt.mu0, r.sprt.mu1)} at {r.sprt.n:,}; {r.sequential.estimate:+.4f} "
             f"[{r.sequential.lo:+.4f}, {r.sequential.hi:+.4f}]" if r.sprt is not None else "" for r in results]
     lines = [f"{heading} Pairwise duplicate comparisons", "",
              "Each deal is played under the six seatings of A and B; the per-deal difference is the mean over "
@@ -258,7 +258,7 @@ def comparison_section(results: list[ComparisonResult], directory: str | Path, p
             stem = sprt_plot_stem(prefix, i)
             llr = sprt_llr_plot(test.path, test.lower_boundary, test.upper_boundary,
                                 f"{result.policy_a} - {result.policy_b}: SPRT, H0 mean {test.mu0:g} vs H1 mean {test.mu1:g}",
-                                min_n=test.min_n, decision=test.decision)
+                                min_n=test.min_n, decision=test.decision, mu0=test.mu0, mu1=test.mu1)
             save_figure(llr.figure, directory, stem)
             lines += [f"![SPRT log-likelihood ratio {result.policy_a} - {result.policy_b}]({stem}.png)", ""]
     return lines

@@ -26,7 +26,8 @@ import numpy as np
 import pandas as pd
 from numba import njit
 
-from simkit.deck import DEALER_CARDS, N_SEATS, PLAYER_CARDS, deal_counts_kernel, deal_deck
+from simkit.cards import N_CARDS, N_SEATS, N_TYPES
+from simkit.deck import DEALER_CARDS, PLAYER_CARDS, deal_counts_kernel, deal_deck
 from simkit.evaluator import features as F
 from simkit.jit import run_chunks
 from simkit.rng import root_key
@@ -62,14 +63,15 @@ def deal_features(root, deal, level, rules, rng, deck, dealt, exposed, out, choi
     """feats[seat] = the features (up to ``level``) of seat's hand in deal number ``deal``."""
     _deal_hands(root, deal, rng, deck, dealt)
     for seat in range(N_SEATS):
-        F.hand_features(dealt[28 * seat : 28 * (seat + 1)], level, rules, exposed, out, choice, work, feats[seat])
+        hand = dealt[N_TYPES * seat : N_TYPES * (seat + 1)]
+        F.hand_features(hand, level, rules, exposed, out, choice, work, feats[seat])
 
 
 @njit(cache=True, nogil=True)
 def _hands_kernel(root, first_deal, hands):
     """hands[i] (flat 3 x 28 counts) = the hands of deal first_deal + i."""
     rng = np.zeros(4, dtype=np.uint64)
-    deck = np.zeros(112, dtype=np.int64)
+    deck = np.zeros(N_CARDS, dtype=np.int64)
     for i in range(hands.shape[0]):
         _deal_hands(root, first_deal + i, rng, deck, hands[i])
 
@@ -79,8 +81,8 @@ def _features_chunk(k, root, level, rules, features):
     """features[d] = deal_features of deal d, for the deals d of chunk k."""
     n = features.shape[0]
     rng = np.zeros(4, dtype=np.uint64)
-    deck = np.zeros(112, dtype=np.int64)
-    dealt = np.zeros(N_SEATS * 28, dtype=np.int64)
+    deck = np.zeros(N_CARDS, dtype=np.int64)
+    dealt = np.zeros(N_SEATS * N_TYPES, dtype=np.int64)
     exposed, out, choice, work = F.feature_scratch()
     for d in range(k * CHUNK, min(n, (k + 1) * CHUNK)):
         deal_features(root, d, level, rules, rng, deck, dealt, exposed, out, choice, work, features[d])
@@ -104,9 +106,9 @@ def dealt_hands(seed: int, deals: int, first_deal: int = 0) -> np.ndarray:
     ``seed``, seat 0 dealing: the engine's dealt hands (dataset rows with dealer 0)."""
     if isinstance(first_deal, bool) or not isinstance(first_deal, (int, np.integer)) or first_deal < 0:
         raise ValueError(f"first_deal must be an integer >= 0, got {first_deal!r}")
-    hands = np.zeros((_check_count("deals", deals), N_SEATS * 28), dtype=np.int64)
+    hands = np.zeros((_check_count("deals", deals), N_SEATS * N_TYPES), dtype=np.int64)
     _hands_kernel(root_key(seed), int(first_deal), hands)
-    return hands.reshape(-1, N_SEATS, 28)
+    return hands.reshape(-1, N_SEATS, N_TYPES)
 
 
 def deal_table(n_deals: int, seed: int, batch_size: int = 10_000, rules: RuleSet | None = None) -> pd.DataFrame:

@@ -39,7 +39,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from simkit.analysis.plots import new_axes, save_figure
+from simkit.analysis.plots import new_axes, overflow_edge, overflow_histogram, save_figure
 from simkit.analysis.results import Interval, Result, WelchTest, format_level
 from simkit.analysis.stats import check_confidence, two_proportion_test, wilson_interval
 from simkit.errors import SimkitError
@@ -263,7 +263,7 @@ class EquityResult:
         """A few lines for the terminal."""
         pct = format_level(self.confidence)
         lines = [f"hand equity of seat {self.seat}{' (dealer)' if self.seat == 0 else ''}: {self.hand}",
-                 f"policies {','.join(self.policies)}, {self.deals:,} deals, seed {self.seed}; "
+                 f"policies {seats_text(self.policies)}; {self.deals:,} deals, seed {self.seed}; "
                  f"intervals at {pct}"]
         frame = self.to_frame()
         show = frame[["measure", "n", "estimate", "lo", "hi"] + (
@@ -272,6 +272,23 @@ class EquityResult:
         with pd.option_context("display.width", 200, "display.max_columns", None):
             lines.append(show.to_string(index=False, float_format=lambda x: f"{x:.4g}"))
         return "\n".join(lines)
+
+
+def seats_text(policies: Sequence[str]) -> str:
+    """The seats' policies with each distinct policy (and its parameters) written once.
+
+    >>> seats_text(["expert:1,2", "expert:1,2", "expert:1,2"])
+    'expert:1,2 in every seat'
+    >>> seats_text(["expert:1,2", "greedy", "expert:1,2"])
+    'expert:1,2 (seats 0, 2), greedy (seat 1)'
+    """
+    seats: dict[str, list[int]] = {}
+    for k, text in enumerate(policies):
+        seats.setdefault(str(text), []).append(k)
+    if len(seats) == 1:
+        return f"{next(iter(seats))} in every seat"
+    return ", ".join(f"{text} (seat{'s' if len(ks) > 1 else ''} {', '.join(map(str, ks))})"
+                     for text, ks in seats.items())
 
 
 # ----------------------------------------------------------------------------- running
@@ -371,17 +388,16 @@ def hu_plot(result: EquityResult, ax: Axes | None = None) -> Axes:
     pyplot); returns the Axes."""
     if ax is None:
         ax = new_axes((7, 4))
-    samples = [("this hand", result.equity.hu_of_wins)]
+    samples = [("this hand", result.equity.hu_of_wins, "tab:blue")]
     if result.baseline is not None:
-        samples.append(("baseline (random hands)", result.baseline.hu_of_wins))
-    every = np.concatenate([s for _, s in samples]) if samples else np.zeros(0)
-    top = max(60, int(np.quantile(every, 0.99)) + 10) if every.size else 60
-    bins = np.arange(0, top + 5, 5)
-    for label, hu in samples:
+        samples.append(("baseline (random hands)", result.baseline.hu_of_wins, "tab:orange"))
+    every = np.concatenate([s for _, s, _ in samples]) if samples else np.zeros(0)
+    edge = overflow_edge(every)
+    for label, hu, colour in samples:
         if hu.size:
-            ax.hist(np.clip(hu, 0, bins[-1]), bins=bins, density=True, histtype="step", linewidth=1.5,
-                    label=f"{label} (n={hu.size:,} wins)")
-    ax.set_xlabel("hu of the seat's wins (clipped near the 99th percentile)")
+            overflow_histogram(ax, hu, edge, label=f"{label} (n={hu.size:,} wins)", color=colour, filled=False,
+                               unit=" hu", noun="wins", prefix=f"{label.split(' (')[0]}: ")
+    ax.set_xlabel("hu of the seat's wins")
     ax.set_ylabel("density (fraction of wins per hu)")
     ax.set_title(f"seat {result.seat}: hu of its wins ({result.deals:,} deals each)")
     ax.legend(fontsize=8)

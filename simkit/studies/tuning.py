@@ -97,7 +97,7 @@ from simkit.runner.duplicate import run_duplicate
 from simkit.runner.play import R_PAYOFF, play_deals
 from simkit.runner.python_play import actors_for, play_deals_python
 from simkit.storage.dataset import DatasetError, require_identity
-from simkit.storage.files import write_json, write_text
+from simkit.storage.files import FileError, read_checked_json, write_checked_json, write_text
 from simkit.storage.lock import FolderLock
 from simkit.storage.paths import check_out_dir, make_out_dir
 
@@ -321,11 +321,13 @@ def _spec_at(spec: PolicySpec, start: np.ndarray, ranges: Sequence[ParameterRang
 
 
 def _play(specs: Sequence[PolicySpec], n: int, seed: int, first_deal: int, rules_array: np.ndarray) -> np.ndarray:
-    """Result rows of deals first_deal .. first_deal + n - 1 with fixed seats."""
+    """Result rows of deals first_deal .. first_deal + n - 1 with fixed seats; a deal that
+    stopped early (an illegal action, MAX_DECISIONS) is a one-line DealError, never a 0 score."""
+    texts = [s.text() for s in specs]
     if any(is_python_policy(s) for s in specs):
-        return play_deals_python(n, seed, actors_for(specs), rules_array, first_deal=first_deal)
+        return play_deals_python(n, seed, actors_for(specs), rules_array, first_deal=first_deal, policies=texts)
     ids, params, user = policy_arrays(specs)
-    return play_deals(n, seed, ids, params, rules_array, first_deal=first_deal, user_functions=user)
+    return play_deals(n, seed, ids, params, rules_array, first_deal=first_deal, user_functions=user, policies=texts)
 
 
 def block_strength(candidate: PolicySpec, pool: Sequence[PolicySpec], seed: int, first_deal: int, deals: int,
@@ -417,18 +419,62 @@ def _identity(spec: PolicySpec, start: np.ndarray, ranges: Sequence[ParameterRan
     return json.loads(json.dumps(identity))  # as read back from tune.json (lists, not tuples)
 
 
-def _read_state(directory: Path, identity: dict, iterations: int) -> list[dict]:
+_RECORD_VECTORS = ("delta", "x", "x_plus", "x_minus", "gradient", "x_next")
+_RECORD_NUMBERS = ("a_k", "c_k", "f_plus", "f_minus")
+
+
+def _record_problem(record, k: int, x: list, m: int) -> str | None:
+    """What is wrong with iteration ``k``'s stored record (its iterate must be ``x``, the
+    previous record's ``x_next``), None when it fits."""
+    if not isinstance(record, dict):
+        return f"iteration {k} is no record"
+    if record.get("iteration") != k or record.get("first_deal") != k * m or not _is_int(record.get("plays")):
+        return f"iteration {k}'s iteration, first_deal or plays does not fit iteration {k}"
+    for key in _RECORD_NUMBERS:
+        if not (_is_number(record.get(key)) and math.isfinite(record[key])):
+            return f"iteration {k}'s {key} is {record.get(key)!r}, not a finite number"
+    for key in _RECORD_VECTORS:
+        value = record.get(key)
+        if not (isinstance(value, list) and len(value) == len(x) and all(_is_number(v) for v in value)):
+            return f"iteration {k}'s {key} is no list of {len(x)} numbers"
+    if record["x"] != x:
+        return f"iteration {k} does not start where iteration {k - 1} ended (its x is not the x_next before it)"
+    return None
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _read_state(directory: Path, identity: dict, iterations: int, x0: np.ndarray, m: int) -> list[dict]:
+    """The trajectory stored in ``state.json``, verified: its digest, that it belongs to this
+    tune's identity, and that every record is whole and starts where the one before it ended
+    (one-line :class:`DatasetError` naming the file otherwise)."""
     path = directory / STATE_FILE
-    if not path.exists():
+    if not os.path.lexists(path):
         return []
+    repair = "restore it, or delete it to tune again from the start"
     try:
-        state = json.loads(path.read_text(encoding="utf-8"))
-        records = list(state["iterations"])
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise DatasetError(f"{path}: unreadable ({exc})") from None
-    if state.get("identity") != identity or len(records) > iterations:
+        state = read_checked_json(path, "a tune's state", repair)
+    except FileError as exc:
+        raise DatasetError(str(exc), parameters=("out",)) from None
+    if state.get("identity") != identity:
         raise DatasetError(f"{path} does not belong to this tune's {TUNE_FILE}; use another output folder",
                            parameters=("out",))
+    records = state.get("iterations")
+    if not isinstance(records, list) or len(records) > iterations:
+        raise DatasetError(f"{path}: its iterations are not a list of at most {iterations} records; {repair}",
+                           parameters=("out",))
+    x = [float(v) for v in x0]
+    for k, record in enumerate(records):
+        problem = _record_problem(record, k, x, m)
+        if problem is not None:
+            raise DatasetError(f"{path}: {problem} (edited or damaged); {repair}", parameters=("out",))
+        x = record["x_next"]
     return records
 
 
@@ -495,12 +541,12 @@ def tune(
     x0 = np.array([r.to_unit(start[r.index]) for r in ranges])
     with FolderLock(make_out_dir(directory)):
         require_identity(directory / TUNE_FILE, identity, "tune", parameters=("out",))
-        records = _read_state(directory, identity, iterations)
+        records = _read_state(directory, identity, iterations, x0, iteration_deals)
         x = np.array(records[-1]["x_next"]) if records else x0
         for k in range(len(records), iterations):
             record = _iteration(k, x, spec, start, ranges, pool, seed, iteration_deals, settings, rules_array)
             records.append(record)
-            write_json(directory / STATE_FILE, {"identity": identity, "iterations": records})
+            write_checked_json(directory / STATE_FILE, {"identity": identity, "iterations": records})
             x = np.array(record["x_next"])
             if not quiet:
                 _progress(record, ranges, iterations, budget)

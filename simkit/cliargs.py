@@ -1,0 +1,626 @@
+"""The command line's arguments, as data, and the checks every value passes before any work.
+
+Each subcommand is a :class:`Command` of :data:`COMMANDS`: its name, help line, arguments and
+cross-checks.  An argument is an :class:`Arg`: the arguments of
+``argparse.ArgumentParser.add_argument`` plus a ``check``.  The arguments that several
+commands share are defined once below (:data:`SEED`, :data:`DEALS`, :data:`POLICIES`,
+:data:`RULE`, :data:`WORKERS`, :data:`OUT_DIR`, :data:`CONFIDENCE`, ...); a command takes
+one as it is or a variant, ``SEED(default=2026)``.
+
+:func:`parse_command_line` is the validation layer every subcommand goes through (issue 21):
+argparse reads the words, then every argument's check runs (numbers first: integers that must
+be >= 0 or >= 1 and fit int64, finite floats, levels in (0, 1); then files and folders:
+inputs that are regular UTF-8 files, outputs that can be written), then the command's
+cross-checks.  A bad value is a one-line :class:`~simkit.errors.SimkitError` naming its flag,
+raised before any command starts, so nothing is computed, compiled or written.  The checks
+import nothing heavy: a refused number loads neither numba nor pandas.
+
+>>> parse_command_line(["replay", "--seed", "1", "--deal", "7", "--policies", "greedy,greedy,greedy"]).deal
+7
+>>> parse_command_line(["rules", "--rule", "hu_tolerance=1", "--rule", "hu_tolerance=2"])
+Traceback (most recent call last):
+...
+simkit.errors.SimkitError: --rule hu_tolerance given twice ('hu_tolerance=1', then 'hu_tolerance=2')
+"""
+
+from __future__ import annotations
+
+import argparse
+import codecs
+import dataclasses
+import math
+import os
+import stat
+from typing import Any, Callable, Sequence
+
+from simkit import __version__
+from simkit.errors import SimkitError
+
+EXIT_BAD_INPUT = 2  # the exit status of every refused command line
+INT64_MAX = 2**63 - 1  # every count, seed and deal number fits int64 (the kernels' and datasets' type)
+SEATINGS = ["fixed", "rotate", "all"]
+
+Check = Callable[[Any, str], Any]  # (value, flag) -> the value to keep; raises SimkitError
+
+
+# -- checks of one value ----------------------------------------------------------------------
+
+
+def integer(minimum: int, maximum: int = INT64_MAX, why: str = "") -> Check:
+    """An integer in ``minimum .. maximum`` (by default: anything that fits int64); ``why``:
+    what the maximum is, for the message."""
+
+    def check(value: int | None, flag: str) -> int | None:
+        if value is None:  # an optional count left to its command's default
+            return None
+        if value < minimum:
+            raise SimkitError(f"{flag} must be an integer >= {minimum}, got {value}")
+        if value > maximum:
+            limit = "fit int64 (at most 2**63 - 1)" if maximum == INT64_MAX else f"be at most {maximum}"
+            raise SimkitError(f"{flag} must {limit}{f' ({why})' if why else ''}, got {value}")
+        return value
+
+    return check
+
+
+def each(inner: Check) -> Check:
+    """``inner`` on every value of a repeatable option."""
+
+    def check(values, flag: str):
+        return None if values is None else [inner(v, flag) for v in values]
+
+    return check
+
+
+def seat(value: int, flag: str) -> int:
+    if value not in (0, 1, 2):
+        raise SimkitError(f"{flag} must be 0, 1 or 2, got {value}")
+    return value
+
+
+def session_length(value: int, flag: str) -> int:
+    """1 .. simulate's limit (the datasets' ``deal_in_session`` column is int16)."""
+    if value != 1:
+        from simkit.runner.simulate import MAX_SESSION_LENGTH  # the runner's limit, loaded only when needed
+
+        if not 1 <= value <= MAX_SESSION_LENGTH:
+            raise SimkitError(f"{flag} must be in 1..{MAX_SESSION_LENGTH}, got {value}")
+    return value
+
+
+def level(value: float, flag: str) -> float:
+    """A confidence level: strictly between 0 and 1 (NaN is not)."""
+    if not 0.0 < value < 1.0:
+        raise SimkitError(f"{flag} must lie strictly between 0 and 1, got {value!r}")
+    return value
+
+
+def positive_finite(value: float, flag: str) -> float:
+    if not (math.isfinite(value) and value > 0):
+        raise SimkitError(f"{flag} must be a finite number > 0, got {value!r}")
+    return value
+
+
+def sprt(text: str | None, flag: str) -> tuple[float, float, float] | None:
+    """``DELTA,ALPHA,BETA`` -> three floats: a finite delta > 0 and 0 < alpha, beta < 0.5."""
+    if text is None:
+        return None
+    try:
+        delta, alpha, beta = (float(x) for x in text.split(","))
+    except ValueError:
+        raise SimkitError(f"{flag} takes delta,alpha,beta (three numbers), got {text!r}") from None
+    if not (math.isfinite(delta) and delta > 0 and 0 < alpha < 0.5 and 0 < beta < 0.5):
+        raise SimkitError(f"{flag} needs a finite delta > 0 and 0 < alpha, beta < 0.5, got {text!r}")
+    return delta, alpha, beta
+
+
+SPSA_KEYS = ("a", "c", "A", "alpha", "gamma")
+
+
+def spsa(text: str | None, flag: str) -> dict[str, float] | None:
+    """``KEY=VALUE,...`` -> {key: finite float} (the ranges are checked by ``SpsaSettings``)."""
+    if text is None:
+        return None
+    values: dict[str, float] = {}
+    for piece in text.split(","):
+        key, sep, raw = piece.strip().partition("=")
+        key = key.strip()
+        if not sep or key not in SPSA_KEYS:
+            raise SimkitError(f"{flag} takes KEY=VALUE,... with KEY one of {', '.join(SPSA_KEYS)}, got {piece.strip()!r}")
+        if key in values:
+            raise SimkitError(f"{flag} gives {key} twice")
+        try:
+            value = float(raw)
+        except ValueError:
+            raise SimkitError(f"{flag} {key} must be a number, got {raw!r}") from None
+        if not math.isfinite(value):
+            raise SimkitError(f"{flag} {key} must be a finite number, got {raw!r}")
+        values[key] = value
+    return values
+
+
+def rules(items: list[str], flag: str) -> list[str]:
+    """``KEY=VALUE`` options, each key once, each known with a valid value (:class:`RuleSet`)."""
+    from simkit.rules import RuleSet
+
+    seen: dict[str, str] = {}
+    for item in items:
+        key, sep, _ = item.partition("=")
+        key = key.strip()
+        if sep and key in seen:
+            raise SimkitError(f"{flag} {key} given twice ({seen[key]!r}, then {item!r})")
+        seen[key] = item
+    RuleSet.from_strings(items)  # unknown options and bad values: RuleError, one line
+    return items
+
+
+def _stat(path: str, flag: str) -> os.stat_result:
+    if not path:
+        raise SimkitError(f"{flag} is empty")
+    try:
+        return os.stat(path)  # never opens: a FIFO cannot block here
+    except OSError as exc:
+        raise SimkitError(f"cannot read {path}: {exc.strerror}") from None
+
+
+def input_file(path: str | None, flag: str) -> str | None:
+    """A regular file of UTF-8 text ('-': standard input, read by the command): refused before
+    anything reads it if it is missing, a folder, a FIFO or device (opening one could block
+    forever), or not UTF-8."""
+    if path is None or (path == "-" and flag == "--jsonl"):
+        return path
+    st = _stat(path, flag)
+    if not stat.S_ISREG(st.st_mode):
+        raise SimkitError(f"cannot read {path}: it is {_kind(st.st_mode)}, not a regular file")
+    check_utf8(path)
+    return path
+
+
+def _kind(mode: int) -> str:
+    """What a path that is not a regular file is, in words (loads the storage layer: errors only)."""
+    from simkit.storage.files import describe_kind
+
+    return describe_kind(mode)
+
+
+def check_utf8(path: str, chunk: int = 1 << 20) -> None:
+    """Raise a one-line error if the regular file ``path`` is not UTF-8 text."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    offset = 0
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as exc:
+        raise SimkitError(f"cannot read {path}: {exc.strerror}") from None
+    with os.fdopen(fd, "rb") as fh:
+        mode = os.fstat(fh.fileno()).st_mode
+        if not stat.S_ISREG(mode):  # replaced since it was looked at
+            raise SimkitError(f"cannot read {path}: it is {_kind(mode)}, not a regular file")
+        while True:
+            data = fh.read(chunk)
+            try:
+                decoder.decode(data, final=not data)
+            except UnicodeDecodeError as exc:
+                raise SimkitError(f"{path} is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset "
+                                  f"{offset + exc.start})" if exc.start < len(exc.object) else
+                                  f"{path} is not UTF-8 text (it ends inside a character)") from None
+            if not data:
+                return
+            offset += len(data)
+
+
+def dataset_folder(path: str, flag: str) -> str:
+    """An existing folder (what is in it is checked by the dataset reader)."""
+    if not path:
+        raise SimkitError("the dataset path is empty (give a dataset folder)")
+    st = _stat(path, flag)
+    if not stat.S_ISDIR(st.st_mode):
+        what = "a file" if stat.S_ISREG(st.st_mode) else _kind(st.st_mode)
+        raise SimkitError(f"{path} is {what}, not a dataset folder (the folder simkit simulate writes)")
+    return path
+
+
+def out_dir(path: str | None, flag: str) -> str | None:
+    """A folder that can be created or written in (nothing is created here)."""
+    if path is not None:
+        from simkit.storage.paths import check_out_dir
+
+        check_out_dir(path, flag)
+    return path
+
+
+def out_file(path: str | None, flag: str) -> str | None:
+    """A file that can be written (nothing is created here)."""
+    if path is not None:
+        from simkit.storage.paths import check_out_file
+
+        check_out_file(path, flag)
+    return path
+
+
+def table_file(path: str | None, flag: str) -> str | None:
+    """An output table: FILE.csv or FILE.parquet, writable."""
+    if path is not None and not path.endswith((".csv", ".parquet")):
+        raise SimkitError(f"{flag} must end in .csv or .parquet, got {path!r}")
+    return out_file(path, flag)
+
+
+# checks of numbers run first, then those of paths (which load the storage layer), then the
+# commands' cross-checks
+_PATH_CHECKS = (input_file, dataset_folder, out_dir, out_file, table_file)
+
+
+# -- the table --------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Arg:
+    """One argument: ``flags`` and ``options`` as given to ``add_argument``, and ``check``
+    (run on the parsed value, with the flag's name; returns the value to keep)."""
+
+    flags: tuple[str, ...]
+    options: dict[str, Any]
+    check: Check | None = None
+
+    def __call__(self, *flags: str, **changes: Any) -> "Arg":
+        """A variant of a shared argument: ``SEED(default=2026)``, ``DEALS(required=True)``,
+        ``OUT_DIR("--reports", default="reports")`` (other flags, same kind of value)."""
+        check = changes.pop("check", self.check)
+        return Arg(flags or self.flags, {**self.options, **changes}, check)
+
+
+def arg(*flags: str, check: Check | None = None, **options: Any) -> Arg:
+    return Arg(flags, options, check)
+
+
+@dataclasses.dataclass(frozen=True)
+class Command:
+    """A subcommand: ``name``, its ``help`` line, its arguments and its cross-checks (run
+    after every argument's check, on the whole namespace)."""
+
+    name: str
+    help: str
+    args: tuple[Arg, ...]
+    checks: tuple[Callable[[argparse.Namespace], None], ...] = ()
+
+
+NONNEG = integer(0)
+POSITIVE = integer(1)
+
+# shared arguments, defined once
+SEED = arg("--seed", type=int, default=0, check=NONNEG)
+DEALS = arg("--deals", type=int, check=POSITIVE)
+BATCH_SIZE = arg("--batch-size", type=int, default=10_000, check=POSITIVE)
+WORKERS = arg("--workers", type=int, default=1, check=POSITIVE)
+POLICIES = arg("--policies", required=True, help="three policies, e.g. greedy,random,random")
+RULE = arg("--rule", action="append", default=[], metavar="KEY=VALUE", check=rules)
+CONFIDENCE = arg("--confidence", type=float, default=0.95, help="level of every interval (default 0.95)", check=level)
+QUIET = arg("--quiet", action="store_true")
+OUT_DIR = arg("--out", default=None, check=out_dir)
+OUTPUT = arg("--output", metavar="FILE", help="write here instead of stdout", check=out_file)
+SEATING = arg("--seating", choices=SEATINGS, default=None)
+SESSION_LENGTH = arg("--session-length", type=int, default=1, metavar="K", check=session_length)
+SPRT = arg("--sprt", default=None, metavar="DELTA,ALPHA,BETA", check=sprt)
+DEBUG = arg("--debug", action="store_true", default=argparse.SUPPRESS,
+            help="on an error, also print the traceback (as SIMKIT_DEBUG=1)")
+
+
+def _score_checks(args: argparse.Namespace) -> None:
+    if args.jsonl and args.hand:
+        raise SimkitError("give either a hand or --jsonl, not both")
+    if not args.jsonl and (not args.hand or not args.hand.strip()):
+        raise SimkitError("no hand given (e.g. simkit score \"RJ*3 RS*2 RX*2\")")
+
+
+def _simulate_checks(args: argparse.Namespace) -> None:
+    if args.scheduler is not None and args.backend != "dask":
+        raise SimkitError(f"--scheduler needs --backend dask, got --backend {args.backend}")
+
+
+def _prob_checks(args: argparse.Namespace) -> None:
+    if args.given is None or args.list:
+        return
+    if args.hands is not None:
+        raise SimkitError("--hands does not combine with --given")
+    if args.seat is not None and len(args.seat) > 1:
+        raise SimkitError("with --given, --seat names the seat holding the given hand (once)")
+
+
+def default_out(kind: str, name: str, seed: int) -> str:
+    """The default folder of a resumable study: ``runs/KIND-NAME-seedS`` (NAME made a plain
+    file name), or ``runs/KIND-seedS``."""
+    import re
+
+    middle = "-" + re.sub(r"[^A-Za-z0-9.]+", "_", name) if name else ""
+    return f"runs/{kind}{middle}-seed{seed}"
+
+
+def _compare_checks(args: argparse.Namespace) -> None:
+    if args.deals is None:
+        args.deals = 1_000_000 if args.sprt else 10_000  # an SPRT's cap, or a fixed size
+    if args.out is None:
+        args.out = out_dir(default_out("compare", f"{args.policy_a}-{args.policy_b}", args.seed), "--out")
+
+
+def _tournament_checks(args: argparse.Namespace) -> None:
+    if args.out is None:
+        args.out = out_dir(default_out("tournament", "", args.seed), "--out")
+
+
+def _tune_checks(args: argparse.Namespace) -> None:
+    if args.out is None:
+        args.out = out_dir(default_out("tune", args.policy, args.seed), "--out")
+
+
+def _experiment_checks(args: argparse.Namespace) -> None:
+    if args.out is not None and (args.reports is not None or args.data is not None):
+        raise SimkitError("--out replaces --reports and --data: give --out alone, or --reports/--data")
+    if args.out is None and args.reports is None:
+        out_dir("reports", "--reports")
+
+
+def _bench_checks(args: argparse.Namespace) -> None:
+    from simkit.bench import check_arguments as check_bench  # the sizes each workload allows
+
+    check_bench(args.target, holdings=args.holdings, deals=args.deals, lines=args.lines, seed=args.seed,
+                as_json=args.json, markdown=args.markdown, out=args.out)
+
+
+def _compile_checks(args: argparse.Namespace) -> None:
+    from simkit.warmup import TARGETS
+
+    unknown = [t for t in args.targets if t not in TARGETS]
+    if unknown:
+        raise SimkitError(f"unknown compile target {unknown[0]!r} (known: {', '.join(TARGETS)})")
+
+
+def _replay_checks(args: argparse.Namespace) -> None:
+    if not 0 <= args.seating_index <= 5 or (args.seating != "all" and args.seating_index != 0):
+        raise SimkitError(f"--seating-index takes 0..5 with --seating all, got {args.seating_index}")
+
+
+COMMANDS: tuple[Command, ...] = (
+    Command("score", "score one holding (or many with --jsonl)", (
+        arg("hand", nargs="?", help='concealed cards, e.g. "RJ*3 RS*2 RX*2" or "红将 红士 红相"'),
+        arg("--exposed", default="", help='exposed groups, e.g. "peng:RC kong:YZ chow:RJ,RS,RX zhan:GM table:RJ"'),
+        RULE(help="rule option (repeatable)"),
+        arg("--jsonl", metavar="FILE", help="score one JSON object per line of FILE ('-' for stdin)",
+            check=input_file),
+        OUTPUT(help="write results here instead of stdout"),
+    ), (_score_checks,)),
+    Command("deals", "dealt hands: Parquet + report with plots (alias of prob --hands DIR)", (
+        DEALS(default=20_000, help="number of deals (default 20000)"),
+        SEED(default=2026, help="root seed (default 2026)"),
+        BATCH_SIZE(help="deals per batch: the batch column (default 10000)"),
+        RULE,
+        OUT_DIR(required=True, default=None, help="output directory"),
+    )),
+    Command("simulate", "simulate deals into a Parquet dataset (resumable)", (
+        DEALS(required=True, help="number of deals"),
+        POLICIES,
+        SEED(required=True, default=None, help="run seed"),
+        OUT_DIR(required=True, help="dataset folder (re-run to resume)"),
+        RULE,
+        WORKERS(help="worker processes (default 1: threads only)"),
+        BATCH_SIZE(help="deals per batch file (default 10000)"),
+        arg("--backend", choices=["local", "dask"], default="local"),
+        arg("--scheduler", default=None, help="Dask scheduler address (with --backend dask)"),
+        SESSION_LENGTH(help="deals per session (default 1: independent deals, seat 0 deals). K > 1: each "
+                            "session's first deal is dealt by seat 0, the next ones by rule option next_dealer; "
+                            "--batch-size is rounded down to a multiple of K; a deal count that is not a "
+                            "multiple of K cuts the last session short"),
+        SEATING(help="how the policies sit: fixed (seat k plays policy k: with independent deals the first "
+                     "policy deals every deal), rotate (deal N: seat s plays policy (s + N) mod 3; in "
+                     "sessions per session), all (each deal played under all 6 seatings: 6 rows per deal, "
+                     "column seating). Default: rotate when the policies differ, fixed when they are the same"),
+        QUIET(help="no progress bar"),
+    ), (_simulate_checks,)),
+    Command("report", "write report.md with tables and plots of a dataset", (
+        arg("dataset", check=dataset_folder,
+            help="dataset folder written by simkit simulate (a run in sessions gets a Sessions section)"),
+        OUT_DIR(help="report folder (default: DATASET-report, the dataset's sibling folder, so the dataset stays a "
+                     "pure Parquet folder)"),
+        CONFIDENCE,
+    )),
+    Command("compare", "duplicate comparison of two policies (all seatings, same deals)", (
+        arg("policy_a", help="policy A, e.g. greedy or patient:2,6,1"),
+        arg("policy_b", help="policy B"),
+        DEALS(default=None, check=integer(2),
+              help="deals (each played in 6 seatings; default 10000, or the cap of an SPRT: 1000000)"),
+        SPRT(help="sequential test (GSPRT on the per-deal differences, no decision before 100 deals): "
+                  "stop when 'A beats B by >= DELTA' or 'A does not beat B' is decided; prints the "
+                  "decision, the deals and the estimate valid under the stopping rule, and plots the "
+                  "log-likelihood ratio path in the report"),
+        SEED,
+        OUT_DIR(help="comparison folder (default runs/compare-A-B-seedS; resumable)"),
+        RULE,
+        BATCH_SIZE(default=2_000, help="deals per batch (default 2000)"),
+        WORKERS,
+        CONFIDENCE,
+        QUIET,
+    ), (_compare_checks,)),
+    Command("tournament", "round-robin duplicate tournament: crosstable and ratings", (
+        arg("policies", nargs="+", metavar="POLICY", help="2 or more different policies"),
+        DEALS(default=2_000, check=integer(2),
+              help="duplicate deals per pairing (each in 6 seatings; the cap of an SPRT; default 2000)"),
+        SPRT(help="each pairing as a sequential test (as compare --sprt)"),
+        SEED,
+        OUT_DIR(help="tournament folder (default runs/tournament-seedS; resumable)"),
+        RULE,
+        BATCH_SIZE(default=1_000, help="deals per batch (default 1000)"),
+        WORKERS,
+        arg("--resamples", type=int, default=2_000, help="bootstrap resamples of the ratings", check=POSITIVE),
+        CONFIDENCE,
+        QUIET,
+    ), (_tournament_checks,)),
+    Command("tune", "tune a policy's parameters by SPSA against a pool, then validate the result", (
+        arg("policy", help="the policy and its starting parameters, e.g. patient:6 or pkg.mod:func:1,2"),
+        arg("--params", required=True, metavar="NAME=LO:HI,...",
+            help="parameters to tune and their ranges, by name (patient: min_units, late_stock, peng_slack) "
+                 "or as p<i>, e.g. min_units=1:8,late_stock=0:20"),
+        arg("--against", required=True, metavar="POOL",
+            help="opponent pool, comma-separated policies (a number after a policy with parameters is one "
+                 "more of its parameters: greedy,patient:2,6,1,random is three policies)"),
+        arg("--budget", type=int, required=True, check=POSITIVE,
+            help="deals played while tuning: each iteration plays its deals 6 times (theta+ and theta-, "
+                 "the candidate at each of the 3 seats); the validation is extra"),
+        SEED,
+        OUT_DIR(help="tune folder (default runs/tune-POLICY-seedS; resumable)"),
+        arg("--iteration-deals", type=int, default=200, help="new deals per SPSA iteration (default 200)",
+            check=POSITIVE),
+        arg("--validate-deals", type=int, default=5_000, check=integer(2),
+            help="duplicate deals (x 6 seatings) of the validation, tuned vs start, on new deals (default 5000)"),
+        CONFIDENCE(help="level of the validation interval (default 0.95)"),
+        arg("--spsa", default=None, metavar="KEY=VALUE,...", check=spsa,
+            help="SPSA constants a, c, A, alpha, gamma (normalised coordinates; defaults: a_0 = 0.1, c = 0.2, "
+                 "A = 10%% of the iterations, alpha 0.602, gamma 0.101)"),
+        RULE,
+        QUIET(help="no progress lines"),
+    ), (_tune_checks,)),
+    Command("prob", "probabilities of dealt-hand events: Monte Carlo with intervals, exact where known", (
+        arg("events", nargs="*", metavar="EVENT",
+            help="events: NAME, NAME:VALUE or NAME:PARAM=VALUE, e.g. nao jiang_at_least_k:8 dealer_wins "
+                 "(default: the standard table; --list shows all)"),
+        DEALS(default=100_000, help="deals (default 100000)"),
+        SEED(default=2026),
+        arg("--seat", type=int, action="append", default=None, help="seat 0, 1 or 2 (repeatable; default all)",
+            check=each(seat)),
+        BATCH_SIZE,
+        CONFIDENCE(help=None),
+        RULE,
+        arg("--out", default=None, help="also write the table to FILE (.csv or .parquet)", check=table_file),
+        arg("--hands", default=None, metavar="DIR", check=out_dir,
+            help="also write the dealt hands of the same deals to DIR: deals.parquet (one row per deal "
+                 "and seat), manifest.json, plots and report.md"),
+        arg("--list", action="store_true", help="list the events and exit"),
+        arg("--given", default=None, metavar="HAND",
+            help="condition on one seat's dealt hand (--seat, default 0; 31 cards for seat 0, 30 otherwise): "
+                 "P(event) for the other seats' hands, exact where a closed form exists (the unseen cards "
+                 "are dealt uniformly), Monte Carlo with intervals for all"),
+    ), (_prob_checks,)),
+    Command("equity", "hand equity: fix one seat's dealt hand, deal the rest at random, play to the end; win rate, "
+                      "payoff, P(小甲), hu against the seat's baseline", (
+        arg("hand", help='the seat\'s dealt hand, e.g. "YJ*3 YS YX ..." (31 cards for seat 0, the '
+                         'dealer; 30 for seats 1 and 2)'),
+        arg("--seat", type=int, default=0, help="the hand's seat (default 0, the dealer)", check=seat),
+        POLICIES(help="three policies, e.g. greedy,greedy,greedy"),
+        DEALS(required=True, help="number of deals"),
+        SEED(help="run seed (default 0)"),
+        OUT_DIR(help="keep the deals (resumable): OUT/equity and OUT/baseline datasets, OUT/equity.csv, "
+                     "OUT/hu_distribution.png"),
+        WORKERS(help="worker processes with --out (default 1: threads only)"),
+        BATCH_SIZE(help="deals per batch (default 10000)"),
+        CONFIDENCE(help=None),
+        arg("--no-baseline", action="store_true", help="skip the seat's unconditional baseline"),
+        RULE,
+        QUIET,
+    )),
+    Command("experiment", "run an experiment file and write its report", (
+        arg("action", choices=["run"], help="what to do"),
+        arg("file", help="experiment TOML file, e.g. experiments/dealer_advantage.toml", check=input_file),
+        OUT_DIR("--reports", help="reports folder (default reports; the report goes to REPORTS/NAME/report.md)"),
+        OUT_DIR("--data", help="data folder (default runs/experiments/NAME)"),
+        OUT_DIR(help="put the report in OUT/report/ and the data in OUT/data/ (instead of --reports and --data)"),
+        arg("--scale", type=float, default=1.0, check=positive_finite,
+            help="multiply every deal count of the file by SCALE (e.g. 0.01 for a quick small rerun; default 1)"),
+        WORKERS(help="worker processes (default 1)"),
+        CONFIDENCE,
+        QUIET,
+    ), (_experiment_checks,)),
+    Command("demo", "main job: simulate a small default run and write its report", (
+        OUT_DIR(default="runs/demo", help="output folder (default runs/demo)"),
+        DEALS(default=20_000, help="deals (default 20000)"),
+        SEED(default=2026),
+        POLICIES(required=False, default="greedy,patient,random", help=None),
+        SEATING(help="as simulate --seating (default: rotate when the policies differ)"),
+    )),
+    Command("replay", "print one deal as JSON lines, one event per line", (
+        SEED(required=True, default=None, help="run seed"),
+        arg("--deal", type=int, required=True, help="deal number within the run (0-based)",
+            check=integer(0, INT64_MAX - 1, "2**63 - 2, the last deal of a run of 2**63 - 1 deals")),
+        POLICIES,
+        RULE,
+        SESSION_LENGTH(help="the run's deals per session (default 1): deal N is dealt by its session's dealer, "
+                            "found by playing the session's earlier deals"),
+        SEATING(help="the run's seating (as simulate: default rotate when the policies differ): deal N is "
+                     "played with the policies seated as in that run"),
+        arg("--seating-index", type=int, default=0, metavar="J",
+            help="with --seating all: the row's seating 0..5 (column seating)"),
+        OUTPUT,
+        arg("--engine", choices=["auto", "compiled", "interpreted"], default="auto",
+            help="compiled: the numba kernels (compiled first if numba's cache lacks them: about a "
+                 "minute); interpreted: their Python source (NUMBA_DISABLE_JIT, same bytes, about a "
+                 "second a deal); auto (default): compiled when cached, else interpreted"),
+    ), (_replay_checks,)),
+    Command("bench", "print throughput benchmarks (CPU time of the measuring thread)", (
+        arg("target", choices=["evaluator", "engine", "score", "parquet", "all"], help="what to benchmark"),
+        arg("--holdings", type=int, default=None, help="holdings per evaluator benchmark"),
+        arg("--deals", type=int, default=None,
+            help="deals per engine benchmark (policies x3; the slow mc and search play fewer)"),
+        arg("--lines", type=int, default=None, help="lines per score --jsonl benchmark"),
+        SEED(default=2026),
+        arg("--json", action="store_true", help="print the figures as JSON"),
+        arg("--markdown", action="store_true", help="print the figures as Markdown (docs/benchmarks.md)"),
+        OUTPUT("--out", help="write the output here instead of stdout"),
+    ), (_bench_checks,)),
+    Command("rules", "print the effective rule set as TOML", (RULE,)),
+    Command("compile", "compile the numba kernels once: later runs load them from the cache", (
+        arg("targets", nargs="*", metavar="TARGET",
+            help="what to compile: score, replay, deals, sessions, dealt-hands, prob, equity, "
+                 "environment, generate (default: score replay deals dealt-hands)"),
+        arg("--all", action="store_true", help="every target"),
+    ), (_compile_checks,)),
+)
+
+
+# -- the parser -------------------------------------------------------------------------------
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line, status 2
+        self.exit(EXIT_BAD_INPUT, f"simkit: error: {message}\n")
+
+
+def build_parser() -> tuple[argparse.ArgumentParser, dict[str, list[tuple[str, str, Check]]]]:
+    """The parser of :data:`COMMANDS`, and for each command its checks as (dest, flag, check)."""
+    parser = _Parser(prog="simkit", description="Monte Carlo toolkit for 四色牌 (Sì Sè Pái).")
+    parser.add_argument("--version", action="version", version=f"simkit {__version__}")
+    parser.add_argument("--debug", action="store_true", default=False,
+                        help="on an error, also print the traceback (as SIMKIT_DEBUG=1)")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    checks: dict[str, list[tuple[str, str, Check]]] = {}
+    for command in COMMANDS:
+        p = sub.add_parser(command.name, help=command.help)
+        checks[command.name] = []
+        for a in (*command.args, DEBUG):
+            action = p.add_argument(*a.flags, **a.options)
+            if a.check is not None:
+                checks[command.name].append((action.dest, action.option_strings[0] if action.option_strings
+                                             else action.dest, a.check))
+    return parser, checks
+
+
+def check_arguments(args: argparse.Namespace, checks: dict[str, list[tuple[str, str, Check]]]) -> None:
+    """Run the checks of ``args.command`` on ``args`` (in place): numbers, then paths, then the
+    command's cross-checks.  Raises a one-line :class:`SimkitError`."""
+    own = checks[args.command]
+    for dest, flag, check in sorted(own, key=lambda c: _is_path_check(c[2])):
+        if hasattr(args, dest):
+            setattr(args, dest, check(getattr(args, dest), flag))
+    for cross in _COMMAND_BY_NAME[args.command].checks:
+        cross(args)
+
+
+def _is_path_check(check: Check) -> bool:
+    return check in _PATH_CHECKS
+
+
+_COMMAND_BY_NAME = {c.name: c for c in COMMANDS}
+
+
+def parse_command_line(argv: Sequence[str]) -> argparse.Namespace:
+    """Parse and check a command line (argparse's own errors exit with status 2 and one line;
+    a failed check raises a one-line :class:`SimkitError`)."""
+    parser, checks = build_parser()
+    args = parser.parse_args(list(argv))
+    check_arguments(args, checks)
+    return args

@@ -1,0 +1,309 @@
+"""The front door's defects (issue 20, part 7): legible seat labels, `simkit report` beside the
+dataset, small experiment reruns, every plot function documented, docs/engine.md as the code
+behaves, an overflow bin, plain words in legends, parameters printed once."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+from simkit.analysis import plots
+from simkit.analysis.report import default_report_dir, write_report
+from simkit.analysis.stats import convergence_curve
+from simkit.cli import main
+from simkit.engine.env import deal_error_text
+from simkit.experiment import run_experiment
+from simkit.runner import simulate
+from simkit.studies.equity import EquityResult, SeatOutcome, hu_plot, seats_text
+
+ROOT = Path(__file__).resolve().parents[1]
+EXPERT = ("expert:57.6,13.4,0.78,95.9,22.5,88.3,1.4,1.78,6.04,13.7,0.67,0.43,1,0,54.2,1.08")
+
+
+def _rates(policies: list[str]) -> pd.DataFrame:
+    return pd.DataFrame({"seat": [0, 1, 2], "policy": policies, "deals": [20_000] * 3,
+                         "win_rate": [0.31, 0.28, 0.27], "win_rate_lo": [0.30, 0.27, 0.26],
+                         "win_rate_hi": [0.32, 0.29, 0.28]})
+
+
+def _texts(ax) -> list[str]:
+    """Every text a reader sees on ``ax``: title, axis labels, tick labels, legend entries."""
+    out = [ax.get_title(), ax.get_xlabel(), ax.get_ylabel()]
+    out += [t.get_text() for t in ax.get_xticklabels() + ax.get_yticklabels()]
+    legend = ax.get_legend()
+    if legend is not None:
+        out += [t.get_text() for t in legend.get_texts()]
+    return [t for t in out if t]
+
+
+# ---- 1. legible seat labels -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("policies", [
+    ["rotated: greedy / patient:2,6,1 / random"] * 3,
+    [EXPERT, "greedy", "experiments.user_policy_example:cautious:1,2"],
+    [f"rotated: {EXPERT} / greedy / patient:2,6,1"] * 3,
+])
+def test_seat_labels_are_legible_for_any_policies(policies):
+    """Catches tick labels that carry the policy texts: they overlap (the demo's first plot)."""
+    ax = plots.win_rate_by_seat_plot(_rates(policies))
+    figure = ax.figure
+    FigureCanvasAgg(figure)
+    figure.tight_layout()
+    renderer = figure.canvas.get_renderer()
+    ticks = [t for t in ax.get_xticklabels() if t.get_text()]
+    assert [t.get_text() for t in ticks] == ["seat 0 (dealer)", "seat 1", "seat 2"]
+    boxes = [t.get_window_extent(renderer) for t in ticks]
+    for a, b in zip(boxes, boxes[1:]):
+        assert a.x1 < b.x0, "tick labels overlap"
+    # who played: in the axis label, without parameters, and inside the figure
+    label = ax.xaxis.label
+    assert not re.search(r"\d,\d|=", label.get_text()), label.get_text()
+    box = label.get_window_extent(renderer)
+    assert 0 <= box.x0 and box.x1 <= figure.bbox.width
+    assert "greedy" in label.get_text()
+
+
+def test_policies_sharing_a_name_keep_their_parameters():
+    """Dropping parameters must not make two different policies look the same."""
+    ax = plots.win_rate_by_seat_plot(_rates(["mc", "mc:16,4,1.5,0,0,0,0", "greedy"]))
+    assert "mc:16,4,1.5,0,0,0,0" in ax.get_xlabel().replace("\n", " ")
+
+
+# ---- 2. simkit report beside the dataset -----------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def dataset(tmp_path_factory) -> Path:
+    return simulate(300, "greedy,patient,random", 5, tmp_path_factory.mktemp("d") / "data", batch_size=100,
+                    quiet=True)
+
+
+@pytest.mark.parametrize("slash", ["", "/"])
+def test_report_leaves_the_dataset_readable_by_parquet_readers(dataset, tmp_path, capsys, slash):
+    """Catches the report written into the dataset folder (read_parquet then fails on a PNG)."""
+    copy = tmp_path / "data"
+    copy.mkdir()
+    for f in dataset.iterdir():
+        (copy / f.name).write_bytes(f.read_bytes())
+    assert main(["report", str(copy) + slash]) == 0
+    report = tmp_path / "data-report" / "report.md"
+    assert capsys.readouterr().out.strip() == str(report)
+    assert report.is_file() and (tmp_path / "data-report" / "win_rate_by_seat.png").is_file()
+    assert len(pd.read_parquet(copy)) == 300
+    assert all(p.suffix == ".parquet" or p.name.startswith(("_", ".")) for p in copy.iterdir())
+
+
+def test_report_out_still_chooses(dataset, tmp_path):
+    path = write_report(dataset, tmp_path / "mine")
+    assert path == tmp_path / "mine" / "report.md" and path.is_file()
+    assert default_report_dir(tmp_path / "x" / "data/").name == "data-report"
+
+
+# ---- 3. small experiment reruns --------------------------------------------------------------
+
+
+SMALL = """
+name = "small"
+title = "Small"
+seed = 3
+batch_size = 5000
+
+[[simulation]]
+label = "greedy x3"
+policies = "greedy,greedy,greedy"
+deals = 30000
+
+[[comparison]]
+a = "greedy"
+b = "random"
+deals = 1000
+"""
+
+
+def test_scaled_experiment_writes_only_under_out(tmp_path, monkeypatch):
+    """Catches a scale that is ignored (30,000 deals played), a report written to reports/ or
+    data to runs/ instead of under ``out``."""
+    file = tmp_path / "small.toml"
+    file.write_text(SMALL, encoding="utf-8")
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    monkeypatch.chdir(cwd)
+    report = run_experiment(file, scale=0.01, out=tmp_path / "x", quiet=True)
+    assert report == tmp_path / "x" / "report" / "report.md"
+    text = report.read_text(encoding="utf-8")
+    # 30,000 x 0.01 = 300; 1,000 x 0.01 = 10 is raised to the minimum of 200
+    assert "Scaled 0.01: 500 deals instead of 31,000" in text
+    assert len(pd.read_parquet(tmp_path / "x" / "data" / "sim-greedy_x3")) == 300
+    assert "--scale 0.01" in text
+    assert list(cwd.iterdir()) == []
+
+
+def test_cli_experiment_scale_and_out(tmp_path, monkeypatch, capsys):
+    file = tmp_path / "small.toml"
+    file.write_text(SMALL.replace("deals = 1000\n", "deals = 400\n"), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    assert main(["experiment", "run", str(file), "--scale", "0.02", "--out", "x", "--quiet"]) == 0
+    assert capsys.readouterr().out.strip() == str(Path("x") / "report" / "report.md")
+    assert "Scaled 0.02: 800 deals instead of 30,400" in (tmp_path / "x" / "report" / "report.md").read_text("utf-8")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["small.toml", "x"]
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--scale", "0"], "--scale must be a finite number > 0, got 0.0"),
+    (["--scale", "nan"], "--scale must be a finite number > 0, got nan"),
+    (["--out", "x", "--reports", "r"], "--out replaces --reports and --data"),
+])
+def test_cli_experiment_bad_scale_or_out_is_one_line(tmp_path, monkeypatch, capsys, argv, message):
+    file = tmp_path / "small.toml"
+    file.write_text(SMALL, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    assert main(["experiment", "run", str(file), *argv]) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and "\n" not in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["small.toml"]
+
+
+# ---- 4. every plot function in docs/analysis.md ----------------------------------------------
+
+
+def _drawing_functions() -> set[str]:
+    """Public top-level functions of simkit that draw: those taking an ``ax`` parameter."""
+    names = set()
+    for path in (ROOT / "simkit").rglob("*.py"):
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.FunctionDef) and not node.name.startswith("_"):
+                if any(a.arg == "ax" for a in node.args.args + node.args.kwonlyargs):
+                    names.add(node.name)
+    return names
+
+
+def test_every_plot_function_is_listed_with_an_example():
+    """Catches a plot function missing from the doc's plot table, or listed without an example."""
+    doc = (ROOT / "docs" / "analysis.md").read_text(encoding="utf-8")
+    section = doc.split("## Plots", 1)[1].split("\n## ", 1)[0]
+    rows = {}
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if line.startswith("| `") and len(cells) == 3:
+            rows[cells[0].strip("`").rsplit(".", 1)[-1]] = cells[2]
+    functions = _drawing_functions()
+    assert {"win_rate_by_seat_plot", "hu_plot", "sprt_llr_plot"} <= functions
+    for name in sorted(functions):
+        assert name in rows, f"{name} is not in docs/analysis.md's plot table"
+        assert rows[name].startswith("`") and f"{name}(" in rows[name], f"{name}: no one-line example"
+
+
+# ---- 5. docs/engine.md as the code behaves ---------------------------------------------------
+
+
+def test_engine_doc_says_an_illegal_action_is_an_error_as_the_code_writes_it():
+    doc = (ROOT / "docs" / "engine.md").read_text(encoding="utf-8")
+    assert "error column" not in doc
+    example = deal_error_text(3, 7, ["mine", "greedy", "greedy"], "seat 0 (mine) returned an illegal action")
+    assert f"`{example}`" in re.sub(r"\s*\n\s*", " ", doc)
+
+
+def test_engine_doc_quotes_no_speed_figures():
+    doc = (ROOT / "docs" / "engine.md").read_text(encoding="utf-8")
+    figures = re.findall(r"\d[\d,.]*\s*(?:deals/s|ms\b|µs|s of CPU|× faster|× the)", doc)
+    assert figures == []
+    assert "(benchmarks.md)" in doc and "simkit bench all --markdown" in doc
+
+
+# ---- 6. the overflow bin ---------------------------------------------------------------------
+
+
+def test_hu_histogram_shows_the_clipped_tail_as_a_labelled_overflow_bar():
+    """Catches the tail clipped into the last regular bin (a false spike)."""
+    hu = np.r_[np.full(895, 50), np.full(100, 70), np.full(5, 400)]
+    ax = plots.hu_distribution_plot(hu)
+    edge = plots.overflow_edge(hu)
+    assert edge == 80
+    bars = {round(p.get_x()): p for p in ax.patches}
+    last = bars[edge - 5]
+    assert last.get_height() == pytest.approx(0.0)  # nothing of the tail in the last regular bin
+    over = [p for p in ax.patches if p.get_x() > edge - 1]
+    assert len(over) == 1 and over[0].get_height() == pytest.approx(5 / 1000 / 5)
+    assert over[0].get_hatch() and over[0].get_x() > edge  # apart from the regular bars, hatched
+    assert f"≥ {edge}" in [t.get_text() for t in ax.get_xticklabels()]
+    assert any(t.startswith(f"overflow ≥ {edge} hu: 5 wins") for t in _texts(ax))
+
+
+def test_equity_hu_plot_has_an_overflow_bar_per_sample():
+    winner = np.zeros(200, dtype=np.int64)
+    hu = np.r_[np.full(199, 50), [300]]
+    outcome = SeatOutcome.from_arrays(winner, np.full(200, 10), np.full(200, 2), hu, 0, 0.95)
+    result = EquityResult("hand", 0, ("greedy",) * 3, 200, 1, 0.95, outcome, outcome)
+    texts = _texts(hu_plot(result))
+    assert sum("overflow ≥" in t for t in texts) == 2
+
+
+# ---- 7. plain words in legends and labels ----------------------------------------------------
+
+
+def _all_plots():
+    rng = np.random.default_rng(0)
+    curve = convergence_curve(rng.normal(size=500))
+    rows = pd.DataFrame({"label": ["a - b"], "estimate": [0.1], "lo": [0.0], "hi": [0.2], "n": [100]})
+    table = pd.DataFrame([[0.0, 0.1], [-0.1, 0.0]], index=["a", "b"], columns=["a", "b"])
+    trajectory = pd.DataFrame({"iteration": range(30), "strength": rng.normal(size=30)})
+    dealt = pd.DataFrame({"seat": np.repeat([0, 1, 2], 50), "n_jiang": rng.integers(0, 9, 150)})
+    by_policy = pd.DataFrame({"policy": ["greedy"], "mean_payoff": [0.1], "mean_payoff_lo": [0.0],
+                              "mean_payoff_hi": [0.2], "seat_deals": [300]})
+    yield plots.win_rate_by_seat_plot(_rates(["greedy", "patient:2,6,1", "random"]))
+    yield plots.hu_distribution_plot(np.r_[rng.integers(48, 100, 300), [500]])
+    yield plots.convergence_plot(curve, "mean payoff", "Payoff against deals", reference=0.0)
+    yield plots.forest_plot(rows, "difference", "A against B")
+    yield plots.crosstable_plot(table, table - 0.1, table + 0.1, "row - column", "Crosstable")
+    yield plots.tuning_plot(trajectory, "strength", "pai per seat per deal", "SPSA", window=5, marks={"start": 0.0})
+    yield plots.dealt_distribution_plot(dealt, "n_jiang", "jiang", "Dealt jiang")
+    yield plots.payoff_by_policy_plot(by_policy)
+    for decision in ("accept_h1", "accept_h0", "continue"):
+        yield plots.sprt_llr_plot(np.cumsum(rng.normal(0.05, 0.3, 400)), -2.9, 2.9, "mc - greedy", min_n=100,
+                                  decision=decision, mu0=0.0, mu1=0.2)
+
+
+def test_plot_texts_are_plain_words():
+    """Catches code names (accept_h1, snake_case identifiers) in legends, labels and titles."""
+    for ax in _all_plots():
+        for text in _texts(ax):
+            assert not re.search(r"\b[a-z]+_[a-z0-9_]+\b", text), text
+
+
+def test_sprt_legend_names_the_hypotheses():
+    ax = plots.sprt_llr_plot(np.linspace(0, 3.5, 300), -2.9, 2.9, "t", decision="accept_h1", mu0=0.0, mu1=0.2)
+    texts = _texts(ax)
+    assert "decision: accept H1: A − B = +0.2 after 300 deals" in texts
+    assert "accept H0: A − B = 0 below -2.90" in texts
+
+
+# ---- 8. parameters printed once --------------------------------------------------------------
+
+
+def test_equity_text_prints_each_policy_once():
+    """Catches expert's 16 parameters printed once per seat."""
+    outcome = SeatOutcome.from_arrays(np.zeros(50, dtype=np.int64), np.full(50, 10), np.full(50, 2),
+                                      np.full(50, 50), 0, 0.95)
+    result = EquityResult("hand", 0, (EXPERT,) * 3, 50, 1, 0.95, outcome)
+    assert result.text().count("57.6,13.4") == 1
+    assert seats_text([EXPERT, "greedy", EXPERT]).count("57.6,13.4") == 1
+
+
+def test_long_policy_texts_wrap_in_forest_and_crosstable_labels():
+    """Catches expert's 16 parameters on one tick line (wider than the plot) or in the crosstable ticks."""
+    names = ["greedy", "mc", "mc:16,4,1.5,0,0,0,0", EXPERT]
+    rows = pd.DataFrame({"label": names, "estimate": [0.0, 1, 2, 3], "lo": [-1.0, 0, 1, 2], "hi": [1.0, 2, 3, 4],
+                         "n": [100] * 4})
+    ticks = [t.get_text() for t in plots.forest_plot(rows, "rating", "Ladder").get_yticklabels()]
+    assert max(len(line) for t in ticks for line in t.split("\n")) <= 40
+    assert ticks[-1].replace("\n", "").startswith(EXPERT)  # wrapped, nothing dropped
+    table = pd.DataFrame(np.zeros((4, 4)), index=names, columns=names)
+    ax = plots.crosstable_plot(table, table, table, "row - column", "Crosstable")
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["greedy", "mc", "mc:16,4,1.5,0,\n0,0,0", "expert"]
