@@ -139,15 +139,15 @@ def _load() -> float | None:
 
 
 def _git_commit() -> str | None:
-    """The checkout's commit (short hash, "+ uncommitted changes" when the tree differs), if
-    simkit runs from a git checkout and git is installed."""
+    """The checkout's commit (short hash, "+ uncommitted changes" when the code differs from it:
+    simkit/ or pyproject.toml), if simkit runs from a git checkout and git is installed."""
     root = Path(simkit.__file__).resolve().parent.parent
     if not (root / ".git").exists():
         return None
     try:
         head = subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"], capture_output=True,
                               text=True, timeout=10, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--", "simkit", "pyproject.toml"],
                                capture_output=True, text=True, timeout=10, check=True).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return None

@@ -181,6 +181,12 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     result = compare(args.policy_a, args.policy_b, out, deals=args.deals, seed=args.seed,
                      rules=RuleSet.from_strings(args.rule), batch_size=args.batch_size, workers=args.workers,
                      sprt=args.sprt, confidence=args.confidence, quiet=args.quiet)
+    if not _writable(out):  # e.g. on read-only media: compare read the finished comparison, wrote nothing
+        print(result.text())
+        if not args.quiet:
+            print(f"simkit: {out} already holds this comparison, complete: nothing to compute or write",
+                  file=sys.stderr)
+        return 0
     report = write_comparison_report(result, out)
     print(result.text())
     if result.sprt is not None:
@@ -306,7 +312,11 @@ def _cmd_equity(args: argparse.Namespace) -> int:
                     confidence=args.confidence, quiet=args.quiet)
     print(result.text())
     done = f"({time.perf_counter() - start:.1f} s)"
-    if args.out is not None:
+    if args.out is not None and not _writable(args.out):  # e.g. read-only media: equity read the finished run
+        if not args.quiet:
+            print(f"simkit: {args.out} already holds this equity run, complete: nothing to compute or write",
+                  file=sys.stderr)
+    elif args.out is not None:
         paths = write_equity_outputs(result, args.out)
         done += " -> " + ", ".join(str(p) for p in paths)
     print(done)
@@ -459,19 +469,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("simkit: interrupted", file=sys.stderr)
         return 130
-    except Exception as exc:  # noqa: BLE001 - a user's policy failed, or a bug: one line unless --debug
-        try:
-            policy = _policy_failure(exc)
-        except Exception:  # noqa: BLE001 - the traceback was not what the search expects: a bug, said as one
-            policy = None
-        if policy is not None:
-            return _fail(policy, EXIT_BAD_INPUT, debug)
+    except Exception as exc:  # noqa: BLE001 - a bug: one line unless --debug (a policy that raises is a DealError)
         return _fail(_internal_error(exc, debug), EXIT_INTERNAL, debug, prefix="simkit: internal error: ")
     finally:
         if previous is not None:
             import signal
 
             signal.signal(signal.SIGTERM, previous)
+
+
+def _writable(folder) -> bool:
+    """Whether this process may write in ``folder`` (not on read-only media, say)."""
+    import os
+
+    return os.access(folder, os.W_OK | os.X_OK)
 
 
 def _debug_from_environment() -> bool:
@@ -498,61 +509,6 @@ def _internal_error(exc: BaseException, debug: bool) -> str:
     where = f"at {frames[-1].filename}:{frames[-1].lineno}; " if frames else ""
     hint = "" if debug else "--debug or SIMKIT_DEBUG=1 prints the traceback; "
     return f"{type(exc).__name__}: {exc} ({where}{hint}please report it)"
-
-
-def _policy_failure(exc: BaseException) -> str | None:
-    """The one line for an exception raised by a Python policy's ``act`` or ``new_deal``:
-    the deal, seed, policies by seat, the seat and policy that raised and what; None for any
-    other exception.  Found on the traceback: the frame of the Python deal loop
-    (:mod:`simkit.runner.python_play`) whose callee is not simkit's code."""
-    import os
-
-    package = os.path.dirname(os.path.abspath(__file__)) + os.sep
-    tb = exc.__traceback__
-    while tb is not None:
-        code = tb.tb_frame.f_code
-        if code.co_name == "_play_one" and code.co_filename.endswith(os.path.join("runner", "python_play.py")):
-            callee = tb.tb_next
-            if callee is None or os.path.abspath(callee.tb_frame.f_code.co_filename).startswith(package):
-                return None  # raised by simkit itself
-            from simkit.engine.env import deal_error_text
-
-            local = tb.tb_frame.f_locals
-            labels = [_actor_name(a) for a in local.get("seat_actors", ())]
-            p = local.get("p")
-            why = f"seat {p} ({_actor_name(local.get('actor'))}) raised {type(exc).__name__}: {exc}"
-            return deal_error_text(local.get("seed"), local.get("deal"), labels, why)
-        tb = tb.tb_next
-    return _worker_policy_failure(exc, package)
-
-
-def _worker_policy_failure(exc: BaseException, package: str) -> str | None:
-    """As :func:`_policy_failure` for an exception a worker process sent back: only its
-    traceback's text is left (``__cause__``), which names the policy's file and function."""
-    import os
-    import re
-
-    text = str(exc.__cause__ or "")
-    frames = re.findall(r'File "([^"]+)", line (\d+), in (\S+)', text)
-    for k, (filename, _, function) in enumerate(frames[:-1]):
-        if function == "_play_one" and filename.endswith(os.path.join("runner", "python_play.py")):
-            callee, line, name = frames[k + 1]
-            if os.path.abspath(callee).startswith(package):
-                return None
-            return (f"a Python policy raised {type(exc).__name__}: {exc} in a worker process, at {callee}:{line} "
-                    f"in {name} (with --workers 1 the error names the deal)")
-    return None
-
-
-def _actor_name(actor: Any) -> str:
-    """A policy of the Python deal loop by name: ``module:Class`` for a Python policy."""
-    from simkit.runner.python_play import actor_label
-
-    obj = getattr(actor, "python", None)
-    if obj is None:
-        return actor_label(actor) if actor is not None else "?"
-    cls = obj if isinstance(obj, type) else type(obj)
-    return f"{cls.__module__}:{cls.__qualname__}"
 
 
 def _import_from_current_folder() -> None:

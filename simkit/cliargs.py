@@ -228,6 +228,15 @@ def out_dir(path: str | None, flag: str) -> str | None:
     return path
 
 
+def resumable_out_dir(path: str | None, flag: str) -> str | None:
+    """As :func:`out_dir`, except that an existing folder where nothing can be written (e.g.
+    on read-only media) passes: the command then says it already holds the finished run, with
+    nothing to write, or refuses in one line when there is something to compute."""
+    if path is not None and os.path.isdir(path) and not os.access(path, os.W_OK | os.X_OK):
+        return path
+    return out_dir(path, flag)
+
+
 def out_file(path: str | None, flag: str) -> str | None:
     """A file that can be written (nothing is created here)."""
     if path is not None:
@@ -246,7 +255,7 @@ def table_file(path: str | None, flag: str) -> str | None:
 
 # checks of numbers run first, then those of paths (which load the storage layer), then the
 # commands' cross-checks
-_PATH_CHECKS = (input_file, dataset_folder, out_dir, out_file, table_file)
+_PATH_CHECKS = (input_file, dataset_folder, out_dir, resumable_out_dir, out_file, table_file)
 
 
 # -- the table --------------------------------------------------------------------------------
@@ -398,7 +407,7 @@ COMMANDS: tuple[Command, ...] = (
         DEALS(required=True, help="number of deals"),
         POLICIES,
         SEED(required=True, default=None, help="run seed"),
-        OUT_DIR(required=True, help="dataset folder (re-run to resume)"),
+        OUT_DIR(required=True, help="dataset folder (re-run to resume)", check=resumable_out_dir),
         RULE,
         WORKERS(help="worker processes (default 1: threads only)"),
         BATCH_SIZE(help="deals per batch file (default 10000)"),
@@ -431,7 +440,7 @@ COMMANDS: tuple[Command, ...] = (
                   "decision, the deals and the estimate valid under the stopping rule, and plots the "
                   "log-likelihood ratio path in the report"),
         SEED,
-        OUT_DIR(help="comparison folder (default runs/compare-A-B-seedS; resumable)"),
+        OUT_DIR(help="comparison folder (default runs/compare-A-B-seedS; resumable)", check=resumable_out_dir),
         RULE,
         BATCH_SIZE(default=2_000, help="deals per batch (default 2000)"),
         WORKERS,
@@ -458,8 +467,9 @@ COMMANDS: tuple[Command, ...] = (
             help="parameters to tune and their ranges, by name (patient: min_units, late_stock, peng_slack) "
                  "or as p<i>, e.g. min_units=1:8,late_stock=0:20"),
         arg("--against", required=True, metavar="POOL",
-            help="opponent pool, comma-separated policies (a number after a policy with parameters is one "
-                 "more of its parameters: greedy,patient:2,6,1,random is three policies)"),
+            help="opponent pool, comma-separated policies (named parameters joined by ':', expert:danger=20,greedy; "
+                 "a number after positional parameters is one more of them: greedy,patient:2,6,1,random is three "
+                 "policies)"),
         arg("--budget", type=int, required=True, check=POSITIVE,
             help="deals played while tuning: each iteration plays its deals 6 times (theta+ and theta-, "
                  "the candidate at each of the 3 seats); the validation is extra"),
@@ -505,7 +515,8 @@ COMMANDS: tuple[Command, ...] = (
         POLICIES(help="three policies, e.g. greedy,greedy,greedy"),
         DEALS(required=True, help="number of deals"),
         SEED(help="run seed (default 0)"),
-        OUT_DIR(help="keep the deals (resumable): OUT/equity and OUT/baseline datasets, OUT/equity.csv, "
+        OUT_DIR(check=resumable_out_dir,
+                help="keep the deals (resumable): OUT/equity and OUT/baseline datasets, OUT/equity.csv, "
                      "OUT/hu_distribution.png"),
         WORKERS(help="worker processes with --out (default 1: threads only)"),
         BATCH_SIZE(help="deals per batch (default 10000)"),

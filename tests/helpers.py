@@ -70,3 +70,22 @@ def module_on_path(folder: Path, name: str, source: str) -> Iterator[Path]:
     finally:
         sys.path.remove(str(folder))
         sys.modules.pop(name, None)
+
+
+def run_cli(argv, capsys) -> tuple[int, str]:
+    """``simkit ARGV`` in this process: (exit status, stderr)."""
+    from simkit.cli import main  # the CLI imports its commands lazily; so does this helper
+
+    rc = main([str(a) for a in argv])
+    return rc, capsys.readouterr().err
+
+
+def one_line_error(rc: int, err: str, *needles: str) -> str:
+    """The one stderr line of a refused command (exit 2, ``simkit: error: ...``) containing
+    every needle."""
+    lines = err.strip().splitlines()
+    assert rc == 2, err
+    assert len(lines) == 1 and lines[0].startswith("simkit: error: "), err
+    for needle in needles:
+        assert needle in lines[0], (needle, lines[0])
+    return lines[0]

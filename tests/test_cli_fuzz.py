@@ -332,9 +332,10 @@ def test_debug_shows_the_traceback(raising_policy, capsys, monkeypatch, how):
 
 
 def test_a_python_policy_that_raises_in_a_worker_is_one_line(raising_policy, capsys):
-    """From a worker process only the traceback's text comes back: the line names the policy's
-    file and function and the exception."""
+    """In a worker process too the line names the policy, the deal and the exception (the
+    deal loop raises the one-line DealError where the policy raised, and it travels back)."""
     argv = [*raising_policy[:2], "4", *raising_policy[3:], "--batch-size", "2", "--workers", "2"]
     code, out, err = _in_process(argv, capsys)
     assert code == 2 and "Traceback" not in err and err.count("\n") == 1, err
-    assert "fuzz_boom_policy.py:" in err and "in act" in err and "ZeroDivisionError: boom inside act" in err, err
+    assert err.startswith("simkit: error: deal ") and " of seed 1 (policies by seat: " in err, err
+    assert "(fuzz_boom_policy:Boom) raised ZeroDivisionError: boom inside act in act" in err, err

@@ -201,6 +201,24 @@ def test_play_deals_raises_on_an_illegal_user_action_naming_seat_and_policy(cap_
                               "(3 deals of these 3 stopped)")
 
 
+EQUITY_HAND = "YJ*3 YS*2 YX YC YM YP RC*2 RM RP*2 RZ WJ WS*3 WX WC WM WP GJ GS GX GC GM*2 GZ*2"  # 31: seat 0
+
+
+@pytest.mark.parametrize("where", ["memory", "folder"])
+def test_equity_refuses_an_illegal_action_naming_the_policy_as_given(cap_module, tmp_path, where):
+    """equity's deals, in memory or in a folder, go through the runner's check (one DealError
+    naming the policies as the run names them), never a count of stopped deals."""
+    from simkit.studies.equity import equity
+
+    out = None if where == "memory" else tmp_path / "eq"
+    with pytest.raises(DealError) as exc:
+        equity(EQUITY_HAND, 0, "greedy,simkit_test_cap_policies:illegal_late:3,greedy", deals=4, seed=2, out=out,
+               batch_size=2, baseline=False)
+    assert _one_line(exc) == ("deal 0 of seed 2 (policies by seat: greedy, simkit_test_cap_policies:illegal_late:3, "
+                              "greedy): seat 1 (simkit_test_cap_policies:illegal_late:3) returned an illegal action "
+                              "(2 deals of these 2 stopped)")
+
+
 def test_replay_refuses_a_deal_that_ended_on_an_illegal_action(cap_module, capsys):
     """It used to end the log with {"result": "exhausted"} (a 穿牌) and exit 0."""
     from simkit.cli import main
@@ -234,6 +252,18 @@ def test_play_python_refuses_an_illegal_action_in_one_line():
         play_python([Bad(), FirstLegal(), FirstLegal()], seed=4, deal=2)
     assert _one_line(exc) == ("deal 2 of seed 4 (policies by seat: Bad, FirstLegal, FirstLegal): seat 0 (Bad) "
                               "returned an illegal action 999")
+
+
+def test_play_python_says_a_policy_that_raises_in_one_line():
+    class Raises:
+        def act(self, observation, legal_actions):
+            raise RuntimeError("no idea")
+
+    with pytest.raises(DealError) as exc:
+        play_python([FirstLegal(), FirstLegal(), Raises()], seed=4, deal=2)
+    assert _one_line(exc) == ("deal 2 of seed 4 (policies by seat: FirstLegal, FirstLegal, Raises): seat 2 (Raises) "
+                              "raised RuntimeError: no idea in act")
+    assert isinstance(exc.value.__cause__, RuntimeError)
 
 
 def test_tune_refuses_instead_of_scoring_an_aborted_deal_as_zero(cap_module, tmp_path):

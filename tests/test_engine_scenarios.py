@@ -361,5 +361,6 @@ def test_play_python_never_stops_silently(monkeypatch):
     state = env_module.play_python([First(), First(), First()], seed=1)
     assert state.is_terminal()
     monkeypatch.setattr(env_module, "MAX_DECISIONS", 3)
-    with pytest.raises(RuntimeError, match="did not end after 3 decisions"):
+    with pytest.raises(env_module.DealError, match=r"^deal 0 of seed 1 \(policies by seat: First, First, First\): "
+                       r"the deal did not end within MAX_DECISIONS = 3 decisions$"):
         env_module.play_python([First(), First(), First()], seed=1)

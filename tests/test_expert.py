@@ -88,13 +88,6 @@ def test_registered_with_named_parameters():
     assert ids.tolist() == [P_EXPERT, 1, P_EXPERT]
 
 
-def test_workspace_regions_are_disjoint_and_fit_the_policy_scratch():
-    spans = sorted((start, start + size, name) for name, start, size in X.EXPERT_WORK_REGIONS)
-    for (a0, a1, a), (b0, b1, b) in zip(spans, spans[1:]):
-        assert a1 <= b0, f"{a} overlaps {b}"
-    assert spans[-1][1] == X.EXPERT_WORK_SIZE <= POLICY_WORK_SIZE
-
-
 @pytest.mark.parametrize("policies", ["expert,expert,expert", "expert,greedy,random", "patient,expert,mc:2"])
 def test_plays_only_legal_actions_and_is_deterministic(policies):
     """R_ERROR marks an illegal action; the same seed gives the same deals."""

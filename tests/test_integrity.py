@@ -22,8 +22,8 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from helpers import one_line_error, run_cli
 
-from simkit.cli import main
 from simkit.errors import SimkitError
 from simkit.runner import simulate
 from simkit.storage import DatasetError, load_dataset, read_manifest
@@ -93,20 +93,6 @@ def _flip(path: Path, offset: int, mask: int = 0x5A) -> None:
     path.write_bytes(bytes(data))
 
 
-def _cli(argv, capsys) -> tuple[int, str]:
-    rc = main([str(a) for a in argv])
-    return rc, capsys.readouterr().err
-
-
-def _one_line_error(rc: int, err: str, *needles: str) -> str:
-    lines = err.strip().splitlines()
-    assert rc == 2, err
-    assert len(lines) == 1 and lines[0].startswith("simkit: error: "), err
-    for needle in needles:
-        assert needle in lines[0], (needle, lines[0])
-    return lines[0]
-
-
 # -- 1. bit rot and truncation ---------------------------------------------------------------
 
 
@@ -136,8 +122,8 @@ def test_the_reported_flip_fails_report_with_one_line(tmp_path, capsys):
     victim = batch_path(path, 3)
     _flip(victim, len(victim.read_bytes()) // 2)
     before = _tree(tmp_path)
-    rc, err = _cli(["report", path, "--out", tmp_path / "rep"], capsys)
-    _one_line_error(rc, err, "batch-000003.parquet")
+    rc, err = run_cli(["report", path, "--out", tmp_path / "rep"], capsys)
+    one_line_error(rc, err, "batch-000003.parquet")
     assert _tree(tmp_path) == before and not (tmp_path / "rep").exists()
 
 
@@ -264,29 +250,29 @@ def test_an_edited_manifest_is_refused_everywhere(data, edit, legacy, capsys):
     with pytest.raises(DatasetError, match=MANIFEST) as info:
         load_dataset(data)
     assert "\n" not in str(info.value)
-    rc, err = _cli(["report", data, "--out", data.parent / "rep"], capsys)
-    _one_line_error(rc, err, MANIFEST)
+    rc, err = run_cli(["report", data, "--out", data.parent / "rep"], capsys)
+    one_line_error(rc, err, MANIFEST)
     assert not (data.parent / "rep").exists()
     # resume must not report success on a folder it cannot read
-    rc, err = _cli(["simulate", "--out", data] + ARGS, capsys)
-    _one_line_error(rc, err, MANIFEST)
+    rc, err = run_cli(["simulate", "--out", data] + ARGS, capsys)
+    one_line_error(rc, err, MANIFEST)
 
 
-def test_a_truncated_manifest_is_a_one_line_error(data, capsys):
+def test_a_truncated_manifest_is_aone_line_error(data, capsys):
     text = (data / MANIFEST).read_bytes()
     (data / MANIFEST).write_bytes(text[: len(text) // 2])
     with pytest.raises(DatasetError, match=MANIFEST):
         load_dataset(data)
-    rc, err = _cli(["simulate", "--out", data] + ARGS, capsys)
-    _one_line_error(rc, err, MANIFEST)
+    rc, err = run_cli(["simulate", "--out", data] + ARGS, capsys)
+    one_line_error(rc, err, MANIFEST)
 
 
 def test_a_lost_manifest_is_rebuilt_from_the_batches(data, clean, capsys):
     """Resume with the run's arguments adopts the batch files that prove to be this run's."""
     (data / MANIFEST).unlink()
     before = {p.name: p.stat().st_mtime_ns for p in data.glob("batch-*.parquet")}
-    rc, err = _cli(["simulate", "--out", data, "--seed", str(SEED + 1)] + ARGS[:4] + ARGS[6:], capsys)
-    _one_line_error(rc, err, "batch-")  # another run's batch files: refused, nothing touched
+    rc, err = run_cli(["simulate", "--out", data, "--seed", str(SEED + 1)] + ARGS[:4] + ARGS[6:], capsys)
+    one_line_error(rc, err, "batch-")  # another run's batch files: refused, nothing touched
     assert not (data / MANIFEST).exists()
     _simulate(data)
     assert {p.name: p.stat().st_mtime_ns for p in data.glob("batch-*.parquet")} == before  # nothing recomputed
@@ -370,8 +356,8 @@ def test_two_concurrent_writers(clean, tmp_path, capsys):  # clean: numba's cach
     try:
         _wait_for(lambda: len(list(out.glob("batch-*.parquet"))) >= 2 or first.poll() is not None, 300,
                   "the first writer's batches")
-        rc, err = _cli(argv, capsys)
-        _one_line_error(rc, err, f"pid {first.pid}")
+        rc, err = run_cli(argv, capsys)
+        one_line_error(rc, err, f"pid {first.pid}")
         n = len(list(out.glob("batch-*.parquet")))
         _wait_for(lambda: len(list(out.glob("batch-*.parquet"))) > n + 1 or first.poll() is not None, 300,
                   "the first writer to go on")
@@ -492,18 +478,18 @@ def test_bad_out_folders_are_one_line_errors(clean, tmp_path, capsys, command, w
             "report": ["report", clean[0], "--out", out],
             "deals": ["deals", "--deals", "50", "--batch-size", "50", "--out", out]}[command]
     before = _tree(tmp_path)
-    rc, err = _cli(argv, capsys)
-    _one_line_error(rc, err)
+    rc, err = run_cli(argv, capsys)
+    one_line_error(rc, err)
     assert _tree(tmp_path) == before and (out == afile or not out.exists())
     assert afile.read_text() == "x"
 
 
 def test_score_output_errors(tmp_path, capsys):
     before = _tree(tmp_path)
-    rc, err = _cli(["score", "RJ RS RX", "--output", tmp_path / "missing" / "out.json"], capsys)
-    _one_line_error(rc, err, "missing")
-    rc, err = _cli(["score", "RJ RS RX", "--output", tmp_path], capsys)
-    _one_line_error(rc, err)
+    rc, err = run_cli(["score", "RJ RS RX", "--output", tmp_path / "missing" / "out.json"], capsys)
+    one_line_error(rc, err, "missing")
+    rc, err = run_cli(["score", "RJ RS RX", "--output", tmp_path], capsys)
+    one_line_error(rc, err)
     assert _tree(tmp_path) == before
 
 
@@ -514,26 +500,26 @@ def test_score_output_errors(tmp_path, capsys):
     ("RJ*4 RS*4 RX*4 RC*4 RM*4 RP*4 RZ*4 YJ*4", "31"),  # 32 cards
 ])
 def test_bad_hands_are_one_line_errors(capsys, hand, message):
-    rc, err = _cli(["score", hand], capsys)
-    _one_line_error(rc, err, message)
+    rc, err = run_cli(["score", hand], capsys)
+    one_line_error(rc, err, message)
 
 
 def test_a_31_card_holding_is_still_scored(capsys):
-    rc, _ = _cli(["score", "RJ*4 RS*4 RX*4 RC*4 RM*4 RP*4 RZ*4 YJ*2", "--exposed", "table:YJ"], capsys)
+    rc, _ = run_cli(["score", "RJ*4 RS*4 RX*4 RC*4 RM*4 RP*4 RZ*4 YJ*2", "--exposed", "table:YJ"], capsys)
     assert rc == 0
 
 
 def test_deals_with_a_negative_seed(tmp_path, capsys):
-    rc, err = _cli(["deals", "--seed", "-1", "--deals", "10", "--out", tmp_path / "d"], capsys)
-    _one_line_error(rc, err, "--seed")
+    rc, err = run_cli(["deals", "--seed", "-1", "--deals", "10", "--out", tmp_path / "d"], capsys)
+    one_line_error(rc, err, "--seed")
     assert not (tmp_path / "d").exists()
 
 
 def test_experiment_entries_that_are_not_tables(tmp_path, capsys):
     spec = tmp_path / "bad.toml"
     spec.write_text('name = "bad"\nsimulation = [1]\n')
-    rc, err = _cli(["experiment", "run", spec, "--reports", tmp_path / "rep", "--data", tmp_path / "dat"], capsys)
-    _one_line_error(rc, err, str(spec), "simulation[0]")
+    rc, err = run_cli(["experiment", "run", spec, "--reports", tmp_path / "rep", "--data", tmp_path / "dat"], capsys)
+    one_line_error(rc, err, str(spec), "simulation[0]")
     assert not (tmp_path / "rep").exists() and not (tmp_path / "dat").exists()
 
 
@@ -544,10 +530,10 @@ def test_a_batch_path_that_is_a_folder(data, capsys):
     (victim / "keep").write_text("mine")
     with pytest.raises(DatasetError, match="batch-000002.parquet"):
         load_dataset(data)
-    rc, err = _cli(["report", data], capsys)
-    _one_line_error(rc, err, "batch-000002.parquet")
-    rc, err = _cli(["simulate", "--out", data] + ARGS, capsys)
-    _one_line_error(rc, err, "batch-000002.parquet")
+    rc, err = run_cli(["report", data], capsys)
+    one_line_error(rc, err, "batch-000002.parquet")
+    rc, err = run_cli(["simulate", "--out", data] + ARGS, capsys)
+    one_line_error(rc, err, "batch-000002.parquet")
     assert (victim / "keep").read_text() == "mine"
 
 
@@ -562,9 +548,9 @@ def test_an_unreachable_dask_scheduler(tmp_path, capsys):
     pytest.importorskip("dask.distributed", reason="dask is part of the test extra")
     out = tmp_path / "data"
     start = time.monotonic()
-    rc, err = _cli(["simulate", "--out", out, "--backend", "dask", "--scheduler",
+    rc, err = run_cli(["simulate", "--out", out, "--backend", "dask", "--scheduler",
                     f"tcp://127.0.0.1:{_free_port()}"] + ARGS, capsys)
-    _one_line_error(rc, err, "scheduler")
+    one_line_error(rc, err, "scheduler")
     assert time.monotonic() - start < 20
     assert not out.exists()
 
@@ -575,10 +561,10 @@ def test_a_dask_scheduler_without_workers(tmp_path, capsys):
     out = tmp_path / "data"
     with distributed.LocalCluster(n_workers=0, processes=False, dashboard_address=None) as cluster:
         start = time.monotonic()
-        rc, err = _cli(["simulate", "--out", out, "--backend", "dask", "--scheduler", cluster.scheduler_address]
+        rc, err = run_cli(["simulate", "--out", out, "--backend", "dask", "--scheduler", cluster.scheduler_address]
                        + ARGS, capsys)
         elapsed = time.monotonic() - start
-    _one_line_error(rc, err, "no workers")
+    one_line_error(rc, err, "no workers")
     assert elapsed < 20
     assert not out.exists()
 
@@ -588,15 +574,15 @@ def test_a_dask_scheduler_without_workers(tmp_path, capsys):
 
 def test_report_on_a_missing_folder_creates_nothing(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    rc, err = _cli(["report", "nope"], capsys)
-    _one_line_error(rc, err, "nope")
+    rc, err = run_cli(["report", "nope"], capsys)
+    one_line_error(rc, err, "nope")
     assert not (tmp_path / "nope").exists()
 
 
 def test_compare_with_a_negative_seed_writes_nothing(tmp_path, capsys):
     out = tmp_path / "cmp"
-    rc, err = _cli(["compare", "greedy", "random", "--seed", "-1", "--deals", "20", "--out", out], capsys)
-    _one_line_error(rc, err, "--seed")
+    rc, err = run_cli(["compare", "greedy", "random", "--seed", "-1", "--deals", "20", "--out", out], capsys)
+    one_line_error(rc, err, "--seed")
     assert not out.exists()
 
 
@@ -604,8 +590,8 @@ def test_an_experiment_is_validated_whole_before_it_runs(tmp_path, capsys):
     spec = tmp_path / "late.toml"
     spec.write_text('name = "late"\n[[simulation]]\npolicies = "random,random,random"\ndeals = 50\n'
                     '[[probabilities]]\ndeals = 100\nevents = ["no_such_event"]\n')
-    rc, err = _cli(["experiment", "run", spec, "--reports", tmp_path / "rep", "--data", tmp_path / "dat"], capsys)
-    _one_line_error(rc, err, str(spec), "no_such_event")
+    rc, err = run_cli(["experiment", "run", spec, "--reports", tmp_path / "rep", "--data", tmp_path / "dat"], capsys)
+    one_line_error(rc, err, str(spec), "no_such_event")
     assert not (tmp_path / "rep").exists() and not (tmp_path / "dat").exists()
 
 
@@ -620,8 +606,8 @@ def test_an_experiment_is_validated_whole_before_it_runs(tmp_path, capsys):
 def test_an_empty_out_is_refused(clean, tmp_path, capsys, monkeypatch, argv):
     monkeypatch.chdir(tmp_path)
     argv = [clean[0] if a == "DATA" else a for a in argv]
-    rc, err = _cli(argv, capsys)
-    _one_line_error(rc, err)
+    rc, err = run_cli(argv, capsys)
+    one_line_error(rc, err)
     assert not list(tmp_path.iterdir())
 
 
@@ -642,8 +628,8 @@ def test_files_follow_the_umask(tmp_path):
 
 
 def test_scheduler_needs_the_dask_backend(tmp_path, capsys):
-    rc, err = _cli(["simulate", "--out", tmp_path / "d", "--scheduler", "tcp://127.0.0.1:1"] + ARGS, capsys)
-    _one_line_error(rc, err, "--scheduler", "--backend dask")
+    rc, err = run_cli(["simulate", "--out", tmp_path / "d", "--scheduler", "tcp://127.0.0.1:1"] + ARGS, capsys)
+    one_line_error(rc, err, "--scheduler", "--backend dask")
     assert not (tmp_path / "d").exists()
     with pytest.raises(SimkitError, match="scheduler needs backend='dask'") as info:  # the library names parameters
         _simulate(tmp_path / "d", scheduler="tcp://127.0.0.1:1")

@@ -80,6 +80,40 @@ def test_an_illegal_python_action_is_flagged_not_played():
     assert rows[:, R_ERROR].tolist() == [0, 0, 0]
 
 
+class RaisesOnDeal:
+    """Raises in act on its second decision, or in new_deal of the deal ``bad_deal``."""
+
+    def __init__(self, where: str, bad_deal: int) -> None:
+        self.where, self.bad_deal, self.decisions = where, bad_deal, 0
+
+    def new_deal(self, rng):
+        self.decisions += 1000
+        if self.where == "new_deal" and self.decisions == 1000 * (self.bad_deal + 1):
+            raise KeyError("no table")
+
+    def act(self, observation, legal_actions):
+        if self.where == "act" and self.decisions // 1000 == self.bad_deal + 1:
+            raise ZeroDivisionError("boom inside act")
+        return legal_actions[0]
+
+
+@pytest.mark.parametrize("where, exc, text", [("act", ZeroDivisionError, "ZeroDivisionError: boom inside act"),
+                                              ("new_deal", KeyError, "KeyError: 'no table'")])
+def test_a_python_policy_that_raises_is_a_deal_error_naming_it(where, exc, text):
+    """Issue 21 F6: an exception of a Python policy's act or new_deal is ONE line naming the
+    deal, the seed, the policies by seat (as seated: seat 1 of deal 4 under rotation) and what
+    was raised, the policy's own exception chained as the cause (the traceback of --debug)."""
+    actors = _builtin_actors("greedy,greedy,greedy")
+    actors[0] = Actor(python=RaisesOnDeal(where, bad_deal=1))
+    with pytest.raises(DealError) as info:
+        play_deals_python(3, 7, actors, RuleSet().to_array(), first_deal=3, seating=SEATING_CODES["rotate"],
+                          policies=["mine:x=1", "greedy", "patient"])
+    # deal 4 rotated: seats 0, 1, 2 play P1, P2, P0
+    assert str(info.value) == ("deal 4 of seed 7 (policies by seat: greedy, patient, mine:x=1): seat 2 (mine:x=1) "
+                               f"raised {text} in {where}"), str(info.value)
+    assert isinstance(info.value.__cause__, exc)
+
+
 def test_actor_needs_exactly_one_kind():
     with pytest.raises(ValueError):
         Actor()

@@ -32,6 +32,7 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers import one_line_error, run_cli
 
 from simkit.cli import main
 from simkit.runner import simulate
@@ -61,20 +62,6 @@ def data(finished, tmp_path) -> Path:
     return Path(shutil.copytree(finished, tmp_path / "data"))
 
 
-def _cli(argv, capsys) -> tuple[int, str]:
-    rc = main([str(a) for a in argv])
-    return rc, capsys.readouterr().err
-
-
-def _one_line_error(rc: int, err: str, *needles: str) -> str:
-    lines = err.strip().splitlines()
-    assert rc == 2, err
-    assert len(lines) == 1 and lines[0].startswith("simkit: error: "), err
-    for needle in needles:
-        assert needle in lines[0], (needle, lines[0])
-    return lines[0]
-
-
 def _dead_pid() -> int:
     proc = subprocess.Popen([sys.executable, "-c", "pass"])
     proc.wait()
@@ -94,8 +81,8 @@ def test_a_symlinked_lock_is_refused_and_its_target_untouched(data, tmp_path, ca
     (data / LOCK_NAME).symlink_to(victim)
     with pytest.raises(DatasetError, match="symbolic link"):
         FolderLock(data).acquire()
-    rc, err = _cli(["simulate", "--out", data] + ARGS, capsys)
-    _one_line_error(rc, err, LOCK_NAME, "symbolic link")
+    rc, err = run_cli(["simulate", "--out", data] + ARGS, capsys)
+    one_line_error(rc, err, LOCK_NAME, "symbolic link")
     assert victim.read_text() == "precious\n"
     assert (data / LOCK_NAME).is_symlink()  # not removed either: it is not simkit's
 
@@ -215,20 +202,20 @@ def test_an_edited_tune_state_is_refused(tuned, tmp_path, capsys):
     assert len(state["iterations"]) == 2
     state["iterations"][1]["x_next"][0] = 0.2  # the issue's edit: the digest is left as it was
     (out / "state.json").write_text(json.dumps(state, indent=2), encoding="utf-8")
-    rc, err = _cli(TUNE + ["--out", out], capsys)
-    _one_line_error(rc, err, "state.json", "edited or damaged")
+    rc, err = run_cli(TUNE + ["--out", out], capsys)
+    one_line_error(rc, err, "state.json", "edited or damaged")
     # without its digest (as written before digests) an edit inside the trajectory breaks its chain
     state["iterations"][1]["x_next"][0] = json.loads((tuned / "state.json").read_text())["iterations"][1]["x_next"][0]
     state["iterations"][0]["x_next"][0] = 0.2
     del state["content_sha256"]
     (out / "state.json").write_text(json.dumps(state, indent=2), encoding="utf-8")
-    rc, err = _cli(TUNE + ["--out", out], capsys)
-    _one_line_error(rc, err, "state.json", "iteration 1 does not start where iteration 0 ended")
+    rc, err = run_cli(TUNE + ["--out", out], capsys)
+    one_line_error(rc, err, "state.json", "iteration 1 does not start where iteration 0 ended")
 
 
 @pytest.mark.parametrize("bad", ["[]", '"x"', "{\"kind\": "])
 @pytest.mark.parametrize("command", ["tune", "tournament", "compare", "state"])
-def test_side_state_that_is_no_object_is_a_one_line_error(tuned, tmp_path, capsys, command, bad):
+def test_side_state_that_is_no_object_is_aone_line_error(tuned, tmp_path, capsys, command, bad):
     out = tmp_path / "o"
     out.mkdir()
     name, argv = {
@@ -241,8 +228,8 @@ def test_side_state_that_is_no_object_is_a_one_line_error(tuned, tmp_path, capsy
         shutil.copy(tuned / "tune.json", out / "tune.json")
     (out / name).write_text(bad, encoding="utf-8")
     before = sorted(p.name for p in out.iterdir())
-    rc, err = _cli(argv + ["--out", out], capsys)
-    _one_line_error(rc, err, name)
+    rc, err = run_cli(argv + ["--out", out], capsys)
+    one_line_error(rc, err, name)
     assert sorted(p.name for p in out.iterdir()) == before
 
 
@@ -271,11 +258,11 @@ def test_temp_files_of_dead_and_zombie_writers_are_removed_in_any_output_folder(
 def test_a_rerun_of_compare_removes_a_killed_writers_report_temp_file(tmp_path, capsys):
     out = tmp_path / "cmp"
     argv = ["compare", "greedy", "random", "--deals", "20", "--batch-size", "20", "--out", out, "--quiet"]
-    assert _cli(argv, capsys)[0] == 0
+    assert run_cli(argv, capsys)[0] == 0
     dead = _dead_pid()
     for name in (_temp_name("report.md", dead), _temp_name("comparison_forest.svg", dead)):
         (out / name).write_text("half a figure")
-    assert _cli(argv, capsys)[0] == 0
+    assert run_cli(argv, capsys)[0] == 0
     assert not list(out.glob(".*.tmp"))
 
 
@@ -409,17 +396,80 @@ def test_a_full_disk_names_the_file(data, capsys, monkeypatch):
     with pytest.raises(OSError) as caught:
         write_text(data / "notes.txt", "x")
     assert caught.value.filename == str(data / "notes.txt") and caught.value.errno == errno.ENOSPC
-    rc, err = _cli(["simulate", "--out", data] + ARGS, capsys)
-    line = _one_line_error(rc, err, os.strerror(errno.ENOSPC))
+    rc, err = run_cli(["simulate", "--out", data] + ARGS, capsys)
+    line = one_line_error(rc, err, os.strerror(errno.ENOSPC))
     assert re.search(rf"{re.escape(str(data))}/(_manifest\.json|batch-000001\.parquet): ", line), line
     assert not list(data.glob(".*.tmp"))
+
+
+def _read_only(monkeypatch, folder: Path) -> None:
+    """os.access as on read-only media for ``folder`` and what it holds (root ignores permission bits)."""
+    real_access = os.access
+
+    def read_only(path, mode, *args, **kwargs):
+        if mode & os.W_OK and Path(path).resolve().is_relative_to(folder.resolve()):
+            return False
+        return real_access(path, mode, *args, **kwargs)
+
+    monkeypatch.setattr(os, "access", read_only)
+
+
+def _stamps(folder: Path) -> dict:
+    return {str(p.relative_to(folder)): p.stat().st_mtime_ns for p in folder.rglob("*")}
+
+
+COMPARE = ["compare", "greedy", "random", "--deals", "40", "--batch-size", "20", "--seed", "3"]
+
+
+def test_a_finished_comparison_where_nothing_can_be_written_is_complete(tmp_path, capsys, monkeypatch):
+    """compare on a finished folder on read-only media: the result, "complete", nothing written
+    (no lock, no report); another comparison, or one with deals missing, a one-line error."""
+    out = tmp_path / "cmp"
+    assert main(COMPARE + ["--out", str(out), "--quiet"]) == 0
+    result = capsys.readouterr().out.splitlines()[0]
+    before = _stamps(out)
+    _read_only(monkeypatch, out)
+    assert main(COMPARE + ["--out", str(out)]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.splitlines()[0] == result and "complete" in captured.err and "Traceback" not in captured.err
+    assert _stamps(out) == before
+    rc, err = run_cli(COMPARE[:-1] + ["4", "--out", out], capsys)
+    one_line_error(rc, err, "holds another comparison", "seed")
+    batch_path(out / "seating-BAB", 1).unlink()
+    before = _stamps(out)
+    rc, err = run_cli(COMPARE + ["--out", out], capsys)
+    one_line_error(rc, err, "cannot write")
+    assert _stamps(out) == before
+
+
+EQUITY = ["equity", "YJ*3 YS*2 YX YC YM YP RC*2 RM RP*2 RZ WJ WS*3 WX WC WM WP GJ GS GX GC GM*2 GZ*2", "--policies",
+          "greedy,greedy,greedy", "--deals", "30", "--batch-size", "10", "--seed", "3"]
+
+
+def test_a_finished_equity_run_where_nothing_can_be_written_is_complete(tmp_path, capsys, monkeypatch):
+    """equity --out on a finished folder on read-only media: the same result, "complete",
+    nothing written; with a batch missing, the one-line error and nothing written."""
+    out = tmp_path / "eq"
+    assert main(EQUITY + ["--out", str(out), "--quiet"]) == 0
+    result = capsys.readouterr().out.splitlines()[:-1]  # the last line: time and files written
+    before = _stamps(out)
+    _read_only(monkeypatch, out)
+    assert main(EQUITY + ["--out", str(out)]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.splitlines()[:-1] == result and "complete" in captured.err, captured.err
+    assert "Traceback" not in captured.err and _stamps(out) == before
+    batch_path(out / "equity", 2).unlink()
+    before = _stamps(out)
+    rc, err = run_cli(EQUITY + ["--out", out], capsys)
+    one_line_error(rc, err, "cannot write")
+    assert _stamps(out) == before
 
 
 def test_a_truncated_manifest_says_how_to_recover(data, capsys):
     text = (data / MANIFEST).read_bytes()
     (data / MANIFEST).write_bytes(text[: len(text) // 2])
-    rc, err = _cli(["report", data, "--out", data.parent / "rep"], capsys)
-    _one_line_error(rc, err, MANIFEST, "delete it and re-run simkit simulate")
+    rc, err = run_cli(["report", data, "--out", data.parent / "rep"], capsys)
+    one_line_error(rc, err, MANIFEST, "delete it and re-run simkit simulate")
 
 
 def test_a_complete_dataset_where_nothing_can_be_written_is_complete(data, capsys, monkeypatch):
@@ -434,7 +484,7 @@ def test_a_complete_dataset_where_nothing_can_be_written_is_complete(data, capsy
     before = {p.name: p.stat().st_mtime_ns for p in data.iterdir()}
     data.chmod(0o555)
     try:
-        rc, err = _cli(["simulate", "--out", data] + ARGS[:-1], capsys)
+        rc, err = run_cli(["simulate", "--out", data] + ARGS[:-1], capsys)
         assert rc == 0 and "complete" in err, err
         assert {p.name: p.stat().st_mtime_ns for p in data.iterdir()} == before
     finally:
@@ -443,8 +493,8 @@ def test_a_complete_dataset_where_nothing_can_be_written_is_complete(data, capsy
     before = {p.name: p.stat().st_mtime_ns for p in data.iterdir()}
     data.chmod(0o555)
     try:
-        rc, err = _cli(["simulate", "--out", data] + ARGS, capsys)
-        _one_line_error(rc, err, "cannot write")
+        rc, err = run_cli(["simulate", "--out", data] + ARGS, capsys)
+        one_line_error(rc, err, "cannot write")
         assert {p.name: p.stat().st_mtime_ns for p in data.iterdir()} == before
     finally:
         data.chmod(0o755)

@@ -24,6 +24,7 @@ SIZED_MODULES = (
     "simkit/evaluator/kernel.py", "simkit/evaluator/features.py", "simkit/evaluator/tables.py",
     "simkit/evaluator/explain.py", "simkit/evaluator/api.py", "simkit/policies/builtin.py",
     "simkit/policies/expert.py", "simkit/studies/dealt.py", "simkit/analysis/exact.py",
+    "simkit/studies/probability.py", "simkit/studies/conditional.py",
 )
 # ... and of these, the ones that may not spell a hand size either (tables.py has a hu value 30)
 HAND_SIZED_MODULES = (
@@ -67,6 +68,23 @@ def test_kernel_modules_name_every_size():
         found += [f"{path}:{line}: {value} in {text!r}"
                   for line, value, text in literal_sizes((ROOT / path).read_text(encoding="utf-8"), sizes)]
     assert not found, "sizes spelled as numbers:\n" + "\n".join(found)
+
+
+GAME_SIZES = ("N_TYPES", "N_COPIES", "N_CARDS", "N_SEATS")
+
+
+def test_game_sizes_are_imported_from_simkit_cards():
+    """Every module takes N_TYPES, N_COPIES, N_CARDS and N_SEATS from :mod:`simkit.cards`,
+    where they are defined, never through a module that re-exports them."""
+    import ast
+
+    found = []
+    for path in sorted((ROOT / "simkit").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module != "simkit.cards":
+                found += [f"{path.relative_to(ROOT)}:{node.lineno}: {a.name} from {node.module}"
+                          for a in node.names if a.name in GAME_SIZES]
+    assert not found, "sizes imported from elsewhere than simkit.cards:\n" + "\n".join(found)
 
 
 def test_part_span_walks_the_part_tables_members():

@@ -131,6 +131,40 @@ def test_tournament_resumes_and_refuses_another(played):
         run_tournament(POLICIES, out, deals=80, seed=4, batch_size=30, resamples=100, quiet=True)
 
 
+PATIENT_BY_NAME = {"min_units": 2.0, "late_stock": 6.0, "peng_slack": 1.0}
+
+
+def test_identity_files_record_parameters_by_name(played):
+    """tournament.json and each pairing's comparison.json name every parameter (as dataset
+    manifests do), next to the positional texts that identify the run."""
+    out, _ = played
+    tournament = json.loads((out / TOURNAMENT_FILE).read_text())
+    assert tournament["policy_params"] == [{}, {}, PATIENT_BY_NAME]
+    comparison = json.loads((pairing_dir(out, 0, 2) / "comparison.json").read_text())
+    assert comparison["policy_a"] == "greedy" and comparison["policy_b"] == "patient:2,6,1"
+    assert comparison["policy_a_params"] == {} and comparison["policy_b_params"] == PATIENT_BY_NAME
+
+
+def test_identity_files_written_before_named_parameters_still_resume(played, tmp_path):
+    """Files without the by-name parameters (written before them) resume as they are: the
+    parameters by name are a record, not part of what a resume compares."""
+    import shutil
+
+    from simkit.storage.files import read_checked_json, write_checked_json
+
+    out = tmp_path / "old"
+    shutil.copytree(played[0], out)
+    old = {}
+    for path, keys in [(out / TOURNAMENT_FILE, ["policy_params"]),
+                       (pairing_dir(out, 0, 2) / "comparison.json", ["policy_a_params", "policy_b_params"])]:
+        data = read_checked_json(path, "identity")
+        write_checked_json(path, {k: v for k, v in data.items() if k not in keys})
+        old[path] = path.read_bytes()
+    again = run_tournament(POLICIES, out, deals=60, seed=4, batch_size=30, resamples=100, quiet=True)
+    assert np.array_equal(again.ratings, played[1].ratings)
+    assert {path: path.read_bytes() for path in old} == old  # read, not rewritten
+
+
 def test_tournament_cli_refuses_repeated_policies(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "simkit", "tournament", "greedy", "greedy", "--out", str(tmp_path / "t")],
                           capture_output=True, text=True)

@@ -125,6 +125,14 @@ def test_gains_and_perturbations():
 def test_parsers():
     assert parse_ranges("p0=1:8") == {"p0": (1.0, 8.0)}
     assert [s.text() for s in parse_pool("patient:2,6,1,greedy,random")] == ["patient:2,6,1", "greedy", "random"]
+    # the registry's list parser: named parameters, and its one-line refusals of a mixed list
+    pool = parse_pool("expert:danger=20,patient:min_units=3:peng_slack=2,greedy")
+    assert [s.name for s in pool] == ["expert", "patient", "greedy"] and pool[0].named_params()["danger"] == 20.0
+    assert pool[1].named_params() == {"min_units": 3.0, "late_stock": 6.0, "peng_slack": 2.0}
+    with pytest.raises(SimkitError, match="a number cannot follow named parameters"):
+        parse_pool("expert:danger=20,5,greedy")
+    with pytest.raises(SimkitError, match="named parameters are joined by ':'"):
+        parse_pool("patient:min_units=3,late_stock=4,greedy")
     for bad in ("min_units", "min_units=1", "min_units=a:b", "=1:2", "x=1:2,x=2:3"):
         with pytest.raises(SimkitError, match="params"):
             parse_ranges(bad)

@@ -125,6 +125,27 @@ def mean_interval(values: np.ndarray | list[float], confidence: float = 0.95) ->
     return Interval(mean, mean - half_width, mean + half_width, confidence, "t", int(sample_size))
 
 
+def t_interval_or_nan(values: np.ndarray, confidence: float = 0.95) -> tuple[float, float, float]:
+    """(mean, lo, hi) of the Student t interval of ``values`` (the interval of
+    :func:`mean_interval`), NaN where undefined (no value: all three; one value: the bounds)
+    instead of an error, for summary tables.
+
+    >>> t_interval_or_nan(np.array([1.0, 2.0, 3.0, 4.0]))  # doctest: +ELLIPSIS
+    (2.5, 0.4457..., 4.5542...)
+    >>> t_interval_or_nan(np.array([5.0]))
+    (5.0, nan, nan)
+    """
+    confidence = check_confidence(confidence)
+    n = values.size
+    if n == 0:
+        return (math.nan, math.nan, math.nan)
+    mean = float(values.mean())
+    if n < 2:
+        return (mean, math.nan, math.nan)
+    half = float(stats.t.ppf(0.5 + confidence / 2, n - 1) * values.std(ddof=1) / math.sqrt(n))
+    return (mean, mean - half, mean + half)
+
+
 def _bootstrap_means(
     differences: np.ndarray, resamples: int, generator: np.random.Generator
 ) -> tuple[np.ndarray, float]:

@@ -27,7 +27,7 @@ import pandas as pd
 from scipy import stats
 
 from simkit.analysis.results import Interval, Result
-from simkit.analysis.stats import check_confidence, wilson_interval
+from simkit.analysis.stats import check_confidence, t_interval_or_nan, wilson_interval
 from simkit.evaluator import PATTERN_NAMES
 from simkit.storage import load_dataset
 
@@ -253,7 +253,7 @@ def win_rates_by_policy(data: str | os.PathLike | pd.DataFrame, confidence: floa
         if groups is None:
             wilson = wilson_interval(wins, seat_deals, confidence)
             lo, hi = wilson.lo, wilson.hi
-            mean, mlo, mhi = _t_interval(per_deal, confidence)
+            mean, mlo, mhi = t_interval_or_nan(per_deal, confidence)
         else:  # rows of one deal are dependent: ratio estimators clustered by deal
             won = sum(((winner == k) & seats[k]).astype(float) for k in range(3))
             rate, lo, hi, _, _ = _cluster_mean(won[count > 0] / count[count > 0], groups[count > 0], confidence)
@@ -265,18 +265,6 @@ def win_rates_by_policy(data: str | os.PathLike | pd.DataFrame, confidence: floa
                      "mean_payoff": mean, "mean_payoff_lo": mlo, "mean_payoff_hi": mhi,
                      "dealt_share": dealt, "confounded": bool(balance.loc[name, "confounded"])})
     return pd.DataFrame(rows)
-
-
-def _t_interval(values: np.ndarray, confidence: float) -> tuple[float, float, float]:
-    confidence = check_confidence(confidence)
-    n = values.size
-    if n == 0:
-        return (np.nan, np.nan, np.nan)
-    mean = float(values.mean())
-    if n < 2:
-        return (mean, np.nan, np.nan)
-    half = float(stats.t.ppf(0.5 + confidence / 2, n - 1) * values.std(ddof=1) / np.sqrt(n))
-    return (mean, mean - half, mean + half)
 
 
 def dealer_advantage(data: str | os.PathLike | pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
@@ -313,7 +301,7 @@ def dealer_advantage(data: str | os.PathLike | pd.DataFrame, confidence: float =
     for measure, a, b in (("win rate", dealer_won, other_won / 2.0), ("mean payoff", dealer_pay, other_pay)):
         x = a - b
         if groups is None:
-            mean, lo, hi = _t_interval(x, confidence)
+            mean, lo, hi = t_interval_or_nan(x, confidence)
             test = stats.ttest_1samp(x, 0.0) if x.size > 1 and x.std() > 0 else None
             t, p = (float(test.statistic), float(test.pvalue)) if test is not None else (np.nan, np.nan)
         else:
@@ -654,7 +642,7 @@ def first_winner_dealing(data: str | os.PathLike | pd.DataFrame, confidence: flo
         b = (pd.Series(total).groupby(sessions).sum().to_numpy(dtype=float) - a) / 2.0
         x = a - b
         if np.unique(cards).size == cards.size:
-            mean, lo, hi = _t_interval(x, confidence)
+            mean, lo, hi = t_interval_or_nan(x, confidence)
             test = stats.ttest_1samp(x, 0.0) if x.size > 1 and x.std() > 0 else None
             t, p = (float(test.statistic), float(test.pvalue)) if test is not None else (np.nan, np.nan)
         else:  # seating all: the six chains of a session share its cards

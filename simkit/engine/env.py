@@ -346,7 +346,8 @@ def play_python(policies: Sequence[PythonPolicy], seed: int, deal: int = 0, rule
     """Play one deal with Python policy objects (tier 2 plug-ins); returns the finished state.
     A deal that has not ended after :data:`MAX_DECISIONS` decisions, or a policy that returns
     an illegal action, is a one-line :class:`DealError` naming the seed, the deal and the
-    policies (as every deal loop does: :func:`simkit.runner.play.check_rows`)."""
+    policies (as every deal loop does: :func:`simkit.runner.play.check_rows`); so is an
+    exception raised by a policy's ``act`` (chained as the error's ``__cause__``)."""
     if len(policies) != N_SEATS:
         raise ValueError("play_python needs three policies, one per seat")
     names = tuple(type(policy).__name__ for policy in policies)
@@ -355,7 +356,12 @@ def play_python(policies: Sequence[PythonPolicy], seed: int, deal: int = 0, rule
         if state.is_terminal():
             return state
         p = state.current_player()
-        action = policies[p].act(state.observation(p), state.legal_actions())
+        observation, legal = state.observation(p), state.legal_actions()
+        try:
+            action = policies[p].act(observation, legal)
+        except Exception as exc:  # noqa: BLE001 - the user's code: any exception, said in one line
+            why = f"seat {p} ({names[p]}) raised {type(exc).__name__}: {exc} in act"
+            raise DealError(deal_error_text(seed, deal, names, why)) from exc
         try:
             state.apply_action(action)
         except (ValueError, TypeError):

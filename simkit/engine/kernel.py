@@ -811,21 +811,10 @@ def start(s, deck, dealer, rules, mask, work, ev, ev_n):
     advance(s, rules, mask, work, ev, ev_n)
 
 
-@hot_kernel(cache=True, nogil=True)
-def observe(s, p, obs):
-    """Fill ``obs`` (N_OBS) with what player p may know: own concealed cards, every exposed
-    group and card, the dead cards, the public history in order (draws, discards, claims,
-    table 将, 相公, the win), the stock count, the seats' concealed-card counts, and p's *own*
-    passed types, cannot-win flag and decision on the active card (another seat's show only
-    that it could claim, which its hand decides).
-
-    ``obs`` must be zeros, an earlier observation of the same deal (any seat's), or carry
-    ``O_NHIST_UNKNOWN``: a caller that reuses one array for a new deal sets that first."""
-    # every field is written (no clearing of the whole array: the history region is large).
-    # The history only grows during a deal: an array holding an earlier observation of this
-    # deal gets only the rows added since; any other (O_NHIST_UNKNOWN, set by whoever reuses
-    # an array for a new deal, or a later count) gets every row and a cleared tail
-    previous = obs[O_NHIST]
+@njit(cache=True, nogil=True, inline="always")
+def _observe_common(s, p, obs):
+    """The words of an observation rewritten at every call: the scalars, the 圆 counts, 相公
+    and p's own cannot-win flag."""
     obs[O_SEAT] = p
     obs[O_PHASE] = s[S_PHASE]
     obs[O_PLAYER] = s[S_PLAYER]
@@ -839,32 +828,132 @@ def observe(s, p, obs):
     obs[O_DECIDED] = s[S_DECIDED] & (1 << p)
     obs[O_GAIN] = s[S_GAIN]
     obs[O_GAIN_TYPE] = s[S_GAIN_TYPE]
-    for t in range(N_TYPES):
-        obs[O_CONC + t] = s[S_CONC + N_TYPES * p + t]
-        obs[O_DEAD + t] = s[S_DEAD + t]
-    for i in range(N_SEATS * EXP_BLOCK):
-        obs[O_EXP + i] = s[S_EXP + i]
-    for i in range(N_SEATS * N_TYPES):
-        obs[O_EXPCARDS + i] = s[S_EXPCARDS + i]
-        obs[O_LOCK + i] = s[S_LOCK + i] if i // N_TYPES == p else 0
     for q in range(N_SEATS):
         obs[O_NCHOW + q] = s[S_NCHOW + q]
         obs[O_XIANGGONG + q] = s[S_XIANGGONG + q]
         obs[O_NOWIN + q] = s[S_NOWIN + q] if q == p else 0
-        n = 0
-        for t in range(N_TYPES):
-            n += s[S_CONC + N_TYPES * q + t]
-        obs[O_NCONC + q] = n
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _observe_concealed(s, p, obs):
+    """p's concealed counts (a view: one index normalisation instead of one per word, as p's
+    sign is unknown to the compiler)."""
+    conc = s[S_CONC + N_TYPES * p : S_CONC + N_TYPES * p + N_TYPES]
+    own = obs[O_CONC : O_CONC + N_TYPES]
+    for t in range(N_TYPES):
+        own[t] = conc[t]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _observe_resolved(s, p, obs, t, own_locks):
+    """The words an active card of type t can change when it is resolved without a history
+    row: its dead count, and p's passed type t (``own_locks``: obs already holds p's row)."""
+    obs[O_DEAD + t] = s[S_DEAD + t]
+    if own_locks:
+        obs[O_LOCK + N_TYPES * p + t] = s[S_LOCK + N_TYPES * p + t]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _n_concealed(s, q):
+    n = 0
+    for t in range(N_TYPES):
+        n += s[S_CONC + N_TYPES * q + t]
+    return n
+
+
+@hot_kernel(cache=True, nogil=True)
+def observe(s, p, obs):
+    """Fill ``obs`` (N_OBS) with what player p may know: own concealed cards, every exposed
+    group and card, the dead cards, the public history in order (draws, discards, claims,
+    table 将, 相公, the win), the stock count, the seats' concealed-card counts, and p's *own*
+    passed types, cannot-win flag and decision on the active card (another seat's show only
+    that it could claim, which its hand decides).
+
+    ``obs`` must be zeros, an earlier observation of the same deal (any seat's), or carry
+    ``O_NHIST_UNKNOWN``: a caller that reuses one array for a new deal sets that first.
+    Policies treat ``obs`` as read-only (a later call may build on what it holds)."""
+    # No clearing of the whole array (the history region is large).  An array holding an
+    # earlier observation of this deal with history rows (1 <= O_NHIST <= the state's) is
+    # updated: every exposed group and card and every concealed count changes only with a
+    # public history row (E_CLAIM / E_TABLE: the seat's exposed block; E_CLAIM / E_DISCARD:
+    # its concealed count), so only the rows added since are copied, with the blocks of the
+    # seats they name, the earlier seat's passed types are cleared, and the words that change
+    # without a row (scalars, p's cards and passed types, dead cards, flags) are rewritten.
+    # Any other array (zeros, O_NHIST_UNKNOWN, a later count) gets every word and a cleared
+    # history tail.  Both give the same words (tests/test_hidden_information.py,
+    # tests/test_observe.py).
+    previous = obs[O_NHIST]
     n_hist = s[S_NHIST]
-    first = 0
-    if 0 <= previous <= n_hist:
-        first = previous
+    old = obs[O_SEAT]
+    if 1 <= previous <= n_hist and 0 <= p < N_SEATS and 0 <= old < N_SEATS:
+        # A dead card or a passed type changes only when an active card is resolved, and
+        # each active card arrives with a history row (E_DISCARD / E_DRAW): the active card
+        # obs shows (O_ACTIVE) and those of the rows since are the only types to refresh.
+        own_locks = old == p
+        if not own_locks:
+            stale = obs[O_LOCK + N_TYPES * old : O_LOCK + N_TYPES * old + N_TYPES]
+            for t in range(N_TYPES):
+                stale[t] = 0
+            lock = s[S_LOCK + N_TYPES * p : S_LOCK + N_TYPES * p + N_TYPES]
+            own = obs[O_LOCK + N_TYPES * p : O_LOCK + N_TYPES * p + N_TYPES]
+            for t in range(N_TYPES):
+                own[t] = lock[t]
+        active = obs[O_ACTIVE]
+        if 0 <= active < N_TYPES:
+            _observe_resolved(s, p, obs, active, own_locks)
+        exposed = 0  # bit q: seat q's exposed block changed (a claim or a table 将)
+        concealed = 0  # bit q: seat q's concealed cards changed (a claim or a discard)
+        for row in range(previous, n_hist):
+            h = HIST_WIDTH * row
+            kind = s[S_HIST + h]
+            q = s[S_HIST + h + 1]
+            t = s[S_HIST + h + 2]
+            obs[O_HIST + h] = kind
+            obs[O_HIST + h + 1] = q
+            obs[O_HIST + h + 2] = t
+            obs[O_HIST + h + 3] = s[S_HIST + h + 3]
+            if kind == E_CLAIM:
+                exposed |= 1 << q
+                concealed |= 1 << q
+            elif kind == E_TABLE:
+                exposed |= 1 << q
+            elif kind == E_DISCARD:
+                concealed |= 1 << q
+                _observe_resolved(s, p, obs, t, own_locks)
+            elif kind == E_DRAW:
+                _observe_resolved(s, p, obs, t, own_locks)
+        _observe_common(s, p, obs)
+        if not own_locks or (concealed >> p) & 1:
+            _observe_concealed(s, p, obs)
+        for q in range(N_SEATS):
+            if (concealed >> q) & 1:
+                obs[O_NCONC + q] = _n_concealed(s, q)
+            if (exposed >> q) & 1:
+                for i in range(EXP_BLOCK):
+                    obs[O_EXP + EXP_BLOCK * q + i] = s[S_EXP + EXP_BLOCK * q + i]
+                for t in range(N_TYPES):
+                    obs[O_EXPCARDS + N_TYPES * q + t] = s[S_EXPCARDS + N_TYPES * q + t]
     else:
+        for i in range(N_SEATS * N_TYPES):
+            obs[O_LOCK + i] = 0
+        if 0 <= p < N_SEATS:
+            for t in range(N_TYPES):
+                obs[O_LOCK + N_TYPES * p + t] = s[S_LOCK + N_TYPES * p + t]
+        _observe_common(s, p, obs)
+        _observe_concealed(s, p, obs)
+        for t in range(N_TYPES):
+            obs[O_DEAD + t] = s[S_DEAD + t]
+        for i in range(N_SEATS * EXP_BLOCK):
+            obs[O_EXP + i] = s[S_EXP + i]
+        for i in range(N_SEATS * N_TYPES):
+            obs[O_EXPCARDS + i] = s[S_EXPCARDS + i]
+        for q in range(N_SEATS):
+            obs[O_NCONC + q] = _n_concealed(s, q)
         clear_to = previous if 0 <= previous <= MAX_HIST else MAX_HIST
         for i in range(HIST_WIDTH * n_hist, HIST_WIDTH * clear_to):
             obs[O_HIST + i] = 0
-    for i in range(HIST_WIDTH * first, HIST_WIDTH * n_hist):
-        obs[O_HIST + i] = s[S_HIST + i]
+        for i in range(HIST_WIDTH * n_hist):
+            obs[O_HIST + i] = s[S_HIST + i]
     obs[O_NHIST] = n_hist
 
 

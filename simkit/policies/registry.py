@@ -472,6 +472,19 @@ def _has_params(piece: str) -> bool:
 
 def parse_policies(text: str | Sequence[str | PolicySpec]) -> tuple[PolicySpec, PolicySpec, PolicySpec]:
     """Three policies, one per seat: ``"greedy,random,random"`` or a sequence."""
+    specs = parse_policy_list(text)
+    if len(specs) != N_SEATS:
+        raise PolicyError(f"need {N_SEATS} policies (one per seat), got {len(specs)}")
+    return specs[0], specs[1], specs[2]
+
+
+def parse_policy_list(text: str | Sequence[str | PolicySpec]) -> tuple[PolicySpec, ...]:
+    """Any number of policies: comma-separated specs (``"greedy,patient:3,6,expert:danger=20"``:
+    a number after a spec with positional parameters is one more of them) or a sequence.
+
+    >>> [s.text() for s in parse_policy_list("greedy,patient:3,6,random")]
+    ['greedy', 'patient:3,6', 'random']
+    """
     items = [x for x in text.split(",")] if isinstance(text, str) else list(text)
     # "patient:3,4" contains commas: re-join parameter pieces that follow a name:... (or a
     # package.module:function:...) that already has parameters
@@ -490,10 +503,7 @@ def parse_policies(text: str | Sequence[str | PolicySpec]) -> tuple[PolicySpec, 
             if "=" in piece and ":" not in piece:
                 raise PolicyError(f"{piece.strip()!r} after {before.strip()!r}: named parameters are joined by ':' "
                                   f"(e.g. expert:danger=20:claim_hu=40); ',' separates the policies")
-    specs = [x if isinstance(x, PolicySpec) else parse_policy(x) for x in items]
-    if len(specs) != N_SEATS:
-        raise PolicyError(f"need {N_SEATS} policies (one per seat), got {len(specs)}")
-    return specs[0], specs[1], specs[2]
+    return tuple(x if isinstance(x, PolicySpec) else parse_policy(x) for x in items)
 
 
 def is_number(text: str) -> bool:

@@ -18,7 +18,7 @@ import os
 from pathlib import Path
 
 from simkit.errors import SimkitError
-from simkit.policies.registry import PolicySpec, effective_params, parse_policy
+from simkit.policies.registry import PolicySpec, effective_params, params_by_name, parse_policy
 from simkit.rules import RuleSet
 from simkit.runner.simulate import SimulationConfig, simulate
 from simkit.storage.lock import FolderLock
@@ -57,28 +57,46 @@ def run_duplicate(
     """Simulate the six seatings of A and B on deals 0..deals-1 (resumable); returns ``out``.
 
     ``max_batches`` computes only the first batches of each seating (for sequential tests).
-    A folder holding another comparison is refused.
+    A folder holding another comparison is refused.  A folder where nothing can be written
+    (read-only media) that holds this comparison's deals is read as it is (nothing to write);
+    with deals missing, the one-line error says it cannot be written.
     """
     a, b = _spec(policy_a), _spec(policy_b)
     rules = rules if rules is not None else RuleSet()
     # every seating's run is valid (seed, deals, batch size) before anything is written
     SimulationConfig(int(deals), int(seed), seating_policies(a, b, SEATINGS[0]), rules, int(batch_size))
-    directory = check_out_dir(out)
-    with FolderLock(make_out_dir(directory)):
-        _write_comparison(a, b, deals, seed, directory, rules, batch_size)
+    identity = {"kind": "simkit.duplicate", "policy_a": PolicySpec(a.name, effective_params(a)).text(),
+                "policy_b": PolicySpec(b.name, effective_params(b)).text(), "seed": int(seed), "deals": int(deals),
+                "batch_size": int(batch_size), "rules": rules.to_dict(), "seatings": list(SEATINGS)}
+    try:
+        directory = check_out_dir(out)
+    except SimkitError:  # e.g. read-only media: only a folder that holds this comparison may be read
+        directory = Path(os.fspath(out))
+        if not os.fspath(out) or not (directory / COMPARISON_FILE).is_file():
+            raise
+        _check_comparison(directory, identity, read_comparison(directory))
+        quiet = True  # each seating is complete (or its one-line error says what cannot be written)
+    else:
+        with FolderLock(make_out_dir(directory)):
+            _write_comparison(a, b, directory, identity)
     for seating in SEATINGS:  # each a run of fixed seats: the six runs are the rotation
         simulate(deals, list(seating_policies(a, b, seating)), seed, seating_dir(directory, seating), rules=rules,
                  batch_size=batch_size, workers=workers, quiet=quiet, max_batches=max_batches, seating="fixed")
     return directory
 
 
-def _write_comparison(a: PolicySpec, b: PolicySpec, deals: int, seed: int, directory: Path, rules: RuleSet,
-                      batch_size: int) -> None:
-    """Check or write ``comparison.json`` (the caller holds the folder's lock)."""
-    identity = {"kind": "simkit.duplicate", "policy_a": PolicySpec(a.name, effective_params(a)).text(),
-                "policy_b": PolicySpec(b.name, effective_params(b)).text(), "seed": int(seed), "deals": int(deals),
-                "batch_size": int(batch_size), "rules": rules.to_dict(), "seatings": list(SEATINGS)}
-    existing = stored_identity(directory / COMPARISON_FILE, identity, "a comparison's identity")
+def _write_comparison(a: PolicySpec, b: PolicySpec, directory: Path, identity: dict) -> None:
+    """Check or write ``comparison.json`` (the caller holds the folder's lock).  A new file also
+    records each policy's parameters by name (``policy_a_params``, ``policy_b_params``, as
+    dataset manifests do); they are not compared (the texts identify the policies), and files
+    written before them lack them."""
+    recorded = {"policy_a_params": params_by_name(a), "policy_b_params": params_by_name(b)}
+    _check_comparison(directory, identity, stored_identity(directory / COMPARISON_FILE, {**identity, **recorded},
+                                                           "a comparison's identity"))
+
+
+def _check_comparison(directory: Path, identity: dict, existing: dict | None) -> None:
+    """Refuse a folder whose stored comparison (``existing``; None: just written) is another."""
     for key, value in identity.items():
         if existing is not None and existing.get(key) != value:
             raise SimkitError(f"{directory} holds another comparison: its {key} is {existing.get(key)!r}, "
@@ -94,8 +112,11 @@ def read_comparison(out: str | os.PathLike) -> dict:
     repair = "restore it, or re-run simkit compare with the comparison's arguments into a new folder"
     identity = read_checked_json(path, "a comparison's identity", repair)
     fields = {"policy_a": str, "policy_b": str, "seed": int, "deals": int, "batch_size": int}
-    if identity.get("kind") != "simkit.duplicate" or not all(
-            isinstance(identity.get(k), t) and not isinstance(identity.get(k), bool) for k, t in fields.items()):
+    named = [identity.get(k, {}) for k in ("policy_a_params", "policy_b_params")]  # absent in older files
+    typed = all(isinstance(identity.get(k), t) and not isinstance(identity.get(k), bool) for k, t in fields.items())
+    by_name = all(isinstance(d, dict) and all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                                              for v in d.values()) for d in named)
+    if identity.get("kind") != "simkit.duplicate" or not typed or not by_name:
         raise FileError(path, f"is not a comparison's identity (no kind simkit.duplicate with "
                               f"{', '.join(fields)}); {repair}")
     return identity

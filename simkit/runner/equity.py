@@ -46,7 +46,7 @@ from simkit.policies.registry import PolicySpec, is_user_policy, parse_policies,
 from simkit.rng import root_key
 from simkit.rules import RuleSet
 from simkit.runner.batch import results_table
-from simkit.runner.play import R_ERROR, play_decks
+from simkit.runner.play import play_decks
 from simkit.runner.simulate import SimulationConfig, check_policy_sources, policy_change_error, run_batches
 from simkit.storage.dataset import (
     EQUITY,
@@ -122,12 +122,13 @@ def equity_decks(counts: np.ndarray, seat: int, seed: int, n_deals: int, first_d
 
 def play_equity(counts: np.ndarray, seat: int, n_deals: int, seed: int, policy_ids: np.ndarray, params: np.ndarray,
                 rules_array: np.ndarray, first_deal: int = 0,
-                user_functions: tuple = (None, None, None)) -> np.ndarray:
+                user_functions: tuple = (None, None, None), policies: Sequence[str] | None = None) -> np.ndarray:
     """Result rows (n_deals, N_RESULT) of equity deals first_deal .. first_deal + n_deals - 1
-    (the runner's play loop, :func:`simkit.runner.play.play_decks`)."""
+    (the runner's play loop, :func:`simkit.runner.play.play_decks`: a deal that stopped before
+    its end is a one-line DealError naming ``policies``, by default the policies' ids' names)."""
     decks = equity_decks(counts, seat, seed, n_deals, first_deal)
     return play_decks(decks, seed, policy_ids, params, rules_array, first_deal=first_deal, dealer=0,
-                      user_functions=user_functions)
+                      user_functions=user_functions, policies=policies)
 
 
 def compute_batch(config: EquityConfig, batch: int, threads: int | None = None) -> tuple[int, pa.Table]:
@@ -140,10 +141,8 @@ def compute_batch(config: EquityConfig, batch: int, threads: int | None = None) 
     check_policy_sources(config.base)
     first, stop = config.batch_range(batch)
     results = play_equity(np.array(config.hand, dtype=np.int64), config.seat, stop - first, config.base.seed, ids,
-                          params, config.base.rules.to_array(), first_deal=first, user_functions=user)
-    errors = int(results[:, R_ERROR].sum())
-    if errors:
-        raise SimkitError(f"batch {batch}: {errors} deals stopped on an illegal policy action")
+                          params, config.base.rules.to_array(), first_deal=first, user_functions=user,
+                          policies=config.base.policy_texts())
     return batch, results_table(results, first, batch, config.base.policy_texts())
 
 
@@ -199,6 +198,32 @@ def _prepare(directory: Path, config: EquityConfig) -> tuple[dict, list[int], li
     return manifest, todo, problems
 
 
+def _complete_without_writing(directory: Path, config: EquityConfig, max_batches: int | None) -> bool:
+    """Whether ``directory`` (where this process may not write) already holds this equity run's
+    batches (all, or the first ``max_batches``), each verified against its recorded sha256:
+    resuming it has nothing to write."""
+    if not directory.is_dir():
+        return False
+    identity = config.identity()
+    try:
+        manifest = read_manifest(directory)
+        if manifest is None or EQUITY not in manifest or any(
+                manifest.get(key, 1 if key == "session_length" else None) != value
+                for key, value in {**identity, "session_length": 1}.items()):
+            return False
+        files = manifest.get(FILES) or {}
+        wanted = config.n_batches if max_batches is None else min(config.n_batches, max_batches)
+        for b in range(wanted):
+            path = batch_path(directory, b)
+            if path.name not in files:
+                return False
+            first, stop = config.batch_range(b)
+            read_batch(path, b, first, stop - first, config_digest(identity), files[path.name], decode=False)
+    except DatasetError:
+        return False
+    return True
+
+
 def _batches(config: EquityConfig, todo: Sequence[int], workers: int) -> Iterator[tuple[int, pa.Table]]:
     if workers <= 1 or len(todo) <= 1:
         for b in todo:
@@ -212,7 +237,8 @@ def run_equity(config: EquityConfig, out: str | os.PathLike, workers: int = 1, q
                max_batches: int | None = None) -> Path:
     """Compute the equity deals of ``config`` into the dataset folder ``out`` (resumable: only
     missing or damaged batch files are computed); returns its path.  ``max_batches`` computes
-    only the first that many batches (the run's identity does not depend on it)."""
+    only the first that many batches (the run's identity does not depend on it).  A folder
+    where nothing can be written (read-only media) that holds the run is read as it is."""
     if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1:
         raise SimkitError(f"workers must be >= 1, got {workers!r}", parameters=("workers",))
     registered = sorted({s.name for s in config.base.policies if is_user_policy(s) and not s.is_import_path})
@@ -223,7 +249,12 @@ def run_equity(config: EquityConfig, out: str | os.PathLike, workers: int = 1, q
               "process, one worker (name it by import path, package.module:function, to use workers)",
               file=sys.stderr)
         workers = 1
-    directory = check_out_dir(out)
+    try:
+        directory = check_out_dir(out)
+    except SimkitError:  # e.g. on read-only media: a complete run has nothing to write, nothing to lock
+        if not os.fspath(out) or not _complete_without_writing(Path(os.fspath(out)), config, max_batches):
+            raise
+        return Path(os.fspath(out))
     with FolderLock(make_out_dir(directory)):
         manifest, todo, problems = _prepare(directory, config)
         for line in problems:

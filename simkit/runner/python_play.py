@@ -26,7 +26,7 @@ import numpy as np
 from simkit.cards import N_SEATS
 from simkit.deck import deal_deck
 from simkit.engine import kernel as E
-from simkit.engine.env import Observation
+from simkit.engine.env import DealError, Observation, deal_error_text
 from simkit.engine.layout import N_ACTIONS, O_NHIST, O_NHIST_UNKNOWN, PH_OVER, S_PHASE, S_PLAYER
 from simkit.policies.dispatch import BUILTIN_POLICIES, NO_SUCH_POLICY, builtin_act_state
 from simkit.policies.registry import (
@@ -108,9 +108,17 @@ def _python_rng(seed: int, deal: int, seat: int) -> np.random.Generator:
     return np.random.default_rng([int(seed), int(deal), int(seat), 0x5E])
 
 
+def _policy_raised(seed: int, deal: int, seated: Sequence[str], p: int, method: str, exc: Exception) -> DealError:
+    """The one-line error of a Python policy (seat ``p``) whose ``act`` or ``new_deal`` raised ``exc``."""
+    why = f"seat {p} ({seated[p]}) raised {type(exc).__name__}: {exc} in {method}"
+    return DealError(deal_error_text(seed, deal, seated, why))
+
+
 def _play_one(seed: int, root: np.ndarray, deal: int, dealer: int, seat_actors: Sequence[Actor],
-              rules: np.ndarray, scratch: tuple, result: np.ndarray) -> None:
-    """Play one deal on ``scratch`` (:func:`simkit.runner.play.new_scratch`, reused from deal to deal)."""
+              rules: np.ndarray, scratch: tuple, result: np.ndarray, seated: Sequence[str]) -> None:
+    """Play one deal on ``scratch`` (:func:`simkit.runner.play.new_scratch`, reused from deal to
+    deal).  An exception of a Python policy is a one-line :class:`DealError` naming the deal,
+    the policies by seat (``seated``) and the exception, which it chains (``--debug``)."""
     s, deck, rngs, mask, obs, work, pwork, ev, ev_n, _, _ = scratch
     obs[O_NHIST] = O_NHIST_UNKNOWN  # a new deal in the reused observation array
     deal_deck(root, deal, rngs[DECK_STREAM], deck)
@@ -118,7 +126,10 @@ def _play_one(seed: int, root: np.ndarray, deal: int, dealer: int, seat_actors: 
         stream_state(root, deal, 1 + p, rngs[p])
         actor = seat_actors[p]
         if actor.python is not None and callable(getattr(actor.python, "new_deal", None)):
-            actor.python.new_deal(_python_rng(seed, deal, p))
+            try:
+                actor.python.new_deal(_python_rng(seed, deal, p))
+            except Exception as exc:  # noqa: BLE001 - the user's code: any exception, said in one line
+                raise _policy_raised(seed, deal, seated, p, "new_deal", exc) from exc
     E.start(s, deck, dealer, rules, mask, work, ev, ev_n)
     error = 0
     for _ in range(MAX_DECISIONS):
@@ -137,7 +148,10 @@ def _play_one(seed: int, root: np.ndarray, deal: int, dealer: int, seat_actors: 
                 action = int(actor.function(obs, mask, actor.params, rngs[p], rules, pwork))
             else:
                 legal = [int(a) for a in np.flatnonzero(mask)]
-                action = actor.python.act(Observation.from_array(obs), legal)
+                try:
+                    action = actor.python.act(Observation.from_array(obs), legal)
+                except Exception as exc:  # noqa: BLE001 - the user's code: any exception, said in one line
+                    raise _policy_raised(seed, deal, seated, p, "act", exc) from exc
                 action = int(action) if isinstance(action, (int, np.integer)) else -1
         if action < 0 or action >= N_ACTIONS or not mask[action]:
             error = ERR_ILLEGAL_ACTION + ERR_SEAT * p
@@ -164,7 +178,9 @@ def play_deals_python(n_deals: int, seed: int, actors: Sequence[Actor], rules_ar
     """Result rows of deals ``first_deal`` .. ``first_deal + n_deals - 1``, as
     :func:`simkit.runner.play.play_deals` gives them, with ``actors`` P0, P1, P2 (seat s plays
     P[PERMUTATIONS[j, s]] under seating j).  A deal that stops before its end is a one-line
-    :class:`~simkit.engine.env.DealError` (``check``, ``policies``: as ``play_deals``)."""
+    :class:`~simkit.engine.env.DealError` (``check``, ``policies``: as ``play_deals``), and so is
+    an exception raised by a Python policy's ``act`` or ``new_deal`` (whatever ``check``; the
+    policy's exception is its ``__cause__``)."""
     if len(actors) != N_SEATS:
         raise ValueError(f"a run needs three actors, got {len(actors)}")
     session_length = int(session_length)
@@ -175,6 +191,7 @@ def play_deals_python(n_deals: int, seed: int, actors: Sequence[Actor], rules_ar
     root = root_key(seed)
     rules = np.asarray(rules_array, dtype=np.int64)
     scratch = new_scratch(0)
+    labels = [actor_label(a) for a in actors] if policies is None else [str(p) for p in policies]
     for j in range(per_deal):
         current = dealer
         for i in range(n_deals):
@@ -184,8 +201,8 @@ def play_deals_python(n_deals: int, seed: int, actors: Sequence[Actor], rules_ar
                     next_dealer(results[(i - 1) * per_deal + j], current, rules))
             index = int(seating_index(int(seating), deal, j if int(seating) == SEATING_ALL else 0, session_length))
             seat_actors = [actors[int(PERMUTATIONS[index, q])] for q in range(N_SEATS)]
-            _play_one(seed, root, deal, current, seat_actors, rules, scratch, results[i * per_deal + j])
+            seated = [labels[int(PERMUTATIONS[index, q])] for q in range(N_SEATS)]
+            _play_one(seed, root, deal, current, seat_actors, rules, scratch, results[i * per_deal + j], seated)
     if check:
-        check_rows(results, seed, [actor_label(a) for a in actors] if policies is None else policies, first_deal,
-                   int(seating), session_length)
+        check_rows(results, seed, labels, first_deal, int(seating), session_length)
     return results

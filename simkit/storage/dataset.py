@@ -91,9 +91,12 @@ class BatchError(DatasetError):
         self.reason = reason
 
 
-def require_identity(path: Path, identity: dict[str, Any], what: str, parameters: Sequence[str] = ()) -> None:
+def require_identity(path: Path, identity: dict[str, Any], what: str, parameters: Sequence[str] = (),
+                     recorded: dict[str, Any] | None = None) -> None:
     """Write ``identity`` to the JSON file ``path`` if there is none; otherwise refuse, in one
     line naming the differing keys, a folder that holds another ``what`` (a tournament, a tune).
+    ``recorded``: fields written with a new identity but not compared (what the identity
+    implies, e.g. parameters by name; files written before them lack them).
 
     >>> import tempfile
     >>> folder = Path(tempfile.mkdtemp())
@@ -104,9 +107,11 @@ def require_identity(path: Path, identity: dict[str, Any], what: str, parameters
     simkit.storage.dataset.DatasetError: ... holds another tune (different seed); use another output folder
     """
     try:
-        stored = stored_identity(path, identity, f"a {what}'s identity")
+        stored = stored_identity(path, {**identity, **(recorded or {})}, f"a {what}'s identity")
     except FileError as exc:
         raise DatasetError(str(exc), parameters=tuple(parameters)) from None
+    if stored is not None:
+        stored = {k: v for k, v in stored.items() if k not in (recorded or {})}
     if stored is not None and stored != identity:
         changed = sorted(k for k in set(stored) | set(identity) if stored.get(k) != identity.get(k))
         raise DatasetError(f"{path.parent} holds another {what} (different {', '.join(changed)}); use another "

@@ -14,7 +14,6 @@ from numba import njit, prange
 
 from simkit.analysis.exact import (
     DEFAULT_EVENTS,
-    N_CARDS,
     check_any_seat,
     count_available,
     event_array,
@@ -26,8 +25,8 @@ from simkit.analysis.exact import (
 )
 from simkit.studies.probability import check_run
 from simkit.analysis.stats import wilson_interval
+from simkit.cards import N_CARDS, N_SEATS, N_TYPES
 from simkit.deck import (
-    N_SEATS,
     deal_counts_kernel,
     fixed_hand_cards,
     fixed_hand_deck,
@@ -44,8 +43,8 @@ def _given_batch_hits(root, first_deal, stop, given_seat, hand_ids, rest_ids, ev
     """hits[seat, e] += indicator of events[e] on seat's hand over the decks of
     fixed_hand_deck(deal) for deals first_deal .. stop - 1."""
     rng = np.zeros(4, dtype=np.uint64)
-    deck = np.zeros(112, dtype=np.int64)
-    dealt = np.zeros(N_SEATS * 28, dtype=np.int64)
+    deck = np.zeros(N_CARDS, dtype=np.int64)
+    dealt = np.zeros(N_SEATS * N_TYPES, dtype=np.int64)
     feats = np.zeros(F.N_FEATURES, dtype=np.int64)
     exposed, res, choice, work = F.feature_scratch()
     for deal in range(first_deal, stop):
@@ -55,7 +54,8 @@ def _given_batch_hits(root, first_deal, stop, given_seat, hand_ids, rest_ids, ev
         for seat in range(N_SEATS):
             if seat == given_seat:
                 continue
-            F.hand_features(dealt[28 * seat : 28 * (seat + 1)], level, rules, exposed, res, choice, work, feats)
+            hand = dealt[N_TYPES * seat : N_TYPES * (seat + 1)]
+            F.hand_features(hand, level, rules, exposed, res, choice, work, feats)
             for e in range(events.shape[0]):
                 hits[seat, e] += event_indicator(events[e, 0], events[e, 1], feats)
 

@@ -41,12 +41,12 @@ from scipy import stats
 
 from simkit.analysis.plots import new_axes, overflow_edge, overflow_histogram, save_figure
 from simkit.analysis.results import Interval, Result, WelchTest, format_level
-from simkit.analysis.stats import check_confidence, two_proportion_test, wilson_interval
+from simkit.analysis.stats import check_confidence, t_interval_or_nan, two_proportion_test, wilson_interval
 from simkit.errors import SimkitError
 from simkit.policies.registry import PolicySpec, policy_arrays
 from simkit.rules import RuleSet
 from simkit.runner.equity import EquityConfig, make_config, play_equity, run_equity
-from simkit.runner.play import R_ERROR, R_HU, R_PAYOFF, R_UNITS, R_WINNER, play_deals
+from simkit.runner.play import R_HU, R_PAYOFF, R_UNITS, R_WINNER, play_deals
 from simkit.runner.simulate import simulate
 from simkit.storage import load_dataset
 from simkit.storage.files import atomic_write
@@ -120,18 +120,6 @@ def welch_test(a: np.ndarray, b: np.ndarray, confidence: float = 0.95) -> WelchT
                      confidence)
 
 
-def _t_interval(values: np.ndarray, confidence: float) -> tuple[float, float, float]:
-    confidence = check_confidence(confidence)
-    n = values.size
-    if n == 0:
-        return (math.nan, math.nan, math.nan)
-    mean = float(values.mean())
-    if n < 2:
-        return (mean, math.nan, math.nan)
-    half = float(stats.t.ppf(0.5 + confidence / 2, n - 1) * values.std(ddof=1) / math.sqrt(n))
-    return (mean, mean - half, mean + half)
-
-
 # ----------------------------------------------------------------------------- results
 
 
@@ -172,8 +160,8 @@ class SeatOutcome(Result):
         big = int((won & (np.asarray(units) >= XIAOJIA_UNITS)).sum())
         payoff = np.asarray(payoff, dtype=np.int64)
         hu_wins = np.asarray(hu)[won].astype(np.int64)
-        mean, mlo, mhi = _t_interval(payoff.astype(float), confidence)
-        hmean, hlo, hhi = _t_interval(hu_wins.astype(float), confidence)
+        mean, mlo, mhi = t_interval_or_nan(payoff.astype(float), confidence)
+        hmean, hlo, hhi = t_interval_or_nan(hu_wins.astype(float), confidence)
         by_q = {q: quantile_interval(hu_wins, q, confidence) for q in HU_QUANTILES}
         quantiles = tuple((q, i.estimate, i.lo, i.hi) for q, i in by_q.items())
         win_rate = wilson_interval(wins, n, confidence)
@@ -315,11 +303,10 @@ def _dataset_outcome(path: Path, seat: int, confidence: float) -> SeatOutcome:
     return _outcome(winner, frame[f"payoff_{seat}"].to_numpy(), units, hu, seat, confidence)
 
 
-def _check_rows(rows: np.ndarray) -> np.ndarray:
-    errors = int(rows[:, R_ERROR].sum())
-    if errors:
-        raise SimkitError(f"{errors} deals stopped on an illegal policy action")
-    return rows[:, : R_PAYOFF + 3].copy()  # winner .. payoffs: all the statistics read
+def _kept(rows: np.ndarray) -> np.ndarray:
+    """The columns the statistics read, winner .. payoffs (a deal that stopped before its end
+    raised DealError in the play loop: no row here has ``R_ERROR``)."""
+    return rows[:, : R_PAYOFF + 3].copy()
 
 
 def equity(
@@ -363,15 +350,15 @@ def equity(
             result_baseline = _dataset_outcome(path, config.seat, confidence)
     else:
         ids, params, user = policy_arrays(base.policies)
-        rules_array = base.rules.to_array()
+        rules_array, texts = base.rules.to_array(), base.policy_texts()
         equity_rows, baseline_rows = [], []
         for b in range(base.n_batches):
             first, stop = base.batch_range(b)
-            equity_rows.append(_check_rows(play_equity(counts, config.seat, stop - first, base.seed, ids, params,
-                                                       rules_array, first_deal=first, user_functions=user)))
+            equity_rows.append(_kept(play_equity(counts, config.seat, stop - first, base.seed, ids, params,
+                                                 rules_array, first_deal=first, user_functions=user, policies=texts)))
             if baseline:
-                baseline_rows.append(_check_rows(play_deals(stop - first, base.seed, ids, params, rules_array,
-                                                            first_deal=first, user_functions=user)))
+                baseline_rows.append(_kept(play_deals(stop - first, base.seed, ids, params, rules_array,
+                                                      first_deal=first, user_functions=user, policies=texts)))
         result_equity = _rows_outcome(equity_rows, config.seat, confidence)
         result_baseline = _rows_outcome(baseline_rows, config.seat, confidence) if baseline else None
     return EquityResult(config.hand_text, config.seat, tuple(base.policy_texts()), base.deals, base.seed,

@@ -24,7 +24,6 @@ from simkit.studies.dealt import deal_features
 from simkit.analysis.results import Result
 from simkit.analysis.exact import (
     DEFAULT_EVENTS,
-    N_CARDS,
     EventSpec,
     check_any_seat,
     check_event_seat,
@@ -37,10 +36,7 @@ from simkit.analysis.exact import (
     resolve_event,
 )
 from simkit.analysis.stats import wilson_interval
-from simkit.cards import N_TYPES
-from simkit.deck import (
-    N_SEATS,
-)
+from simkit.cards import N_CARDS, N_SEATS, N_TYPES
 from simkit.evaluator import features as F
 from simkit.rng import root_key
 from simkit.rules import RuleSet
@@ -70,8 +66,8 @@ def _indicators_kernel(hands, events, rules, level, out):
 def _batch_hits(root, first_deal, stop, events, level, rules, hits):
     """hits[seat, e] += indicator of events[e] on seat's hand, over deals first_deal .. stop - 1."""
     rng = np.zeros(4, dtype=np.uint64)
-    deck = np.zeros(112, dtype=np.int64)
-    dealt = np.zeros(N_SEATS * 28, dtype=np.int64)
+    deck = np.zeros(N_CARDS, dtype=np.int64)
+    dealt = np.zeros(N_SEATS * N_TYPES, dtype=np.int64)
     feats = np.zeros((N_SEATS, F.N_FEATURES), dtype=np.int64)
     exposed, res, choice, work = F.feature_scratch()
     for deal in range(first_deal, stop):

@@ -33,9 +33,9 @@ from simkit.analysis.report import markdown_table
 from simkit.analysis.results import format_level
 from simkit.analysis.stats import check_confidence
 from simkit.errors import SimkitError
-from simkit.policies.registry import PolicySpec, effective_params, parse_policy
+from simkit.policies.registry import PolicySpec, effective_params, params_by_name, parse_policy
 from simkit.rules import RuleSet
-from simkit.storage.dataset import require_identity
+from simkit.storage.dataset import POLICY_PARAMS, require_identity
 from simkit.storage.files import write_text
 from simkit.storage.lock import FolderLock
 from simkit.storage.paths import check_out_dir, make_out_dir
@@ -137,7 +137,7 @@ def run_tournament(
     directory = check_out_dir(out)
     with FolderLock(make_out_dir(directory)):
         require_identity(directory / TOURNAMENT_FILE, _identity(specs, deals, seed, rules, batch_size, sprt),
-                         "tournament")
+                         "tournament", recorded={POLICY_PARAMS: [params_by_name(s) for s in specs]})
     pairings: dict[tuple[int, int], ComparisonResult] = {}
     for i, j in combinations(range(len(specs)), 2):
         if not quiet:

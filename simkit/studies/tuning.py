@@ -85,10 +85,10 @@ from simkit.policies.registry import (
     PolicyError,
     PolicySpec,
     effective_params,
-    is_number,
     is_python_policy,
     param_index,
     parse_policy,
+    parse_policy_list,
     policy_arrays,
     policy_sources,
 )
@@ -258,23 +258,14 @@ def parse_ranges(text: str) -> dict[str, tuple[float, float]]:
 
 
 def parse_pool(text: str | Sequence[str | PolicySpec]) -> tuple[PolicySpec, ...]:
-    """The opponent pool: comma-separated policy specs, where a number after a spec that has
-    parameters is one more parameter of it (as :func:`~simkit.policies.registry.parse_policies`).
+    """The opponent pool: comma-separated policy specs, as the registry parses a list of
+    policies (:func:`~simkit.policies.registry.parse_policy_list`: named parameters, and a
+    number after a spec with positional parameters is one more of them).
 
     >>> [s.text() for s in parse_pool("greedy,patient:3,6,random")]
     ['greedy', 'patient:3,6', 'random']
     """
-    if isinstance(text, str):
-        merged: list[str] = []
-        for piece in text.split(","):
-            if merged and piece.strip() and is_number(piece) and parse_policy(merged[-1]).params:
-                merged[-1] += "," + piece
-            elif piece.strip():
-                merged.append(piece)
-        items: list[str | PolicySpec] = list(merged)
-    else:
-        items = list(text)
-    return tuple(x if isinstance(x, PolicySpec) else parse_policy(x) for x in items)
+    return parse_policy_list(text)
 
 
 def _ranges(spec: PolicySpec, params: Mapping[str, tuple[float, float]]) -> tuple[ParameterRange, ...]:
