@@ -876,9 +876,9 @@ def observe(s, p, obs):
     # earlier observation of this deal with history rows (1 <= O_NHIST <= the state's) is
     # updated: every exposed group and card and every concealed count changes only with a
     # public history row (E_CLAIM / E_TABLE: the seat's exposed block; E_CLAIM / E_DISCARD:
-    # its concealed count), so only the rows added since are copied, with the blocks of the
-    # seats they name, the earlier seat's passed types are cleared, and the words that change
-    # without a row (scalars, p's cards and passed types, dead cards, flags) are rewritten.
+    # its concealed cards), so only the rows added since are copied, with the blocks of the
+    # seats they name, the earlier seat's passed types are cleared, and the scalars and flags
+    # are rewritten; dead cards and passed types change only for the active cards (below).
     # Any other array (zeros, O_NHIST_UNKNOWN, a later count) gets every word and a cleared
     # history tail.  Both give the same words (tests/test_hidden_information.py,
     # tests/test_observe.py).
@@ -903,6 +903,7 @@ def observe(s, p, obs):
             _observe_resolved(s, p, obs, active, own_locks)
         exposed = 0  # bit q: seat q's exposed block changed (a claim or a table 将)
         concealed = 0  # bit q: seat q's concealed cards changed (a claim or a discard)
+        claimed = 0  # bit q: seat q claimed (its concealed count is counted again)
         for row in range(previous, n_hist):
             h = HIST_WIDTH * row
             kind = s[S_HIST + h]
@@ -915,10 +916,12 @@ def observe(s, p, obs):
             if kind == E_CLAIM:
                 exposed |= 1 << q
                 concealed |= 1 << q
+                claimed |= 1 << q
             elif kind == E_TABLE:
                 exposed |= 1 << q
             elif kind == E_DISCARD:
                 concealed |= 1 << q
+                obs[O_NCONC + q] -= 1  # one card out of q's hand (a claim is counted below)
                 _observe_resolved(s, p, obs, t, own_locks)
             elif kind == E_DRAW:
                 _observe_resolved(s, p, obs, t, own_locks)
@@ -926,7 +929,7 @@ def observe(s, p, obs):
         if not own_locks or (concealed >> p) & 1:
             _observe_concealed(s, p, obs)
         for q in range(N_SEATS):
-            if (concealed >> q) & 1:
+            if (claimed >> q) & 1:
                 obs[O_NCONC + q] = _n_concealed(s, q)
             if (exposed >> q) & 1:
                 for i in range(EXP_BLOCK):
