@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from pathlib import Path
 from typing import Iterator, Mapping, Sequence
@@ -89,3 +90,40 @@ def one_line_error(rc: int, err: str, *needles: str) -> str:
     for needle in needles:
         assert needle in lines[0], (needle, lines[0])
     return lines[0]
+
+
+def proc_table() -> dict[int, tuple[int, str, str, bytes]]:
+    """pid -> (ppid, state, start time, command line) of every process, from /proc."""
+    table = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            text = Path(f"/proc/{entry}/stat").read_text()
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+        except OSError:
+            continue
+        fields = text[text.rindex(")") + 2:].split()
+        table[int(entry)] = (int(fields[1]), fields[0], fields[19], cmdline)
+    return table
+
+
+def descendants(pid: int, table: dict | None = None) -> dict[int, tuple[str, bytes]]:
+    """pid -> (start time, command line) of every process below ``pid`` (children, theirs...)."""
+    table = proc_table() if table is None else table
+    found, frontier = {}, [pid]
+    while frontier:
+        parent = frontier.pop()
+        for child, (ppid, _, start, cmdline) in table.items():
+            if ppid == parent and child not in found:
+                found[child] = (start, cmdline)
+                frontier.append(child)
+    return found
+
+
+def alive(procs: dict[int, tuple[str, bytes]]) -> list[int]:
+    """The processes of ``procs`` (as :func:`descendants` gives them) still running: the same
+    pid with the same start time, not a zombie."""
+    table = proc_table()
+    return [pid for pid, (start, _) in procs.items()
+            if pid in table and table[pid][2] == start and table[pid][1] not in ("Z", "X")]

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from helpers import one_line_error, run_cli
+from helpers import alive, descendants, one_line_error, run_cli
 
 from simkit.errors import SimkitError
 from simkit.runner import simulate
@@ -376,46 +376,13 @@ def test_two_concurrent_writers(clean, tmp_path, capsys):  # clean: numba's cach
 # -- 5. orphans -----------------------------------------------------------------------------
 
 
-def _proc_table() -> dict[int, tuple[int, str, str]]:
-    """pid -> (ppid, state, start time) of every process, from /proc."""
-    table = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            text = Path(f"/proc/{entry}/stat").read_text()
-        except OSError:
-            continue
-        fields = text[text.rindex(")") + 2:].split()
-        table[int(entry)] = (int(fields[1]), fields[0], fields[19])
-    return table
-
-
-def _descendants(pid: int) -> dict[int, str]:
-    table = _proc_table()
-    found, frontier = {}, [pid]
-    while frontier:
-        parent = frontier.pop()
-        for child, (ppid, _, start) in table.items():
-            if ppid == parent and child not in found:
-                found[child] = start
-                frontier.append(child)
-    return found
-
-
-def _alive(procs: dict[int, str]) -> list[int]:
-    table = _proc_table()
-    return [pid for pid, start in procs.items()
-            if pid in table and table[pid][2] == start and table[pid][1] not in ("Z", "X")]
-
-
-def _start_two_workers(tmp_path: Path) -> tuple[subprocess.Popen, Path, dict[int, str]]:
+def _start_two_workers(tmp_path: Path) -> tuple[subprocess.Popen, Path, dict[int, tuple[str, bytes]]]:
     out = tmp_path / "data"
     proc, log = _spawn(["simulate", "--deals", "20000000", "--policies", POLICIES, "--seed", "9", "--batch-size",
                         "1000", "--workers", "2", "--out", out, "--quiet"], tmp_path, "sim")
     _wait_for(lambda: len(list(out.glob("batch-*.parquet"))) >= 2 or proc.poll() is not None, 300, "batches")
     assert proc.poll() is None, log.read_text()
-    children = _descendants(proc.pid)
+    children = descendants(proc.pid)
     assert len(children) >= 2, children
     return proc, log, children
 
@@ -426,9 +393,9 @@ def test_sigterm_with_two_workers_stops_like_sigint(clean, tmp_path):
     try:
         proc.send_signal(signal.SIGTERM)
         rc = proc.wait(timeout=60)
-        _wait_for(lambda: not _alive(children), 20, f"workers {children} to stop")
+        _wait_for(lambda: not alive(children), 20, f"workers {children} to stop")
     finally:
-        for pid in _alive(children):
+        for pid in alive(children):
             os.kill(pid, signal.SIGKILL)
     err = log.read_text()
     assert rc == 143, err
@@ -444,9 +411,9 @@ def test_sigkill_of_the_parent_leaves_no_orphans(clean, tmp_path):
     try:
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=30)
-        _wait_for(lambda: not _alive(children), 30, f"orphans {children} to end")
+        _wait_for(lambda: not alive(children), 30, f"orphans {children} to end")
     finally:
-        for pid in _alive(children):
+        for pid in alive(children):
             os.kill(pid, signal.SIGKILL)
     # the killed run's folder is refused in one line (incomplete), never read in part
     with pytest.raises(DatasetError, match="missing|not recorded"):

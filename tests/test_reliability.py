@@ -32,7 +32,7 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import one_line_error, run_cli
+from helpers import alive, descendants, one_line_error, proc_table, run_cli
 
 from simkit.cli import main
 from simkit.runner import simulate
@@ -126,14 +126,14 @@ def _without_hanging(call, fifo: Path, expect: type[BaseException], timeout: flo
     thread = threading.Thread(target=target, daemon=True)
     thread.start()
     thread.join(timeout)
-    if thread.is_alive():
+    if thread.isalive():
         for _ in range(50):  # release the blocked reader
             try:
                 os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
             except OSError:
                 pass
             thread.join(0.1)
-            if not thread.is_alive():
+            if not thread.isalive():
                 break
         pytest.fail(f"blocked on the FIFO {fifo}")
     error = outcome["error"]
@@ -269,42 +269,9 @@ def test_a_rerun_of_compare_removes_a_killed_writers_report_temp_file(tmp_path, 
 # -- F2 / F3: workers end with their parent ---------------------------------------------------
 
 
-def _proc_table() -> dict[int, tuple[int, str, str, bytes]]:
-    """pid -> (ppid, state, start time, command line) of every process, from /proc."""
-    table = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            text = Path(f"/proc/{entry}/stat").read_text()
-            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
-        except OSError:
-            continue
-        fields = text[text.rindex(")") + 2:].split()
-        table[int(entry)] = (int(fields[1]), fields[0], fields[19], cmdline)
-    return table
-
-
 def _state(pid: int) -> str | None:
-    entry = _proc_table().get(pid)
+    entry = proc_table().get(pid)
     return entry[1] if entry else None
-
-
-def _descendants(pid: int, table) -> dict[int, tuple[str, bytes]]:
-    found, frontier = {}, [pid]
-    while frontier:
-        parent = frontier.pop()
-        for child, (ppid, _, start, cmdline) in table.items():
-            if ppid == parent and child not in found:
-                found[child] = (start, cmdline)
-                frontier.append(child)
-    return found
-
-
-def _alive(procs: dict[int, tuple[str, bytes]]) -> list[int]:
-    table = _proc_table()
-    return [pid for pid, (start, _) in procs.items()
-            if pid in table and table[pid][2] == start and table[pid][1] not in ("Z", "X")]
 
 
 def _wait_for(predicate, timeout: float, what: str) -> None:
@@ -337,18 +304,18 @@ def test_sigkill_right_after_the_workers_start_leaves_no_process_and_no_hang(tmp
     seen: dict[int, tuple[str, bytes]] = {}
     try:
         def workers_started() -> bool:
-            seen.update(_descendants(proc.pid, _proc_table()))
+            seen.update(descendants(proc.pid, proc_table()))
             workers = [pid for pid, (_, cmd) in seen.items() if marker in cmd]
             return len(workers) >= 2 or proc.poll() is not None
 
         _wait_for(workers_started, 300, "the workers")
         assert proc.poll() is None, proc.stderr.read().decode()
         time.sleep(0.2)
-        seen.update(_descendants(proc.pid, _proc_table()))
+        seen.update(descendants(proc.pid, proc_table()))
         os.kill(proc.pid, signal.SIGKILL)
         time.sleep(5)
         assert _state(proc.pid) == "Z"  # not reaped: its workers cannot tell by their parent pid
-        left = _alive(seen)
+        left = alive(seen)
         assert not left, {pid: seen[pid][1][:80] for pid in left}
         result: dict = {}
         reader = threading.Thread(target=lambda: result.setdefault("out", proc.communicate()), daemon=True)
@@ -356,7 +323,7 @@ def test_sigkill_right_after_the_workers_start_leaves_no_process_and_no_hang(tmp
         reader.join(10)
         assert "out" in result, "the caller's read of the run's output hangs"
     finally:
-        for pid in _alive(seen):
+        for pid in alive(seen):
             os.kill(pid, signal.SIGKILL)
         if proc.poll() is None:
             proc.kill()

@@ -58,6 +58,7 @@ from simkit.storage.dataset import (
     BatchError,
     DatasetError,
     batch_path,
+    batches_verified,
     config_digest,
     read_batch,
     read_manifest,
@@ -211,17 +212,10 @@ def _complete_without_writing(directory: Path, config: EquityConfig, max_batches
                 manifest.get(key, 1 if key == "session_length" else None) != value
                 for key, value in {**identity, "session_length": 1}.items()):
             return False
-        files = manifest.get(FILES) or {}
         wanted = config.n_batches if max_batches is None else min(config.n_batches, max_batches)
-        for b in range(wanted):
-            path = batch_path(directory, b)
-            if path.name not in files:
-                return False
-            first, stop = config.batch_range(b)
-            read_batch(path, b, first, stop - first, config_digest(identity), files[path.name], decode=False)
+        return batches_verified(directory, manifest, wanted, config.batch_range, config_digest(identity))
     except DatasetError:
         return False
-    return True
 
 
 def _batches(config: EquityConfig, todo: Sequence[int], workers: int) -> Iterator[tuple[int, pa.Table]]:

@@ -101,6 +101,7 @@ from simkit.storage.dataset import (
     BatchError,
     DatasetError,
     batch_path,
+    batches_verified,
     config_digest,
     read_batch,
     read_manifest,
@@ -578,18 +579,10 @@ def _complete_without_writing(directory: Path, config: SimulationConfig, max_bat
         if manifest is None:
             return False
         config = _resumed(directory, config, manifest)
-        files = manifest.get(FILES) or {}
         wanted = config.n_batches if max_batches is None else min(config.n_batches, max_batches)
-        for b in range(wanted):
-            path = batch_path(directory, b)
-            if path.name not in files:
-                return False
-            first, stop = config.batch_range(b)
-            read_batch(path, b, first, stop - first, manifest["config_digest"], files[path.name], decode=False,
-                       per_deal=rows_per_deal(manifest))
+        return batches_verified(directory, manifest, wanted, config.batch_range, manifest["config_digest"])
     except DatasetError:
         return False
-    return True
 
 
 def _write_run(directory: Path, config: SimulationConfig, workers: int, backend: str, client, quiet: bool,

@@ -42,7 +42,7 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -369,6 +369,23 @@ def read_batch(path: Path, batch: int, first: int, deals: int, config: str, reco
     if columns is not None:
         table = table.drop_columns([c for c in checked if c not in columns])
     return table, actual
+
+
+def batches_verified(directory: Path, manifest: dict[str, Any], wanted: int,
+                     batch_range: Callable[[int], tuple[int, int]], config: str) -> bool:
+    """Whether batches 0 .. wanted - 1 of ``directory`` are all recorded in ``manifest`` and
+    each reads back verified (:func:`read_batch`, deals ``batch_range(b)`` = (first, stop)):
+    a finished run, with nothing to write.  A batch that is recorded but damaged raises
+    :class:`DatasetError`."""
+    files = manifest.get(FILES) or {}
+    for b in range(wanted):
+        path = batch_path(directory, b)
+        if path.name not in files:
+            return False
+        first, stop = batch_range(b)
+        read_batch(path, b, first, stop - first, config, files[path.name], decode=False,
+                   per_deal=rows_per_deal(manifest))
+    return True
 
 
 def _schema_key(table: pa.Table) -> tuple:
