@@ -126,14 +126,14 @@ def _without_hanging(call, fifo: Path, expect: type[BaseException], timeout: flo
     thread = threading.Thread(target=target, daemon=True)
     thread.start()
     thread.join(timeout)
-    if thread.isalive():
+    if thread.is_alive():
         for _ in range(50):  # release the blocked reader
             try:
                 os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
             except OSError:
                 pass
             thread.join(0.1)
-            if not thread.isalive():
+            if not thread.is_alive():
                 break
         pytest.fail(f"blocked on the FIFO {fifo}")
     error = outcome["error"]
