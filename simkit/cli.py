@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 import time
 from typing import Any, Sequence
@@ -231,6 +232,33 @@ def _cmd_tune(args: argparse.Namespace) -> int:
                   rules=RuleSet.from_strings(args.rule), spsa=spsa, quiet=args.quiet)
     print(result.text())
     print(f"({time.perf_counter() - start:.1f} s) -> {out}/report.md")
+    return 0
+
+
+def _cmd_train(args: argparse.Namespace) -> int:
+    try:
+        from simkit.learn.train import TrainSettings, train
+        from simkit.learn.fit import FitSettings
+    except ModuleNotFoundError as exc:
+        if exc.name in ("sklearn", "threadpoolctl"):
+            raise SimkitError("simkit train needs scikit-learn: pip install 'simkit[learn]' (or pip install "
+                              "scikit-learn)") from None
+        raise
+    from simkit.rules import RuleSet
+
+    start = time.perf_counter()
+    settings = TrainSettings(deals=args.deals, rate=args.rate, check_deals=args.check_deals,
+                             fit=FitSettings(hidden=args.hidden, epochs=args.epochs, alpha=args.alpha))
+    command = "simkit " + " ".join(shlex.quote(word) for word in sys.argv[1:])
+    result = train(args.out, generations=args.generations, seed=args.seed, rules=RuleSet.from_strings(args.rule),
+                   settings=settings, command=command, quiet=args.quiet)
+    best = result.best
+    c = best["check"]
+    print(f"model: {result.model} (generation {best['generation']} of {len(result.generations)}; check against expert "
+          f"{c['mean']:+.3f} [{c['lo']:+.3f}, {c['hi']:+.3f}] 牌 per seat per deal on {c['deals']:,} deals of seed "
+          f"{c['seed']})")
+    print(f"play it as learned:{result.model}")
+    print(f"({time.perf_counter() - start:.1f} s) -> {result.out / 'report.md'}")
     return 0
 
 
@@ -435,6 +463,7 @@ HANDLERS = {
     "compare": _cmd_compare,
     "tournament": _cmd_tournament,
     "tune": _cmd_tune,
+    "train": _cmd_train,
     "experiment": _cmd_experiment,
     "prob": _cmd_prob,
     "equity": _cmd_equity,
@@ -453,6 +482,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)  # argparse's own errors: one line, exit status 2
     args.argv = argv
     debug = args.debug or _debug_from_environment()
+    _one_line_warnings()
     _import_from_current_folder()
     previous = _on_sigterm_raise()
     try:
@@ -476,6 +506,22 @@ def main(argv: Sequence[str] | None = None) -> int:
             import signal
 
             signal.signal(signal.SIGTERM, previous)
+
+
+def _one_line_warnings() -> None:
+    """simkit's own warnings (a model played under other rules) as one line on stderr."""
+    import warnings
+
+    from simkit.errors import ModelRulesWarning
+
+    default = warnings.formatwarning
+
+    def format_warning(message, category, filename, lineno, line=None):
+        if issubclass(category, ModelRulesWarning):
+            return f"simkit: warning: {message}\n"
+        return default(message, category, filename, lineno, line)
+
+    warnings.formatwarning = format_warning
 
 
 def _writable(folder) -> bool:

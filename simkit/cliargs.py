@@ -101,6 +101,30 @@ def positive_finite(value: float, flag: str) -> float:
     return value
 
 
+def share(value: float, flag: str) -> float:
+    """A share in (0, 1]."""
+    if not (math.isfinite(value) and 0.0 < value <= 1.0):
+        raise SimkitError(f"{flag} must be a number in (0, 1], got {value!r}")
+    return value
+
+
+def nonnegative_finite(value: float, flag: str) -> float:
+    if not (math.isfinite(value) and value >= 0):
+        raise SimkitError(f"{flag} must be a finite number >= 0, got {value!r}")
+    return value
+
+
+def hidden_widths(text: str, flag: str) -> tuple[int, int]:
+    """``H1,H2``: two hidden layer widths in 1..256."""
+    try:
+        h1, h2 = (int(x) for x in text.split(","))
+    except ValueError:
+        raise SimkitError(f"{flag} takes two widths H1,H2 (e.g. 64,16), got {text!r}") from None
+    if not (1 <= h1 <= 256 and 1 <= h2 <= 256):
+        raise SimkitError(f"{flag} widths must be in 1..256, got {text!r}")
+    return h1, h2
+
+
 def sprt(text: str | None, flag: str) -> tuple[float, float, float] | None:
     """``DELTA,ALPHA,BETA`` -> three floats: a finite delta > 0 and 0 < alpha, beta < 0.5."""
     if text is None:
@@ -360,6 +384,11 @@ def _tune_checks(args: argparse.Namespace) -> None:
         args.out = out_dir(default_out("tune", args.policy, args.seed), "--out")
 
 
+def _train_checks(args: argparse.Namespace) -> None:
+    if args.out is None:
+        args.out = resumable_out_dir(default_out("train", "", args.seed), "--out")
+
+
 def _experiment_checks(args: argparse.Namespace) -> None:
     if args.out is not None and (args.reports is not None or args.data is not None):
         raise SimkitError("--out replaces --reports and --data: give --out alone, or --reports/--data")
@@ -486,6 +515,23 @@ COMMANDS: tuple[Command, ...] = (
         RULE,
         QUIET(help="no progress lines"),
     ), (_tune_checks,)),
+    Command("train", "learn a value model for the learned policy from self-play (needs simkit[learn])", (
+        OUT_DIR(help="training folder (default runs/train-seedS; resumable: a killed run resumes, more "
+                     "--generations continue); the model is OUT/model.npz, played as learned:OUT/model.npz",
+                check=resumable_out_dir),
+        SEED,
+        arg("--generations", type=int, default=3, check=POSITIVE, help="generations (default 3)"),
+        DEALS(default=20_000, check=integer(5), help="self-play deals per generation (default 20000)"),
+        arg("--rate", type=float, default=0.1, check=share,
+            help="share of the decisions whose candidates are rolled out (default 0.1)"),
+        arg("--hidden", default="64,16", check=hidden_widths, help="hidden layer widths H1,H2 (default 64,16)"),
+        arg("--epochs", type=int, default=3, check=POSITIVE, help="epochs of each fit (default 3)"),
+        arg("--alpha", type=float, default=0.01, check=nonnegative_finite, help="L2 penalty (default 0.01)"),
+        arg("--check-deals", type=int, default=300, check=integer(2),
+            help="duplicate deals of each generation's check against expert (default 300)"),
+        RULE,
+        QUIET(help="no progress lines"),
+    ), (_train_checks,)),
     Command("prob", "probabilities of dealt-hand events: Monte Carlo with intervals, exact where known", (
         arg("events", nargs="*", metavar="EVENT",
             help="events: NAME, NAME:VALUE or NAME:PARAM=VALUE, e.g. nao jiang_at_least_k:8 dealer_wins "

@@ -33,3 +33,8 @@ class RuleError(SimkitError):
 class DegenerateDataWarning(RuntimeWarning):
     """The data cannot give the statistic asked for (as ``scipy.stats.DegenerateDataWarning``):
     e.g. a bootstrap interval of constant data, returned as NaN."""
+
+
+class ModelRulesWarning(UserWarning):
+    """A ``learned`` model played under other rules than it was trained for (it plays them,
+    but it learned from deals of its own rules)."""

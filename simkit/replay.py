@@ -41,7 +41,7 @@ from simkit.cards import N_COPIES, N_SEATS, N_TYPES, TYPE_NAMES, format_counts, 
 from simkit.deck import DEALER_CARDS, PLAYER_CARDS
 from simkit.engine import layout as L
 from simkit.evaluator import pattern_names
-from simkit.policies.registry import PolicySpec, parse_policies, policy_arrays
+from simkit.policies.registry import PolicySpec, parse_policies, policy_arrays, warn_model_rules
 from simkit.rules import RuleSet
 from simkit.runner.play import (
     PERMUTATIONS,
@@ -102,6 +102,7 @@ def replay_events(
     j = int(row_seating(SEATING_CODES[seating], int(deal), int(seating_index), session_length))
     specs = tuple(specs[int(k)] for k in PERMUTATIONS[j])  # by seat, as seated in deal N
     ids, params, user = policy_arrays(specs)
+    warn_model_rules(specs, rules.to_dict())
     texts = [s.text() for s in specs]
     if session_length > 1:
         dealer = session_dealer(seed, deal, ids, params, rules.to_array(), session_length, user, first_dealer=dealer,

@@ -38,6 +38,7 @@ Method (docs/rules.md §2-§4, §6, §8):
 from __future__ import annotations
 
 import functools
+import math
 import itertools
 from typing import Mapping, Sequence
 
@@ -479,3 +480,100 @@ def naive_evaluate(concealed: Sequence[int],
             units = max(units, 1)
     return {"complete": True, "hu": best_hu, "lou": lou, "steps": steps, "units": units,
             "wins": units >= 1, "patterns": frozenset(patterns), "min_idle": 0}
+
+
+# ---- learned policy: the afterstate features, from the Observation (simkit.policies.learned)
+
+_MELD_USES = {"peng": lambda t: [t, t], "kong": lambda t: [t, t, t], "zhan": lambda t: [t]}
+
+
+def _chow_uses(action: int, t: int) -> list[int]:
+    """The concealed types a 吃 of the active card t uses (rules.md §5: a 圆 of the colour, or 卒 of
+    the other colours)."""
+    from simkit.engine.layout import A_CHOW_TRIAD, A_CHOW_ZU, A_CHOW_ZU4
+
+    colour, rank = colour_of(t), rank_of(t)
+    if action == A_CHOW_TRIAD:
+        first = 0 if rank < 3 else 3  # 将士相 or 车马炮
+        return [tix(colour, r) for r in range(first, first + 3) if r != rank]
+    if action == A_CHOW_ZU4:
+        return [tix(c, 6) for c in range(4) if c != colour]
+    left_out = action - A_CHOW_ZU
+    return [tix(c, 6) for c in range(4) if c not in (colour, left_out)]
+
+
+def naive_learned_features(observation, action: int, expert_scores: Sequence[float], expert_choice: int) -> dict:
+    """The afterstate features of ``action`` as a dict {region name: list of raw values}, from
+    an :class:`~simkit.engine.env.Observation`, written from their definitions (the module
+    docstring of simkit.policies.learned) and not from the kernel; ``expert_scores`` /
+    ``expert_choice``: expert's scores and choice on this observation (the kernel's, whose
+    argmax the tests check separately)."""
+    from simkit.engine.layout import A_KONG, A_PASS, A_PENG, A_ZHAN, E_DISCARD
+
+    me = observation.seat
+    nxt, other = (me + 1) % 3, (me + 2) % 3
+    conc = [int(c) for c in observation.concealed]
+    own_exp = [int(c) for c in observation.exposed_cards[me]]
+    own_out = [int(observation.exposed[me, 1, t] + observation.exposed[me, 2, t] > 0) for t in range(28)]
+    lock = [int(v != 0) for v in observation.pass_locks[me]]
+    n_chow = int(observation.n_chow[me])
+    active = observation.active_card if observation.phase != "discard" else -1
+    unseen = []
+    for t in range(28):
+        seen = conc[t] + int(observation.dead[t]) + int(observation.exposed_cards[:, t].sum()) + (t == active)
+        unseen.append(max(0, 4 - seen))
+    discards = {nxt: [0] * 28, other: [0] * 28}
+    for kind, player, t, _ in observation.history:
+        if kind == E_DISCARD and int(player) in discards:
+            discards[int(player)][int(t)] += 1
+    kind_names = ("discard", "pass", "peng", "kong", "zhan", "chow")
+    if action < 28:
+        t, kind = action, "discard"
+        conc[t] -= 1
+    else:
+        t = observation.active_card
+        if action == A_PASS:
+            kind = "pass"
+            lock[t] = 1
+        else:
+            kind = {A_PENG: "peng", A_KONG: "kong", A_ZHAN: "zhan"}.get(action, "chow")
+            uses = _MELD_USES[kind](t) if kind in _MELD_USES else _chow_uses(action, t)
+            for u in uses:
+                conc[u] -= 1
+                own_exp[u] += 1
+            own_exp[t] += 1
+            if kind in ("peng", "kong"):
+                own_out[t] = 1
+            if kind == "chow":
+                n_chow += 1
+
+    def out_bits(q: int) -> list[int]:
+        return [int(observation.exposed[q, 1, x] + observation.exposed[q, 2, x] > 0) for x in range(28)]
+
+    score = list(expert_scores)
+    if action == expert_choice:
+        gap = 0
+    else:
+        raw = score[expert_choice] - score[action]
+        gap = 255 if not math.isfinite(raw) or raw >= 510 else (0 if raw <= 0 else int(raw / 2 + 0.5))
+    return {
+        "F_LEVEL": [int(conc[x] >= k + 1) for x in range(28) for k in range(4)],
+        "F_OWN_OUT": own_out, "F_OWN_EXP": own_exp, "F_LOCK": lock, "F_UNSEEN": unseen,
+        "F_NEXT_OUT": out_bits(nxt), "F_OTHER_OUT": out_bits(other),
+        "F_NEXT_EXP": [int(v) for v in observation.exposed_cards[nxt]],
+        "F_OTHER_EXP": [int(v) for v in observation.exposed_cards[other]],
+        "F_NEXT_DISC": discards[nxt], "F_OTHER_DISC": discards[other],
+        "F_ACT_TYPE": [int(x == t) for x in range(28)],
+        "F_KIND": [int(k == kind) for k in kind_names],
+        "F_STOCK": [observation.stock_left],
+        "F_NCONC_NEXT": [int(observation.n_concealed[nxt])], "F_NCONC_OTHER": [int(observation.n_concealed[other])],
+        "F_XG_NEXT": [int(observation.xianggong[nxt] != 0)], "F_XG_OTHER": [int(observation.xianggong[other] != 0)],
+        "F_DEALER_ME": [int(observation.dealer == me)], "F_DEALER_NEXT": [int(observation.dealer == nxt)],
+        "F_NCHOW": [n_chow], "F_NOWIN": [int(observation.cannot_win[me] != 0)],
+        "F_FROM_DRAW": [int(active >= 0 and observation.active_source == "draw")],
+        "F_IDLE": [naive_min_idle(conc)],
+        "F_EXPERT": [int(action == expert_choice)],
+        "F_X_UNSEEN": [unseen[t]], "F_X_NEXT_DISC": [discards[nxt][t]], "F_X_OTHER_DISC": [discards[other][t]],
+        "F_X_NEXT_OUT": [out_bits(nxt)[t]], "F_X_OTHER_OUT": [out_bits(other)[t]],
+        "F_GAP": [gap],
+    }

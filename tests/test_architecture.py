@@ -23,7 +23,9 @@ imports only from its own layer or the layers below it.  Where a module sits:
   ratings, exact probabilities, plots, reports of a dataset; it plays no deal) → ``studies``
   (what runs simulations to answer a question: ``compare``, ``tournament``, ``tuning``,
   ``equity``, the dealt-hand simulation ``dealt`` and its Monte Carlo ``probability`` and
-  ``conditional``) → ``tools`` (``experiment``: runs simulations and writes reports; ``bench``;
+  ``conditional``) → ``learn`` (``simkit train``: self-play rollouts, the network's fit with the
+  optional scikit-learn, generations; the ``learned`` policy that plays a model is in
+  ``policies``, with numpy and numba only) → ``tools`` (``experiment``: runs simulations and writes reports; ``bench``;
   ``warmup``: compiles the kernels of each command ahead of use) →
   ``cli`` (``cli``, ``cliargs``: the commands' arguments and their checks, ``__main__``).
 
@@ -59,6 +61,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("runner", ("simkit.runner", "simkit.replay")),
     ("analysis", ("simkit.analysis",)),
     ("studies", ("simkit.studies",)),
+    ("learn", ("simkit.learn",)),
     ("tools", ("simkit.experiment", "simkit.bench", "simkit.warmup")),
     ("cli", ("simkit.cli", "simkit.cliargs", "simkit.__main__")),
 )

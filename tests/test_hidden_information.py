@@ -19,19 +19,18 @@ from numba import njit
 from simkit.engine import kernel as E
 from simkit.engine import layout as L
 from simkit.engine.env import Game
-from simkit.policies.builtin import P_EXPERT, P_GREEDY, P_MC, P_PATIENT, P_RANDOM, POLICY_WORK_SIZE
+from simkit.policies.builtin import P_EXPERT, P_GREEDY, P_LEARNED, P_MC, P_PATIENT, P_RANDOM, POLICY_WORK_SIZE
 from simkit.policies.dispatch import builtin_act_state
-from simkit.policies.registry import parse_policy, effective_params, N_PARAMS
+from simkit.policies.registry import parse_policies, policy_arrays
 from simkit.rules import RuleSet
 
-POLICY_IDS = {"random": P_RANDOM, "greedy": P_GREEDY, "patient": P_PATIENT, "mc": P_MC, "expert": P_EXPERT}
+POLICY_IDS = {"random": P_RANDOM, "greedy": P_GREEDY, "patient": P_PATIENT, "mc": P_MC, "expert": P_EXPERT,
+              "learned": P_LEARNED}
 
 
 def _params(name: str) -> np.ndarray:
-    params = np.zeros(N_PARAMS)
-    values = effective_params(parse_policy(name))
-    params[: len(values)] = values
-    return params
+    """The parameter row the kernels give the policy (a learned policy's holds its model)."""
+    return policy_arrays(parse_policies([name] * 3))[1][0]
 
 
 def reshuffle_hidden(s: np.ndarray, p: int, rng: np.random.Generator) -> np.ndarray:
@@ -98,7 +97,7 @@ def _decision_points(seed: int, deals: int, every: int):
             state.apply_action(_act("greedy", s, p, rules, np.array([1, 2, 3, 4], dtype=np.uint64)))
 
 
-@pytest.mark.parametrize("policy", ["random", "greedy", "patient", "expert"])
+@pytest.mark.parametrize("policy", ["random", "greedy", "patient", "expert", "learned"])
 def test_policy_ignores_hidden_cards(policy):
     rules = RuleSet().to_array()
     rng = np.random.default_rng(7)

@@ -47,6 +47,8 @@ __all__ = [
     "seat_policy_text",
     "short_policy_names",
     "sprt_llr_plot",
+    "training_loss_plot",
+    "training_strength_plot",
     "tuning_plot",
     "win_rate_by_seat_plot",
     "wrap_label",
@@ -431,3 +433,34 @@ def crosstable_plot(estimate: pd.DataFrame, lo: pd.DataFrame, hi: pd.DataFrame, 
     ax.set_ylabel("row policy")
     ax.set_title(title)
     return ax
+
+
+def training_loss_plot(generations: list[dict], directory: str | Path, stem: str = "loss") -> Path:
+    """The training loss by epoch of each generation of ``simkit train`` (its metrics dicts:
+    ``generation``, ``loss_curve``), with each generation's validation error as a mark."""
+    ax = new_axes((6.4, 3.6))
+    for m in generations:
+        curve = list(m["loss_curve"])
+        ax.plot(range(1, len(curve) + 1), curve, marker="o", label=f"generation {m['generation']}")
+        ax.plot([len(curve)], [m["validation_mse"] / 2], marker="x", color="black")
+    ax.set_xlabel("epoch")
+    ax.set_ylabel("loss (half the squared error, + L2)")
+    ax.set_title("fit of each generation (x: half the validation squared error)")
+    ax.legend(fontsize="small")
+    return save_figure(ax.figure, directory, stem)
+
+
+def training_strength_plot(generations: list[dict], directory: str | Path, stem: str = "strength") -> Path:
+    """Each generation's check against expert (mean and interval, 牌 per seat per deal)
+    against the self-play deals seen so far."""
+    ax = new_axes((6.4, 3.6))
+    seen = [m["deals_seen"] for m in generations]
+    mean = np.array([m["check"]["mean"] for m in generations])
+    lo = np.array([m["check"]["lo"] for m in generations])
+    hi = np.array([m["check"]["hi"] for m in generations])
+    ax.errorbar(seen, mean, yerr=[mean - lo, hi - mean], marker="o", capsize=4)
+    ax.axhline(0.0, color="grey", linewidth=0.8)
+    ax.set_xlabel("self-play deals seen")
+    ax.set_ylabel("learned − expert (pai per seat per deal)")
+    ax.set_title("strength by generation (95 % t interval, duplicate deals)")
+    return save_figure(ax.figure, directory, stem)

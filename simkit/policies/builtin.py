@@ -74,6 +74,7 @@ from simkit.evaluator.tables import (
 from simkit.exposed import EXP_BLOCK, N_EXP_ROWS
 from simkit.jit import hot_kernel
 from simkit.policies.expert import EXPERT_WORK_SIZE
+from simkit.policies.learned import LEARNED_WORK_SIZE
 from simkit.rng import next_below
 
 P_RANDOM = 0
@@ -81,6 +82,7 @@ P_GREEDY = 1
 P_PATIENT = 2
 P_MC = 3
 P_EXPERT = 4  # simkit.policies.expert
+P_LEARNED = 5  # simkit.policies.learned
 
 # greedy / patient scratch: the evaluator's workspace first, then these regions, each where the
 # previous one ends
@@ -95,7 +97,7 @@ GREEDY_WORK = chain_regions((
 ), base=K.WORK_SIZE)
 _W_OUT, _W_CHOICE, _W_CONC, _W_EXP, _W_USED, _W_PIDLE, _W_PDELTA = GREEDY_WORK.offsets
 # one scratch array serves every built-in policy: expert lays out its own regions (from 0)
-POLICY_WORK_SIZE = max(GREEDY_WORK.size, EXPERT_WORK_SIZE)
+POLICY_WORK_SIZE = max(GREEDY_WORK.size, EXPERT_WORK_SIZE, LEARNED_WORK_SIZE)
 
 
 @hot_kernel(cache=True, nogil=True)

@@ -14,6 +14,7 @@ from simkit.engine import kernel as E
 from simkit.policies.builtin import (
     P_EXPERT,
     P_GREEDY,
+    P_LEARNED,
     P_MC,
     P_PATIENT,
     P_RANDOM,
@@ -22,10 +23,11 @@ from simkit.policies.builtin import (
     random_act,
 )
 from simkit.policies.expert import expert_act, expert_state
+from simkit.policies.learned import learned_act
 from simkit.policies.mc import mc_act
 
 
-BUILTIN_POLICIES = (P_RANDOM, P_GREEDY, P_PATIENT, P_MC, P_EXPERT)  # the ids builtin_act_state plays
+BUILTIN_POLICIES = (P_RANDOM, P_GREEDY, P_PATIENT, P_MC, P_EXPERT, P_LEARNED)  # the ids builtin_act_state plays
 NO_SUCH_POLICY = -2  # what a dispatcher returns for a policy id it does not know (the deal loops flag it)
 
 
@@ -42,14 +44,16 @@ def builtin_act(policy_id, obs, mask, params, rng, rules, work):
         return expert_act(obs, mask, params, rules, work)
     if policy_id == P_GREEDY:
         return greedy_like(obs, mask, params, rules, work, False)
+    if policy_id == P_LEARNED:
+        return learned_act(obs, mask, params, rules, work)
     return NO_SUCH_POLICY
 
 
 @njit(cache=True, nogil=True, inline="always")
 def builtin_act_state(policy_id, s, p, obs, mask, params, rng, rules, work):
     """:func:`builtin_act` for player p of state ``s``, the same choices: ``random`` needs no
-    observation, ``greedy`` / ``patient`` / ``expert`` read p's own view from the state, and only ``mc``
-    gets the observation, filled into ``obs`` here.  An unknown id returns
+    observation, ``greedy`` / ``patient`` / ``expert`` read p's own view from the state, and ``mc``
+    and ``learned`` get the observation, filled into ``obs`` here.  An unknown id returns
     :data:`NO_SUCH_POLICY` (never a policy's choice: the deal loops stop the deal and flag it)."""
     if policy_id == P_RANDOM:
         return random_act(mask, rng)
@@ -62,6 +66,9 @@ def builtin_act_state(policy_id, s, p, obs, mask, params, rng, rules, work):
         return expert_state(s, p, mask, params, rules, work)
     if policy_id == P_GREEDY:
         return greedy_state(s, p, mask, params, rules, work, False)
+    if policy_id == P_LEARNED:
+        E.observe(s, p, obs)
+        return learned_act(obs, mask, params, rules, work)
     return NO_SUCH_POLICY
 
 

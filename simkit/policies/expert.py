@@ -592,6 +592,42 @@ def _part_discards(conc, part, value_now, cross_now, unseen, out_comp, lock, par
     return best_t, best_delta
 
 
+@hot_kernel(cache=True, nogil=True)
+def _part_discard_scores(conc, part, value_now, cross_now, unseen, out_comp, lock, params, danger_weight,
+                         danger_cache, danger_done, src, exp_all_at, me, n_unseen, n_next, n_other, can_next,
+                         can_other, scores, best_before, behind):
+    """:func:`_part_discards`' score of the discards of ``part`` (its change of Φ minus its
+    danger) into ``scores[t]``, except that a discard scoring at most ``best_before`` (the best
+    score of the decision so far) minus ``behind`` before its danger gets -inf without its
+    danger weighed (with a danger >= 0 it is at least ``behind`` below the best); returns the
+    part's first best (type, score) ((-1, NO_VALUE) when it has none), the same as
+    :func:`_part_discards` finds."""
+    first, step, size = K.part_span(part)
+    best_t = -1
+    best_delta = NO_VALUE
+    for i in range(size):
+        t = first + i * step
+        if conc[t] == 0 or t % N_RANKS == JIANG:
+            continue
+        cross_changes = t % N_RANKS == ZU or conc[t] >= 2
+        conc[t] -= 1
+        delta = part_value(conc, part, unseen, out_comp, lock, params) - value_now
+        if cross_changes:
+            delta += cross_value(conc, unseen, out_comp, params) - cross_now
+        conc[t] += 1
+        if danger_weight >= 0.0 and delta <= max(best_before, best_delta) - behind:
+            scores[t] = -np.inf  # far behind: its score is not needed
+            continue
+        if danger_weight != 0.0:
+            delta -= danger_weight * _cached_danger(t, danger_cache, danger_done, src, exp_all_at, me, unseen,
+                                                    n_unseen, n_next, n_other, can_next, can_other, params)
+        scores[t] = delta
+        if delta > best_delta:
+            best_delta = delta
+            best_t = t
+    return best_t, best_delta
+
+
 @njit(cache=True, nogil=True)
 def _chariot_through(conc, src, expcards_at, exp_at, t, zhan_in_chariot):
     """docs/rules.md §7 from the player's own view: a chariot through t (concealed + exposed cards)."""
@@ -644,9 +680,17 @@ def _evaluate(conc, src, exp_at, n_chow, exp_row, t, rules, work):
 
 @njit(cache=True, nogil=True)
 def _expert_core(src, me, conc_at, exp_all_at, expcards_at, dead_at, lock_at, n_chow, phase, t, stock_left,
-                 n_next, n_other, xianggong_next, xianggong_other, cannot_win, mask, params, rules, work):
+                 n_next, n_other, xianggong_next, xianggong_other, cannot_win, mask, params, rules, work, scores,
+                 scores_behind):
     """expert on player ``me``'s view of ``src`` (an observation or the state: the offsets
-    name the regions, which have the same layout in both)."""
+    name the regions, which have the same layout in both).  A ``scores`` array of N_ACTIONS
+    floats (an empty one: none) also receives the score of every legal discard, claim and
+    pass of the decision (-inf elsewhere, and for a discard at least ``scores_behind`` below
+    the best; comparable within the decision, the choice's the largest)."""
+    record = scores.shape[0] > 0
+    if record:
+        for a in range(scores.shape[0]):
+            scores[a] = -np.inf
     conc = work[XW_CONC : XW_CONC + N_TYPES]
     unseen = work[XW_UNSEEN : XW_UNSEEN + N_TYPES]
     out_comp = work[XW_OUT_COMP : XW_OUT_COMP + N_TYPES]
@@ -696,10 +740,16 @@ def _expert_core(src, me, conc_at, exp_all_at, expcards_at, dead_at, lock_at, n_
         best_delta = NO_VALUE
         for part in range(N_PARTS):
             value = part_value(conc, part, unseen, out_comp, lock, params)
-            part_t, delta = _part_discards(conc, part, value, cross_now, unseen, out_comp, lock, params,
-                                           best_delta if prune else NO_VALUE, danger_weight, danger_cache,
-                                           danger_done, src, exp_all_at, me, n_unseen, n_next, n_other, can_next,
-                                           can_other)
+            if record:  # every discard scored; the part's first best (the same as the pruned search's)
+                part_t, delta = _part_discard_scores(conc, part, value, cross_now, unseen, out_comp, lock, params,
+                                                     danger_weight, danger_cache, danger_done, src, exp_all_at, me,
+                                                     n_unseen, n_next, n_other, can_next, can_other, scores,
+                                                     best_delta, scores_behind)
+            else:
+                part_t, delta = _part_discards(conc, part, value, cross_now, unseen, out_comp, lock, params,
+                                               best_delta if prune else NO_VALUE, danger_weight, danger_cache,
+                                               danger_done, src, exp_all_at, me, n_unseen, n_next, n_other, can_next,
+                                               can_other)
             if part_t >= 0 and delta > best_delta:
                 best_delta = delta
                 best_t = part_t
@@ -736,6 +786,8 @@ def _expert_core(src, me, conc_at, exp_all_at, expcards_at, dead_at, lock_at, n_
     lock[t] = old_lock
     if kong_forced or peng_forced:
         best_value -= NOWIN_PENALTY
+    if record:
+        scores[A_PASS] = best_value
     used = work[XW_USED : XW_USED + MELD_TYPES]
     for a in range(N_ACTIONS):
         if not mask[a] or a == A_PASS:
@@ -784,6 +836,8 @@ def _expert_core(src, me, conc_at, exp_all_at, expcards_at, dead_at, lock_at, n_
         for i in range(MELD_TYPES):
             if used[i] >= 0:
                 conc[used[i]] += 1
+        if record:
+            scores[a] = value
         if value > best_value:
             best_value = value
             best_action = a
@@ -793,13 +847,21 @@ def _expert_core(src, me, conc_at, exp_all_at, expcards_at, dead_at, lock_at, n_
 @njit(cache=True, nogil=True)
 def expert_act(obs, mask, params, rules, work):
     """expert on an observation (the plug-in contract, without the unused rng)."""
+    return expert_act_scores(obs, mask, params, rules, work, work[:0].view(np.float64), np.inf)
+
+
+@njit(cache=True, nogil=True)
+def expert_act_scores(obs, mask, params, rules, work, scores, behind):
+    """:func:`expert_act`, also writing every candidate's score into ``scores`` (N_ACTIONS
+    floats; an empty array: none), as ``_expert_core`` describes (a discard ``behind`` points
+    or more below the best may get -inf)."""
     me = obs[O_SEAT]
     nxt = (me + 1) % N_SEATS
     other = (me + 2) % N_SEATS
     return _expert_core(obs, me, O_CONC, O_EXP, O_EXPCARDS, O_DEAD, O_LOCK + N_TYPES * me, obs[O_NCHOW + me],
                         obs[O_PHASE], obs[O_ACTIVE], obs[O_STOCK_LEFT], obs[O_NCONC + nxt], obs[O_NCONC + other],
                         obs[O_XIANGGONG + nxt], obs[O_XIANGGONG + other], obs[O_NOWIN + me] == 1, mask, params,
-                        rules, work)
+                        rules, work, scores, behind)
 
 
 @njit(cache=True, nogil=True)
@@ -817,4 +879,5 @@ def expert_state(s, p, mask, params, rules, work):
         n_other += s[S_CONC + N_TYPES * other + x]
     return _expert_core(s, p, S_CONC + N_TYPES * p, S_EXP, S_EXPCARDS, S_DEAD, S_LOCK + N_TYPES * p, s[S_NCHOW + p],
                         s[S_PHASE], s[S_ACTIVE], N_CARDS - s[S_STOCK_POS], n_next, n_other, s[S_XIANGGONG + nxt],
-                        s[S_XIANGGONG + other], s[S_NOWIN + p] == 1, mask, params, rules, work)
+                        s[S_XIANGGONG + other], s[S_NOWIN + p] == 1, mask, params, rules, work,
+                        work[:0].view(np.float64), np.inf)

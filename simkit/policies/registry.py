@@ -60,6 +60,7 @@ import math
 import re
 import sys
 import types
+import warnings
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
@@ -69,12 +70,16 @@ from numba.core.registry import CPUDispatcher
 
 from simkit.cards import N_SEATS
 from simkit.deck import STOCK_CARDS
-from simkit.errors import SimkitError
-from simkit.policies.builtin import P_EXPERT, P_GREEDY, P_MC, P_PATIENT, P_RANDOM
+from simkit.errors import ModelRulesWarning, SimkitError
+from simkit.policies.builtin import P_EXPERT, P_GREEDY, P_LEARNED, P_MC, P_PATIENT, P_RANDOM
 from simkit.policies.expert import EXPERT_PARAMS
+from simkit.policies.learned import MODEL_OFFSET
 from simkit.policies.mc import MC_PARAMS
+from simkit.policies.model import BUILTIN_MODEL, LoadedModel, load_model, rules_difference
 
 N_PARAMS = 16  # parameters per policy (the width of the params array every policy receives)
+assert N_PARAMS == MODEL_OFFSET  # a learned policy's model block follows its N_PARAMS parameters
+LEARNED = "learned"  # the shipped model; ``learned:PATH`` plays the model file PATH
 USER_SLOT_BASE = 100  # policy ids of a run's distinct user policies: 100, 101, 102 (in order of first seat)
 POLICY_ARGUMENTS = ("obs", "mask", "params", "rng", "rules", "work")
 _MODULE_PATH = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
@@ -209,7 +214,58 @@ _REGISTRY: dict[str, _Entry] = {
                        "mc tuned: expert as base and in rollouts, 48 determinisations raced after 4, claims searched"),
     "expert": _builtin(P_EXPERT, param_table(EXPERT_PARAMS),
                        "hand-value heuristic: outs, pairs, 子, chariot/清/天地 prospects, locks, discard danger"),
+    LEARNED: _builtin(P_LEARNED, (), "value network fitted to self-play returns (simkit train); learned:PATH plays "
+                                     "a model file"),
 }
+
+
+def learned_model_path(name: str) -> str | None:
+    """The model file a ``learned`` policy name plays (``learned``: the shipped model,
+    ``learned:PATH``: PATH); None for any other name.
+
+    >>> learned_model_path("learned:models/mine.npz"), learned_model_path("expert")
+    ('models/mine.npz', None)
+    """
+    if name == LEARNED:
+        return str(BUILTIN_MODEL)
+    if name.startswith(LEARNED + ":"):
+        return name[len(LEARNED) + 1 :]
+    return None
+
+
+def learned_model(name: str) -> LoadedModel | None:
+    """The checked model of a ``learned`` policy name (a one-line error naming the file when
+    it is missing, truncated, foreign or of another layout); None for any other name."""
+    path = learned_model_path(name)
+    return None if path is None else load_model(path)
+
+
+_WARNED_RULES: set[tuple[str, tuple[str, ...]]] = set()
+
+
+def warn_model_rules(specs: Sequence[PolicySpec], rules_dict: dict) -> list[str]:
+    """Warn (:class:`~simkit.errors.ModelRulesWarning`, one line, once per model and rule set in
+    a process) for each ``learned`` policy of ``specs`` whose model was trained for other rules
+    than ``rules_dict``; returns the warnings' texts."""
+    texts = []
+    for spec in specs:
+        model = learned_model(spec.name)
+        if model is None:
+            continue
+        changed = tuple(rules_difference(model.rules, rules_dict))
+        if changed:
+            text = (f"policy {spec.name}: its model was trained for other rules than this run's "
+                    f"({', '.join(changed)}); it plays them untrained (simkit train --rule ... makes a model for them)")
+            texts.append(text)
+            if (spec.name, changed) not in _WARNED_RULES:
+                _WARNED_RULES.add((spec.name, changed))
+                warnings.warn(text, ModelRulesWarning, stacklevel=2)
+    return texts
+
+
+def _base_name(name: str) -> str:
+    """The registry name of a policy name (``learned`` for ``learned:PATH``)."""
+    return LEARNED if learned_model_path(name) is not None else name
 MC_PARAM_NAMES = _REGISTRY["mc"].param_names
 
 
@@ -287,13 +343,13 @@ def param_names(name: str) -> tuple[str, ...]:
     >>> param_names("patient")
     ('min_units', 'late_stock', 'peng_slack')
     """
-    entry = _REGISTRY.get(name)
+    entry = _REGISTRY.get(_base_name(name))
     return entry.param_names if entry is not None else ()
 
 
 def param_table_of(name: str) -> tuple[Param, ...] | None:
     """A built-in policy's parameter table (names, defaults, ranges); None for a user policy."""
-    entry = _REGISTRY.get(name)
+    entry = _REGISTRY.get(_base_name(name))
     return entry.table if entry is not None else None
 
 
@@ -347,6 +403,8 @@ def is_import_path(name: str) -> bool:
     (True, False)
     """
     module, sep, function = name.partition(":")
+    if learned_model_path(name) is not None:
+        return False
     return bool(sep) and _MODULE_PATH.fullmatch(module) is not None and function.isidentifier()
 
 
@@ -379,9 +437,11 @@ def import_policy(name: str) -> Any:
 
 
 def _entry(name: str) -> _Entry:
-    """The registry entry of a policy name, or the entry of an import path (imported now)."""
-    entry = _REGISTRY.get(name)
+    """The registry entry of a policy name, or the entry of an import path (imported now);
+    a ``learned`` name's model file is checked now."""
+    entry = _REGISTRY.get(_base_name(name))
     if entry is not None:
+        learned_model(name)
         return entry
     if is_import_path(name):
         function = import_policy(name)
@@ -397,6 +457,8 @@ def _split(text: str) -> tuple[str, str]:
     """(policy name or import path, raw parameter text) of one spec."""
     text = text.strip()
     head, _, rest = text.partition(":")
+    if head.strip() == LEARNED and rest.strip():
+        return f"{LEARNED}:{rest.strip()}", ""  # learned:PATH (the rest is the path: no parameters)
     if head not in _REGISTRY and rest:
         function, _, raw = rest.partition(":")
         if function.strip().isidentifier():
@@ -516,16 +578,22 @@ def is_number(text: str) -> bool:
 
 
 def policy_arrays(specs: Sequence[PolicySpec]) -> tuple[np.ndarray, np.ndarray, tuple[Callable | None, ...]]:
-    """(policy ids (3,), params (3, N_PARAMS), user functions by slot).
+    """(policy ids (3,), params (3, N_PARAMS + the largest model block: a ``learned``
+    policy's row holds its model after its parameters), user functions by slot).
 
     The distinct user functions of ``specs``, in order of first appearance, fill the slots
     0, 1, 2 (None where unused) and get the policy ids ``USER_SLOT_BASE + slot``: the same
     user policy at any seat (as in the seatings of a comparison) uses the same slot, and so
     the same compiled kernels (:func:`simkit.runner.play.user_kernels`)."""
     ids = np.zeros(N_SEATS, dtype=np.int64)
-    params = np.zeros((N_SEATS, N_PARAMS), dtype=np.float64)
+    models = [learned_model(spec.name) for spec in specs]
+    width = N_PARAMS + max((m.block.size for m in models if m is not None), default=0)
+    params = np.zeros((N_SEATS, width), dtype=np.float64)
     user: list[Callable] = []
     for seat, spec in enumerate(specs):
+        model = models[seat]
+        if model is not None:
+            params[seat, N_PARAMS : N_PARAMS + model.block.size] = model.block
         entry = _entry(spec.name)
         if entry.python is not None:
             raise PolicyError(f"policy {spec.name!r} is a Python policy: it cannot run in a compiled kernel (simulate, "
@@ -771,10 +839,14 @@ def policy_source_digest(function: Any) -> str:
 
 def policy_sources(specs: Sequence[PolicySpec]) -> tuple[tuple[str, str], ...]:
     """(policy name or import path, :func:`policy_source_digest`) of each distinct user
-    policy of ``specs``, sorted by name; () when all are built-in."""
+    policy of ``specs``, and (name, ``model sha256:…``) of each ``learned`` policy (its model
+    file's digest), sorted by name; () when all are built-in without a model."""
     found: dict[str, str] = {}
     for spec in specs:
         entry = _entry(spec.name)
-        if entry.builtin_id < 0 and spec.name not in found:
+        model = learned_model(spec.name)
+        if model is not None:
+            found[spec.name] = f"model sha256:{model.digest}"
+        elif entry.builtin_id < 0 and spec.name not in found:
             found[spec.name] = policy_source_digest(entry.function if entry.python is None else entry.python)
     return tuple(sorted(found.items()))

@@ -25,7 +25,7 @@ reflect: seat s plays P[(j - s) mod 3].  ``fixed`` plays seating 0 (seat k plays
 deal; ``rotate`` plays deal N under seating (N // K) mod 3 (K the session length: a session
 keeps its seating, seats are players across it; K = 1: N mod 3); ``all`` plays every deal
 six times, once per seating, as rows 6·i + j.  The permutation is applied per deal inside the
-kernels (the deal loop hands the deal ``policy_ids[perm[s]]`` and ``params[perm[s]]``), so
+kernels (the deal loop hands seat s ``policy_ids[perm[s]]`` and the row ``params[perm[s]]``), so
 the cards of deal N are unchanged, and the random streams stay keyed by seat: stream 1 + s of
 (S, N) drives whichever policy sits at seat s.  A row is therefore exactly the deal N of a
 fixed-seat run of the policies as seated (``simkit replay`` with those policies), rotating
@@ -162,11 +162,13 @@ def seating_index(seating, deal, row_in_deal, session_length):
 
 
 @njit(cache=True, nogil=True)
-def _seat_policies(policy_ids, params, j, ids, seat_params):
-    """The policies of seating j by seat: ``ids[s] = policy_ids[perm[s]]``, same for params."""
+def _seat_policies(policy_ids, j, ids, seat_of):
+    """The policies of seating j by seat: ``ids[s] = policy_ids[perm[s]]`` and ``seat_of[s] =
+    perm[s]``, the row of the run's ``params`` seat s plays with (read in place, not copied:
+    a ``learned`` policy's row holds its whole model)."""
     for s in range(N_SEATS):
         ids[s] = policy_ids[PERMUTATIONS[j, s]]
-        seat_params[s, :] = params[PERMUTATIONS[j, s], :]
+        seat_of[s] = PERMUTATIONS[j, s]
 
 
 @njit(cache=True, nogil=True)
@@ -203,16 +205,16 @@ def record_result(s, deck, result):
 
 
 @njit(cache=True, nogil=True)
-def new_scratch(n_params):
+def new_scratch():
     """The scratch arrays of one chunk of deals: state, deck, the four random streams, legal
     mask, observation, engine and policy workspaces, an empty event log and its count, the
-    seats' policy ids and parameters."""
+    seats' policy ids and their rows of the run's parameters."""
     return (np.zeros(N_STATE, dtype=np.int64), np.zeros(N_CARDS, dtype=np.int64),
             np.zeros((N_STREAMS, RNG_WORDS), dtype=np.uint64),
             np.zeros(N_ACTIONS, dtype=np.bool_), np.zeros(N_OBS, dtype=np.int64),
             np.zeros(E.ENGINE_WORK_SIZE, dtype=np.int64), np.zeros(POLICY_WORK_SIZE, dtype=np.int64),
             np.zeros((0, EVENT_WIDTH), dtype=np.int64), np.zeros(1, dtype=np.int64),
-            np.zeros(N_SEATS, dtype=np.int64), np.zeros((N_SEATS, n_params), dtype=np.float64))
+            np.zeros(N_SEATS, dtype=np.int64), np.zeros(N_SEATS, dtype=np.int64))
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -220,17 +222,18 @@ def borrow_scratch(owners):
     """:func:`simkit.jit.borrowed` views of :func:`new_scratch`'s arrays: the chunk loops pass
     them down every call chain without reference counting; the chunk keeps ``owners`` alive
     (:func:`simkit.jit.keep_alive`) until its loop is over."""
-    s, deck, rngs, mask, obs, work, pwork, ev, ev_n, ids, seat_params = owners
+    s, deck, rngs, mask, obs, work, pwork, ev, ev_n, ids, seat_of = owners
     return (borrowed(s), borrowed(deck), borrowed(rngs), borrowed(mask), borrowed(obs), borrowed(work),
-            borrowed(pwork), borrowed(ev), borrowed(ev_n), borrowed(ids), borrowed(seat_params))
+            borrowed(pwork), borrowed(ev), borrowed(ev_n), borrowed(ids), borrowed(seat_of))
 
 
 @njit(nogil=True, inline="always")
-def _play_deck_with(act, root, deal, dealer, policy_ids, params, rules, s, deck, rngs, mask, obs, work, pwork, ev,
-                    ev_n, result):
+def _play_deck_with(act, root, deal, dealer, policy_ids, params, seat_of, rules, s, deck, rngs, mask, obs, work,
+                    pwork, ev, ev_n, result):
     """Play the prepared ``deck`` as deal number ``deal`` (the policies draw from the streams
     1 + p of (root, deal)), asking the policy dispatcher ``act`` for every decision; fill
-    ``result``; a deal that stops before its end (an illegal action, an unknown policy id,
+    ``result``; seat p plays ``policy_ids[p]`` with the parameter row ``params[seat_of[p]]``;
+    a deal that stops before its end (an illegal action, an unknown policy id,
     :data:`MAX_DECISIONS` reached) is flagged in ``R_ERROR`` (``ERR_*``).  ``act`` is a jitted
     function passed as an argument
     (:class:`simkit.jit.static_function`; numba compiles this once per dispatcher):
@@ -247,7 +250,7 @@ def _play_deck_with(act, root, deal, dealer, policy_ids, params, rules, s, deck,
         p = s[S_PLAYER]
         # the engine leaves the legal mask of this decision in ``mask``; the dispatcher fills
         # ``obs`` (player p's observation) for the policies that read it
-        action = act(policy_ids[p], s, p, obs, mask, params[p], rngs[p], rules, pwork)
+        action = act(policy_ids[p], s, p, obs, mask, params[seat_of[p]], rngs[p], rules, pwork)
         if action == NO_SUCH_POLICY:
             error = ERR_UNKNOWN_POLICY + ERR_SEAT * p
             break
@@ -262,15 +265,15 @@ def _play_deck_with(act, root, deal, dealer, policy_ids, params, rules, s, deck,
 
 
 @njit(nogil=True, inline="always")
-def _play_deal_with(act, root, deal, dealer, policy_ids, params, rules, s, deck, rngs, mask, obs, work, pwork, ev,
-                    ev_n, result):
+def _play_deal_with(act, root, deal, dealer, policy_ids, params, seat_of, rules, s, deck, rngs, mask, obs, work,
+                    pwork, ev, ev_n, result):
     """Play deal number ``deal`` to the end: shuffle its deck (:func:`simkit.deck.deal_deck`),
     then play it (:func:`_play_deck_with`); fill ``result``.  Inlined into the deal kernel
     (``_play_deal``, the ``play_deal`` of :func:`make_play_kernels`), which the chunk kernels
     call."""
     deal_deck(root, deal, rngs[DECK_STREAM], deck)
-    _play_deck_with(act, root, deal, dealer, policy_ids, params, rules, s, deck, rngs, mask, obs, work, pwork, ev,
-                    ev_n, result)
+    _play_deck_with(act, root, deal, dealer, policy_ids, params, seat_of, rules, s, deck, rngs, mask, obs, work,
+                    pwork, ev, ev_n, result)
 
 
 CHUNK = 256
@@ -279,14 +282,16 @@ CHUNK = 256
 @njit(nogil=True, inline="always")
 def _play_decks_chunk_with(act, k, root, first_deal, decks, dealer, policy_ids, params, rules, results):
     """Play chunk k (CHUNK deals) of prepared decks: decks[i] as deal ``first_deal + i``."""
-    owners = new_scratch(params.shape[1])
-    s, deck, rngs, mask, obs, work, pwork, ev, ev_n, _, _ = borrow_scratch(owners)
+    owners = new_scratch()
+    s, deck, rngs, mask, obs, work, pwork, ev, ev_n, _, seat_of = borrow_scratch(owners)
     decks, results = borrowed(decks), borrowed(results)
     policy_ids, params, rules = borrowed(policy_ids), borrowed(params), borrowed(rules)
+    for p in range(N_SEATS):
+        seat_of[p] = p
     for i in range(k * CHUNK, min(decks.shape[0], (k + 1) * CHUNK)):
         deck[:] = decks[i]
-        _play_deck_with(act, root, first_deal + i, dealer, policy_ids, params, rules, s, deck, rngs, mask, obs, work,
-                        pwork, ev, ev_n, results[i])
+        _play_deck_with(act, root, first_deal + i, dealer, policy_ids, params, seat_of, rules, s, deck, rngs, mask,
+                        obs, work, pwork, ev, ev_n, results[i])
     keep_alive(owners)
 
 
@@ -295,14 +300,14 @@ def _play_chunk_with(play_deal, k, root, first_deal, n_deals, dealer, policy_ids
     """Play chunk k (CHUNK rows: deals, or with seating all deal-seatings) of a batch with one
     set of scratch arrays; each row under its seating (:func:`seating_index`), by the deal
     kernel ``play_deal`` (a :class:`~simkit.jit.static_function`)."""
-    owners = new_scratch(params.shape[1])
-    s, deck, rngs, mask, obs, work, pwork, ev, ev_n, ids, seat_params = borrow_scratch(owners)
+    owners = new_scratch()
+    s, deck, rngs, mask, obs, work, pwork, ev, ev_n, ids, seat_of = borrow_scratch(owners)
     policy_ids, params, rules, results = borrowed(policy_ids), borrowed(params), borrowed(rules), borrowed(results)
     per_deal = 6 if seating == SEATING_ALL else 1
     for i in range(k * CHUNK, min(n_deals * per_deal, (k + 1) * CHUNK)):
         deal = first_deal + i // per_deal
-        _seat_policies(policy_ids, params, seating_index(seating, deal, i % per_deal, 1), ids, seat_params)
-        play_deal(root, deal, dealer, ids, seat_params, rules, s, deck, rngs, mask, obs, work, pwork, ev, ev_n,
+        _seat_policies(policy_ids, seating_index(seating, deal, i % per_deal, 1), ids, seat_of)
+        play_deal(root, deal, dealer, ids, params, seat_of, rules, s, deck, rngs, mask, obs, work, pwork, ev, ev_n,
                   results[i])
     keep_alive(owners)
 
@@ -328,8 +333,8 @@ def _play_session_chunk_with(play_deal, k, root, first_deal, n_deals, session_le
     ``n_deals``) with one set of scratch arrays, each session's deals in order: a deal's dealer
     needs the previous deal's winner.  With seating all, each session is played once per
     seating (deal i's row under seating j: 6·i + j).  ``play_deal``: as :func:`_play_chunk_with`."""
-    owners = new_scratch(params.shape[1])
-    s, deck, rngs, mask, obs, work, pwork, ev, ev_n, ids, seat_params = borrow_scratch(owners)
+    owners = new_scratch()
+    s, deck, rngs, mask, obs, work, pwork, ev, ev_n, ids, seat_of = borrow_scratch(owners)
     policy_ids, params, rules, results = borrowed(policy_ids), borrowed(params), borrowed(rules), borrowed(results)
     per_deal = 6 if seating == SEATING_ALL else 1
     span = max(1, CHUNK // session_length) * session_length
@@ -341,8 +346,8 @@ def _play_session_chunk_with(play_deal, k, root, first_deal, n_deals, session_le
             else:
                 dealer = next_dealer(results[(i - 1) * per_deal + j], dealer, rules)
             deal = first_deal + i
-            _seat_policies(policy_ids, params, seating_index(seating, deal, j, session_length), ids, seat_params)
-            play_deal(root, deal, dealer, ids, seat_params, rules, s, deck, rngs, mask, obs, work, pwork, ev, ev_n,
+            _seat_policies(policy_ids, seating_index(seating, deal, j, session_length), ids, seat_of)
+            play_deal(root, deal, dealer, ids, params, seat_of, rules, s, deck, rngs, mask, obs, work, pwork, ev, ev_n,
                       results[i * per_deal + j])
     keep_alive(owners)
 
@@ -400,10 +405,10 @@ _BUILTIN_ACT = static_function(builtin_act_state)
 
 
 @njit(cache=True, nogil=True)
-def _play_deal(root, deal, dealer, policy_ids, params, rules, s, deck, rngs, mask, obs, work, pwork, ev, ev_n,
-               result):
-    _play_deal_with(_BUILTIN_ACT, root, deal, dealer, policy_ids, params, rules, s, deck, rngs, mask, obs, work,
-                    pwork, ev, ev_n, result)
+def _play_deal(root, deal, dealer, policy_ids, params, seat_of, rules, s, deck, rngs, mask, obs, work, pwork, ev,
+               ev_n, result):
+    _play_deal_with(_BUILTIN_ACT, root, deal, dealer, policy_ids, params, seat_of, rules, s, deck, rngs, mask, obs,
+                    work, pwork, ev, ev_n, result)
 
 
 _BUILTIN_DEAL = static_function(_play_deal)
@@ -440,10 +445,10 @@ _BASIC_ACT = static_function(basic_act_state)
 
 
 @njit(cache=True, nogil=True)
-def _play_deal_basic(root, deal, dealer, policy_ids, params, rules, s, deck, rngs, mask, obs, work, pwork, ev, ev_n,
-                     result):
-    _play_deal_with(_BASIC_ACT, root, deal, dealer, policy_ids, params, rules, s, deck, rngs, mask, obs, work,
-                    pwork, ev, ev_n, result)
+def _play_deal_basic(root, deal, dealer, policy_ids, params, seat_of, rules, s, deck, rngs, mask, obs, work, pwork,
+                     ev, ev_n, result):
+    _play_deal_with(_BASIC_ACT, root, deal, dealer, policy_ids, params, seat_of, rules, s, deck, rngs, mask, obs,
+                    work, pwork, ev, ev_n, result)
 
 
 _BASIC_DEAL = static_function(_play_deal_basic)
@@ -528,10 +533,10 @@ def make_play_kernels(act: Callable) -> PlayKernels:
     act = static_function(act)
 
     @njit(nogil=True)
-    def play_deal(root, deal, dealer, policy_ids, params, rules, s, deck, rngs, mask, obs, work, pwork, ev, ev_n,
-                  result):
-        _play_deal_with(act, root, deal, dealer, policy_ids, params, rules, s, deck, rngs, mask, obs, work, pwork,
-                        ev, ev_n, result)
+    def play_deal(root, deal, dealer, policy_ids, params, seat_of, rules, s, deck, rngs, mask, obs, work, pwork, ev,
+                  ev_n, result):
+        _play_deal_with(act, root, deal, dealer, policy_ids, params, seat_of, rules, s, deck, rngs, mask, obs, work,
+                        pwork, ev, ev_n, result)
 
     deal = static_function(play_deal)
 
@@ -795,7 +800,7 @@ def play_one(
     ev_n = np.zeros(1, dtype=np.int64)
     result = np.zeros(N_RESULT, dtype=np.int64)
     args = (root_key(seed), deal, dealer, np.asarray(policy_ids, dtype=np.int64),
-            np.ascontiguousarray(params, dtype=np.float64), rules_array, s, deck, rngs, mask, obs,
-            E.new_engine_workspace(), np.zeros(POLICY_WORK_SIZE, dtype=np.int64), ev, ev_n, result)
+            np.ascontiguousarray(params, dtype=np.float64), np.arange(N_SEATS, dtype=np.int64), rules_array, s, deck,
+            rngs, mask, obs, E.new_engine_workspace(), np.zeros(POLICY_WORK_SIZE, dtype=np.int64), ev, ev_n, result)
     kernels.play_deal(*args)
     return s, deck, ev[: ev_n[0]].copy(), result

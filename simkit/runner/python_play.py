@@ -190,7 +190,7 @@ def play_deals_python(n_deals: int, seed: int, actors: Sequence[Actor], rules_ar
     results = np.zeros((n_deals * per_deal, N_RESULT), dtype=np.int64)
     root = root_key(seed)
     rules = np.asarray(rules_array, dtype=np.int64)
-    scratch = new_scratch(0)
+    scratch = new_scratch()
     labels = [actor_label(a) for a in actors] if policies is None else [str(p) for p in policies]
     for j in range(per_deal):
         current = dealer

@@ -83,6 +83,7 @@ from simkit.policies.registry import (
     parse_policies,
     policy_arrays,
     policy_sources,
+    warn_model_rules,
 )
 from simkit.rules import RuleSet
 from simkit.runner.batch import results_table
@@ -158,6 +159,7 @@ class SimulationConfig:
         if self.schema_version < 2 and self.seating != "fixed":
             raise SimkitError("datasets of schema version 1 have fixed seats")
         object.__setattr__(self, "policy_sources", policy_sources(self.policies))
+        warn_model_rules(self.policies, self.rules.to_dict())
 
     @property
     def n_batches(self) -> int:

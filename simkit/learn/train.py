@@ -1,0 +1,285 @@
+"""``simkit train``: learn a ``learned`` model from self-play, in generations, resumably.
+
+Generation g (1, 2, ...):
+
+1. **self-play** (:func:`simkit.learn.selfplay.record_selfplay`): ``deals`` new deals (deal
+   numbers ``(g - 1) × deals`` on, of the training seed) played by the base policy, ``expert``
+   for g = 1 and generation g - 1's model after; at a share ``rate`` of the decisions every
+   candidate (up to 8) is rolled out to the end of the deal on the same cards, each giving a
+   row (its features, its advantage over the base choice in 牌);
+2. **fit** (:mod:`simkit.learn.fit`): the network is fitted to the rows of 4 deals in 5 (by
+   deal number); the 5th deal's rows are the validation set: its squared error, and the
+   *offline gain* per decision of the policy the network makes at each margin (the rolled-out
+   advantage of the action it picks), from which the generation's margin is chosen (the
+   largest gain; the larger margin among equals);
+3. **check**: the generation's model against ``expert`` in duplicate play (the six seatings
+   of two policies, :data:`CHECK_SEED_OFFSET` + seed, ``check_deals`` deals): the mean
+   difference in 牌 per seat per deal and its t interval;
+4. the generation's model (``gen-NNN/model.npz``) and its metrics (``gen-NNN/metrics.json``,
+   digested) are written; the shipped model is the generation with the best check
+   (``model.npz``; those check deals are therefore selection deals: evaluate on other seeds).
+
+A run is a pure function of its settings and seed (``train.json`` records them; another run's
+folder is refused).  Killed, it resumes from its last complete generation (a generation is
+complete when its metrics and the model whose digest they record are both on disk) and
+gives the same files as an uninterrupted run; asked for more generations, it continues.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import platform
+import shutil
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from simkit import __version__
+from simkit.analysis.plots import training_loss_plot, training_strength_plot
+from simkit.analysis.stats import mean_interval
+from simkit.errors import SimkitError
+from simkit.learn.fit import LIBRARY, FitSettings, fit_network, network_block, offline_gains, predict
+from simkit.learn.selfplay import MAX_SAMPLES_PER_DEAL, record_selfplay
+from simkit.policies.expert import EXPERT_DEFAULTS
+from simkit.policies.learned import N_FEATURES
+from simkit.policies.model import load_model, model_block, model_bytes
+from simkit.policies.registry import parse_policies, policy_arrays
+from simkit.rules import RuleSet
+from simkit.runner.play import PERMUTATIONS, R_PAYOFF, SEATING_ALL, play_deals
+from simkit.storage.files import FileError, atomic_write, read_checked_json, stored_identity, write_checked_json, \
+    write_text
+from simkit.storage.lock import FolderLock
+from simkit.storage.paths import check_out_dir, make_out_dir
+
+TRAIN_FILE = "train.json"
+MODEL_FILE = "model.npz"
+METRICS_FILE = "metrics.json"
+REPORT_FILE = "report.md"
+CHECK_SEED_OFFSET = 1_000_003  # the strength checks play seed + this (selection deals, never training deals)
+VALIDATION_EVERY = 5  # deals whose number is a multiple of this are the validation set
+MARGINS = (0.0, 0.05, 0.1, 0.2, 0.4, 0.8, 1.6)
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainSettings:
+    """What a generation does: self-play ``deals`` with rollouts at a share ``rate`` of the
+    decisions, the network's fit, and the strength check's ``check_deals``."""
+
+    deals: int = 20_000
+    rate: float = 0.1
+    fit: FitSettings = FitSettings()
+    check_deals: int = 300
+
+    def __post_init__(self) -> None:
+        if self.deals < VALIDATION_EVERY:
+            raise SimkitError(f"deals must be >= {VALIDATION_EVERY} per generation, got {self.deals}",
+                              parameters=("deals",))
+        if not 0.0 < self.rate <= 1.0:
+            raise SimkitError(f"rate must be in (0, 1], got {self.rate}", parameters=("rate",))
+        if self.check_deals < 2:
+            raise SimkitError(f"check_deals must be >= 2, got {self.check_deals}", parameters=("check_deals",))
+        h1, h2 = self.fit.hidden
+        if not (1 <= h1 <= 256 and 1 <= h2 <= 256):
+            raise SimkitError(f"hidden layers must be 1..256 wide, got {h1},{h2}", parameters=("hidden",))
+        if self.fit.epochs < 1:
+            raise SimkitError(f"epochs must be >= 1, got {self.fit.epochs}", parameters=("epochs",))
+
+    def to_dict(self) -> dict:
+        return {"deals": self.deals, "rate": self.rate, "hidden": list(self.fit.hidden), "epochs": self.fit.epochs,
+                "alpha": self.fit.alpha, "batch_size": self.fit.batch_size, "learning_rate": self.fit.learning_rate,
+                "check_deals": self.check_deals}
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainResult:
+    """The generations' metrics (dicts, in order) and the shipped model's path."""
+
+    out: Path
+    generations: list[dict]
+    model: Path
+
+    @property
+    def best(self) -> dict:
+        return max(self.generations, key=lambda m: m["check"]["mean"])
+
+
+def generation_dir(out: Path, generation: int) -> Path:
+    return out / f"gen-{generation:03d}"
+
+
+def strength_check(spec: str, deals: int, seed: int, rules: RuleSet, against: str = "expert") -> np.ndarray:
+    """Per deal, the duplicate difference (牌 per seat) of ``spec`` against ``against``: each
+    deal played in the six seatings of [spec, against, against] and of [against, spec, spec]
+    (every seat held by each policy six times); the deal's difference is the mean over the
+    12 rows of (mean payoff of spec's seats − mean payoff of against's seats)."""
+    rules_array = rules.to_array()
+    total = np.zeros(deals)
+    for lineup, mine in (((spec, against, against), 0), ((against, spec, spec), 1)):
+        ids, params, user = policy_arrays(parse_policies(list(lineup)))
+        rows = play_deals(deals, seed, ids, params, rules_array, seating=SEATING_ALL, user_functions=user,
+                          policies=list(lineup))
+        pay = rows[:, R_PAYOFF : R_PAYOFF + 3].astype(float).reshape(deals, 6, 3)
+        policy_at_seat = np.array([[PERMUTATIONS[j, s] for s in range(3)] for j in range(6)])  # (6, 3)
+        is_spec = (policy_at_seat == 0) if mine == 0 else (policy_at_seat != 0)
+        spec_mean = (pay * is_spec).sum(axis=2) / is_spec.sum(axis=1)
+        other_mean = (pay * ~is_spec).sum(axis=2) / (~is_spec).sum(axis=1)
+        total += (spec_mean - other_mean).mean(axis=1)
+    return total / 2
+
+
+def _feature_block() -> np.ndarray:
+    """A block that only carries expert's weights (for the features of the self-play rows)."""
+    return model_block(np.zeros((N_FEATURES, 1)), np.zeros(1), np.zeros((1, 1)), np.zeros(1), np.zeros(1), 0.0,
+                       np.array(EXPERT_DEFAULTS))
+
+
+def _hardware() -> str:
+    return f"{platform.processor() or platform.machine()}, {os.cpu_count()} logical cores, {platform.system()}"
+
+
+def _say(quiet: bool, text: str) -> None:
+    if not quiet:
+        print(text, file=sys.stderr, flush=True)
+
+
+def _complete(directory: Path) -> dict | None:
+    """The metrics of a complete generation folder (metrics and the model they name), else None."""
+    metrics_path = directory / METRICS_FILE
+    model_path = directory / MODEL_FILE
+    if not metrics_path.is_file() or not model_path.is_file():
+        return None
+    try:
+        metrics = read_checked_json(metrics_path, "a generation's metrics")
+        model = load_model(model_path)
+    except (FileError, SimkitError):
+        return None
+    return metrics if metrics.get("model_sha256") == model.digest else None
+
+
+def _generation(out: Path, g: int, seed: int, rules: RuleSet, settings: TrainSettings, command: str,
+                earlier: list[dict], quiet: bool) -> dict:
+    """Play, fit, check and write generation g; returns its metrics."""
+    start = time.perf_counter()
+    base = "expert" if g == 1 else f"learned:{generation_dir(out, g - 1) / MODEL_FILE}"
+    ids, params, _ = policy_arrays(parse_policies([base] * 3))
+    first_deal = (g - 1) * settings.deals
+    x, y, key = record_selfplay(first_deal, settings.deals, seed, ids, params, rules.to_array(), settings.rate,
+                                _feature_block())
+    record_seconds = time.perf_counter() - start
+    n_decisions = int(np.unique(key).size)
+    _say(quiet, f"generation {g}: self-play {settings.deals:,} deals (base {'expert' if g == 1 else f'generation {g - 1}'}): "
+                f"{y.size:,} rows from {n_decisions:,} decisions ({record_seconds:.0f} s)")
+    validation = ((key // MAX_SAMPLES_PER_DEAL) % VALIDATION_EVERY) == 0
+    if validation.all() or not validation.any():
+        raise SimkitError("too few deals to hold some out for validation: raise --deals")
+    fit_start = time.perf_counter()
+    network = fit_network(x[~validation], y[~validation], settings.fit, random_state=seed * 1000 + g)
+    fit_seconds = time.perf_counter() - fit_start
+    prediction = predict(network, x[validation])
+    val_mse = float(np.mean((prediction - y[validation]) ** 2))
+    val_var = float(np.var(y[validation]))
+    gains = offline_gains(prediction, y[validation], key[validation], MARGINS)
+    margin = max(gains, key=lambda m: (round(gains[m][0], 6), m))
+    loss = [float(v) for v in network.loss_curve_]
+    _say(quiet, f"generation {g}: fit {settings.fit.epochs} epochs on {int((~validation).sum()):,} rows "
+                f"({fit_seconds:.0f} s): loss {loss[0]:.3f} -> {loss[-1]:.3f}; validation mse {val_mse:.3f} "
+                f"(variance {val_var:.3f}); margin {margin:g}: gain {gains[margin][0]:+.4f} ± {gains[margin][1]:.4f} "
+                f"牌 per decision, {gains[margin][2]:.1%} of decisions changed")
+    deals_seen = settings.deals * g
+    # what the model file records is a function of the run's settings (no time, no machine), so
+    # that the same run gives the same file: wall time and hardware are in the metrics
+    meta = {"rules": rules.to_dict(), "training": {
+        "command": command, "seed": seed, "generation": g, "deals_seen": deals_seen, "settings": settings.to_dict(),
+        "library": LIBRARY, "numpy": np.__version__, "simkit": __version__, "margin": margin,
+        "validation": {"mse": val_mse, "variance": val_var, "gain_per_decision": gains[margin][0]}}}
+    directory = make_out_dir(generation_dir(out, g))
+    data = model_bytes(network_block(network, np.array(EXPERT_DEFAULTS), margin), meta)
+    _write_bytes(directory / MODEL_FILE, data)
+    model = load_model(directory / MODEL_FILE)
+    check_seed = seed + CHECK_SEED_OFFSET
+    differences = strength_check(f"learned:{directory / MODEL_FILE}", settings.check_deals, check_seed, rules)
+    interval = mean_interval(differences)
+    seconds = time.perf_counter() - start
+    _say(quiet, f"generation {g}: check against expert ({settings.check_deals:,} duplicate deals, seed {check_seed}): "
+                f"{interval.estimate:+.3f} [{interval.lo:+.3f}, {interval.hi:+.3f}] 牌 per seat per deal "
+                f"({seconds:.0f} s in all)")
+    metrics = {"generation": g, "base": base, "first_deal": first_deal, "deals": settings.deals, "rows": int(y.size),
+               "decisions": n_decisions, "deals_seen": deals_seen, "loss_curve": loss,
+               "validation_mse": val_mse, "validation_variance": val_var,
+               "offline_gains": {f"{m:g}": list(v) for m, v in gains.items()}, "margin": margin,
+               "check": {"mean": interval.estimate, "lo": interval.lo, "hi": interval.hi,
+                         "deals": settings.check_deals, "seed": check_seed},
+               "record_seconds": record_seconds, "fit_seconds": fit_seconds, "seconds": seconds,
+               "wall_seconds_to_here": round(sum(m["seconds"] for m in earlier) + seconds, 1),
+               "hardware": _hardware(), "model_sha256": model.digest}
+    write_checked_json(directory / METRICS_FILE, metrics)
+    return metrics
+
+
+def _write_bytes(path: Path, data: bytes) -> None:
+    def writer(tmp: str) -> None:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+
+    atomic_write(path, writer)
+
+
+def train(out: str | os.PathLike, generations: int = 3, seed: int = 0, rules: RuleSet | None = None,
+          settings: TrainSettings | None = None, command: str = "", quiet: bool = False) -> TrainResult:
+    """Train (or resume training) in ``out``; returns every generation's metrics and the path
+    of the shipped model (``out/model.npz``: the generation with the best check)."""
+    rules = rules if rules is not None else RuleSet()
+    settings = settings if settings is not None else TrainSettings()
+    if int(generations) < 1:
+        raise SimkitError(f"generations must be >= 1, got {generations}", parameters=("generations",))
+    directory = make_out_dir(check_out_dir(out))
+    identity = {"kind": "simkit.train", "seed": int(seed), "rules": rules.to_dict(), "settings": settings.to_dict(),
+                "features": N_FEATURES}
+    results: list[dict] = []
+    with FolderLock(directory):
+        stored = stored_identity(directory / TRAIN_FILE, identity, "a training run's identity")
+        if stored is not None:
+            for k, v in identity.items():
+                if stored.get(k) != v:
+                    raise SimkitError(f"{directory} holds another training run: its {k} is {stored.get(k)!r}, this "
+                                      f"one's is {v!r} (use another folder for out)", parameters=("out",))
+        for g in range(1, int(generations) + 1):
+            metrics = _complete(generation_dir(directory, g)) if len(results) == g - 1 else None
+            if metrics is not None:
+                _say(quiet, f"generation {g}: complete (check {metrics['check']['mean']:+.3f}), kept")
+            else:
+                metrics = _generation(directory, g, int(seed), rules, settings, command, results, quiet)
+            results.append(metrics)
+        best = max(results, key=lambda m: m["check"]["mean"])
+        shutil.copyfile(generation_dir(directory, best["generation"]) / MODEL_FILE, directory / f".{MODEL_FILE}.tmp")
+        os.replace(directory / f".{MODEL_FILE}.tmp", directory / MODEL_FILE)
+        write_text(directory / REPORT_FILE, training_report(results, settings, int(seed), rules, directory))
+    return TrainResult(directory, results, directory / MODEL_FILE)
+
+
+def training_report(results: list[dict], settings: TrainSettings, seed: int, rules: RuleSet, out: Path) -> str:
+    """The Markdown report (and its two plots, written into ``out``)."""
+    training_loss_plot(results, out)
+    training_strength_plot(results, out)
+    best = max(results, key=lambda m: m["check"]["mean"])
+    lines = [f"# Training report ({out.name})", "",
+             f"Seed {seed}; rules {rules.to_dict() if rules != RuleSet() else 'default'}; {settings.deals:,} self-play "
+             f"deals per generation, rollouts at {settings.rate:g} of the decisions; network {settings.fit.hidden}, "
+             f"{settings.fit.epochs} epochs, L2 {settings.fit.alpha:g} ({LIBRARY}).", "",
+             "| generation | base | deals seen | rows | validation mse / variance | margin | offline gain per "
+             "decision | decisions changed | check vs expert [95 %] | wall s |", "|---:|---|---:|---:|---|---:|---|---:|---|---:|"]
+    for m in results:
+        gain = m["offline_gains"][f"{m['margin']:g}"]
+        base = "expert" if m["generation"] == 1 else f"gen {m['generation'] - 1}"
+        c = m["check"]
+        lines.append(f"| {m['generation']} | {base} | {m['deals_seen']:,} | {m['rows']:,} | "
+                     f"{m['validation_mse']:.3f} / {m['validation_variance']:.3f} | {m['margin']:g} | "
+                     f"{gain[0]:+.4f} ± {gain[1]:.4f} | {gain[2]:.1%} | {c['mean']:+.3f} [{c['lo']:+.3f}, {c['hi']:+.3f}] "
+                     f"| {m['seconds']:.0f} |")
+    lines += ["", f"Shipped: generation {best['generation']} (`model.npz`, the best check; the check deals, seed "
+                  f"{best['check']['seed']}, are selection deals: evaluate on other seeds).", "",
+              "![loss](loss.png)", "", "![strength](strength.png)", ""]
+    return "\n".join(lines)
