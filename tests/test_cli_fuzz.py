@@ -96,6 +96,15 @@ CASES = [
     ("tune-confidence", [*TUNE, "--confidence", "2"], "--confidence"),
     ("tune-negative-seed", [*TUNE, "--seed", "-1"], "--seed"),
     ("tune-repeated-rule", [*TUNE, *DUP_RULE], "hu_tolerance"),
+    # train
+    ("train-generations-0", ["train", "--out", "OUT/t", "--generations", "0"], "--generations"),
+    ("train-deals-4", ["train", "--out", "OUT/t", "--deals", "4"], "--deals"),
+    ("train-rate-0", ["train", "--out", "OUT/t", "--rate", "0"], "--rate"),
+    ("train-rate-nan", ["train", "--out", "OUT/t", "--rate", "nan"], "--rate"),
+    ("train-hidden-three", ["train", "--out", "OUT/t", "--hidden", "8,4,2"], "--hidden"),
+    ("train-hidden-wide", ["train", "--out", "OUT/t", "--hidden", "512,4"], "--hidden"),
+    ("train-alpha-inf", ["train", "--out", "OUT/t", "--alpha", "inf"], "--alpha"),
+    ("train-repeated-rule", ["train", "--out", "OUT/t", *DUP_RULE], "hu_tolerance"),
     # prob
     ("prob-zero-deals", ["prob", "--deals", "0"], "--deals"),
     ("prob-seat", ["prob", "--seat", "3"], "--seat"),

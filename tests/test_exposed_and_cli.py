@@ -131,6 +131,8 @@ FLAGS = {  # every flag each command had when the parser became a table; more ma
                    "--confidence", "--quiet"},
     "tune": {"--params", "--against", "--budget", "--seed", "--out", "--iteration-deals", "--validate-deals",
              "--confidence", "--spsa", "--rule", "--quiet"},
+    "train": {"--out", "--seed", "--generations", "--deals", "--rate", "--hidden", "--epochs", "--alpha",
+              "--check-deals", "--rule", "--quiet"},
     "prob": {"--deals", "--seed", "--seat", "--batch-size", "--confidence", "--rule", "--out", "--hands", "--list",
              "--given"},
     "equity": {"--seat", "--policies", "--deals", "--seed", "--out", "--workers", "--batch-size", "--confidence",

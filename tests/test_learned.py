@@ -263,3 +263,27 @@ def test_a_model_under_other_rules_warns_in_one_line(tmp_path):
         texts = warn_model_rules(specs, RuleSet.from_strings(["pass_locks_type=off"]).to_dict())
     assert len(texts) == 1 and "pass_locks_type=off" in texts[0] and "\n" not in texts[0]
     assert len(caught) == 1
+
+
+def test_a_model_plays_the_same_on_worker_processes_and_in_replay(tmp_path):
+    """A model that often leaves expert's choice (a random network, margin 0): the same bytes
+    with 1 and 2 worker processes (the weights travel with the batches), and ``replay`` of a
+    deal gives the dataset's row (catches a worker reading another model or none, and a
+    kernel path that seats the parameter rows differently)."""
+    import pandas as pd
+
+    from simkit.replay import replay_events
+    from simkit.runner.simulate import simulate
+    from simkit.storage import load_dataset
+
+    path = _write_model(tmp_path / "m.npz", _random_block(10, margin=0.0))
+    policies = f"learned:{path},expert,greedy"
+    one = simulate(40, policies, 5, tmp_path / "one", batch_size=20, quiet=True, seating="rotate")
+    two = simulate(40, policies, 5, tmp_path / "two", batch_size=20, quiet=True, seating="rotate", workers=2)
+    files = sorted(p.name for p in one.glob("*.parquet"))
+    assert len(files) == 2 and all((one / f).read_bytes() == (two / f).read_bytes() for f in files)
+    rows = load_dataset(one)
+    deal = 7
+    end = [e for e in replay_events(5, deal, policies, seating="rotate") if e["event"] == "end"][0]
+    payoffs = [int(rows.loc[rows.deal_id == deal, f"payoff_{k}"].iloc[0]) for k in range(3)]
+    assert end["payoffs"] == payoffs and isinstance(rows, pd.DataFrame)

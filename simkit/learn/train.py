@@ -174,7 +174,7 @@ def _generation(out: Path, g: int, seed: int, rules: RuleSet, settings: TrainSet
                 f"{y.size:,} rows from {n_decisions:,} decisions ({record_seconds:.0f} s)")
     validation = ((key // MAX_SAMPLES_PER_DEAL) % VALIDATION_EVERY) == 0
     if validation.all() or not validation.any():
-        raise SimkitError("too few deals to hold some out for validation: raise --deals")
+        raise SimkitError("too few deals to hold some out for validation: raise deals", parameters=("deals",))
     fit_start = time.perf_counter()
     network = fit_network(x[~validation], y[~validation], settings.fit, random_state=seed * 1000 + g)
     fit_seconds = time.perf_counter() - fit_start
@@ -279,6 +279,16 @@ def training_report(results: list[dict], settings: TrainSettings, seed: int, rul
                      f"{m['validation_mse']:.3f} / {m['validation_variance']:.3f} | {m['margin']:g} | "
                      f"{gain[0]:+.4f} ± {gain[1]:.4f} | {gain[2]:.1%} | {c['mean']:+.3f} [{c['lo']:+.3f}, {c['hi']:+.3f}] "
                      f"| {m['seconds']:.0f} |")
+    lines += ["", "Offline gain per decision (牌, ± standard error) of the policy at each margin, on the "
+                  "validation deals' rollouts (the chosen margin is the largest gain):", "",
+              "| generation | " + " | ".join(f"margin {m:g}" for m in MARGINS) + " |",
+              "|---:|" + "---|" * len(MARGINS)]
+    for m in results:
+        cells = []
+        for margin in MARGINS:
+            mean, se, changed = m["offline_gains"].get(f"{margin:g}", (float("nan"),) * 3)
+            cells.append(f"{mean:+.4f} ± {se:.4f} ({changed:.1%} changed)")
+        lines.append(f"| {m['generation']} | " + " | ".join(cells) + " |")
     lines += ["", f"Shipped: generation {best['generation']} (`model.npz`, the best check; the check deals, seed "
                   f"{best['check']['seed']}, are selection deals: evaluate on other seeds).", "",
               "![loss](loss.png)", "", "![strength](strength.png)", ""]

@@ -559,15 +559,36 @@ def _cached_danger(d, danger_cache, danger_done, src, exp_all_at, me, unseen, n_
     return danger_cache[d]
 
 
+@hot_kernel(cache=True, nogil=True, inline="always")
+def _discard_change(conc, part, t, value_now, cross_now, unseen, out_comp, lock, params):
+    """The change of Φ when one card of type t (in ``part``) is discarded: ``value_now`` is the
+    part's value, ``cross_now`` the cross terms, both before the discard (inlined where used)."""
+    cross_changes = t % N_RANKS == ZU or conc[t] >= 2  # only these reach the cross terms
+    conc[t] -= 1
+    delta = part_value(conc, part, unseen, out_comp, lock, params) - value_now
+    if cross_changes:
+        delta += cross_value(conc, unseen, out_comp, params) - cross_now
+    conc[t] += 1
+    return delta
+
+
 @hot_kernel(cache=True, nogil=True)
 def _part_discards(conc, part, value_now, cross_now, unseen, out_comp, lock, params, floor, danger_weight,
-                   danger_cache, danger_done, src, exp_all_at, me, n_unseen, n_next, n_other, can_next, can_other):
+                   danger_cache, danger_done, src, exp_all_at, me, n_unseen, n_next, n_other, can_next, can_other,
+                   scores, reference, behind):
     """(best discard of ``part``, its change of Φ minus its danger) among the discards that
     beat ``floor`` strictly, else (-1, ``floor``): ``value_now`` is the part's value,
     ``cross_now`` the cross terms, both before the discard.  With ``floor`` = NO_VALUE this is
     the part's best discard; a caller that only wants the best over several parts passes the
     best so far (when ``danger_weight`` >= 0: the danger can only lower a change, so a
-    discard that does not beat it before its danger is skipped unweighed)."""
+    discard that does not beat it before its danger is skipped unweighed).
+
+    With a ``scores`` array (not empty; then ``floor`` should be NO_VALUE), every discard's
+    score goes into ``scores[t]`` too, except that one scoring at most ``reference`` (the best
+    score of the decision so far) minus ``behind`` before its danger gets -inf unweighed (it is
+    at least ``behind`` below the best).  Without (an empty array) ``reference`` and ``behind``
+    are not read."""
+    record = scores.shape[0] > 0
     first, step, size = K.part_span(part)
     best_t = -1
     best_delta = floor
@@ -575,53 +596,18 @@ def _part_discards(conc, part, value_now, cross_now, unseen, out_comp, lock, par
         t = first + i * step
         if conc[t] == 0 or t % N_RANKS == JIANG:
             continue
-        cross_changes = t % N_RANKS == ZU or conc[t] >= 2  # only these reach the cross terms
-        conc[t] -= 1
-        delta = part_value(conc, part, unseen, out_comp, lock, params) - value_now
-        if cross_changes:
-            delta += cross_value(conc, unseen, out_comp, params) - cross_now
-        conc[t] += 1
-        if delta <= best_delta:
+        delta = _discard_change(conc, part, t, value_now, cross_now, unseen, out_comp, lock, params)
+        if record:
+            if danger_weight >= 0.0 and delta <= max(reference, best_delta) - behind:
+                scores[t] = -np.inf  # far behind: its score is not needed
+                continue
+        elif delta <= best_delta:
             continue  # the danger (>= 0) can only lower it further
         if danger_weight != 0.0:
             delta -= danger_weight * _cached_danger(t, danger_cache, danger_done, src, exp_all_at, me, unseen,
                                                     n_unseen, n_next, n_other, can_next, can_other, params)
-        if delta > best_delta:
-            best_delta = delta
-            best_t = t
-    return best_t, best_delta
-
-
-@hot_kernel(cache=True, nogil=True)
-def _part_discard_scores(conc, part, value_now, cross_now, unseen, out_comp, lock, params, danger_weight,
-                         danger_cache, danger_done, src, exp_all_at, me, n_unseen, n_next, n_other, can_next,
-                         can_other, scores, best_before, behind):
-    """:func:`_part_discards`' score of the discards of ``part`` (its change of Φ minus its
-    danger) into ``scores[t]``, except that a discard scoring at most ``best_before`` (the best
-    score of the decision so far) minus ``behind`` before its danger gets -inf without its
-    danger weighed (with a danger >= 0 it is at least ``behind`` below the best); returns the
-    part's first best (type, score) ((-1, NO_VALUE) when it has none), the same as
-    :func:`_part_discards` finds."""
-    first, step, size = K.part_span(part)
-    best_t = -1
-    best_delta = NO_VALUE
-    for i in range(size):
-        t = first + i * step
-        if conc[t] == 0 or t % N_RANKS == JIANG:
-            continue
-        cross_changes = t % N_RANKS == ZU or conc[t] >= 2
-        conc[t] -= 1
-        delta = part_value(conc, part, unseen, out_comp, lock, params) - value_now
-        if cross_changes:
-            delta += cross_value(conc, unseen, out_comp, params) - cross_now
-        conc[t] += 1
-        if danger_weight >= 0.0 and delta <= max(best_before, best_delta) - behind:
-            scores[t] = -np.inf  # far behind: its score is not needed
-            continue
-        if danger_weight != 0.0:
-            delta -= danger_weight * _cached_danger(t, danger_cache, danger_done, src, exp_all_at, me, unseen,
-                                                    n_unseen, n_next, n_other, can_next, can_other, params)
-        scores[t] = delta
+        if record:
+            scores[t] = delta
         if delta > best_delta:
             best_delta = delta
             best_t = t
@@ -688,6 +674,7 @@ def _expert_core(src, me, conc_at, exp_all_at, expcards_at, dead_at, lock_at, n_
     pass of the decision (-inf elsewhere, and for a discard at least ``scores_behind`` below
     the best; comparable within the decision, the choice's the largest)."""
     record = scores.shape[0] > 0
+    no_scores = scores[:0]  # the claims' searches of the best discard record nothing
     if record:
         for a in range(scores.shape[0]):
             scores[a] = -np.inf
@@ -740,16 +727,11 @@ def _expert_core(src, me, conc_at, exp_all_at, expcards_at, dead_at, lock_at, n_
         best_delta = NO_VALUE
         for part in range(N_PARTS):
             value = part_value(conc, part, unseen, out_comp, lock, params)
-            if record:  # every discard scored; the part's first best (the same as the pruned search's)
-                part_t, delta = _part_discard_scores(conc, part, value, cross_now, unseen, out_comp, lock, params,
-                                                     danger_weight, danger_cache, danger_done, src, exp_all_at, me,
-                                                     n_unseen, n_next, n_other, can_next, can_other, scores,
-                                                     best_delta, scores_behind)
-            else:
-                part_t, delta = _part_discards(conc, part, value, cross_now, unseen, out_comp, lock, params,
-                                               best_delta if prune else NO_VALUE, danger_weight, danger_cache,
-                                               danger_done, src, exp_all_at, me, n_unseen, n_next, n_other, can_next,
-                                               can_other)
+            # recording scores every discard (the part's first best is the pruned search's too)
+            part_t, delta = _part_discards(conc, part, value, cross_now, unseen, out_comp, lock, params,
+                                           best_delta if prune and not record else NO_VALUE, danger_weight,
+                                           danger_cache, danger_done, src, exp_all_at, me, n_unseen, n_next, n_other,
+                                           can_next, can_other, scores, best_delta, scores_behind)
             if part_t >= 0 and delta > best_delta:
                 best_delta = delta
                 best_t = part_t
@@ -770,7 +752,8 @@ def _expert_core(src, me, conc_at, exp_all_at, expcards_at, dead_at, lock_at, n_
         if part != claim_part:
             _, delta = _part_discards(conc, part, part_values[part], cross_now, unseen, out_comp, lock, params,
                                       other_delta if prune else NO_VALUE, danger_weight, danger_cache, danger_done,
-                                      src, exp_all_at, me, n_unseen, n_next, n_other, can_next, can_other)
+                                      src, exp_all_at, me, n_unseen, n_next, n_other, can_next, can_other, no_scores,
+                                      0.0, 0.0)
             if delta > other_delta:
                 other_delta = delta
     zhan_in_chariot = rules[RULE_ZHAN_IN_CHARIOT] == 1
@@ -821,7 +804,8 @@ def _expert_core(src, me, conc_at, exp_all_at, expcards_at, dead_at, lock_at, n_
             # the best discard after the claim: from the claim's part, or the best elsewhere
             _, delta = _part_discards(conc, claim_part, part_after, cross_after, unseen, out_comp, lock, params,
                                       other_delta if prune else NO_VALUE, danger_weight, danger_cache, danger_done,
-                                      src, exp_all_at, me, n_unseen, n_next, n_other, can_next, can_other)
+                                      src, exp_all_at, me, n_unseen, n_next, n_other, can_next, can_other, no_scores,
+                                      0.0, 0.0)
             if exposes_out:
                 out_comp[t] -= 1
             if other_delta > delta:

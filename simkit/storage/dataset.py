@@ -25,9 +25,10 @@
   their ``config_digest`` and ``batches`` are checked against their other fields, and batch
   files by identity, page checksums and deal ids; ``simkit simulate`` adds the records on resume.
 * :func:`load_dataset` reads only the columns asked for (and ``deal_id``, to check it).
-* ``policy_sources`` (manifest, runs with user (jitted) policies only): each user policy's
-  source digest (:func:`simkit.policies.registry.policy_source_digest`), part of the run's
-  identity, so that resuming after an edit of the policy is refused.
+* ``policy_sources`` (manifest, runs with user policies or ``learned`` models only): each user
+  policy's source digest (:func:`simkit.policies.registry.policy_source_digest`) and each
+  ``learned`` policy's model file digest (``model sha256:…``), part of the run's identity, so
+  that resuming after an edit of the policy or the model is refused.
 * The manifest records ``session_length`` (deals per session, docs/rules.md §8 ``next_dealer``; a
   manifest without it is from before sessions and means 1).  Runs in sessions (K > 1) store
   the columns ``session`` and ``deal_in_session``; for K = 1 (whose files have no such
@@ -67,7 +68,7 @@ IDENTITY_KEYS = ("schema_version", "seed", "deals", "batch_size", "rules", "poli
 FILES = "files"  # the manifest's table of batch files: name -> record (batch, first_deal, deals, bytes, sha256)
 MANIFEST_DIGEST = "manifest_sha256"  # sha256 of the manifest's own content (all other fields)
 EQUITY = "equity"  # identity of a hand-equity run: {"hand": ..., "seat": ..., "deck": ...}; absent otherwise
-POLICY_SOURCES = "policy_sources"  # {user policy: source digest} of a run with user policies; absent otherwise
+POLICY_SOURCES = "policy_sources"  # {user policy or learned: source / model digest}; absent for other runs
 # the parameters of each of ``policies`` by name ([{name: value}, ...], the values the run plays
 # with); not part of the identity (``policies`` records them by position), absent in manifests
 # written before it
