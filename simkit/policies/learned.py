@@ -12,11 +12,12 @@ file folds each feature's scale, :data:`FEATURE_SCALE`, into its first layer) de
   concealed-card counts, 相公 flags, who deals, the stock left;
 * the action: its kind (discard, pass, 碰, 发子, 占, 吃), the type it gives away or takes,
   that type's unseen copies and what each opponent discarded and shows of it, the idle cards
-  of the holding after it (:func:`simkit.evaluator.kernel.min_idle_kernel`) and whether
-  ``expert`` (with the weights the model was trained with) chooses it.
+  of the holding after it (:func:`simkit.evaluator.kernel.min_idle_kernel`), whether
+  ``expert`` (with the weights the model was trained with) chooses it, and how far below its
+  choice expert scores it (``F_GAP``).
 
 **Network**: ``features → H1 → H2 → 1``, ReLU, fitted by :mod:`simkit.learn` to the acting
-seat's payoff at the end of the deal (牌).  The state's part of the first layer is computed
+seat's payoff after the action, relative to the base policy's choice (牌, paired rollouts).  The state's part of the first layer is computed
 once per decision; each candidate only adds the columns of the features it changes
 (:func:`_apply_action` lists them), so a decision costs one sparse product plus a small one
 per candidate.
@@ -27,7 +28,8 @@ header (:data:`H_MAGIC` …), the expert weights of the feature ``expert`` and t
 any model plays through the same cached kernels, in every command and worker.
 
 A legal win is always declared (as ``expert`` with ``min_units`` 1); a decision with one
-legal action is not evaluated.  Deterministic: it draws no random numbers.
+legal action is not evaluated; the largest Q is played unless it beats expert's choice by no
+more than the model's margin (``H_MARGIN``).  Deterministic: it draws no random numbers.
 """
 
 from __future__ import annotations
