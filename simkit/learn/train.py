@@ -103,7 +103,13 @@ class TrainResult:
 
     @property
     def best(self) -> dict:
-        return max(self.generations, key=lambda m: m["check"]["mean"])
+        return best_generation(self.generations)
+
+
+def best_generation(generations: list[dict]) -> dict:
+    """The metrics of the generation with the best check against expert (the first of equals):
+    the one shipped as ``model.npz``."""
+    return max(generations, key=lambda m: m["check"]["mean"])
 
 
 def generation_dir(out: Path, generation: int) -> Path:
@@ -253,7 +259,7 @@ def train(out: str | os.PathLike, generations: int = 3, seed: int = 0, rules: Ru
             else:
                 metrics = _generation(directory, g, int(seed), rules, settings, command, results, quiet)
             results.append(metrics)
-        best = max(results, key=lambda m: m["check"]["mean"])
+        best = best_generation(results)
         shutil.copyfile(generation_dir(directory, best["generation"]) / MODEL_FILE, directory / f".{MODEL_FILE}.tmp")
         os.replace(directory / f".{MODEL_FILE}.tmp", directory / MODEL_FILE)
         write_text(directory / REPORT_FILE, training_report(results, settings, int(seed), rules, directory))
@@ -264,7 +270,7 @@ def training_report(results: list[dict], settings: TrainSettings, seed: int, rul
     """The Markdown report (and its two plots, written into ``out``)."""
     training_loss_plot(results, out)
     training_strength_plot(results, out)
-    best = max(results, key=lambda m: m["check"]["mean"])
+    best = best_generation(results)
     lines = [f"# Training report ({out.name})", "",
              f"Seed {seed}; rules {rules.to_dict() if rules != RuleSet() else 'default'}; {settings.deals:,} self-play "
              f"deals per generation, rollouts at {settings.rate:g} of the decisions; network {settings.fit.hidden}, "
