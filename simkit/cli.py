@@ -8,7 +8,9 @@
                     [--session-length K]  # sessions of K deals with a rotating dealer
                     [--seating fixed|rotate|all]  # default: rotate when the policies differ
     simkit report DATASET [--out DIR] [--confidence C]   # report.md + plots in DATASET-report/ (or DIR)
-    simkit compare A B [--deals N | --sprt delta,alpha,beta] [--seed S] [--out DIR] [--confidence C]
+    simkit compare A B [--deals N | --sprt delta,alpha,beta [--burn-in N]] [--seed S] [--out DIR] [--confidence C]
+                   [--luck [MODEL]] [--json]   # --luck: also the luck-adjusted (AIVAT-style) estimate
+    simkit luck-model --out FILE.npz [--seed S] [--deals N] [--pair A,B ...]   # the value model of --luck
     simkit tournament P1 P2 [P3 ...] [--deals N] [--sprt delta,alpha,beta] [--seed S] [--out DIR]
     simkit tune POLICY --params NAME=LO:HI[,NAME=LO:HI ...] --against POOL --budget DEALS [--seed S] [--out DIR]
                 [--iteration-deals M] [--validate-deals N] [--confidence C] [--spsa KEY=VALUE,...] [--quiet]
@@ -179,17 +181,21 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
     out = args.out  # --sprt parsed, --deals and --out defaults filled in by simkit.cliargs
     start = time.perf_counter()
+    luck = None if args.luck is None else (True if args.luck == "builtin" else args.luck)
     result = compare(args.policy_a, args.policy_b, out, deals=args.deals, seed=args.seed,
                      rules=RuleSet.from_strings(args.rule), batch_size=args.batch_size, workers=args.workers,
-                     sprt=args.sprt, confidence=args.confidence, quiet=args.quiet)
+                     sprt=args.sprt, confidence=args.confidence, quiet=args.quiet, luck=luck, burn_in=args.burn_in)
+    text = json.dumps(result.to_json(), ensure_ascii=False) if args.json else result.text()
     if not _writable(out):  # e.g. on read-only media: compare read the finished comparison, wrote nothing
-        print(result.text())
+        print(text)
         if not args.quiet:
             print(f"simkit: {out} already holds this comparison, complete: nothing to compute or write",
                   file=sys.stderr)
         return 0
     report = write_comparison_report(result, out)
-    print(result.text())
+    print(text)
+    if args.json:
+        return 0
     if result.sprt is not None:
         from pathlib import Path
 
@@ -212,9 +218,11 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
                             resamples=args.resamples, quiet=args.quiet)
     report = write_tournament_report(result, out)
     ladder = result.ladder()
-    print(f"ladder (Bradley-Terry, Elo scale, {result.anchor} = 0, {format_level(confidence)} bootstrap):")
+    print(f"ladder (payoff rating in 牌 per seat per deal, and Davidson rating on the Elo scale; {result.anchor} = 0; "
+          f"{format_level(confidence)} bootstrap):")
     for rank, row in enumerate(ladder.itertuples(), start=1):
-        print(f"  {rank}. {row.policy:<16} {row.rating:+7.0f} [{row.lo:+.0f}, {row.hi:+.0f}]  score {row.score:.3f}  "
+        print(f"  {rank}. {row.policy:<16} {row.payoff:+.3f} [{row.payoff_lo:+.3f}, {row.payoff_hi:+.3f}]  "
+              f"{row.rating:+5.0f} [{row.lo:+.0f}, {row.hi:+.0f}]  ahead {row.ahead:.3f}, level {row.level:.3f}  "
               f"({row.deals:,} deals)")
     print(f"({time.perf_counter() - start:.1f} s) -> {report}")
     return 0
@@ -259,6 +267,28 @@ def _cmd_train(args: argparse.Namespace) -> int:
           f"{c['seed']})")
     print(f"play it as learned:{result.model}")
     print(f"({time.perf_counter() - start:.1f} s) -> {result.out / 'report.md'}")
+    return 0
+
+
+def _cmd_luck_model(args: argparse.Namespace) -> int:
+    try:
+        from simkit.learn.value import DEFAULT_PAIRS, train_value_model
+    except ModuleNotFoundError as exc:
+        if exc.name in ("sklearn", "threadpoolctl"):
+            raise SimkitError("simkit luck-model needs scikit-learn: pip install 'simkit[learn]' (or pip install "
+                              "scikit-learn)") from None
+        raise
+    from simkit.rules import RuleSet
+
+    start = time.perf_counter()
+    model = train_value_model(args.out, seed=args.seed, deals=args.deals, pairs=args.pair or DEFAULT_PAIRS,
+                              rules=RuleSet.from_strings(args.rule), hidden=args.hidden, epochs=args.epochs,
+                              check_deals=args.check_deals, quiet=args.quiet)
+    before, after = model.meta["training"]["check_variance"]
+    print(f"value model: {model.describe()}; weight {model.meta['training']['weight']:.3f}, duplicate variance "
+          f"{before:.3f} -> {after:.3f} on its {args.check_deals:,} check deals")
+    print(f"use it as: simkit compare A B --luck {args.out} --seed S (S other than {args.seed})")
+    print(f"({time.perf_counter() - start:.1f} s)")
     return 0
 
 
@@ -461,6 +491,7 @@ HANDLERS = {
     "report": _cmd_report,
     "demo": _cmd_demo,
     "compare": _cmd_compare,
+    "luck-model": _cmd_luck_model,
     "tournament": _cmd_tournament,
     "tune": _cmd_tune,
     "train": _cmd_train,

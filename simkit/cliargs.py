@@ -270,6 +270,25 @@ def out_file(path: str | None, flag: str) -> str | None:
     return path
 
 
+def new_value_model_file(path: str | None, flag: str) -> str | None:
+    """A value-model file to write: FILE.npz, writable."""
+    if path is not None and not path.endswith(".npz"):
+        raise SimkitError(f"{flag} must end in .npz, got {path!r}")
+    return out_file(path, flag)
+
+
+def policy_pair(value: str, flag: str) -> tuple[str, str]:
+    """Two policies ``A,B`` (built-in names, ``learned:PATH`` included)."""
+    parts = value.split(",")
+    if len(parts) != 2 or not all(p.strip() for p in parts):
+        raise SimkitError(f"{flag} takes two policies A,B (e.g. expert,greedy), got {value!r}")
+    from simkit.policies.registry import parse_policy
+
+    for part in parts:
+        parse_policy(part.strip())
+    return parts[0].strip(), parts[1].strip()
+
+
 def table_file(path: str | None, flag: str) -> str | None:
     """An output table: FILE.csv or FILE.parquet, writable."""
     if path is not None and not path.endswith((".csv", ".parquet")):
@@ -279,7 +298,7 @@ def table_file(path: str | None, flag: str) -> str | None:
 
 # checks of numbers run first, then those of paths (which load the storage layer), then the
 # commands' cross-checks
-_PATH_CHECKS = (input_file, dataset_folder, out_dir, resumable_out_dir, out_file, table_file)
+_PATH_CHECKS = (input_file, dataset_folder, out_dir, resumable_out_dir, out_file, table_file, new_value_model_file)
 
 
 # -- the table --------------------------------------------------------------------------------
@@ -464,10 +483,16 @@ COMMANDS: tuple[Command, ...] = (
         arg("policy_b", help="policy B"),
         DEALS(default=None, check=integer(2),
               help="deals (each played in 6 seatings; default 10000, or the cap of an SPRT: 1000000)"),
-        SPRT(help="sequential test (GSPRT on the per-deal differences, no decision before 100 deals): "
-                  "stop when 'A beats B by >= DELTA' or 'A does not beat B' is decided; prints the "
+        SPRT(help="sequential test (GSPRT on the per-deal differences, no decision before --burn-in deals): "
+                  "stop when H1: A - B = DELTA or H0: A - B = 0 is preferred; prints the "
                   "decision, the deals and the estimate valid under the stopping rule, and plots the "
                   "log-likelihood ratio path in the report"),
+        arg("--burn-in", type=int, default=100, metavar="N", check=integer(2),
+            help="deals before the sequential test may decide (default 100)"),
+        arg("--luck", nargs="?", const="builtin", default=None, metavar="MODEL",
+            help="also give the luck-adjusted estimate (AIVAT-style corrections at every draw) under the shipped "
+                 "value model, or the value-model file MODEL; with --sprt the test runs on adjusted differences"),
+        arg("--json", action="store_true", help="print the result as one JSON object"),
         SEED,
         OUT_DIR(help="comparison folder (default runs/compare-A-B-seedS; resumable)", check=resumable_out_dir),
         RULE,
@@ -532,6 +557,21 @@ COMMANDS: tuple[Command, ...] = (
         RULE,
         QUIET(help="no progress lines"),
     ), (_train_checks,)),
+    Command("luck-model", "train the value model of the luck adjustment (compare --luck; needs simkit[learn])", (
+        arg("--out", required=True, metavar="FILE", check=new_value_model_file,
+            help="the value-model file to write (.npz; an existing one is replaced whole)"),
+        SEED(help="seed of the training deals (default 0); evaluations on this seed will refuse the model"),
+        DEALS(default=6_000, check=integer(10), help="duplicate deals per policy pair to fit on (default 6000)"),
+        arg("--check-deals", type=int, default=2_000, check=integer(10),
+            help="further deals of the seed that choose the corrections' weight (default 2000)"),
+        arg("--pair", action="append", default=None, metavar="A,B", check=each(policy_pair),
+            help="a policy pair whose duplicate deals it fits on (repeatable; default expert,greedy and "
+                 "greedy,random)"),
+        arg("--hidden", type=int, default=64, check=POSITIVE, help="hidden layer width (default 64)"),
+        arg("--epochs", type=int, default=20, check=POSITIVE, help="epochs of the fit (default 20)"),
+        RULE,
+        QUIET(help="no progress lines"),
+    ), ()),
     Command("prob", "probabilities of dealt-hand events: Monte Carlo with intervals, exact where known", (
         arg("events", nargs="*", metavar="EVENT",
             help="events: NAME, NAME:VALUE or NAME:PARAM=VALUE, e.g. nao jiang_at_least_k:8 dealer_wins "

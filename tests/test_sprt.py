@@ -294,7 +294,8 @@ def test_compare_sprt_reports_decision_estimate_and_llr_plot(tmp_path: pathlib.P
     assert main(["compare", "greedy", "random", "--sprt", "0.5,0.05,0.05", "--deals", "400", "--batch-size", "200",
                  "--out", str(out), "--quiet"]) == 0
     printed = capsys.readouterr().out
-    assert "accept H1" in printed and "after 100 deals" in printed
+    assert "H1 (A - B = 0.5) preferred over H0 (A - B = 0)" in printed and "after 100 deals" in printed
+    assert "beats" not in printed  # the verdict says which hypothesis fits better, not more
     assert "estimate under the stopping rule" in printed and "conditional on stopping, biased" in printed
     assert f"log-likelihood ratio path: {out / (sprt_plot_stem('', 0) + '.png')}" in printed
     assert (out / "comparison_sprt_llr_0.png").stat().st_size > 0 and (out / "comparison_sprt_llr_0.svg").exists()

@@ -105,6 +105,11 @@ def test_tournament_ladder_and_crosstable(played, tmp_path):
     assert ladder["policy"].iloc[-1] == "random"
     assert ladder.loc[ladder["policy"] == "random", "rating"].item() == 0.0  # the anchor
     assert (ladder["lo"] <= ladder["rating"] + 1e-9).all() and (ladder["rating"] <= ladder["hi"] + 1e-9).all()
+    assert ladder.loc[ladder["policy"] == "random", "payoff"].item() == 0.0
+    assert (ladder["payoff"].diff().dropna() <= 0).all()  # best payoff rating first
+    gaps = result.gaps()
+    assert len(gaps) == 3 and (gaps["payoff_lo"] <= gaps["payoff_gap"]).all() and (gaps["payoff_gap"] <= gaps["payoff_hi"]).all()
+    assert (gaps["payoff_gap"] >= 0).all()
     est = result.crosstable()
     assert np.isnan(np.diag(est.to_numpy())).all()
     assert np.allclose(est.to_numpy(), -est.to_numpy().T, equal_nan=True)
@@ -118,6 +123,7 @@ def test_tournament_ladder_and_crosstable(played, tmp_path):
     text = report.read_text()
     assert "0 (anchor)" in text and "patient:2,6,1" in text
     assert (out / "tournament_ratings.png").exists() and (out / "tournament_crosstable.png").exists()
+    assert (out / "gaps.csv").exists() and "Davidson" in text and "payoff rating" in text
 
 
 def test_tournament_resumes_and_refuses_another(played):
@@ -187,3 +193,74 @@ def test_experiment_tournament_section(tmp_path):
     text = report.read_text()
     assert "## Tournament" in text and "0 (anchor)" in text
     assert (tmp_path / "data" / "tournament" / "pair-0-1" / "seating-ABB").is_dir()
+
+
+# ---- ratings on the payoff scale and Davidson's ties
+
+
+def _additive_pairings(truth: np.ndarray, deals: int, rng: np.random.Generator, noise: float = 1.0) -> dict:
+    """Per-deal differences of every pair i < j: truth_i - truth_j + a shared deal effect of each
+    policy (so the pairings are correlated through the cards, as in a tournament) + noise."""
+    k = truth.size
+    deal_effect = rng.normal(0.0, noise, size=(deals, k))
+    return {(i, j): truth[i] - truth[j] + deal_effect[:, i] - deal_effect[:, j] + rng.normal(0, noise, deals)
+            for i in range(k) for j in range(i + 1, k)}
+
+
+def test_payoff_ratings_reproduce_an_additive_truth():
+    from simkit.analysis.ratings import bootstrap_payoff_ratings, payoff_ratings
+
+    truth = np.array([0.5, 0.2, 0.0, -0.45])
+    exact = {(i, j): np.full(10, truth[i] - truth[j]) + np.array([0.1, -0.1] * 5) for i in range(4) for j in range(i + 1, 4)}
+    assert np.allclose(payoff_ratings(4, exact), truth - truth.mean(), atol=1e-12)
+    # one pairing missing: the others still fix every rating (a connected design)
+    del exact[(0, 3)]
+    assert np.allclose(payoff_ratings(4, exact), truth - truth.mean(), atol=1e-12)
+    # noisy, correlated pairings: the joint bootstrap's gap intervals cover the true gaps ~95 %
+    rng = np.random.default_rng(12)
+    covered = trials = 0
+    for _ in range(150):
+        data = _additive_pairings(truth, 400, rng)
+        estimate = payoff_ratings(4, data)
+        draws = bootstrap_payoff_ratings(4, data, resamples=300, seed=int(rng.integers(1 << 30)))
+        for i, j in ((0, 1), (1, 2), (2, 3)):  # neighbours
+            gap = draws[:, i] - draws[:, j]
+            lo, hi = np.quantile(gap, [0.025, 0.975])
+            covered += lo <= truth[i] - truth[j] <= hi
+            trials += 1
+        assert abs((estimate[0] - estimate[3]) - 0.95) < 0.5
+    assert 0.91 <= covered / trials <= 0.985, covered / trials
+
+
+def test_davidson_matches_a_direct_fit_and_counts_ties_as_ties():
+    from simkit.analysis.ratings import davidson, outcome_counts
+
+    rng = np.random.default_rng(4)
+    wins = rng.integers(5, 60, size=(4, 4)).astype(float)
+    np.fill_diagonal(wins, 0.0)
+    ties = np.triu(rng.integers(0, 40, size=(4, 4)).astype(float), 1)
+    ties = ties + ties.T
+    ours, nu = davidson(wins, ties, prior_ties=0.0)
+
+    def nll(theta):  # the Davidson likelihood written out pair by pair, another parametrisation
+        gamma = np.exp(np.concatenate([[0.0], theta[:3]]))
+        v = np.exp(theta[3])
+        total = 0.0
+        for i in range(4):
+            for j in range(i + 1, 4):
+                d = gamma[i] + gamma[j] + v * np.sqrt(gamma[i] * gamma[j])
+                total += wins[i, j] * np.log(gamma[i] / d) + wins[j, i] * np.log(gamma[j] / d)
+                total += ties[i, j] * np.log(v * np.sqrt(gamma[i] * gamma[j]) / d)
+        return -total
+
+    fit = minimize(nll, np.zeros(4), method="Nelder-Mead", options={"xatol": 1e-10, "fatol": 1e-12, "maxiter": 20000})
+    direct = ELO_SCALE * np.concatenate([[0.0], fit.x[:3]]) / np.log(10.0)
+    assert np.allclose(ours, direct - direct.mean(), atol=0.05)
+    assert nu == pytest.approx(np.exp(fit.x[3]), rel=1e-3)
+    # a policy that is never ahead but often level is rated on its ties, not as half-wins
+    d = {(0, 1): np.array([1.0] * 30 + [0.0] * 70)}
+    w, t = outcome_counts(2, d)
+    assert (w[0, 1], w[1, 0], t[0, 1]) == (30.0, 0.0, 70.0)
+    ratings, nu = davidson(w, t, prior_ties=0.0)
+    points = bradley_terry(np.array([[0.0, 65.0], [35.0, 0.0]]), prior_draws=0.0)  # ties as half-wins
+    assert ratings[0] - ratings[1] > points[0] - points[1]

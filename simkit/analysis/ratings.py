@@ -37,7 +37,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["ELO_SCALE", "bradley_terry", "bootstrap_ratings", "deal_outcomes", "points_matrix"]
+__all__ = ["ELO_SCALE", "bootstrap_davidson", "bootstrap_payoff_ratings", "bootstrap_ratings", "bradley_terry",
+           "davidson", "deal_outcomes", "outcome_counts", "payoff_ratings", "points_matrix"]
 
 ELO_SCALE = 400.0  # rating points per factor 10 in the odds
 
@@ -122,23 +123,152 @@ def _check_connected(played: np.ndarray) -> None:
         raise ValueError("bradley_terry: the pairings played do not connect every policy")
 
 
-def bootstrap_ratings(n_policies: int, outcomes: dict[tuple[int, int], np.ndarray], resamples: int = 2_000,
-                      seed: int = 0, prior_draws: float = 1.0) -> np.ndarray:
-    """(resamples, n_policies) Bradley–Terry ratings (mean 0) of deal-resampled outcomes.
-
-    All pairings of the same length are resampled with the same deal indices (they played
-    the same deals); pairings of other lengths each with their own."""
+def _joint_resamples(arrays: dict, resamples: int, seed: int):
+    """Deal-resampled copies of the pairings' per-deal arrays: all pairings of the same length
+    with the same deal indices (they played the same deals, so the correlation the shared cards
+    induce is kept); pairings of other lengths each with their own."""
     if resamples < 1:
-        raise ValueError(f"bootstrap_ratings: resamples must be >= 1, got {resamples}")
+        raise ValueError(f"resamples must be >= 1, got {resamples}")
     rng = np.random.default_rng(seed)
-    pairs = sorted(outcomes)
-    arrays = {p: np.asarray(outcomes[p], dtype=float) for p in pairs}
     lengths = {a.size for a in arrays.values()}
     joint_length = lengths.pop() if len(lengths) == 1 else None
-    out = np.empty((resamples, n_policies))
-    for b in range(resamples):
+    for _ in range(resamples):
         shared = rng.integers(0, joint_length, joint_length) if joint_length is not None else None
-        drawn = {p: a[shared if shared is not None else rng.integers(0, a.size, a.size)] for p, a in arrays.items()}
+        yield {p: a[shared if shared is not None else rng.integers(0, a.size, a.size)] for p, a in arrays.items()}
+
+
+def bootstrap_ratings(n_policies: int, outcomes: dict[tuple[int, int], np.ndarray], resamples: int = 2_000,
+                      seed: int = 0, prior_draws: float = 1.0) -> np.ndarray:
+    """(resamples, n_policies) Bradley–Terry ratings (mean 0) of deal-resampled outcomes
+    (jointly over the pairings that played the same deals, :func:`_joint_resamples`)."""
+    arrays = {p: np.asarray(outcomes[p], dtype=float) for p in sorted(outcomes)}
+    out = np.empty((resamples, n_policies))
+    for b, drawn in enumerate(_joint_resamples(arrays, resamples, seed)):
         points, _ = points_matrix(n_policies, drawn)
         out[b] = bradley_terry(points, prior_draws=prior_draws, tol=1e-8)
+    return out
+
+
+# ---- ratings on the payoff scale: additive, fitted to the pairings' mean differences
+
+
+def _pair_means(differences: dict[tuple[int, int], np.ndarray]) -> tuple[list, np.ndarray, np.ndarray]:
+    pairs = sorted(differences)
+    means = np.array([float(np.mean(differences[p])) for p in pairs])
+    variances = np.array([float(np.var(differences[p], ddof=1)) / np.size(differences[p]) for p in pairs])
+    return pairs, means, variances
+
+
+def payoff_ratings(n_policies: int, differences: dict[tuple[int, int], np.ndarray],
+                   weights: np.ndarray | None = None) -> np.ndarray:
+    """Additive ratings in 牌 per seat per deal (mean 0): the r minimising
+    ``Σ_pairs w_ij (mean d_ij - (r_i - r_j))²`` (weighted least squares), ``d_ij`` the per-deal
+    duplicate differences of i minus j (``differences[(i, j)]``).  Default weights: the inverse
+    variances of the pairings' means (a pairing measured more precisely counts more; a zero
+    variance counts as the smallest positive one).  With every pair played and the differences
+    additive, ``r_i - r_j`` is the pairing's own mean.
+
+    >>> d = {(0, 1): np.array([1.0, 1.2, 0.8]), (0, 2): np.array([2.0, 2.1, 1.9]), (1, 2): np.array([1.0, 0.9, 1.1])}
+    >>> [round(float(x), 3) + 0.0 for x in payoff_ratings(3, d)]
+    [1.0, 0.0, -1.0]
+    """
+    pairs, means, variances = _pair_means(differences)
+    if weights is None:
+        positive = variances[variances > 0]
+        floor = positive.min() if positive.size else 1.0
+        weights = 1.0 / np.maximum(variances, floor)
+    played = np.zeros((n_policies, n_policies), dtype=bool)
+    design = np.zeros((len(pairs), n_policies))
+    for row, (i, j) in enumerate(pairs):
+        design[row, i], design[row, j] = 1.0, -1.0
+        played[i, j] = played[j, i] = True
+    _check_connected(played)
+    root = np.sqrt(np.asarray(weights, dtype=float))
+    solution, *_ = np.linalg.lstsq(design * root[:, None], means * root, rcond=None)
+    return solution - solution.mean()
+
+
+def bootstrap_payoff_ratings(n_policies: int, differences: dict[tuple[int, int], np.ndarray],
+                             resamples: int = 2_000, seed: int = 0) -> np.ndarray:
+    """(resamples, n_policies) payoff ratings (mean 0) of deal-resampled differences, jointly
+    over the pairings that played the same deals; the weights stay those of the full data (the
+    estimator is then one fixed linear function of the pairings' means)."""
+    arrays = {p: np.asarray(differences[p], dtype=float) for p in sorted(differences)}
+    _, _, variances = _pair_means(arrays)
+    positive = variances[variances > 0]
+    weights = 1.0 / np.maximum(variances, positive.min() if positive.size else 1.0)
+    out = np.empty((resamples, n_policies))
+    for b, drawn in enumerate(_joint_resamples(arrays, resamples, seed)):
+        out[b] = payoff_ratings(n_policies, drawn, weights)
+    return out
+
+
+# ---- Bradley–Terry with ties: Davidson (1970)
+
+
+def outcome_counts(n_policies: int, differences: dict[tuple[int, int], np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """(wins, ties): wins[i, j] = deals on which i's duplicate difference against j is above 0,
+    ties[i, j] = ties[j, i] = deals on which it is exactly 0."""
+    wins = np.zeros((n_policies, n_policies))
+    ties = np.zeros((n_policies, n_policies))
+    for (i, j), d in differences.items():
+        d = np.asarray(d, dtype=float)
+        wins[i, j] += float(np.sum(d > 0))
+        wins[j, i] += float(np.sum(d < 0))
+        ties[i, j] += float(np.sum(d == 0))
+        ties[j, i] = ties[i, j]
+    return wins, ties
+
+
+def davidson(wins: np.ndarray, ties: np.ndarray, prior_ties: float = 1.0) -> tuple[np.ndarray, float]:
+    """Davidson's (1970) Bradley–Terry model with ties: maximum-likelihood ratings (Elo scale,
+    mean 0) and the tie parameter ν, where for a pairing of i and j
+
+        P(i ahead) = γ_i / D,  P(tie) = ν √(γ_i γ_j) / D,  D = γ_i + γ_j + ν √(γ_i γ_j).
+
+    A tie is its own outcome, not half a win each (which is what Elo's convention assumes and
+    what anchors a policy that is never ahead, such as ``random``, on its ties alone).
+    ``prior_ties`` virtual ties are added to every pairing that played (as BayesElo's virtual
+    draws), which keeps the ratings finite when a policy is never ahead and never level.
+
+    >>> wins = np.array([[0.0, 60.0], [20.0, 0.0]]); ties = np.array([[0.0, 20.0], [20.0, 0.0]])
+    >>> ratings, nu = davidson(wins, ties, prior_ties=0.0)
+    >>> round(float(ratings[0] - ratings[1]), 1), round(nu, 3)
+    (190.8, 0.577)
+    """
+    from scipy.optimize import minimize
+
+    wins = np.asarray(wins, dtype=float)
+    k = wins.shape[0]
+    played = (wins + wins.T + ties) > 0
+    np.fill_diagonal(played, False)
+    _check_connected(played)
+    upper = np.triu(played, 1)
+    i_index, j_index = np.nonzero(upper)
+    w_ij = wins[i_index, j_index]
+    w_ji = wins[j_index, i_index]
+    t_ij = ties[i_index, j_index] + prior_ties
+    n_ij = w_ij + w_ji + t_ij
+
+    def negative_log_likelihood(theta: np.ndarray) -> float:
+        log_gamma = np.concatenate([[0.0], theta[: k - 1]])
+        log_nu = theta[k - 1]
+        gi, gj = log_gamma[i_index], log_gamma[j_index]
+        half = 0.5 * (gi + gj)
+        log_d = np.logaddexp(np.logaddexp(gi, gj), log_nu + half)
+        return -float(np.sum(w_ij * gi + w_ji * gj + t_ij * (log_nu + half) - n_ij * log_d))
+
+    fit = minimize(negative_log_likelihood, np.zeros(k), method="BFGS", options={"gtol": 1e-9})
+    log_gamma = np.concatenate([[0.0], fit.x[: k - 1]])
+    rating = ELO_SCALE * log_gamma / np.log(10.0)
+    return rating - rating.mean(), float(np.exp(fit.x[k - 1]))
+
+
+def bootstrap_davidson(n_policies: int, differences: dict[tuple[int, int], np.ndarray], resamples: int = 2_000,
+                       seed: int = 0, prior_ties: float = 1.0) -> np.ndarray:
+    """(resamples, n_policies) Davidson ratings (mean 0) of deal-resampled differences (jointly)."""
+    arrays = {p: np.asarray(differences[p], dtype=float) for p in sorted(differences)}
+    out = np.empty((resamples, n_policies))
+    for b, drawn in enumerate(_joint_resamples(arrays, resamples, seed)):
+        out[b] = davidson(*outcome_counts(n_policies, drawn), prior_ties=prior_ties)[0]
     return out

@@ -69,6 +69,8 @@ __all__ = [
     "simulate_sprt",
 ]
 
+DEFAULT_BURN_IN = 100  # deals before the sequential test may decide (docs/analysis.md: the heavy-tail study)
+
 # Observations EmpiricalMeanSPRT.update hands to the compiled scan at once.
 _SCAN_CHUNK = 1 << 16
 # Sequences simulate_sprt holds in memory at once, and observations drawn per sequence per block.
@@ -249,7 +251,7 @@ class EmpiricalMeanSPRT:
     """
 
     def __init__(self, delta: float, alpha: float = 0.05, beta: float = 0.05, mu0: float = 0.0,
-                 min_n: int = 100, resolution: float = 1e-9) -> None:
+                 min_n: int = DEFAULT_BURN_IN, resolution: float = 1e-9) -> None:
         self.delta = float(delta)
         if not math.isfinite(self.delta) or self.delta == 0.0:
             raise ValueError(f"delta must be finite and nonzero, got {delta!r}")
@@ -351,7 +353,7 @@ def simulate_sprt(
     alpha: float = 0.05,
     beta: float = 0.05,
     mu0: float = 0.0,
-    min_n: int = 100,
+    min_n: int = DEFAULT_BURN_IN,
     sequences: int = 5_000,
     seed: int = 0,
     max_n: int = 1_000_000,

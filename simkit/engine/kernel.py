@@ -227,9 +227,18 @@ ENGINE_WORK = chain_regions((
     ("EW_EXP", EXP_BLOCK),  # ... and its exposed counts
     ("EW_USED", MELD_TYPES),  # concealed types a claim uses
     ("EW_MEMBERS", MELD_TYPES),  # a claimed 圆's types
+    ("EW_CHANCE", 1),  # CHANCE_*: does advance pause before each stock draw (luck accounting)?
 ), base=K.WORK_SIZE)
-EW_OUT, EW_CHOICE, EW_CONC, EW_EXP, EW_USED, EW_MEMBERS = ENGINE_WORK.offsets
+EW_OUT, EW_CHOICE, EW_CONC, EW_EXP, EW_USED, EW_MEMBERS, EW_CHANCE = ENGINE_WORK.offsets
 ENGINE_WORK_SIZE = ENGINE_WORK.size
+
+# work[EW_CHANCE]: CHANCE_OFF (a new workspace) draws without pausing; CHANCE_PAUSE makes advance
+# return at PH_DRAW before each draw from a non-empty stock, as CHANCE_PAUSED; the next advance
+# call then draws that card (and pauses again before the next draw).  The pause lets a caller see
+# the state before a chance event (:mod:`simkit.runner.luck`); it changes no card and no decision.
+CHANCE_OFF = 0
+CHANCE_PAUSE = 1
+CHANCE_PAUSED = 2
 
 
 def new_engine_workspace() -> np.ndarray:
@@ -353,6 +362,17 @@ def _claim_keeps_playable(s, q, action, t, spare, blocked, rules, work):
         return True
     if blocked or s[S_XIANGGONG + q] or s[S_NOWIN + q]:
         return False
+    n_chow = _claimed_holding(s, q, action, t, work)
+    exp = work[EW_EXP : EW_EXP + EXP_BLOCK].reshape((N_EXP_ROWS, N_TYPES))
+    return _holding_wins(work[EW_CONC : EW_CONC + N_TYPES], exp, n_chow, rules, work)
+
+
+@hot_kernel(cache=True, nogil=True)
+def _claimed_holding(s, q, action, t, work):
+    """q's holding after the claim ``action`` on type t, in work[EW_CONC] (concealed counts) and
+    work[EW_EXP] (exposed block); returns its exposed 圆 count."""
+    used = work[EW_USED : EW_USED + MELD_TYPES]
+    kind = meld_cards(action, t, used)
     conc = work[EW_CONC : EW_CONC + N_TYPES]
     exp = work[EW_EXP : EW_EXP + EXP_BLOCK].reshape((N_EXP_ROWS, N_TYPES))
     # element by element: an array-to-slice copy compiles numba's shape-mismatch message
@@ -373,7 +393,88 @@ def _claim_keeps_playable(s, q, action, t, spare, blocked, rules, work):
         exp[K.EXP_ZHAN, t] += 1
     else:
         n_chow += 1
-    return _holding_wins(conc, exp, n_chow, rules, work)
+    return n_chow
+
+
+@hot_kernel(cache=True, nogil=True)
+def _holding_units(conc, exp, n_chow, rules, work):
+    """Units of a holding that wins (docs/rules.md §6), 0 if it does not."""
+    if K.min_idle_kernel(conc) > 0:
+        return 0
+    out = work[EW_OUT : EW_OUT + K.N_OUT]
+    choice = work[EW_CHOICE : EW_CHOICE + K.N_CHOICE]
+    K.evaluate_kernel(conc, exp, n_chow, rules, 1, out, choice, work[EW_EVAL : EW_EVAL + K.WORK_SIZE])
+    return out[K.OUT_UNITS] if out[K.OUT_WINS] == 1 else 0
+
+
+@hot_kernel(cache=True, nogil=True)
+def draw_win(s, t, rules, mask, work, asked):
+    """Who would win at once if the pending draw (phase PH_DRAW, stock not empty) turned over a
+    card of type t: ``(seat, units)``, or ``(-1, 0)``.  For each player q who would be asked
+    about the card with a legal claim (up to the winner), ``asked[q, 0]`` is set to 1 + the
+    fewest idle concealed cards (:func:`simkit.evaluator.kernel.min_idle_kernel`) that one of
+    those claims leaves and ``asked[q, 1]`` to the claims' bit mask (bit a - A_PENG for action
+    a); both 0 for the others.  The claims on t are asked in the
+    engine's order (docs/rules.md §5: 碰 / 发子, then 吃 / 占, then the drawer's next player by
+    option, then a drawn 将 to the drawer's table), and the first player with a legal claim
+    after which a win is legal is taken to claim and win with the best such claim.  Reads
+    ``s`` only (the fields it sets for the question are restored); clobbers ``mask``."""
+    drawer = s[S_PLAYER]
+    saved_active, saved_source, saved_player = s[S_ACTIVE], s[S_SOURCE], s[S_SOURCE_PLAYER]
+    saved_stage, saved_decided = s[S_STAGE], s[S_DECIDED]
+    s[S_ACTIVE] = t
+    s[S_SOURCE] = SRC_DRAW
+    s[S_SOURCE_PLAYER] = drawer
+    decided = 0
+    winner = -1
+    best = 0
+    for q in range(N_SEATS):
+        asked[q, 0] = 0
+        asked[q, 1] = 0
+    for stage in range(ST_PENG, ST_DONE):
+        q = _stage_candidate(s, stage, rules)
+        if q < 0 or (decided >> q) & 1 or _claim_mask(s, q, stage, rules, mask, work) == 0:
+            continue
+        decided |= 1 << q
+        fewest = 1 << 30
+        # a player who can no longer win still improves its hand by a claim
+        can_win = not (s[S_XIANGGONG + q] or s[S_NOWIN + q] or _gain_locked(s, q, t, rules))
+        peng_legal, kong_legal = mask[A_PENG], mask[A_KONG]
+        chariot = peng_legal and rules[RULE_MUST_CHARIOT_OUT] == 1 and _chariot_through(s, q, t, rules)
+        for a in range(A_PASS + 1, N_ACTIONS):
+            if not mask[a]:
+                continue
+            asked[q, 1] |= 1 << (a - A_PENG)
+            n_chow = _claimed_holding(s, q, a, t, work)
+            exp = work[EW_EXP : EW_EXP + EXP_BLOCK].reshape((N_EXP_ROWS, N_TYPES))
+            conc = work[EW_CONC : EW_CONC + N_TYPES]
+            fewest = min(fewest, K.min_idle_kernel(conc))
+            if not can_win or (kong_legal and a != A_KONG and rules[RULE_MUST_KONG]) or (chariot and a != A_PENG):
+                continue  # declining the legal 发子 / 碰 takes away the win (apply_legal's flags)
+            units = _holding_units(conc, exp, n_chow, rules, work)
+            if units > best:
+                best = units
+        if fewest < (1 << 30):
+            asked[q, 0] = 1 + fewest
+        if best > 0:
+            winner = q
+            break
+    if winner < 0 and t % N_RANKS == JIANG and not s[S_XIANGGONG + drawer] and not s[S_NOWIN + drawer] \
+            and not _gain_locked(s, drawer, t, rules):
+        # nobody claims the drawn 将: it goes to the drawer's table, and the drawer may win
+        conc = work[EW_CONC : EW_CONC + N_TYPES]
+        for i in range(N_TYPES):
+            conc[i] = s[S_CONC + N_TYPES * drawer + i]
+        for i in range(EXP_BLOCK):
+            work[EW_EXP + i] = s[S_EXP + EXP_BLOCK * drawer + i]
+        work[EW_EXP + N_TYPES * K.EXP_TABLE + t] += 1
+        exp = work[EW_EXP : EW_EXP + EXP_BLOCK].reshape((N_EXP_ROWS, N_TYPES))
+        best = _holding_units(conc, exp, s[S_NCHOW + drawer], rules, work)
+        if best > 0:
+            winner = drawer
+    s[S_ACTIVE], s[S_SOURCE], s[S_SOURCE_PLAYER] = saved_active, saved_source, saved_player
+    s[S_STAGE], s[S_DECIDED] = saved_stage, saved_decided
+    return winner, best
 
 
 @hot_kernel(cache=True, nogil=True)
@@ -685,6 +786,11 @@ def advance(s, rules, mask, work, ev, ev_n):
                 s[S_WINNER] = -1
                 _log(ev, ev_n, E_EXHAUSTED, -1, -1, 0, 0, 0)
                 return
+            if work[EW_CHANCE] == CHANCE_PAUSE:
+                work[EW_CHANCE] = CHANCE_PAUSED
+                return
+            if work[EW_CHANCE] == CHANCE_PAUSED:
+                work[EW_CHANCE] = CHANCE_PAUSE
             card = s[S_DECK + pos]
             s[S_STOCK_POS] = pos + 1
             s[S_DRAWS] += 1

@@ -151,7 +151,7 @@ def _read(path: str) -> bytes:
         raise _refuse(path, f"cannot be read ({exc.strerror or exc})") from None
 
 
-def _parse(path: str, data: bytes) -> tuple[np.ndarray, dict]:
+def _parse(path: str, data: bytes, fmt: str = MODEL_FORMAT) -> tuple[np.ndarray, dict]:
     try:
         with np.load(io.BytesIO(data), allow_pickle=False) as archive:
             names = set(archive.files)
@@ -167,9 +167,20 @@ def _parse(path: str, data: bytes) -> tuple[np.ndarray, dict]:
         meta = json.loads(meta_text)
     except json.JSONDecodeError:
         raise _refuse(path, "its metadata is not JSON (not a simkit model, or damaged)") from None
-    if not isinstance(meta, dict) or meta.get("format") != MODEL_FORMAT:
-        raise _refuse(path, f"is not a simkit model (format {meta.get('format') if isinstance(meta, dict) else None!r})")
+    if not isinstance(meta, dict) or meta.get("format") != fmt:
+        found = meta.get("format") if isinstance(meta, dict) else None
+        raise _refuse(path, f"is not a {fmt} file (format {found!r})")
     return block, meta
+
+
+def read_model_file(path: str | os.PathLike, fmt: str) -> tuple[np.ndarray, dict, str]:
+    """(block, metadata, SHA-256) of an ``.npz`` model file of format ``fmt`` (unchecked
+    contents); a one-line :class:`ModelError` naming the file when it is missing, unreadable,
+    truncated or foreign."""
+    text = os.fspath(path)
+    data = _read(text)
+    block, meta = _parse(text, data, fmt)
+    return block, meta, hashlib.sha256(data).hexdigest()
 
 
 def _check(path: str, block: np.ndarray, meta: dict) -> None:

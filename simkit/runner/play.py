@@ -247,21 +247,30 @@ def _play_deck_with(act, root, deal, dealer, policy_ids, params, seat_of, rules,
     for _ in range(MAX_DECISIONS):
         if s[S_PHASE] == PH_OVER:
             break
-        p = s[S_PLAYER]
-        # the engine leaves the legal mask of this decision in ``mask``; the dispatcher fills
-        # ``obs`` (player p's observation) for the policies that read it
-        action = act(policy_ids[p], s, p, obs, mask, params[seat_of[p]], rngs[p], rules, pwork)
-        if action == NO_SUCH_POLICY:
-            error = ERR_UNKNOWN_POLICY + ERR_SEAT * p
+        error = decide(act, policy_ids, params, seat_of, rules, s, rngs, mask, obs, work, pwork, ev, ev_n)
+        if error != 0:
             break
-        if action < 0 or action >= N_ACTIONS or not mask[action]:
-            error = ERR_ILLEGAL_ACTION + ERR_SEAT * p
-            break
-        E.apply_legal(s, action, rules, mask, work, ev, ev_n)
     if error == 0 and s[S_PHASE] != PH_OVER:
         error = ERR_MAX_DECISIONS + ERR_SEAT * s[S_PLAYER]
     record_result(s, deck, result)
     result[R_ERROR] = error
+
+
+@njit(nogil=True, inline="always")
+def decide(act, policy_ids, params, seat_of, rules, s, rngs, mask, obs, work, pwork, ev, ev_n):
+    """One decision of a deal loop: ask the policy of the player to act (the dispatcher ``act``)
+    and apply its action; 0, or the error code (``ERR_*`` + ``ERR_SEAT`` · seat) that stops the
+    deal (nothing applied)."""
+    p = s[S_PLAYER]
+    # the engine leaves the legal mask of this decision in ``mask``; the dispatcher fills
+    # ``obs`` (player p's observation) for the policies that read it
+    action = act(policy_ids[p], s, p, obs, mask, params[seat_of[p]], rngs[p], rules, pwork)
+    if action == NO_SUCH_POLICY:
+        return ERR_UNKNOWN_POLICY + ERR_SEAT * p
+    if action < 0 or action >= N_ACTIONS or not mask[action]:
+        return ERR_ILLEGAL_ACTION + ERR_SEAT * p
+    E.apply_legal(s, action, rules, mask, work, ev, ev_n)
+    return 0
 
 
 @njit(nogil=True, inline="always")

@@ -6,10 +6,15 @@ which every seat is played by A three times and by B three times, so the cards' 
 Reported: the mean difference with a t interval and a paired bootstrap (BCa) interval over
 deals, a t test, the variance reduction against unpaired play, and optionally a sequential
 test (:class:`~simkit.analysis.sequential.EmpiricalMeanSPRT`, the generalised SPRT on the
-empirical distribution of the per-deal differences) that stops as soon as "A beats B by >= delta"
-or "A does not beat B" is decided.  After such a stop the report gives the median-unbiased
+empirical distribution of the per-deal differences) that stops as soon as one of H1: A - B =
+delta and H0: A - B = 0 fits the differences decisively better than the other (a preference
+between two means, not a bound on the difference: the interval says what it is).  After such a stop the report gives the median-unbiased
 estimate and the interval that are valid under the stopping rule; the plain mean and the
 fixed-sample intervals are shown only labelled as conditional on stopping and biased.
+
+With a value model (``luck=``), the luck-adjusted differences (:mod:`simkit.runner.luck`: the
+deals replayed with a correction at every draw) are reported next to the plain ones, with the
+variance reduction of the adjustment over duplicate alone, and the SPRT runs on them.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ import pandas as pd
 from simkit.analysis.plots import convergence_plot, decision_text, forest_plot, save_figure, sprt_llr_plot
 from simkit.analysis.report import format_p, markdown_table
 from simkit.analysis.results import Interval, MeanTest, Result, VarianceReduction, format_level
-from simkit.analysis.sequential import EmpiricalMeanSPRT, SequentialEstimate
+from simkit.analysis.sequential import DEFAULT_BURN_IN, EmpiricalMeanSPRT, SequentialEstimate
 from simkit.analysis.stats import (
     check_confidence,
     convergence_curve,
@@ -34,9 +39,11 @@ from simkit.analysis.stats import (
     paired_mean_test,
 )
 from simkit.errors import SimkitError
-from simkit.policies.registry import PolicySpec
+from simkit.policies.registry import PolicySpec, parse_policy
 from simkit.rules import RuleSet
 from simkit.runner.duplicate import SEATINGS, read_comparison, run_duplicate, seating_dir
+from simkit.runner.luck import duplicate_luck
+from simkit.runner.value_model import ValueModel, check_evaluation_seed, load_value_model
 from simkit.storage import load_dataset
 from simkit.storage.files import write_text
 
@@ -50,6 +57,39 @@ def seating_differences(out: str | os.PathLike, batches: int | None = None) -> n
         is_a = np.array([c == "A" for c in seating])
         columns.append(pay[:, is_a].mean(axis=1) - pay[:, ~is_a].mean(axis=1))
     return np.stack(columns, axis=1)
+
+
+@dataclasses.dataclass(frozen=True)
+class LuckAdjustment(Result):
+    """The luck-adjusted comparison (:mod:`simkit.runner.luck`): the per-deal differences minus
+    their luck, their t test (``test``) and paired bootstrap interval (``bootstrap``), and the
+    variance reductions: ``reduction_factor`` = duplicate variance / adjusted variance (how many
+    times fewer deals the adjusted estimate needs than the plain duplicate one), and
+    ``overall_factor`` = that times the duplicate design's own factor against unpaired play."""
+
+    model: str
+    luck: np.ndarray = dataclasses.field(repr=False, compare=False)  # (deals used, 6) luck of A - B
+    test: MeanTest
+    bootstrap: Interval
+    reduction_factor: float
+    overall_factor: float
+
+    @property
+    def deals_saved(self) -> float:
+        """Share of the duplicate deals the adjusted estimate saves at the same standard error."""
+        return 1.0 - 1.0 / self.reduction_factor if self.reduction_factor > 0 else math.nan
+
+
+def luck_adjustment(per_seating: np.ndarray, luck: np.ndarray, model: str, seed: int, duplicate_factor: float,
+                    confidence: float = 0.95, resamples: int = 5_000) -> LuckAdjustment:
+    """Statistics of the adjusted differences ``per_seating - luck`` (both ``(deals, 6)``)."""
+    d = per_seating.mean(axis=1)
+    adjusted = d - luck.mean(axis=1)
+    test = paired_mean_test(adjusted, confidence)
+    boot = paired_bootstrap_interval(adjusted, confidence, resamples=resamples, seed=seed)
+    variance = float(adjusted.var(ddof=1))
+    factor = float(d.var(ddof=1)) / variance if variance > 0 else math.inf
+    return LuckAdjustment(model, luck, test, boot, factor, factor * duplicate_factor)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -71,6 +111,7 @@ class ComparisonResult(Result):
     deals_computed: int = 0
     sequential: SequentialEstimate | None = None  # estimate and interval under the SPRT's stopping rule
     confidence: float = 0.95
+    adjusted: LuckAdjustment | None = None  # the luck-adjusted estimate, when a value model was given
 
     @property
     def deals(self) -> int:
@@ -85,6 +126,10 @@ class ComparisonResult(Result):
                "reduction_factor": self.variance.reduction_factor,
                "decision": self.sprt.decision if self.sprt is not None else "",
                "plain_mean": self.test.mean, "confidence": self.confidence}
+        if self.adjusted is not None:
+            row.update(adjusted_estimate=self.adjusted.test.mean, adjusted_lo=self.adjusted.bootstrap.lo,
+                       adjusted_hi=self.adjusted.bootstrap.hi, adjusted_reduction=self.adjusted.reduction_factor,
+                       overall_reduction=self.adjusted.overall_factor)
         if self.sequential is not None:
             row.update(label=f"{self.policy_a} - {self.policy_b} (SPRT)", estimate=self.sequential.estimate,
                        lo=self.sequential.lo, hi=self.sequential.hi)
@@ -105,31 +150,77 @@ class ComparisonResult(Result):
             f"  variance reduction of the duplicate design vs unpaired play: "
             f"{self.variance.reduction_factor:.2f}x fewer deals for the same standard error",
         ]
-        return "\n".join(lines)
+        return "\n".join(lines + self._adjusted_lines())
+
+    def _adjusted_lines(self) -> list[str]:
+        if self.adjusted is None:
+            return []
+        a = self.adjusted
+        return [
+            f"  luck-adjusted: {a.test.mean:+.4f}, {format_level(self.confidence)} paired bootstrap (BCa) "
+            f"[{a.bootstrap.lo:+.4f}, {a.bootstrap.hi:+.4f}]; t interval [{a.test.lo:+.4f}, {a.test.hi:+.4f}], "
+            f"p = {format_p(a.test.p_value)}",
+            f"  variance reduction of the luck adjustment vs duplicate alone: {a.reduction_factor:.2f}x "
+            f"({100 * a.deals_saved:.0f} % of the deals saved); vs unpaired play: {a.overall_factor:.2f}x",
+            f"  value model: {a.model}",
+        ]
+
+    def to_json(self) -> dict:
+        """The comparison as one JSON-ready object (``simkit compare --json``)."""
+        def interval(test: MeanTest, boot: Interval) -> dict:
+            return {"estimate": test.mean, "bootstrap_lo": boot.lo, "bootstrap_hi": boot.hi, "t_lo": test.lo,
+                    "t_hi": test.hi, "p_value": test.p_value, "standard_error": test.standard_error}
+
+        out = {"policy_a": self.policy_a, "policy_b": self.policy_b, "seed": self.seed, "deals": self.deals,
+               "deals_computed": self.deals_computed, "seatings": len(SEATINGS), "confidence": self.confidence,
+               "duplicate": interval(self.test, self.bootstrap),
+               "variance_reduction": {"duplicate_vs_unpaired": self.variance.reduction_factor,
+                                      "adjusted_vs_duplicate": None, "adjusted_vs_unpaired": None},
+               "adjusted": None, "value_model": None, "sprt": None}
+        if self.adjusted is not None:
+            out["adjusted"] = interval(self.adjusted.test, self.adjusted.bootstrap)
+            out["adjusted"]["deals_saved_vs_duplicate"] = self.adjusted.deals_saved
+            out["variance_reduction"].update(adjusted_vs_duplicate=self.adjusted.reduction_factor,
+                                             adjusted_vs_unpaired=self.adjusted.overall_factor)
+            out["value_model"] = self.adjusted.model
+        if self.sprt is not None:
+            out["sprt"] = {"decision": self.sprt.decision, "h0_mean": self.sprt.mu0, "h1_mean": self.sprt.mu1,
+                           "alpha": self.sprt.alpha, "beta": self.sprt.beta, "deals": self.sprt.n,
+                           "burn_in": self.sprt.min_n,
+                           "estimate": self.sequential.estimate if self.sequential else None,
+                           "lo": self.sequential.lo if self.sequential else None,
+                           "hi": self.sequential.hi if self.sequential else None}
+        return out
 
     def _sprt_text(self) -> str:
         test, estimate = self.sprt, self.sequential
         level = format_level(estimate.confidence)
-        decision = {"accept_h1": f"accept H1 (A beats B by >= {test.delta:g})",
-                    "accept_h0": "accept H0 (A does not beat B)"}.get(test.decision, "no decision (deals cap reached)")
+        decision = {"accept_h1": f"H1 (A - B = {test.mu1:g}) preferred over H0 (A - B = {test.mu0:g})",
+                    "accept_h0": f"H0 (A - B = {test.mu0:g}) preferred over H1 (A - B = {test.mu1:g})"}.get(
+            test.decision, "no decision (deals cap reached)")
+        tested = "luck-adjusted" if self.adjusted is not None else "duplicate"
         return "\n".join([
-            f"{self.policy_a} - {self.policy_b}: SPRT H0: mean = {test.mu0:g} vs H1: mean = {test.mu1:g} "
-            f"(alpha {test.alpha:g}, beta {test.beta:g}): {decision} after {test.n:,} deals x 6 seatings "
-            f"(llr {test.llr:+.2f}, bounds {test.lower_boundary:+.2f} / {test.upper_boundary:+.2f})",
+            f"{self.policy_a} - {self.policy_b}: SPRT on the {tested} per-deal differences, H0: mean = {test.mu0:g} "
+            f"vs H1: mean = {test.mu1:g} (alpha {test.alpha:g}, beta {test.beta:g}, burn-in {test.min_n:,} deals): "
+            f"{decision} after {test.n:,} deals x 6 seatings (llr {test.llr:+.2f}, bounds "
+            f"{test.lower_boundary:+.2f} / {test.upper_boundary:+.2f})",
             f"  estimate under the stopping rule: {estimate.estimate:+.4f} 牌 per seat per deal, {level} interval "
-            f"[{estimate.lo:+.4f}, {estimate.hi:+.4f}] (median-unbiased, stage-wise ordering)",
+            f"[{estimate.lo:+.4f}, {estimate.hi:+.4f}] (median-unbiased, stage-wise ordering); the test only weighs "
+            f"the two means, the interval says what the difference is",
             f"  plain mean {self.test.mean:+.4f}, bootstrap (BCa) [{self.bootstrap.lo:+.4f}, {self.bootstrap.hi:+.4f}], "
             f"t [{self.test.lo:+.4f}, {self.test.hi:+.4f}]: fixed-sample figures, conditional on stopping, biased",
             f"  variance reduction of the duplicate design vs unpaired play: "
             f"{self.variance.reduction_factor:.2f}x fewer deals for the same standard error",
-        ])
+        ] + self._adjusted_lines())
 
 
 def summarise(per_seating: np.ndarray, policy_a: str, policy_b: str, seed: int, confidence: float = 0.95,
               resamples: int = 5_000, sprt: EmpiricalMeanSPRT | None = None,
-              deals_computed: int | None = None) -> ComparisonResult:
+              deals_computed: int | None = None, luck: np.ndarray | None = None,
+              model: str = "") -> ComparisonResult:
     """Statistics of a (deals, seatings) difference array (``sprt``: the test that chose the deals;
-    ``deals_computed``: the deals simulated, default all of ``per_seating``'s).
+    ``deals_computed``: the deals simulated, default all of ``per_seating``'s; ``luck``: the
+    differences' luck under the value model ``model``, for the luck-adjusted figures).
 
     Per-deal differences that are all equal (a policy against itself) have no bootstrap
     interval: NaN bounds and a :class:`~simkit.errors.DegenerateDataWarning`."""
@@ -142,8 +233,31 @@ def summarise(per_seating: np.ndarray, policy_a: str, policy_b: str, seed: int, 
     variance = duplicate_variance_reduction(per_seating)
     sequential = sprt.estimate(confidence) if sprt is not None else None
     computed = per_seating.shape[0] if deals_computed is None else int(deals_computed)
+    adjusted = None
+    if luck is not None:
+        adjusted = luck_adjustment(per_seating, luck, model, seed, variance.reduction_factor, confidence, resamples)
     return ComparisonResult(policy_a, policy_b, seed, per_seating, test, boot, variance, sprt, computed,
-                            sequential, confidence)
+                            sequential, confidence, adjusted)
+
+
+def _replayed_luck(policy_a: PolicySpec, policy_b: PolicySpec, seed: int, rules: RuleSet | None, model: ValueModel,
+                   per_seating: np.ndarray, first_deal: int = 0) -> np.ndarray:
+    """The luck of deals ``first_deal ..`` of a comparison (rows of ``per_seating``), replayed
+    under every seating; the replay must give the stored differences exactly."""
+    replayed, luck = duplicate_luck(policy_a, policy_b, seed, per_seating.shape[0], model.block, rules, first_deal)
+    if not np.array_equal(replayed, per_seating):
+        bad = int(np.argwhere(np.any(replayed != per_seating, axis=1))[0, 0]) + first_deal
+        raise SimkitError(f"the luck replay of deal {bad} differs from the stored comparison: the folder was "
+                          "written by another simkit version or its files were changed")
+    return luck
+
+
+def _value_model(luck: bool | str | os.PathLike | ValueModel | None, seed: int) -> ValueModel | None:
+    if luck is None or luck is False:
+        return None
+    model = luck if isinstance(luck, ValueModel) else load_value_model(None if luck is True else luck)
+    check_evaluation_seed(model, seed)
+    return model
 
 
 def compare(
@@ -158,38 +272,53 @@ def compare(
     sprt: tuple[float, float, float] | None = None,
     confidence: float = 0.95,
     quiet: bool = False,
+    luck: bool | str | os.PathLike | ValueModel | None = None,
+    burn_in: int = DEFAULT_BURN_IN,
 ) -> ComparisonResult:
     """Compare A with B on ``deals`` duplicate deals (or, with ``sprt=(delta, alpha, beta)``,
     sequentially, batch by batch, until the SPRT decides or ``deals`` are used up; the test
-    checks after every deal, in deal order, and decides no earlier than its ``min_n`` = 100 deals).
+    checks after every deal, in deal order, and decides no earlier than ``burn_in`` deals).
+
+    ``luck``: also give the luck-adjusted estimate (:mod:`simkit.runner.luck`) under a value
+    model: True for the shipped one, or a model file (refused if it was trained on ``seed``);
+    with an SPRT the test then runs on the adjusted differences.
 
     >>> import tempfile
     >>> result = compare("greedy", "random", tempfile.mkdtemp(), deals=200, seed=1, batch_size=100, quiet=True)
     >>> result.deals, result.test.mean > 0, result.to_frame()["n"].tolist()
     (200, True, [200])
     """
-    text_a = policy_a.text() if isinstance(policy_a, PolicySpec) else str(policy_a)
-    text_b = policy_b.text() if isinstance(policy_b, PolicySpec) else str(policy_b)
+    spec_a = policy_a if isinstance(policy_a, PolicySpec) else parse_policy(str(policy_a))
+    spec_b = policy_b if isinstance(policy_b, PolicySpec) else parse_policy(str(policy_b))
+    text_a, text_b = spec_a.text(), spec_b.text()
+    model = _value_model(luck, seed)
+    label = model.describe() if model is not None else ""
     if sprt is None:
         run_duplicate(policy_a, policy_b, deals, seed, out, rules, batch_size, workers, quiet)
-        return summarise(seating_differences(out), text_a, text_b, seed, confidence)
+        per_seating = seating_differences(out)
+        luck_table = _replayed_luck(spec_a, spec_b, seed, rules, model, per_seating) if model else None
+        return summarise(per_seating, text_a, text_b, seed, confidence, luck=luck_table, model=label)
     delta, alpha, beta = sprt
-    test = EmpiricalMeanSPRT(delta, alpha, beta)
+    test = EmpiricalMeanSPRT(delta, alpha, beta, min_n=burn_in)
     n_batches = math.ceil(deals / batch_size)
     fed = 0
-    per_parts = []
+    per_parts, luck_parts = [], []
     for k in range(1, n_batches + 1):
         run_duplicate(policy_a, policy_b, deals, seed, out, rules, batch_size, workers, quiet, max_batches=k)
         per = seating_differences(out, batches=k)
         new = per[fed:]
+        new_luck = _replayed_luck(spec_a, spec_b, seed, rules, model, new, fed) if model else np.zeros_like(new)
         fed = per.shape[0]
         before = test.n
-        decision = test.update(new.mean(axis=1))
+        decision = test.update((new - new_luck).mean(axis=1))
         per_parts.append(new[: test.n - before])
+        luck_parts.append(new_luck[: test.n - before])
         if decision != "continue":
             break
     per_seating = np.concatenate(per_parts, axis=0)
-    return summarise(per_seating, text_a, text_b, seed, confidence, sprt=test, deals_computed=fed)
+    luck_table = np.concatenate(luck_parts, axis=0) if model else None
+    return summarise(per_seating, text_a, text_b, seed, confidence, sprt=test, deals_computed=fed, luck=luck_table,
+                     model=label)
 
 
 def load_comparison(out: str | os.PathLike, confidence: float = 0.95) -> ComparisonResult:

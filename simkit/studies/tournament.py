@@ -1,12 +1,24 @@
 """Round-robin duplicate tournaments: every pair of policies on the same deals, a crosstable of
-mean payoff differences and a Bradley–Terry rating per policy (:mod:`simkit.analysis.ratings`).
+mean payoff differences, and two ratings per policy (:mod:`simkit.analysis.ratings`):
+
+* the **payoff rating** (primary): additive ratings in 牌 per seat per deal fitted to the
+  pairings' mean duplicate differences (weighted by their precision), so that a gap between two
+  ratings reads as the payoff one policy takes from the other per deal;
+* the **Davidson rating**: Bradley–Terry with ties (Davidson 1970) on the per-deal outcome (ahead,
+  level or behind the opponent on the same cards), on the Elo scale: how often a policy comes
+  out ahead, whatever the sizes.
+
+Both have percentile bootstrap intervals over deals, resampled jointly across the pairings that
+played the same deals, for every rating and for every pairwise gap (:meth:`TournamentResult.gaps`).
 
 Each pairing is a duplicate comparison (:func:`simkit.studies.compare.compare`: the six
 seatings of the pair on deals 0 .. N-1 of the tournament's seed, so every pairing plays the
 *same* cards), stored as its own resumable folder of Parquet datasets ``OUT/pair-I-J`` (I < J
 index the policies in the order given); ``OUT/tournament.json`` records what is played and a
 re-run with other settings is refused.  With ``sprt=(delta, alpha, beta)`` every pairing runs
-as a sequential test of "the first beats the second by >= delta" and stops when it decides.
+as a sequential test (H1: first - second = delta against H0: 0) and stops when it decides.
+With a value model (``luck=``), every pairing is also luck-adjusted and the payoff ratings are
+fitted to the adjusted differences.
 
 >>> import tempfile
 >>> result = run_tournament(["greedy", "random", "patient"], tempfile.mkdtemp(), deals=40, seed=1,
@@ -28,7 +40,15 @@ import pandas as pd
 
 from simkit.studies.compare import ComparisonResult, compare
 from simkit.analysis.plots import crosstable_plot, forest_plot, save_figure
-from simkit.analysis.ratings import bootstrap_ratings, bradley_terry, deal_outcomes, points_matrix
+from simkit.analysis.ratings import (
+    bootstrap_davidson,
+    bootstrap_payoff_ratings,
+    davidson,
+    deal_outcomes,
+    outcome_counts,
+    payoff_ratings,
+    points_matrix,
+)
 from simkit.analysis.report import markdown_table
 from simkit.analysis.results import format_level
 from simkit.analysis.stats import check_confidence
@@ -53,30 +73,66 @@ def pairing_dir(out: str | os.PathLike, i: int, j: int) -> Path:
 
 @dataclasses.dataclass(frozen=True)
 class TournamentResult:
-    """A finished tournament: the policies (as given), each pairing's comparison, the ratings
-    (Elo scale, anchor at 0) with bootstrap draws, all at ``confidence``."""
+    """A finished tournament: the policies (as given), each pairing's comparison, the payoff
+    ratings (牌 per seat per deal) and the Davidson ratings (Elo scale, tie parameter
+    ``tie_parameter``), each anchored at ``anchor`` = 0 with its bootstrap draws, all at
+    ``confidence``."""
 
     policies: tuple[str, ...]
     pairings: dict = dataclasses.field(repr=False)  # (i, j) -> ComparisonResult, i < j
-    ratings: np.ndarray = dataclasses.field(repr=False)  # (k,)
+    ratings: np.ndarray = dataclasses.field(repr=False)  # (k,) Davidson, Elo scale
     rating_draws: np.ndarray = dataclasses.field(repr=False)  # (resamples, k)
     anchor: str
     confidence: float = 0.95
+    payoff_ratings: np.ndarray = dataclasses.field(default=None, repr=False)  # (k,) 牌 per seat per deal
+    payoff_draws: np.ndarray = dataclasses.field(default=None, repr=False)  # (resamples, k)
+    tie_parameter: float = float("nan")
+    adjusted: bool = False  # payoff ratings fitted to luck-adjusted differences
+
+    def _bounds(self, draws: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        alpha = 1.0 - self.confidence
+        lo, hi = np.quantile(draws, [alpha / 2, 1 - alpha / 2], axis=0)
+        return lo, hi
 
     def ladder(self) -> pd.DataFrame:
-        """One row per policy, best first: rating with its percentile bootstrap interval, the
-        points scored (share of deals ahead of the opponent, draws half) and the deals played."""
-        alpha = 1.0 - self.confidence
-        lo, hi = np.quantile(self.rating_draws, [alpha / 2, 1 - alpha / 2], axis=0)
+        """One row per policy, best payoff rating first: the payoff rating (``payoff``, 牌 per
+        seat per deal, with ``payoff_lo`` / ``payoff_hi``), the Davidson rating (``rating``,
+        Elo scale, ``lo`` / ``hi``), the share of deals ahead of the opponent (``ahead``) and
+        level (``level``), the points (ahead + level / 2, ``score``) and the deals played."""
+        lo, hi = self._bounds(self.rating_draws)
+        payoff_lo, payoff_hi = self._bounds(self.payoff_draws)
         k = len(self.policies)
         outcomes = {p: deal_outcomes(r.per_seating.mean(axis=1)) for p, r in self.pairings.items()}
         points, games = points_matrix(k, outcomes)
+        wins, ties = outcome_counts(k, {p: r.per_seating.mean(axis=1) for p, r in self.pairings.items()})
+        played = games.sum(axis=1)
         frame = pd.DataFrame({
-            "policy": list(self.policies), "rating": self.ratings, "lo": lo, "hi": hi,
-            "score": points.sum(axis=1) / games.sum(axis=1), "deals": games.sum(axis=1).astype(int),
-            "confidence": self.confidence,
+            "policy": list(self.policies), "payoff": self.payoff_ratings, "payoff_lo": payoff_lo,
+            "payoff_hi": payoff_hi, "rating": self.ratings, "lo": lo, "hi": hi,
+            "ahead": wins.sum(axis=1) / played, "level": ties.sum(axis=1) / played,
+            "score": points.sum(axis=1) / played, "deals": played.astype(int), "confidence": self.confidence,
         })
-        return frame.sort_values("rating", ascending=False, kind="stable").reset_index(drop=True)
+        return frame.sort_values("payoff", ascending=False, kind="stable").reset_index(drop=True)
+
+    def gaps(self) -> pd.DataFrame:
+        """Every pairwise gap of the payoff ratings (and of the Davidson ratings), better policy
+        first, with its percentile bootstrap interval from the joint draws: the intervals rank
+        neighbours, not only each policy against the anchor."""
+        order = np.argsort(-self.payoff_ratings, kind="stable")
+        rows = []
+        alpha = 1.0 - self.confidence
+        for a in range(len(order)):
+            for b in range(a + 1, len(order)):
+                i, j = int(order[a]), int(order[b])
+                payoff = self.payoff_draws[:, i] - self.payoff_draws[:, j]
+                elo = self.rating_draws[:, i] - self.rating_draws[:, j]
+                rows.append({"better": self.policies[i], "worse": self.policies[j],
+                             "payoff_gap": self.payoff_ratings[i] - self.payoff_ratings[j],
+                             "payoff_lo": np.quantile(payoff, alpha / 2), "payoff_hi": np.quantile(payoff, 1 - alpha / 2),
+                             "rating_gap": self.ratings[i] - self.ratings[j],
+                             "rating_lo": np.quantile(elo, alpha / 2), "rating_hi": np.quantile(elo, 1 - alpha / 2),
+                             "confidence": self.confidence})
+        return pd.DataFrame(rows)
 
     def crosstable(self, column: str = "estimate") -> pd.DataFrame:
         """(k, k) table, row policy minus column policy, of a comparison figure per pairing:
@@ -121,9 +177,12 @@ def run_tournament(
     resamples: int = 2_000,
     prior_draws: float = 1.0,
     quiet: bool = False,
+    luck: bool | str | os.PathLike | None = None,
 ) -> TournamentResult:
     """Play every pairing of ``policies`` (2 or more, all different) on duplicate deals
-    0 .. ``deals`` - 1 (resumable: a pairing already played is read back) and rate them."""
+    0 .. ``deals`` - 1 (resumable: a pairing already played is read back) and rate them
+    (``prior_draws``: virtual ties per pairing of the Davidson ratings; ``luck``: as
+    :func:`~simkit.studies.compare.compare`'s, the payoff ratings then use adjusted differences)."""
     confidence = check_confidence(confidence)
     specs = [p if isinstance(p, PolicySpec) else parse_policy(p) for p in policies]
     texts = [PolicySpec(s.name, effective_params(s)).text() for s in specs]
@@ -144,14 +203,19 @@ def run_tournament(
             print(f"tournament: {texts[i]} vs {texts[j]}", flush=True)
         pairings[(i, j)] = compare(specs[i], specs[j], pairing_dir(directory, i, j), deals=deals, seed=seed,
                                    rules=rules, batch_size=batch_size, workers=workers, sprt=sprt,
-                                   confidence=confidence, quiet=quiet)
-    outcomes = {p: deal_outcomes(r.per_seating.mean(axis=1)) for p, r in pairings.items()}
-    points, _ = points_matrix(len(specs), outcomes)
+                                   confidence=confidence, quiet=quiet, luck=luck)
+    k = len(specs)
+    differences = {p: r.per_seating.mean(axis=1) for p, r in pairings.items()}
+    adjusted = {p: d - r.adjusted.luck.mean(axis=1) if r.adjusted is not None else d
+                for (p, d), r in zip(differences.items(), pairings.values())}
     anchor = texts.index(ANCHOR) if ANCHOR in texts else 0
-    ratings = bradley_terry(points, prior_draws=prior_draws)
-    draws = bootstrap_ratings(len(specs), outcomes, resamples=resamples, seed=seed, prior_draws=prior_draws)
+    ratings, nu = davidson(*outcome_counts(k, differences), prior_ties=prior_draws)
+    draws = bootstrap_davidson(k, differences, resamples=resamples, seed=seed, prior_ties=prior_draws)
+    payoff = payoff_ratings(k, adjusted)
+    payoff_draws = bootstrap_payoff_ratings(k, adjusted, resamples=resamples, seed=seed)
     return TournamentResult(tuple(texts), pairings, ratings - ratings[anchor], draws - draws[:, [anchor]],
-                            texts[anchor], confidence)
+                            texts[anchor], confidence, payoff - payoff[anchor], payoff_draws - payoff_draws[:, [anchor]],
+                            nu, luck is not None and luck is not False)
 
 
 def tournament_section(result: TournamentResult, directory: str | os.PathLike, prefix: str = "",
@@ -160,19 +224,32 @@ def tournament_section(result: TournamentResult, directory: str | os.PathLike, p
     directory = Path(directory)
     level = format_level(result.confidence)
     ladder = result.ladder()
-    rows = pd.DataFrame({"label": ladder["policy"], "estimate": ladder["rating"], "lo": ladder["lo"],
-                         "hi": ladder["hi"], "n": ladder["deals"]})
-    save_figure(forest_plot(rows, f"Bradley-Terry rating (Elo scale, {result.anchor} = 0; {level} bootstrap)",
+    rows = pd.DataFrame({"label": ladder["policy"], "estimate": ladder["payoff"], "lo": ladder["payoff_lo"],
+                         "hi": ladder["payoff_hi"], "n": ladder["deals"]})
+    save_figure(forest_plot(rows, f"payoff rating (pai per seat per deal, {result.anchor} = 0; {level} bootstrap)",
                             "Tournament ladder", null=0.0).figure, directory, f"{prefix}tournament_ratings")
     save_figure(crosstable_plot(result.crosstable(), result.crosstable("lo"), result.crosstable("hi"),
                                 "mean payoff difference, row - column (pai per seat per deal)",
                                 "Tournament crosstable").figure, directory, f"{prefix}tournament_crosstable")
     table = pd.DataFrame({
         "rank": range(1, len(ladder) + 1), "policy": ladder["policy"],
-        f"rating [{level}]": ["0 (anchor)" if p == result.anchor else f"{r:+.0f} [{lo:+.0f}, {hi:+.0f}]"
-                              for p, r, lo, hi in zip(ladder["policy"], ladder["rating"], ladder["lo"], ladder["hi"])],
-        "score (deals ahead, draws ½)": ladder["score"].map("{:.3f}".format),
+        f"payoff rating, 牌 per seat per deal [{level}]": [
+            "0 (anchor)" if p == result.anchor else f"{r:+.3f} [{lo:+.3f}, {hi:+.3f}]"
+            for p, r, lo, hi in zip(ladder["policy"], ladder["payoff"], ladder["payoff_lo"], ladder["payoff_hi"])],
+        f"Davidson rating, Elo [{level}]": ["0 (anchor)" if p == result.anchor else f"{r:+.0f} [{lo:+.0f}, {hi:+.0f}]"
+                                          for p, r, lo, hi in zip(ladder["policy"], ladder["rating"], ladder["lo"],
+                                                                  ladder["hi"])],
+        "deals ahead / level": [f"{a:.3f} / {t:.3f}" for a, t in zip(ladder["ahead"], ladder["level"])],
         "deals played": ladder["deals"].map("{:,}".format),
+    })
+    gaps = result.gaps()
+    neighbours = gaps.iloc[[sum(len(ladder) - 1 - m for m in range(a)) for a in range(len(ladder) - 1)]]
+    gap_table = pd.DataFrame({
+        "better - worse": [f"{b} - {w}" for b, w in zip(neighbours["better"], neighbours["worse"])],
+        f"payoff gap [{level}]": [f"{g:+.3f} [{lo:+.3f}, {hi:+.3f}]" for g, lo, hi in
+                                  zip(neighbours["payoff_gap"], neighbours["payoff_lo"], neighbours["payoff_hi"])],
+        f"Davidson gap [{level}]": [f"{g:+.0f} [{lo:+.0f}, {hi:+.0f}]" for g, lo, hi in
+                                    zip(neighbours["rating_gap"], neighbours["rating_lo"], neighbours["rating_hi"])],
     })
     est, lo, hi, n = (result.crosstable(c) for c in ("estimate", "lo", "hi", "n"))
     cross = pd.DataFrame({"": list(result.policies)})
@@ -185,10 +262,16 @@ def tournament_section(result: TournamentResult, directory: str | os.PathLike, p
              f"Round robin of {len(result.policies)} policies, every pairing on the same duplicate deals (six seatings "
              f"each; {', '.join(f'{d:,}' for d in deals)} deals per pairing"
              + ("; pairings stopped by their sequential test" if sequential else "") + "). "
-             f"Ratings: Bradley–Terry on per-deal outcomes (ahead / level / behind the opponent on the same cards), "
-             f"Elo scale (400 points = odds of 10 to 1), {result.anchor} = 0, {level} percentile bootstrap over deals "
-             "(docs/analysis.md).", ""]
+             "Payoff rating: additive ratings in 牌 per seat per deal fitted to the pairings' mean duplicate "
+             + ("luck-adjusted " if result.adjusted else "") + "differences, weighted by their precision: a gap "
+             "is the payoff one policy takes from the other per deal. Davidson rating: Bradley–Terry with ties on "
+             "the per-deal outcome (ahead / level / behind on the same cards), Elo scale (400 points = odds of 10 "
+             f"to 1), tie parameter ν = {result.tie_parameter:.2f}. {result.anchor} = 0; {level} percentile "
+             "bootstrap over deals, jointly across pairings (docs/analysis.md).", ""]
     lines += markdown_table(table) + [""]
+    lines += [f"Gaps between neighbours on the ladder, with their own {level} intervals (all pairs: "
+              "`gaps.csv`):", ""]
+    lines += markdown_table(gap_table) + [""]
     lines += [f"Crosstable: mean payoff difference row - column, 牌 per seat per deal, {level} interval "
               "(paired bootstrap BCa; under the stopping rule for a pairing stopped by its SPRT).", ""]
     lines += markdown_table(cross) + [""]
@@ -203,6 +286,7 @@ def write_tournament_report(result: TournamentResult, directory: str | os.PathLi
     lines = tournament_section(result, directory, heading="#")
     write_text(directory / "ladder.csv", result.ladder().to_csv(index=False))
     write_text(directory / "crosstable.csv", result.crosstable().to_csv())
+    write_text(directory / "gaps.csv", result.gaps().to_csv(index=False))
     path = directory / "report.md"
     write_text(path, "\n".join(lines))
     return path

@@ -1,0 +1,455 @@
+"""Luck of the draws: per-deal luck corrections for luck-adjusted (AIVAT-style) evaluation.
+
+The chance events of a deal after the shuffle are the stock draws (the deal itself is
+cancelled by duplicate play, :mod:`simkit.runner.duplicate`).  Given the full state before a
+draw (every hand and the dead cards: what an estimator may see after the deal), the rest of
+the stock is a uniformly random order of the cards not yet seen, so the next card is of type t
+with probability ``c_t / n`` (``c_t`` copies of t among the ``n`` stock cards).  For a value
+function v of the state after a draw (one number per seat), the draw's *correction*
+
+    v(after the actual card) - sum_t c_t / n * v(after a card of type t)
+
+has mean zero given everything before the draw, whatever the policies; so has its sum over
+the deal's draws, the deal's **luck** (one number per seat).  ``payoff - luck`` is then an
+unbiased estimate of the payoff's mean for any v fixed before the evaluation: v only decides
+how much variance goes.  The policies here are deterministic or play their own random
+streams, so their decisions need no correction (a known random policy would add one per
+decision; not done).
+
+v (:func:`outcome_values`) is a value model's (:mod:`simkit.runner.value_model`):
+
+* a card that brings a player a win at once (:func:`simkit.engine.kernel.draw_win`: the
+  engine's claim order, each player taken to claim and win when it can) is valued at that
+  win's payoffs (``VB_EXACT_WINS``);
+* any other card at a small network's estimate of each seat's final payoff (one hidden ReLU
+  layer over :data:`N_VALUE_FEATURES` features, :func:`value_features`: for each seat its idle
+  cards, claims on the card, expert's hand value Φ and its gain from the best claim, the stock
+  cards that would bring it a win at once, flags and position), centred to sum to zero;
+* the corrections are multiplied by the model's weight ``VB_WEIGHT``.
+
+The kernels replay deals exactly as :mod:`simkit.runner.play` plays them (the same decks,
+random streams and decisions: the result rows are byte-identical), with the engine pausing
+before each draw (:data:`simkit.engine.kernel.CHANCE_PAUSE`).
+
+>>> import numpy as np
+>>> from simkit.policies.registry import parse_policies
+>>> results, luck, _, _ = luck_rows(parse_policies("greedy,greedy,random"), seed=7, deals=4,
+...                                 block=zero_value_block(exact_wins=True))
+>>> results.shape[0], luck.shape
+(4, (4, 3))
+>>> bool(np.allclose(luck.sum(axis=1), 0.0))
+True
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+from numba import njit
+
+from simkit.cards import N_CARDS, N_COPIES, N_SEATS, N_TYPES
+from simkit.deck import deal_deck
+from simkit.engine import kernel as E
+from simkit.engine.env import MAX_DECISIONS
+from simkit.evaluator.kernel import min_idle_kernel
+from simkit.engine.layout import A_KONG, A_PENG, N_ACTIONS, O_NHIST, O_NHIST_UNKNOWN, PH_DRAW, PH_OVER, S_CONC, \
+    S_DEAD, S_DEALER, S_DECK, S_EXP, S_EXPCARDS, S_LOCK, S_NOWIN, S_PHASE, S_PLAYER, S_STOCK_POS, S_XIANGGONG, \
+    chain_regions
+from simkit.evaluator.kernel import N_PARTS
+from simkit.exposed import EXP_BLOCK, EXP_KONG, EXP_PENG
+from simkit.policies.expert import EXPERT_DEFAULTS, cross_value, part_value
+from simkit.jit import borrowed, keep_alive, run_chunks, static_function
+from simkit.policies.dispatch import basic_act_state, builtin_act_state, uses_basic_policies
+from simkit.policies.registry import PolicyError, PolicySpec, policy_arrays
+from simkit.rng import root_key, stream_state
+from simkit.rules import RuleSet
+from simkit.runner.duplicate import SEATINGS, seating_policies
+from simkit.runner.play import CHUNK, DECK_STREAM, ERR_MAX_DECISIONS, ERR_SEAT, N_RESULT, R_ERROR, R_PAYOFF, \
+    borrow_scratch, decide, new_scratch, record_result
+
+# ---- the value model's features of one seat q in the state after a draw (seat-relative: q, then
+# q's next player, then the one after)
+IDLE_CAP = 7  # fewest idle cards, one-hot 0 .. IDLE_CAP (IDLE_CAP: that many or more)
+SEAT_FEATURES = chain_regions((
+    ("V_IDLE", IDLE_CAP + 1),  # fewest idle concealed cards (after its best claim of the card, if any)
+    ("V_CLAIM", 1),  # may claim the card
+    ("V_OUTS_SHARE", 1),  # stock cards (after the draw) that would bring it a win at once / stock size
+    ("V_OUTS", 1),  # ... / 4
+    ("V_OUT_UNITS", 1),  # their mean units / 5
+    ("V_XIANGGONG", 1),
+    ("V_NOWIN", 1),
+    ("V_DEALER", 1),
+    ("V_DRAWER", 1),  # drew the card
+    ("V_NEXT_DRAWER", 1),  # the drawer's next player
+    ("V_CONCEALED", 1),  # concealed cards / 30
+    ("V_PHI", 1),  # expert's hand value Φ of its holding / 100 (simkit.policies.expert)
+    ("V_PHI_GAIN", 1),  # Φ after its best claim of the card minus Φ now, / 100 (0 without a claim)
+))
+(V_IDLE, V_CLAIM, V_OUTS_SHARE, V_OUTS, V_OUT_UNITS, V_XIANGGONG, V_NOWIN, V_DEALER, V_DRAWER, V_NEXT_DRAWER,
+ V_CONCEALED, V_PHI, V_PHI_GAIN) = SEAT_FEATURES.offsets
+N_SEAT_FEATURES = SEAT_FEATURES.size
+V_STOCK = N_SEATS * N_SEAT_FEATURES  # stock size after the draw / 21
+N_VALUE_FEATURES = V_STOCK + 1
+STOCK_AT_DEAL = N_CARDS - 91  # 21 stock cards after the deal (31 + 30 + 30 dealt)
+
+
+@njit(cache=True, nogil=True)
+def draw_table(s, rules, mask, work, counts, winner, units, asked, idle_now, phi_now, phi_claim, hw):
+    """For the pending draw (phase PH_DRAW, stock not empty): ``counts[t]`` the stock's copies of
+    each type; for each type t present ``winner[t]`` / ``units[t]`` (who would win at once on
+    it, :func:`simkit.engine.kernel.draw_win`; -1 / 0) and ``asked[t, q]`` (0, or 1 + the fewest
+    idle cards a legal claim of q leaves); ``idle_now[q]`` each player's fewest idle concealed
+    cards.  Returns the stock size.  Reads ``s`` only."""
+    pos = s[S_STOCK_POS]
+    for t in range(N_TYPES):
+        counts[t] = 0
+    for i in range(pos, N_CARDS):
+        counts[s[S_DECK + i] // N_COPIES] += 1
+    for t in range(N_TYPES):
+        winner[t] = -1
+        units[t] = 0
+        if counts[t] > 0:
+            w, u = E.draw_win(s, t, rules, mask, work, asked[t])
+            winner[t] = w
+            units[t] = u
+    for q in range(N_SEATS):
+        idle_now[q] = min_idle_kernel(s[S_CONC + N_TYPES * q : S_CONC + N_TYPES * (q + 1)])
+        phi_now[q] = seat_hand_value(s, q, -1, -1, hw)
+        for t in range(N_TYPES):
+            phi_claim[t, q] = phi_now[q]
+            if counts[t] == 0 or asked[t, q, 1] == 0:
+                continue
+            best = -np.inf
+            for a in range(A_PENG, N_ACTIONS):
+                if (asked[t, q, 1] >> (a - A_PENG)) & 1:
+                    best = max(best, seat_hand_value(s, q, t, a, hw))
+            phi_claim[t, q] = best
+    return N_CARDS - pos
+
+
+_PHI_PARAMS = np.array(EXPERT_DEFAULTS, dtype=np.float64)
+
+
+@njit(cache=True, nogil=True)
+def seat_hand_value(s, q, t, action, hw):
+    """Expert's hand value Φ (default parameters) of seat q's holding, as q sees it, or (``t``
+    >= 0) of the holding after q's claim ``action`` on the turned-over type t.  ``hw``: int64
+    scratch (4 x 28)."""
+    conc = hw[0]
+    unseen = hw[1]
+    out_comp = hw[2]
+    used = hw[3]
+    exp_at = S_EXP + EXP_BLOCK * q
+    for x in range(N_TYPES):
+        conc[x] = s[S_CONC + N_TYPES * q + x]
+        seen = conc[x] + s[S_DEAD + x] + (1 if x == t else 0)
+        for r in range(N_SEATS):
+            seen += s[S_EXPCARDS + N_TYPES * r + x]
+        unseen[x] = max(0, N_COPIES - seen)
+        out_comp[x] = s[exp_at + N_TYPES * EXP_PENG + x] + s[exp_at + N_TYPES * EXP_KONG + x]
+    lock = s[S_LOCK + N_TYPES * q : S_LOCK + N_TYPES * (q + 1)]
+    if t >= 0:
+        E.meld_cards(action, t, used)
+        for i in range(4):
+            if used[i] >= 0:
+                conc[used[i]] -= 1
+        if action == A_PENG or action == A_KONG:
+            out_comp[t] += 1
+    value = cross_value(conc, unseen, out_comp, _PHI_PARAMS)
+    for part in range(N_PARTS):
+        value += part_value(conc, part, unseen, out_comp, lock, _PHI_PARAMS)
+    return value
+
+
+@njit(cache=True, nogil=True)
+def value_features(s, q, t, n, counts, winner, units, asked, idle_now, phi_now, phi_claim, x):
+    """Features ``x`` (N_VALUE_FEATURES) of seat q in the state after the pending draw turned
+    over type t (from the draw's table, :func:`draw_table`; ``n`` the stock size before it)."""
+    for i in range(N_VALUE_FEATURES):
+        x[i] = 0.0
+    drawer = s[S_PLAYER]
+    for j in range(N_SEATS):
+        r = (q + j) % N_SEATS
+        base = j * N_SEAT_FEATURES
+        idle = idle_now[r]
+        if asked[t, r, 0] > 0:
+            idle = min(idle, asked[t, r, 0] - 1)
+            x[base + V_CLAIM] = 1.0
+        x[base + V_PHI] = phi_now[r] / 100.0
+        x[base + V_PHI_GAIN] = max(0.0, phi_claim[t, r] - phi_now[r]) / 100.0
+        x[base + V_IDLE + min(idle, IDLE_CAP)] = 1.0
+        outs = 0
+        value = 0
+        for y in range(N_TYPES):
+            c = counts[y] - (1 if y == t else 0)
+            if c > 0 and winner[y] == r:
+                outs += c
+                value += c * units[y]
+        if n > 1:
+            x[base + V_OUTS_SHARE] = outs / (n - 1)
+        x[base + V_OUTS] = outs / 4.0
+        if outs > 0:
+            x[base + V_OUT_UNITS] = value / outs / 5.0
+        x[base + V_XIANGGONG] = s[S_XIANGGONG + r]
+        x[base + V_NOWIN] = s[S_NOWIN + r]
+        x[base + V_DEALER] = 1.0 if s[S_DEALER] == r else 0.0
+        x[base + V_DRAWER] = 1.0 if drawer == r else 0.0
+        x[base + V_NEXT_DRAWER] = 1.0 if (drawer + 1) % N_SEATS == r else 0.0
+        concealed = 0
+        for y in range(N_TYPES):
+            concealed += s[S_CONC + N_TYPES * r + y]
+        x[base + V_CONCEALED] = concealed / 30.0
+    x[V_STOCK] = (n - 1) / STOCK_AT_DEAL
+
+
+# ---- the value network: one hidden ReLU layer over standardised features.  Its block (float64):
+# header (VB_*), then mean (F), scale (F), W1 (F x H), b1 (H), w2 (H), b2
+VB_MAGIC = 0  # VALUE_MAGIC
+VB_FEATURES = 1  # F
+VB_HIDDEN = 2  # H (0: no network, the value is 0 but for exact wins)
+VB_EXACT_WINS = 3  # 1: a card that brings a win at once is valued at the win's payoffs
+VB_WEIGHT = 4  # the corrections' weight (a shrinkage fitted with the network, on its training deals)
+VB_HEADER = 5
+VALUE_MAGIC = 7_310_571.0
+
+
+def value_block_size(n_features: int, hidden: int) -> int:
+    return VB_HEADER + (2 * n_features + n_features * hidden + 2 * hidden + 1 if hidden > 0 else 0)
+
+
+def value_block(mean: np.ndarray, scale: np.ndarray, w1: np.ndarray, b1: np.ndarray, w2: np.ndarray, b2: float,
+                exact_wins: bool = True, weight: float = 1.0) -> np.ndarray:
+    """The block :func:`network_value` reads, of a network fitted on ``(x - mean) / scale``:
+    w1 (F, H), b1 (H), w2 (H), b2; the corrections are multiplied by ``weight``."""
+    w1 = np.asarray(w1, dtype=np.float64)
+    n_features, hidden = w1.shape
+    header = [VALUE_MAGIC, n_features, hidden, 1.0 if exact_wins else 0.0, float(weight)]
+    return np.concatenate([header, np.ravel(mean), np.ravel(scale), w1.ravel(), np.ravel(b1), np.ravel(w2),
+                           [float(b2)]]).astype(np.float64)
+
+
+def zero_value_block(exact_wins: bool = False) -> np.ndarray:
+    """A value model without a network: v = 0 everywhere (but exact wins, with ``exact_wins``)."""
+    return np.array([VALUE_MAGIC, N_VALUE_FEATURES, 0.0, 1.0 if exact_wins else 0.0, 1.0], dtype=np.float64)
+
+
+@njit(cache=True, nogil=True)
+def network_value(block, x, h):
+    """The network's output for features ``x`` (``h``: hidden-width scratch); 0 without one."""
+    n_features = int(block[VB_FEATURES])
+    hidden = int(block[VB_HIDDEN])
+    if hidden == 0:
+        return 0.0
+    mean = VB_HEADER
+    scale = mean + n_features
+    w1 = scale + n_features
+    b1 = w1 + n_features * hidden
+    w2 = b1 + hidden
+    b2 = w2 + hidden
+    for k in range(hidden):
+        h[k] = block[b1 + k]
+    for i in range(n_features):
+        z = (x[i] - block[mean + i]) / block[scale + i]
+        if z != 0.0:
+            row = w1 + i * hidden
+            for k in range(hidden):
+                h[k] += z * block[row + k]
+    out = block[b2]
+    for k in range(hidden):
+        if h[k] > 0.0:
+            out += h[k] * block[w2 + k]
+    return out
+
+
+@njit(cache=True, nogil=True)
+def outcome_values(s, t, n, counts, winner, units, asked, idle_now, phi_now, phi_claim, block, x, h, v):
+    """``v[q]``: the value model's payoffs in the state after the pending draw turns over type t:
+    the win's payoffs if t brings a win at once, else each seat's network value, centred to
+    sum to zero (a deal's payoffs do)."""
+    if winner[t] >= 0 and block[VB_EXACT_WINS] == 1.0:
+        for q in range(N_SEATS):
+            v[q] = 2.0 * units[t] if q == winner[t] else -1.0 * units[t]
+        return
+    total = 0.0
+    if block[VB_HIDDEN] == 0:
+        for q in range(N_SEATS):
+            v[q] = 0.0
+        return
+    for q in range(N_SEATS):
+        value_features(s, q, t, n, counts, winner, units, asked, idle_now, phi_now, phi_claim, x)
+        v[q] = network_value(block, x, h)
+        total += v[q]
+    for q in range(N_SEATS):
+        v[q] -= total / N_SEATS
+
+
+@njit(cache=True, nogil=True)
+def draw_luck(s, rules, mask, work, tab, block, luck):
+    """Add to ``luck[seat]`` the correction of the pending draw: the value after the card that
+    will be turned over (``s``'s next stock card) minus its mean over the stock's types."""
+    counts, winner, units, asked, idle_now, phi_now, phi_claim, hw, x, h, v = tab
+    n = draw_table(s, rules, mask, work, counts, winner, units, asked, idle_now, phi_now, phi_claim, hw)
+    actual = s[S_DECK + s[S_STOCK_POS]] // N_COPIES
+    for t in range(N_TYPES):
+        if counts[t] == 0:
+            continue
+        outcome_values(s, t, n, counts, winner, units, asked, idle_now, phi_now, phi_claim, block, x, h, v)
+        weight = counts[t] / n
+        for q in range(N_SEATS):
+            luck[q] -= block[VB_WEIGHT] * weight * v[q]
+            if t == actual:
+                luck[q] += block[VB_WEIGHT] * v[q]
+
+
+@njit(cache=True, nogil=True)
+def draw_record(s, rules, mask, work, tab, rows, n_rows):
+    """Append the features of every seat in the state after the pending draw (its actual card),
+    unless that card brings a win at once, to ``rows`` (their count in n_rows[0])."""
+    counts, winner, units, asked, idle_now, phi_now, phi_claim, hw, x, h, v = tab
+    n = draw_table(s, rules, mask, work, counts, winner, units, asked, idle_now, phi_now, phi_claim, hw)
+    actual = s[S_DECK + s[S_STOCK_POS]] // N_COPIES
+    if winner[actual] >= 0:
+        return
+    for q in range(N_SEATS):
+        if n_rows[0] < rows.shape[0]:
+            value_features(s, q, actual, n, counts, winner, units, asked, idle_now, phi_now, phi_claim,
+                           rows[n_rows[0], 1:])
+            rows[n_rows[0], 0] = q
+            n_rows[0] += 1
+
+
+MAX_VALUE_HIDDEN = 256  # the widest hidden layer a value block may have
+
+
+@njit(cache=True, nogil=True)
+def new_luck_scratch():
+    """Scratch arrays of the chance steps: stock counts, winner / units / asked per type, idle
+    cards per seat, features, hidden layer, outcome values."""
+    return (np.zeros(N_TYPES, dtype=np.int64), np.zeros(N_TYPES, dtype=np.int64), np.zeros(N_TYPES, dtype=np.int64),
+            np.zeros((N_TYPES, N_SEATS, 2), dtype=np.int64), np.zeros(N_SEATS, dtype=np.int64),
+            np.zeros(N_SEATS, dtype=np.float64), np.zeros((N_TYPES, N_SEATS), dtype=np.float64),
+            np.zeros((4, N_TYPES), dtype=np.int64),
+            np.zeros(N_VALUE_FEATURES, dtype=np.float64), np.zeros(MAX_VALUE_HIDDEN, dtype=np.float64),
+            np.zeros(N_SEATS, dtype=np.float64))
+
+
+@njit(nogil=True, inline="always")
+def _play_deal_luck_with(act, root, deal, dealer, policy_ids, params, seat_of, rules, s, deck, rngs, mask, obs, work,
+                         pwork, ev, ev_n, result, tab, block, luck, rows, n_rows):
+    """Play deal ``deal`` as :func:`simkit.runner.play._play_deal_with` does (the same result
+    row), pausing before each draw: with a value model ``block`` (size > 0) add the draw's
+    correction to ``luck[seat]``; with ``rows`` (capacity > 0) record the seats' features after
+    it (:func:`draw_record`)."""
+    deal_deck(root, deal, rngs[DECK_STREAM], deck)
+    for p in range(N_SEATS):
+        stream_state(root, deal, 1 + p, rngs[p])
+    for q in range(N_SEATS):
+        luck[q] = 0.0
+    work[E.EW_CHANCE] = E.CHANCE_PAUSE
+    E.start(s, deck, dealer, rules, mask, work, ev, ev_n)
+    obs[O_NHIST] = O_NHIST_UNKNOWN
+    error = 0
+    decisions = 0
+    while s[S_PHASE] != PH_OVER:
+        if s[S_PHASE] == PH_DRAW:  # paused before a draw
+            if rows.shape[0] > 0:
+                draw_record(s, rules, mask, work, tab, rows, n_rows)
+            if block.size > 0:
+                draw_luck(s, rules, mask, work, tab, block, luck)
+            E.advance(s, rules, mask, work, ev, ev_n)
+            continue
+        if decisions == MAX_DECISIONS:
+            error = ERR_MAX_DECISIONS + ERR_SEAT * s[S_PLAYER]
+            break
+        decisions += 1
+        error = decide(act, policy_ids, params, seat_of, rules, s, rngs, mask, obs, work, pwork, ev, ev_n)
+        if error != 0:
+            break
+    work[E.EW_CHANCE] = E.CHANCE_OFF
+    record_result(s, deck, result)
+    result[R_ERROR] = error
+
+
+MAX_ROWS_PER_DEAL = N_SEATS * STOCK_AT_DEAL  # draw_record: three rows per draw
+
+
+@njit(nogil=True, inline="always")
+def _luck_chunk_with(act, k, root, first_deal, n_deals, dealer, policy_ids, params, rules, block, results, luck, rows,
+                     n_rows):
+    """Chunk k (CHUNK deals) of a fixed-seat run with the dispatcher ``act`` (``rows``: per deal,
+    MAX_ROWS_PER_DEAL rows of draw_record, or none)."""
+    owners = new_scratch()
+    s, deck, rngs, mask, obs, work, pwork, ev, ev_n, _, seat_of = borrow_scratch(owners)
+    policy_ids, params, rules = borrowed(policy_ids), borrowed(params), borrowed(rules)
+    tab = new_luck_scratch()
+    no_rows = np.zeros((0, N_VALUE_FEATURES + 1), dtype=np.float64)
+    for p in range(N_SEATS):
+        seat_of[p] = p
+    for i in range(k * CHUNK, min(n_deals, (k + 1) * CHUNK)):
+        deal_rows = rows[i] if rows.shape[0] > 0 else no_rows
+        _play_deal_luck_with(act, root, first_deal + i, dealer, policy_ids, params, seat_of, rules, s, deck, rngs,
+                             mask, obs, work, pwork, ev, ev_n, results[i], tab, block, luck[i], deal_rows,
+                             n_rows[i : i + 1])
+    keep_alive(owners)
+
+
+_BUILTIN_ACT = static_function(builtin_act_state)
+_BASIC_ACT = static_function(basic_act_state)
+
+
+@njit(cache=True, nogil=True)
+def _luck_chunk(k, root, first_deal, n_deals, dealer, policy_ids, params, rules, block, results, luck, rows, n_rows):
+    _luck_chunk_with(_BUILTIN_ACT, k, root, first_deal, n_deals, dealer, policy_ids, params, rules, block, results,
+                     luck, rows, n_rows)
+
+
+@njit(cache=True, nogil=True)
+def _luck_chunk_basic(k, root, first_deal, n_deals, dealer, policy_ids, params, rules, block, results, luck, rows,
+                      n_rows):
+    """:func:`_luck_chunk` for runs of random / greedy / patient only (compiles without mc and expert)."""
+    _luck_chunk_with(_BASIC_ACT, k, root, first_deal, n_deals, dealer, policy_ids, params, rules, block, results,
+                     luck, rows, n_rows)
+
+
+def luck_rows(policies: Sequence[PolicySpec], seed: int, deals: int, block: np.ndarray | None = None,
+              rules: RuleSet | None = None, first_deal: int = 0, dealer: int = 0,
+              record: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Result rows ``(deals, N_RESULT)`` of deals ``first_deal ..`` of a fixed-seat run (seat p
+    plays ``policies[p]``: the rows ``simulate`` writes with seating fixed), their luck
+    ``(deals, 3)`` under the value model ``block`` (zeros without one), and with ``record`` the
+    value features after each draw ``(deals, MAX_ROWS_PER_DEAL, 1 + N_VALUE_FEATURES)`` (column
+    0: the seat) and their counts ``(deals,)``."""
+    rules = rules or RuleSet()
+    ids, params, user = policy_arrays(list(policies))
+    if any(fn is not None for fn in user):
+        names = ", ".join(sorted({spec.name for spec in policies}))
+        raise PolicyError(f"the luck adjustment replays deals with built-in policies only; {names} includes a user "
+                          "policy")
+    results = np.zeros((deals, N_RESULT), dtype=np.int64)
+    luck = np.zeros((deals, N_SEATS), dtype=np.float64)
+    rows = np.zeros((deals if record else 0, MAX_ROWS_PER_DEAL, 1 + N_VALUE_FEATURES), dtype=np.float64)
+    n_rows = np.zeros(deals, dtype=np.int64)
+    block = np.zeros(0, dtype=np.float64) if block is None else np.ascontiguousarray(block, dtype=np.float64)
+    root = root_key(seed)
+    rules_array = rules.to_array()
+    chunk = _luck_chunk_basic if uses_basic_policies(ids) else _luck_chunk
+    run_chunks(chunk, [(k, root, first_deal, deals, dealer, ids, params, rules_array, block, results, luck,
+                              rows, n_rows) for k in range((deals + CHUNK - 1) // CHUNK)])
+    return results, luck, rows, n_rows
+
+
+def duplicate_luck(policy_a: PolicySpec, policy_b: PolicySpec, seed: int, deals: int, block: np.ndarray,
+                   rules: RuleSet | None = None, first_deal: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Deals ``first_deal ..`` of a duplicate comparison of A and B replayed under each seating
+    (:data:`simkit.runner.duplicate.SEATINGS` order): per deal and seating, A's mean payoff minus
+    B's, and the same of the luck under ``block``; two ``(deals, 6)`` arrays."""
+    payoff_differences, luck_differences = [], []
+    for seating in SEATINGS:
+        results, luck, _, _ = luck_rows(seating_policies(policy_a, policy_b, seating), seed, deals, block, rules,
+                                        first_deal)
+        pay = results[:, R_PAYOFF : R_PAYOFF + N_SEATS].astype(np.float64)
+        is_a = np.array([c == "A" for c in seating])
+        payoff_differences.append(pay[:, is_a].mean(axis=1) - pay[:, ~is_a].mean(axis=1))
+        luck_differences.append(luck[:, is_a].mean(axis=1) - luck[:, ~is_a].mean(axis=1))
+    return np.stack(payoff_differences, axis=1), np.stack(luck_differences, axis=1)

@@ -1,0 +1,169 @@
+"""Value-model files of the luck adjustment (:mod:`simkit.runner.luck`): what they hold, how
+they are checked, and the rule that keeps an evaluation honest.
+
+A value model is fixed before the evaluation that uses it.  A model fitted on the deals it
+then adjusts can make the variance look arbitrarily small, so every model records the seeds
+of its training deals and :func:`check_evaluation_seed` refuses an evaluation on one of them.
+
+A value-model file is a NumPy ``.npz`` archive (no pickled objects), like a ``learned`` model
+(:mod:`simkit.policies.model`): ``block`` (float64, the block :func:`simkit.runner.luck.network_value`
+reads) and ``meta`` (JSON: ``format`` :data:`VALUE_FORMAT`, ``features`` (the feature names, which
+must be this simkit's), ``rules``, ``training``: seeds, deals, policies, library, wall time).
+
+>>> import os, tempfile
+>>> from simkit.runner.luck import zero_value_block
+>>> path = os.path.join(tempfile.mkdtemp(), "v.npz")
+>>> write_value_model(path, zero_value_block(), {"seeds": [11], "deals": 0})
+>>> model = load_value_model(path)
+>>> model.training_seeds, model.hidden
+((11,), 0)
+>>> check_evaluation_seed(model, 12)
+>>> check_evaluation_seed(model, 11)
+Traceback (most recent call last):
+    ...
+simkit.runner.value_model.ValueModelError: value model ...v.npz was trained on seed 11, the seed of this evaluation: a model fitted on the deals it adjusts is not a fixed control variate (train one on other seeds, or use another seed)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import io
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from simkit.errors import SimkitError
+from simkit.policies.model import ModelError, read_model_file
+from simkit.runner.luck import (
+    MAX_VALUE_HIDDEN,
+    N_VALUE_FEATURES,
+    SEAT_FEATURES,
+    VALUE_MAGIC,
+    VB_EXACT_WINS,
+    VB_FEATURES,
+    VB_HEADER,
+    VB_HIDDEN,
+    VB_MAGIC,
+    value_block_size,
+)
+
+VALUE_FORMAT = "simkit-value-model"
+VALUE_FEATURE_NAMES: tuple[str, ...] = tuple(
+    f"{seat}:{name}" for seat in ("self", "next", "after_next") for name, _, _ in SEAT_FEATURES.table) + ("stock",)
+BUILTIN_VALUE_MODEL = Path(__file__).parent / "models" / "value.npz"  # the shipped value model
+
+
+class ValueModelError(SimkitError):
+    """A value-model file that is missing, damaged, foreign or of another layout, or one that
+    may not adjust this evaluation."""
+
+
+@dataclasses.dataclass(frozen=True)
+class ValueModel:
+    """A checked value model: its block, metadata, SHA-256 and path."""
+
+    path: str
+    block: np.ndarray = dataclasses.field(repr=False)
+    meta: dict = dataclasses.field(repr=False)
+    digest: str
+
+    @property
+    def hidden(self) -> int:
+        return int(self.block[VB_HIDDEN])
+
+    @property
+    def training_seeds(self) -> tuple[int, ...]:
+        return tuple(int(s) for s in self.meta.get("training", {}).get("seeds", []))
+
+    @property
+    def rules(self) -> dict:
+        return dict(self.meta.get("rules", {}))
+
+    def describe(self) -> str:
+        """One line: the file, its digest, and what it was trained on."""
+        seeds = ", ".join(str(s) for s in self.training_seeds) or "none"
+        return f"{self.path} (sha256:{self.digest[:12]}, trained on seed(s) {seeds})"
+
+
+def value_model_bytes(block: np.ndarray, training: dict[str, Any], rules: dict | None = None) -> bytes:
+    """The bytes of a value-model file holding ``block``."""
+    meta = {"format": VALUE_FORMAT, "features": list(VALUE_FEATURE_NAMES), "hidden": int(block[VB_HIDDEN]),
+            "rules": rules or {}, "training": training}
+    buffer = io.BytesIO()
+    np.savez(buffer, block=np.asarray(block, dtype=np.float64), meta=np.array(json.dumps(meta, sort_keys=True)))
+    return buffer.getvalue()
+
+
+def write_value_model(path: str | os.PathLike, block: np.ndarray, training: dict[str, Any],
+                      rules: dict | None = None) -> None:
+    """Write a value-model file (through a temporary file: an existing file is replaced whole)."""
+    target = Path(path)
+    temporary = target.with_name(target.name + ".tmp")
+    temporary.write_bytes(value_model_bytes(block, training, rules))
+    os.replace(temporary, target)
+
+
+def _refuse(path: str, problem: str) -> ValueModelError:
+    return ValueModelError(f"value model {path}: {problem}")
+
+
+def _check(path: str, block: np.ndarray, meta: dict) -> None:
+    if meta.get("features") != list(VALUE_FEATURE_NAMES):
+        raise _refuse(path, "was made for another feature layout: train it again with `simkit luck-model`")
+    if block.dtype != np.float64 or block.ndim != 1 or block.size < VB_HEADER or block[VB_MAGIC] != VALUE_MAGIC:
+        raise _refuse(path, "its block is not a value-model block (damaged?)")
+    if int(block[VB_FEATURES]) != N_VALUE_FEATURES:
+        raise _refuse(path, f"its block takes {int(block[VB_FEATURES])} features, this simkit has {N_VALUE_FEATURES}")
+    hidden = block[VB_HIDDEN]
+    if hidden != int(hidden) or not 0 <= hidden <= MAX_VALUE_HIDDEN:
+        raise _refuse(path, f"its hidden layer is {hidden:g} wide: 0..{MAX_VALUE_HIDDEN} only (damaged?)")
+    expected = value_block_size(N_VALUE_FEATURES, int(hidden))
+    if block.size != expected:
+        raise _refuse(path, f"its block holds {block.size} numbers, its header says {expected} (truncated?)")
+    if block[VB_EXACT_WINS] not in (0.0, 1.0):
+        raise _refuse(path, "its exact-wins flag is neither 0 nor 1 (damaged?)")
+    if not np.all(np.isfinite(block)):
+        raise _refuse(path, "its weights hold NaN or infinite numbers")
+    if int(hidden) > 0 and np.any(block[VB_HEADER + N_VALUE_FEATURES : VB_HEADER + 2 * N_VALUE_FEATURES] <= 0):
+        raise _refuse(path, "its feature scales must be positive (damaged?)")
+    seeds = meta.get("training", {}).get("seeds") if isinstance(meta.get("training"), dict) else None
+    if not isinstance(seeds, list) or not all(isinstance(s, int) for s in seeds):
+        raise _refuse(path, "does not record the seeds of its training deals")
+
+
+@functools.lru_cache(maxsize=8)
+def _load_cached(path: str, mtime_ns: int, size: int) -> ValueModel:
+    try:
+        block, meta, digest = read_model_file(path, VALUE_FORMAT)
+    except ModelError as exc:
+        raise ValueModelError(str(exc).replace("model file ", "value model ", 1)) from None
+    _check(path, block, meta)
+    block.setflags(write=False)
+    return ValueModel(path, block, meta, digest)
+
+
+def load_value_model(path: str | os.PathLike | None = None) -> ValueModel:
+    """The checked value model of file ``path`` (default: the shipped one,
+    :data:`BUILTIN_VALUE_MODEL`); a one-line :class:`ValueModelError` naming the file when it
+    is missing, unreadable, truncated, foreign or of another layout."""
+    text = os.fspath(BUILTIN_VALUE_MODEL if path is None else path)
+    try:
+        stat = os.stat(text)
+    except FileNotFoundError:
+        raise _refuse(text, "does not exist") from None
+    except OSError as exc:
+        raise _refuse(text, f"cannot be read ({exc.strerror or exc})") from None
+    return _load_cached(text, stat.st_mtime_ns, stat.st_size)
+
+
+def check_evaluation_seed(model: ValueModel, seed: int) -> None:
+    """Refuse (:class:`ValueModelError`) to adjust an evaluation on seed ``seed`` with a model
+    trained on that seed's deals."""
+    if int(seed) in model.training_seeds:
+        raise _refuse(model.path, f"was trained on seed {int(seed)}, the seed of this evaluation: a model fitted on "
+                                  "the deals it adjusts is not a fixed control variate (train one on other seeds, "
+                                  "or use another seed)")

@@ -1,0 +1,276 @@
+"""The luck adjustment (simkit.runner.luck, simkit.runner.value_model, compare(luck=...)).
+
+What each test would catch:
+
+* replayed rows equal the play kernels' rows: a pause before a draw that changed a card, a
+  decision or a random stream;
+* corrections have mean zero by enumeration: a wrong outcome distribution (the player's
+  unseen cards instead of the stock, the drawn card left out, weights not summing to 1);
+* draw_win against the engine's own claim flow: a claim order, a lock, a decline flag or a
+  table 将 that the shortcut gets wrong;
+* the network kernel against scikit-learn's predict: a transposed weight, a missed ReLU or
+  standardisation;
+* v = 0 leaves every figure unchanged; a model trained on the evaluation's seed is refused;
+  a bad model file is a one-line error naming it.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from simkit.cards import N_CARDS, N_COPIES, N_TYPES
+from simkit.engine import kernel as E
+from simkit.engine import layout as L
+from simkit.policies.dispatch import builtin_act_state
+from simkit.policies.registry import parse_policies, parse_policy, policy_arrays
+from simkit.rng import root_key
+from simkit.rules import RuleSet
+from simkit.runner.luck import (
+    N_VALUE_FEATURES,
+    VB_WEIGHT,
+    draw_luck,
+    duplicate_luck,
+    luck_rows,
+    network_value,
+    new_luck_scratch,
+    value_block,
+    zero_value_block,
+)
+from simkit.runner.play import BUILTIN_KERNELS, N_RESULT, SEATING_FIXED, new_scratch
+from simkit.runner.value_model import ValueModelError, check_evaluation_seed, load_value_model, write_value_model
+
+
+def _random_block(rng: np.random.Generator, hidden: int = 8) -> np.ndarray:
+    return value_block(rng.normal(size=N_VALUE_FEATURES), rng.uniform(0.5, 2.0, size=N_VALUE_FEATURES),
+                       rng.normal(size=(N_VALUE_FEATURES, hidden)), rng.normal(size=hidden), rng.normal(size=hidden),
+                       float(rng.normal()))
+
+
+@pytest.mark.parametrize("policies", ["expert,greedy,random", "greedy,patient,greedy"])
+def test_replayed_rows_equal_the_play_kernels_rows(policies):
+    specs = parse_policies(policies)
+    rules = RuleSet()
+    results, luck, _, _ = luck_rows(specs, seed=31, deals=300, block=_random_block(np.random.default_rng(1)),
+                                    rules=rules)
+    ids, params, _ = policy_arrays(specs)
+    expected = np.zeros((300, N_RESULT), dtype=np.int64)
+    BUILTIN_KERNELS.play_batch(root_key(31), 0, 300, 0, ids, params, SEATING_FIXED, rules.to_array(), expected)
+    assert np.array_equal(results, expected)
+    assert np.allclose(luck.sum(axis=1), 0.0)  # centred values: the luck of a deal sums to zero
+    assert np.any(luck != 0.0)
+
+
+def _paused_states(policies: str, seed: int, deals: int, rules: RuleSet, every: int = 3):
+    """Copies of the state (and engine workspace) paused before some draws of some deals."""
+    specs = parse_policies(policies)
+    ids, params, _ = policy_arrays(specs)
+    rules_array = rules.to_array()
+    s, deck, rngs, mask, obs, work, pwork, ev, ev_n, _, _ = new_scratch()
+    from simkit.deck import deal_deck
+    from simkit.rng import stream_state
+
+    root = root_key(seed)
+    out = []
+    for deal in range(deals):
+        deal_deck(root, deal, rngs[3], deck)
+        for p in range(3):
+            stream_state(root, deal, 1 + p, rngs[p])
+        work[E.EW_CHANCE] = E.CHANCE_PAUSE
+        E.start(s, deck, 0, rules_array, mask, work, ev, ev_n)
+        k = 0
+        while s[L.S_PHASE] != L.PH_OVER:
+            if s[L.S_PHASE] == L.PH_DRAW:
+                if k % every == 0:
+                    out.append((s.copy(), work.copy()))
+                k += 1
+                E.advance(s, rules_array, mask, work, ev, ev_n)
+                continue
+            p = s[L.S_PLAYER]
+            action = builtin_act_state(ids[p], s, p, obs, mask, params[p], rngs[p], rules_array, pwork)
+            E.apply_legal(s, action, rules_array, mask, work, ev, ev_n)
+    return out
+
+
+@pytest.mark.parametrize("exact_wins", [True, False])
+def test_corrections_have_mean_zero_by_enumeration(exact_wins):
+    """Each stock card equally likely next: the draw's correction averages to exactly zero."""
+    rules = RuleSet()
+    rules_array = rules.to_array()
+    rng = np.random.default_rng(7)
+    block = _random_block(rng)
+    block[3] = 1.0 if exact_wins else 0.0
+    tab = new_luck_scratch()
+    mask = np.zeros(L.N_ACTIONS, dtype=np.bool_)
+    checked = varied = 0
+    for s, work in _paused_states("expert,greedy,greedy", seed=5, deals=12, rules=rules):
+        pos = s[L.S_STOCK_POS]
+        corrections = []
+        for j in range(pos, N_CARDS):
+            s2 = s.copy()
+            s2[L.S_DECK + pos], s2[L.S_DECK + j] = s2[L.S_DECK + j], s2[L.S_DECK + pos]
+            luck = np.zeros(3)
+            draw_luck(s2, rules_array, mask, work.copy(), tab, block, luck)
+            corrections.append(luck)
+        corrections = np.array(corrections)
+        assert np.allclose(corrections.mean(axis=0), 0.0, atol=1e-9)
+        varied += np.ptp(corrections) > 0.0  # outcomes valued differently: the check has teeth
+        checked += 1
+    assert checked >= 30 and varied >= checked // 2
+
+
+def _engine_draw_win(s: np.ndarray, work: np.ndarray, t: int, rules: RuleSet) -> tuple[int, int]:
+    """Slow twin of simkit.engine.kernel.draw_win: put a card of type t on top of the stock, let
+    the engine draw it and ask its claims; at each claim decision try every legal claim (then a
+    win) on a copy; pass otherwise, and check the table 将's discard phase."""
+    rules_array = rules.to_array()
+    s = s.copy()
+    pos = s[L.S_STOCK_POS]
+    j = next(i for i in range(pos, N_CARDS) if s[L.S_DECK + i] // N_COPIES == t)
+    s[L.S_DECK + pos], s[L.S_DECK + j] = s[L.S_DECK + j], s[L.S_DECK + pos]
+    work = work.copy()
+    work[E.EW_CHANCE] = E.CHANCE_OFF
+    mask = np.zeros(L.N_ACTIONS, dtype=np.bool_)
+    ev, ev_n = np.zeros((0, L.EVENT_WIDTH), dtype=np.int64), np.zeros(1, dtype=np.int64)
+    draws = s[L.S_DRAWS]
+    E.advance(s, rules_array, mask, work, ev, ev_n)
+    while s[L.S_DRAWS] == draws + 1 and s[L.S_PHASE] == L.PH_CLAIM:
+        q = s[L.S_PLAYER]
+        E.legal_mask(s, rules_array, mask, work)
+        best = 0
+        for a in np.flatnonzero(mask):
+            if a == L.A_PASS:
+                continue
+            s2, m2 = s.copy(), mask.copy()
+            E.apply_legal(s2, int(a), rules_array, m2, work.copy(), ev, ev_n)
+            E.legal_mask(s2, rules_array, m2, work.copy())
+            if s2[L.S_PHASE] == L.PH_DISCARD and s2[L.S_PLAYER] == q and m2[L.A_WIN]:
+                E.apply_legal(s2, L.A_WIN, rules_array, m2, work.copy(), ev, ev_n)
+                best = max(best, int(s2[L.S_UNITS]))
+        if best > 0:
+            return int(q), best
+        E.legal_mask(s, rules_array, mask, work)
+        E.apply_legal(s, L.A_PASS, rules_array, mask, work, ev, ev_n)
+    if s[L.S_DRAWS] == draws + 1 and s[L.S_PHASE] == L.PH_DISCARD and s[L.S_GAIN] == L.WIN_TABLE:
+        E.legal_mask(s, rules_array, mask, work)
+        if mask[L.A_WIN]:
+            q = s[L.S_PLAYER]
+            E.apply_legal(s, L.A_WIN, rules_array, mask, work, ev, ev_n)
+            return int(q), int(s[L.S_UNITS])
+    return -1, 0
+
+
+@pytest.mark.parametrize("options", [(), ("pass_locks_type=off",), ("drawn_card_chow_by=drawer_then_next",),
+                                     ("drawn_jiang_chow=off",), ("must_kong=on", "must_chariot_out=on")])
+def test_draw_win_matches_the_engines_claim_flow(options):
+    rules = RuleSet.from_strings(list(options))
+    rules_array = rules.to_array()
+    mask = np.zeros(L.N_ACTIONS, dtype=np.bool_)
+    asked = np.zeros((3, 2), dtype=np.int64)
+    wins = compared = 0
+    for s, work in _paused_states("greedy,patient,greedy", seed=11, deals=40, rules=rules, every=1):
+        stock = {s[L.S_DECK + i] // N_COPIES for i in range(s[L.S_STOCK_POS], N_CARDS)}
+        for t in sorted(stock):
+            expected = _engine_draw_win(s, work, t, rules)
+            before = s.copy()
+            got = E.draw_win(s, t, rules_array, mask, work.copy(), asked)
+            assert np.array_equal(s, before)  # draw_win leaves the state as it found it
+            assert (int(got[0]), int(got[1])) == expected, (t, s[L.S_STOCK_POS])
+            wins += expected[0] >= 0
+            compared += 1
+    assert compared > 500 and wins >= 3
+
+
+def test_network_kernel_equals_sklearn_predict():
+    sklearn = pytest.importorskip("sklearn.neural_network")
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(400, N_VALUE_FEATURES))
+    y = x[:, 0] * 2 - np.maximum(x[:, 1], 0) + 0.1 * rng.normal(size=400)
+    mean, scale = x.mean(axis=0), x.std(axis=0)
+    net = sklearn.MLPRegressor(hidden_layer_sizes=(16,), max_iter=50, random_state=0).fit((x - mean) / scale, y)
+    block = value_block(mean, scale, net.coefs_[0], net.intercepts_[0], net.coefs_[1].ravel(),
+                        float(net.intercepts_[1][0]))
+    h = np.zeros(256)
+    ours = np.array([network_value(block, row, h) for row in x])
+    assert np.allclose(ours, net.predict((x - mean) / scale), atol=1e-9)
+
+
+def _model_file(tmp_path, block, seeds=(90001,), name="v.npz"):
+    path = tmp_path / name
+    write_value_model(path, block, {"seeds": list(seeds), "deals": 0})
+    return path
+
+
+def test_zero_value_model_changes_nothing(tmp_path):
+    from simkit.studies.compare import compare
+
+    path = _model_file(tmp_path, zero_value_block(exact_wins=False))
+    result = compare("greedy", "random", tmp_path / "c", deals=60, seed=4, batch_size=30, quiet=True, luck=path)
+    assert result.adjusted is not None
+    assert np.all(result.adjusted.luck == 0.0)
+    assert result.adjusted.test == result.test and result.adjusted.bootstrap == result.bootstrap
+    assert result.adjusted.reduction_factor == 1.0
+
+
+def test_adjusted_estimate_uses_the_models_luck(tmp_path):
+    """A model with corrections: adjusted = plain - mean luck, both from the same deals."""
+    from simkit.studies.compare import compare
+
+    block = _random_block(np.random.default_rng(2))
+    block[VB_WEIGHT] = 0.5
+    path = _model_file(tmp_path, block)
+    result = compare("greedy", "random", tmp_path / "c", deals=60, seed=4, batch_size=30, quiet=True, luck=path)
+    d = result.per_seating.mean(axis=1)
+    _, luck = duplicate_luck(parse_policy("greedy"), parse_policy("random"), 4, 60, block)
+    assert np.array_equal(result.adjusted.luck, luck)
+    assert result.adjusted.test.mean == pytest.approx(float(np.mean(d - luck.mean(axis=1))), abs=1e-12)
+    assert result.adjusted.test.mean != pytest.approx(result.test.mean, abs=1e-9)
+    payload = result.to_json()
+    assert payload["adjusted"]["estimate"] == result.adjusted.test.mean
+    assert payload["variance_reduction"]["adjusted_vs_duplicate"] == result.adjusted.reduction_factor
+
+
+def test_model_trained_on_the_evaluation_seed_is_refused(tmp_path):
+    from simkit.studies.compare import compare
+
+    path = _model_file(tmp_path, zero_value_block(), seeds=(4, 90))
+    model = load_value_model(path)
+    check_evaluation_seed(model, 5)
+    with pytest.raises(ValueModelError, match="trained on seed 4, the seed of this evaluation"):
+        compare("greedy", "random", tmp_path / "c", deals=20, seed=4, quiet=True, luck=path)
+    assert not (tmp_path / "c").exists()  # refused before any deal is played
+
+
+def test_bad_value_model_files_are_one_line_errors(tmp_path):
+    good = _model_file(tmp_path, _random_block(np.random.default_rng(0)))
+    data = good.read_bytes()
+    truncated = tmp_path / "truncated.npz"
+    truncated.write_bytes(data[: len(data) // 2])
+    foreign = tmp_path / "foreign.npz"
+    np.savez(foreign, weights=np.zeros(3))
+    other_layout = tmp_path / "layout.npz"
+    meta = json.loads(np.load(good)["meta"][()])
+    meta["features"] = meta["features"][:-1]
+    np.savez(other_layout, block=np.load(good)["block"], meta=np.array(json.dumps(meta)))
+    short = tmp_path / "short.npz"
+    np.savez(short, block=np.load(good)["block"][:-5], meta=np.load(good)["meta"])
+    learned_model = tmp_path / "learned.npz"
+    from simkit.policies.model import BUILTIN_MODEL
+    learned_model.write_bytes(BUILTIN_MODEL.read_bytes())
+    cases = {tmp_path / "missing.npz": "does not exist", truncated: "truncated", foreign: "is not a simkit model",
+             other_layout: "another feature layout", short: "truncated",
+             learned_model: "is not a simkit-value-model file"}
+    for path, words in cases.items():
+        with pytest.raises(ValueModelError) as info:
+            load_value_model(path)
+        message = str(info.value)
+        assert "\n" not in message and str(path) in message and words in message, message
+    assert load_value_model(good).hidden == 8
+
+
+def test_shipped_value_model_loads():
+    model = load_value_model()
+    assert model.hidden > 0 and model.training_seeds
+    assert 0.0 <= model.block[VB_WEIGHT] <= 1.0
