@@ -213,9 +213,10 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
 
     out, confidence = args.out, args.confidence
     start = time.perf_counter()
+    luck = None if args.luck is None else (True if args.luck == "builtin" else args.luck)
     result = run_tournament(args.policies, out, deals=args.deals, seed=args.seed, rules=RuleSet.from_strings(args.rule),
                             batch_size=args.batch_size, workers=args.workers, sprt=args.sprt, confidence=confidence,
-                            resamples=args.resamples, quiet=args.quiet)
+                            resamples=args.resamples, quiet=args.quiet, luck=luck, burn_in=args.burn_in)
     report = write_tournament_report(result, out)
     ladder = result.ladder()
     print(f"ladder (payoff rating in 牌 per seat per deal, and Davidson rating on the Elo scale; {result.anchor} = 0; "

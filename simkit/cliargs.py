@@ -487,8 +487,9 @@ COMMANDS: tuple[Command, ...] = (
                   "stop when H1: A - B = DELTA or H0: A - B = 0 is preferred; prints the "
                   "decision, the deals and the estimate valid under the stopping rule, and plots the "
                   "log-likelihood ratio path in the report"),
-        arg("--burn-in", type=int, default=100, metavar="N", check=integer(2),
-            help="deals before the sequential test may decide (default 100)"),
+        arg("--burn-in", type=int, default=200, metavar="N", check=integer(2),
+            help="deals before the sequential test may decide (default 200, simkit.analysis.sequential."
+                 "DEFAULT_BURN_IN)"),
         arg("--luck", nargs="?", const="builtin", default=None, metavar="MODEL",
             help="also give the luck-adjusted estimate (AIVAT-style corrections at every draw) under the shipped "
                  "value model, or the value-model file MODEL; with --sprt the test runs on adjusted differences"),
@@ -506,6 +507,10 @@ COMMANDS: tuple[Command, ...] = (
         DEALS(default=2_000, check=integer(2),
               help="duplicate deals per pairing (each in 6 seatings; the cap of an SPRT; default 2000)"),
         SPRT(help="each pairing as a sequential test (as compare --sprt)"),
+        arg("--burn-in", type=int, default=200, metavar="N", check=integer(2),
+            help="deals before a pairing's sequential test may decide (default 200)"),
+        arg("--luck", nargs="?", const="builtin", default=None, metavar="MODEL",
+            help="luck-adjust every pairing (as compare --luck); the payoff ratings then use adjusted differences"),
         SEED,
         OUT_DIR(help="tournament folder (default runs/tournament-seedS; resumable)"),
         RULE,

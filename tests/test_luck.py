@@ -121,6 +121,35 @@ def test_corrections_have_mean_zero_by_enumeration(exact_wins):
     assert checked >= 30 and varied >= checked // 2
 
 
+@pytest.mark.parametrize("exact_wins", [True, False])
+def test_incremental_corrections_equal_the_whole_network(exact_wins):
+    """draw_luck shifts a few first-layer columns per card; outcome_values runs the whole
+    network on every card's features: the same corrections."""
+    from simkit.runner.luck import draw_table, outcome_values
+
+    rules = RuleSet()
+    rules_array = rules.to_array()
+    block = _random_block(np.random.default_rng(9), hidden=12)
+    block[3] = 1.0 if exact_wins else 0.0
+    block[VB_WEIGHT] = 0.7
+    tab = new_luck_scratch()
+    counts, winner, units, asked, idle_now, phi_now, phi_claim, hw, x, h, v = tab[:11]
+    mask = np.zeros(L.N_ACTIONS, dtype=np.bool_)
+    claimed = 0
+    for s, work in _paused_states("expert,greedy,patient", seed=8, deals=10, rules=rules, every=2):
+        luck = np.zeros(3)
+        draw_luck(s, rules_array, mask, work.copy(), tab, block, luck)
+        n = draw_table(s, rules_array, mask, work.copy(), counts, winner, units, asked, idle_now, phi_now, phi_claim, hw)
+        actual = s[L.S_DECK + s[L.S_STOCK_POS]] // N_COPIES
+        expected = np.zeros(3)
+        for t in np.flatnonzero(counts):
+            outcome_values(s, int(t), n, counts, winner, units, asked, idle_now, phi_now, phi_claim, block, x, h, v)
+            expected += 0.7 * ((1.0 if t == actual else 0.0) - counts[t] / n) * v
+            claimed += int(asked[t, :, 0].sum() > 0)
+        assert np.allclose(luck, expected, atol=1e-9)
+    assert claimed > 20
+
+
 def _engine_draw_win(s: np.ndarray, work: np.ndarray, t: int, rules: RuleSet) -> tuple[int, int]:
     """Slow twin of simkit.engine.kernel.draw_win: put a card of type t on top of the stock, let
     the engine draw it and ask its claims; at each claim decision try every legal claim (then a

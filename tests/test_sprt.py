@@ -4,6 +4,8 @@ estimate and interval after it stops (coverage by simulation)."""
 
 from __future__ import annotations
 
+import json
+
 import math
 import pathlib
 
@@ -215,7 +217,7 @@ def test_estimate_at_the_first_look_is_the_fixed_sample_interval() -> None:
     """A test that stops at its first look (min_n) is ordered by the llr there; in the linear
     normal approximation (used when the llr is infinite) that is the fixed-sample z interval."""
     stream = np.tile([0.5, 1.0, 2.0, 0.25, 1.5], 20)  # all values above mu1: llr = +inf
-    test = stopped_test(stream)
+    test = stopped_test(stream, min_n=100)
     assert test.decision == "accept_h1" and test.n == 100 and test.llr == math.inf
     result = test.estimate()
     half = stats.norm.ppf(0.975) * math.sqrt(test.variance) / 10
@@ -294,7 +296,8 @@ def test_compare_sprt_reports_decision_estimate_and_llr_plot(tmp_path: pathlib.P
     assert main(["compare", "greedy", "random", "--sprt", "0.5,0.05,0.05", "--deals", "400", "--batch-size", "200",
                  "--out", str(out), "--quiet"]) == 0
     printed = capsys.readouterr().out
-    assert "H1 (A - B = 0.5) preferred over H0 (A - B = 0)" in printed and "after 100 deals" in printed
+    assert "H1 (A - B = 0.5) preferred over H0 (A - B = 0)" in printed and "after 200 deals" in printed
+    assert "burn-in 200 deals" in printed
     assert "beats" not in printed  # the verdict says which hypothesis fits better, not more
     assert "estimate under the stopping rule" in printed and "conditional on stopping, biased" in printed
     assert f"log-likelihood ratio path: {out / (sprt_plot_stem('', 0) + '.png')}" in printed
@@ -318,3 +321,17 @@ def test_compare_sprt_result_fields(tmp_path: pathlib.Path) -> None:
     assert "95% paired bootstrap" not in result.text()  # no plain CI after a sequential stop
     write_comparison_report(result, tmp_path / "gp")
     assert (tmp_path / "gp" / "comparison_sprt_llr_0.png").exists()
+
+
+def test_burn_in_reaches_the_test_from_every_entry_point(tmp_path: pathlib.Path, capsys) -> None:
+    """The CLI's default is the library's; --burn-in and compare(burn_in=) move the first look."""
+    from simkit.analysis.sequential import DEFAULT_BURN_IN
+    from simkit.cliargs import COMMANDS
+
+    flag = next(a for a in next(c for c in COMMANDS if c.name == "compare").args if "--burn-in" in a.flags)
+    assert flag.options["default"] == DEFAULT_BURN_IN
+    assert main(["compare", "greedy", "random", "--sprt", "0.5,0.05,0.05", "--deals", "400", "--batch-size", "200",
+                 "--burn-in", "150", "--out", str(tmp_path / "c"), "--quiet", "--json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["sprt"]["burn_in"] == 150 and payload["sprt"]["deals"] == 150
+    assert payload["sprt"]["decision"] == "accept_h1" and payload["adjusted"] is None

@@ -69,7 +69,7 @@ __all__ = [
     "simulate_sprt",
 ]
 
-DEFAULT_BURN_IN = 100  # deals before the sequential test may decide (docs/analysis.md: the heavy-tail study)
+DEFAULT_BURN_IN = 200  # deals before the sequential test may decide (docs/analysis.md: the heavy-tail study)
 
 # Observations EmpiricalMeanSPRT.update hands to the compiled scan at once.
 _SCAN_CHUNK = 1 << 16

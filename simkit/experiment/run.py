@@ -14,6 +14,7 @@ import os
 import time
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 from scipy import stats
 
@@ -25,7 +26,7 @@ from simkit.analysis.exact import parse_event
 from simkit.studies.probability import batch_convergence, probability_table
 from simkit.analysis.report import REPORT_COLUMNS, dataset_section, format_p, markdown_table
 from simkit.analysis.results import format_level
-from simkit.analysis.stats import check_confidence, paired_mean_test
+from simkit.analysis.stats import check_confidence, holm_adjust, paired_mean_test, paired_ratio_difference
 from simkit.analysis.summary import XIAOJIA_UNITS, dealer_advantage, distributions, exhausted_rate, tail_probabilities
 from simkit.bench import hardware_line
 from simkit.experiment.spec import ExperimentError, ExperimentSpec, ProbabilityEntry, SimulationEntry, load_experiment, slug
@@ -89,7 +90,8 @@ def _paired_arrays(entry: SimulationEntry, df: pd.DataFrame) -> dict:
     return {"entry": entry, "exhausted": (~won).astype(float),
             "dealer_x": (winner == dealer).astype(float) - (won & (winner != dealer)).astype(float) / 2.0,
             "xiaojia": (won & (df["units"].to_numpy() >= XIAOJIA_UNITS)).astype(float),
-            "hu": df.loc[won, "hu"].to_numpy(dtype=float)}
+            "hu": df.loc[won, "hu"].to_numpy(dtype=float),
+            "hu_x": np.where(won, df["hu"].to_numpy(dtype=float, na_value=0.0), 0.0), "won": won.astype(float)}
 
 
 def _same_deals_key(entry: SimulationEntry) -> tuple:
@@ -117,9 +119,10 @@ def _baseline_of(entry: SimulationEntry, paired: list[dict]) -> dict | None:
 
 def _paired_change_lines(paired: list[dict], confidence: float = 0.95) -> list[str]:
     """Each simulation's changes against its baseline (the first simulation unless it names
-    another); paired per deal where the deals are the same ones."""
+    another); paired per deal where the deals are the same ones, with Holm-adjusted p-values over
+    the table's tests (one family)."""
     z = _normal_quantile(confidence)
-    rows = []
+    rows, tests = [], []  # tests: (row index, column, MeanTest or None)
     for other in paired:
         base = _baseline_of(other["entry"], paired)
         if base is None:
@@ -130,21 +133,34 @@ def _paired_change_lines(paired: list[dict], confidence: float = 0.95) -> list[s
         for key, name in (("exhausted", "change in 穿牌 rate"), ("dealer_x", "change in dealer advantage"),
                           ("xiaojia", "change in P(小甲 win) per deal")):
             if same_deals:
-                test = paired_mean_test(other[key] - base[key], confidence)
-                row[name] = f"{test.mean:+.4f} [{test.lo:+.4f}, {test.hi:+.4f}], p{_p_text(test.p_value)}"
+                tests.append((len(rows), name, paired_mean_test(other[key] - base[key], confidence), "+.4f"))
             else:
                 row[name] = "— (different deals)"
-        a, b = other["hu"], base["hu"]
-        diff = a.mean() - b.mean()
-        se = (a.var(ddof=1) / a.size + b.var(ddof=1) / b.size) ** 0.5
-        row["change in mean hu (Welch)"] = f"{diff:+.2f} [{diff - z * se:+.2f}, {diff + z * se:+.2f}]"
+        if same_deals and other["won"].sum() > 0 and base["won"].sum() > 0:
+            test = paired_ratio_difference(other["hu_x"], other["won"], base["hu_x"], base["won"], confidence)
+            tests.append((len(rows), "change in mean hu", test, "+.2f"))
+        else:
+            a, b = other["hu"], base["hu"]
+            diff = a.mean() - b.mean()
+            se = (a.var(ddof=1) / a.size + b.var(ddof=1) / b.size) ** 0.5
+            row["change in mean hu"] = f"{diff:+.2f} [{diff - z * se:+.2f}, {diff + z * se:+.2f}] (Welch)"
         rows.append(row)
     if not rows:
         return []
+    holm = holm_adjust([t.p_value for _, _, t, _ in tests])
+    for (index, name, test, spec), adjusted in zip(tests, holm):
+        rows[index][name] = (f"{test.mean:{spec}} [{test.lo:{spec}}, {test.hi:{spec}}], p{_p_text(test.p_value)}, "
+                             f"Holm p{_p_text(adjusted)}")
+    table = pd.DataFrame(rows)
     return [f"Changes of each simulation against the one in column *against* ({format_level(confidence)}): "
-            "穿牌 rate, dealer advantage and the probability that a deal ends in a 小甲 win (units >= "
-            f"{XIAOJIA_UNITS}) paired per deal (simulations with the same seed play the same deals), mean hu of wins "
-            "by Welch's interval (the sets of won deals differ).", ""] + markdown_table(pd.DataFrame(rows)) + [""]
+            "穿牌 rate, dealer advantage, the probability that a deal ends in a 小甲 win (units >= "
+            f"{XIAOJIA_UNITS}) and the mean hu of wins, paired per deal (simulations with the same seed play the same "
+            "deals; the mean hu of wins as a paired ratio, delta method); on different deals the mean hu by Welch's "
+            f"interval. Holm p: Holm-adjusted over the family of the table's {len(tests)} tests. Judge a change by its "
+            "interval.", ""] + markdown_table(table[[c for c in ["simulation", "against", "change in 穿牌 rate",
+                                                                   "change in dealer advantage",
+                                                                   "change in P(小甲 win) per deal",
+                                                                   "change in mean hu"] if c in table]]) + [""]
 
 
 def _simulation_lines(spec: ExperimentSpec, data_dir: Path, report_dir: Path, workers: int, quiet: bool,
@@ -235,7 +251,8 @@ def _comparison_lines(spec: ExperimentSpec, data_dir: Path, report_dir: Path, wo
         start = time.perf_counter()
         result = compare(entry.a, entry.b, folder, deals=entry.deals, seed=entry.seed, rules=entry.rules,
                          batch_size=_sprt_batch(spec.batch_size, entry.deals) if entry.sprt else spec.batch_size,
-                         workers=workers, sprt=entry.sprt, confidence=confidence, quiet=quiet)
+                         workers=workers, sprt=entry.sprt, confidence=confidence, quiet=quiet,
+                         luck=entry.luck or None, burn_in=entry.burn_in)
         if not quiet:
             print(f"comparison {entry.a} vs {entry.b}: {result.deals:,} deals ({time.perf_counter() - start:.0f} s)")
         results.append(result)
@@ -251,7 +268,7 @@ def _tournament_lines(spec: ExperimentSpec, data_dir: Path, report_dir: Path, wo
     batch_size = _sprt_batch(spec.batch_size, entry.deals) if entry.sprt else min(spec.batch_size, entry.deals)
     result = run_tournament(list(entry.policies), data_dir / "tournament", deals=entry.deals, seed=entry.seed,
                             rules=entry.rules, batch_size=batch_size, workers=workers, sprt=entry.sprt,
-                            confidence=confidence, quiet=quiet)
+                            confidence=confidence, quiet=quiet, luck=entry.luck or None, burn_in=entry.burn_in)
     if not quiet:
         print(f"tournament {', '.join(entry.policies)}: {time.perf_counter() - start:.0f} s")
     return tournament_section(result, report_dir)

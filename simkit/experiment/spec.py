@@ -26,11 +26,16 @@ estimates behind one report.
     b = "random"
     deals = 100000
     sprt = [0.05, 0.05, 0.05]          # optional: delta, alpha, beta; deals is then the cap
+    burn_in = 200                      # optional: deals before the sequential test may decide
+    luck = true                        # optional: also luck-adjusted (true: the shipped value model,
+                                       # or a value-model file's path)
 
     [tournament]                       # optional: one round robin of duplicate matches (simkit tournament)
     policies = ["random", "greedy", "patient", "mc"]
     deals = 300                        # duplicate deals per pairing (each in six seatings)
     sprt = [0.2, 0.05, 0.05]           # optional: every pairing as a sequential test; deals is the cap
+    burn_in = 200                      # optional, as for a comparison
+    luck = true                        # optional, as for a comparison: payoff ratings on adjusted differences
 
     [[probabilities]]                  # dealt-hand event probabilities (simkit prob)
     deals = 1000000
@@ -53,6 +58,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from simkit.analysis.sequential import DEFAULT_BURN_IN
 from simkit.analysis.exact import normalise_events, parse_event
 from simkit.errors import SimkitError
 from simkit.policies.registry import parse_policies, parse_policy
@@ -84,6 +90,8 @@ class ComparisonEntry:
     seed: int
     rules: RuleSet
     sprt: tuple[float, float, float] | None
+    burn_in: int = DEFAULT_BURN_IN
+    luck: bool | str = False
 
 
 @dataclasses.dataclass(frozen=True)
@@ -93,6 +101,8 @@ class TournamentEntry:
     seed: int
     rules: RuleSet
     sprt: tuple[float, float, float] | None
+    burn_in: int = DEFAULT_BURN_IN
+    luck: bool | str = False
 
 
 @dataclasses.dataclass(frozen=True)
@@ -176,6 +186,20 @@ def _rules(table: dict[str, Any], where: str) -> RuleSet:
     raise ExperimentError(f"{where}: 'rules' must be a table or a list of key=value strings, got {value!r}")
 
 
+def _burn_in(entry: dict[str, Any], where: str) -> int:
+    value = _take(entry, "burn_in", int, where, DEFAULT_BURN_IN)
+    if value < 2:
+        raise ExperimentError(f"{where}: 'burn_in' must be >= 2, got {value}")
+    return value
+
+
+def _luck(entry: dict[str, Any], where: str) -> bool | str:
+    value = entry.get("luck", False)
+    if not isinstance(value, (bool, str)) or value == "":
+        raise ExperimentError(f"{where}: 'luck' must be true, false or a value-model file's path, got {value!r}")
+    return value
+
+
 def _sprt(entry: dict[str, Any], where: str) -> tuple[float, float, float] | None:
     sprt = _take(entry, "sprt", list, where, None)
     if sprt is None:
@@ -235,7 +259,7 @@ def parse_experiment(text: str, source: str = "experiment") -> ExperimentSpec:
     for i, entry in enumerate(_take(data, "comparison", list, source, [])):
         where = f"{source}: comparison[{i}]"
         entry = _entry(entry, where, "comparison")
-        _check_keys(entry, {"a", "b", "deals", "seed", "rules", "sprt"}, where)
+        _check_keys(entry, {"a", "b", "deals", "seed", "rules", "sprt", "burn_in", "luck"}, where)
         a, b = _take(entry, "a", str, where), _take(entry, "b", str, where)
         try:
             parse_policy(a)
@@ -246,7 +270,8 @@ def parse_experiment(text: str, source: str = "experiment") -> ExperimentSpec:
         deals = _take(entry, "deals", int, where)
         if deals < 2:
             raise ExperimentError(f"{where}: 'deals' must be >= 2, got {deals}")
-        comps.append(ComparisonEntry(a, b, deals, _take(entry, "seed", int, where, seed), _rules(entry, where), sprt))
+        comps.append(ComparisonEntry(a, b, deals, _take(entry, "seed", int, where, seed), _rules(entry, where), sprt,
+                                     _burn_in(entry, where), _luck(entry, where)))
     probs = []
     for i, entry in enumerate(_take(data, "probabilities", list, source, [])):
         where = f"{source}: probabilities[{i}]"
@@ -267,7 +292,7 @@ def parse_experiment(text: str, source: str = "experiment") -> ExperimentSpec:
     if "tournament" in data:
         where = f"{source}: tournament"
         entry = _entry(data["tournament"], where, "tournament")
-        _check_keys(entry, {"policies", "deals", "seed", "rules", "sprt"}, where)
+        _check_keys(entry, {"policies", "deals", "seed", "rules", "sprt", "burn_in", "luck"}, where)
         policies = _take(entry, "policies", list, where)
         if len(policies) < 2 or not all(isinstance(p, str) for p in policies):
             raise ExperimentError(f"{where}: 'policies' must list 2 or more policy names, got {policies!r}")
@@ -280,7 +305,8 @@ def parse_experiment(text: str, source: str = "experiment") -> ExperimentSpec:
         if deals < 2:
             raise ExperimentError(f"{where}: 'deals' must be >= 2, got {deals}")
         tournament = TournamentEntry(tuple(policies), deals, _take(entry, "seed", int, where, seed),
-                                     _rules(entry, where), _sprt(entry, where))
+                                     _rules(entry, where), _sprt(entry, where), _burn_in(entry, where),
+                                     _luck(entry, where))
     if not (sims or comps or probs or tournament):
         raise ExperimentError(f"{source}: nothing to run (add [[simulation]], [[comparison]], [tournament] or "
                               "[[probabilities]])")

@@ -165,7 +165,9 @@ def seat_hand_value(s, q, t, action, hw):
 @njit(cache=True, nogil=True)
 def value_features(s, q, t, n, counts, winner, units, asked, idle_now, phi_now, phi_claim, x):
     """Features ``x`` (N_VALUE_FEATURES) of seat q in the state after the pending draw turned
-    over type t (from the draw's table, :func:`draw_table`; ``n`` the stock size before it)."""
+    over type t (from the draw's table, :func:`draw_table`; ``n`` the stock size before it); t =
+    -1: a card that nobody may claim and that brings no win (the features every such card
+    shares)."""
     for i in range(N_VALUE_FEATURES):
         x[i] = 0.0
     drawer = s[S_PLAYER]
@@ -173,11 +175,11 @@ def value_features(s, q, t, n, counts, winner, units, asked, idle_now, phi_now, 
         r = (q + j) % N_SEATS
         base = j * N_SEAT_FEATURES
         idle = idle_now[r]
-        if asked[t, r, 0] > 0:
+        if t >= 0 and asked[t, r, 0] > 0:
             idle = min(idle, asked[t, r, 0] - 1)
             x[base + V_CLAIM] = 1.0
+            x[base + V_PHI_GAIN] = max(0.0, phi_claim[t, r] - phi_now[r]) / 100.0
         x[base + V_PHI] = phi_now[r] / 100.0
-        x[base + V_PHI_GAIN] = max(0.0, phi_claim[t, r] - phi_now[r]) / 100.0
         x[base + V_IDLE + min(idle, IDLE_CAP)] = 1.0
         outs = 0
         value = 0
@@ -235,18 +237,14 @@ def zero_value_block(exact_wins: bool = False) -> np.ndarray:
 
 
 @njit(cache=True, nogil=True)
-def network_value(block, x, h):
-    """The network's output for features ``x`` (``h``: hidden-width scratch); 0 without one."""
+def _pre_activation(block, x, h):
+    """h = b1 + Σ_i z_i W1[i], z the standardised features ``x``."""
     n_features = int(block[VB_FEATURES])
     hidden = int(block[VB_HIDDEN])
-    if hidden == 0:
-        return 0.0
     mean = VB_HEADER
     scale = mean + n_features
     w1 = scale + n_features
     b1 = w1 + n_features * hidden
-    w2 = b1 + hidden
-    b2 = w2 + hidden
     for k in range(hidden):
         h[k] = block[b1 + k]
     for i in range(n_features):
@@ -255,7 +253,15 @@ def network_value(block, x, h):
             row = w1 + i * hidden
             for k in range(hidden):
                 h[k] += z * block[row + k]
-    out = block[b2]
+
+
+@njit(cache=True, nogil=True)
+def _head(block, h):
+    """The network's output from the hidden layer's pre-activation h."""
+    n_features = int(block[VB_FEATURES])
+    hidden = int(block[VB_HIDDEN])
+    w2 = VB_HEADER + 2 * n_features + n_features * hidden + hidden
+    out = block[w2 + hidden]
     for k in range(hidden):
         if h[k] > 0.0:
             out += h[k] * block[w2 + k]
@@ -263,19 +269,36 @@ def network_value(block, x, h):
 
 
 @njit(cache=True, nogil=True)
+def _shift(block, h, i, old, new):
+    """Move the pre-activation h as feature i goes from ``old`` to ``new``."""
+    n_features = int(block[VB_FEATURES])
+    hidden = int(block[VB_HIDDEN])
+    step = (new - old) / block[VB_HEADER + n_features + i]
+    row = VB_HEADER + 2 * n_features + i * hidden
+    for k in range(hidden):
+        h[k] += step * block[row + k]
+
+
+@njit(cache=True, nogil=True)
+def network_value(block, x, h):
+    """The network's output for features ``x`` (``h``: hidden-width scratch); 0 without one."""
+    if int(block[VB_HIDDEN]) == 0:
+        return 0.0
+    _pre_activation(block, x, h)
+    return _head(block, h)
+
+
+@njit(cache=True, nogil=True)
 def outcome_values(s, t, n, counts, winner, units, asked, idle_now, phi_now, phi_claim, block, x, h, v):
     """``v[q]``: the value model's payoffs in the state after the pending draw turns over type t:
-    the win's payoffs if t brings a win at once, else each seat's network value, centred to
-    sum to zero (a deal's payoffs do)."""
+    the win's payoffs if t brings a win at once (and the model values wins exactly), else each
+    seat's network value, centred to sum to zero (a deal's payoffs do).  The whole network per
+    seat: :func:`draw_luck` computes the same values incrementally."""
     if winner[t] >= 0 and block[VB_EXACT_WINS] == 1.0:
         for q in range(N_SEATS):
             v[q] = 2.0 * units[t] if q == winner[t] else -1.0 * units[t]
         return
     total = 0.0
-    if block[VB_HIDDEN] == 0:
-        for q in range(N_SEATS):
-            v[q] = 0.0
-        return
     for q in range(N_SEATS):
         value_features(s, q, t, n, counts, winner, units, asked, idle_now, phi_now, phi_claim, x)
         v[q] = network_value(block, x, h)
@@ -285,16 +308,66 @@ def outcome_values(s, t, n, counts, winner, units, asked, idle_now, phi_now, phi
 
 
 @njit(cache=True, nogil=True)
+def _claim_values(block, t, q, asked, idle_now, phi_now, phi_claim, hb, h):
+    """Seat q's network value after type t, from the pre-activation ``hb`` of a card nobody
+    claims: only the features of the players who may claim t change (idle cards, claim, Φ gain)."""
+    hidden = int(block[VB_HIDDEN])
+    for k in range(hidden):
+        h[k] = hb[k]
+    for r in range(N_SEATS):
+        if asked[t, r, 0] == 0:
+            continue
+        base = ((r - q) % N_SEATS) * N_SEAT_FEATURES
+        before = min(idle_now[r], IDLE_CAP)
+        after = min(min(idle_now[r], asked[t, r, 0] - 1), IDLE_CAP)
+        if after != before:
+            _shift(block, h, base + V_IDLE + before, 1.0, 0.0)
+            _shift(block, h, base + V_IDLE + after, 0.0, 1.0)
+        _shift(block, h, base + V_CLAIM, 0.0, 1.0)
+        gain = max(0.0, phi_claim[t, r] - phi_now[r]) / 100.0
+        if gain != 0.0:
+            _shift(block, h, base + V_PHI_GAIN, 0.0, gain)
+    return _head(block, h)
+
+
+@njit(cache=True, nogil=True)
 def draw_luck(s, rules, mask, work, tab, block, luck):
     """Add to ``luck[seat]`` the correction of the pending draw: the value after the card that
-    will be turned over (``s``'s next stock card) minus its mean over the stock's types."""
-    counts, winner, units, asked, idle_now, phi_now, phi_claim, hw, x, h, v = tab
+    will be turned over (``s``'s next stock card) minus its mean over the stock's types, times
+    the model's weight.  The values are :func:`outcome_values`', computed incrementally: each
+    seat's hidden layer once for a card nobody claims, then per type only the columns of the
+    features a claim on it changes."""
+    counts, winner, units, asked, idle_now, phi_now, phi_claim, hw, x, h, v, hb, base_value = tab
     n = draw_table(s, rules, mask, work, counts, winner, units, asked, idle_now, phi_now, phi_claim, hw)
     actual = s[S_DECK + s[S_STOCK_POS]] // N_COPIES
+    hidden = int(block[VB_HIDDEN])
+    if hidden > 0:
+        for q in range(N_SEATS):
+            value_features(s, q, -1, n, counts, winner, units, asked, idle_now, phi_now, phi_claim, x)
+            _pre_activation(block, x, hb[q])
+            base_value[q] = _head(block, hb[q])
     for t in range(N_TYPES):
         if counts[t] == 0:
             continue
-        outcome_values(s, t, n, counts, winner, units, asked, idle_now, phi_now, phi_claim, block, x, h, v)
+        if winner[t] >= 0 and block[VB_EXACT_WINS] == 1.0:
+            for q in range(N_SEATS):
+                v[q] = 2.0 * units[t] if q == winner[t] else -1.0 * units[t]
+        elif hidden == 0:
+            for q in range(N_SEATS):
+                v[q] = 0.0
+        elif winner[t] >= 0:  # a win valued by the network: its outs change too, the whole network
+            outcome_values(s, t, n, counts, winner, units, asked, idle_now, phi_now, phi_claim, block, x, h, v)
+        else:
+            claimed = asked[t, 0, 0] + asked[t, 1, 0] + asked[t, 2, 0] > 0
+            total = 0.0
+            for q in range(N_SEATS):
+                if claimed:
+                    v[q] = _claim_values(block, t, q, asked, idle_now, phi_now, phi_claim, hb[q], h)
+                else:
+                    v[q] = base_value[q]
+                total += v[q]
+            for q in range(N_SEATS):
+                v[q] -= total / N_SEATS
         weight = counts[t] / n
         for q in range(N_SEATS):
             luck[q] -= block[VB_WEIGHT] * weight * v[q]
@@ -306,7 +379,7 @@ def draw_luck(s, rules, mask, work, tab, block, luck):
 def draw_record(s, rules, mask, work, tab, rows, n_rows):
     """Append the features of every seat in the state after the pending draw (its actual card),
     unless that card brings a win at once, to ``rows`` (their count in n_rows[0])."""
-    counts, winner, units, asked, idle_now, phi_now, phi_claim, hw, x, h, v = tab
+    counts, winner, units, asked, idle_now, phi_now, phi_claim, hw, x, h, v, hb, base_value = tab
     n = draw_table(s, rules, mask, work, counts, winner, units, asked, idle_now, phi_now, phi_claim, hw)
     actual = s[S_DECK + s[S_STOCK_POS]] // N_COPIES
     if winner[actual] >= 0:
@@ -325,12 +398,14 @@ MAX_VALUE_HIDDEN = 256  # the widest hidden layer a value block may have
 @njit(cache=True, nogil=True)
 def new_luck_scratch():
     """Scratch arrays of the chance steps: stock counts, winner / units / asked per type, idle
-    cards per seat, features, hidden layer, outcome values."""
+    cards, Φ now and after each claim, Φ scratch, features, hidden layer, outcome values, each
+    seat's hidden layer and value for a card nobody claims."""
     return (np.zeros(N_TYPES, dtype=np.int64), np.zeros(N_TYPES, dtype=np.int64), np.zeros(N_TYPES, dtype=np.int64),
             np.zeros((N_TYPES, N_SEATS, 2), dtype=np.int64), np.zeros(N_SEATS, dtype=np.int64),
             np.zeros(N_SEATS, dtype=np.float64), np.zeros((N_TYPES, N_SEATS), dtype=np.float64),
             np.zeros((4, N_TYPES), dtype=np.int64),
             np.zeros(N_VALUE_FEATURES, dtype=np.float64), np.zeros(MAX_VALUE_HIDDEN, dtype=np.float64),
+            np.zeros(N_SEATS, dtype=np.float64), np.zeros((N_SEATS, MAX_VALUE_HIDDEN), dtype=np.float64),
             np.zeros(N_SEATS, dtype=np.float64))
 
 

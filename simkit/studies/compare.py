@@ -35,6 +35,7 @@ from simkit.analysis.stats import (
     check_confidence,
     convergence_curve,
     duplicate_variance_reduction,
+    holm_adjust,
     paired_bootstrap_interval,
     paired_mean_test,
 )
@@ -357,6 +358,15 @@ def comparison_section(results: list[ComparisonResult], directory: str | Path, p
         "p-value": [f"{format_p(p)}{x}" for p, x in zip(rows["p_value"], mark)],
         "variance reduction": rows["reduction_factor"].map("{:.2f}x".format),
     })
+    if len(results) > 1:
+        table.insert(table.columns.get_loc("p-value") + 1, "Holm p",
+                     [f"{format_p(p)}{x}" for p, x in zip(holm_adjust(rows["p_value"].to_numpy()), mark)])
+    if any(r.adjusted is not None for r in results):
+        table["luck-adjusted [" + level + " bootstrap]"] = [
+            f"{r.adjusted.test.mean:+.4f} [{r.adjusted.bootstrap.lo:+.4f}, {r.adjusted.bootstrap.hi:+.4f}]"
+            if r.adjusted is not None else "—" for r in results]
+        table["adjusted vs duplicate"] = [f"{r.adjusted.reduction_factor:.2f}x" if r.adjusted is not None else "—"
+                                          for r in results]
     if any(sequential):
         table["SPRT: decision; estimate and interval under the stopping rule"] = [
             f"{decision_text(r.sprt.decision, r.sprt.mu0, r.sprt.mu1)} at {r.sprt.n:,}; {r.sequential.estimate:+.4f} "
@@ -364,7 +374,12 @@ def comparison_section(results: list[ComparisonResult], directory: str | Path, p
     lines = [f"{heading} Pairwise duplicate comparisons", "",
              "Each deal is played under the six seatings of A and B; the per-deal difference is the mean over "
              "seatings of (A's mean seat payoff - B's). Variance reduction = how many times more deals unpaired "
-             "play (each game on a fresh deal) would need for the same standard error.", ""]
+             "play (each game on a fresh deal) would need for the same standard error."
+             + (f" Holm p: Holm-adjusted over the family of these {len(results)} comparisons' tests." if len(results) > 1
+                else "")
+             + (" Luck-adjusted: the same deals with the luck of every draw taken out (docs/analysis.md); "
+                "adjusted vs duplicate: the variance reduction of that adjustment." if any(
+                    r.adjusted is not None for r in results) else ""), ""]
     lines += markdown_table(table) + [""]
     if any(sequential):
         lines += ["† Stopped by a sequential test (SPRT): the plain mean, the fixed-sample intervals and the p-value "

@@ -51,6 +51,7 @@ from simkit.analysis.ratings import (
 )
 from simkit.analysis.report import markdown_table
 from simkit.analysis.results import format_level
+from simkit.analysis.sequential import DEFAULT_BURN_IN
 from simkit.analysis.stats import check_confidence
 from simkit.errors import SimkitError
 from simkit.policies.registry import PolicySpec, effective_params, params_by_name, parse_policy
@@ -178,6 +179,7 @@ def run_tournament(
     prior_draws: float = 1.0,
     quiet: bool = False,
     luck: bool | str | os.PathLike | None = None,
+    burn_in: int = DEFAULT_BURN_IN,
 ) -> TournamentResult:
     """Play every pairing of ``policies`` (2 or more, all different) on duplicate deals
     0 .. ``deals`` - 1 (resumable: a pairing already played is read back) and rate them
@@ -203,7 +205,7 @@ def run_tournament(
             print(f"tournament: {texts[i]} vs {texts[j]}", flush=True)
         pairings[(i, j)] = compare(specs[i], specs[j], pairing_dir(directory, i, j), deals=deals, seed=seed,
                                    rules=rules, batch_size=batch_size, workers=workers, sprt=sprt,
-                                   confidence=confidence, quiet=quiet, luck=luck)
+                                   confidence=confidence, quiet=quiet, luck=luck, burn_in=burn_in)
     k = len(specs)
     differences = {p: r.per_seating.mean(axis=1) for p, r in pairings.items()}
     adjusted = {p: d - r.adjusted.luck.mean(axis=1) if r.adjusted is not None else d
