@@ -244,15 +244,23 @@ def _cmd_tune(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_train(args: argparse.Namespace) -> int:
+def _learn_module(command: str, name: str):
+    """``simkit.learn.NAME``, or a one-line error when scikit-learn (the extra ``simkit[learn]``)
+    is not installed."""
+    import importlib
+
     try:
-        from simkit.learn.train import TrainSettings, train
-        from simkit.learn.fit import FitSettings
+        return importlib.import_module(f"simkit.learn.{name}")
     except ModuleNotFoundError as exc:
         if exc.name in ("sklearn", "threadpoolctl"):
-            raise SimkitError("simkit train needs scikit-learn: pip install 'simkit[learn]' (or pip install "
+            raise SimkitError(f"simkit {command} needs scikit-learn: pip install 'simkit[learn]' (or pip install "
                               "scikit-learn)") from None
         raise
+
+
+def _cmd_train(args: argparse.Namespace) -> int:
+    training, fitting = _learn_module("train", "train"), _learn_module("train", "fit")
+    train, TrainSettings, FitSettings = training.train, training.TrainSettings, fitting.FitSettings
     from simkit.rules import RuleSet
 
     start = time.perf_counter()
@@ -272,17 +280,11 @@ def _cmd_train(args: argparse.Namespace) -> int:
 
 
 def _cmd_luck_model(args: argparse.Namespace) -> int:
-    try:
-        from simkit.learn.value import DEFAULT_PAIRS, train_value_model
-    except ModuleNotFoundError as exc:
-        if exc.name in ("sklearn", "threadpoolctl"):
-            raise SimkitError("simkit luck-model needs scikit-learn: pip install 'simkit[learn]' (or pip install "
-                              "scikit-learn)") from None
-        raise
+    value = _learn_module("luck-model", "value")
     from simkit.rules import RuleSet
 
     start = time.perf_counter()
-    model = train_value_model(args.out, seed=args.seed, deals=args.deals, pairs=args.pair or DEFAULT_PAIRS,
+    model = value.train_value_model(args.out, seed=args.seed, deals=args.deals, pairs=args.pair or value.DEFAULT_PAIRS,
                               rules=RuleSet.from_strings(args.rule), hidden=args.hidden, epochs=args.epochs,
                               check_deals=args.check_deals, quiet=args.quiet)
     before, after = model.meta["training"]["check_variance"]

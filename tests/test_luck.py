@@ -21,7 +21,7 @@ import json
 import numpy as np
 import pytest
 
-from simkit.cards import N_CARDS, N_COPIES, N_TYPES
+from simkit.cards import N_CARDS, N_COPIES
 from simkit.engine import kernel as E
 from simkit.engine import layout as L
 from simkit.policies.dispatch import builtin_act_state
@@ -40,7 +40,12 @@ from simkit.runner.luck import (
     zero_value_block,
 )
 from simkit.runner.play import BUILTIN_KERNELS, N_RESULT, SEATING_FIXED, new_scratch
-from simkit.runner.value_model import ValueModelError, check_evaluation_seed, load_value_model, write_value_model
+from simkit.runner.value_model import (
+    ValueModelError,
+    check_evaluation_seed,
+    load_value_model,
+    write_value_model,
+)
 
 
 def _random_block(rng: np.random.Generator, hidden: int = 8) -> np.ndarray:
@@ -258,6 +263,13 @@ def test_adjusted_estimate_uses_the_models_luck(tmp_path):
     assert result.adjusted.test.mean != pytest.approx(result.test.mean, abs=1e-9)
     payload = result.to_json()
     assert payload["adjusted"]["estimate"] == result.adjusted.test.mean
+    import pandas as pd
+
+    from simkit.studies.compare import write_comparison_report
+    write_comparison_report(result, tmp_path / "c")
+    table = pd.read_parquet(tmp_path / "c" / "luck.parquet")
+    assert len(table) == 60 * 6 and np.allclose(table["adjusted"], table["difference"] - table["luck"])
+    assert "luck-adjusted" in (tmp_path / "c" / "report.md").read_text()
     assert payload["variance_reduction"]["adjusted_vs_duplicate"] == result.adjusted.reduction_factor
 
 
@@ -270,6 +282,16 @@ def test_model_trained_on_the_evaluation_seed_is_refused(tmp_path):
     with pytest.raises(ValueModelError, match="trained on seed 4, the seed of this evaluation"):
         compare("greedy", "random", tmp_path / "c", deals=20, seed=4, quiet=True, luck=path)
     assert not (tmp_path / "c").exists()  # refused before any deal is played
+
+
+def test_user_policies_are_refused_before_any_deal(tmp_path):
+    from simkit.policies.registry import PolicyError
+    from simkit.studies.compare import compare
+
+    with pytest.raises(PolicyError, match="built-in policies only"):
+        compare("experiments.user_policy_example:cautious", "greedy", tmp_path / "c", deals=20, seed=3, quiet=True,
+                luck=True)
+    assert not (tmp_path / "c").exists()
 
 
 def test_bad_value_model_files_are_one_line_errors(tmp_path):

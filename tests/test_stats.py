@@ -400,3 +400,40 @@ def test_proportion_convergence_matches_wilson_interval() -> None:
         proportion_convergence([0, 2, 1])
     with pytest.raises(ValueError, match="points"):
         convergence_curve([1.0, 2.0], points=0)
+
+
+def test_holm_adjust_matches_statsmodels():
+    """Holm's step-down adjustment against statsmodels' multipletests (an independent implementation)."""
+    from statsmodels.stats.multitest import multipletests
+
+    from simkit.analysis.stats import holm_adjust
+
+    rng = np.random.default_rng(5)
+    for size in (1, 2, 7, 40):
+        p = rng.uniform(0, 0.2, size) ** 2
+        expected = multipletests(p, method="holm")[1]
+        assert np.allclose(holm_adjust(p), expected, atol=1e-15)
+    with_nan = holm_adjust([0.01, float("nan"), 0.02])
+    assert np.isnan(with_nan[1]) and np.allclose(with_nan[[0, 2]], [0.02, 0.02])
+
+
+def test_paired_ratio_difference_is_paired_and_covers():
+    """Identical runs differ by exactly 0 (Welch's interval would not); on simulated paired runs
+    whose true ratio difference is known, the interval covers it about 95 % of the time."""
+    from simkit.analysis.stats import paired_ratio_difference
+
+    rng = np.random.default_rng(8)
+    won = (rng.uniform(size=500) < 0.7).astype(float)
+    hu = np.where(won == 1, rng.gamma(4.0, 14.0, 500), 0.0)
+    same = paired_ratio_difference(hu, won, hu, won)
+    assert (same.mean, same.lo, same.hi) == (0.0, 0.0, 0.0)
+    covered = 0
+    for _ in range(400):
+        won_a = (rng.uniform(size=800) < 0.7).astype(float)
+        base = rng.gamma(4.0, 14.0, 800)
+        won_b = np.where(rng.uniform(size=800) < 0.9, won_a, 1 - won_a)  # mostly the same deals won
+        hu_a = np.where(won_a == 1, base + 3.0, 0.0)  # a's wins are worth 3 hu more: truth +3
+        hu_b = np.where(won_b == 1, base, 0.0)
+        r = paired_ratio_difference(hu_a, won_a, hu_b, won_b)
+        covered += r.lo <= 3.0 <= r.hi
+    assert 0.92 <= covered / 400 <= 0.98, covered / 400

@@ -6,7 +6,9 @@ Public entry points (all njit, plain arrays in and out):
 * :func:`legal_mask` — legal actions of the player to act;
 * :func:`apply` — apply one action, then run every automatic step (draws, unclaimed
   cards, table 将, 相公, 穿牌) up to the next decision or the end of the deal;
-* :func:`observe` — what one player may see.
+* :func:`observe` — what one player may see;
+* :func:`draw_win` — who would win at once on a given drawn card (the luck adjustment's
+  question, :mod:`simkit.runner.luck`, asked while ``advance`` pauses before a draw).
 
 ``rules`` is ``RuleSet.to_array()``; ``work`` an evaluator workspace
 (:func:`simkit.evaluator.kernel.new_workspace`); ``ev``/``ev_n`` an event log
@@ -353,7 +355,7 @@ def _claim_keeps_playable(s, q, action, t, spare, blocked, rules, work):
     if spare > 3:
         return True  # a claim uses at most three concealed cards: one is left to discard
     used = work[EW_USED : EW_USED + MELD_TYPES]
-    kind = meld_cards(action, t, used)
+    meld_cards(action, t, used)
     # a concealed non-将 card left over after the claim can be discarded
     for i in range(MELD_TYPES):
         if used[i] >= 0 and used[i] % N_RANKS != JIANG:
@@ -451,9 +453,7 @@ def draw_win(s, t, rules, mask, work, asked):
             fewest = min(fewest, K.min_idle_kernel(conc))
             if not can_win or (kong_legal and a != A_KONG and rules[RULE_MUST_KONG]) or (chariot and a != A_PENG):
                 continue  # declining the legal 发子 / 碰 takes away the win (apply_legal's flags)
-            units = _holding_units(conc, exp, n_chow, rules, work)
-            if units > best:
-                best = units
+            best = max(best, _holding_units(conc, exp, n_chow, rules, work))
         if fewest < (1 << 30):
             asked[q, 0] = 1 + fewest
         if best > 0:
@@ -762,7 +762,9 @@ def _stage_candidate(s, stage, rules):
 
 @hot_kernel(cache=True, nogil=True)
 def advance(s, rules, mask, work, ev, ev_n):
-    """Run automatic steps until a decision (PH_DISCARD / PH_CLAIM) or the end."""
+    """Run automatic steps until a decision (PH_DISCARD / PH_CLAIM) or the end; with
+    ``work[EW_CHANCE]`` = CHANCE_PAUSE also before each draw from a non-empty stock (phase
+    PH_DRAW: the next call draws)."""
     while True:
         phase = s[S_PHASE]
         if phase == PH_OVER or phase == PH_CLAIM:

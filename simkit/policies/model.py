@@ -217,10 +217,10 @@ def _load_cached(path: str, mtime_ns: int, size: int) -> LoadedModel:
     return LoadedModel(path, block, meta, hashlib.sha256(data).hexdigest())
 
 
-def load_model(path: str | os.PathLike) -> LoadedModel:
-    """The checked model of file ``path`` (cached while the file is unchanged); a one-line
-    :class:`ModelError` naming the file when it is missing, unreadable, truncated, foreign or
-    of another layout."""
+def file_key(path: str | os.PathLike) -> tuple[str, int, int]:
+    """(path, modification time in ns, size) of a model file: the key under which loaders cache
+    it (a changed file is read again); a one-line :class:`ModelError` naming the file when it is
+    missing or cannot be read."""
     text = os.fspath(path)
     try:
         stat = os.stat(text)
@@ -228,7 +228,14 @@ def load_model(path: str | os.PathLike) -> LoadedModel:
         raise _refuse(text, "does not exist") from None
     except OSError as exc:
         raise _refuse(text, f"cannot be read ({exc.strerror or exc})") from None
-    return _load_cached(text, stat.st_mtime_ns, stat.st_size)
+    return text, stat.st_mtime_ns, stat.st_size
+
+
+def load_model(path: str | os.PathLike) -> LoadedModel:
+    """The checked model of file ``path`` (cached while the file is unchanged); a one-line
+    :class:`ModelError` naming the file when it is missing, unreadable, truncated, foreign or
+    of another layout."""
+    return _load_cached(*file_key(path))
 
 
 def _option_text(value: Any) -> str:

@@ -43,30 +43,64 @@ True
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 from numba import njit
 
 from simkit.cards import N_CARDS, N_COPIES, N_SEATS, N_TYPES
-from simkit.deck import deal_deck
+from simkit.deck import PLAYER_CARDS, STOCK_CARDS, deal_deck
 from simkit.engine import kernel as E
 from simkit.engine.env import MAX_DECISIONS
-from simkit.evaluator.kernel import min_idle_kernel
-from simkit.engine.layout import A_KONG, A_PENG, N_ACTIONS, O_NHIST, O_NHIST_UNKNOWN, PH_DRAW, PH_OVER, S_CONC, \
-    S_DEAD, S_DEALER, S_DECK, S_EXP, S_EXPCARDS, S_LOCK, S_NOWIN, S_PHASE, S_PLAYER, S_STOCK_POS, S_XIANGGONG, \
-    chain_regions
-from simkit.evaluator.kernel import N_PARTS
+from simkit.engine.layout import (
+    A_KONG,
+    A_PENG,
+    MELD_TYPES,
+    N_ACTIONS,
+    O_NHIST,
+    O_NHIST_UNKNOWN,
+    PH_DRAW,
+    PH_OVER,
+    S_CONC,
+    S_DEAD,
+    S_DEALER,
+    S_DECK,
+    S_EXP,
+    S_EXPCARDS,
+    S_LOCK,
+    S_NOWIN,
+    S_PHASE,
+    S_PLAYER,
+    S_STOCK_POS,
+    S_XIANGGONG,
+    chain_regions,
+)
+from simkit.evaluator.kernel import N_PARTS, min_idle_kernel
 from simkit.exposed import EXP_BLOCK, EXP_KONG, EXP_PENG
-from simkit.policies.expert import EXPERT_DEFAULTS, cross_value, part_value
 from simkit.jit import borrowed, keep_alive, run_chunks, static_function
-from simkit.policies.dispatch import basic_act_state, builtin_act_state, uses_basic_policies
+from simkit.policies.dispatch import (
+    basic_act_state,
+    builtin_act_state,
+    uses_basic_policies,
+)
+from simkit.policies.expert import EXPERT_DEFAULTS, cross_value, part_value
 from simkit.policies.registry import PolicyError, PolicySpec, policy_arrays
 from simkit.rng import root_key, stream_state
 from simkit.rules import RuleSet
 from simkit.runner.duplicate import SEATINGS, seating_policies
-from simkit.runner.play import CHUNK, DECK_STREAM, ERR_MAX_DECISIONS, ERR_SEAT, N_RESULT, R_ERROR, R_PAYOFF, \
-    borrow_scratch, decide, new_scratch, record_result
+from simkit.runner.play import (
+    CHUNK,
+    DECK_STREAM,
+    ERR_MAX_DECISIONS,
+    ERR_SEAT,
+    N_RESULT,
+    R_ERROR,
+    R_PAYOFF,
+    borrow_scratch,
+    decide,
+    new_scratch,
+    record_result,
+)
 
 # ---- the value model's features of one seat q in the state after a draw (seat-relative: q, then
 # q's next player, then the one after)
@@ -82,7 +116,7 @@ SEAT_FEATURES = chain_regions((
     ("V_DEALER", 1),
     ("V_DRAWER", 1),  # drew the card
     ("V_NEXT_DRAWER", 1),  # the drawer's next player
-    ("V_CONCEALED", 1),  # concealed cards / 30
+    ("V_CONCEALED", 1),  # concealed cards / PLAYER_CARDS (30)
     ("V_PHI", 1),  # expert's hand value Φ of its holding / 100 (simkit.policies.expert)
     ("V_PHI_GAIN", 1),  # Φ after its best claim of the card minus Φ now, / 100 (0 without a claim)
 ))
@@ -91,7 +125,6 @@ SEAT_FEATURES = chain_regions((
 N_SEAT_FEATURES = SEAT_FEATURES.size
 V_STOCK = N_SEATS * N_SEAT_FEATURES  # stock size after the draw / 21
 N_VALUE_FEATURES = V_STOCK + 1
-STOCK_AT_DEAL = N_CARDS - 91  # 21 stock cards after the deal (31 + 30 + 30 dealt)
 
 
 @njit(cache=True, nogil=True)
@@ -135,7 +168,7 @@ _PHI_PARAMS = np.array(EXPERT_DEFAULTS, dtype=np.float64)
 def seat_hand_value(s, q, t, action, hw):
     """Expert's hand value Φ (default parameters) of seat q's holding, as q sees it, or (``t``
     >= 0) of the holding after q's claim ``action`` on the turned-over type t.  ``hw``: int64
-    scratch (4 x 28)."""
+    scratch (4 x N_TYPES: concealed, unseen, 碰 / 楼 components, the claim's used types)."""
     conc = hw[0]
     unseen = hw[1]
     out_comp = hw[2]
@@ -151,7 +184,7 @@ def seat_hand_value(s, q, t, action, hw):
     lock = s[S_LOCK + N_TYPES * q : S_LOCK + N_TYPES * (q + 1)]
     if t >= 0:
         E.meld_cards(action, t, used)
-        for i in range(4):
+        for i in range(MELD_TYPES):
             if used[i] >= 0:
                 conc[used[i]] -= 1
         if action == A_PENG or action == A_KONG:
@@ -201,8 +234,8 @@ def value_features(s, q, t, n, counts, winner, units, asked, idle_now, phi_now, 
         concealed = 0
         for y in range(N_TYPES):
             concealed += s[S_CONC + N_TYPES * r + y]
-        x[base + V_CONCEALED] = concealed / 30.0
-    x[V_STOCK] = (n - 1) / STOCK_AT_DEAL
+        x[base + V_CONCEALED] = concealed / PLAYER_CARDS
+    x[V_STOCK] = (n - 1) / STOCK_CARDS
 
 
 # ---- the value network: one hidden ReLU layer over standardised features.  Its block (float64):
@@ -379,7 +412,7 @@ def draw_luck(s, rules, mask, work, tab, block, luck):
 def draw_record(s, rules, mask, work, tab, rows, n_rows):
     """Append the features of every seat in the state after the pending draw (its actual card),
     unless that card brings a win at once, to ``rows`` (their count in n_rows[0])."""
-    counts, winner, units, asked, idle_now, phi_now, phi_claim, hw, x, h, v, hb, base_value = tab
+    counts, winner, units, asked, idle_now, phi_now, phi_claim, hw = tab[:8]
     n = draw_table(s, rules, mask, work, counts, winner, units, asked, idle_now, phi_now, phi_claim, hw)
     actual = s[S_DECK + s[S_STOCK_POS]] // N_COPIES
     if winner[actual] >= 0:
@@ -446,7 +479,7 @@ def _play_deal_luck_with(act, root, deal, dealer, policy_ids, params, seat_of, r
     result[R_ERROR] = error
 
 
-MAX_ROWS_PER_DEAL = N_SEATS * STOCK_AT_DEAL  # draw_record: three rows per draw
+MAX_ROWS_PER_DEAL = N_SEATS * STOCK_CARDS  # draw_record: three rows per draw
 
 
 @njit(nogil=True, inline="always")
@@ -487,6 +520,18 @@ def _luck_chunk_basic(k, root, first_deal, n_deals, dealer, policy_ids, params, 
                      luck, rows, n_rows)
 
 
+def check_luck_policies(policies: Sequence[PolicySpec]) -> None:
+    """Refuse, in one line, policies the luck kernels cannot replay (user and Python policies)."""
+    try:
+        _, _, user = policy_arrays(list(policies))
+    except PolicyError as exc:
+        raise PolicyError(f"the luck adjustment replays deals with built-in policies only: {exc}") from None
+    if any(fn is not None for fn in user):
+        names = ", ".join(sorted({spec.text() for spec in policies}))
+        raise PolicyError(f"the luck adjustment replays deals with built-in policies only; {names} includes a user "
+                          "policy")
+
+
 def luck_rows(policies: Sequence[PolicySpec], seed: int, deals: int, block: np.ndarray | None = None,
               rules: RuleSet | None = None, first_deal: int = 0, dealer: int = 0,
               record: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -496,11 +541,8 @@ def luck_rows(policies: Sequence[PolicySpec], seed: int, deals: int, block: np.n
     value features after each draw ``(deals, MAX_ROWS_PER_DEAL, 1 + N_VALUE_FEATURES)`` (column
     0: the seat) and their counts ``(deals,)``."""
     rules = rules or RuleSet()
-    ids, params, user = policy_arrays(list(policies))
-    if any(fn is not None for fn in user):
-        names = ", ".join(sorted({spec.name for spec in policies}))
-        raise PolicyError(f"the luck adjustment replays deals with built-in policies only; {names} includes a user "
-                          "policy")
+    check_luck_policies(policies)
+    ids, params, _ = policy_arrays(list(policies))
     results = np.zeros((deals, N_RESULT), dtype=np.int64)
     luck = np.zeros((deals, N_SEATS), dtype=np.float64)
     rows = np.zeros((deals if record else 0, MAX_ROWS_PER_DEAL, 1 + N_VALUE_FEATURES), dtype=np.float64)

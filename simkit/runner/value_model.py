@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from simkit.errors import SimkitError
-from simkit.policies.model import ModelError, read_model_file
+from simkit.policies.model import ModelError, file_key, read_model_file
 from simkit.runner.luck import (
     MAX_VALUE_HIDDEN,
     N_VALUE_FEATURES,
@@ -84,9 +84,12 @@ class ValueModel:
         return dict(self.meta.get("rules", {}))
 
     def describe(self) -> str:
-        """One line: the file, its digest, and what it was trained on."""
+        """One line: the file (``shipped`` for :data:`BUILTIN_VALUE_MODEL`), its digest, and what
+        it was trained on."""
         seeds = ", ".join(str(s) for s in self.training_seeds) or "none"
-        return f"{self.path} (sha256:{self.digest[:12]}, trained on seed(s) {seeds})"
+        shipped = os.path.abspath(self.path) == os.path.abspath(BUILTIN_VALUE_MODEL)
+        name = f"shipped ({BUILTIN_VALUE_MODEL.name})" if shipped else self.path
+        return f"{name} (sha256:{self.digest[:12]}, trained on seed(s) {seeds})"
 
 
 def value_model_bytes(block: np.ndarray, training: dict[str, Any], rules: dict | None = None) -> bytes:
@@ -150,14 +153,11 @@ def load_value_model(path: str | os.PathLike | None = None) -> ValueModel:
     """The checked value model of file ``path`` (default: the shipped one,
     :data:`BUILTIN_VALUE_MODEL`); a one-line :class:`ValueModelError` naming the file when it
     is missing, unreadable, truncated, foreign or of another layout."""
-    text = os.fspath(BUILTIN_VALUE_MODEL if path is None else path)
     try:
-        stat = os.stat(text)
-    except FileNotFoundError:
-        raise _refuse(text, "does not exist") from None
-    except OSError as exc:
-        raise _refuse(text, f"cannot be read ({exc.strerror or exc})") from None
-    return _load_cached(text, stat.st_mtime_ns, stat.st_size)
+        key = file_key(BUILTIN_VALUE_MODEL if path is None else path)
+    except ModelError as exc:
+        raise ValueModelError(str(exc).replace("model file ", "value model ", 1)) from None
+    return _load_cached(*key)
 
 
 def check_evaluation_seed(model: ValueModel, seed: int) -> None:

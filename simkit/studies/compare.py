@@ -43,10 +43,10 @@ from simkit.errors import SimkitError
 from simkit.policies.registry import PolicySpec, parse_policy
 from simkit.rules import RuleSet
 from simkit.runner.duplicate import SEATINGS, read_comparison, run_duplicate, seating_dir
-from simkit.runner.luck import duplicate_luck
+from simkit.runner.luck import check_luck_policies, duplicate_luck
 from simkit.runner.value_model import ValueModel, check_evaluation_seed, load_value_model
 from simkit.storage import load_dataset
-from simkit.storage.files import write_text
+from simkit.storage.files import write_parquet, write_text
 
 
 def seating_differences(out: str | os.PathLike, batches: int | None = None) -> np.ndarray:
@@ -294,6 +294,8 @@ def compare(
     text_a, text_b = spec_a.text(), spec_b.text()
     model = _value_model(luck, seed)
     label = model.describe() if model is not None else ""
+    if model is not None:
+        check_luck_policies([spec_a, spec_b])  # before any deal is played
     if sprt is None:
         run_duplicate(policy_a, policy_b, deals, seed, out, rules, batch_size, workers, quiet)
         per_seating = seating_differences(out)
@@ -408,10 +410,21 @@ def comparison_section(results: list[ComparisonResult], directory: str | Path, p
     return lines
 
 
+LUCK_TABLE = "luck.parquet"  # per deal and seating: A - B, its luck and the adjusted difference
+
+
 def write_comparison_report(result: ComparisonResult, directory: str | os.PathLike) -> Path:
-    """``report.md`` of one comparison, with per-seating means, forest and convergence plots."""
+    """``report.md`` of one comparison, with per-seating means, forest and convergence plots;
+    with the luck adjustment also ``luck.parquet`` (deal, seating, difference, luck, adjusted)."""
     directory = Path(directory)
     per = pd.DataFrame({"seating": list(SEATINGS), "mean A - B": result.per_seating.mean(axis=0)})
+    if result.adjusted is not None:  # the derived per-deal table: how much of each deal was draws
+        deals, seatings = result.per_seating.shape
+        write_parquet(pd.DataFrame({
+            "deal": np.repeat(np.arange(deals, dtype=np.int64), seatings),
+            "seating": np.tile(np.array(SEATINGS), deals),
+            "difference": result.per_seating.ravel(), "luck": result.adjusted.luck.ravel(),
+            "adjusted": (result.per_seating - result.adjusted.luck).ravel()}), directory / LUCK_TABLE)
     lines = ["# Duplicate comparison", "", "```", result.text(), "```", ""]
     lines += comparison_section([result], directory)
     lines += ["## Per seating", ""] + markdown_table(per, {"mean A - B": "+.4f"}) + [""]
