@@ -246,6 +246,8 @@ def test_zero_value_model_changes_nothing(tmp_path):
     assert np.all(result.adjusted.luck == 0.0)
     assert result.adjusted.test == result.test and result.adjusted.bootstrap == result.bootstrap
     assert result.adjusted.reduction_factor == 1.0
+    text = json.dumps(result.to_json(), allow_nan=False)  # standard JSON: no NaN or Infinity
+    assert json.loads(text)["variance_reduction"]["adjusted_vs_duplicate"] == 1.0
 
 
 def test_adjusted_estimate_uses_the_models_luck(tmp_path):
@@ -271,6 +273,35 @@ def test_adjusted_estimate_uses_the_models_luck(tmp_path):
     assert len(table) == 60 * 6 and np.allclose(table["adjusted"], table["difference"] - table["luck"])
     assert "luck-adjusted" in (tmp_path / "c" / "report.md").read_text()
     assert payload["variance_reduction"]["adjusted_vs_duplicate"] == result.adjusted.reduction_factor
+
+
+def test_luck_is_kept_and_read_back(tmp_path, monkeypatch):
+    """A re-run reads the comparison's luck back instead of replaying it; an SPRT replays each
+    batch's new deals once, and its re-run replays nothing."""
+    import simkit.studies.compare as C
+
+    path = _model_file(tmp_path, _random_block(np.random.default_rng(5)))
+    first = C.compare("greedy", "random", tmp_path / "c", deals=40, seed=6, batch_size=20, quiet=True, luck=path)
+    replays = []
+    real = C.duplicate_luck
+
+    def counting(a, b, seed, deals, block, rules=None, first_deal=0):
+        replays.append((deals, first_deal))
+        return real(a, b, seed, deals, block, rules, first_deal)
+
+    monkeypatch.setattr(C, "duplicate_luck", counting)
+    again = C.compare("greedy", "random", tmp_path / "c", deals=40, seed=6, batch_size=20, quiet=True, luck=path)
+    assert replays == [] and np.array_equal(again.adjusted.luck, first.adjusted.luck)
+    sprt = C.compare("patient", "greedy", tmp_path / "s", deals=600, seed=6, batch_size=100, quiet=True, luck=path,
+                     sprt=(0.2, 0.05, 0.05), burn_in=150)
+    assert replays and [d for d, _ in replays] == [100] * len(replays)
+    assert [f for _, f in replays] == list(range(0, 100 * len(replays), 100))
+    replays.clear()
+    rerun = C.compare("patient", "greedy", tmp_path / "s", deals=600, seed=6, batch_size=100, quiet=True, luck=path,
+                      sprt=(0.2, 0.05, 0.05), burn_in=150)
+    assert replays == [] and rerun.sprt.n == sprt.sprt.n and np.array_equal(rerun.adjusted.luck, sprt.adjusted.luck)
+    _, luck = real(parse_policy("patient"), parse_policy("greedy"), 6, sprt.deals, load_value_model(path).block)
+    assert np.array_equal(sprt.adjusted.luck, luck)
 
 
 def test_model_trained_on_the_evaluation_seed_is_refused(tmp_path):

@@ -46,7 +46,7 @@ from simkit.runner.duplicate import SEATINGS, read_comparison, run_duplicate, se
 from simkit.runner.luck import check_luck_policies, duplicate_luck
 from simkit.runner.value_model import ValueModel, check_evaluation_seed, load_value_model
 from simkit.storage import load_dataset
-from simkit.storage.files import write_parquet, write_text
+from simkit.storage.files import atomic_write, write_parquet, write_text
 
 
 def seating_differences(out: str | os.PathLike, batches: int | None = None) -> np.ndarray:
@@ -81,6 +81,19 @@ class LuckAdjustment(Result):
         return 1.0 - 1.0 / self.reduction_factor if self.reduction_factor > 0 else math.nan
 
 
+def _finite_or_none(value):
+    """``value`` with every non-finite float (at any depth of dicts and lists) replaced by None."""
+    if isinstance(value, dict):
+        return {k: _finite_or_none(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite_or_none(v) for v in value]
+    if isinstance(value, (float, np.floating)):
+        return float(value) if math.isfinite(value) else None
+    if isinstance(value, np.integer):
+        return int(value)
+    return value
+
+
 def luck_adjustment(per_seating: np.ndarray, luck: np.ndarray, model: str, seed: int, duplicate_factor: float,
                     confidence: float = 0.95, resamples: int = 5_000) -> LuckAdjustment:
     """Statistics of the adjusted differences ``per_seating - luck`` (both ``(deals, 6)``)."""
@@ -88,8 +101,9 @@ def luck_adjustment(per_seating: np.ndarray, luck: np.ndarray, model: str, seed:
     adjusted = d - luck.mean(axis=1)
     test = paired_mean_test(adjusted, confidence)
     boot = paired_bootstrap_interval(adjusted, confidence, resamples=resamples, seed=seed)
-    variance = float(adjusted.var(ddof=1))
-    factor = float(d.var(ddof=1)) / variance if variance > 0 else math.inf
+    variance, plain = float(adjusted.var(ddof=1)), float(d.var(ddof=1))
+    # constant plain differences (a policy against its twin): no variance to reduce
+    factor = plain / variance if variance > 0 and plain > 0 else math.nan
     return LuckAdjustment(model, luck, test, boot, factor, factor * duplicate_factor)
 
 
@@ -161,13 +175,19 @@ class ComparisonResult(Result):
             f"  luck-adjusted: {a.test.mean:+.4f}, {format_level(self.confidence)} paired bootstrap (BCa) "
             f"[{a.bootstrap.lo:+.4f}, {a.bootstrap.hi:+.4f}]; t interval [{a.test.lo:+.4f}, {a.test.hi:+.4f}], "
             f"p = {format_p(a.test.p_value)}",
-            f"  variance reduction of the luck adjustment vs duplicate alone: {a.reduction_factor:.2f}x "
-            f"({100 * a.deals_saved:.0f} % of the deals saved); vs unpaired play: {a.overall_factor:.2f}x",
+            (f"  variance reduction of the luck adjustment vs duplicate alone: {a.reduction_factor:.2f}x "
+             f"({100 * a.deals_saved:.0f} % of the deals saved); vs unpaired play: {a.overall_factor:.2f}x"
+             if math.isfinite(a.reduction_factor) else
+             "  variance reduction of the luck adjustment: undefined (the plain differences are constant)"),
             f"  value model: {a.model}",
         ]
 
     def to_json(self) -> dict:
-        """The comparison as one JSON-ready object (``simkit compare --json``)."""
+        """The comparison as one JSON-ready object (``simkit compare --json``); a figure that is
+        undefined (NaN, or an infinite variance reduction) is None, so the JSON stays standard."""
+        return _finite_or_none(self._json_fields())
+
+    def _json_fields(self) -> dict:
         def interval(test: MeanTest, boot: Interval) -> dict:
             return {"estimate": test.mean, "bootstrap_lo": boot.lo, "bootstrap_hi": boot.hi, "t_lo": test.lo,
                     "t_hi": test.hi, "p_value": test.p_value, "standard_error": test.standard_error}
@@ -241,15 +261,42 @@ def summarise(per_seating: np.ndarray, policy_a: str, policy_b: str, seed: int, 
                             sequential, confidence, adjusted)
 
 
+def _luck_file(out: str | os.PathLike, model: ValueModel) -> Path:
+    """Where a comparison folder keeps the luck of its deals under one value model."""
+    return Path(out) / f"luck-{model.digest[:16]}.npy"
+
+
 def _replayed_luck(policy_a: PolicySpec, policy_b: PolicySpec, seed: int, rules: RuleSet | None, model: ValueModel,
-                   per_seating: np.ndarray, first_deal: int = 0) -> np.ndarray:
+                   per_seating: np.ndarray, first_deal: int = 0, out: str | os.PathLike | None = None) -> np.ndarray:
     """The luck of deals ``first_deal ..`` of a comparison (rows of ``per_seating``), replayed
-    under every seating; the replay must give the stored differences exactly."""
-    replayed, luck = duplicate_luck(policy_a, policy_b, seed, per_seating.shape[0], model.block, rules, first_deal)
-    if not np.array_equal(replayed, per_seating):
-        bad = int(np.argwhere(np.any(replayed != per_seating, axis=1))[0, 0]) + first_deal
+    under every seating; the replay must give the stored differences exactly.  With ``out`` the
+    luck is kept in the comparison's folder (``luck-<model digest>.npy``, deals x 6) and the
+    deals already there are read back instead of replayed (a re-run, or a later batch of an SPRT)."""
+    count = per_seating.shape[0]
+    kept = np.zeros((0, len(SEATINGS)))
+    path = _luck_file(out, model) if out is not None else None
+    if path is not None and path.is_file():
+        try:
+            kept = np.load(path, allow_pickle=False)
+        except (OSError, ValueError):
+            kept = np.zeros((0, len(SEATINGS)))  # unreadable: replayed and rewritten
+        if kept.ndim != 2 or kept.shape[1] != len(SEATINGS):
+            kept = np.zeros((0, len(SEATINGS)))
+    have = kept.shape[0]
+    if have >= first_deal + count:
+        return kept[first_deal : first_deal + count].copy()
+    start = max(first_deal, have)  # replay from the first deal not kept
+    replayed, luck = duplicate_luck(policy_a, policy_b, seed, first_deal + count - start, model.block, rules, start)
+    expected = per_seating[start - first_deal :]
+    if not np.array_equal(replayed, expected):
+        bad = int(np.argwhere(np.any(replayed != expected, axis=1))[0, 0]) + start
         raise SimkitError(f"the luck replay of deal {bad} differs from the stored comparison: the folder was "
                           "written by another simkit version or its files were changed")
+    if path is not None and have == start and os.access(path.parent, os.W_OK):
+        joined = np.concatenate([kept, luck])
+        atomic_write(path, lambda tmp: np.save(open(tmp, "wb"), joined, allow_pickle=False))
+    if start > first_deal:
+        return np.concatenate([kept[first_deal:start], luck])
     return luck
 
 
@@ -299,7 +346,7 @@ def compare(
     if sprt is None:
         run_duplicate(policy_a, policy_b, deals, seed, out, rules, batch_size, workers, quiet)
         per_seating = seating_differences(out)
-        luck_table = _replayed_luck(spec_a, spec_b, seed, rules, model, per_seating) if model else None
+        luck_table = _replayed_luck(spec_a, spec_b, seed, rules, model, per_seating, out=out) if model else None
         return summarise(per_seating, text_a, text_b, seed, confidence, luck=luck_table, model=label)
     delta, alpha, beta = sprt
     test = EmpiricalMeanSPRT(delta, alpha, beta, min_n=burn_in)
@@ -310,7 +357,7 @@ def compare(
         run_duplicate(policy_a, policy_b, deals, seed, out, rules, batch_size, workers, quiet, max_batches=k)
         per = seating_differences(out, batches=k)
         new = per[fed:]
-        new_luck = _replayed_luck(spec_a, spec_b, seed, rules, model, new, fed) if model else np.zeros_like(new)
+        new_luck = _replayed_luck(spec_a, spec_b, seed, rules, model, new, fed, out) if model else np.zeros_like(new)
         fed = per.shape[0]
         before = test.n
         decision = test.update((new - new_luck).mean(axis=1))
@@ -367,8 +414,8 @@ def comparison_section(results: list[ComparisonResult], directory: str | Path, p
         table["luck-adjusted [" + level + " bootstrap]"] = [
             f"{r.adjusted.test.mean:+.4f} [{r.adjusted.bootstrap.lo:+.4f}, {r.adjusted.bootstrap.hi:+.4f}]"
             if r.adjusted is not None else "—" for r in results]
-        table["adjusted vs duplicate"] = [f"{r.adjusted.reduction_factor:.2f}x" if r.adjusted is not None else "—"
-                                          for r in results]
+        table["adjusted vs duplicate"] = [f"{r.adjusted.reduction_factor:.2f}x" if r.adjusted is not None
+                                          and math.isfinite(r.adjusted.reduction_factor) else "—" for r in results]
     if any(sequential):
         table["SPRT: decision; estimate and interval under the stopping rule"] = [
             f"{decision_text(r.sprt.decision, r.sprt.mu0, r.sprt.mu1)} at {r.sprt.n:,}; {r.sequential.estimate:+.4f} "
