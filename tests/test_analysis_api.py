@@ -305,7 +305,8 @@ def test_changes_are_measured_against_each_simulations_baseline():
 
     def arrays(entry, xiaojia):
         return {"entry": entry, "exhausted": np.zeros(4), "dealer_x": np.zeros(4),
-                "xiaojia": np.array(xiaojia, dtype=float), "hu": np.array([10.0, 20.0, 30.0])}
+                "xiaojia": np.array(xiaojia, dtype=float), "hu": np.array([10.0, 20.0, 30.0]),
+                "hu_x": np.array([10.0, 20.0, 30.0, 0.0]), "won": np.array([1.0, 1.0, 1.0, 0.0])}
 
     paired = [arrays(base, [0, 0, 0, 0]), arrays(weak, [0, 1, 0, 0]), arrays(strong, [1, 1, 0, 1]),
               arrays(other, [0, 0, 1, 0])]

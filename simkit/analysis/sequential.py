@@ -24,7 +24,7 @@ a bracketed Newton iteration (``-2 l(s)`` is Owen's empirical likelihood ratio s
 Outcome values are only those seen so far, so l(s) is -inf when s lies outside their range;
 the llr is then +inf (only H1's mean is possible on the values seen) or -inf.  Because the
 empirical distribution of a heavy-tailed sample has not yet seen its tails, no decision is taken
-before ``min_n`` observations (default 100): early decisions are where a plug-in likelihood
+before ``min_n`` observations (default :data:`DEFAULT_BURN_IN` = 200): early decisions are where a plug-in likelihood
 ratio makes its wrong decisions (docs/analysis.md has the measurements behind the default).
 
 Estimate after stopping
@@ -239,15 +239,15 @@ class EmpiricalMeanSPRT:
     Values are snapped to multiples of ``resolution`` so that float noise does not split one
     outcome into several; each check costs O(number of distinct values).
 
-    Measured on resampled greedy - patient per-deal differences (alpha = beta = 0.05, 20,000
+    Measured (burn-in 100) on resampled greedy - patient per-deal differences (alpha = beta = 0.05, 20,000
     sequences per hypothesis; docs/analysis.md): P(accept H1 | mu = 0) and P(accept H0 | mu = delta)
     0.044 / 0.052 for delta = 0.2 and 0.052 / 0.054 for delta = 0.1.
 
     >>> test = EmpiricalMeanSPRT(delta=0.5, alpha=0.05, beta=0.05)
     >>> test.update(np.tile([0.0, 1.0, 2.0, -1.0, 1.5], 100))
     'accept_h1'
-    >>> test.n, test.used_in_last_update == test.n
-    (100, True)
+    >>> test.n, test.used_in_last_update == test.n   # decided at its first look: the burn-in
+    (200, True)
     """
 
     def __init__(self, delta: float, alpha: float = 0.05, beta: float = 0.05, mu0: float = 0.0,

@@ -21,7 +21,7 @@ must be this simkit's), ``rules``, ``training``: seeds, deals, policies, library
 >>> check_evaluation_seed(model, 11)
 Traceback (most recent call last):
     ...
-simkit.runner.value_model.ValueModelError: value model ...v.npz was trained on seed 11, the seed of this evaluation: a model fitted on the deals it adjusts is not a fixed control variate (train one on other seeds, or use another seed)
+simkit.runner.value_model.ValueModelError: value model ...v.npz: was trained on seed 11, the seed of this evaluation: a model fitted on the deals it adjusts is not a fixed control variate (train one on other seeds, or use another seed)
 """
 
 from __future__ import annotations
