@@ -1,4 +1,13 @@
-"""Ratings of policies from pairwise per-deal outcomes: Bradley–Terry on an Elo scale.
+"""Ratings of policies from their pairwise duplicate comparisons.
+
+* :func:`payoff_ratings` — additive ratings in 牌 per seat per deal, fitted by weighted least
+  squares to the pairings' mean differences (what a tournament ranks by);
+* :func:`davidson` — Bradley–Terry with ties (Davidson 1970) on the per-deal outcome, Elo scale;
+* :func:`bradley_terry` — the plain model with a tie counted as half a win to each side
+  (described below; kept for comparison).
+
+All three have bootstraps that resample the deals jointly across pairings that played the same
+deals.  The rest of this docstring is about :func:`bradley_terry`.
 
 A tournament (:mod:`simkit.studies.tournament`) plays every pair of policies on the same
 duplicate deals.  For pairing (i, j) and deal d the outcome is the sign of the deal's duplicate

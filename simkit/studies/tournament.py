@@ -244,13 +244,18 @@ def tournament_section(result: TournamentResult, directory: str | os.PathLike, p
         "deals ahead / level": [f"{a:.3f} / {t:.3f}" for a, t in zip(ladder["ahead"], ladder["level"])],
         "deals played": ladder["deals"].map("{:,}".format),
     })
+    def signed(value: float, places: int) -> str:
+        """``value`` with its sign, a rounding of zero written +0 (never -0)."""
+        text = f"{value:+.{places}f}"
+        return "+" + text[1:] if float(text) == 0.0 else text
+
     gaps = result.gaps()
     neighbours = gaps.iloc[[sum(len(ladder) - 1 - m for m in range(a)) for a in range(len(ladder) - 1)]]
     gap_table = pd.DataFrame({
         "better - worse": [f"{b} - {w}" for b, w in zip(neighbours["better"], neighbours["worse"])],
-        f"payoff gap [{level}]": [f"{g:+.3f} [{lo:+.3f}, {hi:+.3f}]" for g, lo, hi in
+        f"payoff gap [{level}]": [f"{signed(g, 3)} [{signed(lo, 3)}, {signed(hi, 3)}]" for g, lo, hi in
                                   zip(neighbours["payoff_gap"], neighbours["payoff_lo"], neighbours["payoff_hi"])],
-        f"Davidson gap [{level}]": [f"{g:+.0f} [{lo:+.0f}, {hi:+.0f}]" for g, lo, hi in
+        f"Davidson gap [{level}]": [f"{signed(g, 0)} [{signed(lo, 0)}, {signed(hi, 0)}]" for g, lo, hi in
                                     zip(neighbours["rating_gap"], neighbours["rating_lo"], neighbours["rating_hi"])],
     })
     est, lo, hi, n = (result.crosstable(c) for c in ("estimate", "lo", "hi", "n"))
