@@ -210,11 +210,10 @@ def _check(path: str, block: np.ndarray, meta: dict) -> None:
 
 @functools.lru_cache(maxsize=16)
 def _load_cached(path: str, mtime_ns: int, size: int) -> LoadedModel:
-    data = _read(path)
-    block, meta = _parse(path, data)
+    block, meta, digest = read_model_file(path, MODEL_FORMAT)
     _check(path, block, meta)
     block.setflags(write=False)
-    return LoadedModel(path, block, meta, hashlib.sha256(data).hexdigest())
+    return LoadedModel(path, block, meta, digest)
 
 
 def file_key(path: str | os.PathLike) -> tuple[str, int, int]:

@@ -294,7 +294,11 @@ def _replayed_luck(policy_a: PolicySpec, policy_b: PolicySpec, seed: int, rules:
                           "written by another simkit version or its files were changed")
     if path is not None and have == start and os.access(path.parent, os.W_OK):
         joined = np.concatenate([kept, luck])
-        atomic_write(path, lambda tmp: np.save(open(tmp, "wb"), joined, allow_pickle=False))
+        def save(temporary: str) -> None:
+            with open(temporary, "wb") as handle:
+                np.save(handle, joined, allow_pickle=False)
+
+        atomic_write(path, save)
     if start > first_deal:
         return np.concatenate([kept[first_deal:start], luck])
     return luck
