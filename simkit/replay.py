@@ -32,16 +32,37 @@ the session length, only who deals them.
 
 from __future__ import annotations
 
+import dataclasses
 import json
-from typing import Any, Iterator, Sequence
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
-from simkit.cards import N_COPIES, N_SEATS, N_TYPES, TYPE_NAMES, format_counts, ids_to_counts
+from simkit.cards import (
+    N_COPIES,
+    N_SEATS,
+    N_TYPES,
+    TYPE_NAMES,
+    format_counts,
+    ids_to_counts,
+    parse_counts,
+    parse_type,
+)
 from simkit.deck import DEALER_CARDS, PLAYER_CARDS
 from simkit.engine import layout as L
+from simkit.engine.kernel import apply as engine_apply
+from simkit.engine.kernel import new_engine_workspace
+from simkit.engine.kernel import start as engine_start
+from simkit.engine.position import Position, position_from_state
+from simkit.errors import RuleError, SimkitError
 from simkit.evaluator import pattern_names
-from simkit.policies.registry import PolicySpec, parse_policies, policy_arrays, warn_model_rules
+from simkit.policies.registry import (
+    PolicySpec,
+    parse_policies,
+    policy_arrays,
+    warn_model_rules,
+)
 from simkit.rules import RuleSet
 from simkit.runner.play import (
     PERMUTATIONS,
@@ -71,6 +92,38 @@ def state_melds(state: np.ndarray, player: int) -> list[tuple[int, list[int]]]:
         base = L.S_MELDS + (player * L.MAX_MELDS + k) * L.MELD_WIDTH
         out.append((int(state[base]), [int(x) for x in state[base + 1 : base + L.MELD_WIDTH] if x >= 0]))
     return out
+
+
+def event_dict(row: np.ndarray, melds: Sequence[Sequence[tuple[int, list[int]]]]) -> dict[str, Any] | None:
+    """One engine event row as its log line (the module docstring's schema); ``melds``: each
+    seat's melds so far (:func:`state_melds`).  None for the win and 穿牌 rows: the ``end`` line
+    is written from the final state."""
+    kind, p, t, a, b, c = (int(x) for x in row)
+    card = TYPE_NAMES[t] if t >= 0 else None
+    if kind == L.E_DISCARD:
+        return {"event": "discard", "player": p, "card": card}
+    if kind == L.E_DRAW:
+        return {"event": "draw", "player": p, "card": card}
+    if kind == L.E_CLAIM:
+        meld_kind, types = melds[p][b]
+        return {
+            "event": "claim",
+            "player": p,
+            "kind": L.MELD_KIND_NAMES[meld_kind],
+            "card": card,
+            "cards": [TYPE_NAMES[x] for x in types] if meld_kind == L.M_CHOW else [card] * {
+                L.M_PENG: 3, L.M_KONG: 4, L.M_ZHAN: 2}[meld_kind],
+            "source": "discard" if c == L.SRC_DISCARD else "draw",
+        }
+    if kind == L.E_PASS:
+        return {"event": "pass", "player": p, "card": card, "stage": _STAGES[a]}
+    if kind == L.E_NOWIN:
+        return {"event": "nowin", "player": p, "card": card, "reason": _NOWIN[a]}
+    if kind == L.E_TABLE:
+        return {"event": "table", "player": p, "card": card}
+    if kind == L.E_XIANGGONG:
+        return {"event": "xianggong", "player": p}
+    return None
 
 
 def replay_events(
@@ -135,31 +188,9 @@ def replay_events(
     yield header
     melds = [state_melds(state, p) for p in range(N_SEATS)]
     for row in events:
-        kind, p, t, a, b, c = (int(x) for x in row)
-        card = TYPE_NAMES[t] if t >= 0 else None
-        if kind == L.E_DISCARD:
-            yield {"event": "discard", "player": p, "card": card}
-        elif kind == L.E_DRAW:
-            yield {"event": "draw", "player": p, "card": card}
-        elif kind == L.E_CLAIM:
-            meld_kind, types = melds[p][b]
-            yield {
-                "event": "claim",
-                "player": p,
-                "kind": L.MELD_KIND_NAMES[meld_kind],
-                "card": card,
-                "cards": [TYPE_NAMES[x] for x in types] if meld_kind == L.M_CHOW else [card] * {
-                    L.M_PENG: 3, L.M_KONG: 4, L.M_ZHAN: 2}[meld_kind],
-                "source": "discard" if c == L.SRC_DISCARD else "draw",
-            }
-        elif kind == L.E_PASS:
-            yield {"event": "pass", "player": p, "card": card, "stage": _STAGES[a]}
-        elif kind == L.E_NOWIN:
-            yield {"event": "nowin", "player": p, "card": card, "reason": _NOWIN[a]}
-        elif kind == L.E_TABLE:
-            yield {"event": "table", "player": p, "card": card}
-        elif kind == L.E_XIANGGONG:
-            yield {"event": "xianggong", "player": p}
+        line = event_dict(row, melds)
+        if line is not None:
+            yield line
     payoffs = [int(x) for x in state[L.S_PAYOFF : L.S_PAYOFF + N_SEATS]]
     winner = int(state[L.S_WINNER])
     if winner >= 0:
@@ -197,3 +228,173 @@ def replay_jsonl(seed: int, deal: int, policies, rules: RuleSet | None = None, d
     return "".join(json.dumps(e, ensure_ascii=False, sort_keys=False) + "\n"
                    for e in replay_events(seed, deal, policies, rules, dealer, session_length, seating,
                                           seating_index))
+
+
+# ---------------------------------------------------------------------------- decisions of a log
+
+
+class LogError(SimkitError):
+    """A replay log that cannot be followed: malformed, or an event the deal does not give."""
+
+
+@dataclasses.dataclass(frozen=True)
+class LoggedDecision:
+    """Decision ``index`` (0-based, every seat's decisions in order) of a replayed deal: the
+    ``position`` its player saw, the ``action`` it took and the log ``line`` (1-based) that
+    shows the action."""
+
+    index: int
+    seat: int
+    position: Position
+    action: int
+    line: int
+
+
+_CLAIM_ACTIONS = {"peng": L.A_PENG, "kong": L.A_KONG, "zhan": L.A_ZHAN}
+
+
+def _claim_action(entry: dict[str, Any]) -> int:
+    kind = entry.get("kind")
+    if kind in _CLAIM_ACTIONS:
+        return _CLAIM_ACTIONS[kind]
+    if kind != "chow":
+        raise ValueError(f"unknown claim kind {kind!r}")
+    types = [parse_type(str(x)) for x in entry.get("cards", [])]
+    zu = [t for t in types if t % 7 == 6]
+    if len(zu) == 4:
+        return L.A_CHOW_ZU4
+    if len(zu) == 3:
+        missing = set(range(4)) - {t // 7 for t in zu}
+        return L.A_CHOW_ZU + missing.pop()
+    return L.A_CHOW_TRIAD
+
+
+def _action_of(entry: dict[str, Any], phase: int, player: int) -> int | None:
+    """The action the log line ``entry`` shows for ``player`` (None: it shows none)."""
+    event = entry.get("event")
+    if entry.get("player", entry.get("winner")) != player:
+        return None
+    if phase == L.PH_DISCARD:
+        if event == "discard":
+            return parse_type(str(entry["card"]))
+        if event == "end" and entry.get("result") == "win":
+            return L.A_WIN
+        return None
+    if event == "pass":
+        return L.A_PASS
+    if event == "claim":
+        return _claim_action(entry)
+    return None
+
+
+def _deal_deck(header: dict[str, Any]) -> tuple[np.ndarray, int, RuleSet]:
+    try:
+        dealer = int(header["dealer"])
+        rules = RuleSet.from_dict(header.get("rules", {}))
+        hands = [parse_counts(str(h)) for h in header["hands"]]
+        stock = [parse_type(str(c)) for c in header["stock"]]
+    except (KeyError, TypeError, ValueError) as exc:
+        raise LogError(f"line 1: the deal line is incomplete or malformed ({exc})") from None
+    if not 0 <= dealer < N_SEATS or len(hands) != N_SEATS:
+        raise LogError("line 1: the deal line needs a dealer 0..2 and three hands")
+    order = [(dealer + k) % N_SEATS for k in range(N_SEATS)]
+    sizes = [DEALER_CARDS, PLAYER_CARDS, PLAYER_CARDS]
+    types: list[int] = []
+    for k, seat in enumerate(order):
+        if int(hands[seat].sum()) != sizes[k]:
+            raise LogError(f"line 1: seat {seat} is dealt {int(hands[seat].sum())} cards, not {sizes[k]}")
+        types += [t for t in range(N_TYPES) for _ in range(int(hands[seat][t]))]
+    types += stock
+    counts = np.bincount(np.array(types, dtype=np.int64), minlength=N_TYPES)
+    if len(types) != N_COPIES * N_TYPES or (counts != N_COPIES).any():
+        raise LogError("line 1: the hands and the stock are not the 112 cards, four of each")
+    copy = np.zeros(N_TYPES, dtype=np.int64)
+    deck = np.zeros(len(types), dtype=np.int64)
+    for i, t in enumerate(types):
+        deck[i] = t * N_COPIES + copy[t]
+        copy[t] += 1
+    return deck, dealer, rules
+
+
+def log_decisions(lines: Sequence[str | dict[str, Any]]) -> list[LoggedDecision]:
+    """Every decision of the deal a replay log (``simkit replay``'s lines, text or dicts)
+    records: the deal is rebuilt from its first line and followed move by move; each line must
+    be what the deal gives (else a one-line :class:`LogError` naming the line)."""
+    entries: list[dict[str, Any]] = []
+    for number, line in enumerate(lines, 1):
+        if isinstance(line, str):
+            if not line.strip():
+                continue
+            try:
+                line = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise LogError(f"line {number}: not JSON ({exc.msg})") from None
+        if not isinstance(line, dict) or "event" not in line:
+            raise LogError(f"line {number}: not a replay event (an object with an \"event\")")
+        entries.append(dict(line, _line=number))
+    if not entries or entries[0]["event"] != "deal":
+        raise LogError("line 1: a replay log starts with its deal line")
+    try:
+        deck, dealer, rules = _deal_deck(entries[0])
+    except RuleError as exc:
+        raise LogError(f"line 1: {exc}") from None
+    rules_array = rules.to_array()
+    s = np.zeros(L.N_STATE, dtype=np.int64)
+    mask = np.zeros(L.N_ACTIONS, dtype=np.bool_)
+    work = new_engine_workspace()
+    ev = np.zeros((4096, L.EVENT_WIDTH), dtype=np.int64)
+    ev_n = np.zeros(1, dtype=np.int64)
+    engine_start(s, deck, dealer, rules_array, mask, work, ev, ev_n)
+    cursor = 1
+    seen = 0
+
+    def follow(upto: int) -> None:
+        nonlocal cursor, seen
+        melds = [state_melds(s, p) for p in range(N_SEATS)]
+        for row in ev[seen:upto]:
+            kind = int(row[0])
+            if kind in (L.E_WIN, L.E_EXHAUSTED):
+                want = {"event": "end", "result": "win" if kind == L.E_WIN else "exhausted"}
+                if kind == L.E_WIN:
+                    want["winner"] = int(row[1])
+            else:
+                want = event_dict(row, melds)
+                if want is None:
+                    continue
+            if cursor >= len(entries):
+                raise LogError(f"the log ends before the deal does (the deal goes on with {want})")
+            got = {k: v for k, v in entries[cursor].items() if k in want}
+            if got != want:
+                raise LogError(f"line {entries[cursor]['_line']}: the log says {_plain(entries[cursor])}, the deal "
+                               f"gives {want}")
+            cursor += 1
+        seen = upto
+
+    follow(int(ev_n[0]))
+    decisions: list[LoggedDecision] = []
+    while s[L.S_PHASE] != L.PH_OVER:
+        player = int(s[L.S_PLAYER])
+        phase = int(s[L.S_PHASE])
+        position = position_from_state(s, rules)
+        look = cursor
+        while look < len(entries) and entries[look]["event"] == "nowin" and entries[look].get("player") == player:
+            look += 1  # a flag the decision itself raises comes before its line
+        if look >= len(entries):
+            raise LogError(f"the log ends at seat {player}'s decision (decision {len(decisions)})")
+        entry = entries[look]
+        try:
+            action = _action_of(entry, phase, player)
+        except (ValueError, KeyError) as exc:
+            raise LogError(f"line {entry['_line']}: {exc}") from None
+        if action is None:
+            raise LogError(f"line {entry['_line']}: seat {player} is to {'discard' if phase == L.PH_DISCARD else 'claim'}"
+                           f", but the log says {_plain(entry)}")
+        if not engine_apply(s, action, rules_array, mask, work, ev, ev_n):
+            raise LogError(f"line {entry['_line']}: {_plain(entry)} is not legal here")
+        decisions.append(LoggedDecision(len(decisions), player, position, action, int(entry["_line"])))
+        follow(int(ev_n[0]))
+    return decisions
+
+
+def _plain(entry: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in entry.items() if k != "_line"}

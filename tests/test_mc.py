@@ -84,7 +84,7 @@ def test_determinisations_deal_only_the_unseen_cards(sharpen):
     checked = 0
     for obs, _ in _decisions(seed=31, deals=3):
         me = int(obs[L.O_SEAT])
-        assert M._determinise(obs, rng, d)
+        assert M.determinise(obs, rng, d)
         for p in range(3):
             if p != me:
                 M._sharpen(d, p, rng, sharpen)

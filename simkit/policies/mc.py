@@ -110,7 +110,7 @@ def _sharpen(s2, p, rng, steps):
 
 
 @njit(cache=True, nogil=True)
-def _determinise(obs, rng, s2):
+def determinise(obs, rng, s2):
     """A full state consistent with ``obs``; False if the observation is inconsistent."""
     s2[:] = 0
     me = obs[L.O_SEAT]
@@ -383,7 +383,7 @@ def mc_search(obs, cands, n_c, rollouts, race, sharpen, horizon, base, rng, rule
                     n_alive += 1
             if n_alive == 0:
                 break  # no candidate can leave the base choice: stop early
-        if not _determinise(obs, rng, d):
+        if not determinise(obs, rng, d):
             continue
         for p in range(N_SEATS):
             if p != me:

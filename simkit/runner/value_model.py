@@ -167,3 +167,14 @@ def check_evaluation_seed(model: ValueModel, seed: int) -> None:
         raise _refuse(model.path, f"was trained on seed {int(seed)}, the seed of this evaluation: a model fitted on "
                                   "the deals it adjusts is not a fixed control variate (train one on other seeds, "
                                   "or use another seed)")
+
+
+def value_model_for(luck: "bool | str | os.PathLike | ValueModel | None", seed: int) -> ValueModel | None:
+    """The value model an evaluation on ``seed`` asks for: None for ``luck`` None / False, the
+    shipped one for True, a file's or the :class:`ValueModel` given; refused when it was trained
+    on ``seed`` (:func:`check_evaluation_seed`)."""
+    if luck is None or luck is False:
+        return None
+    model = luck if isinstance(luck, ValueModel) else load_value_model(None if luck is True else luck)
+    check_evaluation_seed(model, seed)
+    return model

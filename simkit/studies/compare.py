@@ -44,7 +44,7 @@ from simkit.policies.registry import PolicySpec, parse_policy
 from simkit.rules import RuleSet
 from simkit.runner.duplicate import SEATINGS, read_comparison, run_duplicate, seating_dir
 from simkit.runner.luck import check_luck_policies, duplicate_luck
-from simkit.runner.value_model import ValueModel, check_evaluation_seed, load_value_model
+from simkit.runner.value_model import ValueModel, value_model_for
 from simkit.storage import load_dataset
 from simkit.storage.files import atomic_write, write_parquet, write_text
 
@@ -304,14 +304,6 @@ def _replayed_luck(policy_a: PolicySpec, policy_b: PolicySpec, seed: int, rules:
     return luck
 
 
-def _value_model(luck: bool | str | os.PathLike | ValueModel | None, seed: int) -> ValueModel | None:
-    if luck is None or luck is False:
-        return None
-    model = luck if isinstance(luck, ValueModel) else load_value_model(None if luck is True else luck)
-    check_evaluation_seed(model, seed)
-    return model
-
-
 def compare(
     policy_a: str | PolicySpec,
     policy_b: str | PolicySpec,
@@ -343,7 +335,7 @@ def compare(
     spec_a = policy_a if isinstance(policy_a, PolicySpec) else parse_policy(str(policy_a))
     spec_b = policy_b if isinstance(policy_b, PolicySpec) else parse_policy(str(policy_b))
     text_a, text_b = spec_a.text(), spec_b.text()
-    model = _value_model(luck, seed)
+    model = value_model_for(luck, seed)
     label = model.describe() if model is not None else ""
     if model is not None:
         check_luck_policies([spec_a, spec_b])  # before any deal is played

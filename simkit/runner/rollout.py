@@ -1,0 +1,188 @@
+"""Rollouts of a position: every candidate action played out over the same determinisations.
+
+Determinisation ``r`` of a run with seed ``S`` is a pure function of ``(S, r)``: the hidden
+cards (the other concealed hands and the stock order) are dealt from the unseen ones by
+:func:`simkit.policies.mc.determinise` with the random stream ``(S, r, 0)``, and the rollout
+policies draw from the streams ``(S, r, 1 + seat)``.  Every candidate action is applied to the
+same determinisation and played out with the same streams (common random numbers), so the
+differences between actions are paired; and any split of the determinisations over threads
+gives the same numbers.
+
+With a value model (:mod:`simkit.runner.value_model`) each rollout also carries the luck of
+the player's draws (:func:`simkit.runner.luck.draw_luck`, mean zero for any model): payoff
+minus luck estimates the same expectation with less variance when the model is good.
+
+Each rollout gives one row of :data:`N_ROLLOUT_OUT` numbers (``OUT_*``): the player's payoff
+(牌), whether it won, whether another seat won, the units of its win (0 otherwise), its luck,
+and the error code of a rollout that stopped before its end (0).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numba
+import numpy as np
+from numba import njit
+
+from simkit.cards import N_SEATS
+from simkit.engine import kernel as E
+from simkit.engine.env import MAX_DECISIONS
+from simkit.engine.layout import (
+    N_ACTIONS,
+    N_STATE,
+    O_NHIST,
+    O_NHIST_UNKNOWN,
+    O_SEAT,
+    PH_DRAW,
+    PH_OVER,
+    S_PAYOFF,
+    S_PHASE,
+    S_PLAYER,
+    S_UNITS,
+    S_WINNER,
+)
+from simkit.jit import borrowed, keep_alive, run_chunks, static_function
+from simkit.policies.dispatch import builtin_act_state
+from simkit.policies.mc import determinise
+from simkit.policies.registry import PolicySpec, policy_arrays
+from simkit.rng import root_key, stream_state
+from simkit.rules import RuleSet
+from simkit.runner.luck import check_luck_policies, draw_luck, new_luck_scratch
+from simkit.runner.play import (
+    DECK_STREAM,
+    ERR_MAX_DECISIONS,
+    ERR_SEAT,
+    borrow_scratch,
+    decide,
+    new_scratch,
+)
+
+OUT_PAYOFF = 0  # the player's payoff (牌)
+OUT_WIN = 1  # 1: the player won
+OUT_LOSS = 2  # 1: another seat won
+OUT_UNITS = 3  # the units of the player's win (0 when it did not win)
+OUT_LUCK = 4  # the luck of the draws for the player (0 without a value model)
+OUT_ERROR = 5  # 0, or why the rollout stopped early (ERR_* + ERR_SEAT * seat; -1: no determinisation)
+N_ROLLOUT_OUT = 6
+NO_DETERMINISATION = -1
+DETERMINISATION_STREAM = 0  # stream (seed, r, 0) deals the hidden cards; (seed, r, 1 + seat) the policies
+ROLLOUT_CHUNK = 8  # determinisations per call of the chunk kernel (the threads' unit of work)
+
+
+@njit(nogil=True, inline="always")
+def _rollouts_with(act, k, obs, cands, alive, first, count, root, policy_ids, params, rules, block, out):
+    """Determinisations ``first + k * ROLLOUT_CHUNK ..`` (at most ROLLOUT_CHUNK, below
+    ``first + count``): fill ``out[i, r - first]`` for every alive candidate i."""
+    owners = new_scratch()
+    s, deck, rngs, mask, obs2, work, pwork, ev, ev_n, _, seat_of = borrow_scratch(owners)
+    obs, cands, alive = borrowed(obs), borrowed(cands), borrowed(alive)
+    policy_ids, params, rules, block = borrowed(policy_ids), borrowed(params), borrowed(rules), borrowed(block)
+    tab = new_luck_scratch()
+    luck = np.zeros(N_SEATS, dtype=np.float64)
+    d = np.zeros(N_STATE, dtype=np.int64)
+    me = obs[O_SEAT]
+    for p in range(N_SEATS):
+        seat_of[p] = p
+    lo = k * ROLLOUT_CHUNK
+    for j in range(lo, min(count, lo + ROLLOUT_CHUNK)):
+        r = first + j
+        stream_state(root, r, DETERMINISATION_STREAM, rngs[DECK_STREAM])
+        found = determinise(obs, rngs[DECK_STREAM], d)
+        for i in range(cands.shape[0]):
+            if not alive[i]:
+                continue
+            row = out[i, j]
+            for c in range(N_ROLLOUT_OUT):
+                row[c] = 0.0
+            if not found:
+                row[OUT_ERROR] = NO_DETERMINISATION
+                continue
+            for x in range(N_STATE):  # not a slice copy (see simkit.engine.kernel._claim_keeps_playable)
+                s[x] = d[x]
+            E.legal_mask(s, rules, mask, work)
+            a = cands[i]
+            if a < 0 or a >= N_ACTIONS or not mask[a]:
+                row[OUT_ERROR] = ERR_SEAT * me + 1  # the candidate is not legal here
+                continue
+            for p in range(N_SEATS):
+                stream_state(root, r, 1 + p, rngs[p])
+                luck[p] = 0.0
+            work[E.EW_CHANCE] = E.CHANCE_PAUSE if block.size > 0 else E.CHANCE_OFF
+            obs2[O_NHIST] = O_NHIST_UNKNOWN
+            E.apply_legal(s, a, rules, mask, work, ev, ev_n)
+            error = 0
+            decisions = 0
+            while s[S_PHASE] != PH_OVER:
+                if s[S_PHASE] == PH_DRAW:  # paused before a draw (only with a value model)
+                    draw_luck(s, rules, mask, work, tab, block, luck)
+                    E.advance(s, rules, mask, work, ev, ev_n)
+                    continue
+                if decisions == MAX_DECISIONS:
+                    error = ERR_MAX_DECISIONS + ERR_SEAT * s[S_PLAYER]
+                    break
+                decisions += 1
+                error = decide(act, policy_ids, params, seat_of, rules, s, rngs, mask, obs2, work, pwork, ev, ev_n)
+                if error != 0:
+                    break
+            work[E.EW_CHANCE] = E.CHANCE_OFF
+            winner = s[S_WINNER]
+            row[OUT_PAYOFF] = s[S_PAYOFF + me]
+            row[OUT_WIN] = 1.0 if winner == me else 0.0
+            row[OUT_LOSS] = 1.0 if winner >= 0 and winner != me else 0.0
+            row[OUT_UNITS] = s[S_UNITS] if winner == me else 0.0
+            row[OUT_LUCK] = luck[me]
+            row[OUT_ERROR] = error
+    keep_alive(owners)
+
+
+_BUILTIN_ACT = static_function(builtin_act_state)
+
+
+@njit(cache=True, nogil=True)
+def _rollout_chunk(k, obs, cands, alive, first, count, root, policy_ids, params, rules, block, out):
+    _rollouts_with(_BUILTIN_ACT, k, obs, cands, alive, first, count, root, policy_ids, params, rules, block, out)
+
+
+class _Threads:
+    """numba's thread count set for a block, then restored."""
+
+    def __init__(self, workers: int) -> None:
+        self.workers = max(1, min(int(workers), numba.config.NUMBA_NUM_THREADS))
+
+    def __enter__(self) -> None:
+        self.saved = numba.get_num_threads()
+        numba.set_num_threads(self.workers)
+
+    def __exit__(self, *exc: object) -> None:
+        numba.set_num_threads(self.saved)
+
+
+def rollout_policy_arrays(policy: PolicySpec) -> tuple[np.ndarray, np.ndarray]:
+    """Policy ids and parameter rows of a rollout policy at every seat; a user or Python policy
+    is refused in one line (the rollouts run in one compiled kernel)."""
+    specs = [policy] * N_SEATS
+    check_luck_policies(specs)
+    ids, params, _ = policy_arrays(specs)
+    return ids, params
+
+
+def rollouts(obs: np.ndarray, candidates: Sequence[int], alive: Sequence[bool], first: int, count: int, seed: int,
+             policy: PolicySpec, rules: RuleSet, block: np.ndarray | None = None, workers: int = 1) -> np.ndarray:
+    """Determinisations ``first .. first + count - 1`` of the position ``obs`` (an observation
+    array of the player to act), each candidate action applied and played out by ``policy`` at
+    every seat: an array ``(len(candidates), count, N_ROLLOUT_OUT)`` (rows of candidates not
+    ``alive`` are zero).  ``block``: a value model's block (:mod:`simkit.runner.luck`), or None
+    for no luck.  The same arguments give the same array for any ``workers`` (threads)."""
+    ids, params = rollout_policy_arrays(policy)
+    cands = np.asarray(candidates, dtype=np.int64)
+    live = np.asarray(alive, dtype=np.bool_)
+    out = np.zeros((len(cands), int(count), N_ROLLOUT_OUT), dtype=np.float64)
+    block = np.zeros(0, dtype=np.float64) if block is None else np.ascontiguousarray(block, dtype=np.float64)
+    root = root_key(int(seed))
+    obs = np.ascontiguousarray(obs, dtype=np.int64)
+    calls = [(k, obs, cands, live, int(first), int(count), root, ids, params, rules.to_array(), block, out)
+             for k in range((int(count) + ROLLOUT_CHUNK - 1) // ROLLOUT_CHUNK)]
+    with _Threads(workers):
+        run_chunks(_rollout_chunk, calls)
+    return out

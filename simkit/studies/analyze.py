@@ -1,0 +1,334 @@
+"""``simkit analyze``: every legal action of a position, rolled out and raced.
+
+For each legal action of a :class:`~simkit.engine.position.Position` the analysis estimates,
+from rollouts over determinisations (:mod:`simkit.runner.rollout`), the player's expected
+payoff (牌), P(win), P(another seat wins) and the mean units of its wins, each with an interval,
+and the difference to the best action with its paired interval.
+
+* **Determinisations** sample the hidden cards uniformly from the unseen ones consistent with
+  the position (the other hands' sizes are public); the rollouts play out with ``policy`` at
+  every seat (default ``expert``, the strongest fast bot).
+* **Common random numbers**: every action sees the same determinisations and the same policy
+  streams, so the differences between actions are paired.  ``crn_factor`` reports the variance
+  of an action's difference to the best under independent samples over that under common
+  ones.
+* **Luck adjustment** (``luck``): with a value model each rollout's payoff is corrected by the
+  luck of the player's draws (mean zero, :mod:`simkit.runner.luck`); ``luck_factor`` reports
+  the variance saved on the differences.
+* **Racing**: determinisations come in rounds of ``batch``; after each round an action whose
+  difference to the current best has an upper bound below 0 (at the racing level: the
+  confidence Bonferroni-split over the other actions) stops, as GNU Backgammon's and mc's
+  rollouts do.  The analysis stops when only the best is left or ``rollouts``
+  determinisations are spent.
+
+A result is a pure function of (position, policy, seed, rollouts, batch, luck model,
+confidence): the same for any ``workers``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from simkit.analysis.stats import check_confidence
+from simkit.engine.position import Position, action_text, decision_kind
+from simkit.errors import SimkitError
+from simkit.policies.registry import PolicySpec, parse_policy
+from simkit.runner.rollout import (
+    N_ROLLOUT_OUT,
+    NO_DETERMINISATION,
+    OUT_ERROR,
+    OUT_LOSS,
+    OUT_LUCK,
+    OUT_PAYOFF,
+    OUT_UNITS,
+    OUT_WIN,
+)
+from simkit.runner.rollout import rollouts as play_rollouts
+from simkit.runner.value_model import ValueModel, value_model_for
+
+DEFAULT_POLICY = "expert"
+DEFAULT_ROLLOUTS = 2048  # determinisations per action at most
+DEFAULT_BATCH = 64  # determinisations per racing round
+MIN_RACE = 128  # no action stops before this many determinisations
+STATUS_BEST, STATUS_SEPARATED, STATUS_OPEN = "best", "separated", "open"
+
+
+def _race_z(confidence: float, n_actions: int) -> float:
+    """The racing threshold: two-sided at ``confidence``, Bonferroni-split over the other actions."""
+    alpha = (1.0 - confidence) / max(1, n_actions - 1)
+    return float(stats.norm.ppf(1.0 - alpha / 2.0))
+
+
+def _t_bounds(values: np.ndarray, confidence: float) -> tuple[float, float, float]:
+    n = values.size
+    if n == 0:
+        return math.nan, math.nan, math.nan
+    mean = float(values.mean())
+    if n < 2:
+        return mean, math.nan, math.nan
+    se = float(values.std(ddof=1)) / math.sqrt(n)
+    half = float(stats.t.ppf(0.5 + confidence / 2.0, n - 1)) * se
+    return mean, mean - half, mean + half
+
+
+def _wilson(k: float, n: int, confidence: float) -> tuple[float, float, float]:
+    if n == 0:
+        return math.nan, 0.0, 1.0
+    z = float(stats.norm.ppf(0.5 + confidence / 2.0))
+    p = k / n
+    denom = 1.0 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return p, (0.0 if k == 0 else max(0.0, centre - half)), (1.0 if k == n else min(1.0, centre + half))
+
+
+def _ratio(numerator: float, denominator: float) -> float:
+    return numerator / denominator if denominator > 0 else math.nan
+
+
+@dataclasses.dataclass(frozen=True)
+class ActionEstimate:
+    """One action's estimates (``payoff``: luck-adjusted when the analysis has a value model;
+    ``raw_payoff``: the plain mean), each with its interval bounds ``_lo`` / ``_hi``; the
+    ``difference`` to the best action is paired over the determinisations both saw."""
+
+    action: int
+    name: str
+    rollouts: int
+    payoff: float
+    payoff_lo: float
+    payoff_hi: float
+    raw_payoff: float
+    p_win: float
+    p_win_lo: float
+    p_win_hi: float
+    p_loss: float
+    p_loss_lo: float
+    p_loss_hi: float
+    win_units: float
+    win_units_lo: float
+    win_units_hi: float
+    difference: float
+    difference_lo: float
+    difference_hi: float
+    status: str
+    crn_factor: float
+    luck_factor: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclasses.dataclass(frozen=True)
+class PositionAnalysis:
+    """The result of :func:`analyze_position`: ``actions`` sorted by expected payoff, best first.
+
+    ``separated``: the best action's interval of difference separates it from every other
+    action; ``determinisations``: the most any action used; ``luck``: the value model (its
+    one-line description) or ``None``."""
+
+    position: Position
+    policy: str
+    seed: int
+    rollouts: int
+    batch: int
+    confidence: float
+    luck: str | None
+    determinisations: int
+    actions: tuple[ActionEstimate, ...]
+
+    @property
+    def best(self) -> ActionEstimate:
+        return self.actions[0]
+
+    @property
+    def separated(self) -> bool:
+        return all(a.difference_hi < 0 for a in self.actions[1:])
+
+    def estimate(self, action: int) -> ActionEstimate:
+        """The estimates of action id ``action``."""
+        for a in self.actions:
+            if a.action == action:
+                return a
+        raise KeyError(f"action {action} is not legal in this position")
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per action, best first."""
+        return pd.DataFrame([a.to_dict() for a in self.actions])
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"position": self.position.text(), "kind": decision_kind(self.position), "policy": self.policy,
+                "seed": self.seed, "rollouts": self.rollouts, "batch": self.batch, "confidence": self.confidence,
+                "luck": self.luck, "determinisations": self.determinisations, "separated": self.separated,
+                "best": self.best.name, "actions": [a.to_dict() for a in self.actions]}
+
+    def to_json(self) -> str:
+        """JSON (NaN written as null)."""
+        def clean(x: Any) -> Any:
+            if isinstance(x, float) and not math.isfinite(x):
+                return None
+            if isinstance(x, dict):
+                return {k: clean(v) for k, v in x.items()}
+            if isinstance(x, list):
+                return [clean(v) for v in x]
+            return x
+        return json.dumps(clean(self.to_dict()), ensure_ascii=False)
+
+    def table(self) -> str:
+        """The analysis as a text table (what ``simkit analyze`` prints)."""
+        level = f"{round(100 * self.confidence, 6):g}%"
+        lines = [f"position: {self.position.text()}",
+                 f"rollouts: {self.policy} at every seat, seed {self.seed}, up to {self.rollouts} determinisations "
+                 f"per action ({self.determinisations} used), luck adjustment: {self.luck or 'off'}",
+                 "",
+                 f"{'action':<18} {'n':>5} {'payoff':>8} {level + ' interval':>18} {'vs best':>8} "
+                 f"{level + ' interval':>18} {'P(win)':>7} {'P(lose)':>7} {'units':>6}  status"]
+
+        def iv(lo: float, hi: float) -> str:
+            return "" if not (math.isfinite(lo) and math.isfinite(hi)) else f"[{lo:+.3f}, {hi:+.3f}]"
+
+        for a in self.actions:
+            units = f"{a.win_units:6.2f}" if math.isfinite(a.win_units) else f"{'-':>6}"
+            lines.append(f"{a.name:<18} {a.rollouts:>5} {a.payoff:>+8.3f} {iv(a.payoff_lo, a.payoff_hi):>18} "
+                         f"{a.difference:>+8.3f} {iv(a.difference_lo, a.difference_hi):>18} {a.p_win:>7.3f} "
+                         f"{a.p_loss:>7.3f} {units}  {a.status}")
+        return "\n".join(lines)
+
+
+def _estimates(position: Position, actions: Sequence[int], out: np.ndarray, counts: np.ndarray, best: int,
+               separated: np.ndarray, confidence: float, luck: bool) -> list[ActionEstimate]:
+    rows = []
+    base = out[best, : counts[best]]
+    x_best = base[:, OUT_PAYOFF] - base[:, OUT_LUCK]
+    for i, a in enumerate(actions):
+        n = int(counts[i])
+        o = out[i, :n]
+        raw = o[:, OUT_PAYOFF]
+        x = raw - o[:, OUT_LUCK]
+        payoff, payoff_lo, payoff_hi = _t_bounds(x, confidence)
+        wins = o[:, OUT_WIN] > 0
+        p_win = _wilson(float(wins.sum()), n, confidence)
+        p_loss = _wilson(float(o[:, OUT_LOSS].sum()), n, confidence)
+        units = _t_bounds(o[wins, OUT_UNITS], confidence)
+        crn = luck_factor = math.nan
+        if i == best:
+            diff = (0.0, 0.0, 0.0)
+            status = STATUS_BEST
+        else:
+            d = x - x_best[:n]
+            diff = _t_bounds(d, confidence)
+            status = STATUS_SEPARATED if separated[i] else STATUS_OPEN
+            if n >= 2:
+                var_d = float(d.var(ddof=1))
+                crn = _ratio(float(x.var(ddof=1) + x_best[:n].var(ddof=1)), var_d)
+                if luck:
+                    raw_d = raw - base[:n, OUT_PAYOFF]
+                    luck_factor = _ratio(float(raw_d.var(ddof=1)), var_d)
+        rows.append(ActionEstimate(
+            action=int(a), name=action_text(int(a), position), rollouts=n, payoff=payoff, payoff_lo=payoff_lo,
+            payoff_hi=payoff_hi, raw_payoff=float(raw.mean()), p_win=p_win[0], p_win_lo=p_win[1], p_win_hi=p_win[2],
+            p_loss=p_loss[0], p_loss_lo=p_loss[1], p_loss_hi=p_loss[2], win_units=units[0], win_units_lo=units[1],
+            win_units_hi=units[2], difference=diff[0], difference_lo=diff[1], difference_hi=diff[2], status=status,
+            crn_factor=crn, luck_factor=luck_factor))
+    return rows
+
+
+def _check_count(value: Any, name: str, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise SimkitError(f"{name} must be a whole number >= {minimum}, got {value!r}", parameters=(name,))
+    return int(value)
+
+
+def analyze_position(
+    position: Position,
+    policy: str | PolicySpec = DEFAULT_POLICY,
+    rollouts: int = DEFAULT_ROLLOUTS,
+    seed: int = 0,
+    workers: int = 1,
+    luck: bool | str | os.PathLike | ValueModel | None = False,
+    batch: int = DEFAULT_BATCH,
+    confidence: float = 0.95,
+    race: bool = True,
+    actions: Sequence[int] | None = None,
+) -> PositionAnalysis:
+    """Roll out every legal action of ``position`` (or the ``actions`` given) and race them
+    (see the module docstring); a :class:`PositionAnalysis`.
+
+    ``rollouts``: the most determinisations an action gets; ``batch``: determinisations per
+    racing round; ``race`` False: every action gets all ``rollouts``; ``luck``: True for the
+    shipped value model, a model file or :class:`~simkit.runner.value_model.ValueModel`."""
+    if not isinstance(position, Position):
+        raise SimkitError(f"position must be a Position, got {type(position).__name__}", parameters=("position",))
+    spec = parse_policy(policy) if isinstance(policy, str) else policy
+    rollouts = _check_count(rollouts, "rollouts", 1)
+    batch = _check_count(batch, "batch", 1)
+    workers = _check_count(workers, "workers", 1)
+    seed = _check_count(seed, "seed", 0)
+    confidence = check_confidence(confidence)
+    legal = position.legal_actions()
+    if actions is None:
+        chosen = legal
+    else:
+        chosen = sorted({int(a) for a in actions})
+        bad = [a for a in chosen if a not in legal]
+        if bad or not chosen:
+            raise SimkitError(f"actions must be legal in the position: {bad or 'none given'} "
+                              f"(legal: {', '.join(action_text(a, position) for a in legal)})",
+                              parameters=("actions",))
+    model = value_model_for(luck, seed)
+    block = model.block if model is not None else None
+    obs = position.observation()
+    k = len(chosen)
+    out = np.zeros((k, rollouts, N_ROLLOUT_OUT), dtype=np.float64)
+    counts = np.zeros(k, dtype=np.int64)
+    alive = np.ones(k, dtype=np.bool_)
+    separated = np.zeros(k, dtype=np.bool_)
+    z_race = _race_z(confidence, k)
+    done = 0
+    best = 0
+    while done < rollouts and alive.any():
+        size = min(batch, rollouts - done) if race else rollouts
+        rows = play_rollouts(obs, chosen, alive, done, size, seed, spec, position.rules, block, workers)
+        errors = rows[alive][:, :, OUT_ERROR]
+        if (errors != 0).any():
+            code = int(errors[errors != 0][0])
+            why = ("no determinisation fits the position" if code == NO_DETERMINISATION
+                   else f"a rollout stopped early (error code {code})")
+            raise SimkitError(f"the analysis failed: {why}")
+        out[alive, done : done + size] = rows[alive]
+        counts[alive] += size
+        done += size
+        x = out[:, :done, OUT_PAYOFF] - out[:, :done, OUT_LUCK]
+        means = np.where(alive, x.mean(axis=1) if done else 0.0, -np.inf)
+        best = int(np.argmax(means))
+        if not race or k == 1:
+            continue
+        if done >= MIN_RACE:
+            for i in np.flatnonzero(alive):
+                if i == best:
+                    continue
+                d = x[i] - x[best]
+                se = float(d.std(ddof=1)) / math.sqrt(done)
+                if float(d.mean()) + z_race * se < 0:
+                    alive[i] = False
+                    separated[i] = True
+        if alive.sum() == 1:
+            break
+    rows = _estimates(position, chosen, out, counts, best, separated, confidence, model is not None)
+    for i, row in enumerate(rows):  # an action still racing at the end is separated if its interval says so
+        if row.status == STATUS_OPEN and row.difference_hi < 0:
+            rows[i] = dataclasses.replace(row, status=STATUS_SEPARATED)
+    order = sorted(range(k), key=lambda i: (i != best, -rows[i].payoff if math.isfinite(rows[i].payoff) else 0.0,
+                                            rows[i].action))
+    return PositionAnalysis(position=position, policy=spec.text(), seed=seed, rollouts=rollouts, batch=batch,
+                            confidence=confidence, luck=model.describe() if model is not None else None,
+                            determinisations=int(counts.max()), actions=tuple(rows[i] for i in order))

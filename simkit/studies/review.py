@@ -1,0 +1,353 @@
+"""``simkit review``: a played deal, decision by decision, against rollouts of every option.
+
+For each decision of one seat in a log, :func:`review_decisions` analyses the position
+(:func:`simkit.studies.analyze.analyze_position`) and reports the action chosen, the best
+action and the expected loss of the choice (best payoff minus the chosen action's, paired over
+the same determinisations) with its interval.  The summary adds the losses up, counts the
+errors (decisions whose loss interval excludes 0) by size and splits the loss by kind of
+decision: ``discard``, ``claim``, and ``win`` (a discard phase in which the player could win).
+
+Two log formats are read (:func:`read_decision_log`):
+
+* a ``simkit replay`` log (JSON lines, first line ``{"event": "deal", ...}``): the deal is
+  rebuilt and followed move by move (:func:`simkit.replay.log_decisions`);
+* a decision log, for a real game typed in: JSON lines ``{"position": POSITION, "chosen":
+  ACTION}`` where POSITION is a position's text or JSON form
+  (:mod:`simkit.engine.position`) and ACTION the action taken in words (``discard RJ``,
+  ``peng``, ``pass``, ``chow YZ,RZ,GZ``, ``win``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from simkit.analysis.plots import new_axes, save_figure
+from simkit.cards import N_SEATS, format_counts
+from simkit.engine.position import (
+    Position,
+    PositionError,
+    decision_kind,
+    parse_action,
+    parse_position,
+    position_from_mapping,
+)
+from simkit.errors import SimkitError
+from simkit.exposed import format_exposed
+from simkit.policies.registry import PolicySpec
+from simkit.replay import LogError, log_decisions
+from simkit.runner.value_model import ValueModel
+from simkit.storage.files import read_regular, write_json, write_parquet, write_text
+from simkit.storage.paths import check_out_dir, make_out_dir
+from simkit.studies.analyze import (
+    DEFAULT_BATCH,
+    DEFAULT_POLICY,
+    PositionAnalysis,
+    analyze_position,
+)
+
+DEFAULT_REVIEW_ROLLOUTS = 512  # determinisations per action at most, per decision
+ERROR_SIZES = ((0.0, "small (< 0.2)"), (0.2, "medium (0.2 - 0.5)"), (0.5, "large (0.5 - 1)"), (1.0, "blunder (>= 1)"))
+KIND_ORDER = ("discard", "claim", "win")
+
+
+@dataclasses.dataclass(frozen=True)
+class DecisionReview:
+    """One reviewed decision: ``loss`` = best payoff - chosen payoff (牌) with its interval
+    (0 when the choice is the best); ``error``: the interval excludes 0."""
+
+    index: int
+    line: int
+    seat: int
+    kind: str
+    hand: str
+    exposed: str
+    chosen: str
+    best: str
+    loss: float
+    loss_lo: float
+    loss_hi: float
+    error: bool
+    chosen_payoff: float
+    best_payoff: float
+    rollouts: int
+    analysis: PositionAnalysis = dataclasses.field(repr=False, compare=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "analysis"}
+
+
+@dataclasses.dataclass(frozen=True)
+class GameReview:
+    """The review of one seat's decisions (:func:`review_decisions`)."""
+
+    seat: int
+    policy: str
+    seed: int
+    rollouts: int
+    luck: str | None
+    decisions: tuple[DecisionReview, ...]
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per reviewed decision, in the order played."""
+        columns = [f.name for f in dataclasses.fields(DecisionReview) if f.name != "analysis"]
+        return pd.DataFrame([d.to_dict() for d in self.decisions], columns=columns)
+
+    @property
+    def total_loss(self) -> float:
+        return float(sum(d.loss for d in self.decisions))
+
+    def total_interval(self, confidence: float = 0.95) -> tuple[float, float]:
+        """An interval of the total loss: the decisions' estimates are independent, so their
+        standard errors add in quadrature (each read off its own interval)."""
+        from_z = _z(confidence)
+        var = 0.0
+        for d in self.decisions:
+            if math.isfinite(d.loss_lo) and math.isfinite(d.loss_hi):
+                var += ((d.loss_hi - d.loss_lo) / (2 * from_z)) ** 2
+        half = from_z * math.sqrt(var)
+        return self.total_loss - half, self.total_loss + half
+
+    def summary(self) -> dict[str, Any]:
+        """Total loss with its interval, errors by size, loss and errors by kind."""
+        lo, hi = self.total_interval()
+        by_size = {label: 0 for _, label in ERROR_SIZES}
+        for d in self.decisions:
+            if d.error:
+                by_size[_size_label(d.loss)] += 1
+        by_kind = {}
+        for kind in KIND_ORDER:
+            rows = [d for d in self.decisions if d.kind == kind]
+            by_kind[kind] = {"decisions": len(rows), "errors": sum(d.error for d in rows),
+                             "loss": float(sum(d.loss for d in rows))}
+        return {"seat": self.seat, "decisions": len(self.decisions), "errors": sum(d.error for d in self.decisions),
+                "total_loss": self.total_loss, "total_loss_lo": lo, "total_loss_hi": hi,
+                "errors_by_size": by_size, "by_kind": by_kind}
+
+    def to_json(self) -> str:
+        data = {"summary": self.summary(), "policy": self.policy, "seed": self.seed, "rollouts": self.rollouts,
+                "luck": self.luck, "decisions": [d.to_dict() for d in self.decisions]}
+        return json.dumps(_finite(data), ensure_ascii=False)
+
+
+def _finite(x: Any) -> Any:
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    if isinstance(x, dict):
+        return {k: _finite(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [_finite(v) for v in x]
+    return x
+
+
+def _z(confidence: float) -> float:
+    return float(stats.norm.ppf(0.5 + confidence / 2))
+
+
+def _size_label(loss: float) -> str:
+    label = ERROR_SIZES[0][1]
+    for edge, name in ERROR_SIZES:
+        if loss >= edge:
+            label = name
+    return label
+
+
+# ---------------------------------------------------------------------------- reading logs
+
+
+@dataclasses.dataclass(frozen=True)
+class LogDecision:
+    """A decision read from a log: its number, the log line, the position and the action taken."""
+
+    index: int
+    line: int
+    position: Position
+    action: int
+
+
+def read_decision_log(path: str | os.PathLike) -> list[LogDecision]:
+    """The decisions of a log file, either format of the module docstring; a one-line
+    :class:`SimkitError` naming the file and line for anything that cannot be read."""
+    try:
+        text = read_regular(path).decode("utf-8")
+    except UnicodeDecodeError:
+        raise SimkitError(f"log {path}: not UTF-8 text") from None
+    except OSError as exc:
+        raise SimkitError(f"log {path}: cannot read it ({exc.strerror or exc})") from None
+    return parse_decision_log(text.splitlines(), str(path))
+
+
+def parse_decision_log(lines: Sequence[str], name: str = "log") -> list[LogDecision]:
+    """:func:`read_decision_log` of lines already read."""
+    rows = [(number, line) for number, line in enumerate(lines, 1) if line.strip()]
+    if not rows:
+        raise SimkitError(f"{name}: the log is empty")
+    try:
+        first = json.loads(rows[0][1])
+    except json.JSONDecodeError as exc:
+        raise SimkitError(f"{name} line {rows[0][0]}: not JSON ({exc.msg})") from None
+    if isinstance(first, dict) and first.get("event") == "deal":
+        try:
+            return [LogDecision(d.index, d.line, d.position, d.action) for d in log_decisions(list(lines))]
+        except (LogError, PositionError) as exc:
+            raise SimkitError(f"{name}: {exc}") from None
+    out = []
+    for number, line in rows:
+        try:
+            entry = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise SimkitError(f"{name} line {number}: not JSON ({exc.msg})") from None
+        if not isinstance(entry, dict) or "position" not in entry or "chosen" not in entry:
+            raise SimkitError(f"{name} line {number}: a decision line is an object with \"position\" and \"chosen\"")
+        try:
+            raw = entry["position"]
+            position = position_from_mapping(raw) if isinstance(raw, dict) else parse_position(str(raw))
+            action = parse_action(str(entry["chosen"]), position)
+        except PositionError as exc:
+            raise SimkitError(f"{name} line {number}: {exc}") from None
+        out.append(LogDecision(len(out), number, position, action))
+    return out
+
+
+# ---------------------------------------------------------------------------- the review
+
+
+def review_decisions(
+    decisions: Sequence[LogDecision],
+    seat: int,
+    policy: str | PolicySpec = DEFAULT_POLICY,
+    rollouts: int = DEFAULT_REVIEW_ROLLOUTS,
+    seed: int = 0,
+    workers: int = 1,
+    luck: bool | str | os.PathLike | ValueModel | None = False,
+    batch: int = DEFAULT_BATCH,
+    confidence: float = 0.95,
+    progress: Any = None,
+) -> GameReview:
+    """Review seat ``seat``'s decisions with two or more legal actions (see the module
+    docstring); ``progress(done, total)`` is called after each.  The analysis of every
+    decision uses ``seed``: a review is a pure function of its arguments, whatever ``workers``."""
+    if isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < N_SEATS:
+        raise SimkitError(f"seat must be 0, 1 or 2, got {seat!r}", parameters=("seat",))
+    todo = [d for d in decisions if d.position.seat == seat and len(d.position.legal_actions()) >= 2]
+    if not todo:
+        raise SimkitError(f"seat {seat} has no decision with two or more legal actions in the log",
+                          parameters=("seat",))
+    rows = []
+    analysis = None
+    for k, d in enumerate(todo):
+        analysis = analyze_position(d.position, policy=policy, rollouts=rollouts, seed=seed, workers=workers,
+                                    luck=luck, batch=batch, confidence=confidence)
+        chosen = analysis.estimate(d.action)
+        best = analysis.best
+        if chosen.action == best.action:
+            loss, lo, hi = 0.0, 0.0, 0.0
+        else:
+            loss, lo, hi = -chosen.difference, -chosen.difference_hi, -chosen.difference_lo
+        p = d.position
+        rows.append(DecisionReview(
+            index=d.index, line=d.line, seat=seat, kind=decision_kind(p), hand=format_counts(p.hand),
+            exposed=format_exposed(p.exposed[seat]), chosen=chosen.name, best=best.name, loss=loss, loss_lo=lo,
+            loss_hi=hi, error=bool(lo > 0), chosen_payoff=chosen.payoff, best_payoff=best.payoff,
+            rollouts=chosen.rollouts, analysis=analysis))
+        if progress is not None:
+            progress(k + 1, len(todo))
+    assert analysis is not None
+    return GameReview(seat=seat, policy=analysis.policy, seed=int(seed), rollouts=int(rollouts), luck=analysis.luck,
+                      decisions=tuple(rows))
+
+
+def review_table(review: GameReview, min_loss: float = 0.0) -> str:
+    """The decisions whose loss is at least ``min_loss`` and the summary, as text."""
+    s = review.summary()
+    lines = [f"seat {review.seat}: {s['decisions']} decisions, {s['errors']} errors, total loss "
+             f"{s['total_loss']:.3f} [{s['total_loss_lo']:.3f}, {s['total_loss_hi']:.3f}] 牌 "
+             f"(rollouts: {review.policy}, up to {review.rollouts} per action, seed {review.seed})",
+             "errors by size: " + ", ".join(f"{k} {v}" for k, v in s["errors_by_size"].items()),
+             "by kind: " + ", ".join(f"{k} {v['decisions']} decisions, {v['errors']} errors, loss {v['loss']:.3f}"
+                                     for k, v in s["by_kind"].items()),
+             "",
+             f"{'#':>4} {'kind':<8} {'chosen':<16} {'best':<16} {'loss':>7} {'interval':>18}  hand"]
+    for d in review.decisions:
+        if d.loss < min_loss:
+            continue
+        mark = "!" if d.error else " "
+        lines.append(f"{d.index:>4} {d.kind:<8} {d.chosen:<16} {d.best:<16} {d.loss:>7.3f} "
+                     f"{f'[{d.loss_lo:.3f}, {d.loss_hi:.3f}]':>18}{mark} {d.hand}")
+    return "\n".join(lines)
+
+
+def decision_loss_plot(frame: pd.DataFrame, ax: Any = None, title: str = "Expected loss per decision"):
+    """Bars of each decision's loss with its interval, coloured by kind (columns index, kind,
+    loss, loss_lo, loss_hi)."""
+    ax = new_axes((max(6.0, 0.25 * len(frame) + 2), 3.6)) if ax is None else ax
+    colours = {"discard": "tab:blue", "claim": "tab:orange", "win": "tab:green"}
+    x = np.arange(len(frame))
+    loss = frame["loss"].to_numpy(dtype=float)
+    err = np.vstack([loss - frame["loss_lo"].to_numpy(dtype=float), frame["loss_hi"].to_numpy(dtype=float) - loss])
+    for kind, colour in colours.items():
+        sel = (frame["kind"] == kind).to_numpy()
+        if sel.any():
+            ax.bar(x[sel], loss[sel], yerr=np.clip(err[:, sel], 0, None), color=colour, capsize=2, label=kind)
+    ax.axhline(0, color="grey", linewidth=0.8)
+    ax.set_xticks(x, [str(i) for i in frame["index"]], fontsize=7)
+    ax.set_xlabel("decision (number in the deal)")
+    ax.set_ylabel("expected loss (payoff units)")
+    ax.set_title(title)
+    ax.legend(fontsize=8)
+    return ax
+
+
+def write_review_report(review: GameReview, out: str | os.PathLike, min_loss: float = 0.0) -> Path:
+    """Write ``OUT/review.md`` (summary, decision table, the loss plot, and for each flagged
+    decision, an error of loss >= ``min_loss``, the hand and every action's estimates),
+    ``review.json``, ``decisions.parquet`` and ``loss.png``/``.svg``; returns the report's path."""
+    folder = make_out_dir(check_out_dir(out))
+    frame = review.to_frame()
+    write_parquet(frame, folder / "decisions.parquet")
+    write_json(folder / "review.json", json.loads(review.to_json()))
+    save_figure(decision_loss_plot(frame).figure, folder, "loss")
+    s = review.summary()
+    md = [f"# Review of seat {review.seat}", "",
+          f"Rollouts: `{review.policy}` at every seat, up to {review.rollouts} determinisations per action, seed "
+          f"{review.seed}; luck adjustment: {review.luck or 'off'}. Loss = the best action's expected payoff minus the "
+          "chosen one's (牌), paired over the same determinisations; an error is a loss whose 95% interval excludes 0.",
+          "", "## Summary", "",
+          f"- decisions reviewed: {s['decisions']}; errors: {s['errors']}",
+          f"- total loss: {s['total_loss']:.3f} 牌 (95% interval {s['total_loss_lo']:.3f} to {s['total_loss_hi']:.3f})",
+          "- errors by size: " + ", ".join(f"{k}: {v}" for k, v in s["errors_by_size"].items()), "",
+          "| kind | decisions | errors | loss (牌) |", "|---|---:|---:|---:|"]
+    for kind, v in s["by_kind"].items():
+        md.append(f"| {kind} | {v['decisions']} | {v['errors']} | {v['loss']:.3f} |")
+    md += ["", "![expected loss per decision](loss.png)", "", "## Decisions", "",
+           "| # | kind | chosen | best | loss | 95% interval | error |", "|---:|---|---|---|---:|---|---|"]
+    for d in review.decisions:
+        md.append(f"| {d.index} | {d.kind} | {d.chosen} | {d.best} | {d.loss:.3f} | {d.loss_lo:.3f} to "
+                  f"{d.loss_hi:.3f} | {'yes' if d.error else ''} |")
+    flagged = [d for d in review.decisions if d.error and d.loss >= min_loss]
+    md += ["", f"## Flagged decisions (errors with loss >= {min_loss:g})", ""]
+    if not flagged:
+        md.append("None.")
+    for d in flagged:
+        md += [f"### Decision {d.index} ({d.kind}, log line {d.line})", "",
+               f"- hand: `{d.hand}`" + (f"; exposed: `{d.exposed}`" if d.exposed else ""),
+               f"- position: `{d.analysis.position.text()}`",
+               f"- chosen: **{d.chosen}**, best: **{d.best}**, loss {d.loss:.3f} ({d.loss_lo:.3f} to {d.loss_hi:.3f})",
+               "", "| action | n | payoff | vs best | P(win) | P(lose) |", "|---|---:|---:|---:|---:|---:|"]
+        for a in d.analysis.actions:
+            md.append(f"| {a.name} | {a.rollouts} | {a.payoff:+.3f} | {a.difference:+.3f} | {a.p_win:.3f} | "
+                      f"{a.p_loss:.3f} |")
+        md.append("")
+    path = folder / "review.md"
+    write_text(path, "\n".join(md) + "\n")
+    return path
+
