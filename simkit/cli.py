@@ -441,7 +441,99 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     with np.errstate(over="ignore"):  # interpreted: the random streams' uint64 arithmetic wraps, as compiled
         text = replay_jsonl(args.seed, args.deal, args.policies, rules, session_length=args.session_length,
                             seating=args.seating, seating_index=args.seating_index)
+        if args.position is not None:
+            position = _logged_position(text.splitlines(), args.position, f"deal {args.deal}")
+            text = (position.to_json() if args.json else position.text()) + "\n"
     _write_output(text, args.output)
+    return 0
+
+
+def _logged_position(lines, at: int, name: str):
+    from simkit.replay import log_decisions
+
+    decisions = log_decisions(lines)
+    if at >= len(decisions):
+        raise SimkitError(f"{name} has {len(decisions)} decisions (0..{len(decisions) - 1}), not {at + 1}",
+                          parameters=("position", "at"))
+    return decisions[at].position
+
+
+def _cmd_analyze(args: argparse.Namespace) -> int:
+    """``simkit analyze POSITION``: every legal action rolled out and raced."""
+    from simkit.engine.position import parse_position
+    from simkit.studies.analyze import analyze_position
+
+    policy = _rollout_policy(args.policy)
+    if args.log is not None:
+        from simkit.studies.review import read_decision_log
+
+        decisions = read_decision_log(args.log)
+        if args.at >= len(decisions):
+            raise SimkitError(f"{args.log} has {len(decisions)} decisions (0..{len(decisions) - 1}), not "
+                              f"{args.at + 1}", parameters=("at",))
+        position = decisions[args.at].position
+    else:
+        position = parse_position(_position_text(args.position))
+    start = time.perf_counter()
+    luck = None if args.luck is None else (True if args.luck == "builtin" else args.luck)
+    result = analyze_position(position, policy=policy, rollouts=args.rollouts, seed=args.seed,
+                              workers=args.workers, luck=luck, batch=args.batch, confidence=args.confidence,
+                              race=not args.no_race)
+    if args.json:
+        print(result.to_json())
+    else:
+        print(result.table())
+        print(f"({time.perf_counter() - start:.1f} s)")
+    return 0
+
+
+def _rollout_policy(text: str):
+    """The rollout policy, checked before any position or log is read."""
+    from simkit.policies.registry import parse_policy
+    from simkit.runner.rollout import rollout_policy_arrays
+
+    spec = parse_policy(text)
+    rollout_policy_arrays(spec)
+    return spec
+
+
+def _position_text(text: str) -> str:
+    """A position argument: the text itself, or the file it names."""
+    import os
+
+    if os.path.isfile(text):
+        from simkit.storage.files import read_regular
+
+        try:
+            return read_regular(text).decode("utf-8")
+        except UnicodeDecodeError:
+            raise SimkitError(f"position file {text}: not UTF-8 text") from None
+    return text
+
+
+def _cmd_review(args: argparse.Namespace) -> int:
+    """``simkit review LOG --seat K``: each decision against rollouts of every option."""
+    from simkit.studies.review import read_decision_log, review_decisions, review_table, write_review_report
+
+    start = time.perf_counter()
+    policy = _rollout_policy(args.policy)
+    decisions = read_decision_log(args.log)
+    luck = None if args.luck is None else (True if args.luck == "builtin" else args.luck)
+
+    def progress(done: int, total: int) -> None:
+        if not args.quiet:
+            print(f"\rreviewed {done}/{total} decisions ({time.perf_counter() - start:.0f} s)", end="",
+                  file=sys.stderr, flush=True)
+
+    review = review_decisions(decisions, args.seat, policy=policy, rollouts=args.rollouts, seed=args.seed,
+                              workers=args.workers, luck=luck, progress=progress)
+    if not args.quiet:
+        print(file=sys.stderr)
+    print(review.to_json() if args.json else review_table(review, args.min_loss))
+    if args.out is not None:
+        path = write_review_report(review, args.out, args.min_loss)
+        if not args.json:
+            print(f"({time.perf_counter() - start:.1f} s) -> {path}")
     return 0
 
 
@@ -491,6 +583,8 @@ HANDLERS = {
     "deals": _cmd_deals,
     "simulate": _cmd_simulate,
     "replay": _cmd_replay,
+    "analyze": _cmd_analyze,
+    "review": _cmd_review,
     "report": _cmd_report,
     "demo": _cmd_demo,
     "compare": _cmd_compare,

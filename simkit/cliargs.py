@@ -435,6 +435,27 @@ def _replay_checks(args: argparse.Namespace) -> None:
         raise SimkitError(f"--seating-index takes 0..5 with --seating all, got {args.seating_index}")
 
 
+def _analyze_checks(args: argparse.Namespace) -> None:
+    if args.at is not None and args.log is None:
+        raise SimkitError("--at needs --log FILE")
+    if args.log is not None and args.at is None:
+        raise SimkitError("--log needs --at N, the decision to analyse")
+    if (args.position is None) == (args.log is None):
+        raise SimkitError("give a position, or --log FILE with --at N (not both)")
+
+
+def _replay_position_checks(args: argparse.Namespace) -> None:
+    if args.json and args.position is None:
+        raise SimkitError("--json goes with --position N")
+
+
+ROLLOUT_POLICY = arg("--policy", default="expert",
+                     help="the rollout policy at every seat (default expert, the strongest fast bot)")
+LUCK = arg("--luck", nargs="?", const="builtin", default=None, metavar="MODEL",
+           help="correct each rollout by the luck of the player's draws, under the shipped value model or the "
+                "value-model file MODEL")
+
+
 COMMANDS: tuple[Command, ...] = (
     Command("score", "score one holding (or many with --jsonl)", (
         arg("hand", nargs="?", help='concealed cards, e.g. "RJ*3 RS*2 RX*2" or "红将 红士 红相"'),
@@ -652,7 +673,46 @@ COMMANDS: tuple[Command, ...] = (
             help="compiled: the numba kernels (compiled first if numba's cache lacks them: about a "
                  "minute); interpreted: their Python source (NUMBA_DISABLE_JIT, same bytes, about a "
                  "second a deal); auto (default): compiled when cached, else interpreted"),
-    ), (_replay_checks,)),
+        arg("--position", type=int, default=None, metavar="N", check=NONNEG,
+            help="print the position of decision N (0-based, every seat's decisions in order) instead of the log"),
+        arg("--json", action="store_true", help="with --position: the position as JSON"),
+    ), (_replay_checks, _replay_position_checks)),
+    Command("analyze", "analyse a position: every legal action rolled out (expected payoff, P(win), P(lose), "
+                       "units), raced until the best separates", (
+        arg("position", nargs="?", default=None,
+            help="the position: text (\"seat=0; dealer=0; turn=discard; hand=...; stock=12\"), JSON, or a file "
+                 "holding either (docs/analysis.md, Positions)"),
+        arg("--log", default=None, metavar="FILE", help="a simkit replay log (with --at N)", check=input_file),
+        arg("--at", type=int, default=None, metavar="N", help="the decision of --log to analyse (0-based)",
+            check=NONNEG),
+        ROLLOUT_POLICY,
+        arg("--rollouts", type=int, default=2048, check=integer(1, 1_000_000),
+            help="the most determinisations an action gets (default 2048)"),
+        arg("--batch", type=int, default=64, check=integer(1, 1_000_000),
+            help="determinisations per racing round (default 64)"),
+        arg("--no-race", action="store_true", help="give every action all --rollouts determinisations"),
+        LUCK,
+        SEED,
+        WORKERS(help="threads (default 1; the result is the same for any number)"),
+        CONFIDENCE,
+        arg("--json", action="store_true", help="print the analysis as one JSON object"),
+    ), (_analyze_checks,)),
+    Command("review", "review one seat's decisions in a log: chosen and best action, expected loss", (
+        arg("log", help="a simkit replay log, or a decision log (JSON lines of position and chosen action)",
+            check=input_file),
+        arg("--seat", type=int, required=True, help="the seat to review", check=seat),
+        ROLLOUT_POLICY,
+        arg("--rollouts", type=int, default=512, check=integer(1, 1_000_000),
+            help="the most determinisations an action gets at each decision (default 512)"),
+        arg("--min-loss", type=float, default=0.0, metavar="X", check=nonnegative_finite,
+            help="list only decisions losing at least X (牌); the report flags errors of at least X"),
+        LUCK,
+        SEED,
+        WORKERS(help="threads (default 1; the result is the same for any number)"),
+        OUT_DIR(help="write OUT/review.md (with the loss plot), review.json and decisions.parquet"),
+        arg("--json", action="store_true", help="print the review as one JSON object"),
+        QUIET,
+    )),
     Command("bench", "print throughput benchmarks (CPU time of the measuring thread)", (
         arg("target", choices=["evaluator", "engine", "score", "parquet", "all"], help="what to benchmark"),
         arg("--holdings", type=int, default=None, help="holdings per evaluator benchmark"),

@@ -346,6 +346,8 @@ def _check(p: Position) -> None:
         _seat(p.source_player, "from")
         if p.stage and p.stage not in STAGES:
             raise PositionError(f"stage must be one of {', '.join(STAGES)}, got {p.stage!r}")
+        if p.source == "discard" and p.seat == p.source_player:
+            raise PositionError(f"seat {p.seat} discarded {TYPE_NAMES[p.card]}: it has no claim on it")
     else:
         if p.got not in GOT:
             raise PositionError(f"got must be one of {', '.join(GOT)}, got {p.got!r}")
@@ -416,8 +418,6 @@ def _stage_seat(p: Position, stage: str) -> int:
 
 def _check_decision(p: Position) -> None:
     if p.decision == "claim":
-        if p.source == "discard" and p.seat == p.source_player:
-            raise PositionError(f"seat {p.seat} discarded {TYPE_NAMES[p.card]}: it has no claim on it")
         if _stage_seat(p, p.stage) != p.seat:
             raise PositionError(f"seat {p.seat} is not asked at the {p.stage} stage of {TYPE_NAMES[p.card]} "
                                 f"({p.source} of seat {p.source_player})")

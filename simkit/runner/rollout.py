@@ -43,7 +43,7 @@ from simkit.engine.layout import (
     S_WINNER,
 )
 from simkit.jit import borrowed, keep_alive, run_chunks, static_function
-from simkit.policies.dispatch import builtin_act_state
+from simkit.policies.dispatch import builtin_act_state, fast_act_state, uses_fast_policies
 from simkit.policies.mc import determinise
 from simkit.policies.registry import PolicySpec, policy_arrays
 from simkit.rng import root_key, stream_state
@@ -137,11 +137,19 @@ def _rollouts_with(act, k, obs, cands, alive, first, count, root, policy_ids, pa
 
 
 _BUILTIN_ACT = static_function(builtin_act_state)
+_FAST_ACT = static_function(fast_act_state)
 
 
 @njit(cache=True, nogil=True)
 def _rollout_chunk(k, obs, cands, alive, first, count, root, policy_ids, params, rules, block, out):
     _rollouts_with(_BUILTIN_ACT, k, obs, cands, alive, first, count, root, policy_ids, params, rules, block, out)
+
+
+@njit(cache=True, nogil=True)
+def _rollout_chunk_fast(k, obs, cands, alive, first, count, root, policy_ids, params, rules, block, out):
+    """:func:`_rollout_chunk` for rollouts by random / greedy / patient / expert (compiles without mc and
+    learned)."""
+    _rollouts_with(_FAST_ACT, k, obs, cands, alive, first, count, root, policy_ids, params, rules, block, out)
 
 
 class _Threads:
@@ -184,5 +192,5 @@ def rollouts(obs: np.ndarray, candidates: Sequence[int], alive: Sequence[bool], 
     calls = [(k, obs, cands, live, int(first), int(count), root, ids, params, rules.to_array(), block, out)
              for k in range((int(count) + ROLLOUT_CHUNK - 1) // ROLLOUT_CHUNK)]
     with _Threads(workers):
-        run_chunks(_rollout_chunk, calls)
+        run_chunks(_rollout_chunk_fast if uses_fast_policies(ids) else _rollout_chunk, calls)
     return out

@@ -1,0 +1,136 @@
+"""Checks of the position analysis: positions whose answer is known by construction, agreement
+with brute force, speed.  ``experiments/position_analysis.py`` runs them at full size and
+writes ``reports/position_analysis/report.md``; the tests run them small.
+
+Known-answer positions are taken from deals the ``expert`` bot plays (:func:`known_answer_cases`):
+
+* ``win``: a winning holding in a discard phase with at most :data:`WIN_STOCK` stock cards
+  left (too few draws for a later, bigger win to pay): winning must rank first;
+* ``break_zi``: a discard phase early in the deal (at least :data:`EARLY_STOCK` stock cards)
+  with idle cards, where one discard breaks a concealed 子: it must rank below the best discard
+  that keeps every 子;
+* ``decline_kong`` / ``decline_chariot``: a claim where passing forbids winning for the rest of
+  the deal (declining a legal 发子 under ``must_kong``, or a 碰 through a chariot under
+  ``must_chariot_out``): the pass must rank below the 发子 / 碰.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from typing import Sequence
+
+import numpy as np
+
+from simkit.engine import kernel as E
+from simkit.engine import layout as L
+from simkit.engine.position import Position
+from simkit.evaluator.api import min_idle
+from simkit.replay import log_decisions, replay_jsonl
+from simkit.studies.analyze import PositionAnalysis, analyze_position
+
+WIN_STOCK = 2
+EARLY_STOCK = 15
+CASE_KINDS = ("win", "break_zi", "decline_kong", "decline_chariot")
+
+
+@dataclasses.dataclass(frozen=True)
+class KnownCase:
+    """A position whose ranking is known: ``worse`` must rank below the best of ``better``."""
+
+    kind: str
+    position: Position
+    better: tuple[int, ...]
+    worse: int
+
+    def ranked_correctly(self, analysis: PositionAnalysis) -> bool:
+        """``worse``'s expected payoff is below that of the best action of ``better``."""
+        best_better = max(analysis.estimate(a).payoff for a in self.better)
+        return analysis.estimate(self.worse).payoff < best_better
+
+
+def _pass_forbids_winning(position: Position) -> bool:
+    s = position.state()
+    mask = np.zeros(L.N_ACTIONS, dtype=np.bool_)
+    ev = np.zeros((64, L.EVENT_WIDTH), dtype=np.int64)
+    E.apply(s, L.A_PASS, position.rules.to_array(), mask, E.new_engine_workspace(), ev, np.zeros(1, dtype=np.int64))
+    return bool(s[L.S_NOWIN + position.seat])
+
+
+def case_of(position: Position) -> KnownCase | None:
+    """The known-answer case a position is, if any (see the module docstring)."""
+    legal = position.legal_actions()
+    if position.decision == "claim":
+        if position.nowin or L.A_PASS not in legal:
+            return None
+        if L.A_KONG in legal and position.rules.must_kong and _pass_forbids_winning(position):
+            return KnownCase("decline_kong", position, (L.A_KONG,), L.A_PASS)
+        if L.A_PENG in legal and L.A_KONG not in legal and _pass_forbids_winning(position):
+            return KnownCase("decline_chariot", position, (L.A_PENG,), L.A_PASS)
+        return None
+    if L.A_WIN in legal:
+        if position.stock <= WIN_STOCK:
+            return KnownCase("win", position, (L.A_WIN,), max(a for a in legal if a != L.A_WIN))
+        return None
+    hand = np.array(position.hand)
+    zi = [a for a in legal if a < L.A_WIN and hand[a] == 3]
+    keep = [a for a in legal if a < L.A_WIN and hand[a] != 3]
+    if position.stock >= EARLY_STOCK and zi and keep and min_idle(hand) >= 3:
+        return KnownCase("break_zi", position, tuple(keep), zi[0])
+    return None
+
+
+def known_answer_cases(seed: int, deals: int, per_kind: int, policies: str = "expert,expert,expert"
+                       ) -> dict[str, list[KnownCase]]:
+    """Up to ``per_kind`` cases of each kind from deals ``0 ..`` of ``seed`` played by
+    ``policies`` (at most one case of a kind per deal)."""
+    found: dict[str, list[KnownCase]] = {kind: [] for kind in CASE_KINDS}
+    for deal in range(deals):
+        kinds_here = set()
+        for d in log_decisions(replay_jsonl(seed, deal, policies).splitlines()):
+            case = case_of(d.position)
+            if case is not None and case.kind not in kinds_here and len(found[case.kind]) < per_kind:
+                found[case.kind].append(case)
+                kinds_here.add(case.kind)
+        if all(len(v) >= per_kind for v in found.values()):
+            break
+    return found
+
+
+@dataclasses.dataclass(frozen=True)
+class Agreement:
+    """One action of one position: the analysis's estimate and interval, the brute-force mean."""
+
+    position: int
+    action: str
+    estimate: float
+    lo: float
+    hi: float
+    brute: float
+    brute_se: float
+
+    @property
+    def covered(self) -> bool:
+        return bool(self.lo <= self.brute <= self.hi)
+
+
+def brute_force_agreement(positions: Sequence[Position], rollouts: int, factor: int = 100, seed: int = 1,
+                          brute_seed: int = 2, workers: int = 1) -> list[Agreement]:
+    """Each action's estimate from ``rollouts`` determinisations (no racing) against a plain
+    rollout of ``factor`` times more on other determinisations (``brute_seed``)."""
+    rows = []
+    for k, position in enumerate(positions):
+        small = analyze_position(position, rollouts=rollouts, seed=seed, race=False, workers=workers)
+        big = analyze_position(position, rollouts=rollouts * factor, seed=brute_seed, race=False, workers=workers)
+        for a in small.actions:
+            b = big.estimate(a.action)
+            se = (b.payoff_hi - b.payoff_lo) / (2 * 1.96) if np.isfinite(b.payoff_hi) else 0.0
+            rows.append(Agreement(k, a.name, a.payoff, a.payoff_lo, a.payoff_hi, b.payoff, se))
+    return rows
+
+
+def timed_analysis(position: Position, seed: int = 0, **options) -> tuple[PositionAnalysis, float]:
+    """The analysis and its wall time (s)."""
+    start = time.perf_counter()
+    result = analyze_position(position, seed=seed, **options)
+    return result, time.perf_counter() - start

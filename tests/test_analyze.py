@@ -1,0 +1,202 @@
+"""Position analysis (simkit analyze) and game review (simkit review).
+
+* positions whose ranking is known by construction are ranked correctly (every seed tried);
+* each action's estimate agrees with a plain rollout of 100x more determinisations;
+* the rollouts are a pure function of (position, seed, determinisation): the same numbers for
+  1 and 2 threads and for any split of the determinisations; common random numbers pair the
+  actions (their differences have less variance than independent samples would give);
+* a review of a deal played by the rollout policy itself finds near-zero loss on average;
+* the command line: analyze a position or a logged decision, review a log, bad input in one line.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from helpers import one_line_error, run_cli
+from simkit.engine import layout as L
+from simkit.engine.position import action_text, parse_position
+from simkit.errors import SimkitError
+from simkit.policies.registry import parse_policy
+from simkit.replay import log_decisions, replay_jsonl
+from simkit.rules import RuleSet
+from simkit.runner.rollout import OUT_PAYOFF, rollouts
+from simkit.studies.analyze import analyze_position
+from simkit.studies.position_checks import brute_force_agreement, known_answer_cases
+from simkit.studies.review import parse_decision_log, review_decisions, write_review_report
+
+SEED = 77
+
+
+@pytest.fixture(scope="module")
+def cases():
+    return known_answer_cases(SEED, 40, 2)
+
+
+@pytest.fixture(scope="module")
+def logged():
+    """The decisions of an expert deal (seed 5, deal 3) and its log lines."""
+    lines = replay_jsonl(5, 3, "expert,expert,expert").splitlines()
+    return lines, log_decisions(lines)
+
+
+@pytest.mark.parametrize("kind", ["win", "break_zi", "decline_kong", "decline_chariot"])
+def test_known_answer_positions_are_ranked_correctly(cases, kind):
+    """A winning holding with the stock nearly spent: win first; breaking a 子 early while idle
+    cards exist: below keeping it; a pass that forbids winning: below the claim."""
+    assert cases[kind], f"no {kind} position in the deals"
+    for case in cases[kind]:
+        for seed in range(3):
+            analysis = analyze_position(case.position, seed=seed, rollouts=256)
+            assert case.ranked_correctly(analysis), (kind, seed, case.position.text())
+            if kind == "win":
+                assert analysis.best.action == L.A_WIN
+
+
+def test_estimates_agree_with_a_plain_rollout_of_100_times_more(logged):
+    """Interval coverage of the brute-force mean: a bug in the intervals, the pairing or the
+    determinisations (a biased sample) shows as coverage far below 95 %."""
+    _, decisions = logged
+    positions = [d.position for d in decisions if len(d.position.legal_actions()) >= 2][8:24:4]
+    rows = brute_force_agreement(positions, rollouts=24, factor=100)
+    coverage = np.mean([r.covered for r in rows])
+    assert len(rows) >= 10
+    assert coverage >= 0.8, [(r.action, r.estimate, r.lo, r.hi, r.brute) for r in rows if not r.covered]
+
+
+def test_rollouts_do_not_depend_on_threads_or_splits(logged):
+    _, decisions = logged
+    position = decisions[11].position
+    legal = position.legal_actions()
+    obs = position.observation()
+    spec = parse_policy("expert")
+    alive = [True] * len(legal)
+    one = rollouts(obs, legal, alive, 0, 40, 3, spec, position.rules, workers=1)
+    two = rollouts(obs, legal, alive, 0, 40, 3, spec, position.rules, workers=2)
+    split = np.concatenate([rollouts(obs, legal, alive, 0, 13, 3, spec, position.rules),
+                            rollouts(obs, legal, alive, 13, 27, 3, spec, position.rules)], axis=1)
+    assert np.array_equal(one, two) and np.array_equal(one, split)
+    other_seed = rollouts(obs, legal, alive, 0, 40, 4, spec, position.rules)
+    assert not np.array_equal(one[..., OUT_PAYOFF], other_seed[..., OUT_PAYOFF])
+    a = analyze_position(position, seed=3, rollouts=256, workers=1)
+    b = analyze_position(position, seed=3, rollouts=256, workers=2)
+    assert a.to_json() == b.to_json()
+
+
+def test_common_random_numbers_pair_the_actions(logged):
+    """The same determinisations for every action: the variance of a difference is well below
+    the sum of the two variances (about equal to it if each action had its own samples)."""
+    _, decisions = logged
+    factors = []
+    for d in decisions[5:30]:
+        if len(d.position.legal_actions()) >= 3 and d.position.decision == "discard":
+            analysis = analyze_position(d.position, seed=1, rollouts=128, race=False)
+            factors += [a.crn_factor for a in analysis.actions[1:] if np.isfinite(a.crn_factor)]
+    assert len(factors) >= 10
+    assert np.median(factors) > 1.2
+
+
+def test_racing_stops_separated_actions_early_and_keeps_the_best(cases):
+    case = cases["decline_chariot"][0]
+    raced = analyze_position(case.position, seed=0, rollouts=2048)
+    full = analyze_position(case.position, seed=0, rollouts=2048, race=False)
+    assert raced.estimate(L.A_PASS).status == "separated" and raced.estimate(L.A_PASS).rollouts < 2048
+    assert raced.best.action == full.best.action
+    assert raced.best.rollouts == max(a.rollouts for a in raced.actions)
+    frame = raced.to_frame()
+    assert list(frame["action"]) == [a.action for a in raced.actions]
+    assert frame["payoff"].iloc[0] == frame["payoff"].max()
+
+
+def test_review_of_a_deal_played_by_the_rollout_policy_finds_little_loss(logged, tmp_path):
+    lines, _ = logged
+    decisions = parse_decision_log(lines)
+    losses = []
+    for seat in range(3):
+        review = review_decisions(decisions, seat, rollouts=256, seed=2)
+        frame = review.to_frame()
+        assert (frame["loss"] >= 0).all() and (frame["loss_lo"] <= frame["loss"]).all()
+        assert set(frame["kind"]) <= {"discard", "claim", "win"}
+        losses += list(frame["loss"])
+        summary = review.summary()
+        assert summary["decisions"] == len(frame)
+        assert sum(v["decisions"] for v in summary["by_kind"].values()) == len(frame)
+    assert np.mean(losses) < 0.15, np.mean(losses)
+    path = write_review_report(review, tmp_path / "review", min_loss=0.0)
+    text = path.read_text()
+    assert "## Summary" in text and "![expected loss per decision](loss.png)" in text
+    assert (tmp_path / "review" / "loss.png").stat().st_size > 0
+    assert json.loads((tmp_path / "review" / "review.json").read_text())["summary"]["seat"] == 2
+
+
+def test_a_typed_decision_log_is_reviewed_like_a_replay_log(logged):
+    lines, decisions = logged
+    typed = [json.dumps({"position": d.position.text(), "chosen": action_text(d.action, d.position)})
+             for d in decisions if d.seat == 1]
+    from_typed = review_decisions(parse_decision_log(typed), 1, rollouts=64, seed=4)
+    from_replay = review_decisions(parse_decision_log(lines), 1, rollouts=64, seed=4)
+    columns = ["kind", "hand", "chosen", "best", "loss", "loss_lo", "loss_hi"]
+    assert from_typed.to_frame()[columns].equals(from_replay.to_frame()[columns])
+    with pytest.raises(SimkitError, match="log line 2: action 'discard XX'"):
+        parse_decision_log([typed[0], json.dumps({"position": decisions[0].position.text(), "chosen": "discard XX"})],
+                           "log")
+
+
+def test_analyze_refuses_bad_arguments():
+    position = parse_position("seat=1; dealer=0; turn=claim; hand=YJ*4 YS*4 YX*4 YC*4 YM*4 YP*4 YZ*4 RJ*2; "
+                              "card=RJ; source=discard; from=0; stock=21")
+    with pytest.raises(SimkitError, match="rollouts must be a whole number >= 1"):
+        analyze_position(position, rollouts=0)
+    with pytest.raises(SimkitError, match="actions must be legal"):
+        analyze_position(position, actions=[L.A_KONG])
+    with pytest.raises(SimkitError, match="built-in policies only"):
+        analyze_position(position, policy=parse_policy("tests.helpers:first_legal"))
+    assert RuleSet() == position.rules
+
+
+def _stdout(argv, capsys) -> tuple[int, str]:
+    from simkit.cli import main
+
+    rc = main([str(a) for a in argv])
+    return rc, capsys.readouterr().out
+
+
+def test_cli_analyze_review_and_replay_position(logged, tmp_path, capsys):
+    lines, decisions = logged
+    log = tmp_path / "deal.jsonl"
+    log.write_text("\n".join(lines) + "\n")
+    rc, out = _stdout(["replay", "--seed", "5", "--deal", "3", "--policies", "expert,expert,expert",
+                       "--position", "11"], capsys)
+    assert rc == 0 and parse_position(out) == decisions[11].position
+    rc, out = _stdout(["analyze", out.strip(), "--rollouts", "64", "--json"], capsys)
+    direct = json.loads(out)
+    rc2, out2 = _stdout(["analyze", "--log", str(log), "--at", "11", "--rollouts", "64", "--json"], capsys)
+    assert rc == rc2 == 0 and json.loads(out2) == direct
+    position = decisions[11].position
+    assert {a["name"] for a in direct["actions"]} == {action_text(x, position) for x in position.legal_actions()}
+    rc, out = _stdout(["review", str(log), "--seat", "0", "--rollouts", "32", "--out", str(tmp_path / "r"),
+                       "--quiet"], capsys)
+    assert rc == 0 and "total loss" in out and (tmp_path / "r" / "review.md").exists()
+
+
+@pytest.mark.parametrize(("argv", "needles"), [
+    (["analyze"], ("give a position",)),
+    (["analyze", "seat=0; turn=discard; hand=RJ; stock=0"], ("seat 0 holds 1 concealed",)),
+    (["analyze", "--log", "LOG", "--at", "999"], ("has", "decisions")),
+    (["analyze", "--at", "3"], ("--at needs --log",)),
+    (["review", "LOG", "--seat", "3"], ("--seat must be 0, 1 or 2",)),
+    (["review", "EMPTY", "--seat", "0"], ("the log is empty",)),
+    (["replay", "--seed", "5", "--deal", "3", "--policies", "expert,expert,expert", "--position", "9999"],
+     ("decisions",)),
+])
+def test_cli_bad_input_is_one_line(argv, needles, logged, tmp_path, capsys):
+    lines, _ = logged
+    (tmp_path / "deal.jsonl").write_text("\n".join(lines) + "\n")
+    (tmp_path / "empty.jsonl").write_text("\n")
+    argv = [str(tmp_path / "deal.jsonl") if a == "LOG" else str(tmp_path / "empty.jsonl") if a == "EMPTY" else a
+            for a in argv]
+    rc, err = run_cli(argv, capsys)
+    one_line_error(rc, err, *needles)
