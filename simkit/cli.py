@@ -478,7 +478,7 @@ def _cmd_analyze(args: argparse.Namespace) -> int:
     luck = None if args.luck is None else (True if args.luck == "builtin" else args.luck)
     result = analyze_position(position, policy=policy, rollouts=args.rollouts, seed=args.seed,
                               workers=args.workers, luck=luck, batch=args.batch, confidence=args.confidence,
-                              race=not args.no_race)
+                              race=not args.no_race, sharpen=args.sharpen)
     if args.json:
         print(result.to_json())
     else:
@@ -526,7 +526,7 @@ def _cmd_review(args: argparse.Namespace) -> int:
                   file=sys.stderr, flush=True)
 
     review = review_decisions(decisions, args.seat, policy=policy, rollouts=args.rollouts, seed=args.seed,
-                              workers=args.workers, luck=luck, progress=progress)
+                              workers=args.workers, luck=luck, progress=progress, sharpen=args.sharpen)
     if not args.quiet:
         print(file=sys.stderr)
     print(review.to_json() if args.json else review_table(review, args.min_loss))

@@ -451,6 +451,9 @@ def _replay_position_checks(args: argparse.Namespace) -> None:
 
 ROLLOUT_POLICY = arg("--policy", default="expert",
                      help="the rollout policy at every seat (default expert, the strongest fast bot)")
+SHARPEN = arg("--sharpen", type=int, default=20, metavar="N", check=integer(0, 1_000_000),
+              help="opponent model: N hill-climbing steps bring each sampled opponent hand closer to complete "
+                   "(as mc's sharpen; default 20, calibrated on expert deals; 0: uniform samples)")
 LUCK = arg("--luck", nargs="?", const="builtin", default=None, metavar="MODEL",
            help="correct each rollout by the luck of the player's draws, under the shipped value model or the "
                 "value-model file MODEL")
@@ -692,6 +695,7 @@ COMMANDS: tuple[Command, ...] = (
             help="determinisations per racing round (default 64)"),
         arg("--no-race", action="store_true", help="give every action all --rollouts determinisations"),
         LUCK,
+        SHARPEN,
         SEED,
         WORKERS(help="threads (default 1; the result is the same for any number)"),
         CONFIDENCE,
@@ -707,6 +711,7 @@ COMMANDS: tuple[Command, ...] = (
         arg("--min-loss", type=float, default=0.0, metavar="X", check=nonnegative_finite,
             help="list only decisions losing at least X (牌); the report flags errors of at least X"),
         LUCK,
+        SHARPEN,
         SEED,
         WORKERS(help="threads (default 1; the result is the same for any number)"),
         OUT_DIR(help="write OUT/review.md (with the loss plot), review.json and decisions.parquet"),

@@ -87,7 +87,7 @@ def test_determinisations_deal_only_the_unseen_cards(sharpen):
         assert M.determinise(obs, rng, d)
         for p in range(3):
             if p != me:
-                M._sharpen(d, p, rng, sharpen)
+                M.sharpen_hand(d, p, rng, sharpen)
         assert np.array_equal(d[L.S_CONC + 28 * me : L.S_CONC + 28 * me + 28], obs[L.O_CONC : L.O_CONC + 28])
         assert np.array_equal(d[L.S_EXP : L.S_EXP + 336], obs[L.O_EXP : L.O_EXP + 336])
         assert np.array_equal(d[L.S_DEAD : L.S_DEAD + 28], obs[L.O_DEAD : L.O_DEAD + 28])

@@ -464,3 +464,24 @@ def training_strength_plot(generations: list[dict], directory: str | Path, stem:
     ax.set_ylabel("learned − expert (pai per seat per deal)")
     ax.set_title("strength by generation (95 % t interval, duplicate deals)")
     return save_figure(ax.figure, directory, stem)
+
+
+def decision_loss_plot(frame: pd.DataFrame, ax: Axes | None = None, title: str = "Expected loss per decision") -> Axes:
+    """Bars of each decision's expected loss with its interval, coloured by kind of decision
+    (columns index, kind, loss, loss_lo, loss_hi: :meth:`simkit.studies.review.GameReview.to_frame`)."""
+    ax = new_axes((max(6.0, 0.25 * len(frame) + 2), 3.6)) if ax is None else ax
+    colours = {"discard": "tab:blue", "claim": "tab:orange", "win": "tab:green"}
+    x = np.arange(len(frame))
+    loss = frame["loss"].to_numpy(dtype=float)
+    err = np.vstack([loss - frame["loss_lo"].to_numpy(dtype=float), frame["loss_hi"].to_numpy(dtype=float) - loss])
+    for kind, colour in colours.items():
+        sel = (frame["kind"] == kind).to_numpy()
+        if sel.any():
+            ax.bar(x[sel], loss[sel], yerr=np.clip(err[:, sel], 0, None), color=colour, capsize=2, label=kind)
+    ax.axhline(0, color="grey", linewidth=0.8)
+    ax.set_xticks(x, [str(i) for i in frame["index"]], fontsize=7)
+    ax.set_xlabel("decision (number in the deal)")
+    ax.set_ylabel("expected loss (payoff units)")
+    ax.set_title(title)
+    ax.legend(fontsize=8)
+    return ax

@@ -69,7 +69,7 @@ MAX_ROLLOUTS = 64
 
 
 @njit(cache=True, nogil=True)
-def _sharpen(s2, p, rng, steps):
+def sharpen_hand(s2, p, rng, steps):
     """Opponent model: real opponents have spent the deal discarding idle cards, so their
     hands are far closer to complete than random ones.  Hill-climb: swap a random concealed
     card of p with a random stock card when that leaves fewer idle cards."""
@@ -387,7 +387,7 @@ def mc_search(obs, cands, n_c, rollouts, race, sharpen, horizon, base, rng, rule
             continue
         for p in range(N_SEATS):
             if p != me:
-                _sharpen(d, p, rng, sharpen)
+                sharpen_hand(d, p, rng, sharpen)
         for i in range(n_c):
             if not alive[i]:
                 continue

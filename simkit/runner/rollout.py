@@ -44,7 +44,7 @@ from simkit.engine.layout import (
 )
 from simkit.jit import borrowed, keep_alive, run_chunks, static_function
 from simkit.policies.dispatch import builtin_act_state, fast_act_state, uses_fast_policies
-from simkit.policies.mc import determinise
+from simkit.policies.mc import determinise, sharpen_hand
 from simkit.policies.registry import PolicySpec, policy_arrays
 from simkit.rng import root_key, stream_state
 from simkit.rules import RuleSet
@@ -71,9 +71,10 @@ ROLLOUT_CHUNK = 8  # determinisations per call of the chunk kernel (the threads'
 
 
 @njit(nogil=True, inline="always")
-def _rollouts_with(act, k, obs, cands, alive, first, count, root, policy_ids, params, rules, block, out):
+def _rollouts_with(act, k, obs, cands, alive, first, count, root, policy_ids, params, rules, block, sharpen, out):
     """Determinisations ``first + k * ROLLOUT_CHUNK ..`` (at most ROLLOUT_CHUNK, below
-    ``first + count``): fill ``out[i, r - first]`` for every alive candidate i."""
+    ``first + count``): fill ``out[i, r - first]`` for every alive candidate i.  ``sharpen`` > 0:
+    that many hill-climbing steps make each other hand closer to complete (mc's opponent model)."""
     owners = new_scratch()
     s, deck, rngs, mask, obs2, work, pwork, ev, ev_n, _, seat_of = borrow_scratch(owners)
     obs, cands, alive = borrowed(obs), borrowed(cands), borrowed(alive)
@@ -89,6 +90,10 @@ def _rollouts_with(act, k, obs, cands, alive, first, count, root, policy_ids, pa
         r = first + j
         stream_state(root, r, DETERMINISATION_STREAM, rngs[DECK_STREAM])
         found = determinise(obs, rngs[DECK_STREAM], d)
+        if found and sharpen > 0:
+            for p in range(N_SEATS):
+                if p != me:
+                    sharpen_hand(d, p, rngs[DECK_STREAM], sharpen)
         for i in range(cands.shape[0]):
             if not alive[i]:
                 continue
@@ -141,15 +146,17 @@ _FAST_ACT = static_function(fast_act_state)
 
 
 @njit(cache=True, nogil=True)
-def _rollout_chunk(k, obs, cands, alive, first, count, root, policy_ids, params, rules, block, out):
-    _rollouts_with(_BUILTIN_ACT, k, obs, cands, alive, first, count, root, policy_ids, params, rules, block, out)
+def _rollout_chunk(k, obs, cands, alive, first, count, root, policy_ids, params, rules, block, sharpen, out):
+    _rollouts_with(_BUILTIN_ACT, k, obs, cands, alive, first, count, root, policy_ids, params, rules, block, sharpen,
+                   out)
 
 
 @njit(cache=True, nogil=True)
-def _rollout_chunk_fast(k, obs, cands, alive, first, count, root, policy_ids, params, rules, block, out):
+def _rollout_chunk_fast(k, obs, cands, alive, first, count, root, policy_ids, params, rules, block, sharpen, out):
     """:func:`_rollout_chunk` for rollouts by random / greedy / patient / expert (compiles without mc and
     learned)."""
-    _rollouts_with(_FAST_ACT, k, obs, cands, alive, first, count, root, policy_ids, params, rules, block, out)
+    _rollouts_with(_FAST_ACT, k, obs, cands, alive, first, count, root, policy_ids, params, rules, block, sharpen,
+                   out)
 
 
 class _Threads:
@@ -176,12 +183,15 @@ def rollout_policy_arrays(policy: PolicySpec) -> tuple[np.ndarray, np.ndarray]:
 
 
 def rollouts(obs: np.ndarray, candidates: Sequence[int], alive: Sequence[bool], first: int, count: int, seed: int,
-             policy: PolicySpec, rules: RuleSet, block: np.ndarray | None = None, workers: int = 1) -> np.ndarray:
+             policy: PolicySpec, rules: RuleSet, block: np.ndarray | None = None, workers: int = 1,
+             sharpen: int = 0) -> np.ndarray:
     """Determinisations ``first .. first + count - 1`` of the position ``obs`` (an observation
     array of the player to act), each candidate action applied and played out by ``policy`` at
     every seat: an array ``(len(candidates), count, N_ROLLOUT_OUT)`` (rows of candidates not
     ``alive`` are zero).  ``block``: a value model's block (:mod:`simkit.runner.luck`), or None
-    for no luck.  The same arguments give the same array for any ``workers`` (threads)."""
+    for no luck.  ``sharpen``: mc's opponent model, that many hill-climbing steps per other hand
+    (0: uniform determinisations).  The same arguments give the same array for any ``workers``
+    (threads)."""
     ids, params = rollout_policy_arrays(policy)
     cands = np.asarray(candidates, dtype=np.int64)
     live = np.asarray(alive, dtype=np.bool_)
@@ -189,7 +199,7 @@ def rollouts(obs: np.ndarray, candidates: Sequence[int], alive: Sequence[bool], 
     block = np.zeros(0, dtype=np.float64) if block is None else np.ascontiguousarray(block, dtype=np.float64)
     root = root_key(int(seed))
     obs = np.ascontiguousarray(obs, dtype=np.int64)
-    calls = [(k, obs, cands, live, int(first), int(count), root, ids, params, rules.to_array(), block, out)
+    calls = [(k, obs, cands, live, int(first), int(count), root, ids, params, rules.to_array(), block, int(sharpen), out)
              for k in range((int(count) + ROLLOUT_CHUNK - 1) // ROLLOUT_CHUNK)]
     with _Threads(workers):
         run_chunks(_rollout_chunk_fast if uses_fast_policies(ids) else _rollout_chunk, calls)

@@ -17,6 +17,7 @@ Known-answer positions are taken from deals the ``expert`` bot plays (:func:`kno
 from __future__ import annotations
 
 import dataclasses
+import json
 import time
 from typing import Sequence
 
@@ -127,6 +128,45 @@ def brute_force_agreement(positions: Sequence[Position], rollouts: int, factor: 
             se = (b.payoff_hi - b.payoff_lo) / (2 * 1.96) if np.isfinite(b.payoff_hi) else 0.0
             rows.append(Agreement(k, a.name, a.payoff, a.payoff_lo, a.payoff_hi, b.payoff, se))
     return rows
+
+
+@dataclasses.dataclass(frozen=True)
+class Calibration:
+    """Estimated against realised: for decisions of expert deals, the analysis's expected payoff
+    and P(lose) of the action actually taken, and what the deal then paid that seat."""
+
+    sharpen: int
+    decisions: int
+    payoff_bias: float  # mean of realised - estimated payoff (牌)
+    payoff_bias_se: float
+    loss_bias: float  # mean of realised - estimated P(another seat wins)
+    loss_bias_se: float
+
+
+def calibration(seed: int, deals: int, sharpen_values: Sequence[int], every: int = 5, rollouts: int = 48
+                ) -> list[Calibration]:
+    """Calibrate the opponent model: decision k of each of ``deals`` expert deals of ``seed``
+    with k a multiple of ``every``, its taken action analysed (``rollouts`` determinisations)
+    under each ``sharpen``; unbiased estimates give realised - estimated near 0 on average."""
+    rows: dict[int, list[tuple[float, float, float, float]]] = {int(s): [] for s in sharpen_values}
+    for deal in range(deals):
+        lines = replay_jsonl(seed, deal, "expert,expert,expert").splitlines()
+        paid = json.loads(lines[-1])["payoffs"]
+        for d in log_decisions(lines):
+            if d.index % every:
+                continue
+            for steps in rows:
+                a = analyze_position(d.position, rollouts=rollouts, seed=1, actions=[d.action], sharpen=steps,
+                                     race=False).actions[0]
+                rows[steps].append((a.payoff, paid[d.seat], a.p_loss, float(paid[d.seat] < 0)))
+    out = []
+    for steps, values in rows.items():
+        v = np.array(values)
+        dp, dl = v[:, 1] - v[:, 0], v[:, 3] - v[:, 2]
+        n = len(v)
+        out.append(Calibration(steps, n, float(dp.mean()), float(dp.std(ddof=1) / np.sqrt(n)), float(dl.mean()),
+                               float(dl.std(ddof=1) / np.sqrt(n))))
+    return out
 
 
 def timed_analysis(position: Position, seed: int = 0, **options) -> tuple[PositionAnalysis, float]:

@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from simkit.analysis.plots import new_axes, save_figure
+from simkit.analysis.plots import decision_loss_plot, save_figure
 from simkit.cards import N_SEATS, format_counts
 from simkit.engine.position import (
     Position,
@@ -51,6 +51,7 @@ from simkit.storage.paths import check_out_dir, make_out_dir
 from simkit.studies.analyze import (
     DEFAULT_BATCH,
     DEFAULT_POLICY,
+    DEFAULT_SHARPEN,
     PositionAnalysis,
     analyze_position,
 )
@@ -232,6 +233,7 @@ def review_decisions(
     batch: int = DEFAULT_BATCH,
     confidence: float = 0.95,
     progress: Any = None,
+    sharpen: int = DEFAULT_SHARPEN,
 ) -> GameReview:
     """Review seat ``seat``'s decisions with two or more legal actions (see the module
     docstring); ``progress(done, total)`` is called after each.  The analysis of every
@@ -246,7 +248,7 @@ def review_decisions(
     analysis = None
     for k, d in enumerate(todo):
         analysis = analyze_position(d.position, policy=policy, rollouts=rollouts, seed=seed, workers=workers,
-                                    luck=luck, batch=batch, confidence=confidence)
+                                    luck=luck, batch=batch, confidence=confidence, sharpen=sharpen)
         chosen = analysis.estimate(d.action)
         best = analysis.best
         if chosen.action == best.action:
@@ -284,27 +286,6 @@ def review_table(review: GameReview, min_loss: float = 0.0) -> str:
         lines.append(f"{d.index:>4} {d.kind:<8} {d.chosen:<16} {d.best:<16} {d.loss:>7.3f} "
                      f"{f'[{d.loss_lo:.3f}, {d.loss_hi:.3f}]':>18}{mark} {d.hand}")
     return "\n".join(lines)
-
-
-def decision_loss_plot(frame: pd.DataFrame, ax: Any = None, title: str = "Expected loss per decision"):
-    """Bars of each decision's loss with its interval, coloured by kind (columns index, kind,
-    loss, loss_lo, loss_hi)."""
-    ax = new_axes((max(6.0, 0.25 * len(frame) + 2), 3.6)) if ax is None else ax
-    colours = {"discard": "tab:blue", "claim": "tab:orange", "win": "tab:green"}
-    x = np.arange(len(frame))
-    loss = frame["loss"].to_numpy(dtype=float)
-    err = np.vstack([loss - frame["loss_lo"].to_numpy(dtype=float), frame["loss_hi"].to_numpy(dtype=float) - loss])
-    for kind, colour in colours.items():
-        sel = (frame["kind"] == kind).to_numpy()
-        if sel.any():
-            ax.bar(x[sel], loss[sel], yerr=np.clip(err[:, sel], 0, None), color=colour, capsize=2, label=kind)
-    ax.axhline(0, color="grey", linewidth=0.8)
-    ax.set_xticks(x, [str(i) for i in frame["index"]], fontsize=7)
-    ax.set_xlabel("decision (number in the deal)")
-    ax.set_ylabel("expected loss (payoff units)")
-    ax.set_title(title)
-    ax.legend(fontsize=8)
-    return ax
 
 
 def write_review_report(review: GameReview, out: str | os.PathLike, min_loss: float = 0.0) -> Path:
