@@ -21,6 +21,9 @@ import numpy as np
 from simkit.studies.dealt import deal_table
 from simkit.studies.probability import probability_table
 from simkit.engine.env import Environment
+from simkit.engine.position import parse_position
+from simkit.replay import log_decisions, replay_jsonl
+from simkit.studies.analyze import analyze_position
 from simkit.evaluator import evaluate, evaluate_many, min_idle
 from simkit.evaluator.score import score_records
 from simkit.generate import random_group_holdings, random_holdings
@@ -63,6 +66,13 @@ def _environment() -> None:
         env.apply(env.legal_actions()[0])
 
 
+def _analyze() -> None:
+    position = parse_position("seat=1; dealer=0; turn=claim; hand=YJ*4 YS*4 YX*4 YC*4 YM*4 YP*4 YZ*4 RJ*2; card=RJ; "
+                              "from=0; stock=21")
+    analyze_position(position, rollouts=1)
+    log_decisions(replay_jsonl(0, 0, BASIC).splitlines())
+
+
 def _generate() -> None:
     random_holdings(1, seed=0)
     random_group_holdings(1, seed=0)
@@ -82,6 +92,7 @@ TARGETS: dict[str, tuple[str, Callable[[], None]]] = {
     "equity": ("simkit equity: prepared decks", _equity),
     "environment": ("simkit.engine.env.Environment (Python API)", _environment),
     "generate": ("random holdings, evaluate_many (tests, benchmarks)", _generate),
+    "analyze": ("simkit analyze / review: rollouts of a position by the fast bots, logs followed", _analyze),
 }
 DEFAULT_TARGETS = ("score", "replay", "deals", "dealt-hands")
 

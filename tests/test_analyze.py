@@ -24,8 +24,8 @@ from simkit.policies.registry import parse_policy
 from simkit.replay import log_decisions, replay_jsonl
 from simkit.rules import RuleSet
 from simkit.runner.rollout import OUT_PAYOFF, rollouts
-from simkit.studies.analyze import analyze_position
-from simkit.studies.position_checks import brute_force_agreement, known_answer_cases
+from simkit.studies.analyze import DEFAULT_SHARPEN, analyze_position
+from simkit.studies.position_checks import brute_force_agreement, calibration, known_answer_cases
 from simkit.studies.review import parse_decision_log, review_decisions, write_review_report
 
 SEED = 77
@@ -200,3 +200,14 @@ def test_cli_bad_input_is_one_line(argv, needles, logged, tmp_path, capsys):
             for a in argv]
     rc, err = run_cli(argv, capsys)
     one_line_error(rc, err, *needles)
+
+
+def test_the_default_opponent_model_is_calibrated_on_expert_deals():
+    """The taken action's estimated payoff against what the deal then paid: uniform samples
+    overestimate it (random opponents are weak), the default opponent model does not.  Catches
+    an opponent model that is switched off or broken, or a bias in the rollouts."""
+    uniform, default = calibration(4107, 20, (0, DEFAULT_SHARPEN), rollouts=24)
+    assert default.decisions >= 100
+    assert uniform.payoff_bias < default.payoff_bias - 0.4, (uniform, default)
+    assert abs(default.payoff_bias) < 4 * default.payoff_bias_se, default
+    assert abs(default.loss_bias) < 4 * default.loss_bias_se + 0.02, default

@@ -969,6 +969,41 @@ def _n_concealed(s, q):
     return n
 
 
+@njit(cache=True, nogil=True)
+def public_state(obs, s):
+    """Copy into state ``s`` what observation ``obs`` shows of the whole table: every exposed group
+    and card, the passed types and flags it holds, the dead cards, whose decision of which kind
+    and on which card, the dealer; the result fields cleared.  The hidden cards (concealed hands,
+    stock) are the caller's: a determinisation (:func:`simkit.policies.mc.determinise`) or a
+    position's own (:meth:`simkit.engine.position.Position.state`)."""
+    for i in range(N_SEATS * EXP_BLOCK):
+        s[S_EXP + i] = obs[O_EXP + i]
+    for i in range(N_SEATS * N_TYPES):
+        s[S_EXPCARDS + i] = obs[O_EXPCARDS + i]
+        s[S_LOCK + i] = obs[O_LOCK + i]
+    for t in range(N_TYPES):
+        s[S_DEAD + t] = obs[O_DEAD + t]
+    for p in range(N_SEATS):
+        s[S_NCHOW + p] = obs[O_NCHOW + p]
+        s[S_XIANGGONG + p] = obs[O_XIANGGONG + p]
+        s[S_NOWIN + p] = obs[O_NOWIN + p]
+    s[S_PHASE] = obs[O_PHASE]
+    s[S_PLAYER] = obs[O_PLAYER]
+    s[S_ACTIVE] = obs[O_ACTIVE]
+    s[S_ACTIVE_ID] = obs[O_ACTIVE] * N_COPIES if obs[O_ACTIVE] >= 0 else -1
+    s[S_SOURCE] = obs[O_SOURCE]
+    s[S_SOURCE_PLAYER] = obs[O_SOURCE_PLAYER]
+    s[S_STAGE] = obs[O_STAGE]
+    s[S_DECIDED] = obs[O_DECIDED]
+    s[S_FIRST] = obs[O_FIRST]
+    s[S_GAIN] = obs[O_GAIN]
+    s[S_GAIN_TYPE] = obs[O_GAIN_TYPE]
+    s[S_DEALER] = obs[O_DEALER]
+    s[S_WINNER] = -1
+    s[S_WIN_KIND] = -1
+    s[S_HU] = -1
+
+
 @hot_kernel(cache=True, nogil=True)
 def observe(s, p, obs):
     """Fill ``obs`` (N_OBS) with what player p may know: own concealed cards, every exposed

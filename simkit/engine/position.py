@@ -267,32 +267,12 @@ class Position:
         for i in range(self.stock):
             s[L.S_DECK + N_CARDS - self.stock + i] = pool[k] * N_COPIES
             k += 1
-        s[L.S_EXP : L.S_EXP + N_SEATS * EXP_BLOCK] = obs[L.O_EXP : L.O_EXP + N_SEATS * EXP_BLOCK]
-        s[L.S_EXPCARDS : L.S_EXPCARDS + N_SEATS * N_TYPES] = obs[L.O_EXPCARDS : L.O_EXPCARDS + N_SEATS * N_TYPES]
-        s[L.S_LOCK : L.S_LOCK + N_SEATS * N_TYPES] = obs[L.O_LOCK : L.O_LOCK + N_SEATS * N_TYPES]
-        s[L.S_DEAD : L.S_DEAD + N_TYPES] = self.dead
+        E.public_state(obs, s)
         for q in range(N_SEATS):
-            s[L.S_NCHOW + q] = obs[L.O_NCHOW + q]
-            s[L.S_XIANGGONG + q] = obs[L.O_XIANGGONG + q]
-            s[L.S_NOWIN + q] = obs[L.O_NOWIN + q]
             for group in self.exposed[q]:
                 kind = L.MELD_KIND_NAMES.index(group.kind)
                 types = list(group.types) + [-1] * (4 - len(group.types))
                 E.add_meld(s, q, kind, types[0], types[1], types[2], types[3])
-        s[L.S_PHASE] = obs[L.O_PHASE]
-        s[L.S_PLAYER] = self.seat
-        s[L.S_ACTIVE] = obs[L.O_ACTIVE]
-        s[L.S_ACTIVE_ID] = self.card * N_COPIES if self.decision == "claim" else -1
-        s[L.S_SOURCE] = obs[L.O_SOURCE]
-        s[L.S_SOURCE_PLAYER] = obs[L.O_SOURCE_PLAYER]
-        s[L.S_STAGE] = obs[L.O_STAGE]
-        s[L.S_FIRST] = obs[L.O_FIRST]
-        s[L.S_GAIN] = obs[L.O_GAIN]
-        s[L.S_GAIN_TYPE] = obs[L.O_GAIN_TYPE]
-        s[L.S_DEALER] = self.dealer
-        s[L.S_WINNER] = -1
-        s[L.S_WIN_KIND] = -1
-        s[L.S_HU] = -1
         return s
 
     def legal_actions(self) -> list[int]:

@@ -62,7 +62,6 @@ from simkit.engine.env import MAX_DECISIONS
 from simkit.policies.builtin import POLICY_WORK_SIZE, greedy_like, greedy_state, keep_value
 from simkit.policies.expert import EXPERT_DEFAULTS, expert_act, expert_state
 from simkit.evaluator import kernel as K
-from simkit.exposed import EXP_BLOCK
 from simkit.rng import next_below
 
 MAX_ROLLOUTS = 64
@@ -155,32 +154,7 @@ def determinise(obs, rng, s2):
     for i in range(stock_left):
         s2[L.S_DECK + N_CARDS - stock_left + i] = pool[idx] * N_COPIES
         idx += 1
-    for i in range(N_SEATS * EXP_BLOCK):
-        s2[L.S_EXP + i] = obs[L.O_EXP + i]
-    for i in range(N_SEATS * N_TYPES):
-        s2[L.S_EXPCARDS + i] = obs[L.O_EXPCARDS + i]
-        s2[L.S_LOCK + i] = obs[L.O_LOCK + i]
-    for t in range(N_TYPES):
-        s2[L.S_DEAD + t] = obs[L.O_DEAD + t]
-    for p in range(N_SEATS):
-        s2[L.S_NCHOW + p] = obs[L.O_NCHOW + p]
-        s2[L.S_XIANGGONG + p] = obs[L.O_XIANGGONG + p]
-        s2[L.S_NOWIN + p] = obs[L.O_NOWIN + p]
-    s2[L.S_PHASE] = obs[L.O_PHASE]
-    s2[L.S_PLAYER] = obs[L.O_PLAYER]
-    s2[L.S_ACTIVE] = obs[L.O_ACTIVE]
-    s2[L.S_ACTIVE_ID] = obs[L.O_ACTIVE] * N_COPIES if obs[L.O_ACTIVE] >= 0 else -1
-    s2[L.S_SOURCE] = obs[L.O_SOURCE]
-    s2[L.S_SOURCE_PLAYER] = obs[L.O_SOURCE_PLAYER]
-    s2[L.S_STAGE] = obs[L.O_STAGE]
-    s2[L.S_DECIDED] = obs[L.O_DECIDED]
-    s2[L.S_FIRST] = obs[L.O_FIRST]
-    s2[L.S_GAIN] = obs[L.O_GAIN]
-    s2[L.S_GAIN_TYPE] = obs[L.O_GAIN_TYPE]
-    s2[L.S_DEALER] = obs[L.O_DEALER]
-    s2[L.S_WINNER] = -1
-    s2[L.S_WIN_KIND] = -1
-    s2[L.S_HU] = -1
+    E.public_state(obs, s2)
     return True
 
 

@@ -457,6 +457,20 @@ def _play_deal_luck_with(act, root, deal, dealer, policy_ids, params, seat_of, r
     work[E.EW_CHANCE] = E.CHANCE_PAUSE
     E.start(s, deck, dealer, rules, mask, work, ev, ev_n)
     obs[O_NHIST] = O_NHIST_UNKNOWN
+    error = play_out(act, policy_ids, params, seat_of, rules, s, rngs, mask, obs, work, pwork, ev, ev_n, tab, block,
+                     luck, rows, n_rows)
+    record_result(s, deck, result)
+    result[R_ERROR] = error
+
+
+@njit(nogil=True, inline="always")
+def play_out(act, policy_ids, params, seat_of, rules, s, rngs, mask, obs, work, pwork, ev, ev_n, tab, block, luck,
+             rows, n_rows):
+    """Play ``s`` to its end with the dispatcher ``act`` (:func:`simkit.runner.play.decide`);
+    where the engine pauses before a draw (``work[EW_CHANCE]`` CHANCE_PAUSE, set by the caller)
+    add the draw's correction to ``luck`` under the value model ``block`` (size > 0) and record
+    the seats' features in ``rows`` (capacity > 0).  Returns 0, or the error code that stopped
+    the deal; leaves the pause off."""
     error = 0
     decisions = 0
     while s[S_PHASE] != PH_OVER:
@@ -475,8 +489,7 @@ def _play_deal_luck_with(act, root, deal, dealer, policy_ids, params, seat_of, r
         if error != 0:
             break
     work[E.EW_CHANCE] = E.CHANCE_OFF
-    record_result(s, deck, result)
-    result[R_ERROR] = error
+    return error
 
 
 MAX_ROWS_PER_DEAL = N_SEATS * STOCK_CARDS  # draw_record: three rows per draw

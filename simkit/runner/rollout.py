@@ -27,34 +27,36 @@ from numba import njit
 
 from simkit.cards import N_SEATS
 from simkit.engine import kernel as E
-from simkit.engine.env import MAX_DECISIONS
 from simkit.engine.layout import (
     N_ACTIONS,
     N_STATE,
     O_NHIST,
     O_NHIST_UNKNOWN,
     O_SEAT,
-    PH_DRAW,
-    PH_OVER,
     S_PAYOFF,
-    S_PHASE,
-    S_PLAYER,
     S_UNITS,
     S_WINNER,
 )
 from simkit.jit import borrowed, keep_alive, run_chunks, static_function
-from simkit.policies.dispatch import builtin_act_state, fast_act_state, uses_fast_policies
+from simkit.policies.dispatch import (
+    builtin_act_state,
+    fast_act_state,
+    uses_fast_policies,
+)
 from simkit.policies.mc import determinise, sharpen_hand
 from simkit.policies.registry import PolicySpec, policy_arrays
 from simkit.rng import root_key, stream_state
 from simkit.rules import RuleSet
-from simkit.runner.luck import check_luck_policies, draw_luck, new_luck_scratch
+from simkit.runner.luck import (
+    N_VALUE_FEATURES,
+    check_luck_policies,
+    new_luck_scratch,
+    play_out,
+)
 from simkit.runner.play import (
     DECK_STREAM,
-    ERR_MAX_DECISIONS,
     ERR_SEAT,
     borrow_scratch,
-    decide,
     new_scratch,
 )
 
@@ -81,6 +83,8 @@ def _rollouts_with(act, k, obs, cands, alive, first, count, root, policy_ids, pa
     policy_ids, params, rules, block = borrowed(policy_ids), borrowed(params), borrowed(rules), borrowed(block)
     tab = new_luck_scratch()
     luck = np.zeros(N_SEATS, dtype=np.float64)
+    no_rows = np.zeros((0, N_VALUE_FEATURES + 1), dtype=np.float64)
+    no_count = np.zeros(1, dtype=np.int64)
     d = np.zeros(N_STATE, dtype=np.int64)
     me = obs[O_SEAT]
     for p in range(N_SEATS):
@@ -116,21 +120,8 @@ def _rollouts_with(act, k, obs, cands, alive, first, count, root, policy_ids, pa
             work[E.EW_CHANCE] = E.CHANCE_PAUSE if block.size > 0 else E.CHANCE_OFF
             obs2[O_NHIST] = O_NHIST_UNKNOWN
             E.apply_legal(s, a, rules, mask, work, ev, ev_n)
-            error = 0
-            decisions = 0
-            while s[S_PHASE] != PH_OVER:
-                if s[S_PHASE] == PH_DRAW:  # paused before a draw (only with a value model)
-                    draw_luck(s, rules, mask, work, tab, block, luck)
-                    E.advance(s, rules, mask, work, ev, ev_n)
-                    continue
-                if decisions == MAX_DECISIONS:
-                    error = ERR_MAX_DECISIONS + ERR_SEAT * s[S_PLAYER]
-                    break
-                decisions += 1
-                error = decide(act, policy_ids, params, seat_of, rules, s, rngs, mask, obs2, work, pwork, ev, ev_n)
-                if error != 0:
-                    break
-            work[E.EW_CHANCE] = E.CHANCE_OFF
+            error = play_out(act, policy_ids, params, seat_of, rules, s, rngs, mask, obs2, work, pwork, ev, ev_n, tab,
+                             block, luck, no_rows, no_count)
             winner = s[S_WINNER]
             row[OUT_PAYOFF] = s[S_PAYOFF + me]
             row[OUT_WIN] = 1.0 if winner == me else 0.0
