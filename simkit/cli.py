@@ -478,7 +478,7 @@ def _cmd_analyze(args: argparse.Namespace) -> int:
     luck = None if args.luck is None else (True if args.luck == "builtin" else args.luck)
     result = analyze_position(position, policy=policy, rollouts=args.rollouts, seed=args.seed,
                               workers=args.workers, luck=luck, batch=args.batch, confidence=args.confidence,
-                              race=not args.no_race, sharpen=args.sharpen)
+                              race=not args.no_race, sharpen=args.sharpen, tolerance=args.tolerance)
     if args.json:
         print(result.to_json())
     else:

@@ -689,8 +689,11 @@ COMMANDS: tuple[Command, ...] = (
         arg("--at", type=int, default=None, metavar="N", help="the decision of --log to analyse (0-based)",
             check=NONNEG),
         ROLLOUT_POLICY,
-        arg("--rollouts", type=int, default=2048, check=integer(1, 1_000_000),
-            help="the most determinisations an action gets (default 2048)"),
+        arg("--rollouts", type=int, default=16384, check=integer(1, 1_000_000),
+            help="the most determinisations an action gets (default 16384)"),
+        arg("--tolerance", type=float, default=0.05, metavar="PAI", check=nonnegative_finite,
+            help="an action whose difference to the best lies surely within +-PAI stops racing as equal "
+                 "(default 0.05)"),
         arg("--batch", type=int, default=64, check=integer(1, 1_000_000),
             help="determinisations per racing round (default 64)"),
         arg("--no-race", action="store_true", help="give every action all --rollouts determinisations"),

@@ -142,7 +142,7 @@ FLAGS = {  # every flag each command had when the parser became a table; more ma
     "demo": {"--out", "--deals", "--seed", "--policies", "--seating"},
     "replay": {"--seed", "--deal", "--policies", "--rule", "--session-length", "--seating", "--seating-index",
                "--output", "--engine", "--position", "--json"},
-    "analyze": {"--log", "--at", "--policy", "--rollouts", "--batch", "--no-race", "--luck", "--sharpen", "--seed", "--workers",
+    "analyze": {"--log", "--at", "--policy", "--rollouts", "--batch", "--no-race", "--tolerance", "--luck", "--sharpen", "--seed", "--workers",
                 "--confidence", "--json"},
     "review": {"--seat", "--policy", "--rollouts", "--min-loss", "--luck", "--sharpen", "--seed", "--workers", "--out", "--json",
                "--quiet"},

@@ -21,8 +21,9 @@ and the difference to the best action with its paired interval.
   each sampled opponent hand, at the calibrated strength, removes that bias (0: uniform).
 * **Racing**: determinisations come in rounds of ``batch``; after each round an action whose
   difference to the current best has an upper bound below 0 (at the racing level: the
-  confidence Bonferroni-split over the other actions) stops, as GNU Backgammon's and mc's
-  rollouts do.  The analysis stops when only the best is left or ``rollouts``
+  confidence Bonferroni-split over the other actions) stops as ``separated``, as GNU
+  Backgammon's and mc's rollouts do, and one whose difference lies within ``± tolerance`` stops
+  as ``equal``.  The analysis stops when only the best is left or ``rollouts``
   determinisations are spent.
 
 A result is a pure function of (position, policy, seed, rollouts, batch, luck model,
@@ -60,7 +61,8 @@ from simkit.runner.rollout import rollouts as play_rollouts
 from simkit.runner.value_model import ValueModel, value_model_for
 
 DEFAULT_POLICY = "expert"
-DEFAULT_ROLLOUTS = 2048  # determinisations per action at most
+DEFAULT_ROLLOUTS = 16384  # determinisations per action at most
+DEFAULT_TOLERANCE = 0.05  # 牌: an action whose difference to the best is surely within this stops as equal
 DEFAULT_BATCH = 64  # determinisations per racing round
 MIN_RACE = 128  # no action stops before this many determinisations
 # the opponent model's default: 20 hill-climbing steps per sampled opponent hand.  Uniform samples
@@ -68,7 +70,7 @@ MIN_RACE = 128  # no action stops before this many determinisations
 # (calibration on seed 4105, 150 deals); 20 steps: +0.01 ± 0.09 there, +0.10 ± 0.08 on seed 4106
 # (docs/analysis.md, "Opponent model")
 DEFAULT_SHARPEN = 20
-STATUS_BEST, STATUS_SEPARATED, STATUS_OPEN = "best", "separated", "open"
+STATUS_BEST, STATUS_SEPARATED, STATUS_EQUAL, STATUS_OPEN = "best", "separated", "equal", "open"
 
 
 def _race_z(confidence: float, n_actions: int) -> float:
@@ -216,7 +218,7 @@ class PositionAnalysis:
 
 
 def _estimates(position: Position, actions: Sequence[int], out: np.ndarray, counts: np.ndarray, best: int,
-               separated: np.ndarray, confidence: float, luck: bool) -> list[ActionEstimate]:
+               stopped: list[str], confidence: float, luck: bool) -> list[ActionEstimate]:
     rows = []
     base = out[best, : counts[best]]
     x_best = base[:, OUT_PAYOFF] - base[:, OUT_LUCK]
@@ -237,7 +239,7 @@ def _estimates(position: Position, actions: Sequence[int], out: np.ndarray, coun
         else:
             d = x - x_best[:n]
             diff = _t_bounds(d, confidence)
-            status = STATUS_SEPARATED if separated[i] else STATUS_OPEN
+            status = stopped[i]
             if n >= 2:
                 var_d = float(d.var(ddof=1))
                 crn = _ratio(float(x.var(ddof=1) + x_best[:n].var(ddof=1)), var_d)
@@ -271,12 +273,14 @@ def analyze_position(
     race: bool = True,
     actions: Sequence[int] | None = None,
     sharpen: int = DEFAULT_SHARPEN,
+    tolerance: float = DEFAULT_TOLERANCE,
 ) -> PositionAnalysis:
     """Roll out every legal action of ``position`` (or the ``actions`` given) and race them
     (see the module docstring); a :class:`PositionAnalysis`.
 
     ``rollouts``: the most determinisations an action gets; ``batch``: determinisations per
-    racing round; ``race`` False: every action gets all ``rollouts``; ``luck``: True for the
+    racing round; ``race`` False: every action gets all ``rollouts``; ``tolerance`` (牌): an
+    action surely within it of the best stops racing as equal; ``luck``: True for the
     shipped value model, a model file or :class:`~simkit.runner.value_model.ValueModel`;
     ``sharpen``: an opponent model, that many hill-climbing steps bringing each sampled
     opponent hand closer to complete (``mc``'s ``sharpen``; 0: uniform determinisations;
@@ -289,6 +293,8 @@ def analyze_position(
     workers = _check_count(workers, "workers", 1)
     seed = _check_count(seed, "seed", 0)
     sharpen = _check_count(sharpen, "sharpen", 0)
+    if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)) or not 0 <= tolerance < math.inf:
+        raise SimkitError(f"tolerance must be a finite number >= 0, got {tolerance!r}", parameters=("tolerance",))
     confidence = check_confidence(confidence)
     legal = position.legal_actions()
     if actions is None:
@@ -307,7 +313,7 @@ def analyze_position(
     out = np.zeros((k, rollouts, N_ROLLOUT_OUT), dtype=np.float64)
     counts = np.zeros(k, dtype=np.int64)
     alive = np.ones(k, dtype=np.bool_)
-    separated = np.zeros(k, dtype=np.bool_)
+    stopped = [STATUS_OPEN] * k  # why an action left the race
     z_race = _race_z(confidence, k)
     done = 0
     best = 0
@@ -334,12 +340,16 @@ def analyze_position(
                     continue
                 d = x[i] - x[best]
                 se = float(d.std(ddof=1)) / math.sqrt(done)
-                if float(d.mean()) + z_race * se < 0:
+                lo, hi = float(d.mean()) - z_race * se, float(d.mean()) + z_race * se
+                if hi < 0:
                     alive[i] = False
-                    separated[i] = True
+                    stopped[i] = STATUS_SEPARATED
+                elif -tolerance < lo and hi < tolerance:
+                    alive[i] = False
+                    stopped[i] = STATUS_EQUAL
         if alive.sum() == 1:
             break
-    rows = _estimates(position, chosen, out, counts, best, separated, confidence, model is not None)
+    rows = _estimates(position, chosen, out, counts, best, stopped, confidence, model is not None)
     for i, row in enumerate(rows):  # an action still racing at the end is separated if its interval says so
         if row.status == STATUS_OPEN and row.difference_hi < 0:
             rows[i] = dataclasses.replace(row, status=STATUS_SEPARATED)

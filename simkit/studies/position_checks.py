@@ -6,12 +6,18 @@ Known-answer positions are taken from deals the ``expert`` bot plays (:func:`kno
 
 * ``win``: a winning holding in a discard phase with at most :data:`WIN_STOCK` stock cards
   left (too few draws for a later, bigger win to pay): winning must rank first;
-* ``break_zi``: a discard phase early in the deal (at least :data:`EARLY_STOCK` stock cards)
-  with idle cards, where one discard breaks a concealed 子: it must rank below the best discard
-  that keeps every 子;
+* ``break_zi``: a discard phase with at least :data:`EARLY_STOCK` stock cards and 1 to
+  :data:`NEAR_IDLE` idle cards, where one discard breaks a concealed 子 (its pair stays a
+  component, so the idle cards stay): it must rank below the best discard that keeps every 子;
 * ``decline_kong`` / ``decline_chariot``: a claim where passing forbids winning for the rest of
   the deal (declining a legal 发子 under ``must_kong``, or a 碰 through a chariot under
-  ``must_chariot_out``): the pass must rank below the 发子 / 碰.
+  ``must_chariot_out``) and the claim leaves at most :data:`NEAR_IDLE` idle cards: the pass
+  must rank below the 发子 / 碰.
+
+The idle-card bounds keep the cases whose answer the construction decides.  A hand far from
+complete (6 or more idle cards) has little chance to win either way: measured under the default
+opponent model, declining a 发子 there can even rank above it (the 发子 gives the opponents a
+turn they would not have had), and breaking a 子 costs too little to see.
 """
 
 from __future__ import annotations
@@ -25,13 +31,15 @@ import numpy as np
 
 from simkit.engine import kernel as E
 from simkit.engine import layout as L
+from simkit.cards import N_TYPES
 from simkit.engine.position import Position
 from simkit.evaluator.api import min_idle
 from simkit.replay import log_decisions, replay_jsonl
 from simkit.studies.analyze import PositionAnalysis, analyze_position
 
 WIN_STOCK = 2
-EARLY_STOCK = 15
+EARLY_STOCK = 10
+NEAR_IDLE = 4
 CASE_KINDS = ("win", "break_zi", "decline_kong", "decline_chariot")
 
 
@@ -58,6 +66,16 @@ def _pass_forbids_winning(position: Position) -> bool:
     return bool(s[L.S_NOWIN + position.seat])
 
 
+def _idle_after(position: Position, action: int) -> int:
+    """Fewest idle cards of the player's concealed hand once ``action`` is applied."""
+    s = position.state()
+    mask = np.zeros(L.N_ACTIONS, dtype=np.bool_)
+    ev = np.zeros((64, L.EVENT_WIDTH), dtype=np.int64)
+    E.apply(s, action, position.rules.to_array(), mask, E.new_engine_workspace(), ev, np.zeros(1, dtype=np.int64))
+    seat = position.seat
+    return min_idle(s[L.S_CONC + N_TYPES * seat : L.S_CONC + N_TYPES * (seat + 1)])
+
+
 def case_of(position: Position) -> KnownCase | None:
     """The known-answer case a position is, if any (see the module docstring)."""
     legal = position.legal_actions()
@@ -65,10 +83,12 @@ def case_of(position: Position) -> KnownCase | None:
         if position.nowin or L.A_PASS not in legal:
             return None
         if L.A_KONG in legal and position.rules.must_kong and _pass_forbids_winning(position):
-            return KnownCase("decline_kong", position, (L.A_KONG,), L.A_PASS)
-        if L.A_PENG in legal and L.A_KONG not in legal and _pass_forbids_winning(position):
-            return KnownCase("decline_chariot", position, (L.A_PENG,), L.A_PASS)
-        return None
+            kind, claim = "decline_kong", L.A_KONG
+        elif L.A_PENG in legal and L.A_KONG not in legal and _pass_forbids_winning(position):
+            kind, claim = "decline_chariot", L.A_PENG
+        else:
+            return None
+        return KnownCase(kind, position, (claim,), L.A_PASS) if _idle_after(position, claim) <= NEAR_IDLE else None
     if L.A_WIN in legal:
         if position.stock <= WIN_STOCK:
             return KnownCase("win", position, (L.A_WIN,), max(a for a in legal if a != L.A_WIN))
@@ -76,7 +96,7 @@ def case_of(position: Position) -> KnownCase | None:
     hand = np.array(position.hand)
     zi = [a for a in legal if a < L.A_WIN and hand[a] == 3]
     keep = [a for a in legal if a < L.A_WIN and hand[a] != 3]
-    if position.stock >= EARLY_STOCK and zi and keep and min_idle(hand) >= 3:
+    if position.stock >= EARLY_STOCK and zi and keep and 1 <= min_idle(hand) <= NEAR_IDLE:
         return KnownCase("break_zi", position, tuple(keep), zi[0])
     return None
 
