@@ -15,18 +15,31 @@ import json
 
 import numpy as np
 import pytest
-
 from helpers import one_line_error, run_cli
+
+from simkit.engine import kernel as E
 from simkit.engine import layout as L
 from simkit.engine.position import action_text, parse_position
 from simkit.errors import SimkitError
+from simkit.policies.builtin import POLICY_WORK_SIZE, random_act
+from simkit.policies.expert import EXPERT_DEFAULTS, expert_state
+from simkit.policies.mc import determinise, sharpen_hand
 from simkit.policies.registry import parse_policy
 from simkit.replay import log_decisions, replay_jsonl
+from simkit.rng import root_key, stream_state
 from simkit.rules import RuleSet
 from simkit.runner.rollout import OUT_PAYOFF, rollouts
 from simkit.studies.analyze import DEFAULT_SHARPEN, analyze_position
-from simkit.studies.position_checks import brute_force_agreement, calibration, known_answer_cases
-from simkit.studies.review import parse_decision_log, review_decisions, write_review_report
+from simkit.studies.position_checks import (
+    brute_force_agreement,
+    calibration,
+    known_answer_cases,
+)
+from simkit.studies.review import (
+    parse_decision_log,
+    review_decisions,
+    write_review_report,
+)
 
 SEED = 77
 
@@ -211,3 +224,50 @@ def test_the_default_opponent_model_is_calibrated_on_expert_deals():
     assert uniform.payoff_bias < default.payoff_bias - 0.4, (uniform, default)
     assert abs(default.payoff_bias) < 4 * default.payoff_bias_se, default
     assert abs(default.loss_bias) < 4 * default.loss_bias_se + 0.02, default
+
+
+def _plain_rollout(position, action, seed, r, policy, sharpen):
+    """The rollout kernel's twin, a plain Python loop: determinisation r from stream (seed, r, 0)
+    (sharpened per other seat in seat order), the action applied, then each decision asked of
+    the policy (random draws from stream (seed, r, 1 + seat)); (payoff, won, lost, units)."""
+    root = root_key(seed)
+    rules = position.rules.to_array()
+    rng = np.zeros(4, dtype=np.uint64)
+    stream_state(root, r, 0, rng)
+    s = np.zeros(L.N_STATE, dtype=np.int64)
+    assert determinise(position.observation(), rng, s)
+    for p in range(3):
+        if p != position.seat and sharpen:
+            sharpen_hand(s, p, rng, sharpen)
+    rngs = np.zeros((3, 4), dtype=np.uint64)
+    for p in range(3):
+        stream_state(root, r, 1 + p, rngs[p])
+    mask = np.zeros(L.N_ACTIONS, dtype=np.bool_)
+    work = E.new_engine_workspace()
+    ev, ev_n = np.zeros((0, L.EVENT_WIDTH), dtype=np.int64), np.zeros(1, dtype=np.int64)
+    pwork = np.zeros(POLICY_WORK_SIZE, dtype=np.int64)
+    params = np.array(EXPERT_DEFAULTS, dtype=np.float64)
+    assert E.apply(s, action, rules, mask, work, ev, ev_n)
+    while s[L.S_PHASE] != L.PH_OVER:
+        p = int(s[L.S_PLAYER])
+        E.legal_mask(s, rules, mask, work)
+        a = expert_state(s, p, mask, params, rules, pwork) if policy == "expert" else random_act(mask, rngs[p])
+        assert E.apply(s, int(a), rules, mask, work, ev, ev_n)
+    me, winner = position.seat, int(s[L.S_WINNER])
+    return (float(s[L.S_PAYOFF + me]), float(winner == me), float(winner >= 0 and winner != me),
+            float(s[L.S_UNITS]) if winner == me else 0.0)
+
+
+@pytest.mark.parametrize(("policy", "sharpen"), [("expert", 20), ("random", 0)])
+def test_rollout_kernel_matches_a_plain_python_loop(logged, policy, sharpen):
+    _, decisions = logged
+    spec = parse_policy(policy)
+    for d in decisions[3:40:9]:
+        position = d.position
+        legal = position.legal_actions()
+        out = rollouts(position.observation(), legal, [True] * len(legal), 5, 3, 11, spec, position.rules,
+                       sharpen=sharpen)
+        for i, action in enumerate(legal):
+            for j in range(3):
+                assert tuple(out[i, j, :4]) == _plain_rollout(position, action, 11, 5 + j, policy, sharpen)
+                assert out[i, j, 4] == 0.0 and out[i, j, 5] == 0.0  # no luck without a model, no error

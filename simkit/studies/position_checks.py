@@ -29,9 +29,9 @@ from typing import Sequence
 
 import numpy as np
 
+from simkit.cards import N_TYPES
 from simkit.engine import kernel as E
 from simkit.engine import layout as L
-from simkit.cards import N_TYPES
 from simkit.engine.position import Position
 from simkit.evaluator.api import min_idle
 from simkit.replay import log_decisions, replay_jsonl
