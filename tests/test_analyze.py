@@ -28,7 +28,9 @@ from simkit.policies.registry import parse_policy
 from simkit.replay import log_decisions, replay_jsonl
 from simkit.rng import root_key, stream_state
 from simkit.rules import RuleSet
+from simkit.runner.luck import draw_luck, new_luck_scratch
 from simkit.runner.rollout import OUT_PAYOFF, rollouts
+from simkit.runner.value_model import value_model_for
 from simkit.studies.analyze import DEFAULT_SHARPEN, analyze_position
 from simkit.studies.position_checks import (
     brute_force_agreement,
@@ -226,10 +228,11 @@ def test_the_default_opponent_model_is_calibrated_on_expert_deals():
     assert abs(default.loss_bias) < 4 * default.loss_bias_se + 0.02, default
 
 
-def _plain_rollout(position, action, seed, r, policy, sharpen):
+def _plain_rollout(position, action, seed, r, policy, sharpen, block=None):
     """The rollout kernel's twin, a plain Python loop: determinisation r from stream (seed, r, 0)
     (sharpened per other seat in seat order), the action applied, then each decision asked of
-    the policy (random draws from stream (seed, r, 1 + seat)); (payoff, won, lost, units)."""
+    the policy (random draws from stream (seed, r, 1 + seat)), and with a value model ``block``
+    each draw's luck added up; (payoff, won, lost, units, the player's luck)."""
     root = root_key(seed)
     rules = position.rules.to_array()
     rng = np.zeros(4, dtype=np.uint64)
@@ -247,27 +250,41 @@ def _plain_rollout(position, action, seed, r, policy, sharpen):
     ev, ev_n = np.zeros((0, L.EVENT_WIDTH), dtype=np.int64), np.zeros(1, dtype=np.int64)
     pwork = np.zeros(POLICY_WORK_SIZE, dtype=np.int64)
     params = np.array(EXPERT_DEFAULTS, dtype=np.float64)
+    luck, tab = np.zeros(3), new_luck_scratch()
+    if block is not None:
+        work[E.EW_CHANCE] = E.CHANCE_PAUSE
     assert E.apply(s, action, rules, mask, work, ev, ev_n)
     while s[L.S_PHASE] != L.PH_OVER:
+        if s[L.S_PHASE] == L.PH_DRAW:
+            draw_luck(s, rules, mask, work, tab, block, luck)
+            E.advance(s, rules, mask, work, ev, ev_n)
+            continue
         p = int(s[L.S_PLAYER])
         E.legal_mask(s, rules, mask, work)
         a = expert_state(s, p, mask, params, rules, pwork) if policy == "expert" else random_act(mask, rngs[p])
         assert E.apply(s, int(a), rules, mask, work, ev, ev_n)
     me, winner = position.seat, int(s[L.S_WINNER])
     return (float(s[L.S_PAYOFF + me]), float(winner == me), float(winner >= 0 and winner != me),
-            float(s[L.S_UNITS]) if winner == me else 0.0)
+            float(s[L.S_UNITS]) if winner == me else 0.0, float(luck[me]))
 
 
-@pytest.mark.parametrize(("policy", "sharpen"), [("expert", 20), ("random", 0)])
-def test_rollout_kernel_matches_a_plain_python_loop(logged, policy, sharpen):
+@pytest.mark.parametrize(("policy", "sharpen", "luck"), [("expert", 20, False), ("random", 0, True)])
+def test_rollout_kernel_matches_a_plain_python_loop(logged, policy, sharpen, luck):
+    """The same numbers, rollout by rollout.  With ``random`` most rollouts end in 穿牌, so the luck
+    (which follows every state the draws meet) is what shows a policy stream keyed wrongly."""
     _, decisions = logged
     spec = parse_policy(policy)
+    block = value_model_for(True, 11).block if luck else None
+    lucky = 0
     for d in decisions[3:40:9]:
         position = d.position
         legal = position.legal_actions()
-        out = rollouts(position.observation(), legal, [True] * len(legal), 5, 3, 11, spec, position.rules,
+        out = rollouts(position.observation(), legal, [True] * len(legal), 5, 3, 11, spec, position.rules, block,
                        sharpen=sharpen)
         for i, action in enumerate(legal):
             for j in range(3):
-                assert tuple(out[i, j, :4]) == _plain_rollout(position, action, 11, 5 + j, policy, sharpen)
-                assert out[i, j, 4] == 0.0 and out[i, j, 5] == 0.0  # no luck without a model, no error
+                plain = _plain_rollout(position, action, 11, 5 + j, policy, sharpen, block)
+                assert tuple(out[i, j, :4]) == plain[:4]
+                assert out[i, j, 4] == pytest.approx(plain[4], abs=1e-9) and out[i, j, 5] == 0.0
+                lucky += out[i, j, 4] != 0.0
+    assert (lucky > 20) if luck else (lucky == 0)
