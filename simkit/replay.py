@@ -40,14 +40,18 @@ from typing import Any
 import numpy as np
 
 from simkit.cards import (
+    N_COLOURS,
     N_COPIES,
     N_SEATS,
     N_TYPES,
     TYPE_NAMES,
+    ZU,
+    colour_of,
     format_counts,
     ids_to_counts,
     parse_counts,
     parse_type,
+    rank_of,
 )
 from simkit.deck import DEALER_CARDS, PLAYER_CARDS
 from simkit.engine import layout as L
@@ -260,11 +264,11 @@ def _claim_action(entry: dict[str, Any]) -> int:
     if kind != "chow":
         raise ValueError(f"unknown claim kind {kind!r}")
     types = [parse_type(str(x)) for x in entry.get("cards", [])]
-    zu = [t for t in types if t % 7 == 6]
-    if len(zu) == 4:
+    zu = [t for t in types if rank_of(t) == ZU]
+    if len(zu) == N_COLOURS:
         return L.A_CHOW_ZU4
-    if len(zu) == 3:
-        missing = set(range(4)) - {t // 7 for t in zu}
+    if len(zu) == N_COLOURS - 1:
+        missing = set(range(N_COLOURS)) - {colour_of(t) for t in zu}
         return L.A_CHOW_ZU + missing.pop()
     return L.A_CHOW_TRIAD
 

@@ -18,6 +18,7 @@ import dataclasses
 import math
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 __all__ = [
@@ -43,6 +44,24 @@ def format_level(confidence: float) -> str:
     ('95%', '90%', '99%', '99.9%', '68%')
     """
     return f"{round(100.0 * float(confidence), 10):g}%"
+
+
+def finite_or_none(value: Any) -> Any:
+    """``value`` with every non-finite float (at any depth of dicts and lists) replaced by None,
+    numpy scalars as Python numbers: what a result's ``to_json`` writes (JSON has no NaN).
+
+    >>> finite_or_none({"a": [1.0, float("nan")], "b": np.int64(3)})
+    {'a': [1.0, None], 'b': 3}
+    """
+    if isinstance(value, dict):
+        return {k: finite_or_none(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite_or_none(v) for v in value]
+    if isinstance(value, (float, np.floating)):
+        return float(value) if math.isfinite(value) else None
+    if isinstance(value, np.integer):
+        return int(value)
+    return value
 
 
 @dataclasses.dataclass(frozen=True)

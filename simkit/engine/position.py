@@ -214,6 +214,10 @@ class Position:
     def observation(self) -> np.ndarray:
         """The engine's observation array (``layout.N_OBS``) of this position: what the policies
         and the determinisations of :mod:`simkit.policies.mc` read (no public history)."""
+        return self._observation(self.stage)
+
+    def _observation(self, stage: str) -> np.ndarray:
+        """:meth:`observation` of a claim asked at ``stage`` (the stage being derived)."""
         obs = np.zeros(L.N_OBS, dtype=np.int64)
         me = self.seat
         obs[L.O_SEAT] = me
@@ -236,7 +240,7 @@ class Position:
             obs[L.O_ACTIVE] = self.card
             obs[L.O_SOURCE] = SOURCES.index(self.source)
             obs[L.O_SOURCE_PLAYER] = self.source_player
-            obs[L.O_STAGE] = STAGES.index(self.stage)
+            obs[L.O_STAGE] = STAGES.index(stage)
             obs[L.O_GAIN] = L.WIN_DISCARD
             obs[L.O_GAIN_TYPE] = -1
         else:
@@ -252,7 +256,11 @@ class Position:
         """A full engine state consistent with the position: the unseen cards dealt to the other
         hands and the stock in card order (one determinisation; the legal actions and
         anything else the player can see do not depend on which)."""
-        obs = self.observation()
+        return self._state(self.stage)
+
+    def _state(self, stage: str) -> np.ndarray:
+        """:meth:`state` of a claim asked at ``stage``."""
+        obs = self._observation(stage)
         s = np.zeros(L.N_STATE, dtype=np.int64)
         pool = [t for t in range(N_TYPES) for _ in range(int(self.unseen_counts()[t]))]
         k = 0
@@ -365,15 +373,10 @@ def _claim_stage(p: Position) -> str:
     """The first claim stage at which the seat is the one asked and may claim (the engine's
     order: 碰 / 发子 player, then the 吃 player, then the drawer's next player)."""
     for stage in STAGES:
-        if _stage_seat(p, stage) == p.seat and len(_legal(_with_stage(p, stage), p.rules)) > 1:
+        if _stage_seat(p, stage) == p.seat and len(_legal(p._state(stage), p.rules)) > 1:
             return stage
     raise PositionError(f"seat {p.seat} has no claim on {TYPE_NAMES[p.card]} "
                         f"({p.source} of seat {p.source_player})")
-
-
-def _with_stage(p: Position, stage: str) -> np.ndarray:
-    s = dataclasses.replace(p, stage=stage).state() if p.stage != stage else p.state()
-    return s
 
 
 def _stage_seat(p: Position, stage: str) -> int:

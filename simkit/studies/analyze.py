@@ -43,7 +43,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from simkit.analysis.stats import check_confidence
+from simkit.analysis.results import finite_or_none
+from simkit.analysis.stats import check_confidence, t_interval_or_nan, wilson_interval
 from simkit.engine.position import Position, action_text, decision_kind
 from simkit.errors import SimkitError
 from simkit.policies.registry import PolicySpec, parse_policy
@@ -77,29 +78,6 @@ def _race_z(confidence: float, n_actions: int) -> float:
     """The racing threshold: two-sided at ``confidence``, Bonferroni-split over the other actions."""
     alpha = (1.0 - confidence) / max(1, n_actions - 1)
     return float(stats.norm.ppf(1.0 - alpha / 2.0))
-
-
-def _t_bounds(values: np.ndarray, confidence: float) -> tuple[float, float, float]:
-    n = values.size
-    if n == 0:
-        return math.nan, math.nan, math.nan
-    mean = float(values.mean())
-    if n < 2:
-        return mean, math.nan, math.nan
-    se = float(values.std(ddof=1)) / math.sqrt(n)
-    half = float(stats.t.ppf(0.5 + confidence / 2.0, n - 1)) * se
-    return mean, mean - half, mean + half
-
-
-def _wilson(k: float, n: int, confidence: float) -> tuple[float, float, float]:
-    if n == 0:
-        return math.nan, 0.0, 1.0
-    z = float(stats.norm.ppf(0.5 + confidence / 2.0))
-    p = k / n
-    denom = 1.0 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return p, (0.0 if k == 0 else max(0.0, centre - half)), (1.0 if k == n else min(1.0, centre + half))
 
 
 def _ratio(numerator: float, denominator: float) -> float:
@@ -185,15 +163,7 @@ class PositionAnalysis:
 
     def to_json(self) -> str:
         """JSON (NaN written as null)."""
-        def clean(x: Any) -> Any:
-            if isinstance(x, float) and not math.isfinite(x):
-                return None
-            if isinstance(x, dict):
-                return {k: clean(v) for k, v in x.items()}
-            if isinstance(x, list):
-                return [clean(v) for v in x]
-            return x
-        return json.dumps(clean(self.to_dict()), ensure_ascii=False)
+        return json.dumps(finite_or_none(self.to_dict()), ensure_ascii=False)
 
     def table(self) -> str:
         """The analysis as a text table (what ``simkit analyze`` prints)."""
@@ -227,18 +197,18 @@ def _estimates(position: Position, actions: Sequence[int], out: np.ndarray, coun
         o = out[i, :n]
         raw = o[:, OUT_PAYOFF]
         x = raw - o[:, OUT_LUCK]
-        payoff, payoff_lo, payoff_hi = _t_bounds(x, confidence)
+        payoff, payoff_lo, payoff_hi = t_interval_or_nan(x, confidence)
         wins = o[:, OUT_WIN] > 0
-        p_win = _wilson(float(wins.sum()), n, confidence)
-        p_loss = _wilson(float(o[:, OUT_LOSS].sum()), n, confidence)
-        units = _t_bounds(o[wins, OUT_UNITS], confidence)
+        p_win = wilson_interval(int(wins.sum()), n, confidence)
+        p_loss = wilson_interval(int(o[:, OUT_LOSS].sum()), n, confidence)
+        units = t_interval_or_nan(o[wins, OUT_UNITS], confidence)
         crn = luck_factor = math.nan
         if i == best:
             diff = (0.0, 0.0, 0.0)
             status = STATUS_BEST
         else:
             d = x - x_best[:n]
-            diff = _t_bounds(d, confidence)
+            diff = t_interval_or_nan(d, confidence)
             status = stopped[i]
             if n >= 2:
                 var_d = float(d.var(ddof=1))
@@ -248,8 +218,8 @@ def _estimates(position: Position, actions: Sequence[int], out: np.ndarray, coun
                     luck_factor = _ratio(float(raw_d.var(ddof=1)), var_d)
         rows.append(ActionEstimate(
             action=int(a), name=action_text(int(a), position), rollouts=n, payoff=payoff, payoff_lo=payoff_lo,
-            payoff_hi=payoff_hi, raw_payoff=float(raw.mean()), p_win=p_win[0], p_win_lo=p_win[1], p_win_hi=p_win[2],
-            p_loss=p_loss[0], p_loss_lo=p_loss[1], p_loss_hi=p_loss[2], win_units=units[0], win_units_lo=units[1],
+            payoff_hi=payoff_hi, raw_payoff=float(raw.mean()), p_win=p_win.estimate, p_win_lo=p_win.lo,
+            p_win_hi=p_win.hi, p_loss=p_loss.estimate, p_loss_lo=p_loss.lo, p_loss_hi=p_loss.hi, win_units=units[0], win_units_lo=units[1],
             win_units_hi=units[2], difference=diff[0], difference_lo=diff[1], difference_hi=diff[2], status=status,
             crn_factor=crn, luck_factor=luck_factor))
     return rows

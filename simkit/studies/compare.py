@@ -29,7 +29,7 @@ import pandas as pd
 
 from simkit.analysis.plots import convergence_plot, decision_text, forest_plot, save_figure, sprt_llr_plot
 from simkit.analysis.report import format_p, markdown_table
-from simkit.analysis.results import Interval, MeanTest, Result, VarianceReduction, format_level
+from simkit.analysis.results import Interval, MeanTest, Result, VarianceReduction, finite_or_none, format_level
 from simkit.analysis.sequential import DEFAULT_BURN_IN, EmpiricalMeanSPRT, SequentialEstimate
 from simkit.analysis.stats import (
     check_confidence,
@@ -79,19 +79,6 @@ class LuckAdjustment(Result):
     def deals_saved(self) -> float:
         """Share of the duplicate deals the adjusted estimate saves at the same standard error."""
         return 1.0 - 1.0 / self.reduction_factor if self.reduction_factor > 0 else math.nan
-
-
-def _finite_or_none(value):
-    """``value`` with every non-finite float (at any depth of dicts and lists) replaced by None."""
-    if isinstance(value, dict):
-        return {k: _finite_or_none(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_finite_or_none(v) for v in value]
-    if isinstance(value, (float, np.floating)):
-        return float(value) if math.isfinite(value) else None
-    if isinstance(value, np.integer):
-        return int(value)
-    return value
 
 
 def luck_adjustment(per_seating: np.ndarray, luck: np.ndarray, model: str, seed: int, duplicate_factor: float,
@@ -185,7 +172,7 @@ class ComparisonResult(Result):
     def to_json(self) -> dict:
         """The comparison as one JSON-ready object (``simkit compare --json``); a figure that is
         undefined (NaN, or an infinite variance reduction) is None, so the JSON stays standard."""
-        return _finite_or_none(self._json_fields())
+        return finite_or_none(self._json_fields())
 
     def _json_fields(self) -> dict:
         def interval(test: MeanTest, boot: Interval) -> dict:

@@ -58,20 +58,22 @@ class KnownCase:
         return analysis.estimate(self.worse).payoff < best_better
 
 
-def _pass_forbids_winning(position: Position) -> bool:
-    s = position.state()
-    mask = np.zeros(L.N_ACTIONS, dtype=np.bool_)
-    ev = np.zeros((64, L.EVENT_WIDTH), dtype=np.int64)
-    E.apply(s, L.A_PASS, position.rules.to_array(), mask, E.new_engine_workspace(), ev, np.zeros(1, dtype=np.int64))
-    return bool(s[L.S_NOWIN + position.seat])
-
-
-def _idle_after(position: Position, action: int) -> int:
-    """Fewest idle cards of the player's concealed hand once ``action`` is applied."""
+def _applied(position: Position, action: int) -> np.ndarray:
+    """The position's state (:meth:`Position.state`) once ``action`` is applied."""
     s = position.state()
     mask = np.zeros(L.N_ACTIONS, dtype=np.bool_)
     ev = np.zeros((64, L.EVENT_WIDTH), dtype=np.int64)
     E.apply(s, action, position.rules.to_array(), mask, E.new_engine_workspace(), ev, np.zeros(1, dtype=np.int64))
+    return s
+
+
+def _pass_forbids_winning(position: Position) -> bool:
+    return bool(_applied(position, L.A_PASS)[L.S_NOWIN + position.seat])
+
+
+def _idle_after(position: Position, action: int) -> int:
+    """Fewest idle cards of the player's concealed hand once ``action`` is applied."""
+    s = _applied(position, action)
     seat = position.seat
     return min_idle(s[L.S_CONC + N_TYPES * seat : L.S_CONC + N_TYPES * (seat + 1)])
 

@@ -32,6 +32,7 @@ import pandas as pd
 from scipy import stats
 
 from simkit.analysis.plots import decision_loss_plot, save_figure
+from simkit.analysis.results import finite_or_none
 from simkit.cards import N_SEATS, format_counts
 from simkit.engine.position import (
     Position,
@@ -137,17 +138,7 @@ class GameReview:
     def to_json(self) -> str:
         data = {"summary": self.summary(), "policy": self.policy, "seed": self.seed, "rollouts": self.rollouts,
                 "luck": self.luck, "decisions": [d.to_dict() for d in self.decisions]}
-        return json.dumps(_finite(data), ensure_ascii=False)
-
-
-def _finite(x: Any) -> Any:
-    if isinstance(x, float) and not math.isfinite(x):
-        return None
-    if isinstance(x, dict):
-        return {k: _finite(v) for k, v in x.items()}
-    if isinstance(x, list):
-        return [_finite(v) for v in x]
-    return x
+        return json.dumps(finite_or_none(data), ensure_ascii=False)
 
 
 def _z(confidence: float) -> float:
