@@ -11,7 +11,8 @@ caller: :func:`bench_evaluator` compares the thread's CPU time with the process'
 to report when the work ran elsewhere); pyarrow writes on the calling thread too (the Parquet
 table shows the process's CPU time next to the thread's).  Each kernel
 runs once untimed first (compiled, or loaded from numba's cache: compile time is never
-counted), then the best of a few timed runs is kept.  Throughput is measured, never asserted
+counted), then the best of a few timed runs is kept (the engine's rows in interleaved rounds,
+every row once per round, so that a slow stretch of the machine weighs on all rows alike).  Throughput is measured, never asserted
 in tests.
 
 ``bench engine`` plays every built-in policy of the registry
@@ -320,7 +321,9 @@ def _play(deals: int, seed: int, arrays: tuple, rules_array: np.ndarray) -> np.n
     return play_deals(deals, seed, ids, params, rules_array, user_functions=user)
 
 
-def _engine_row(name: str, n: int, seed: int, repeats: int) -> dict:
+def _engine_setup(name: str, n: int, seed: int) -> dict:
+    """A row's policies, deals and label, its kernels compiled or loaded (untimed): × 3, or one
+    seat against greedy × 2 on fewer deals for a slow policy (mc's family, or slow in a probe)."""
     label = "greedy by import path" if name == USER_GREEDY else name
     rules_array = RuleSet().to_array()
     three = policy_arrays(parse_policies([name] * 3))
@@ -330,14 +333,33 @@ def _engine_row(name: str, n: int, seed: int, repeats: int) -> dict:
     if slow:
         arrays = policy_arrays(parse_policies([name, REFERENCE, REFERENCE]))
         _play(2, seed, arrays, rules_array)
-        deals, text, row_label, repeats = max(SLOW_MIN_DEALS, n // SLOW_SHARE), f"{name},{REFERENCE},{REFERENCE}", \
-            f"{label} vs {REFERENCE} ×2", 1
-    else:
-        arrays, deals, text, row_label = three, n, ",".join([name] * 3), f"{label} ×3"
-    seconds, rows = best_of(repeats, _play, deals, seed, arrays, rules_array)
-    return {"policy": row_label, "policies": text, "deals": deals, "cpu_s": seconds, "deals_per_s": deals / seconds,
-            "won": float((rows[:, R_WINNER] >= 0).mean()), "runs": repeats,
-            "rows_sha256": hashlib.sha256(np.ascontiguousarray(rows).tobytes()).hexdigest()[:16]}
+        return {"policy": f"{label} vs {REFERENCE} ×2", "policies": f"{name},{REFERENCE},{REFERENCE}",
+                "deals": max(SLOW_MIN_DEALS, n // SLOW_SHARE), "arrays": arrays, "rules": rules_array, "slow": True}
+    return {"policy": f"{label} ×3", "policies": ",".join([name] * 3), "deals": n, "arrays": three,
+            "rules": rules_array, "slow": False}
+
+
+def _engine_rows(names: list[str], n: int, seed: int, repeats: int) -> list[dict]:
+    """The rows of ``names``, timed in interleaved rounds: each round plays every fast row once,
+    in turn, and a row keeps its fewest CPU seconds over the rounds (so that a slow stretch of
+    the machine, or the first rows of a process, which ran up to a third slower than the same
+    row later in the same process on the 2-core VM, weigh on every row alike, not on the first
+    ones); a slow row is timed once."""
+    setups = [_engine_setup(name, n, seed) for name in names]
+    best = [float("inf")] * len(setups)
+    rows: list[Any] = [None] * len(setups)
+    runs = [0] * len(setups)
+    for round_number in range(max(1, repeats)):
+        for i, setup in enumerate(setups):
+            if setup["slow"] and round_number > 0:
+                continue
+            seconds, rows[i] = cpu_seconds(_play, setup["deals"], seed, setup["arrays"], setup["rules"])
+            best[i] = min(best[i], max(seconds, 1e-9))
+            runs[i] += 1
+    return [{"policy": setup["policy"], "policies": setup["policies"], "deals": setup["deals"], "cpu_s": seconds,
+             "deals_per_s": setup["deals"] / seconds, "won": float((result[:, R_WINNER] >= 0).mean()), "runs": count,
+             "rows_sha256": hashlib.sha256(np.ascontiguousarray(result).tobytes()).hexdigest()[:16]}
+            for setup, seconds, result, count in zip(setups, best, rows, runs)]
 
 
 def _python_row(n: int, seed: int) -> dict:
@@ -360,7 +382,7 @@ def bench_engine(n: int = DEFAULTS["deals"], seed: int = 2026, repeats: int = 3)
     vs greedy × 2 on fewer deals), greedy by import path × 3, and greedy as a Python-tier policy
     in one seat; ratios to greedy × 3."""
     with _one_numba_thread():
-        rows = [_engine_row(name, n, seed, repeats) for name in builtin_policies() + [USER_GREEDY]]
+        rows = _engine_rows(builtin_policies() + [USER_GREEDY], n, seed, repeats)
         rows.append(_python_row(n, seed))
     reference = next(r for r in rows if r["policies"] == ",".join([REFERENCE] * 3))
     for r in rows:
@@ -517,7 +539,7 @@ def format_markdown(res: dict) -> str:
         "",
         "Every figure is **CPU time of the measuring thread** (`time.thread_time`), never wall clock, with one "
         "numba thread; each kernel ran once untimed first (compile time is not counted), then the best of a few "
-        "runs is kept. " + _shared_note(m),
+        "runs is kept (the engine's rows in interleaved rounds: every row once per round). " + _shared_note(m),
         "",
         "## Machine",
         "",

@@ -403,6 +403,63 @@ def part_value(conc, part, unseen, out_comp, lock, params):
     return value
 
 
+@hot_kernel(cache=True, nogil=True, inline="always")
+def _chariot_terms(value, conc, unseen, out_comp, hu, prospect, rank):
+    """``value`` plus Φ's 肥车 / 长车 terms of ``rank`` (将 or 卒) across the four colours."""
+    n_comp = 0
+    n_out = 0
+    n_near = 0
+    for colour in range(N_COLOURS):
+        t = colour * N_RANKS + rank
+        if conc[t] >= 2 or out_comp[t] > 0:
+            n_comp += 1
+            if conc[t] >= 3 or out_comp[t] > 0:
+                n_out += 1
+        elif _live(conc, unseen, t):
+            n_near += 1
+    if n_comp == 4:
+        value += hu * LONG_CHARIOT_VALUE[n_out]
+    elif n_comp == 3:
+        value += hu * FAT_CHARIOT_VALUE[n_out]
+        if n_near > 0:
+            value += prospect * (LONG_CHARIOT_VALUE[n_out] - FAT_CHARIOT_VALUE[n_out])
+    elif n_comp == 2 and n_near > 0:
+        value += prospect * FAT_CHARIOT_VALUE[n_out]
+    return value
+
+
+@hot_kernel(cache=True, nogil=True, inline="always")
+def _qing_terms(value, conc, unseen, out_comp, hu, prospect, rank):
+    """``value`` plus Φ's 清 terms of ``rank`` (士 .. 炮) across the four colours."""
+    n_out = 0
+    n_near = 0
+    for colour in range(N_COLOURS):
+        t = colour * N_RANKS + rank
+        if conc[t] >= 3 or out_comp[t] > 0:
+            n_out += 1
+        elif conc[t] == 2 and unseen[t] > 0:
+            n_near += 1
+    if n_out >= 3:
+        value += hu * QING_VALUE[n_out]
+    elif n_out == 2 and n_near > 0:
+        value += prospect * QING_VALUE[3]
+    return value
+
+
+@hot_kernel(cache=True, nogil=True, inline="always")
+def _tiandi_terms(value, conc, unseen, out_comp, hu, prospect, colour):
+    """``value`` plus Φ's 天地 term of ``colour`` (its 将 and 卒)."""
+    j = colour * N_RANKS + JIANG
+    z = colour * N_RANKS + ZU
+    j_out = conc[j] >= 3 or out_comp[j] > 0
+    z_out = conc[z] >= 3 or out_comp[z] > 0
+    if j_out and z_out:
+        value += hu * TIANDI_VALUE
+    elif (j_out and conc[z] == 2 and unseen[z] > 0) or (z_out and conc[j] == 2 and unseen[j] > 0):
+        value += prospect * TIANDI_VALUE
+    return value
+
+
 @hot_kernel(cache=True, nogil=True)
 def cross_value(conc, unseen, out_comp, params):
     """Φ's terms across parts: 肥车 / 长车 of 将 and 卒, 清, 天地 (complete or one short)."""
@@ -410,48 +467,36 @@ def cross_value(conc, unseen, out_comp, params):
     hu = params[X_HU]
     prospect = params[X_PROSPECT]
     for rank in (JIANG, ZU):
-        n_comp = 0
-        n_out = 0
-        n_near = 0
-        for colour in range(N_COLOURS):
-            t = colour * N_RANKS + rank
-            if conc[t] >= 2 or out_comp[t] > 0:
-                n_comp += 1
-                if conc[t] >= 3 or out_comp[t] > 0:
-                    n_out += 1
-            elif _live(conc, unseen, t):
-                n_near += 1
-        if n_comp == 4:
-            value += hu * LONG_CHARIOT_VALUE[n_out]
-        elif n_comp == 3:
-            value += hu * FAT_CHARIOT_VALUE[n_out]
-            if n_near > 0:
-                value += prospect * (LONG_CHARIOT_VALUE[n_out] - FAT_CHARIOT_VALUE[n_out])
-        elif n_comp == 2 and n_near > 0:
-            value += prospect * FAT_CHARIOT_VALUE[n_out]
+        value = _chariot_terms(value, conc, unseen, out_comp, hu, prospect, rank)
     for rank in range(SHI, PAO + 1):
-        n_out = 0
-        n_near = 0
-        for colour in range(N_COLOURS):
-            t = colour * N_RANKS + rank
-            if conc[t] >= 3 or out_comp[t] > 0:
-                n_out += 1
-            elif conc[t] == 2 and unseen[t] > 0:
-                n_near += 1
-        if n_out >= 3:
-            value += hu * QING_VALUE[n_out]
-        elif n_out == 2 and n_near > 0:
-            value += prospect * QING_VALUE[3]
+        value = _qing_terms(value, conc, unseen, out_comp, hu, prospect, rank)
     for colour in range(N_COLOURS):
-        j = colour * N_RANKS + JIANG
-        z = colour * N_RANKS + ZU
-        j_out = conc[j] >= 3 or out_comp[j] > 0
-        z_out = conc[z] >= 3 or out_comp[z] > 0
-        if j_out and z_out:
-            value += hu * TIANDI_VALUE
-        elif (j_out and conc[z] == 2 and unseen[z] > 0) or (z_out and conc[j] == 2 and unseen[j] > 0):
-            value += prospect * TIANDI_VALUE
+        value = _tiandi_terms(value, conc, unseen, out_comp, hu, prospect, colour)
     return value
+
+
+@hot_kernel(cache=True, nogil=True)
+def _cross_change(conc, unseen, out_comp, params, t):
+    """The change of :func:`cross_value` when one card of type t leaves the concealed cards
+    (``conc`` holds it, and is restored): only the terms that read type t are evaluated, the
+    chariot of its rank and its colour's 天地 for a 将 / 卒, the 清 of its rank otherwise.
+    The same change up to rounding (the other terms cancel exactly in exact arithmetic)."""
+    hu = params[X_HU]
+    prospect = params[X_PROSPECT]
+    rank = t % N_RANKS
+    colour = t // N_RANKS
+    if rank == JIANG or rank == ZU:
+        before = _tiandi_terms(_chariot_terms(0.0, conc, unseen, out_comp, hu, prospect, rank), conc, unseen,
+                               out_comp, hu, prospect, colour)
+        conc[t] -= 1
+        after = _tiandi_terms(_chariot_terms(0.0, conc, unseen, out_comp, hu, prospect, rank), conc, unseen,
+                              out_comp, hu, prospect, colour)
+    else:
+        before = _qing_terms(0.0, conc, unseen, out_comp, hu, prospect, rank)
+        conc[t] -= 1
+        after = _qing_terms(0.0, conc, unseen, out_comp, hu, prospect, rank)
+    conc[t] += 1
+    return after - before
 
 
 @hot_kernel(cache=True, nogil=True)
@@ -560,25 +605,29 @@ def _cached_danger(d, danger_cache, danger_done, src, exp_all_at, me, unseen, n_
 
 
 @hot_kernel(cache=True, nogil=True, inline="always")
-def _discard_change(conc, part, t, value_now, cross_now, unseen, out_comp, lock, params):
+def _discard_change(conc, part, t, value_now, unseen, out_comp, lock, params):
     """The change of Φ when one card of type t (in ``part``) is discarded: ``value_now`` is the
-    part's value, ``cross_now`` the cross terms, both before the discard (inlined where used)."""
+    part's value before the discard; of the cross terms only those that read type t are
+    evaluated (:func:`_cross_change`; inlined where used)."""
     cross_changes = t % N_RANKS == ZU or conc[t] >= 2  # only these reach the cross terms
+    cross = 0.0
+    if cross_changes:
+        cross = _cross_change(conc, unseen, out_comp, params, t)
     conc[t] -= 1
     delta = part_value(conc, part, unseen, out_comp, lock, params) - value_now
-    if cross_changes:
-        delta += cross_value(conc, unseen, out_comp, params) - cross_now
     conc[t] += 1
+    if cross_changes:
+        delta += cross
     return delta
 
 
 @hot_kernel(cache=True, nogil=True)
-def _part_discards(conc, part, value_now, cross_now, unseen, out_comp, lock, params, floor, danger_weight,
+def _part_discards(conc, part, value_now, unseen, out_comp, lock, params, floor, danger_weight,
                    danger_cache, danger_done, src, exp_all_at, me, n_unseen, n_next, n_other, can_next, can_other,
                    scores, reference, behind):
     """(best discard of ``part``, its change of Φ minus its danger) among the discards that
-    beat ``floor`` strictly, else (-1, ``floor``): ``value_now`` is the part's value,
-    ``cross_now`` the cross terms, both before the discard.  With ``floor`` = NO_VALUE this is
+    beat ``floor`` strictly, else (-1, ``floor``): ``value_now`` is the part's value before
+    the discard.  With ``floor`` = NO_VALUE this is
     the part's best discard; a caller that only wants the best over several parts passes the
     best so far (when ``danger_weight`` >= 0: the danger can only lower a change, so a
     discard that does not beat it before its danger is skipped unweighed).
@@ -596,7 +645,7 @@ def _part_discards(conc, part, value_now, cross_now, unseen, out_comp, lock, par
         t = first + i * step
         if conc[t] == 0 or t % N_RANKS == JIANG:
             continue
-        delta = _discard_change(conc, part, t, value_now, cross_now, unseen, out_comp, lock, params)
+        delta = _discard_change(conc, part, t, value_now, unseen, out_comp, lock, params)
         if record:
             if danger_weight >= 0.0 and delta <= max(reference, best_delta) - behind:
                 scores[t] = -np.inf  # far behind: its score is not needed
@@ -612,6 +661,36 @@ def _part_discards(conc, part, value_now, cross_now, unseen, out_comp, lock, par
             best_delta = delta
             best_t = t
     return best_t, best_delta
+
+
+@hot_kernel(cache=True, nogil=True)
+def _other_parts_discard(conc, claim_part, part_values, unseen, out_comp, lock, params, prune, danger_weight,
+                         danger_cache, danger_done, src, exp_all_at, me, n_unseen, n_next, n_other, can_next,
+                         can_other, no_scores):
+    """The best discard's change of Φ minus its danger outside ``claim_part`` (NO_VALUE: none),
+    its cross terms taken as they are now (``part_values`` holds each part's Φ)."""
+    other_delta = NO_VALUE
+    for part in range(N_PARTS):
+        if part != claim_part:
+            _, delta = _part_discards(conc, part, part_values[part], unseen, out_comp, lock, params,
+                                      other_delta if prune else NO_VALUE, danger_weight, danger_cache, danger_done,
+                                      src, exp_all_at, me, n_unseen, n_next, n_other, can_next, can_other, no_scores,
+                                      0.0, 0.0)
+            if delta > other_delta:
+                other_delta = delta
+    return other_delta
+
+
+@hot_kernel(cache=True, nogil=True, inline="always")
+def _claim_value(rest, part_after, cross_now, cross_after, delta, claim_gain, penalised):
+    """A claim's score: Φ of the other parts (``rest``), its part's Φ after it, the change of the
+    cross terms, the best discard after it (``delta``), its hu weighted (``claim_gain``), less
+    :data:`NOWIN_PENALTY` when it forbids winning; non-decreasing in ``delta``."""
+    value = rest + part_after - cross_now + cross_after + delta
+    value += claim_gain
+    if penalised:
+        value -= NOWIN_PENALTY
+    return value
 
 
 @njit(cache=True, nogil=True)
@@ -708,8 +787,8 @@ def _expert_core(src, me, conc_at, exp_all_at, expcards_at, dead_at, lock_at, n_
         out = _evaluate(conc, src, exp_at, n_chow, -1, -1, rules, work)
         if out[K.OUT_UNITS] >= params[X_MIN_UNITS] or stock_left <= params[X_LATE_STOCK]:
             return A_WIN
+    n_claims = 0
     if phase != PH_DISCARD:
-        n_claims = 0
         for a in range(N_ACTIONS):
             if mask[a] and a != A_PASS:
                 n_claims += 1
@@ -728,7 +807,7 @@ def _expert_core(src, me, conc_at, exp_all_at, expcards_at, dead_at, lock_at, n_
         for part in range(N_PARTS):
             value = part_value(conc, part, unseen, out_comp, lock, params)
             # recording scores every discard (the part's first best is the pruned search's too)
-            part_t, delta = _part_discards(conc, part, value, cross_now, unseen, out_comp, lock, params,
+            part_t, delta = _part_discards(conc, part, value, unseen, out_comp, lock, params,
                                            best_delta if prune and not record else NO_VALUE, danger_weight,
                                            danger_cache, danger_done, src, exp_all_at, me, n_unseen, n_next, n_other,
                                            can_next, can_other, scores, best_delta, scores_behind)
@@ -747,15 +826,14 @@ def _expert_core(src, me, conc_at, exp_all_at, expcards_at, dead_at, lock_at, n_
         value = part_value(conc, part, unseen, out_comp, lock, params)
         part_values[part] = value
         total += value
+    # With a single claim and no scores to record, the best discard outside the claim's part is
+    # searched only when the claim's own part does not already decide (below).
+    other_known = n_claims > 1 or record
     other_delta = NO_VALUE
-    for part in range(N_PARTS):
-        if part != claim_part:
-            _, delta = _part_discards(conc, part, part_values[part], cross_now, unseen, out_comp, lock, params,
-                                      other_delta if prune else NO_VALUE, danger_weight, danger_cache, danger_done,
-                                      src, exp_all_at, me, n_unseen, n_next, n_other, can_next, can_other, no_scores,
-                                      0.0, 0.0)
-            if delta > other_delta:
-                other_delta = delta
+    if other_known:
+        other_delta = _other_parts_discard(conc, claim_part, part_values, unseen, out_comp, lock, params, prune,
+                                           danger_weight, danger_cache, danger_done, src, exp_all_at, me, n_unseen,
+                                           n_next, n_other, can_next, can_other, no_scores)
     zhan_in_chariot = rules[RULE_ZHAN_IN_CHARIOT] == 1
     # which choices forbid winning (docs/rules.md §7)
     kong_forced = mask[A_KONG] and rules[RULE_MUST_KONG] == 1
@@ -802,21 +880,40 @@ def _expert_core(src, me, conc_at, exp_all_at, expcards_at, dead_at, lock_at, n_
             cross_after = cross_value(conc, unseen, out_comp, params)
             part_after = part_value(conc, claim_part, unseen, out_comp, lock, params)
             # the best discard after the claim: from the claim's part, or the best elsewhere
-            _, delta = _part_discards(conc, claim_part, part_after, cross_after, unseen, out_comp, lock, params,
-                                      other_delta if prune else NO_VALUE, danger_weight, danger_cache, danger_done,
-                                      src, exp_all_at, me, n_unseen, n_next, n_other, can_next, can_other, no_scores,
-                                      0.0, 0.0)
+            _, delta = _part_discards(conc, claim_part, part_after, unseen, out_comp, lock, params,
+                                      other_delta if prune and other_known else NO_VALUE, danger_weight,
+                                      danger_cache, danger_done, src, exp_all_at, me, n_unseen, n_next, n_other,
+                                      can_next, can_other, no_scores, 0.0, 0.0)
             if exposes_out:
                 out_comp[t] -= 1
-            if other_delta > delta:
-                delta = other_delta
-            if delta == NO_VALUE:
-                value = WIN_KEY  # no discard left: the claim is legal only because it wins
-            else:
-                value = total - part_values[claim_part] + part_after - cross_now + cross_after + delta
-                value += params[X_CLAIM_HU] * gain
-                if (kong_forced and a != A_KONG) or (peng_forced and a != A_PENG):
-                    value -= NOWIN_PENALTY
+            penalised = (kong_forced and a != A_KONG) or (peng_forced and a != A_PENG)
+            if not other_known and delta != NO_VALUE:
+                # the value with the claim's part's best discard only is a lower bound (the value
+                # is non-decreasing in delta, rounding included): above the pass, it decides
+                bound = _claim_value(total - part_values[claim_part], part_after, cross_now, cross_after, delta,
+                                     params[X_CLAIM_HU] * gain, penalised)
+                if bound > best_value:
+                    value = bound
+            if value == NO_VALUE:
+                if not other_known:
+                    for i in range(MELD_TYPES):  # searched on the holding before the claim
+                        if used[i] >= 0:
+                            conc[used[i]] += 1
+                    other_delta = _other_parts_discard(conc, claim_part, part_values, unseen, out_comp, lock, params,
+                                                       prune, danger_weight, danger_cache, danger_done, src,
+                                                       exp_all_at, me, n_unseen, n_next, n_other, can_next, can_other,
+                                                       no_scores)
+                    other_known = True
+                    for i in range(MELD_TYPES):
+                        if used[i] >= 0:
+                            conc[used[i]] -= 1
+                if other_delta > delta:
+                    delta = other_delta
+                if delta == NO_VALUE:
+                    value = WIN_KEY  # no discard left: the claim is legal only because it wins
+                else:
+                    value = _claim_value(total - part_values[claim_part], part_after, cross_now, cross_after, delta,
+                                         params[X_CLAIM_HU] * gain, penalised)
         for i in range(MELD_TYPES):
             if used[i] >= 0:
                 conc[used[i]] += 1
