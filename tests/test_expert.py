@@ -334,3 +334,105 @@ def test_discard_danger_matches_its_naive_twin_on_random_inputs():
         slow = naive_discard_danger(exp_all, me, d, unseen, n_next, n_other, can_next, can_other,
                                     params[X_DANGER_CHOW], params[X_DANGER_FEED])
         assert fast == pytest.approx(slow, rel=1e-9, abs=1e-12), (me, d)
+
+
+def naive_cross_value(conc, unseen, out_comp, hu: float, prospect: float) -> float:
+    """Φ's terms across parts, from the module docstring: 肥车 / 长车 of 将 and 卒, 清 (an 出 in
+    three colours of one rank, 士 .. 炮) and 天地 (将 and 卒 出 of one colour), each complete
+    (``hu`` × value) or one component short (``prospect`` × value)."""
+    from simkit.cards import N_COLOURS, PAO, SHI
+    from simkit.evaluator.tables import FAT_CHARIOT_VALUE, LONG_CHARIOT_VALUE, QING_VALUE, TIANDI_VALUE
+
+    def kind(colour: int, rank: int) -> str:
+        t = colour * N_RANKS + rank
+        if conc[t] >= 3 or out_comp[t] > 0:
+            return "out"
+        if conc[t] == 2:
+            return "pair"
+        return "live" if (conc[t] == 1 and unseen[t] >= 1) or unseen[t] >= 2 else "none"
+
+    total = 0.0
+    for rank in (JIANG, ZU):
+        kinds = [kind(c, rank) for c in range(N_COLOURS)]
+        comps = sum(k in ("out", "pair") for k in kinds)
+        outs = kinds.count("out")
+        near = kinds.count("live") > 0
+        if comps == 4:
+            total += hu * LONG_CHARIOT_VALUE[outs]
+        elif comps == 3:
+            total += hu * FAT_CHARIOT_VALUE[outs] + (prospect * (LONG_CHARIOT_VALUE[outs] - FAT_CHARIOT_VALUE[outs])
+                                                     if near else 0.0)
+        elif comps == 2 and near:
+            total += prospect * FAT_CHARIOT_VALUE[outs]
+    for rank in range(SHI, PAO + 1):
+        kinds = [kind(c, rank) for c in range(N_COLOURS)]
+        outs = kinds.count("out")
+        near = any(k == "pair" and unseen[c * N_RANKS + rank] > 0 for c, k in enumerate(kinds))
+        if outs >= 3:
+            total += hu * QING_VALUE[outs]
+        elif outs == 2 and near:
+            total += prospect * QING_VALUE[3]
+    for colour in range(N_COLOURS):
+        j, z = kind(colour, JIANG), kind(colour, ZU)
+        j_near = j == "pair" and unseen[colour * N_RANKS + JIANG] > 0
+        z_near = z == "pair" and unseen[colour * N_RANKS + ZU] > 0
+        if j == "out" and z == "out":
+            total += hu * TIANDI_VALUE
+        elif (j == "out" and z_near) or (z == "out" and j_near):
+            total += prospect * TIANDI_VALUE
+    return total
+
+
+def test_cross_terms_and_their_change_match_the_naive_twin():
+    """Φ's cross terms against the definition on random holdings, and the change a discard
+    makes to them (which the compiled code evaluates on the terms that read the discarded type
+    only) against the twin before and after, for every held type: catches a term left out of
+    the change (a 卒's 天地, a 士's 清), a wrong rank or colour, or a holding not restored."""
+    rng = np.random.default_rng(4110)
+    params = np.array(EXPERT_DEFAULTS, dtype=np.float64)
+    hu, prospect = params[X.X_HU], params[X.X_PROSPECT]
+    changes = 0
+    for _ in range(1500):
+        conc = rng.choice(5, size=28, p=[0.35, 0.2, 0.25, 0.15, 0.05]).astype(np.int64)
+        out_comp = (rng.random(28) < 0.08).astype(np.int64)
+        unseen = np.maximum(0, 4 - conc - 3 * out_comp - rng.integers(0, 2, size=28)).astype(np.int64)
+        assert X.cross_value(conc, unseen, out_comp, params) == pytest.approx(
+            naive_cross_value(conc, unseen, out_comp, hu, prospect), rel=1e-12, abs=1e-9)
+        for t in np.flatnonzero(conc):
+            before = conc.copy()
+            fast = X._cross_change(conc, unseen, out_comp, params, int(t))
+            assert np.array_equal(conc, before)
+            after = conc.copy()
+            after[t] -= 1
+            slow = naive_cross_value(after, unseen, out_comp, hu, prospect) - naive_cross_value(conc, unseen, out_comp,
+                                                                                             hu, prospect)
+            assert fast == pytest.approx(slow, rel=1e-12, abs=1e-9), int(t)
+            changes += slow != 0.0
+    assert changes > 500  # the holdings reach the terms
+
+
+def test_a_single_claim_decides_as_the_full_search_does():
+    """With one claim and no scores asked, expert searches the other parts' best discard only
+    when the claim's own part does not decide (the claim's value with its own part's best
+    discard is a lower bound); asking for the scores makes it search first.  Both choose alike
+    on random holdings and weights: catches a bound that overestimates (a wrong term, a
+    penalty left out, a strict comparison turned loose)."""
+    rng = np.random.default_rng(4111)
+    rules = RuleSet(must_chariot_out=True).to_array()
+    work = np.zeros(POLICY_WORK_SIZE, np.int64)
+    scores = np.zeros(L.N_ACTIONS)
+    taken = 0
+    for _ in range(2000):
+        conc = rng.choice(5, size=28, p=[0.3, 0.2, 0.3, 0.15, 0.05]).astype(np.int64)
+        t = int(rng.choice(np.flatnonzero(conc >= 2)))
+        obs = _observation("", phase=L.PH_CLAIM, active=t)
+        obs[L.O_CONC : L.O_CONC + 28] = conc
+        obs[L.O_NCONC] = conc.sum()
+        mask = np.zeros(L.N_ACTIONS, np.bool_)
+        mask[L.A_PASS] = mask[L.A_PENG] = True
+        params = _params() * np.r_[rng.uniform(0.2, 3.0, size=12), 1.0, 0.0, rng.uniform(0.2, 3.0, size=2),
+                                   np.ones(N_PARAMS - 16)]
+        lazy = X.expert_act(obs, mask, params, rules, work)
+        assert lazy == X.expert_act_scores(obs, mask, params, rules, work, scores, np.inf)
+        taken += lazy == L.A_PENG
+    assert 200 < taken < 1800  # both choices are made
