@@ -12,8 +12,8 @@ to report when the work ran elsewhere); pyarrow writes on the calling thread too
 table shows the process's CPU time next to the thread's).  Each kernel
 runs once untimed first (compiled, or loaded from numba's cache: compile time is never
 counted), then the best of a few timed runs is kept (the engine's rows in interleaved rounds,
-every row once per round, so that a slow stretch of the machine weighs on all rows alike).  Throughput is measured, never asserted
-in tests.
+every row once per round, so that a slow stretch of the machine weighs on all rows alike).
+Throughput is measured, never asserted in tests.
 
 ``bench engine`` plays every built-in policy of the registry
 (:func:`simkit.policies.registry.policy_names`, so a new built-in gets its row without an
