@@ -64,7 +64,9 @@ RULE_SETS = [RuleSet(), RuleSet(pass_locks_type=False, pass_locks_win=False),
 def test_a_reused_array_matches_the_twin_through_whole_deals(rules):
     """Random legal play (claims taken often: many exposed blocks, table 将, passes); after each
     action zero to three observations by random seats into the one reused array, each equal
-    to the twin's; a new deal marks the array O_NHIST_UNKNOWN, as the deal loops do."""
+    to the twin's.  The first deal marks the garbage array O_NHIST_UNKNOWN (every history row
+    cleared); every later deal marks it with new_deal_observation, as the deal loops do (only
+    the rows the last deal left are cleared: a mark that clears too few leaves them here)."""
     rng = np.random.default_rng(5)
     rules_array = rules.to_array()
     s = np.zeros(L.N_STATE, dtype=np.int64)
@@ -79,7 +81,11 @@ def test_a_reused_array_matches_the_twin_through_whole_deals(rules):
     for deal in range(40):
         deal_deck(root_key(3), deal, stream, deck)
         E.start(s, deck, deal % N_SEATS, rules_array, mask, work, ev, ev_n)
-        obs[L.O_NHIST] = L.O_NHIST_UNKNOWN
+        if deal == 0:
+            obs[L.O_NHIST] = L.O_NHIST_UNKNOWN
+        else:
+            E.new_deal_observation(obs)
+            assert obs[L.O_NHIST] > L.MAX_HIST
         while s[L.S_PHASE] != L.PH_OVER:
             for _ in range(rng.integers(0, 4)):
                 seat = int(rng.integers(0, N_SEATS)) if rng.random() < 0.5 else int(s[L.S_PLAYER])

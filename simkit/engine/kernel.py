@@ -64,6 +64,7 @@ from simkit.engine.layout import (
     O_NCHOW,
     O_NCONC,
     O_NHIST,
+    O_NHIST_UNKNOWN,
     O_NOWIN,
     O_PHASE,
     O_PLAYER,
@@ -1004,6 +1005,20 @@ def public_state(obs, s):
     s[S_HU] = -1
 
 
+@hot_kernel(cache=True, nogil=True, inline="always")
+def new_deal_observation(obs):
+    """Mark ``obs``, which only :func:`observe` has written since it was zeros or marked, as
+    holding no observation of the coming deal: ``O_NHIST_UNKNOWN`` plus the history rows it
+    holds (beyond them it holds zeros), so that the next :func:`observe` rewrites every word
+    but clears only those rows, not the whole history region.  An array of unknown content
+    gets ``O_NHIST_UNKNOWN`` instead (every row cleared)."""
+    n = obs[O_NHIST]
+    if 0 < n <= MAX_HIST:
+        obs[O_NHIST] = O_NHIST_UNKNOWN + n
+    elif not O_NHIST_UNKNOWN <= n <= O_NHIST_UNKNOWN + MAX_HIST:
+        obs[O_NHIST] = O_NHIST_UNKNOWN  # (an earlier mark, never observed since, stays)
+
+
 @hot_kernel(cache=True, nogil=True)
 def observe(s, p, obs):
     """Fill ``obs`` (N_OBS) with what player p may know: own concealed cards, every exposed
@@ -1013,7 +1028,8 @@ def observe(s, p, obs):
     that it could claim, which its hand decides).
 
     ``obs`` must be zeros, an earlier observation of the same deal (any seat's), or carry
-    ``O_NHIST_UNKNOWN``: a caller that reuses one array for a new deal sets that first.
+    ``O_NHIST_UNKNOWN``: a caller that reuses one array for a new deal sets that first, or
+    marks it with :func:`new_deal_observation`.
     Policies treat ``obs`` as read-only (a later call may build on what it holds)."""
     # No clearing of the whole array (the history region is large).  An array holding an
     # earlier observation of this deal with history rows (1 <= O_NHIST <= the state's) is
@@ -1095,7 +1111,11 @@ def observe(s, p, obs):
             obs[O_EXPCARDS + i] = s[S_EXPCARDS + i]
         for q in range(N_SEATS):
             obs[O_NCONC + q] = _n_concealed(s, q)
-        clear_to = previous if 0 <= previous <= MAX_HIST else MAX_HIST
+        clear_to = MAX_HIST  # rows the array may hold: all, unless its count is known
+        if 0 <= previous <= MAX_HIST:
+            clear_to = previous
+        elif O_NHIST_UNKNOWN < previous <= O_NHIST_UNKNOWN + MAX_HIST:
+            clear_to = previous - O_NHIST_UNKNOWN  # marked by new_deal_observation
         for i in range(HIST_WIDTH * n_hist, HIST_WIDTH * clear_to):
             obs[O_HIST + i] = 0
         for i in range(HIST_WIDTH * n_hist):

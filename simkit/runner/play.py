@@ -63,8 +63,6 @@ from simkit.engine.layout import (
     N_ACTIONS,
     N_OBS,
     N_STATE,
-    O_NHIST,
-    O_NHIST_UNKNOWN,
     PH_OVER,
     S_CLAIMS,
     S_CONC,
@@ -242,7 +240,7 @@ def _play_deck_with(act, root, deal, dealer, policy_ids, params, seat_of, rules,
     for p in range(N_SEATS):
         stream_state(root, deal, 1 + p, rngs[p])
     E.start(s, deck, dealer, rules, mask, work, ev, ev_n)
-    obs[O_NHIST] = O_NHIST_UNKNOWN  # a new deal: observe rewrites the whole history once
+    E.new_deal_observation(obs)  # a new deal: observe rewrites every word once
     error = 0
     for _ in range(MAX_DECISIONS):
         if s[S_PHASE] == PH_OVER:
