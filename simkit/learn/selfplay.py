@@ -32,7 +32,7 @@ from simkit.cards import N_CARDS, N_SEATS
 from simkit.deck import deal_deck
 from simkit.engine import kernel as E
 from simkit.engine.env import MAX_DECISIONS
-from simkit.engine.layout import A_WIN, N_ACTIONS, N_OBS, N_STATE, O_NHIST, O_NHIST_UNKNOWN, PH_OVER, S_PAYOFF, \
+from simkit.engine.layout import A_WIN, N_ACTIONS, N_OBS, N_STATE, PH_OVER, S_PAYOFF, \
     S_PHASE, S_PLAYER
 from simkit.jit import run_chunks
 from simkit.policies.builtin import POLICY_WORK_SIZE
@@ -52,7 +52,7 @@ CHUNK = 16
 def _finish(s, ids, params, rules, rngs, mask, obs, work, pwork, ev, ev_n):
     """Play state ``s`` to the end with the seats' policies; False if a policy failed or the
     decision cap was reached."""
-    obs[O_NHIST] = O_NHIST_UNKNOWN
+    E.new_deal_observation(obs)
     for _ in range(MAX_DECISIONS):
         if s[S_PHASE] == PH_OVER:
             return True
@@ -92,7 +92,7 @@ def _record_deal(root, deal, ids, params, rules, rate_bits, feature_model, scrat
         stream_state(root, deal, 1 + p, rngs[p])
     stream_state(root, deal, SAMPLE_STREAM, sample_rng)
     E.start(s, deck, 0, rules, mask, work, ev, ev_n)
-    obs[O_NHIST] = O_NHIST_UNKNOWN
+    E.new_deal_observation(obs)
     n = 0
     n_samples = 0
     for _ in range(MAX_DECISIONS):

@@ -57,8 +57,6 @@ from simkit.engine.layout import (
     A_PENG,
     MELD_TYPES,
     N_ACTIONS,
-    O_NHIST,
-    O_NHIST_UNKNOWN,
     PH_DRAW,
     PH_OVER,
     S_CONC,
@@ -456,7 +454,7 @@ def _play_deal_luck_with(act, root, deal, dealer, policy_ids, params, seat_of, r
         luck[q] = 0.0
     work[E.EW_CHANCE] = E.CHANCE_PAUSE
     E.start(s, deck, dealer, rules, mask, work, ev, ev_n)
-    obs[O_NHIST] = O_NHIST_UNKNOWN
+    E.new_deal_observation(obs)
     error = play_out(act, policy_ids, params, seat_of, rules, s, rngs, mask, obs, work, pwork, ev, ev_n, tab, block,
                      luck, rows, n_rows)
     record_result(s, deck, result)

@@ -30,8 +30,6 @@ from simkit.engine import kernel as E
 from simkit.engine.layout import (
     N_ACTIONS,
     N_STATE,
-    O_NHIST,
-    O_NHIST_UNKNOWN,
     O_SEAT,
     S_PAYOFF,
     S_UNITS,
@@ -118,7 +116,7 @@ def _rollouts_with(act, k, obs, cands, alive, first, count, root, policy_ids, pa
                 stream_state(root, r, 1 + p, rngs[p])
                 luck[p] = 0.0
             work[E.EW_CHANCE] = E.CHANCE_PAUSE if block.size > 0 else E.CHANCE_OFF
-            obs2[O_NHIST] = O_NHIST_UNKNOWN
+            E.new_deal_observation(obs2)
             E.apply_legal(s, a, rules, mask, work, ev, ev_n)
             error = play_out(act, policy_ids, params, seat_of, rules, s, rngs, mask, obs2, work, pwork, ev, ev_n, tab,
                              block, luck, no_rows, no_count)
