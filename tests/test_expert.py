@@ -415,24 +415,28 @@ def test_a_single_claim_decides_as_the_full_search_does():
     """With one claim and no scores asked, expert searches the other parts' best discard only
     when the claim's own part does not decide (the claim's value with its own part's best
     discard is a lower bound); asking for the scores makes it search first.  Both choose alike
-    on random holdings and weights: catches a bound that overestimates (a wrong term, a
-    penalty left out, a strict comparison turned loose)."""
+    on random holdings rich in pairs and 出 across colours, with weights drawn around expert's
+    and a heavy ``prospect`` (the cross terms, which read other parts): catches a bound that
+    overestimates (a wrong term, a penalty left out, a strict comparison turned loose) and the
+    other parts searched on the holding after the claim instead of before."""
     rng = np.random.default_rng(4111)
     rules = RuleSet(must_chariot_out=True).to_array()
     work = np.zeros(POLICY_WORK_SIZE, np.int64)
     scores = np.zeros(L.N_ACTIONS)
     taken = 0
-    for _ in range(2000):
-        conc = rng.choice(5, size=28, p=[0.3, 0.2, 0.3, 0.15, 0.05]).astype(np.int64)
+    for _ in range(3000):
+        conc = rng.choice(5, size=28, p=[0.25, 0.1, 0.35, 0.25, 0.05]).astype(np.int64)
+        conc[::7] *= rng.random(4) < 0.5  # 将 in about half the colours
         t = int(rng.choice(np.flatnonzero(conc >= 2)))
         obs = _observation("", phase=L.PH_CLAIM, active=t)
         obs[L.O_CONC : L.O_CONC + 28] = conc
         obs[L.O_NCONC] = conc.sum()
         mask = np.zeros(L.N_ACTIONS, np.bool_)
         mask[L.A_PASS] = mask[L.A_PENG] = True
-        params = _params() * np.r_[rng.uniform(0.2, 3.0, size=12), 1.0, 0.0, rng.uniform(0.2, 3.0, size=2),
+        params = _params() * np.r_[rng.uniform(0.0, 3.0, size=12), 1.0, 0.0, rng.uniform(0.0, 3.0, size=2),
                                    np.ones(N_PARAMS - 16)]
+        params[X.X_PROSPECT] *= rng.uniform(1.0, 30.0)
         lazy = X.expert_act(obs, mask, params, rules, work)
         assert lazy == X.expert_act_scores(obs, mask, params, rules, work, scores, np.inf)
         taken += lazy == L.A_PENG
-    assert 200 < taken < 1800  # both choices are made
+    assert 300 < taken < 2700  # both choices are made
