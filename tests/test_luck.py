@@ -8,6 +8,9 @@ What each test would catch:
   unseen cards instead of the stock, the drawn card left out, weights not summing to 1);
 * draw_win against the engine's own claim flow: a claim order, a lock, a decline flag or a
   table 将 that the shortcut gets wrong;
+* value_features against a slow twin (the engine's claim flow on a copy, naive_min_idle, Φ
+  from the state after each claim): outs that keep the drawn card, Φ's unseen cards that miss
+  the turned-over card, a seat feature read for the wrong player;
 * the network kernel against scikit-learn's predict: a transposed weight, a missed ReLU or
   standardisation;
 * v = 0 leaves every figure unchanged; a model trained on the evaluation's seed is refused;
@@ -356,3 +359,141 @@ def test_shipped_value_model_loads():
     model = load_value_model()
     assert model.hidden > 0 and model.training_seeds
     assert 0.0 <= model.block[VB_WEIGHT] <= 1.0
+
+
+def _engine_claims(s: np.ndarray, work: np.ndarray, t: int, rules: RuleSet) -> dict[int, list[np.ndarray]]:
+    """The players the engine asks about a drawn card of type t with a legal claim, up to the
+    one who would claim it and win (the flow of :func:`_engine_draw_win`): for each, the state
+    after each of its legal claims, applied by the engine on a copy."""
+    rules_array = rules.to_array()
+    s = s.copy()
+    pos = s[L.S_STOCK_POS]
+    j = next(i for i in range(pos, N_CARDS) if s[L.S_DECK + i] // N_COPIES == t)
+    s[L.S_DECK + pos], s[L.S_DECK + j] = s[L.S_DECK + j], s[L.S_DECK + pos]
+    work = work.copy()
+    work[E.EW_CHANCE] = E.CHANCE_OFF
+    mask = np.zeros(L.N_ACTIONS, dtype=np.bool_)
+    ev, ev_n = np.zeros((0, L.EVENT_WIDTH), dtype=np.int64), np.zeros(1, dtype=np.int64)
+    draws = s[L.S_DRAWS]
+    E.advance(s, rules_array, mask, work, ev, ev_n)
+    asked: dict[int, list[np.ndarray]] = {}
+    while s[L.S_DRAWS] == draws + 1 and s[L.S_PHASE] == L.PH_CLAIM:
+        q = int(s[L.S_PLAYER])
+        E.legal_mask(s, rules_array, mask, work)
+        wins = False
+        for a in np.flatnonzero(mask):
+            if a == L.A_PASS:
+                continue
+            s2, m2 = s.copy(), mask.copy()
+            E.apply_legal(s2, int(a), rules_array, m2, work.copy(), ev, ev_n)
+            asked.setdefault(q, []).append(s2.copy())
+            E.legal_mask(s2, rules_array, m2, work.copy())
+            if s2[L.S_PHASE] == L.PH_DISCARD and s2[L.S_PLAYER] == q and m2[L.A_WIN]:
+                E.apply_legal(s2, L.A_WIN, rules_array, m2, work.copy(), ev, ev_n)
+                wins = wins or int(s2[L.S_UNITS]) > 0
+        if wins:
+            break
+        E.legal_mask(s, rules_array, mask, work)
+        E.apply_legal(s, L.A_PASS, rules_array, mask, work, ev, ev_n)
+    return asked
+
+
+def _naive_phi(s: np.ndarray, q: int, lock: np.ndarray) -> float:
+    """Expert's hand value Φ (default parameters) of seat q's holding in state s, as q sees it:
+    what it has not seen is 4 minus its concealed cards, the dead cards and everyone's exposed
+    cards; its 出 components are its exposed 碰 and 楼."""
+    from simkit.exposed import EXP_BLOCK, EXP_KONG, EXP_PENG
+    from simkit.evaluator.kernel import N_PARTS
+    from simkit.policies.expert import EXPERT_DEFAULTS, cross_value, part_value
+
+    n_types = L.N_TYPES
+    conc = s[L.S_CONC + n_types * q : L.S_CONC + n_types * (q + 1)].copy()
+    seen = conc + s[L.S_DEAD : L.S_DEAD + n_types]
+    for r in range(3):
+        seen = seen + s[L.S_EXPCARDS + n_types * r : L.S_EXPCARDS + n_types * (r + 1)]
+    unseen = np.maximum(0, N_COPIES - seen)
+    exposed = s[L.S_EXP + EXP_BLOCK * q : L.S_EXP + EXP_BLOCK * (q + 1)].reshape(-1, n_types)
+    out_comp = exposed[EXP_PENG] + exposed[EXP_KONG]
+    params = np.array(EXPERT_DEFAULTS, dtype=np.float64)
+    return float(cross_value(conc, unseen, out_comp, params)
+                 + sum(part_value(conc, part, unseen, out_comp, lock, params) for part in range(N_PARTS)))
+
+
+def _naive_value_features(s: np.ndarray, work: np.ndarray, q: int, t: int, rules: RuleSet) -> np.ndarray:
+    """Slow twin of simkit.runner.luck.value_features, from the definitions of its feature
+    table: the engine's claim flow on a copy (who is asked, each claim's holding, who wins on
+    each stock type), naive_min_idle for idle cards, Φ from the state after each claim."""
+    from tests.naive import naive_min_idle
+    from simkit.deck import PLAYER_CARDS, STOCK_CARDS
+    from simkit.runner import luck as LK
+
+    n_types = L.N_TYPES
+    stock = [int(s[L.S_DECK + i]) // N_COPIES for i in range(s[L.S_STOCK_POS], N_CARDS)]
+    n = len(stock)
+    counts = np.bincount(stock, minlength=n_types)
+    wins = {y: _engine_draw_win(s, work, y, rules) for y in set(stock)}
+    claims = _engine_claims(s, work, t, rules) if t >= 0 else {}
+    after = counts.copy()
+    if t >= 0:
+        after[t] -= 1
+    drawer = int(s[L.S_PLAYER])
+    x = np.zeros(N_VALUE_FEATURES)
+    for j in range(3):
+        r = (q + j) % 3
+        base = j * LK.N_SEAT_FEATURES
+        lock = s[L.S_LOCK + n_types * r : L.S_LOCK + n_types * (r + 1)]
+        conc = s[L.S_CONC + n_types * r : L.S_CONC + n_types * (r + 1)]
+        idle = naive_min_idle(list(conc))
+        phi = _naive_phi(s, r, lock)
+        x[base + LK.V_PHI] = phi / 100.0
+        if r in claims:
+            idle = min([idle] + [naive_min_idle(list(s2[L.S_CONC + n_types * r : L.S_CONC + n_types * (r + 1)]))
+                                 for s2 in claims[r]])
+            x[base + LK.V_CLAIM] = 1.0
+            best = max(_naive_phi(s2, r, lock) for s2 in claims[r])
+            x[base + LK.V_PHI_GAIN] = max(0.0, best - phi) / 100.0
+        x[base + LK.V_IDLE + min(idle, LK.IDLE_CAP)] = 1.0
+        outs = sum(int(after[y]) for y in wins if wins[y][0] == r)
+        units = sum(int(after[y]) * wins[y][1] for y in wins if wins[y][0] == r)
+        x[base + LK.V_OUTS_SHARE] = outs / (n - 1) if n > 1 else 0.0
+        x[base + LK.V_OUTS] = outs / 4.0
+        x[base + LK.V_OUT_UNITS] = units / outs / 5.0 if outs else 0.0
+        x[base + LK.V_XIANGGONG] = s[L.S_XIANGGONG + r]
+        x[base + LK.V_NOWIN] = s[L.S_NOWIN + r]
+        x[base + LK.V_DEALER] = float(s[L.S_DEALER] == r)
+        x[base + LK.V_DRAWER] = float(drawer == r)
+        x[base + LK.V_NEXT_DRAWER] = float((drawer + 1) % 3 == r)
+        x[base + LK.V_CONCEALED] = conc.sum() / PLAYER_CARDS
+    x[LK.V_STOCK] = (n - 1) / STOCK_CARDS
+    return x
+
+
+@pytest.mark.parametrize("options", [(), ("pass_locks_type=off", "must_kong=on", "must_chariot_out=on")])
+def test_value_features_match_their_naive_twin(options):
+    """Every seat's features after every stock type (and after a card nobody claims) of paused
+    states equal the twin's, computed from the engine's own claim flow and naive_min_idle."""
+    from simkit.runner.luck import V_CLAIM, V_OUTS, V_PHI_GAIN, draw_table, value_features
+
+    rules = RuleSet.from_strings(list(options))
+    rules_array = rules.to_array()
+    tab = new_luck_scratch()
+    counts, winner, units, asked, idle_now, phi_now, phi_claim, hw, x = tab[:9]
+    mask = np.zeros(L.N_ACTIONS, dtype=np.bool_)
+    compared = claimed = gained = outs = ready = 0
+    for k, (s, work) in enumerate(_paused_states("expert,greedy,patient", seed=12, deals=40, rules=rules, every=1)):
+        n = draw_table(s, rules_array, mask, work.copy(), counts, winner, units, asked, idle_now, phi_now, phi_claim,
+                       hw)
+        # every 25th state, and the first ten in which a stock card would bring someone a win
+        if not (k % 25 == 0 or (ready < 10 and (winner[counts > 0] >= 0).any())):
+            continue
+        ready += int((winner[counts > 0] >= 0).any())
+        for t in [-1] + [int(y) for y in np.flatnonzero(counts)]:
+            for q in range(3):
+                value_features(s, q, t, n, counts, winner, units, asked, idle_now, phi_now, phi_claim, x)
+                expected = _naive_value_features(s, work, q, t, rules)
+                assert np.allclose(x, expected, atol=1e-9), (t, q, np.flatnonzero(~np.isclose(x, expected)))
+                compared += 1
+                claimed += int(expected[V_CLAIM] > 0)
+                gained += int(expected[V_PHI_GAIN] > 0)
+                outs += int(expected[V_OUTS] > 0)
+    assert compared > 1000 and claimed > 50 and gained > 20 and outs > 100 and ready >= 10
