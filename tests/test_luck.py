@@ -13,6 +13,8 @@ What each test would catch:
   the turned-over card, a seat feature read for the wrong player;
 * the network kernel against scikit-learn's predict: a transposed weight, a missed ReLU or
   standardisation;
+* user and Python-tier policies, replayed by the Python deal loop, get the kernels' rows and
+  luck: a draw the loop's hook misses or corrects twice;
 * v = 0 leaves every figure unchanged; a model trained on the evaluation's seed is refused;
   a bad model file is a one-line error naming it.
 """
@@ -318,14 +320,31 @@ def test_model_trained_on_the_evaluation_seed_is_refused(tmp_path):
     assert not (tmp_path / "c").exists()  # refused before any deal is played
 
 
-def test_user_policies_are_refused_before_any_deal(tmp_path):
-    from simkit.policies.registry import PolicyError
+@pytest.mark.parametrize("record", [False, True])
+def test_user_and_python_policies_get_the_kernels_luck(record):
+    """A run with a user policy or a Python-tier one is replayed by the Python deal loop: with
+    policies that play as greedy does, its rows, luck and recorded features equal the luck
+    kernel's with greedy (catches a draw the hook misses or corrects twice, luck carried over
+    from the deal before, a pause left on)."""
+    block = _random_block(np.random.default_rng(3))
+    expected = luck_rows(parse_policies("expert,greedy,patient"), seed=21, deals=40, block=block, record=record)
+    for stand_in in ("simkit.bench:greedy_by_import", "simkit.bench:GreedyInPython"):
+        got = luck_rows(parse_policies(f"expert,{stand_in},patient"), seed=21, deals=40, block=block, record=record)
+        for a, b in zip(got, expected):
+            assert np.array_equal(a, b), stand_in
+    assert np.any(expected[1] != 0.0) and (not record or expected[3].sum() > 0)
+
+
+def test_compare_adjusts_a_python_policy(tmp_path):
+    """compare(luck=True) with a Python-tier policy: the replay reproduces the stored duplicate
+    differences (else compare refuses), and the adjustment is that of greedy's."""
     from simkit.studies.compare import compare
 
-    with pytest.raises(PolicyError, match="built-in policies only"):
-        compare("experiments.user_policy_example:cautious", "greedy", tmp_path / "c", deals=20, seed=3, quiet=True,
-                luck=True)
-    assert not (tmp_path / "c").exists()
+    plain = compare("greedy", "random", tmp_path / "g", deals=12, seed=3, quiet=True, luck=True)
+    python = compare("simkit.bench:GreedyInPython", "random", tmp_path / "p", deals=12, seed=3, quiet=True, luck=True)
+    assert plain.adjusted is not None and python.adjusted is not None
+    assert np.array_equal(python.adjusted.luck, plain.adjusted.luck)
+    assert np.any(plain.adjusted.luck != 0.0)
 
 
 def test_bad_value_model_files_are_one_line_errors(tmp_path):

@@ -29,7 +29,8 @@ v (:func:`outcome_values`) is a value model's (:mod:`simkit.runner.value_model`)
 
 The kernels replay deals exactly as :mod:`simkit.runner.play` plays them (the same decks,
 random streams and decisions: the result rows are byte-identical), with the engine pausing
-before each draw (:data:`simkit.engine.kernel.CHANCE_PAUSE`).
+before each draw (:data:`simkit.engine.kernel.CHANCE_PAUSE`); runs with a user or Python-tier
+policy are replayed likewise by the Python deal loop (:mod:`simkit.runner.python_play`).
 
 >>> import numpy as np
 >>> from simkit.policies.registry import parse_policies
@@ -82,10 +83,11 @@ from simkit.policies.dispatch import (
     uses_basic_policies,
 )
 from simkit.policies.expert import EXPERT_DEFAULTS, cross_value, part_value
-from simkit.policies.registry import PolicyError, PolicySpec, policy_arrays
+from simkit.policies.registry import PolicySpec, policy_arrays
 from simkit.rng import root_key, stream_state
 from simkit.rules import RuleSet
 from simkit.runner.duplicate import SEATINGS, seating_policies
+from simkit.runner.python_play import Actor, actors_for, play_one
 from simkit.runner.play import (
     CHUNK,
     DECK_STREAM,
@@ -531,16 +533,25 @@ def _luck_chunk_basic(k, root, first_deal, n_deals, dealer, policy_ids, params, 
                      luck, rows, n_rows)
 
 
-def check_luck_policies(policies: Sequence[PolicySpec]) -> None:
-    """Refuse, in one line, policies the luck kernels cannot replay (user and Python policies)."""
-    try:
-        _, _, user = policy_arrays(list(policies))
-    except PolicyError as exc:
-        raise PolicyError(f"the luck adjustment replays deals with built-in policies only: {exc}") from None
-    if any(fn is not None for fn in user):
-        names = ", ".join(sorted({spec.text() for spec in policies}))
-        raise PolicyError(f"the luck adjustment replays deals with built-in policies only; {names} includes a user "
-                          "policy")
+def _luck_rows_python(actors: Sequence[Actor], labels: Sequence[str], seed: int, first_deal: int, dealer: int,
+                      rules_array: np.ndarray, block: np.ndarray, results: np.ndarray, luck: np.ndarray,
+                      rows: np.ndarray, n_rows: np.ndarray) -> None:
+    """:func:`luck_rows` for actors the kernels cannot play: the Python deal loop, paused before
+    each draw for :func:`draw_luck` / :func:`draw_record` (filling ``results``, ``luck``,
+    ``rows`` and ``n_rows`` in place)."""
+    scratch = new_scratch()
+    tab = new_luck_scratch()
+    root = root_key(seed)
+    for i in range(results.shape[0]):
+        deal_luck, deal_rows, deal_n = luck[i], (rows[i] if rows.shape[0] > 0 else None), n_rows[i : i + 1]
+
+        def on_draw(s: np.ndarray, rules: np.ndarray, mask: np.ndarray, work: np.ndarray) -> None:
+            if deal_rows is not None:
+                draw_record(s, rules, mask, work, tab, deal_rows, deal_n)
+            if block.size > 0:
+                draw_luck(s, rules, mask, work, tab, block, deal_luck)
+
+        play_one(seed, root, first_deal + i, dealer, actors, rules_array, scratch, results[i], labels, on_draw)
 
 
 def luck_rows(policies: Sequence[PolicySpec], seed: int, deals: int, block: np.ndarray | None = None,
@@ -550,10 +561,11 @@ def luck_rows(policies: Sequence[PolicySpec], seed: int, deals: int, block: np.n
     plays ``policies[p]``: the rows ``simulate`` writes with seating fixed), their luck
     ``(deals, 3)`` under the value model ``block`` (zeros without one), and with ``record`` the
     value features after each draw ``(deals, MAX_ROWS_PER_DEAL, 1 + N_VALUE_FEATURES)`` (column
-    0: the seat) and their counts ``(deals,)``."""
+    0: the seat) and their counts ``(deals,)``.  Runs with a user or Python-tier policy, which
+    the luck kernels do not compile, are replayed by the Python deal loop
+    (:func:`simkit.runner.python_play.play_one`) with the same corrections: the same rows and
+    luck as the kernels give (``tests/test_luck.py``), more slowly."""
     rules = rules or RuleSet()
-    check_luck_policies(policies)
-    ids, params, _ = policy_arrays(list(policies))
     results = np.zeros((deals, N_RESULT), dtype=np.int64)
     luck = np.zeros((deals, N_SEATS), dtype=np.float64)
     rows = np.zeros((deals if record else 0, MAX_ROWS_PER_DEAL, 1 + N_VALUE_FEATURES), dtype=np.float64)
@@ -561,6 +573,12 @@ def luck_rows(policies: Sequence[PolicySpec], seed: int, deals: int, block: np.n
     block = np.zeros(0, dtype=np.float64) if block is None else np.ascontiguousarray(block, dtype=np.float64)
     root = root_key(seed)
     rules_array = rules.to_array()
+    actors = actors_for(list(policies))
+    if any(actor.builtin_id < 0 for actor in actors):
+        _luck_rows_python(actors, [spec.text() for spec in policies], seed, first_deal, dealer, rules_array, block,
+                          results, luck, rows, n_rows)
+        return results, luck, rows, n_rows
+    ids, params, _ = policy_arrays(list(policies))
     chunk = _luck_chunk_basic if uses_basic_policies(ids) else _luck_chunk
     run_chunks(chunk, [(k, root, first_deal, deals, dealer, ids, params, rules_array, block, results, luck,
                               rows, n_rows) for k in range((deals + CHUNK - 1) // CHUNK)])

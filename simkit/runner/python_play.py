@@ -19,7 +19,7 @@ workers.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -27,7 +27,7 @@ from simkit.cards import N_SEATS
 from simkit.deck import deal_deck
 from simkit.engine import kernel as E
 from simkit.engine.env import DealError, Observation, deal_error_text
-from simkit.engine.layout import N_ACTIONS, O_NHIST, O_NHIST_UNKNOWN, PH_OVER, S_PHASE, S_PLAYER
+from simkit.engine.layout import N_ACTIONS, O_NHIST, O_NHIST_UNKNOWN, PH_DRAW, PH_OVER, S_PHASE, S_PLAYER
 from simkit.policies.dispatch import BUILTIN_POLICIES, NO_SUCH_POLICY, builtin_act_state
 from simkit.policies.registry import (
     USER_SLOT_BASE,
@@ -58,7 +58,7 @@ from simkit.runner.play import (
     seating_index,
 )
 
-__all__ = ["Actor", "actor_label", "actors_for", "has_python_policy", "play_deals_python"]
+__all__ = ["Actor", "actor_label", "actors_for", "has_python_policy", "play_deals_python", "play_one"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -114,11 +114,16 @@ def _policy_raised(seed: int, deal: int, seated: Sequence[str], p: int, method: 
     return DealError(deal_error_text(seed, deal, seated, why))
 
 
-def _play_one(seed: int, root: np.ndarray, deal: int, dealer: int, seat_actors: Sequence[Actor],
-              rules: np.ndarray, scratch: tuple, result: np.ndarray, seated: Sequence[str]) -> None:
+def play_one(seed: int, root: np.ndarray, deal: int, dealer: int, seat_actors: Sequence[Actor],
+             rules: np.ndarray, scratch: tuple, result: np.ndarray, seated: Sequence[str],
+             on_draw: Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray], None] | None = None) -> None:
     """Play one deal on ``scratch`` (:func:`simkit.runner.play.new_scratch`, reused from deal to
     deal).  An exception of a Python policy is a one-line :class:`DealError` naming the deal,
-    the policies by seat (``seated``) and the exception, which it chains (``--debug``)."""
+    the policies by seat (``seated``) and the exception, which it chains (``--debug``).
+    ``on_draw(s, rules, mask, work)``, if given, is called before each stock draw with the
+    engine paused there (:data:`simkit.engine.kernel.CHANCE_PAUSE`; it must leave ``s`` as it
+    found it): the luck of the draws (:func:`simkit.runner.luck.luck_rows`) for runs the batch
+    kernels cannot play."""
     s, deck, rngs, mask, obs, work, pwork, ev, ev_n, _, _ = scratch
     obs[O_NHIST] = O_NHIST_UNKNOWN  # a new deal in the reused observation array
     deal_deck(root, deal, rngs[DECK_STREAM], deck)
@@ -130,11 +135,18 @@ def _play_one(seed: int, root: np.ndarray, deal: int, dealer: int, seat_actors: 
                 actor.python.new_deal(_python_rng(seed, deal, p))
             except Exception as exc:  # noqa: BLE001 - the user's code: any exception, said in one line
                 raise _policy_raised(seed, deal, seated, p, "new_deal", exc) from exc
+    work[E.EW_CHANCE] = E.CHANCE_OFF if on_draw is None else E.CHANCE_PAUSE
     E.start(s, deck, dealer, rules, mask, work, ev, ev_n)
     error = 0
-    for _ in range(MAX_DECISIONS):
-        if s[S_PHASE] == PH_OVER:
+    decisions = 0
+    while s[S_PHASE] != PH_OVER:
+        if s[S_PHASE] == PH_DRAW and on_draw is not None:  # paused before a draw
+            on_draw(s, rules, mask, work)
+            E.advance(s, rules, mask, work, ev, ev_n)
+            continue
+        if decisions == MAX_DECISIONS:
             break
+        decisions += 1
         p = int(s[S_PLAYER])
         actor = seat_actors[p]
         if actor.builtin_id >= 0:
@@ -157,6 +169,7 @@ def _play_one(seed: int, root: np.ndarray, deal: int, dealer: int, seat_actors: 
             error = ERR_ILLEGAL_ACTION + ERR_SEAT * p
             break
         E.apply_legal(s, action, rules, mask, work, ev, ev_n)
+    work[E.EW_CHANCE] = E.CHANCE_OFF
     if error == 0 and s[S_PHASE] != PH_OVER:
         error = ERR_MAX_DECISIONS + ERR_SEAT * int(s[S_PLAYER])
     record_result(s, deck, result)
@@ -202,7 +215,7 @@ def play_deals_python(n_deals: int, seed: int, actors: Sequence[Actor], rules_ar
             index = int(seating_index(int(seating), deal, j if int(seating) == SEATING_ALL else 0, session_length))
             seat_actors = [actors[int(PERMUTATIONS[index, q])] for q in range(N_SEATS)]
             seated = [labels[int(PERMUTATIONS[index, q])] for q in range(N_SEATS)]
-            _play_one(seed, root, deal, current, seat_actors, rules, scratch, results[i * per_deal + j], seated)
+            play_one(seed, root, deal, current, seat_actors, rules, scratch, results[i * per_deal + j], seated)
     if check:
         check_rows(results, seed, labels, first_deal, int(seating), session_length)
     return results

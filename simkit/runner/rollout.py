@@ -42,12 +42,11 @@ from simkit.policies.dispatch import (
     uses_fast_policies,
 )
 from simkit.policies.mc import determinise, sharpen_hand
-from simkit.policies.registry import PolicySpec, policy_arrays
+from simkit.policies.registry import PolicyError, PolicySpec, policy_arrays
 from simkit.rng import root_key, stream_state
 from simkit.rules import RuleSet
 from simkit.runner.luck import (
     N_VALUE_FEATURES,
-    check_luck_policies,
     new_luck_scratch,
     play_out,
 )
@@ -165,9 +164,12 @@ class _Threads:
 def rollout_policy_arrays(policy: PolicySpec) -> tuple[np.ndarray, np.ndarray]:
     """Policy ids and parameter rows of a rollout policy at every seat; a user or Python policy
     is refused in one line (the rollouts run in one compiled kernel)."""
-    specs = [policy] * N_SEATS
-    check_luck_policies(specs)
-    ids, params, _ = policy_arrays(specs)
+    try:
+        ids, params, user = policy_arrays([policy] * N_SEATS)
+    except PolicyError as exc:
+        raise PolicyError(f"rollouts play built-in policies only: {exc}") from None
+    if any(fn is not None for fn in user):
+        raise PolicyError(f"rollouts play built-in policies only; {policy.text()} is a user policy")
     return ids, params
 
 

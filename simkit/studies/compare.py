@@ -43,7 +43,7 @@ from simkit.errors import SimkitError
 from simkit.policies.registry import PolicySpec, parse_policy
 from simkit.rules import RuleSet
 from simkit.runner.duplicate import SEATINGS, read_comparison, run_duplicate, seating_dir
-from simkit.runner.luck import check_luck_policies, duplicate_luck
+from simkit.runner.luck import duplicate_luck
 from simkit.runner.value_model import ValueModel, value_model_for
 from simkit.storage import load_dataset
 from simkit.storage.files import atomic_write, write_parquet, write_text
@@ -324,8 +324,6 @@ def compare(
     text_a, text_b = spec_a.text(), spec_b.text()
     model = value_model_for(luck, seed)
     label = model.describe() if model is not None else ""
-    if model is not None:
-        check_luck_policies([spec_a, spec_b])  # before any deal is played
     if sprt is None:
         run_duplicate(policy_a, policy_b, deals, seed, out, rules, batch_size, workers, quiet)
         per_seating = seating_differences(out)
