@@ -160,10 +160,10 @@ def test_incremental_corrections_equal_the_whole_network(exact_wins):
     assert claimed > 20
 
 
-def _engine_draw_win(s: np.ndarray, work: np.ndarray, t: int, rules: RuleSet) -> tuple[int, int]:
-    """Slow twin of simkit.engine.kernel.draw_win: put a card of type t on top of the stock, let
-    the engine draw it and ask its claims; at each claim decision try every legal claim (then a
-    win) on a copy; pass otherwise, and check the table 将's discard phase."""
+def _drawn(s: np.ndarray, work: np.ndarray, t: int, rules: RuleSet) -> tuple:
+    """Copies of a paused state and its workspace with a card of type t put on top of the stock
+    and drawn by the engine (then asking its claims): ``(s, work, rules array, mask, ev, ev_n,
+    draws before)``."""
     rules_array = rules.to_array()
     s = s.copy()
     pos = s[L.S_STOCK_POS]
@@ -175,6 +175,14 @@ def _engine_draw_win(s: np.ndarray, work: np.ndarray, t: int, rules: RuleSet) ->
     ev, ev_n = np.zeros((0, L.EVENT_WIDTH), dtype=np.int64), np.zeros(1, dtype=np.int64)
     draws = s[L.S_DRAWS]
     E.advance(s, rules_array, mask, work, ev, ev_n)
+    return s, work, rules_array, mask, ev, ev_n, draws
+
+
+def _engine_draw_win(s: np.ndarray, work: np.ndarray, t: int, rules: RuleSet) -> tuple[int, int]:
+    """Slow twin of simkit.engine.kernel.draw_win: put a card of type t on top of the stock, let
+    the engine draw it and ask its claims; at each claim decision try every legal claim (then a
+    win) on a copy; pass otherwise, and check the table 将's discard phase."""
+    s, work, rules_array, mask, ev, ev_n, draws = _drawn(s, work, t, rules)
     while s[L.S_DRAWS] == draws + 1 and s[L.S_PHASE] == L.PH_CLAIM:
         q = s[L.S_PLAYER]
         E.legal_mask(s, rules_array, mask, work)
@@ -384,17 +392,7 @@ def _engine_claims(s: np.ndarray, work: np.ndarray, t: int, rules: RuleSet) -> d
     """The players the engine asks about a drawn card of type t with a legal claim, up to the
     one who would claim it and win (the flow of :func:`_engine_draw_win`): for each, the state
     after each of its legal claims, applied by the engine on a copy."""
-    rules_array = rules.to_array()
-    s = s.copy()
-    pos = s[L.S_STOCK_POS]
-    j = next(i for i in range(pos, N_CARDS) if s[L.S_DECK + i] // N_COPIES == t)
-    s[L.S_DECK + pos], s[L.S_DECK + j] = s[L.S_DECK + j], s[L.S_DECK + pos]
-    work = work.copy()
-    work[E.EW_CHANCE] = E.CHANCE_OFF
-    mask = np.zeros(L.N_ACTIONS, dtype=np.bool_)
-    ev, ev_n = np.zeros((0, L.EVENT_WIDTH), dtype=np.int64), np.zeros(1, dtype=np.int64)
-    draws = s[L.S_DRAWS]
-    E.advance(s, rules_array, mask, work, ev, ev_n)
+    s, work, rules_array, mask, ev, ev_n, draws = _drawn(s, work, t, rules)
     asked: dict[int, list[np.ndarray]] = {}
     while s[L.S_DRAWS] == draws + 1 and s[L.S_PHASE] == L.PH_CLAIM:
         q = int(s[L.S_PLAYER])
