@@ -340,7 +340,9 @@ def test_user_and_python_policies_get_the_kernels_luck(record):
         got = luck_rows(parse_policies(f"expert,{stand_in},patient"), seed=21, deals=40, block=block, record=record)
         for a, b in zip(got, expected):
             assert np.array_equal(a, b), stand_in
-    assert np.any(expected[1] != 0.0) and (not record or expected[3].sum() > 0)
+    assert np.any(expected[1] != 0.0)  # the luck has values to compare
+    if record:
+        assert expected[3].sum() > 0  # ... and so have the recorded features
 
 
 def test_compare_adjusts_a_python_policy(tmp_path):
