@@ -16,7 +16,9 @@ how much variance goes.  The policies here are deterministic or play their own r
 streams, so their decisions need no correction (a known random policy would add one per
 decision; not done).
 
-v (:func:`outcome_values`) is a value model's (:mod:`simkit.runner.value_model`):
+v is a value model's (:mod:`simkit.runner.value_model`): the mean final payoffs of play-outs by
+the policies at the table (:mod:`simkit.runner.playout_value`, the name ``playouts:K``), or,
+by default (:func:`outcome_values`), a small network's:
 
 * a card that brings a player a win at once (:func:`simkit.engine.kernel.draw_win`: the
   engine's claim order, each player taken to claim and win when it can) is valued at that
@@ -75,6 +77,7 @@ from simkit.engine.layout import (
     chain_regions,
 )
 from simkit.evaluator.kernel import N_PARTS, min_idle_kernel
+from simkit.errors import SimkitError
 from simkit.exposed import EXP_BLOCK, EXP_KONG, EXP_PENG
 from simkit.jit import borrowed, keep_alive, run_chunks, static_function
 from simkit.policies.dispatch import (
@@ -87,6 +90,7 @@ from simkit.policies.registry import PolicySpec, policy_arrays
 from simkit.rng import root_key, stream_state
 from simkit.rules import RuleSet
 from simkit.runner.duplicate import SEATINGS, seating_policies
+from simkit.runner.playout_value import PB_PLAYOUTS, PLAYOUT_MAGIC, PLAYOUT_STREAM, new_playout_scratch, playout_luck
 from simkit.runner.python_play import Actor, actors_for, play_one
 from simkit.runner.play import (
     CHUNK,
@@ -370,7 +374,7 @@ def draw_luck(s, rules, mask, work, tab, block, luck):
     the model's weight.  The values are :func:`outcome_values`', computed incrementally: each
     seat's hidden layer once for a card nobody claims, then per type only the columns of the
     features a claim on it changes."""
-    counts, winner, units, asked, idle_now, phi_now, phi_claim, hw, x, h, v, hb, base_value = tab
+    counts, winner, units, asked, idle_now, phi_now, phi_claim, hw, x, h, v, hb, base_value = tab[:13]
     n = draw_table(s, rules, mask, work, counts, winner, units, asked, idle_now, phi_now, phi_claim, hw)
     actual = s[S_DECK + s[S_STOCK_POS]] // N_COPIES
     hidden = int(block[VB_HIDDEN])
@@ -432,14 +436,15 @@ MAX_VALUE_HIDDEN = 256  # the widest hidden layer a value block may have
 def new_luck_scratch():
     """Scratch arrays of the chance steps: stock counts, winner / units / asked per type, idle
     cards, Φ now and after each claim, Φ scratch, features, hidden layer, outcome values, each
-    seat's hidden layer and value for a card nobody claims."""
+    seat's hidden layer and value for a card nobody claims; last, the play-outs' scratch
+    (:func:`simkit.runner.playout_value.new_playout_scratch`)."""
     return (np.zeros(N_TYPES, dtype=np.int64), np.zeros(N_TYPES, dtype=np.int64), np.zeros(N_TYPES, dtype=np.int64),
             np.zeros((N_TYPES, N_SEATS, 2), dtype=np.int64), np.zeros(N_SEATS, dtype=np.int64),
             np.zeros(N_SEATS, dtype=np.float64), np.zeros((N_TYPES, N_SEATS), dtype=np.float64),
             np.zeros((4, N_TYPES), dtype=np.int64),
             np.zeros(N_VALUE_FEATURES, dtype=np.float64), np.zeros(MAX_VALUE_HIDDEN, dtype=np.float64),
             np.zeros(N_SEATS, dtype=np.float64), np.zeros((N_SEATS, MAX_VALUE_HIDDEN), dtype=np.float64),
-            np.zeros(N_SEATS, dtype=np.float64))
+            np.zeros(N_SEATS, dtype=np.float64), new_playout_scratch())
 
 
 @njit(nogil=True, inline="always")
@@ -452,6 +457,7 @@ def _play_deal_luck_with(act, root, deal, dealer, policy_ids, params, seat_of, r
     deal_deck(root, deal, rngs[DECK_STREAM], deck)
     for p in range(N_SEATS):
         stream_state(root, deal, 1 + p, rngs[p])
+    stream_state(root, deal, PLAYOUT_STREAM, tab[13][10])
     for q in range(N_SEATS):
         luck[q] = 0.0
     work[E.EW_CHANCE] = E.CHANCE_PAUSE
@@ -468,16 +474,23 @@ def play_out(act, policy_ids, params, seat_of, rules, s, rngs, mask, obs, work, 
              rows, n_rows):
     """Play ``s`` to its end with the dispatcher ``act`` (:func:`simkit.runner.play.decide`);
     where the engine pauses before a draw (``work[EW_CHANCE]`` CHANCE_PAUSE, set by the caller)
-    add the draw's correction to ``luck`` under the value model ``block`` (size > 0) and record
-    the seats' features in ``rows`` (capacity > 0).  Returns 0, or the error code that stopped
-    the deal; leaves the pause off."""
+    add the draw's correction to ``luck`` under the value model ``block`` (size > 0: a network's,
+    :func:`draw_luck`, or play-outs by the table's policies,
+    :func:`simkit.runner.playout_value.playout_luck`, whose stream ``tab[13][10]`` the caller
+    keys to the deal) and record the seats' features in ``rows`` (capacity > 0).  Returns 0, or
+    the error code that stopped the deal; leaves the pause off."""
     error = 0
     decisions = 0
     while s[S_PHASE] != PH_OVER:
         if s[S_PHASE] == PH_DRAW:  # paused before a draw
             if rows.shape[0] > 0:
                 draw_record(s, rules, mask, work, tab, rows, n_rows)
-            if block.size > 0:
+            if block.size > 0 and block[0] == PLAYOUT_MAGIC:
+                error = playout_luck(act, policy_ids, params, seat_of, rules, s, rngs, obs, work, pwork, ev, ev_n,
+                                     tab[13], int(block[PB_PLAYOUTS]), luck)
+                if error != 0:
+                    break
+            elif block.size > 0:
                 draw_luck(s, rules, mask, work, tab, block, luck)
             E.advance(s, rules, mask, work, ev, ev_n)
             continue
@@ -493,12 +506,18 @@ def play_out(act, policy_ids, params, seat_of, rules, s, rngs, mask, obs, work, 
 
 
 MAX_ROWS_PER_DEAL = N_SEATS * STOCK_CARDS  # draw_record: three rows per draw
+PLAYOUT_CHUNK = 2  # deals per chunk under play-out values (each takes seconds: many chunks keep the threads busy)
+
+
+def is_playout_block(block: np.ndarray | None) -> bool:
+    """Is ``block`` a play-out value model (:mod:`simkit.runner.playout_value`)?"""
+    return block is not None and block.size > 0 and block[0] == PLAYOUT_MAGIC
 
 
 @njit(nogil=True, inline="always")
-def _luck_chunk_with(act, k, root, first_deal, n_deals, dealer, policy_ids, params, rules, block, results, luck, rows,
-                     n_rows):
-    """Chunk k (CHUNK deals) of a fixed-seat run with the dispatcher ``act`` (``rows``: per deal,
+def _luck_chunk_with(act, k, chunk, root, first_deal, n_deals, dealer, policy_ids, params, rules, block, results, luck,
+                     rows, n_rows):
+    """Chunk k (``chunk`` deals) of a fixed-seat run with the dispatcher ``act`` (``rows``: per deal,
     MAX_ROWS_PER_DEAL rows of draw_record, or none)."""
     owners = new_scratch()
     s, deck, rngs, mask, obs, work, pwork, ev, ev_n, _, seat_of = borrow_scratch(owners)
@@ -507,7 +526,7 @@ def _luck_chunk_with(act, k, root, first_deal, n_deals, dealer, policy_ids, para
     no_rows = np.zeros((0, N_VALUE_FEATURES + 1), dtype=np.float64)
     for p in range(N_SEATS):
         seat_of[p] = p
-    for i in range(k * CHUNK, min(n_deals, (k + 1) * CHUNK)):
+    for i in range(k * chunk, min(n_deals, (k + 1) * chunk)):
         deal_rows = rows[i] if rows.shape[0] > 0 else no_rows
         _play_deal_luck_with(act, root, first_deal + i, dealer, policy_ids, params, seat_of, rules, s, deck, rngs,
                              mask, obs, work, pwork, ev, ev_n, results[i], tab, block, luck[i], deal_rows,
@@ -520,16 +539,17 @@ _BASIC_ACT = static_function(basic_act_state)
 
 
 @njit(cache=True, nogil=True)
-def _luck_chunk(k, root, first_deal, n_deals, dealer, policy_ids, params, rules, block, results, luck, rows, n_rows):
-    _luck_chunk_with(_BUILTIN_ACT, k, root, first_deal, n_deals, dealer, policy_ids, params, rules, block, results,
+def _luck_chunk(k, chunk, root, first_deal, n_deals, dealer, policy_ids, params, rules, block, results, luck, rows,
+                n_rows):
+    _luck_chunk_with(_BUILTIN_ACT, k, chunk, root, first_deal, n_deals, dealer, policy_ids, params, rules, block, results,
                      luck, rows, n_rows)
 
 
 @njit(cache=True, nogil=True)
-def _luck_chunk_basic(k, root, first_deal, n_deals, dealer, policy_ids, params, rules, block, results, luck, rows,
-                      n_rows):
+def _luck_chunk_basic(k, chunk, root, first_deal, n_deals, dealer, policy_ids, params, rules, block, results, luck,
+                      rows, n_rows):
     """:func:`_luck_chunk` for runs of random / greedy / patient only (compiles without mc and expert)."""
-    _luck_chunk_with(_BASIC_ACT, k, root, first_deal, n_deals, dealer, policy_ids, params, rules, block, results,
+    _luck_chunk_with(_BASIC_ACT, k, chunk, root, first_deal, n_deals, dealer, policy_ids, params, rules, block, results,
                      luck, rows, n_rows)
 
 
@@ -575,13 +595,18 @@ def luck_rows(policies: Sequence[PolicySpec], seed: int, deals: int, block: np.n
     rules_array = rules.to_array()
     actors = actors_for(list(policies))
     if any(actor.builtin_id < 0 for actor in actors):
+        if is_playout_block(block):
+            names = ", ".join(spec.text() for spec, actor in zip(policies, actors) if actor.builtin_id < 0)
+            raise SimkitError(f"play-out values play the built-in policies only, not {names}: use the network value "
+                              "model (--luck) for this comparison")
         _luck_rows_python(actors, [spec.text() for spec in policies], seed, first_deal, dealer, rules_array, block,
                           results, luck, rows, n_rows)
         return results, luck, rows, n_rows
     ids, params, _ = policy_arrays(list(policies))
-    chunk = _luck_chunk_basic if uses_basic_policies(ids) else _luck_chunk
-    run_chunks(chunk, [(k, root, first_deal, deals, dealer, ids, params, rules_array, block, results, luck,
-                              rows, n_rows) for k in range((deals + CHUNK - 1) // CHUNK)])
+    kernel = _luck_chunk_basic if uses_basic_policies(ids) else _luck_chunk
+    chunk = PLAYOUT_CHUNK if is_playout_block(block) else CHUNK
+    run_chunks(kernel, [(k, chunk, root, first_deal, deals, dealer, ids, params, rules_array, block, results, luck,
+                         rows, n_rows) for k in range((deals + chunk - 1) // chunk)])
     return results, luck, rows, n_rows
 
 

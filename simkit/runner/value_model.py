@@ -5,6 +5,10 @@ A value model is fixed before the evaluation that uses it.  A model fitted on th
 then adjusts can make the variance look arbitrarily small, so every model records the seeds
 of its training deals and :func:`check_evaluation_seed` refuses an evaluation on one of them.
 
+The name ``playouts:K`` (``playouts`` alone: K = :data:`DEFAULT_PLAYOUTS`) is the value model
+of K play-outs by the policies at the table (:mod:`simkit.runner.playout_value`): nothing
+trained, no seeds to refuse.
+
 A value-model file is a NumPy ``.npz`` archive (no pickled objects), like a ``learned`` model
 (:mod:`simkit.policies.model`): ``block`` (float64, the block :func:`simkit.runner.luck.network_value`
 reads) and ``meta`` (JSON: ``format`` :data:`VALUE_FORMAT`, ``features`` (the feature names, which
@@ -18,6 +22,8 @@ must be this simkit's), ``rules``, ``training``: seeds, deals, policies, library
 >>> model.training_seeds, model.hidden
 ((11,), 0)
 >>> check_evaluation_seed(model, 12)
+>>> load_value_model("playouts:16").describe()
+'play-outs by the policies at the table (16 per card type at each draw)'
 >>> check_evaluation_seed(model, 11)
 Traceback (most recent call last):
     ...
@@ -28,6 +34,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import hashlib
 import io
 import json
 import os
@@ -38,6 +45,7 @@ import numpy as np
 
 from simkit.errors import SimkitError
 from simkit.policies.model import ModelError, file_key, read_model_file
+from simkit.runner.playout_value import MAX_PLAYOUTS, PB_PLAYOUTS, PLAYOUT_MAGIC, playout_block
 from simkit.runner.luck import (
     MAX_VALUE_HIDDEN,
     N_VALUE_FEATURES,
@@ -55,6 +63,8 @@ VALUE_FORMAT = "simkit-value-model"
 VALUE_FEATURE_NAMES: tuple[str, ...] = tuple(
     f"{seat}:{name}" for seat in ("self", "next", "after_next") for name, _, _ in SEAT_FEATURES.table) + ("stock",)
 BUILTIN_VALUE_MODEL = Path(__file__).parent / "models" / "value.npz"  # the shipped value model
+PLAYOUTS_NAME = "playouts"  # the name of play-out value models: playouts:K
+DEFAULT_PLAYOUTS = 64  # K of ``playouts`` alone (docs/analysis.md: variance reduction against K)
 
 
 class ValueModelError(SimkitError):
@@ -72,8 +82,13 @@ class ValueModel:
     digest: str
 
     @property
+    def is_playouts(self) -> bool:
+        """Is this play-out values (:mod:`simkit.runner.playout_value`), not a network?"""
+        return bool(self.block[VB_MAGIC] == PLAYOUT_MAGIC)
+
+    @property
     def hidden(self) -> int:
-        return int(self.block[VB_HIDDEN])
+        return 0 if self.is_playouts else int(self.block[VB_HIDDEN])
 
     @property
     def training_seeds(self) -> tuple[int, ...]:
@@ -86,6 +101,8 @@ class ValueModel:
     def describe(self) -> str:
         """One line: the file (``shipped`` for :data:`BUILTIN_VALUE_MODEL`), its digest, and what
         it was trained on."""
+        if self.is_playouts:
+            return f"play-outs by the policies at the table ({int(self.block[PB_PLAYOUTS])} per card type at each draw)"
         seeds = ", ".join(str(s) for s in self.training_seeds) or "none"
         shipped = os.path.abspath(self.path) == os.path.abspath(BUILTIN_VALUE_MODEL)
         name = f"shipped ({BUILTIN_VALUE_MODEL.name})" if shipped else self.path
@@ -149,10 +166,37 @@ def _load_cached(path: str, mtime_ns: int, size: int) -> ValueModel:
     return ValueModel(path, block, meta, digest)
 
 
+def playout_value_model(playouts: int = DEFAULT_PLAYOUTS) -> ValueModel:
+    """The value model of ``playouts`` play-outs per candidate card by the table's policies."""
+    try:
+        block = playout_block(playouts)
+    except ValueError as exc:
+        raise _refuse(f"{PLAYOUTS_NAME}:{playouts}", str(exc)) from None
+    block.setflags(write=False)
+    digest = hashlib.sha256(b"simkit-playout-values:" + block.tobytes()).hexdigest()
+    meta = {"format": VALUE_FORMAT, "kind": PLAYOUTS_NAME, "playouts": int(playouts), "training": {"seeds": []}}
+    return ValueModel(f"{PLAYOUTS_NAME}:{int(playouts)}", block, meta, digest)
+
+
+def _playouts_named(name: str) -> ValueModel | None:
+    """The play-out model the name ``playouts[:K]`` asks for; None for other names."""
+    if name == PLAYOUTS_NAME:
+        return playout_value_model()
+    if not name.startswith(PLAYOUTS_NAME + ":"):
+        return None
+    count = name[len(PLAYOUTS_NAME) + 1 :]
+    if not count.isdigit():
+        raise _refuse(name, f"K of playouts:K must be an integer in 1..{MAX_PLAYOUTS}, got {count!r}")
+    return playout_value_model(int(count))
+
+
 def load_value_model(path: str | os.PathLike | None = None) -> ValueModel:
     """The checked value model of file ``path`` (default: the shipped one,
-    :data:`BUILTIN_VALUE_MODEL`); a one-line :class:`ValueModelError` naming the file when it
-    is missing, unreadable, truncated, foreign or of another layout."""
+    :data:`BUILTIN_VALUE_MODEL`), or play-out values for the name ``playouts:K``; a one-line
+    :class:`ValueModelError` naming the file when it is missing, unreadable, truncated, foreign
+    or of another layout."""
+    if isinstance(path, str) and (model := _playouts_named(path)) is not None:
+        return model
     try:
         key = file_key(BUILTIN_VALUE_MODEL if path is None else path)
     except ModelError as exc:
@@ -171,7 +215,8 @@ def check_evaluation_seed(model: ValueModel, seed: int) -> None:
 
 def value_model_for(luck: "bool | str | os.PathLike | ValueModel | None", seed: int) -> ValueModel | None:
     """The value model an evaluation on ``seed`` asks for: None for ``luck`` None / False, the
-    shipped one for True, a file's or the :class:`ValueModel` given; refused when it was trained
+    shipped one for True, a file's, play-out values (``playouts:K``) or the :class:`ValueModel`
+    given; refused when it was trained
     on ``seed`` (:func:`check_evaluation_seed`)."""
     if luck is None or luck is False:
         return None

@@ -277,6 +277,10 @@ def analyze_position(
                               f"(legal: {', '.join(action_text(a, position) for a in legal)})",
                               parameters=("actions",))
     model = value_model_for(luck, seed)
+    if model is not None and model.is_playouts:
+        raise SimkitError(f"luck {model.path}: play-out values adjust comparisons of whole deals, not the rollouts of "
+                          "a position (a play-out per card at every draw of every rollout): use the network value "
+                          "model", parameters=("luck",))
     block = model.block if model is not None else None
     obs = position.observation()
     k = len(chosen)

@@ -1,0 +1,174 @@
+"""Play-out values for the luck of the draws: v(state) = the mean final payoffs of K play-outs
+of the deal by the policies at the table, from the full state after the draw.
+
+This is the value model of :mod:`simkit.runner.luck` that the issue text calls "the expected
+payoffs of the three seats under the policies at the table", estimated by Monte Carlo instead
+of a network: nothing is trained, so nothing can be fitted on the evaluation's deals.  At each
+stock draw (the engine paused before it, :data:`simkit.engine.kernel.CHANCE_PAUSE`) the kernel
+
+1. counts ``c_t``, the stock's copies of each type t (``n`` cards in all);
+2. for k = 1 .. K shuffles the rest of the stock once (its cards sorted, then a Fisher-Yates
+   shuffle from stream :data:`PLAYOUT_STREAM` of (seed, deal)), and for every type t present puts that order's first card of type t on top
+   (the others keep their order) and plays the deal to its end from there with the table's
+   policies (a copy of the state, the policies' random streams, observation and workspaces);
+   ``v[t]`` is the mean of the K final payoffs per seat;
+3. adds ``v[actual type] - sum_t c_t / n * v[t]`` to each seat's luck.
+
+The shuffles come from their own stream and start from the stock's cards sorted, so the values
+do not depend on the stock's true order, nor on the card actually drawn: for a given stream
+state the values are fixed numbers, and the correction averages to exactly zero over the card
+drawn (``tests/test_playout_value.py`` enumerates it).  ``payoff - luck`` therefore stays
+unbiased for any K.  Every candidate card is played out on the same K orders (common random numbers), so
+their differences carry less noise than their values; the noise left falls as 1 / K
+(docs/analysis.md gives the measured variance reduction against K).
+
+The cost is K x (types in the stock) play-outs per draw, about 600 times that of the network
+model at K = 32: worth it where deals are few or each one is dear (a close comparison of slow
+policies), not for screening.  Play-outs play the built-in policies only (the batch kernels).
+
+A play-out model is the block ``[PLAYOUT_MAGIC, K]``; :func:`playout_block` makes it and
+:func:`simkit.runner.value_model.load_value_model` makes one for the name ``playouts:K``.
+
+>>> playout_block(16).tolist()
+[7310572.0, 16.0]
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from simkit.cards import N_CARDS, N_COPIES, N_SEATS, N_TYPES
+from simkit.engine import kernel as E
+from simkit.engine.env import MAX_DECISIONS
+from simkit.engine.layout import N_ACTIONS, N_OBS, N_STATE, PH_OVER, S_DECK, S_PHASE, S_PLAYER, S_STOCK_POS
+from simkit.policies.builtin import POLICY_WORK_SIZE
+from simkit.rng import next_below
+from simkit.runner.play import (
+    ERR_MAX_DECISIONS,
+    ERR_SEAT,
+    N_RESULT,
+    N_STREAMS,
+    RNG_WORDS,
+    R_PAYOFF,
+    decide,
+    record_result,
+)
+
+PLAYOUT_MAGIC = 7_310_572.0  # block[0] of a play-out value model (a network block has VALUE_MAGIC)
+PB_PLAYOUTS = 1  # block[1]: K, the play-outs per candidate card
+PLAYOUT_BLOCK_SIZE = 2
+MAX_PLAYOUTS = 4096
+PLAYOUT_STREAM = 9  # stream of (seed, deal) that shuffles the play-outs' stocks (0: deck, 1-3: seats)
+
+
+def playout_block(playouts: int) -> np.ndarray:
+    """The value-model block of K = ``playouts`` play-outs per candidate card."""
+    if isinstance(playouts, bool) or not isinstance(playouts, (int, np.integer)) or not 1 <= playouts <= MAX_PLAYOUTS:
+        raise ValueError(f"play-outs per card must be an integer in 1..{MAX_PLAYOUTS}, got {playouts!r}")
+    return np.array([PLAYOUT_MAGIC, float(playouts)], dtype=np.float64)
+
+
+@njit(cache=True, nogil=True)
+def new_playout_scratch():
+    """Scratch of :func:`playout_luck`: the play-out's state, engine workspace, legal mask,
+    random streams, observation and policy workspace; its result row; the shuffled stock; the
+    values per type and seat; the stock's counts per type; the shuffles' random stream; the
+    stock sorted."""
+    return (np.zeros(N_STATE, dtype=np.int64), np.zeros(E.ENGINE_WORK_SIZE, dtype=np.int64),
+            np.zeros(N_ACTIONS, dtype=np.bool_), np.zeros((N_STREAMS, RNG_WORDS), dtype=np.uint64),
+            np.zeros(N_OBS, dtype=np.int64), np.zeros(POLICY_WORK_SIZE, dtype=np.int64),
+            np.zeros(N_RESULT, dtype=np.int64), np.zeros(N_CARDS, dtype=np.int64),
+            np.zeros((N_TYPES, N_SEATS), dtype=np.float64), np.zeros(N_TYPES, dtype=np.int64),
+            np.zeros(RNG_WORDS, dtype=np.uint64), np.zeros(N_CARDS, dtype=np.int64))
+
+
+@njit(nogil=True)
+def _play_to_end(act, policy_ids, params, seat_of, rules, s, rngs, obs, work, pwork, ev, ev_n, ps, order, n, first):
+    """One play-out: the state ``s`` before its draw with the stock replaced by ``order``
+    (``n`` cards) with ``order[first]`` on top, played to its end by the dispatcher ``act`` on
+    copies (``ps``); fills ``ps``'s result row; returns 0 or the error that stopped it."""
+    s2, w2, m2, r2, o2, p2, res = ps[0], ps[1], ps[2], ps[3], ps[4], ps[5], ps[6]
+    for x in range(N_STATE):
+        s2[x] = s[x]
+    pos = s[S_STOCK_POS]
+    s2[S_DECK + pos] = order[first]
+    at = pos + 1
+    for i in range(n):
+        if i != first:
+            s2[S_DECK + at] = order[i]
+            at += 1
+    w2[:] = work
+    w2[E.EW_CHANCE] = E.CHANCE_OFF
+    r2[:, :] = rngs
+    o2[:] = obs
+    p2[:] = pwork
+    E.advance(s2, rules, m2, w2, ev, ev_n)
+    error = 0
+    decisions = 0
+    while s2[S_PHASE] != PH_OVER:
+        if decisions == MAX_DECISIONS:
+            error = ERR_MAX_DECISIONS + ERR_SEAT * s2[S_PLAYER]
+            break
+        decisions += 1
+        error = decide(act, policy_ids, params, seat_of, rules, s2, r2, m2, o2, w2, p2, ev, ev_n)
+        if error != 0:
+            break
+    record_result(s2, s2[S_DECK : S_DECK + N_CARDS], res)
+    return error
+
+
+@njit(nogil=True)
+def playout_luck(act, policy_ids, params, seat_of, rules, s, rngs, obs, work, pwork, ev, ev_n, ps, playouts, luck):
+    """Add to ``luck[seat]`` the correction of the pending draw (phase PH_DRAW, paused) under
+    play-out values (see the module docstring); ``ps``: :func:`new_playout_scratch` with its
+    random stream keyed to the deal.  Returns 0, or the error code of a play-out that stopped
+    early (the policies broke a rule: the deal is then flagged with it)."""
+    order, values, counts, key, stock = ps[7], ps[8], ps[9], ps[10], ps[11]
+    res = ps[6]
+    pos = s[S_STOCK_POS]
+    n = N_CARDS - pos
+    present = 0
+    for t in range(N_TYPES):
+        counts[t] = 0
+        for q in range(N_SEATS):
+            values[t, q] = 0.0
+    for i in range(pos, N_CARDS):
+        counts[s[S_DECK + i] // N_COPIES] += 1
+    for t in range(N_TYPES):
+        if counts[t] > 0:
+            present += 1
+    if present < 2:  # one type left: the draw holds no luck
+        return 0
+    for i in range(n):  # the stock's cards sorted (insertion sort: n <= STOCK_CARDS)
+        card = s[S_DECK + pos + i]
+        j = i
+        while j > 0 and stock[j - 1] > card:
+            stock[j] = stock[j - 1]
+            j -= 1
+        stock[j] = card
+    for _ in range(playouts):
+        for i in range(n):
+            order[i] = stock[i]
+        for i in range(n - 1, 0, -1):  # Fisher-Yates
+            j = next_below(key, i + 1)
+            order[i], order[j] = order[j], order[i]
+        for t in range(N_TYPES):
+            if counts[t] == 0:
+                continue
+            first = 0
+            while order[first] // N_COPIES != t:
+                first += 1
+            error = _play_to_end(act, policy_ids, params, seat_of, rules, s, rngs, obs, work, pwork, ev, ev_n, ps,
+                                 order, n, first)
+            if error != 0:
+                return error
+            for q in range(N_SEATS):
+                values[t, q] += res[R_PAYOFF + q]
+    actual = s[S_DECK + pos] // N_COPIES
+    for q in range(N_SEATS):
+        expected = 0.0
+        for t in range(N_TYPES):
+            expected += counts[t] * values[t, q]
+        luck[q] += (values[actual, q] - expected / n) / playouts
+    return 0
