@@ -516,7 +516,8 @@ COMMANDS: tuple[Command, ...] = (
                  "DEFAULT_BURN_IN)"),
         arg("--luck", nargs="?", const="builtin", default=None, metavar="MODEL",
             help="also give the luck-adjusted estimate (AIVAT-style corrections at every draw) under the shipped "
-                 "value model, or the value-model file MODEL; with --sprt the test runs on adjusted differences"),
+                 "value model, the value-model file MODEL, or playouts:K (K play-outs per card by the table's "
+                 "policies: slower, removes more); with --sprt the test runs on adjusted differences"),
         arg("--json", action="store_true", help="print the result as one JSON object"),
         SEED,
         OUT_DIR(help="comparison folder (default runs/compare-A-B-seedS; resumable)", check=resumable_out_dir),

@@ -7,7 +7,7 @@ What each test would catch:
   stock, a stream keyed by the card), weights that are not ``c_t / n``;
 * the kernel against a slow twin written from the definition (the same shuffles, each
   candidate's play-out by the engine and the policies called one decision at a time from
-  Python): a missing 1 / K, a wrong first card of a type, the other cards out of order, a
+  Python): a missing 1 / K, another copy of a type on top, the other cards out of place, a
   play-out that shares the table's random streams or observation instead of copies;
 * replays with play-outs give the play kernels' rows and luck keyed by deal: a play-out that
   leaks into the real deal (its state, streams, observation), a stream keyed by chunk;
@@ -121,9 +121,12 @@ def _naive_playout_luck(table: dict, ids, params, rules, playouts: int) -> np.nd
             j = int(next_below(key, i + 1))
             order[i], order[j] = order[j], order[i]
         for t in np.flatnonzero(counts):
-            first = next(i for i, card in enumerate(order) if card // N_COPIES == t)
+            lowest = min(card for card in stock if card // N_COPIES == t)
+            first = order.index(lowest)
+            swapped = list(order)
+            swapped[0], swapped[first] = order[first], order[0]
             s2 = s.copy()
-            s2[L.S_DECK + pos : L.S_DECK + N_CARDS] = [order[first]] + order[:first] + order[first + 1 :]
+            s2[L.S_DECK + pos : L.S_DECK + N_CARDS] = swapped
             rngs, obs, pwork, work = table["rngs"].copy(), table["obs"].copy(), table["pwork"].copy(), table["work"].copy()
             work[E.EW_CHANCE] = E.CHANCE_OFF
             E.advance(s2, rules, mask, work, ev, ev_n)
@@ -187,3 +190,36 @@ def test_playouts_refuse_python_policies_and_position_rollouts():
                               "card=RJ; source=discard; from=0; stock=21")
     with pytest.raises(SimkitError, match="play-out values adjust comparisons of whole deals"):
         analyze_position(position, luck="playouts:2")
+
+
+def test_an_interrupted_playout_replay_resumes_from_its_last_slice(tmp_path, monkeypatch):
+    from simkit.studies import compare as compare_module
+
+    whole = compare_module.compare("greedy", "random", tmp_path / "whole", deals=45, seed=3, quiet=True,
+                                   luck="playouts:1")
+    calls = []
+    real = compare_module.duplicate_luck
+
+    def interrupted(*args, **kwargs):
+        calls.append(args[6])  # the slice's first deal
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(compare_module, "duplicate_luck", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        compare_module.compare("greedy", "random", tmp_path / "cut", deals=45, seed=3, quiet=True, luck="playouts:1")
+    digest = load_value_model("playouts:1").digest[:16]
+    assert np.load(tmp_path / "cut" / f"luck-{digest}.npy").shape == (20, 6)  # the first slice was kept
+    calls.clear()
+
+    def counted(*args, **kwargs):
+        calls.append(args[6])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(compare_module, "duplicate_luck", counted)
+    resumed = compare_module.compare("greedy", "random", tmp_path / "cut", deals=45, seed=3, quiet=True,
+                                     luck="playouts:1")
+    assert calls == [20, 40]  # first deals replayed: the kept slice was not
+    assert np.array_equal(resumed.adjusted.luck, whole.adjusted.luck)
+    assert np.any(whole.adjusted.luck != 0.0)

@@ -28,7 +28,7 @@ estimates behind one report.
     sprt = [0.05, 0.05, 0.05]          # optional: delta, alpha, beta; deals is then the cap
     burn_in = 200                      # optional: deals before the sequential test may decide
     luck = true                        # optional: also luck-adjusted (true: the shipped value model,
-                                       # or a value-model file's path)
+                                       # a value-model file's path, or "playouts:K")
 
     [tournament]                       # optional: one round robin of duplicate matches (simkit tournament)
     policies = ["random", "greedy", "patient", "mc"]
@@ -196,7 +196,7 @@ def _burn_in(entry: dict[str, Any], where: str) -> int:
 def _luck(entry: dict[str, Any], where: str) -> bool | str:
     value = entry.get("luck", False)
     if not isinstance(value, (bool, str)) or value == "":
-        raise ExperimentError(f"{where}: 'luck' must be true, false or a value-model file's path, got {value!r}")
+        raise ExperimentError(f"{where}: 'luck' must be true, false, a value-model file's path or 'playouts:K', got {value!r}")
     return value
 
 

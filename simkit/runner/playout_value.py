@@ -7,24 +7,29 @@ of a network: nothing is trained, so nothing can be fitted on the evaluation's d
 stock draw (the engine paused before it, :data:`simkit.engine.kernel.CHANCE_PAUSE`) the kernel
 
 1. counts ``c_t``, the stock's copies of each type t (``n`` cards in all);
-2. for k = 1 .. K shuffles the rest of the stock once (its cards sorted, then a Fisher-Yates
-   shuffle from stream :data:`PLAYOUT_STREAM` of (seed, deal)), and for every type t present puts that order's first card of type t on top
-   (the others keep their order) and plays the deal to its end from there with the table's
-   policies (a copy of the state, the policies' random streams, observation and workspaces);
-   ``v[t]`` is the mean of the K final payoffs per seat;
+2. for k = 1 .. K shuffles the stock once (its cards sorted, then a Fisher-Yates shuffle from
+   stream :data:`PLAYOUT_STREAM` of (seed, deal)); for every type t present it swaps type t's
+   lowest card (a fixed copy) with the order's first card and plays the deal to its end from
+   there with the table's policies (on copies of the state, the policies' random streams,
+   observation and workspaces); ``v[t]`` is the mean of the K final payoffs per seat;
 3. adds ``v[actual type] - sum_t c_t / n * v[t]`` to each seat's luck.
+
+Swapping a fixed copy to the top of a uniform order leaves the other cards in a uniform order,
+so each play-out is a fair sample of the deal after that card (``v[t]`` estimates the true
+value without bias), and the candidates' stocks differ in two places at most: every candidate
+card meets the same later draws (common random numbers), so the differences between the
+values, which are all the correction uses, carry far less noise than the values.
 
 The shuffles come from their own stream and start from the stock's cards sorted, so the values
 do not depend on the stock's true order, nor on the card actually drawn: for a given stream
-state the values are fixed numbers, and the correction averages to exactly zero over the card
-drawn (``tests/test_playout_value.py`` enumerates it).  ``payoff - luck`` therefore stays
-unbiased for any K.  Every candidate card is played out on the same K orders (common random numbers), so
-their differences carry less noise than their values; the noise left falls as 1 / K
-(docs/analysis.md gives the measured variance reduction against K).
+state they are fixed numbers, and the correction averages to exactly zero over the card drawn
+(``tests/test_playout_value.py`` enumerates it).  ``payoff - luck`` is therefore unbiased for
+any K; K only decides how much variance goes (docs/analysis.md measures it against K).
 
-The cost is K x (types in the stock) play-outs per draw, about 600 times that of the network
-model at K = 32: worth it where deals are few or each one is dear (a close comparison of slow
-policies), not for screening.  Play-outs play the built-in policies only (the batch kernels).
+The cost is K x (types in the stock) play-outs per draw: at K = 64 about 2.7 s of CPU per
+duplicate deal of expert - greedy, thousands of times the network model's.  It is for close
+comparisons where deals are few or dear, not for screening.  Play-outs play the built-in
+policies only (the batch kernels).
 
 A play-out model is the block ``[PLAYOUT_MAGIC, K]``; :func:`playout_block` makes it and
 :func:`simkit.runner.value_model.load_value_model` makes one for the name ``playouts:K``.
@@ -74,30 +79,29 @@ def new_playout_scratch():
     """Scratch of :func:`playout_luck`: the play-out's state, engine workspace, legal mask,
     random streams, observation and policy workspace; its result row; the shuffled stock; the
     values per type and seat; the stock's counts per type; the shuffles' random stream; the
-    stock sorted."""
+    stock sorted; each type's lowest card in the stock."""
     return (np.zeros(N_STATE, dtype=np.int64), np.zeros(E.ENGINE_WORK_SIZE, dtype=np.int64),
             np.zeros(N_ACTIONS, dtype=np.bool_), np.zeros((N_STREAMS, RNG_WORDS), dtype=np.uint64),
             np.zeros(N_OBS, dtype=np.int64), np.zeros(POLICY_WORK_SIZE, dtype=np.int64),
             np.zeros(N_RESULT, dtype=np.int64), np.zeros(N_CARDS, dtype=np.int64),
             np.zeros((N_TYPES, N_SEATS), dtype=np.float64), np.zeros(N_TYPES, dtype=np.int64),
-            np.zeros(RNG_WORDS, dtype=np.uint64), np.zeros(N_CARDS, dtype=np.int64))
+            np.zeros(RNG_WORDS, dtype=np.uint64), np.zeros(N_CARDS, dtype=np.int64), np.zeros(N_TYPES, dtype=np.int64))
 
 
 @njit(nogil=True)
 def _play_to_end(act, policy_ids, params, seat_of, rules, s, rngs, obs, work, pwork, ev, ev_n, ps, order, n, first):
     """One play-out: the state ``s`` before its draw with the stock replaced by ``order``
-    (``n`` cards) with ``order[first]`` on top, played to its end by the dispatcher ``act`` on
-    copies (``ps``); fills ``ps``'s result row; returns 0 or the error that stopped it."""
+    (``n`` cards) with ``order[first]`` and ``order[0]`` swapped, played to its end by the
+    dispatcher ``act`` on copies (``ps``); fills ``ps``'s result row; returns 0 or the error
+    that stopped it."""
     s2, w2, m2, r2, o2, p2, res = ps[0], ps[1], ps[2], ps[3], ps[4], ps[5], ps[6]
     for x in range(N_STATE):
         s2[x] = s[x]
     pos = s[S_STOCK_POS]
-    s2[S_DECK + pos] = order[first]
-    at = pos + 1
     for i in range(n):
-        if i != first:
-            s2[S_DECK + at] = order[i]
-            at += 1
+        s2[S_DECK + pos + i] = order[i]
+    s2[S_DECK + pos] = order[first]
+    s2[S_DECK + pos + first] = order[0]
     w2[:] = work
     w2[E.EW_CHANCE] = E.CHANCE_OFF
     r2[:, :] = rngs
@@ -124,7 +128,7 @@ def playout_luck(act, policy_ids, params, seat_of, rules, s, rngs, obs, work, pw
     play-out values (see the module docstring); ``ps``: :func:`new_playout_scratch` with its
     random stream keyed to the deal.  Returns 0, or the error code of a play-out that stopped
     early (the policies broke a rule: the deal is then flagged with it)."""
-    order, values, counts, key, stock = ps[7], ps[8], ps[9], ps[10], ps[11]
+    order, values, counts, key, stock, lowest = ps[7], ps[8], ps[9], ps[10], ps[11], ps[12]
     res = ps[6]
     pos = s[S_STOCK_POS]
     n = N_CARDS - pos
@@ -147,6 +151,8 @@ def playout_luck(act, policy_ids, params, seat_of, rules, s, rngs, obs, work, pw
             stock[j] = stock[j - 1]
             j -= 1
         stock[j] = card
+    for i in range(n - 1, -1, -1):  # each type's lowest card: the copy a candidate puts on top
+        lowest[stock[i] // N_COPIES] = stock[i]
     for _ in range(playouts):
         for i in range(n):
             order[i] = stock[i]
@@ -156,8 +162,8 @@ def playout_luck(act, policy_ids, params, seat_of, rules, s, rngs, obs, work, pw
         for t in range(N_TYPES):
             if counts[t] == 0:
                 continue
-            first = 0
-            while order[first] // N_COPIES != t:
+            first = 0  # where the order put type t's lowest card
+            while order[first] != lowest[t]:
                 first += 1
             error = _play_to_end(act, policy_ids, params, seat_of, rules, s, rngs, obs, work, pwork, ev, ev_n, ps,
                                  order, n, first)

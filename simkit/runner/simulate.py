@@ -270,10 +270,12 @@ def policy_change_error(directory: Path, recorded: Any, current: dict) -> Datase
                         f"{before} != {current[name]}); use a new folder for out", parameters=("out",))
 
 
-class _Progress:
-    """A one-line progress bar on a terminal; silent in pipes and CI."""
+class ProgressBar:
+    """A one-line progress bar on a terminal (of ``total_batches`` units of work holding
+    ``total_deals`` deals); silent unless ``enabled`` (:func:`progress_enabled`)."""
 
-    def __init__(self, total_batches: int, total_deals: int, enabled: bool) -> None:
+    def __init__(self, total_batches: int, total_deals: int, enabled: bool, unit: str = "batches") -> None:
+        self.unit = unit
         self.total_batches = total_batches
         self.total_deals = total_deals
         self.enabled = enabled
@@ -292,7 +294,7 @@ class _Progress:
         width = 30
         filled = int(width * self.done_batches / max(1, self.total_batches))
         sys.stderr.write(
-            f"\r[{'#' * filled}{'.' * (width - filled)}] {self.done_batches}/{self.total_batches} batches, "
+            f"\r[{'#' * filled}{'.' * (width - filled)}] {self.done_batches}/{self.total_batches} {self.unit}, "
             f"{rate:,.0f} deals/s, ETA {eta:,.0f} s  "
         )
         sys.stderr.flush()
@@ -303,7 +305,8 @@ class _Progress:
             sys.stderr.flush()
 
 
-def _progress_enabled(quiet: bool) -> bool:
+def progress_enabled(quiet: bool) -> bool:
+    """Show progress: not ``quiet``, on a terminal, outside CI."""
     return not quiet and sys.stderr.isatty() and not os.environ.get("CI")
 
 
@@ -597,8 +600,8 @@ def _write_run(directory: Path, config: SimulationConfig, workers: int, backend:
         print(f"simkit: {line}", file=sys.stderr)
     if not todo:
         return
-    progress = _Progress(len(todo), sum(config.batch_range(b)[1] - config.batch_range(b)[0] for b in todo),
-                         _progress_enabled(quiet))
+    progress = ProgressBar(len(todo), sum(config.batch_range(b)[1] - config.batch_range(b)[0] for b in todo),
+                         progress_enabled(quiet))
     digest = manifest["config_digest"]
     records = dict(manifest[FILES])
     stream = _run_dask(config, todo, client) if backend == "dask" else _run_local(config, todo, workers)

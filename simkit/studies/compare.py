@@ -44,6 +44,7 @@ from simkit.policies.registry import PolicySpec, parse_policy
 from simkit.rules import RuleSet
 from simkit.runner.duplicate import SEATINGS, read_comparison, run_duplicate, seating_dir
 from simkit.runner.luck import duplicate_luck
+from simkit.runner.simulate import ProgressBar, progress_enabled
 from simkit.runner.value_model import ValueModel, value_model_for
 from simkit.storage import load_dataset
 from simkit.storage.files import atomic_write, write_parquet, write_text
@@ -253,12 +254,18 @@ def _luck_file(out: str | os.PathLike, model: ValueModel) -> Path:
     return Path(out) / f"luck-{model.digest[:16]}.npy"
 
 
+LUCK_SLICE_PLAYOUTS = 20  # deals replayed (and kept) at a time under play-out values: progress, and a resume point
+
+
 def _replayed_luck(policy_a: PolicySpec, policy_b: PolicySpec, seed: int, rules: RuleSet | None, model: ValueModel,
-                   per_seating: np.ndarray, first_deal: int = 0, out: str | os.PathLike | None = None) -> np.ndarray:
+                   per_seating: np.ndarray, first_deal: int = 0, out: str | os.PathLike | None = None,
+                   quiet: bool = True) -> np.ndarray:
     """The luck of deals ``first_deal ..`` of a comparison (rows of ``per_seating``), replayed
     under every seating; the replay must give the stored differences exactly.  With ``out`` the
     luck is kept in the comparison's folder (``luck-<model digest>.npy``, deals x 6) and the
-    deals already there are read back instead of replayed (a re-run, or a later batch of an SPRT)."""
+    deals already there are read back instead of replayed (a re-run, or a later batch of an SPRT).
+    Play-out values, slow, are replayed :data:`LUCK_SLICE_PLAYOUTS` deals at a time, each slice
+    kept as it ends (an interrupted replay resumes there), with a progress bar unless ``quiet``."""
     count = per_seating.shape[0]
     kept = np.zeros((0, len(SEATINGS)))
     path = _luck_file(out, model) if out is not None else None
@@ -273,19 +280,32 @@ def _replayed_luck(policy_a: PolicySpec, policy_b: PolicySpec, seed: int, rules:
     if have >= first_deal + count:
         return kept[first_deal : first_deal + count].copy()
     start = max(first_deal, have)  # replay from the first deal not kept
-    replayed, luck = duplicate_luck(policy_a, policy_b, seed, first_deal + count - start, model.block, rules, start)
-    expected = per_seating[start - first_deal :]
-    if not np.array_equal(replayed, expected):
-        bad = int(np.argwhere(np.any(replayed != expected, axis=1))[0, 0]) + start
-        raise SimkitError(f"the luck replay of deal {bad} differs from the stored comparison: the folder was "
-                          "written by another simkit version or its files were changed")
-    if path is not None and have == start and os.access(path.parent, os.W_OK):
-        joined = np.concatenate([kept, luck])
-        def save(temporary: str) -> None:
-            with open(temporary, "wb") as handle:
-                np.save(handle, joined, allow_pickle=False)
+    stop = first_deal + count
+    keep = path is not None and have == start and os.access(path.parent, os.W_OK)
+    step = LUCK_SLICE_PLAYOUTS if model.is_playouts else stop - start
+    progress = ProgressBar(-(-(stop - start) // step), stop - start, progress_enabled(quiet) and model.is_playouts,
+                           unit="luck slices")
+    parts = []
+    for lo in range(start, stop, step):
+        hi = min(stop, lo + step)
+        replayed, luck = duplicate_luck(policy_a, policy_b, seed, hi - lo, model.block, rules, lo)
+        expected = per_seating[lo - first_deal : hi - first_deal]
+        if not np.array_equal(replayed, expected):
+            bad = int(np.argwhere(np.any(replayed != expected, axis=1))[0, 0]) + lo
+            raise SimkitError(f"the luck replay of deal {bad} differs from the stored comparison: the folder was "
+                              "written by another simkit version or its files were changed")
+        parts.append(luck)
+        progress.update(hi - lo)
+        if keep:
+            joined = np.concatenate([kept] + parts)
 
-        atomic_write(path, save)
+            def save(temporary: str) -> None:
+                with open(temporary, "wb") as handle:
+                    np.save(handle, joined, allow_pickle=False)
+
+            atomic_write(path, save)
+    progress.close()
+    luck = np.concatenate(parts)
     if start > first_deal:
         return np.concatenate([kept[first_deal:start], luck])
     return luck
@@ -327,7 +347,8 @@ def compare(
     if sprt is None:
         run_duplicate(policy_a, policy_b, deals, seed, out, rules, batch_size, workers, quiet)
         per_seating = seating_differences(out)
-        luck_table = _replayed_luck(spec_a, spec_b, seed, rules, model, per_seating, out=out) if model else None
+        luck_table = (_replayed_luck(spec_a, spec_b, seed, rules, model, per_seating, out=out, quiet=quiet)
+                      if model else None)
         return summarise(per_seating, text_a, text_b, seed, confidence, luck=luck_table, model=label)
     delta, alpha, beta = sprt
     test = EmpiricalMeanSPRT(delta, alpha, beta, min_n=burn_in)
@@ -338,7 +359,8 @@ def compare(
         run_duplicate(policy_a, policy_b, deals, seed, out, rules, batch_size, workers, quiet, max_batches=k)
         per = seating_differences(out, batches=k)
         new = per[fed:]
-        new_luck = _replayed_luck(spec_a, spec_b, seed, rules, model, new, fed, out) if model else np.zeros_like(new)
+        new_luck = (_replayed_luck(spec_a, spec_b, seed, rules, model, new, fed, out, quiet) if model
+                    else np.zeros_like(new))
         fed = per.shape[0]
         before = test.n
         decision = test.update((new - new_luck).mean(axis=1))
