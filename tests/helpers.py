@@ -127,3 +127,42 @@ def alive(procs: dict[int, tuple[str, bytes]]) -> list[int]:
     table = proc_table()
     return [pid for pid, (start, _) in procs.items()
             if pid in table and table[pid][2] == start and table[pid][1] not in ("Z", "X")]
+
+
+def paused_tables(policies: str, seed: int, deals: int, rules: RuleSet, every: int = 3) -> list[dict]:
+    """The whole table before every ``every``-th stock draw of deals 0 .. ``deals`` - 1 of a
+    fixed-seat run of ``policies``, played one decision at a time from Python with the engine
+    paused before each draw: copies of the state ``s``, engine workspace ``work``, random
+    streams ``rngs``, observation ``obs`` and policy workspace ``pwork``, and the ``deal``."""
+    from simkit.deck import deal_deck
+    from simkit.engine import kernel as E
+    from simkit.policies.dispatch import builtin_act_state
+    from simkit.policies.registry import parse_policies, policy_arrays
+    from simkit.rng import root_key, stream_state
+    from simkit.runner.play import DECK_STREAM, new_scratch
+
+    ids, params, _ = policy_arrays(parse_policies(policies))
+    rules_array = rules.to_array()
+    s, deck, rngs, mask, obs, work, pwork, ev, ev_n, _, _ = new_scratch()
+    root = root_key(seed)
+    out = []
+    for deal in range(deals):
+        deal_deck(root, deal, rngs[DECK_STREAM], deck)
+        for p in range(3):
+            stream_state(root, deal, 1 + p, rngs[p])
+        work[E.EW_CHANCE] = E.CHANCE_PAUSE
+        E.start(s, deck, 0, rules_array, mask, work, ev, ev_n)
+        E.new_deal_observation(obs)
+        k = 0
+        while s[L.S_PHASE] != L.PH_OVER:
+            if s[L.S_PHASE] == L.PH_DRAW:
+                if k % every == 0:
+                    out.append(dict(s=s.copy(), work=work.copy(), rngs=rngs.copy(), obs=obs.copy(),
+                                    pwork=pwork.copy(), deal=deal))
+                k += 1
+                E.advance(s, rules_array, mask, work, ev, ev_n)
+                continue
+            p = s[L.S_PLAYER]
+            action = builtin_act_state(ids[p], s, p, obs, mask, params[p], rngs[p], rules_array, pwork)
+            E.apply_legal(s, action, rules_array, mask, work, ev, ev_n)
+    return out

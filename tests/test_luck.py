@@ -29,7 +29,6 @@ import pytest
 from simkit.cards import N_CARDS, N_COPIES
 from simkit.engine import kernel as E
 from simkit.engine import layout as L
-from simkit.policies.dispatch import builtin_act_state
 from simkit.policies.registry import parse_policies, parse_policy, policy_arrays
 from simkit.rng import root_key
 from simkit.rules import RuleSet
@@ -44,13 +43,15 @@ from simkit.runner.luck import (
     value_block,
     zero_value_block,
 )
-from simkit.runner.play import BUILTIN_KERNELS, N_RESULT, SEATING_FIXED, new_scratch
+from simkit.runner.play import BUILTIN_KERNELS, N_RESULT, SEATING_FIXED
 from simkit.runner.value_model import (
     ValueModelError,
     check_evaluation_seed,
     load_value_model,
     write_value_model,
 )
+
+from helpers import paused_tables
 
 
 def _random_block(rng: np.random.Generator, hidden: int = 8) -> np.ndarray:
@@ -75,33 +76,7 @@ def test_replayed_rows_equal_the_play_kernels_rows(policies):
 
 def _paused_states(policies: str, seed: int, deals: int, rules: RuleSet, every: int = 3):
     """Copies of the state (and engine workspace) paused before some draws of some deals."""
-    specs = parse_policies(policies)
-    ids, params, _ = policy_arrays(specs)
-    rules_array = rules.to_array()
-    s, deck, rngs, mask, obs, work, pwork, ev, ev_n, _, _ = new_scratch()
-    from simkit.deck import deal_deck
-    from simkit.rng import stream_state
-
-    root = root_key(seed)
-    out = []
-    for deal in range(deals):
-        deal_deck(root, deal, rngs[3], deck)
-        for p in range(3):
-            stream_state(root, deal, 1 + p, rngs[p])
-        work[E.EW_CHANCE] = E.CHANCE_PAUSE
-        E.start(s, deck, 0, rules_array, mask, work, ev, ev_n)
-        k = 0
-        while s[L.S_PHASE] != L.PH_OVER:
-            if s[L.S_PHASE] == L.PH_DRAW:
-                if k % every == 0:
-                    out.append((s.copy(), work.copy()))
-                k += 1
-                E.advance(s, rules_array, mask, work, ev, ev_n)
-                continue
-            p = s[L.S_PLAYER]
-            action = builtin_act_state(ids[p], s, p, obs, mask, params[p], rngs[p], rules_array, pwork)
-            E.apply_legal(s, action, rules_array, mask, work, ev, ev_n)
-    return out
+    return [(table["s"], table["work"]) for table in paused_tables(policies, seed, deals, rules, every)]
 
 
 @pytest.mark.parametrize("exact_wins", [True, False])

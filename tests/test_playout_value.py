@@ -23,7 +23,7 @@ from simkit.cards import N_CARDS, N_COPIES, N_SEATS, N_TYPES
 from simkit.engine import kernel as E
 from simkit.engine import layout as L
 from simkit.errors import SimkitError
-from simkit.policies.dispatch import basic_act_state
+from simkit.policies.dispatch import builtin_act_state
 from simkit.policies.registry import parse_policies, policy_arrays
 from simkit.rng import next_below, root_key, stream_state
 from simkit.rules import RuleSet
@@ -33,41 +33,20 @@ from simkit.runner.play import BUILTIN_KERNELS, N_RESULT, SEATING_FIXED, new_scr
 from simkit.runner.playout_value import PLAYOUT_STREAM, new_playout_scratch, playout_block, playout_luck
 from simkit.runner.value_model import DEFAULT_PLAYOUTS, ValueModelError, load_value_model, value_model_for
 
+from helpers import paused_tables
+
 POLICIES = "greedy,random,patient"  # random: a play-out that shared the table's streams would show
 
 
 def _paused_tables(seed: int, deals: int, every: int):
-    """The whole table (state, streams, observation, workspaces) paused before every ``every``-th
-    draw of ``deals`` deals of POLICIES, played one decision at a time from Python."""
+    """The whole table (tests/helpers.py) before every ``every``-th draw of POLICIES' deals,
+    with the play-out stream each draw's correction uses."""
+    tables = paused_tables(POLICIES, seed, deals, RuleSet(), every)
+    for table in tables:
+        table["key"] = np.zeros(4, dtype=np.uint64)
+        stream_state(root_key(seed), table["deal"], PLAYOUT_STREAM, table["key"])
     ids, params, _ = policy_arrays(parse_policies(POLICIES))
-    rules = RuleSet().to_array()
-    s, deck, rngs, mask, obs, work, pwork, ev, ev_n, _, _ = new_scratch()
-    from simkit.deck import deal_deck
-
-    root = root_key(seed)
-    out = []
-    for deal in range(deals):
-        deal_deck(root, deal, rngs[3], deck)
-        for p in range(N_SEATS):
-            stream_state(root, deal, 1 + p, rngs[p])
-        work[E.EW_CHANCE] = E.CHANCE_PAUSE
-        E.start(s, deck, 0, rules, mask, work, ev, ev_n)
-        E.new_deal_observation(obs)
-        k = 0
-        while s[L.S_PHASE] != L.PH_OVER:
-            if s[L.S_PHASE] == L.PH_DRAW:
-                if k % every == 0:
-                    key = np.zeros(4, dtype=np.uint64)
-                    stream_state(root, deal, PLAYOUT_STREAM, key)
-                    out.append(dict(s=s.copy(), rngs=rngs.copy(), obs=obs.copy(), work=work.copy(),
-                                    pwork=pwork.copy(), key=key))
-                k += 1
-                E.advance(s, rules, mask, work, ev, ev_n)
-                continue
-            p = s[L.S_PLAYER]
-            action = basic_act_state(ids[p], s, p, obs, mask, params[p], rngs[p], rules, pwork)
-            E.apply_legal(s, action, rules, mask, work, ev, ev_n)
-    return out, ids, params, rules
+    return tables, ids, params, RuleSet().to_array()
 
 
 def _kernel_luck(table: dict, ids, params, rules, playouts: int) -> np.ndarray:
@@ -132,7 +111,7 @@ def _naive_playout_luck(table: dict, ids, params, rules, playouts: int) -> np.nd
             E.advance(s2, rules, mask, work, ev, ev_n)
             while s2[L.S_PHASE] != L.PH_OVER:
                 p = s2[L.S_PLAYER]
-                action = basic_act_state(ids[p], s2, p, obs, mask, params[p], rngs[p], rules, pwork)
+                action = builtin_act_state(ids[p], s2, p, obs, mask, params[p], rngs[p], rules, pwork)
                 E.apply_legal(s2, action, rules, mask, work, ev, ev_n)
             values[t] += s2[L.S_PAYOFF : L.S_PAYOFF + N_SEATS] / playouts
     actual = s[L.S_DECK + pos] // N_COPIES

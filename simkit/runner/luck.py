@@ -54,7 +54,6 @@ from numba import njit
 from simkit.cards import N_CARDS, N_COPIES, N_SEATS, N_TYPES
 from simkit.deck import PLAYER_CARDS, STOCK_CARDS, deal_deck
 from simkit.engine import kernel as E
-from simkit.engine.env import MAX_DECISIONS
 from simkit.engine.layout import (
     A_KONG,
     A_PENG,
@@ -95,13 +94,11 @@ from simkit.runner.python_play import Actor, actors_for, play_one
 from simkit.runner.play import (
     CHUNK,
     DECK_STREAM,
-    ERR_MAX_DECISIONS,
-    ERR_SEAT,
     N_RESULT,
     R_ERROR,
     R_PAYOFF,
     borrow_scratch,
-    decide,
+    decide_until_chance,
     new_scratch,
     record_result,
 )
@@ -448,12 +445,10 @@ def new_luck_scratch():
 
 
 @njit(nogil=True, inline="always")
-def _play_deal_luck_with(act, root, deal, dealer, policy_ids, params, seat_of, rules, s, deck, rngs, mask, obs, work,
-                         pwork, ev, ev_n, result, tab, block, luck, rows, n_rows):
+def _play_deal_luck_with(act, draw, root, deal, dealer, policy_ids, params, seat_of, rules, s, deck, rngs, mask, obs,
+                         work, pwork, ev, ev_n, result, tab, block, luck, rows, n_rows):
     """Play deal ``deal`` as :func:`simkit.runner.play._play_deal_with` does (the same result
-    row), pausing before each draw: with a value model ``block`` (size > 0) add the draw's
-    correction to ``luck[seat]``; with ``rows`` (capacity > 0) record the seats' features after
-    it (:func:`draw_record`)."""
+    row), pausing before each draw for the chance step ``draw`` (:func:`play_out`)."""
     deal_deck(root, deal, rngs[DECK_STREAM], deck)
     for p in range(N_SEATS):
         stream_state(root, deal, 1 + p, rngs[p])
@@ -463,42 +458,61 @@ def _play_deal_luck_with(act, root, deal, dealer, policy_ids, params, seat_of, r
     work[E.EW_CHANCE] = E.CHANCE_PAUSE
     E.start(s, deck, dealer, rules, mask, work, ev, ev_n)
     E.new_deal_observation(obs)
-    error = play_out(act, policy_ids, params, seat_of, rules, s, rngs, mask, obs, work, pwork, ev, ev_n, tab, block,
-                     luck, rows, n_rows)
+    error = play_out(act, draw, policy_ids, params, seat_of, rules, s, rngs, mask, obs, work, pwork, ev, ev_n, tab,
+                     block, luck, rows, n_rows)
     record_result(s, deck, result)
     result[R_ERROR] = error
 
 
+@njit(nogil=True)
+def network_draw(act, policy_ids, params, seat_of, rules, s, rngs, mask, obs, work, pwork, ev, ev_n, tab, block, luck,
+                 rows, n_rows):
+    """The chance step of :func:`play_out` under a network value model: record the seats'
+    features after the draw in ``rows`` (capacity > 0, :func:`draw_record`) and add its
+    correction to ``luck`` under ``block`` (size > 0, :func:`draw_luck`); returns 0."""
+    if rows.shape[0] > 0:
+        draw_record(s, rules, mask, work, tab, rows, n_rows)
+    if block.size > 0:
+        draw_luck(s, rules, mask, work, tab, block, luck)
+    return 0
+
+
+@njit(nogil=True)
+def playout_draw(act, policy_ids, params, seat_of, rules, s, rngs, mask, obs, work, pwork, ev, ev_n, tab, block, luck,
+                 rows, n_rows):
+    """The chance step of :func:`play_out` under play-out values (``block``
+    :func:`simkit.runner.playout_value.playout_block`; the stream ``tab[13][10]`` keyed to the
+    deal by the caller): :func:`simkit.runner.playout_value.playout_luck`."""
+    return playout_luck(act, policy_ids, params, seat_of, rules, s, rngs, obs, work, pwork, ev, ev_n, tab[13],
+                        int(block[PB_PLAYOUTS]), luck)
+
+
+NETWORK_DRAW = static_function(network_draw)
+PLAYOUT_DRAW = static_function(playout_draw)
+
+
 @njit(nogil=True, inline="always")
-def play_out(act, policy_ids, params, seat_of, rules, s, rngs, mask, obs, work, pwork, ev, ev_n, tab, block, luck,
+def play_out(act, draw, policy_ids, params, seat_of, rules, s, rngs, mask, obs, work, pwork, ev, ev_n, tab, block, luck,
              rows, n_rows):
-    """Play ``s`` to its end with the dispatcher ``act`` (:func:`simkit.runner.play.decide`);
-    where the engine pauses before a draw (``work[EW_CHANCE]`` CHANCE_PAUSE, set by the caller)
-    add the draw's correction to ``luck`` under the value model ``block`` (size > 0: a network's,
-    :func:`draw_luck`, or play-outs by the table's policies,
-    :func:`simkit.runner.playout_value.playout_luck`, whose stream ``tab[13][10]`` the caller
-    keys to the deal) and record the seats' features in ``rows`` (capacity > 0).  Returns 0, or
-    the error code that stopped the deal; leaves the pause off."""
+    """Play ``s`` to its end with the dispatcher ``act``
+    (:func:`simkit.runner.play.decide_until_chance`); where the engine pauses before a draw
+    (``work[EW_CHANCE]`` CHANCE_PAUSE, set by the caller) call the chance step ``draw`` (a
+    static function: :data:`NETWORK_DRAW`, a network model's correction and recorded features,
+    or :data:`PLAYOUT_DRAW`, play-out values; numba compiles this once per step, so the
+    play-outs are compiled only where they are used).  Returns 0, or the error code that
+    stopped the deal; leaves the pause off."""
     error = 0
     decisions = 0
     while s[S_PHASE] != PH_OVER:
         if s[S_PHASE] == PH_DRAW:  # paused before a draw
-            if rows.shape[0] > 0:
-                draw_record(s, rules, mask, work, tab, rows, n_rows)
-            if block.size > 0 and block[0] == PLAYOUT_MAGIC:
-                error = playout_luck(act, policy_ids, params, seat_of, rules, s, rngs, obs, work, pwork, ev, ev_n,
-                                     tab[13], int(block[PB_PLAYOUTS]), luck)
-                if error != 0:
-                    break
-            elif block.size > 0:
-                draw_luck(s, rules, mask, work, tab, block, luck)
+            error = draw(act, policy_ids, params, seat_of, rules, s, rngs, mask, obs, work, pwork, ev, ev_n, tab, block,
+                         luck, rows, n_rows)
+            if error != 0:
+                break
             E.advance(s, rules, mask, work, ev, ev_n)
             continue
-        if decisions == MAX_DECISIONS:
-            error = ERR_MAX_DECISIONS + ERR_SEAT * s[S_PLAYER]
-            break
-        decisions += 1
-        error = decide(act, policy_ids, params, seat_of, rules, s, rngs, mask, obs, work, pwork, ev, ev_n)
+        error, decisions = decide_until_chance(act, policy_ids, params, seat_of, rules, s, rngs, mask, obs, work,
+                                               pwork, ev, ev_n, decisions)
         if error != 0:
             break
     work[E.EW_CHANCE] = E.CHANCE_OFF
@@ -515,10 +529,10 @@ def is_playout_block(block: np.ndarray | None) -> bool:
 
 
 @njit(nogil=True, inline="always")
-def _luck_chunk_with(act, k, chunk, root, first_deal, n_deals, dealer, policy_ids, params, rules, block, results, luck,
-                     rows, n_rows):
-    """Chunk k (``chunk`` deals) of a fixed-seat run with the dispatcher ``act`` (``rows``: per deal,
-    MAX_ROWS_PER_DEAL rows of draw_record, or none)."""
+def _luck_chunk_with(act, draw, k, chunk, root, first_deal, n_deals, dealer, policy_ids, params, rules, block, results,
+                     luck, rows, n_rows):
+    """Chunk k (``chunk`` deals) of a fixed-seat run with the dispatcher ``act`` and the chance
+    step ``draw`` (``rows``: per deal, MAX_ROWS_PER_DEAL rows of draw_record, or none)."""
     owners = new_scratch()
     s, deck, rngs, mask, obs, work, pwork, ev, ev_n, _, seat_of = borrow_scratch(owners)
     policy_ids, params, rules = borrowed(policy_ids), borrowed(params), borrowed(rules)
@@ -528,7 +542,7 @@ def _luck_chunk_with(act, k, chunk, root, first_deal, n_deals, dealer, policy_id
         seat_of[p] = p
     for i in range(k * chunk, min(n_deals, (k + 1) * chunk)):
         deal_rows = rows[i] if rows.shape[0] > 0 else no_rows
-        _play_deal_luck_with(act, root, first_deal + i, dealer, policy_ids, params, seat_of, rules, s, deck, rngs,
+        _play_deal_luck_with(act, draw, root, first_deal + i, dealer, policy_ids, params, seat_of, rules, s, deck, rngs,
                              mask, obs, work, pwork, ev, ev_n, results[i], tab, block, luck[i], deal_rows,
                              n_rows[i : i + 1])
     keep_alive(owners)
@@ -541,16 +555,32 @@ _BASIC_ACT = static_function(basic_act_state)
 @njit(cache=True, nogil=True)
 def _luck_chunk(k, chunk, root, first_deal, n_deals, dealer, policy_ids, params, rules, block, results, luck, rows,
                 n_rows):
-    _luck_chunk_with(_BUILTIN_ACT, k, chunk, root, first_deal, n_deals, dealer, policy_ids, params, rules, block, results,
-                     luck, rows, n_rows)
+    _luck_chunk_with(_BUILTIN_ACT, NETWORK_DRAW, k, chunk, root, first_deal, n_deals, dealer, policy_ids, params, rules,
+                     block, results, luck, rows, n_rows)
 
 
 @njit(cache=True, nogil=True)
 def _luck_chunk_basic(k, chunk, root, first_deal, n_deals, dealer, policy_ids, params, rules, block, results, luck,
                       rows, n_rows):
     """:func:`_luck_chunk` for runs of random / greedy / patient only (compiles without mc and expert)."""
-    _luck_chunk_with(_BASIC_ACT, k, chunk, root, first_deal, n_deals, dealer, policy_ids, params, rules, block, results,
-                     luck, rows, n_rows)
+    _luck_chunk_with(_BASIC_ACT, NETWORK_DRAW, k, chunk, root, first_deal, n_deals, dealer, policy_ids, params, rules,
+                     block, results, luck, rows, n_rows)
+
+
+@njit(cache=True, nogil=True)
+def _playout_chunk(k, chunk, root, first_deal, n_deals, dealer, policy_ids, params, rules, block, results, luck, rows,
+                   n_rows):
+    """:func:`_luck_chunk` under play-out values."""
+    _luck_chunk_with(_BUILTIN_ACT, PLAYOUT_DRAW, k, chunk, root, first_deal, n_deals, dealer, policy_ids, params, rules,
+                     block, results, luck, rows, n_rows)
+
+
+@njit(cache=True, nogil=True)
+def _playout_chunk_basic(k, chunk, root, first_deal, n_deals, dealer, policy_ids, params, rules, block, results, luck,
+                         rows, n_rows):
+    """:func:`_playout_chunk` for runs of random / greedy / patient only."""
+    _luck_chunk_with(_BASIC_ACT, PLAYOUT_DRAW, k, chunk, root, first_deal, n_deals, dealer, policy_ids, params, rules,
+                     block, results, luck, rows, n_rows)
 
 
 def _luck_rows_python(actors: Sequence[Actor], labels: Sequence[str], seed: int, first_deal: int, dealer: int,
@@ -598,13 +628,15 @@ def luck_rows(policies: Sequence[PolicySpec], seed: int, deals: int, block: np.n
         if is_playout_block(block):
             names = ", ".join(spec.text() for spec, actor in zip(policies, actors) if actor.builtin_id < 0)
             raise SimkitError(f"play-out values play the built-in policies only, not {names}: use the network value "
-                              "model (--luck) for this comparison")
+                              "model for this comparison")
         _luck_rows_python(actors, [spec.text() for spec in policies], seed, first_deal, dealer, rules_array, block,
                           results, luck, rows, n_rows)
         return results, luck, rows, n_rows
     ids, params, _ = policy_arrays(list(policies))
-    kernel = _luck_chunk_basic if uses_basic_policies(ids) else _luck_chunk
-    chunk = PLAYOUT_CHUNK if is_playout_block(block) else CHUNK
+    if is_playout_block(block):
+        kernel, chunk = (_playout_chunk_basic if uses_basic_policies(ids) else _playout_chunk), PLAYOUT_CHUNK
+    else:
+        kernel, chunk = (_luck_chunk_basic if uses_basic_policies(ids) else _luck_chunk), CHUNK
     run_chunks(kernel, [(k, chunk, root, first_deal, deals, dealer, ids, params, rules_array, block, results, luck,
                          rows, n_rows) for k in range((deals + chunk - 1) // chunk)])
     return results, luck, rows, n_rows

@@ -63,6 +63,7 @@ from simkit.engine.layout import (
     N_ACTIONS,
     N_OBS,
     N_STATE,
+    PH_DRAW,
     PH_OVER,
     S_CLAIMS,
     S_CONC,
@@ -269,6 +270,24 @@ def decide(act, policy_ids, params, seat_of, rules, s, rngs, mask, obs, work, pw
         return ERR_ILLEGAL_ACTION + ERR_SEAT * p
     E.apply_legal(s, action, rules, mask, work, ev, ev_n)
     return 0
+
+
+@njit(nogil=True, inline="always")
+def decide_until_chance(act, policy_ids, params, seat_of, rules, s, rngs, mask, obs, work, pwork, ev, ev_n, decisions):
+    """Ask for decisions (:func:`decide`) until the deal ends or the engine pauses before a
+    draw (phase PH_DRAW, ``work[EW_CHANCE]`` CHANCE_PAUSE), :data:`MAX_DECISIONS` in all with
+    the ``decisions`` already made; ``(error, decisions)``: 0 or the code that stopped the deal
+    (``ERR_MAX_DECISIONS`` at the cap), and the decisions made so far."""
+    error = 0
+    while s[S_PHASE] != PH_OVER and s[S_PHASE] != PH_DRAW:
+        if decisions == MAX_DECISIONS:
+            error = ERR_MAX_DECISIONS + ERR_SEAT * s[S_PLAYER]
+            break
+        decisions += 1
+        error = decide(act, policy_ids, params, seat_of, rules, s, rngs, mask, obs, work, pwork, ev, ev_n)
+        if error != 0:
+            break
+    return error, decisions
 
 
 @njit(nogil=True, inline="always")

@@ -45,18 +45,15 @@ from numba import njit
 
 from simkit.cards import N_CARDS, N_COPIES, N_SEATS, N_TYPES
 from simkit.engine import kernel as E
-from simkit.engine.env import MAX_DECISIONS
-from simkit.engine.layout import N_ACTIONS, N_OBS, N_STATE, PH_OVER, S_DECK, S_PHASE, S_PLAYER, S_STOCK_POS
+from simkit.engine.layout import N_ACTIONS, N_OBS, N_STATE, S_DECK, S_STOCK_POS
 from simkit.policies.builtin import POLICY_WORK_SIZE
 from simkit.rng import next_below
 from simkit.runner.play import (
-    ERR_MAX_DECISIONS,
-    ERR_SEAT,
     N_RESULT,
     N_STREAMS,
     RNG_WORDS,
     R_PAYOFF,
-    decide,
+    decide_until_chance,
     record_result,
 )
 
@@ -108,16 +105,7 @@ def _play_to_end(act, policy_ids, params, seat_of, rules, s, rngs, obs, work, pw
     o2[:] = obs
     p2[:] = pwork
     E.advance(s2, rules, m2, w2, ev, ev_n)
-    error = 0
-    decisions = 0
-    while s2[S_PHASE] != PH_OVER:
-        if decisions == MAX_DECISIONS:
-            error = ERR_MAX_DECISIONS + ERR_SEAT * s2[S_PLAYER]
-            break
-        decisions += 1
-        error = decide(act, policy_ids, params, seat_of, rules, s2, r2, m2, o2, w2, p2, ev, ev_n)
-        if error != 0:
-            break
+    error, _ = decide_until_chance(act, policy_ids, params, seat_of, rules, s2, r2, m2, o2, w2, p2, ev, ev_n, 0)
     record_result(s2, s2[S_DECK : S_DECK + N_CARDS], res)
     return error
 

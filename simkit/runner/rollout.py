@@ -46,6 +46,7 @@ from simkit.policies.registry import PolicyError, PolicySpec, policy_arrays
 from simkit.rng import root_key, stream_state
 from simkit.rules import RuleSet
 from simkit.runner.luck import (
+    NETWORK_DRAW,
     N_VALUE_FEATURES,
     new_luck_scratch,
     play_out,
@@ -117,8 +118,8 @@ def _rollouts_with(act, k, obs, cands, alive, first, count, root, policy_ids, pa
             work[E.EW_CHANCE] = E.CHANCE_PAUSE if block.size > 0 else E.CHANCE_OFF
             E.new_deal_observation(obs2)
             E.apply_legal(s, a, rules, mask, work, ev, ev_n)
-            error = play_out(act, policy_ids, params, seat_of, rules, s, rngs, mask, obs2, work, pwork, ev, ev_n, tab,
-                             block, luck, no_rows, no_count)
+            error = play_out(act, NETWORK_DRAW, policy_ids, params, seat_of, rules, s, rngs, mask, obs2, work, pwork,
+                             ev, ev_n, tab, block, luck, no_rows, no_count)
             winner = s[S_WINNER]
             row[OUT_PAYOFF] = s[S_PAYOFF + me]
             row[OUT_WIN] = 1.0 if winner == me else 0.0
