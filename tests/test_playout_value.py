@@ -162,6 +162,8 @@ def test_playouts_refuse_python_policies_and_position_rollouts():
                                           "simkit.bench:GreedyInPython"):
         luck_rows(parse_policies("greedy,simkit.bench:GreedyInPython,random"), seed=1, deals=2,
                   block=playout_block(2))
+    with pytest.raises(ValueError, match="not play-out values"):
+        luck_rows(parse_policies(POLICIES), seed=1, deals=2, block=playout_block(2), record=True)
     from simkit.engine.position import parse_position
     from simkit.studies.analyze import analyze_position
 

@@ -616,6 +616,8 @@ def luck_rows(policies: Sequence[PolicySpec], seed: int, deals: int, block: np.n
     (:func:`simkit.runner.python_play.play_one`) with the same corrections: the same rows and
     luck as the kernels give (``tests/test_luck.py``), more slowly."""
     rules = rules or RuleSet()
+    if record and is_playout_block(block):
+        raise ValueError("value features are recorded under a network value model or none, not play-out values")
     results = np.zeros((deals, N_RESULT), dtype=np.int64)
     luck = np.zeros((deals, N_SEATS), dtype=np.float64)
     rows = np.zeros((deals if record else 0, MAX_ROWS_PER_DEAL, 1 + N_VALUE_FEATURES), dtype=np.float64)

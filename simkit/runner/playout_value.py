@@ -59,7 +59,6 @@ from simkit.runner.play import (
 
 PLAYOUT_MAGIC = 7_310_572.0  # block[0] of a play-out value model (a network block has VALUE_MAGIC)
 PB_PLAYOUTS = 1  # block[1]: K, the play-outs per candidate card
-PLAYOUT_BLOCK_SIZE = 2
 MAX_PLAYOUTS = 4096
 PLAYOUT_STREAM = 9  # stream of (seed, deal) that shuffles the play-outs' stocks (0: deck, 1-3: seats)
 

@@ -282,10 +282,10 @@ def _replayed_luck(policy_a: PolicySpec, policy_b: PolicySpec, seed: int, rules:
     start = max(first_deal, have)  # replay from the first deal not kept
     stop = first_deal + count
     keep = path is not None and have == start and os.access(path.parent, os.W_OK)
-    step = LUCK_SLICE_PLAYOUTS if model.is_playouts else stop - start
+    step = LUCK_SLICE_PLAYOUTS if model.is_playouts else max(1, stop - start)
     progress = ProgressBar(-(-(stop - start) // step), stop - start, progress_enabled(quiet) and model.is_playouts,
                            unit="luck slices")
-    parts = []
+    parts = [np.zeros((0, len(SEATINGS)))]
     for lo in range(start, stop, step):
         hi = min(stop, lo + step)
         replayed, luck = duplicate_luck(policy_a, policy_b, seed, hi - lo, model.block, rules, lo)
