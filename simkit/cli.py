@@ -610,7 +610,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)  # argparse's own errors: one line, exit status 2
     args.argv = argv
     debug = args.debug or _debug_from_environment()
-    _one_line_warnings()
+    _one_line_warnings(debug)
     _import_from_current_folder()
     previous = _on_sigterm_raise()
     try:
@@ -636,19 +636,27 @@ def main(argv: Sequence[str] | None = None) -> int:
             signal.signal(signal.SIGTERM, previous)
 
 
-def _one_line_warnings() -> None:
-    """simkit's own warnings (a model played under other rules) as one line on stderr."""
+def _one_line_warnings(debug: bool = False) -> None:
+    """Every warning as one line on stderr, ``simkit: warning: ...`` (simkit's own, such as a
+    model played under other rules or an interval of constant data, by their message; any
+    other with its category's name), not Python's file, line and source text; with
+    ``--debug`` Python's default format."""
     import warnings
 
-    from simkit.errors import ModelRulesWarning
+    from simkit.errors import SIMKIT_WARNINGS
 
-    default = warnings.formatwarning
+    # the format before simkit's (not a formatter of an earlier call of main in this process)
+    default = getattr(warnings.formatwarning, "python_format", warnings.formatwarning)
 
     def format_warning(message, category, filename, lineno, line=None):
-        if issubclass(category, ModelRulesWarning):
-            return f"simkit: warning: {message}\n"
-        return default(message, category, filename, lineno, line)
+        if debug:
+            return default(message, category, filename, lineno, line)
+        text = " ".join(str(message).split())
+        if issubclass(category, SIMKIT_WARNINGS):
+            return f"simkit: warning: {text}\n"
+        return f"simkit: warning: {category.__name__}: {text}\n"
 
+    format_warning.python_format = default  # type: ignore[attr-defined]
     warnings.formatwarning = format_warning
 
 

@@ -38,3 +38,6 @@ class DegenerateDataWarning(RuntimeWarning):
 class ModelRulesWarning(UserWarning):
     """A ``learned`` model played under other rules than it was trained for (it plays them,
     but it learned from deals of its own rules)."""
+
+
+SIMKIT_WARNINGS = (DegenerateDataWarning, ModelRulesWarning)  # simkit's own warning classes

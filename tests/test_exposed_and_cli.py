@@ -117,6 +117,38 @@ def test_console_entry_point_runs():
     assert proc.returncode == 0 and json.loads(proc.stdout)["hu"] == 3
 
 
+
+def test_a_warning_is_one_line_on_the_command_line(tmp_path):
+    """A policy compared with itself: its paired differences are constant, so the bootstrap
+    interval is undefined (a DegenerateDataWarning) and so is the duplicate design's variance
+    reduction.  The warning is one ``simkit: warning:`` line, not Python's file, line number
+    and source text (which it was), and the report says "undefined", not "infx"."""
+    proc = subprocess.run([sys.executable, "-m", "simkit", "compare", "greedy", "greedy", "--deals", "3", "--seed",
+                           "1", "--quiet", "--out", str(tmp_path / "c")], capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.splitlines() == [
+        "simkit: warning: differences are constant (3 values): the BCa bootstrap interval is undefined (NaN)"]
+    report = (tmp_path / "c" / "report.md").read_text(encoding="utf-8")
+    assert "undefined (the paired differences are constant" in report and "infx" not in report
+
+
+def test_the_command_line_formats_every_warning_on_one_line(monkeypatch):
+    """Another library's warning keeps its category's name; ``--debug`` keeps Python's format."""
+    import warnings
+
+    from simkit.cli import _one_line_warnings
+    from simkit.errors import ModelRulesWarning
+
+    monkeypatch.setattr(warnings, "formatwarning", warnings.formatwarning)  # restored after the test
+    _one_line_warnings(debug=False)
+    assert warnings.formatwarning("mean of\n  empty slice", RuntimeWarning, "x.py", 3, "y = f()") == (
+        "simkit: warning: RuntimeWarning: mean of empty slice\n")
+    assert warnings.formatwarning("trained for other rules", ModelRulesWarning, "x.py", 3) == (
+        "simkit: warning: trained for other rules\n")
+    _one_line_warnings(debug=True)
+    assert "x.py:3" in warnings.formatwarning("mean of empty slice", RuntimeWarning, "x.py", 3, "y = f()")
+
+
 # -- the command line's table of commands (simkit.cliargs) ----------------------------------
 
 FLAGS = {  # every flag each command had when the parser became a table; more may come, none may go

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
+from helpers import one_line_error, run_cli
 
 from simkit.analysis import plots
 from simkit.analysis.report import default_report_dir, write_report
@@ -105,6 +106,29 @@ def test_report_out_still_chooses(dataset, tmp_path):
     assert path == tmp_path / "mine" / "report.md" and path.is_file()
     assert default_report_dir(tmp_path / "x" / "data/").name == "data-report"
 
+
+
+@pytest.mark.parametrize("inside", ["", "plots", "plots/deeper", "LINK"])
+def test_a_report_into_the_dataset_is_refused_before_anything_is_written(dataset, tmp_path, capsys, inside):
+    """``--out DATASET`` (or a folder under it that Parquet readers read, or a link to it) wrote
+    the plots among the Parquet files, and ``pd.read_parquet(DATASET)`` then failed on a PNG;
+    now it is one line naming --out, and nothing is written.  A folder whose name starts with
+    ``_`` is skipped by the readers, and may hold the report."""
+    copy = tmp_path / "data"
+    copy.mkdir()
+    for f in dataset.iterdir():
+        (copy / f.name).write_bytes(f.read_bytes())
+    before = sorted(p.name for p in copy.iterdir())
+    if inside == "LINK":
+        (tmp_path / "link").symlink_to(copy, target_is_directory=True)
+        out = tmp_path / "link"
+    else:
+        out = copy / inside if inside else copy
+    rc, err = run_cli(["report", copy, "--out", out], capsys)
+    one_line_error(rc, err, "--out", "Parquet readers")
+    assert sorted(p.name for p in copy.iterdir()) == before and len(pd.read_parquet(copy)) == 300
+    assert main(["report", str(copy), "--out", str(copy / "_report")]) == 0
+    assert (copy / "_report" / "report.md").is_file() and len(pd.read_parquet(copy)) == 300
 
 # ---- 3. small experiment reruns --------------------------------------------------------------
 

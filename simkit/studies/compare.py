@@ -147,13 +147,20 @@ class ComparisonResult(Result):
         lines = [
             f"{self.policy_a} - {self.policy_b}: {self.test.mean:+.4f} 牌 per seat per deal over {self.deals:,} deals "
             f"x 6 seatings",
-            f"  {format_level(self.confidence)} paired bootstrap (BCa) [{self.bootstrap.lo:+.4f}, "
-            f"{self.bootstrap.hi:+.4f}]; t interval [{self.test.lo:+.4f}, {self.test.hi:+.4f}], t = {self.test.t:.2f}, "
+            f"  {format_level(self.confidence)} paired bootstrap (BCa) {interval_text(self.bootstrap.lo, self.bootstrap.hi)}"
+            f"; t interval [{self.test.lo:+.4f}, {self.test.hi:+.4f}], t = {self.test.t:.2f}, "
             f"p = {format_p(self.test.p_value)}",
-            f"  variance reduction of the duplicate design vs unpaired play: "
-            f"{self.variance.reduction_factor:.2f}x fewer deals for the same standard error",
+            self._duplicate_reduction_line(),
         ]
         return "\n".join(lines + self._adjusted_lines())
+
+    def _duplicate_reduction_line(self) -> str:
+        factor = self.variance.reduction_factor
+        if not math.isfinite(factor):
+            return ("  variance reduction of the duplicate design vs unpaired play: undefined (the paired differences "
+                    "are constant: the two policies scored alike on every deal)")
+        return (f"  variance reduction of the duplicate design vs unpaired play: {factor:.2f}x fewer deals for the "
+                f"same standard error")
 
     def _adjusted_lines(self) -> list[str]:
         if self.adjusted is None:
@@ -218,10 +225,20 @@ class ComparisonResult(Result):
             f"the two means, the interval says what the difference is",
             f"  plain mean {self.test.mean:+.4f}, bootstrap (BCa) [{self.bootstrap.lo:+.4f}, {self.bootstrap.hi:+.4f}], "
             f"t [{self.test.lo:+.4f}, {self.test.hi:+.4f}]: fixed-sample figures, conditional on stopping, biased",
-            f"  variance reduction of the duplicate design vs unpaired play: "
-            f"{self.variance.reduction_factor:.2f}x fewer deals for the same standard error",
+            self._duplicate_reduction_line(),
         ] + self._adjusted_lines())
 
+
+def interval_text(lo: float, hi: float) -> str:
+    """``[lo, hi]`` with signs and 4 decimals, or "undefined" where a bound is NaN (a bootstrap
+    of constant differences).
+
+    >>> interval_text(-0.25, 0.5), interval_text(float("nan"), float("nan"))
+    ('[-0.2500, +0.5000]', 'undefined')
+    """
+    if math.isnan(lo) or math.isnan(hi):
+        return "undefined"
+    return f"[{lo:+.4f}, {hi:+.4f}]"
 
 def summarise(per_seating: np.ndarray, policy_a: str, policy_b: str, seed: int, confidence: float = 0.95,
               resamples: int = 5_000, sprt: EmpiricalMeanSPRT | None = None,
@@ -405,10 +422,10 @@ def comparison_section(results: list[ComparisonResult], directory: str | Path, p
     table = pd.DataFrame({
         "A - B": rows["label"], "deals (x6 seatings)": rows["n"].map("{:,}".format),
         "mean difference": [f"{m:+.4f}{x}" for m, x in zip(rows["plain_mean"], mark)],
-        f"{level} bootstrap (BCa)": [f"[{r.bootstrap.lo:+.4f}, {r.bootstrap.hi:+.4f}]{x}" for r, x in zip(results, mark)],
+        f"{level} bootstrap (BCa)": [f"{interval_text(r.bootstrap.lo, r.bootstrap.hi)}{x}" for r, x in zip(results, mark)],
         f"{level} t": [f"[{r.test.lo:+.4f}, {r.test.hi:+.4f}]{x}" for r, x in zip(results, mark)],
         "p-value": [f"{format_p(p)}{x}" for p, x in zip(rows["p_value"], mark)],
-        "variance reduction": rows["reduction_factor"].map("{:.2f}x".format),
+        "variance reduction": rows["reduction_factor"].map(lambda f: f"{f:.2f}x" if math.isfinite(f) else "undefined"),
     })
     if len(results) > 1:
         table.insert(table.columns.get_loc("p-value") + 1, "Holm p",
