@@ -252,6 +252,26 @@ def out_dir(path: str | None, flag: str) -> str | None:
     return path
 
 
+def study_out_dir(path: str | None, flag: str) -> str | None:
+    """As :func:`out_dir`, and neither a simkit dataset's folder nor a folder under one that its
+    Parquet readers read (:func:`simkit.storage.paths.check_outside_datasets`): a study's
+    report and figures never land among a dataset's Parquet files."""
+    if path is not None:
+        from simkit.storage.paths import check_outside_datasets
+
+        check_outside_datasets(path, flag)
+    return out_dir(path, flag)
+
+
+def resumable_study_out_dir(path: str | None, flag: str) -> str | None:
+    """:func:`resumable_out_dir` for a study's folder (:func:`study_out_dir`)."""
+    if path is not None:
+        from simkit.storage.paths import check_outside_datasets
+
+        check_outside_datasets(path, flag)
+    return resumable_out_dir(path, flag)
+
+
 def resumable_out_dir(path: str | None, flag: str) -> str | None:
     """As :func:`out_dir`, except that an existing folder where nothing can be written (e.g.
     on read-only media) passes: the command then says it already holds the finished run, with
@@ -298,7 +318,8 @@ def table_file(path: str | None, flag: str) -> str | None:
 
 # checks of numbers run first, then those of paths (which load the storage layer), then the
 # commands' cross-checks
-_PATH_CHECKS = (input_file, dataset_folder, out_dir, resumable_out_dir, out_file, table_file, new_value_model_file)
+_PATH_CHECKS = (input_file, dataset_folder, out_dir, resumable_out_dir, study_out_dir, resumable_study_out_dir, out_file,
+                table_file, new_value_model_file)
 
 
 # -- the table --------------------------------------------------------------------------------
@@ -390,29 +411,29 @@ def _compare_checks(args: argparse.Namespace) -> None:
     if args.deals is None:
         args.deals = 1_000_000 if args.sprt else 10_000  # an SPRT's cap, or a fixed size
     if args.out is None:
-        args.out = out_dir(default_out("compare", f"{args.policy_a}-{args.policy_b}", args.seed), "--out")
+        args.out = study_out_dir(default_out("compare", f"{args.policy_a}-{args.policy_b}", args.seed), "--out")
 
 
 def _tournament_checks(args: argparse.Namespace) -> None:
     if args.out is None:
-        args.out = out_dir(default_out("tournament", "", args.seed), "--out")
+        args.out = study_out_dir(default_out("tournament", "", args.seed), "--out")
 
 
 def _tune_checks(args: argparse.Namespace) -> None:
     if args.out is None:
-        args.out = out_dir(default_out("tune", args.policy, args.seed), "--out")
+        args.out = study_out_dir(default_out("tune", args.policy, args.seed), "--out")
 
 
 def _train_checks(args: argparse.Namespace) -> None:
     if args.out is None:
-        args.out = resumable_out_dir(default_out("train", "", args.seed), "--out")
+        args.out = resumable_study_out_dir(default_out("train", "", args.seed), "--out")
 
 
 def _experiment_checks(args: argparse.Namespace) -> None:
     if args.out is not None and (args.reports is not None or args.data is not None):
         raise SimkitError("--out replaces --reports and --data: give --out alone, or --reports/--data")
     if args.out is None and args.reports is None:
-        out_dir("reports", "--reports")
+        study_out_dir("reports", "--reports")
 
 
 def _bench_checks(args: argparse.Namespace) -> None:
@@ -520,7 +541,7 @@ COMMANDS: tuple[Command, ...] = (
                  "policies: slower, removes more); with --sprt the test runs on adjusted differences"),
         arg("--json", action="store_true", help="print the result as one JSON object"),
         SEED,
-        OUT_DIR(help="comparison folder (default runs/compare-A-B-seedS; resumable)", check=resumable_out_dir),
+        OUT_DIR(help="comparison folder (default runs/compare-A-B-seedS; resumable)", check=resumable_study_out_dir),
         RULE,
         BATCH_SIZE(default=2_000, help="deals per batch (default 2000)"),
         WORKERS,
@@ -537,7 +558,7 @@ COMMANDS: tuple[Command, ...] = (
         arg("--luck", nargs="?", const="builtin", default=None, metavar="MODEL",
             help="luck-adjust every pairing (as compare --luck); the payoff ratings then use adjusted differences"),
         SEED,
-        OUT_DIR(help="tournament folder (default runs/tournament-seedS; resumable)"),
+        OUT_DIR(help="tournament folder (default runs/tournament-seedS; resumable)", check=study_out_dir),
         RULE,
         BATCH_SIZE(default=1_000, help="deals per batch (default 1000)"),
         WORKERS,
@@ -558,7 +579,7 @@ COMMANDS: tuple[Command, ...] = (
             help="deals played while tuning: each iteration plays its deals 6 times (theta+ and theta-, "
                  "the candidate at each of the 3 seats); the validation is extra"),
         SEED,
-        OUT_DIR(help="tune folder (default runs/tune-POLICY-seedS; resumable)"),
+        OUT_DIR(help="tune folder (default runs/tune-POLICY-seedS; resumable)", check=study_out_dir),
         arg("--iteration-deals", type=int, default=200, help="new deals per SPSA iteration (default 200)",
             check=POSITIVE),
         arg("--validate-deals", type=int, default=5_000, check=integer(2),
@@ -573,7 +594,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("train", "learn a value model for the learned policy from self-play (needs simkit[learn])", (
         OUT_DIR(help="training folder (default runs/train-seedS; resumable: a killed run resumes, more "
                      "--generations continue); the model is OUT/model.npz, played as learned:OUT/model.npz",
-                check=resumable_out_dir),
+                check=resumable_study_out_dir),
         SEED,
         arg("--generations", type=int, default=3, check=POSITIVE, help="generations (default 3)"),
         DEALS(default=20_000, check=integer(5), help="self-play deals per generation (default 20000)"),
@@ -644,9 +665,11 @@ COMMANDS: tuple[Command, ...] = (
     Command("experiment", "run an experiment file and write its report", (
         arg("action", choices=["run"], help="what to do"),
         arg("file", help="experiment TOML file, e.g. experiments/dealer_advantage.toml", check=input_file),
-        OUT_DIR("--reports", help="reports folder (default reports; the report goes to REPORTS/NAME/report.md)"),
+        OUT_DIR("--reports", help="reports folder (default reports; the report goes to REPORTS/NAME/report.md)",
+                check=study_out_dir),
         OUT_DIR("--data", help="data folder (default runs/experiments/NAME)"),
-        OUT_DIR(help="put the report in OUT/report/ and the data in OUT/data/ (instead of --reports and --data)"),
+        OUT_DIR(help="put the report in OUT/report/ and the data in OUT/data/ (instead of --reports and --data)",
+                check=study_out_dir),
         arg("--scale", type=float, default=1.0, check=positive_finite,
             help="multiply every deal count of the file by SCALE (e.g. 0.01 for a quick small rerun; default 1)"),
         WORKERS(help="worker processes (default 1)"),
@@ -718,7 +741,7 @@ COMMANDS: tuple[Command, ...] = (
         SHARPEN,
         SEED,
         WORKERS(help="threads (default 1; the result is the same for any number)"),
-        OUT_DIR(help="write OUT/review.md (with the loss plot), review.json and decisions.parquet"),
+        OUT_DIR(help="write OUT/review.md (with the loss plot), review.json and decisions.parquet", check=study_out_dir),
         arg("--json", action="store_true", help="print the review as one JSON object"),
         QUIET,
     )),

@@ -130,6 +130,108 @@ def test_a_report_into_the_dataset_is_refused_before_anything_is_written(dataset
     assert main(["report", str(copy), "--out", str(copy / "_report")]) == 0
     assert (copy / "_report" / "report.md").is_file() and len(pd.read_parquet(copy)) == 300
 
+
+@pytest.mark.parametrize("command", [
+    ["compare", "greedy", "random", "--deals", "4", "--seed", "1"],
+    ["tournament", "greedy", "random", "patient", "--deals", "4", "--seed", "1"],
+    ["tune", "patient", "--params", "min_units=1:8", "--against", "greedy", "--budget", "24", "--iteration-deals", "4",
+     "--validate-deals", "4", "--seed", "1"],
+    ["experiment", "run", str(ROOT / "experiments" / "dealer_advantage.toml"), "--scale", "1e-6"],
+    ["train", "--deals", "5", "--generations", "1", "--seed", "1"],
+], ids=["compare", "tournament", "tune", "experiment", "train"])
+@pytest.mark.parametrize("inside", ["", "sub"])
+def test_a_study_into_a_dataset_folder_is_refused(dataset, tmp_path, capsys, command, inside):
+    """A comparison, tournament, tuning or experiment pointed at a dataset folder (or a folder
+    under it) wrote its JSON, Markdown and figures among the Parquet files, after which
+    ``pd.read_parquet(DATASET)`` failed; now one line naming --out, nothing written."""
+    copy = tmp_path / "data"
+    copy.mkdir()
+    for f in dataset.iterdir():
+        (copy / f.name).write_bytes(f.read_bytes())
+    before = sorted(p.name for p in copy.iterdir())
+    rc, err = run_cli([*command, "--out", copy / inside if inside else copy], capsys)
+    one_line_error(rc, err, "--out", "simkit dataset")
+    assert sorted(p.name for p in copy.iterdir()) == before and len(pd.read_parquet(copy)) == 300
+
+
+
+def _library_studies():
+    from simkit.learn.train import train
+    from simkit.studies.compare import compare
+    from simkit.studies.tournament import run_tournament
+    from simkit.studies.tuning import tune
+
+    return {
+        "compare": lambda out: compare("greedy", "random", out, deals=4, seed=1, quiet=True),
+        "tournament": lambda out: run_tournament(["greedy", "random", "patient"], out, deals=4, seed=1, quiet=True),
+        "tune": lambda out: tune("patient", {"min_units": (1, 8)}, "greedy", 24, seed=1, out=out, iteration_deals=4,
+                                 validate_deals=4, quiet=True),
+        "experiment": lambda out: run_experiment(ROOT / "experiments" / "dealer_advantage.toml", scale=1e-6, out=out,
+                                                 quiet=True),
+        "train": lambda out: train(out, generations=1, seed=1, quiet=True),
+    }
+
+
+@pytest.mark.parametrize("study", ["compare", "tournament", "tune", "experiment", "train"])
+def test_the_library_refuses_a_study_into_a_dataset_folder_too(dataset, tmp_path, study):
+    """The same refusal from Python (the command line checks first: this catches a study
+    whose own check is gone)."""
+    from simkit.errors import SimkitError
+
+    copy = tmp_path / "data"
+    copy.mkdir()
+    for f in dataset.iterdir():
+        (copy / f.name).write_bytes(f.read_bytes())
+    before = sorted(p.name for p in copy.iterdir())
+    with pytest.raises(SimkitError, match="simkit dataset"):
+        _library_studies()[study](copy / "sub")
+    assert sorted(p.name for p in copy.iterdir()) == before
+
+
+def test_review_into_a_dataset_folder_is_refused_before_the_rollouts(dataset, tmp_path, capsys, monkeypatch):
+    """``review`` writes its folder after minutes of rollouts: its --out is checked first (the
+    command line's check; the library's own one comes only when it writes)."""
+    import simkit.studies.review as review
+
+    log = tmp_path / "deal.jsonl"
+    assert main(["replay", "--policies", "greedy,greedy,greedy", "--seed", "1", "--deal", "0", "--output",
+                 str(log)]) == 0
+    capsys.readouterr()
+
+    def no_rollouts(*args, **kwargs):
+        raise AssertionError("rolled out before --out was checked")
+
+    monkeypatch.setattr(review, "review_decisions", no_rollouts)
+    rc, err = run_cli(["review", log, "--seat", "0", "--out", dataset / "review"], capsys)
+    one_line_error(rc, err, "--out", "simkit dataset")
+
+def test_a_study_may_write_under_a_dataset_in_a_folder_readers_skip(dataset, tmp_path, capsys):
+    copy = tmp_path / "data"
+    copy.mkdir()
+    for f in dataset.iterdir():
+        (copy / f.name).write_bytes(f.read_bytes())
+    rc, err = run_cli(["compare", "greedy", "random", "--deals", "4", "--seed", "1", "--quiet", "--out",
+                       copy / "_comparison"], capsys)
+    assert rc == 0, err
+    assert (copy / "_comparison" / "comparison.json").is_file() and len(pd.read_parquet(copy)) == 300
+
+
+def test_a_new_dataset_into_a_folder_of_other_files_is_refused(tmp_path, capsys):
+    """simulate into a folder holding a user's files (a report, notes) put the batch files next
+    to them, and ``pd.read_parquet(FOLDER)`` failed on them; now one line naming the file, and
+    nothing written.  Files Parquet readers skip (``_…``, ``.…``) may stay."""
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("keep me", encoding="utf-8")
+    argv = ["simulate", "--deals", "20", "--policies", "greedy,greedy,greedy", "--seed", "1", "--quiet", "--out"]
+    rc, err = run_cli([*argv, folder], capsys)
+    one_line_error(rc, err, "notes.txt", "new or empty folder")
+    assert [p.name for p in folder.iterdir()] == ["notes.txt"]
+    (folder / "notes.txt").rename(folder / "_notes.txt")
+    (folder / ".hidden").write_text("", encoding="utf-8")
+    assert run_cli([*argv, folder], capsys)[0] == 0
+    assert len(pd.read_parquet(folder)) == 20 and (folder / "_notes.txt").read_text(encoding="utf-8") == "keep me"
+
 # ---- 3. small experiment reruns --------------------------------------------------------------
 
 

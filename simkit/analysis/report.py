@@ -47,7 +47,7 @@ from simkit.storage import load_dataset, read_manifest
 from simkit.storage.dataset import seating as manifest_seating
 from simkit.storage.files import write_text
 from simkit.storage.hands import HANDS_FILE, write_hands_dataset
-from simkit.storage.paths import check_out_dir, make_out_dir
+from simkit.storage.paths import check_out_dir, make_out_dir, parquet_readers_skip
 
 # ``session`` / ``deal_in_session`` are derived by load_dataset for runs of independent deals
 REPORT_COLUMNS = (["deal_id", "session", "deal_in_session", "dealer", "winner", "win_kind", "hu", "units", "lou", "steps",
@@ -297,12 +297,9 @@ def check_report_outside_dataset(dataset: str | os.PathLike, directory: str | os
     """
     root = Path(os.path.realpath(dataset))  # a link to the dataset folder is the dataset folder
     target = Path(os.path.realpath(directory))
-    if target != root and root not in target.parents:
+    if (target != root and root not in target.parents) or parquet_readers_skip(root, target):
         return
-    below = target.relative_to(root).parts
-    if any(part.startswith(("_", ".")) for part in below):
-        return
-    where = "is the dataset folder" if not below else f"is inside the dataset {Path(dataset)}"
+    where = "is the dataset folder" if target == root else f"is inside the dataset {Path(dataset)}"
     raise SimkitError(f"out {Path(directory)} {where}: Parquet readers of the dataset would read the report's files; "
                       f"write it elsewhere (by default {default_report_dir(dataset)}) or in a folder under the dataset "
                       f"whose name starts with _", parameters=("out",))

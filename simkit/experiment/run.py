@@ -36,7 +36,7 @@ from simkit.runner import simulate
 from simkit.runner.simulate import default_seating
 from simkit.errors import SimkitError
 from simkit.storage import load_dataset
-from simkit.storage.paths import check_out_dir
+from simkit.storage.paths import check_out_dir, check_outside_datasets
 from simkit.storage.files import write_text
 
 
@@ -372,7 +372,7 @@ def run_experiment(path: str | os.PathLike, reports: str | os.PathLike = "report
     if out is None and scale != 1.0:
         out = Path("runs") / "experiments" / f"{spec.name}-scale-{scale:g}"
     if out is not None:
-        out = check_out_dir(out)
+        out = check_outside_datasets(check_out_dir(out))
         report_dir, data_dir = out / "report", out / "data"
     else:
         report_dir = Path(reports) / spec.name

@@ -22,7 +22,7 @@ from simkit.policies.registry import PolicySpec, effective_params, params_by_nam
 from simkit.rules import RuleSet
 from simkit.runner.simulate import SimulationConfig, simulate
 from simkit.storage.lock import FolderLock
-from simkit.storage.paths import check_out_dir, make_out_dir
+from simkit.storage.paths import check_out_dir, check_outside_datasets, make_out_dir
 from simkit.storage.files import FileError, read_checked_json, stored_identity
 
 SEATINGS: tuple[str, ...] = ("ABB", "BAB", "BBA", "AAB", "ABA", "BAA")
@@ -68,6 +68,7 @@ def run_duplicate(
     identity = {"kind": "simkit.duplicate", "policy_a": PolicySpec(a.name, effective_params(a)).text(),
                 "policy_b": PolicySpec(b.name, effective_params(b)).text(), "seed": int(seed), "deals": int(deals),
                 "batch_size": int(batch_size), "rules": rules.to_dict(), "seatings": list(SEATINGS)}
+    check_outside_datasets(out)
     try:
         directory = check_out_dir(out)
     except SimkitError:  # e.g. read-only media: only a folder that holds this comparison may be read

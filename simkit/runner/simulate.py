@@ -90,6 +90,7 @@ from simkit.runner.batch import results_table
 from simkit.runner.play import SEATING_CODES, play_deals
 from simkit.runner.python_play import actors_for, has_python_policy, play_deals_python
 from simkit.storage.dataset import (
+    BATCH_NAME,
     FILES,
     KIND,
     MANIFEST,
@@ -317,6 +318,12 @@ def _adoptable(directory: Path, config: SimulationConfig) -> SimulationConfig:
     written before, with fixed seats)."""
     import pyarrow.parquet as pq
 
+    foreign = sorted(p.name for p in directory.iterdir()
+                     if not p.name.startswith(("_", ".")) and not BATCH_NAME.fullmatch(p.name))
+    if foreign:  # Parquet readers of the dataset would read them: pd.read_parquet(DATASET) would fail
+        more = f" and {len(foreign) - 1} more" if len(foreign) > 1 else ""
+        raise DatasetError(f"{directory}: holds {foreign[0]}{more} but no {MANIFEST}: a new dataset's folder holds "
+                           "only its own files (Parquet readers read every file in it); use a new or empty folder")
     owners = set()
     for path in sorted(directory.glob("batch-*.parquet")):
         problem = regular_file_problem(path)

@@ -75,7 +75,7 @@ POLICY_SOURCES = "policy_sources"  # {user policy or learned: source / model dig
 POLICY_PARAMS = "policy_params"
 REPAIR = "re-run simkit simulate with the run's arguments to recompute it"
 REBUILD = "re-run simkit simulate with the run's arguments to rebuild it from the batch files"
-_BATCH_NAME = re.compile(r"batch-(\d{6})\.parquet")
+BATCH_NAME = re.compile(r"batch-(\d{6})\.parquet")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
@@ -241,7 +241,7 @@ def manifest_problem(manifest: dict[str, Any]) -> str | None:
         if not isinstance(files, dict):
             return f"its {FILES} is not a table of batch files"
         for name, record in files.items():
-            match = _BATCH_NAME.fullmatch(name)
+            match = BATCH_NAME.fullmatch(name)
             if match is None or int(match.group(1)) >= manifest["batches"]:
                 return f"its {FILES} lists {name!r}, which is no batch file of this run"
             batch = int(match.group(1))

@@ -17,6 +17,7 @@ import os
 from pathlib import Path
 
 from simkit.errors import SimkitError
+from simkit.storage.dataset import LEGACY_MANIFEST, MANIFEST
 from simkit.storage.files import remove_stale_temp_files
 
 
@@ -52,6 +53,54 @@ def check_out_dir(path: str | os.PathLike, option: str = "out") -> Path:
     if not os.access(base, os.W_OK | os.X_OK):
         raise SimkitError(f"{option} {out}: cannot write in {base} (no permission or a read-only file system)",
                           parameters=named)
+    return out
+
+
+def parquet_readers_skip(root: str | os.PathLike, target: str | os.PathLike) -> bool:
+    """Whether Parquet readers of the folder ``root`` (pyarrow, pandas, polars, duckdb) skip
+    ``target``, a path at or under it: they read every folder below, except those whose names
+    start with ``_`` or ``.``.
+
+    >>> parquet_readers_skip("d", "d/_report/x"), parquet_readers_skip("d", "d/plots"), parquet_readers_skip("d", "d")
+    (True, False, False)
+    """
+    below = Path(os.path.abspath(target)).relative_to(Path(os.path.abspath(root))).parts
+    return any(part.startswith(("_", ".")) for part in below)
+
+
+def holds_dataset(folder: Path) -> bool:
+    """Whether ``folder`` holds a simkit dataset: the manifest of ``simkit simulate`` (or an
+    ``equity`` run), or the older manifest name next to Parquet files (also ``simkit deals``)."""
+    if (folder / MANIFEST).is_file():
+        return True
+    return (folder / LEGACY_MANIFEST).is_file() and any(folder.glob("*.parquet"))
+
+
+def check_outside_datasets(path: str | os.PathLike, option: str = "out") -> Path:
+    """``path`` unless it is a simkit dataset's folder, or a folder under one that its Parquet
+    readers read (:func:`parquet_readers_skip`; links resolved): a one-line error, so that a
+    study (a comparison, a tournament, a tuning, a training, an experiment, a review) never
+    writes its JSON, Markdown and figures among a dataset's Parquet files, where
+    ``pd.read_parquet(DATASET)`` would fail on them.  Creates nothing.
+
+    >>> import tempfile
+    >>> data = Path(tempfile.mkdtemp()) / "data"; data.mkdir()
+    >>> _ = (data / "_manifest.json").write_text("{}")
+    >>> check_outside_datasets(data.parent / "cmp").name, check_outside_datasets(data / "_mine").name
+    ('cmp', '_mine')
+    >>> check_outside_datasets(data / "cmp")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    simkit.errors.SimkitError: out .../data/cmp is inside the simkit dataset .../data: ...
+    """
+    out = Path(os.fspath(path))
+    target = Path(os.path.realpath(out))
+    for folder in (target, *target.parents):
+        if folder.is_dir() and holds_dataset(folder) and not parquet_readers_skip(folder, target):
+            where = "is the folder of a simkit dataset" if folder == target else f"is inside the simkit dataset {folder}"
+            raise SimkitError(f"{option} {out} {where}: Parquet readers of the dataset would read this command's files; "
+                              f"choose a folder outside it, or under it with a name starting with _",
+                              parameters=_named(option))
     return out
 
 

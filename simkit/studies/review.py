@@ -48,7 +48,7 @@ from simkit.policies.registry import PolicySpec
 from simkit.replay import LogError, log_decisions
 from simkit.runner.value_model import ValueModel
 from simkit.storage.files import read_regular, write_json, write_parquet, write_text
-from simkit.storage.paths import check_out_dir, make_out_dir
+from simkit.storage.paths import check_out_dir, check_outside_datasets, make_out_dir
 from simkit.studies.analyze import (
     DEFAULT_BATCH,
     DEFAULT_POLICY,
@@ -283,7 +283,7 @@ def write_review_report(review: GameReview, out: str | os.PathLike, min_loss: fl
     """Write ``OUT/review.md`` (summary, decision table, the loss plot, and for each flagged
     decision, an error of loss >= ``min_loss``, the hand and every action's estimates),
     ``review.json``, ``decisions.parquet`` and ``loss.png``/``.svg``; returns the report's path."""
-    folder = make_out_dir(check_out_dir(out))
+    folder = make_out_dir(check_outside_datasets(check_out_dir(out)))
     frame = review.to_frame()
     write_parquet(frame, folder / "decisions.parquet")
     write_json(folder / "review.json", json.loads(review.to_json()))
