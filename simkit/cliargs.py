@@ -494,7 +494,7 @@ COMMANDS: tuple[Command, ...] = (
         SEED(default=2026, help="root seed (default 2026)"),
         BATCH_SIZE(help="deals per batch: the batch column (default 10000)"),
         RULE,
-        OUT_DIR(required=True, default=None, help="output directory"),
+        OUT_DIR(required=True, default=None, help="output directory", check=study_out_dir),
     )),
     Command("simulate", "simulate deals into a Parquet dataset (resumable)", (
         DEALS(required=True, help="number of deals"),
@@ -635,7 +635,7 @@ COMMANDS: tuple[Command, ...] = (
         CONFIDENCE(help=None),
         RULE,
         arg("--out", default=None, help="also write the table to FILE (.csv or .parquet)", check=table_file),
-        arg("--hands", default=None, metavar="DIR", check=out_dir,
+        arg("--hands", default=None, metavar="DIR", check=study_out_dir,
             help="also write the dealt hands of the same deals to DIR: deals.parquet (one row per deal "
                  "and seat), manifest.json, plots and report.md"),
         arg("--list", action="store_true", help="list the events and exit"),
@@ -652,7 +652,7 @@ COMMANDS: tuple[Command, ...] = (
         POLICIES(help="three policies, e.g. greedy,greedy,greedy"),
         DEALS(required=True, help="number of deals"),
         SEED(help="run seed (default 0)"),
-        OUT_DIR(check=resumable_out_dir,
+        OUT_DIR(check=resumable_study_out_dir,
                 help="keep the deals (resumable): OUT/equity and OUT/baseline datasets, OUT/equity.csv, "
                      "OUT/hu_distribution.png"),
         WORKERS(help="worker processes with --out (default 1: threads only)"),

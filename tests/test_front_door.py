@@ -138,7 +138,10 @@ def test_a_report_into_the_dataset_is_refused_before_anything_is_written(dataset
      "--validate-deals", "4", "--seed", "1"],
     ["experiment", "run", str(ROOT / "experiments" / "dealer_advantage.toml"), "--scale", "1e-6"],
     ["train", "--deals", "5", "--generations", "1", "--seed", "1"],
-], ids=["compare", "tournament", "tune", "experiment", "train"])
+    ["equity", "YJ*3 YS*2 YX YC YM YP RC*2 RM RP*2 RZ WJ WS*3 WX WC WM WP GJ GS GX GC GM*2 GZ*2", "--policies",
+     "greedy,greedy,greedy", "--deals", "4", "--seed", "1"],
+    ["deals", "--deals", "4", "--seed", "1"],
+], ids=["compare", "tournament", "tune", "experiment", "train", "equity", "deals"])
 @pytest.mark.parametrize("inside", ["", "sub"])
 def test_a_study_into_a_dataset_folder_is_refused(dataset, tmp_path, capsys, command, inside):
     """A comparison, tournament, tuning or experiment pointed at a dataset folder (or a folder
@@ -156,8 +159,12 @@ def test_a_study_into_a_dataset_folder_is_refused(dataset, tmp_path, capsys, com
 
 
 def _library_studies():
+    from simkit.analysis.report import write_dealt_hands_report
     from simkit.learn.train import train
+    from simkit.rules import RuleSet
     from simkit.studies.compare import compare
+    from simkit.studies.dealt import deal_table
+    from simkit.studies.equity import equity
     from simkit.studies.tournament import run_tournament
     from simkit.studies.tuning import tune
 
@@ -169,10 +176,13 @@ def _library_studies():
         "experiment": lambda out: run_experiment(ROOT / "experiments" / "dealer_advantage.toml", scale=1e-6, out=out,
                                                  quiet=True),
         "train": lambda out: train(out, generations=1, seed=1, quiet=True),
+        "equity": lambda out: equity("YJ*3 YS*2 YX YC YM YP RC*2 RM RP*2 RZ WJ WS*3 WX WC WM WP GJ GS GX GC GM*2 GZ*2",
+                                     deals=4, seed=1, out=out, quiet=True),
+        "dealt hands": lambda out: write_dealt_hands_report(deal_table(4, 1, 4, RuleSet()), out, 1, 4, RuleSet()),
     }
 
 
-@pytest.mark.parametrize("study", ["compare", "tournament", "tune", "experiment", "train"])
+@pytest.mark.parametrize("study", ["compare", "tournament", "tune", "experiment", "train", "equity", "dealt hands"])
 def test_the_library_refuses_a_study_into_a_dataset_folder_too(dataset, tmp_path, study):
     """The same refusal from Python (the command line checks first: this catches a study
     whose own check is gone)."""
@@ -215,6 +225,18 @@ def test_a_study_may_write_under_a_dataset_in_a_folder_readers_skip(dataset, tmp
     assert rc == 0, err
     assert (copy / "_comparison" / "comparison.json").is_file() and len(pd.read_parquet(copy)) == 300
 
+
+
+def test_dealt_hands_may_be_written_again_and_studied_beside(tmp_path, capsys):
+    """A dealt-hands folder (``deals.parquet`` and ``manifest.json`` with its figures) is not a
+    dataset of played deals: ``deals`` writes it again, and a study may go under it."""
+    hands = tmp_path / "hands"
+    for _ in range(2):
+        assert run_cli(["deals", "--deals", "4", "--seed", "1", "--out", hands], capsys)[0] == 0
+    rc, err = run_cli(["compare", "greedy", "random", "--deals", "4", "--seed", "1", "--quiet", "--out",
+                       hands / "cmp"], capsys)
+    assert rc == 0, err
+    assert len(pd.read_parquet(hands / "deals.parquet")) == 12
 
 def test_a_new_dataset_into_a_folder_of_other_files_is_refused(tmp_path, capsys):
     """simulate into a folder holding a user's files (a report, notes) put the batch files next

@@ -47,7 +47,7 @@ from simkit.storage import load_dataset, read_manifest
 from simkit.storage.dataset import seating as manifest_seating
 from simkit.storage.files import write_text
 from simkit.storage.hands import HANDS_FILE, write_hands_dataset
-from simkit.storage.paths import check_out_dir, make_out_dir, parquet_readers_skip
+from simkit.storage.paths import check_out_dir, check_outside_datasets, make_out_dir, parquet_readers_skip
 
 # ``session`` / ``deal_in_session`` are derived by load_dataset for runs of independent deals
 REPORT_COLUMNS = (["deal_id", "session", "deal_in_session", "dealer", "winner", "win_kind", "hu", "units", "lou", "steps",
@@ -406,7 +406,7 @@ def write_dealt_hands_report(frame: pd.DataFrame, out_dir: str | os.PathLike, se
     """Write ``deals.parquet``, ``manifest.json``, the figures ``min_idle`` and ``n_jiang``
     (PNG + SVG) and ``report.md`` (intervals at ``confidence``) of a dealt-hands table into
     out_dir; returns the report's path."""
-    directory = Path(out_dir)
+    directory = check_outside_datasets(out_dir)
     text = dealt_hands_text(frame, seed, batch_size, rules, confidence)  # checks confidence before writing
     write_hands_dataset(frame, directory, seed, batch_size, rules)
     save_figure(dealt_distribution_plot(frame, "min_idle", "idle cards (fewest over all decompositions)",

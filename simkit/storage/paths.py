@@ -13,12 +13,14 @@ simkit.errors.SimkitError: out is empty (give a folder, '.' for the current one)
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
 from simkit.errors import SimkitError
 from simkit.storage.dataset import LEGACY_MANIFEST, MANIFEST
 from simkit.storage.files import remove_stale_temp_files
+from simkit.storage.hands import HANDS_KIND
 
 
 def _nearest_existing(path: Path) -> Path:
@@ -69,11 +71,20 @@ def parquet_readers_skip(root: str | os.PathLike, target: str | os.PathLike) -> 
 
 
 def holds_dataset(folder: Path) -> bool:
-    """Whether ``folder`` holds a simkit dataset: the manifest of ``simkit simulate`` (or an
-    ``equity`` run), or the older manifest name next to Parquet files (also ``simkit deals``)."""
+    """Whether ``folder`` holds a simkit dataset: the manifest of ``simkit simulate`` (or of an
+    ``equity`` run's deals), or the older manifest name next to Parquet files; not a folder of
+    dealt hands (``simkit deals``: its manifest's kind says so, and it holds its figures and
+    report itself)."""
     if (folder / MANIFEST).is_file():
         return True
-    return (folder / LEGACY_MANIFEST).is_file() and any(folder.glob("*.parquet"))
+    legacy = folder / LEGACY_MANIFEST
+    if not legacy.is_file() or not any(folder.glob("*.parquet")):
+        return False
+    try:
+        kind = json.loads(legacy.read_text(encoding="utf-8")).get("kind")
+    except (OSError, ValueError, AttributeError):  # unreadable: it may be a dataset's
+        return True
+    return kind != HANDS_KIND
 
 
 def check_outside_datasets(path: str | os.PathLike, option: str = "out") -> Path:

@@ -50,6 +50,7 @@ from simkit.runner.play import R_HU, R_PAYOFF, R_UNITS, R_WINNER, play_deals
 from simkit.runner.simulate import simulate
 from simkit.storage import load_dataset
 from simkit.storage.files import atomic_write
+from simkit.storage.paths import check_outside_datasets
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -339,7 +340,7 @@ def equity(
     base = config.base
     counts = np.array(config.hand, dtype=np.int64)
     if out is not None:
-        folder = Path(os.fspath(out))
+        folder = check_outside_datasets(out)
         path = run_equity(config, folder / EQUITY_FOLDER, workers=workers, quiet=quiet)
         result_equity = _dataset_outcome(path, config.seat, confidence)
         result_baseline = None
