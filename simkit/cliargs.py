@@ -677,7 +677,7 @@ COMMANDS: tuple[Command, ...] = (
         QUIET,
     ), (_experiment_checks,)),
     Command("demo", "main job: simulate a small default run and write its report", (
-        OUT_DIR(default="runs/demo", help="output folder (default runs/demo)"),
+        OUT_DIR(default="runs/demo", help="output folder (default runs/demo)", check=study_out_dir),
         DEALS(default=20_000, help="deals (default 20000)"),
         SEED(default=2026),
         POLICIES(required=False, default="greedy,patient,random", help=None),

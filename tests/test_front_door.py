@@ -19,6 +19,7 @@ from simkit.analysis.report import default_report_dir, write_report
 from simkit.analysis.stats import convergence_curve
 from simkit.cli import main
 from simkit.engine.env import deal_error_text
+from simkit.errors import SimkitError
 from simkit.experiment import run_experiment
 from simkit.runner import simulate
 from simkit.studies.equity import EquityResult, SeatOutcome, hu_plot, seats_text
@@ -141,7 +142,8 @@ def test_a_report_into_the_dataset_is_refused_before_anything_is_written(dataset
     ["equity", "YJ*3 YS*2 YX YC YM YP RC*2 RM RP*2 RZ WJ WS*3 WX WC WM WP GJ GS GX GC GM*2 GZ*2", "--policies",
      "greedy,greedy,greedy", "--deals", "4", "--seed", "1"],
     ["deals", "--deals", "4", "--seed", "1"],
-], ids=["compare", "tournament", "tune", "experiment", "train", "equity", "deals"])
+    ["demo", "--deals", "20"],
+], ids=["compare", "tournament", "tune", "experiment", "train", "equity", "deals", "demo"])
 @pytest.mark.parametrize("inside", ["", "sub"])
 def test_a_study_into_a_dataset_folder_is_refused(dataset, tmp_path, capsys, command, inside):
     """A comparison, tournament, tuning or experiment pointed at a dataset folder (or a folder
@@ -226,6 +228,25 @@ def test_a_study_may_write_under_a_dataset_in_a_folder_readers_skip(dataset, tmp
     assert (copy / "_comparison" / "comparison.json").is_file() and len(pd.read_parquet(copy)) == 300
 
 
+
+
+def test_a_dataset_inside_another_is_refused(dataset, tmp_path, capsys):
+    """simulate into a folder under a dataset made a second dataset whose rows
+    ``pd.read_parquet(OUTER)`` silently added to the outer one's (the readers read every folder
+    below); now one line, nothing written, and the outer dataset still reads its own rows.
+    Under a ``_…`` folder (skipped by the readers) it is allowed; resuming the dataset itself too."""
+    copy = tmp_path / "data"
+    copy.mkdir()
+    for f in dataset.iterdir():
+        (copy / f.name).write_bytes(f.read_bytes())
+    with pytest.raises(SimkitError, match="inside the simkit dataset"):
+        simulate(20, "greedy,greedy,greedy", 2, copy / "inner", quiet=True)
+    assert not (copy / "inner").exists() and len(pd.read_parquet(copy)) == 300
+    simulate(20, "greedy,greedy,greedy", 2, copy / "_inner", quiet=True)
+    assert len(pd.read_parquet(copy)) == 300 and len(pd.read_parquet(copy / "_inner")) == 20
+    rc, err = run_cli(["simulate", "--deals", "300", "--policies", "greedy,patient,random", "--seed", "5",
+                       "--batch-size", "100", "--quiet", "--out", copy], capsys)
+    assert rc == 0, err
 
 def test_dealt_hands_may_be_written_again_and_studied_beside(tmp_path, capsys):
     """A dealt-hands folder (``deals.parquet`` and ``manifest.json`` with its figures) is not a

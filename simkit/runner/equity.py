@@ -67,7 +67,7 @@ from simkit.storage.dataset import (
 )
 from simkit.storage.files import regular_file_problem
 from simkit.storage.lock import FolderLock
-from simkit.storage.paths import check_out_dir, make_out_dir
+from simkit.storage.paths import check_out_dir, check_outside_datasets, make_out_dir
 
 DECK_SCHEME = "fixed-seat-block-v1"  # how the fixed hand and the shuffled rest fill the deck (module docstring)
 
@@ -243,6 +243,8 @@ def run_equity(config: EquityConfig, out: str | os.PathLike, workers: int = 1, q
               "process, one worker (name it by import path, package.module:function, to use workers)",
               file=sys.stderr)
         workers = 1
+    if os.fspath(out):  # a dataset inside another would add its rows to the outer one's readers
+        check_outside_datasets(out, itself=False)
     try:
         directory = check_out_dir(out)
     except SimkitError:  # e.g. on read-only media: a complete run has nothing to write, nothing to lock

@@ -114,7 +114,7 @@ from simkit.storage.dataset import rows_per_deal
 from simkit.storage.dataset import seating as manifest_seating
 from simkit.storage.files import regular_file_problem, remove_stale_temp_files
 from simkit.storage.lock import FolderLock
-from simkit.storage.paths import check_out_dir, make_out_dir
+from simkit.storage.paths import check_out_dir, check_outside_datasets, make_out_dir
 
 
 MAX_SESSION_LENGTH = 32_767  # deal_in_session is stored as int16
@@ -557,6 +557,8 @@ def simulate(
               "process, one worker (name it by import path, package.module:function, to use workers)",
               file=sys.stderr)
         workers, backend = 1, "local"
+    if os.fspath(out):  # a dataset inside another would add its rows to the outer one's readers
+        check_outside_datasets(out, itself=False)
     try:
         directory = check_out_dir(out)
     except SimkitError:

@@ -87,12 +87,14 @@ def holds_dataset(folder: Path) -> bool:
     return kind != HANDS_KIND
 
 
-def check_outside_datasets(path: str | os.PathLike, option: str = "out") -> Path:
+def check_outside_datasets(path: str | os.PathLike, option: str = "out", itself: bool = True) -> Path:
     """``path`` unless it is a simkit dataset's folder, or a folder under one that its Parquet
     readers read (:func:`parquet_readers_skip`; links resolved): a one-line error, so that a
     study (a comparison, a tournament, a tuning, a training, an experiment, a review) never
     writes its JSON, Markdown and figures among a dataset's Parquet files, where
-    ``pd.read_parquet(DATASET)`` would fail on them.  Creates nothing.
+    ``pd.read_parquet(DATASET)`` would fail on them.  With ``itself`` False only the folders
+    above ``path`` are checked: a dataset's own writer (``simulate``) may resume it, but a
+    dataset inside another would add its rows to the outer one's readers.  Creates nothing.
 
     >>> import tempfile
     >>> data = Path(tempfile.mkdtemp()) / "data"; data.mkdir()
@@ -106,7 +108,7 @@ def check_outside_datasets(path: str | os.PathLike, option: str = "out") -> Path
     """
     out = Path(os.fspath(path))
     target = Path(os.path.realpath(out))
-    for folder in (target, *target.parents):
+    for folder in (target, *target.parents) if itself else target.parents:
         if folder.is_dir() and holds_dataset(folder) and not parquet_readers_skip(folder, target):
             where = "is the folder of a simkit dataset" if folder == target else f"is inside the simkit dataset {folder}"
             raise SimkitError(f"{option} {out} {where}: Parquet readers of the dataset would read this command's files; "
