@@ -424,6 +424,14 @@ def _tune_checks(args: argparse.Namespace) -> None:
         args.out = study_out_dir(default_out("tune", args.policy, args.seed), "--out")
 
 
+def _review_checks(args: argparse.Namespace) -> None:
+    if args.out is not None:  # before the rollouts: the library checks it only when it writes
+        from simkit.storage.paths import check_new_or_own
+        from simkit.studies.review import REVIEW_FILE
+
+        check_new_or_own(args.out, REVIEW_FILE, "a review", "--out")
+
+
 def _train_checks(args: argparse.Namespace) -> None:
     if args.out is None:
         args.out = resumable_study_out_dir(default_out("train", "", args.seed), "--out")
@@ -744,7 +752,7 @@ COMMANDS: tuple[Command, ...] = (
         OUT_DIR(help="write OUT/review.md (with the loss plot), review.json and decisions.parquet", check=study_out_dir),
         arg("--json", action="store_true", help="print the review as one JSON object"),
         QUIET,
-    )),
+    ), (_review_checks,)),
     Command("bench", "print throughput benchmarks (CPU time of the measuring thread)", (
         arg("target", choices=["evaluator", "engine", "score", "parquet", "all"], help="what to benchmark"),
         arg("--holdings", type=int, default=None, help="holdings per evaluator benchmark"),

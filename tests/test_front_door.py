@@ -22,6 +22,7 @@ from simkit.engine.env import deal_error_text
 from simkit.errors import SimkitError
 from simkit.experiment import run_experiment
 from simkit.runner import simulate
+from simkit.studies import review
 from simkit.studies.equity import EquityResult, SeatOutcome, hu_plot, seats_text
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -200,20 +201,20 @@ def test_the_library_refuses_a_study_into_a_dataset_folder_too(dataset, tmp_path
     assert sorted(p.name for p in copy.iterdir()) == before
 
 
+def _no_rollouts(*args, **kwargs):
+    raise AssertionError("rolled out before --out was checked")
+
+
 def test_review_into_a_dataset_folder_is_refused_before_the_rollouts(dataset, tmp_path, capsys, monkeypatch):
     """``review`` writes its folder after minutes of rollouts: its --out is checked first (the
     command line's check; the library's own one comes only when it writes)."""
-    import simkit.studies.review as review
 
     log = tmp_path / "deal.jsonl"
     assert main(["replay", "--policies", "greedy,greedy,greedy", "--seed", "1", "--deal", "0", "--output",
                  str(log)]) == 0
     capsys.readouterr()
 
-    def no_rollouts(*args, **kwargs):
-        raise AssertionError("rolled out before --out was checked")
-
-    monkeypatch.setattr(review, "review_decisions", no_rollouts)
+    monkeypatch.setattr(review, "review_decisions", _no_rollouts)
     rc, err = run_cli(["review", log, "--seat", "0", "--out", dataset / "review"], capsys)
     one_line_error(rc, err, "--out", "simkit dataset")
 
@@ -229,6 +230,47 @@ def test_a_study_may_write_under_a_dataset_in_a_folder_readers_skip(dataset, tmp
 
 
 
+
+
+HAND = "YJ*3 YS*2 YX YC YM YP RC*2 RM RP*2 RZ WJ WS*3 WX WC WM WP GJ GS GX GC GM*2 GZ*2"
+STUDIES = {  # a study's command line (without --out), and the file of a user's it must not overwrite
+    "compare": (["compare", "greedy", "random", "--deals", "4", "--seed", "1", "--quiet"], "report.md"),
+    "tournament": (["tournament", "greedy", "random", "patient", "--deals", "4", "--seed", "1", "--quiet"],
+                   "report.md"),
+    "tune": (["tune", "patient", "--params", "min_units=1:8", "--against", "greedy", "--budget", "24",
+              "--iteration-deals", "4", "--validate-deals", "4", "--seed", "1", "--quiet"], "report.md"),
+    "train": (["train", "--deals", "5", "--generations", "1", "--seed", "1", "--quiet"], "report.md"),
+    "equity": (["equity", HAND, "--policies", "greedy,greedy,greedy", "--deals", "4", "--seed", "1", "--quiet"],
+               "equity.csv"),
+    "review": (["review", "LOG", "--seat", "0", "--rollouts", "2"], "review.md"),
+}
+
+
+@pytest.mark.parametrize("study", sorted(STUDIES))
+def test_a_study_never_writes_over_a_users_files(tmp_path, capsys, monkeypatch, study):
+    """A comparison into a folder of the user's overwrote their report.md (every study wrote
+    its files into any folder); now a study writes only into a new or empty folder or one it
+    wrote: one line naming --out and the file, the user's file intact."""
+    log = tmp_path / "deal.jsonl"
+    assert main(["replay", "--policies", "greedy,greedy,greedy", "--seed", "1", "--deal", "0", "--output",
+                 str(log)]) == 0
+    argv, name = STUDIES[study]
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    (folder / name).write_text("my notes", encoding="utf-8")
+    capsys.readouterr()
+    monkeypatch.setattr(review, "review_decisions", _no_rollouts)  # review's --out is checked before them
+    rc, err = run_cli([str(log) if a == "LOG" else a for a in argv] + ["--out", folder], capsys)
+    one_line_error(rc, err, "--out", name, "new or empty folder")
+    assert [p.name for p in folder.iterdir()] == [name] and (folder / name).read_text(encoding="utf-8") == "my notes"
+
+
+def test_a_study_in_its_own_folder_runs_again(tmp_path, capsys):
+    """...while the folder a study wrote takes it again (resume, or the same run redone)."""
+    argv = STUDIES["compare"][0] + ["--out", tmp_path / "cmp"]
+    assert run_cli(argv, capsys)[0] == 0
+    rc, err = run_cli(argv, capsys)
+    assert rc == 0, err
 
 def test_a_dataset_inside_another_is_refused(dataset, tmp_path, capsys):
     """simulate into a folder under a dataset made a second dataset whose rows

@@ -22,7 +22,7 @@ from simkit.policies.registry import PolicySpec, effective_params, params_by_nam
 from simkit.rules import RuleSet
 from simkit.runner.simulate import SimulationConfig, simulate
 from simkit.storage.lock import FolderLock
-from simkit.storage.paths import check_out_dir, check_outside_datasets, make_out_dir
+from simkit.storage.paths import check_new_or_own, check_out_dir, check_outside_datasets, make_out_dir
 from simkit.storage.files import FileError, read_checked_json, stored_identity
 
 SEATINGS: tuple[str, ...] = ("ABB", "BAB", "BBA", "AAB", "ABA", "BAA")
@@ -78,6 +78,7 @@ def run_duplicate(
         _check_comparison(directory, identity, read_comparison(directory))
         quiet = True  # each seating is complete (or its one-line error says what cannot be written)
     else:
+        check_new_or_own(directory, COMPARISON_FILE, "a comparison")
         with FolderLock(make_out_dir(directory)):
             _write_comparison(a, b, directory, identity)
     for seating in SEATINGS:  # each a run of fixed seats: the six runs are the rotation

@@ -117,6 +117,34 @@ def check_outside_datasets(path: str | os.PathLike, option: str = "out", itself:
     return out
 
 
+def check_new_or_own(path: str | os.PathLike, own: str, what: str, option: str = "out") -> Path:
+    """``path`` unless it is a folder that holds files but not ``own`` (the name of the study's
+    identity file or folder, which marks a folder it wrote): a one-line error, so that a study
+    writes only into a new or empty folder, or one it wrote before (to resume or redo it), and
+    never over a user's files (a ``report.md`` of theirs, say).  Names starting with ``.`` (locks,
+    temporary files, a desktop's metadata) do not count.  Creates nothing.
+
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> check_new_or_own(folder / "new", "comparison.json", "a comparison").name
+    'new'
+    >>> _ = (folder / "report.md").write_text("mine")
+    >>> check_new_or_own(folder, "comparison.json", "a comparison")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    simkit.errors.SimkitError: out ... holds report.md and no comparison.json: a comparison writes only into a new or empty folder or one it wrote; choose another folder
+    """
+    out = Path(os.fspath(path))
+    if not out.is_dir() or os.path.lexists(out / own):
+        return out
+    others = sorted(p.name for p in out.iterdir() if not p.name.startswith("."))
+    if others:
+        more = f" (and {len(others) - 1} more)" if len(others) > 1 else ""
+        raise SimkitError(f"{option} {out} holds {others[0]}{more} and no {own}: {what} writes only into a new or "
+                          f"empty folder or one it wrote; choose another folder", parameters=_named(option))
+    return out
+
+
 def check_out_file(path: str | os.PathLike, option: str = "output") -> Path:
     """``path`` as a Path once it is known to be usable as an output file: not empty, not a
     folder, in an existing folder this process may write to.  Creates nothing.  ``option``: as

@@ -50,7 +50,7 @@ from simkit.runner.play import R_HU, R_PAYOFF, R_UNITS, R_WINNER, play_deals
 from simkit.runner.simulate import simulate
 from simkit.storage import load_dataset
 from simkit.storage.files import atomic_write
-from simkit.storage.paths import check_outside_datasets
+from simkit.storage.paths import check_new_or_own, check_outside_datasets
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -340,7 +340,7 @@ def equity(
     base = config.base
     counts = np.array(config.hand, dtype=np.int64)
     if out is not None:
-        folder = check_outside_datasets(out)
+        folder = check_new_or_own(check_outside_datasets(out), EQUITY_FOLDER, "an equity run")
         path = run_equity(config, folder / EQUITY_FOLDER, workers=workers, quiet=quiet)
         result_equity = _dataset_outcome(path, config.seat, confidence)
         result_baseline = None

@@ -48,7 +48,7 @@ from simkit.policies.registry import PolicySpec
 from simkit.replay import LogError, log_decisions
 from simkit.runner.value_model import ValueModel
 from simkit.storage.files import read_regular, write_json, write_parquet, write_text
-from simkit.storage.paths import check_out_dir, check_outside_datasets, make_out_dir
+from simkit.storage.paths import check_new_or_own, check_out_dir, check_outside_datasets, make_out_dir
 from simkit.studies.analyze import (
     DEFAULT_BATCH,
     DEFAULT_POLICY,
@@ -58,6 +58,7 @@ from simkit.studies.analyze import (
 )
 
 DEFAULT_REVIEW_ROLLOUTS = 512  # determinisations per action at most, per decision
+REVIEW_FILE = "review.json"  # the review as JSON: marks a folder a review wrote
 ERROR_SIZES = ((0.0, "small (< 0.2)"), (0.2, "medium (0.2 - 0.5)"), (0.5, "large (0.5 - 1)"), (1.0, "blunder (>= 1)"))
 KIND_ORDER = ("discard", "claim", "win")
 
@@ -283,10 +284,10 @@ def write_review_report(review: GameReview, out: str | os.PathLike, min_loss: fl
     """Write ``OUT/review.md`` (summary, decision table, the loss plot, and for each flagged
     decision, an error of loss >= ``min_loss``, the hand and every action's estimates),
     ``review.json``, ``decisions.parquet`` and ``loss.png``/``.svg``; returns the report's path."""
-    folder = make_out_dir(check_outside_datasets(check_out_dir(out)))
+    folder = make_out_dir(check_new_or_own(check_outside_datasets(check_out_dir(out)), REVIEW_FILE, "a review"))
     frame = review.to_frame()
     write_parquet(frame, folder / "decisions.parquet")
-    write_json(folder / "review.json", json.loads(review.to_json()))
+    write_json(folder / REVIEW_FILE, json.loads(review.to_json()))
     save_figure(decision_loss_plot(frame).figure, folder, "loss")
     s = review.summary()
     md = [f"# Review of seat {review.seat}", "",
