@@ -286,8 +286,8 @@ def write_review_report(review: GameReview, out: str | os.PathLike, min_loss: fl
     ``review.json``, ``decisions.parquet`` and ``loss.png``/``.svg``; returns the report's path."""
     folder = make_out_dir(check_new_or_own(check_outside_datasets(check_out_dir(out)), REVIEW_FILE, "a review"))
     frame = review.to_frame()
+    write_json(folder / REVIEW_FILE, json.loads(review.to_json()))  # first: it marks the folder as a review's
     write_parquet(frame, folder / "decisions.parquet")
-    write_json(folder / REVIEW_FILE, json.loads(review.to_json()))
     save_figure(decision_loss_plot(frame).figure, folder, "loss")
     s = review.summary()
     md = [f"# Review of seat {review.seat}", "",
