@@ -1,5 +1,5 @@
 """``python -m simkit`` runs the command line."""
 
-from simkit.cli import main
+from simkit.cli import console_main
 
-raise SystemExit(main())
+console_main()

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shlex
 import sys
 import time
@@ -53,6 +54,8 @@ from simkit.errors import SimkitError
 # cycle; tests/test_architecture.py allows them in the CLI only).
 
 EXIT_INTERNAL = 1  # a bug of simkit (not of the input): one line, the traceback with --debug
+EXIT_INTERRUPTED = 130  # Ctrl-C (128 + SIGINT)
+EXIT_TERMINATED = 128 + 15  # SIGTERM
 
 
 def _read_jsonl(path: str) -> list[tuple[int, dict[str, Any]]]:
@@ -623,10 +626,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(f"{where}{exc.strerror or exc}", EXIT_BAD_INPUT, debug)
     except _Terminated:
         print("simkit: terminated", file=sys.stderr)
-        return 128 + 15
+        return EXIT_TERMINATED
     except KeyboardInterrupt:
         print("simkit: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     except Exception as exc:  # noqa: BLE001 - a bug: one line unless --debug (a policy that raises is a DealError)
         return _fail(_internal_error(exc, debug), EXIT_INTERNAL, debug, prefix="simkit: internal error: ")
     finally:
@@ -634,6 +637,30 @@ def main(argv: Sequence[str] | None = None) -> int:
             import signal
 
             signal.signal(signal.SIGTERM, previous)
+
+
+def console_main() -> None:
+    """The ``simkit`` console script and ``python -m simkit``: :func:`main`, then exit with its
+    status.  After an interrupt or SIGTERM (simkit's own clean-up done: workers killed, the lock
+    released, whole files only) the process exits at once, without the interpreter's exit
+    handlers: loky's joins its pool's manager thread, which may be blocked for ever reading a
+    result that a killed worker left half written (a run stopped under load hung so, about
+    once in 25).  The workers end with this process (:func:`simkit.lifeline.exit_with_parent`)."""
+    code = main()
+    if code in (EXIT_INTERRUPTED, EXIT_TERMINATED):
+        from multiprocessing import util
+
+        try:  # what the exit would do but join no thread: close the pool's queues, unlink its semaphores
+            util._run_finalizers(0)
+        except Exception:  # noqa: BLE001 - exiting anyway
+            pass
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):  # a closed or broken pipe: nothing more to say
+                pass
+        os._exit(code)
+    raise SystemExit(code)
 
 
 def _one_line_warnings(debug: bool = False) -> None:
