@@ -252,23 +252,25 @@ def out_dir(path: str | None, flag: str) -> str | None:
     return path
 
 
-def study_out_dir(path: str | None, flag: str) -> str | None:
-    """As :func:`out_dir`, and neither a simkit dataset's folder nor a folder under one that its
-    Parquet readers read (:func:`simkit.storage.paths.check_outside_datasets`): a study's
-    report and figures never land among a dataset's Parquet files."""
+def _outside_datasets(path: str | None, flag: str) -> None:
+    """Neither a simkit dataset's folder nor a folder under one that its Parquet readers read
+    (:func:`simkit.storage.paths.check_outside_datasets`)."""
     if path is not None:
         from simkit.storage.paths import check_outside_datasets
 
         check_outside_datasets(path, flag)
+
+
+def study_out_dir(path: str | None, flag: str) -> str | None:
+    """As :func:`out_dir`, and outside every dataset: a study's report and figures never land
+    among a dataset's Parquet files."""
+    _outside_datasets(path, flag)
     return out_dir(path, flag)
 
 
 def resumable_study_out_dir(path: str | None, flag: str) -> str | None:
     """:func:`resumable_out_dir` for a study's folder (:func:`study_out_dir`)."""
-    if path is not None:
-        from simkit.storage.paths import check_outside_datasets
-
-        check_outside_datasets(path, flag)
+    _outside_datasets(path, flag)
     return resumable_out_dir(path, flag)
 
 

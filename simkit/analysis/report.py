@@ -40,14 +40,13 @@ from simkit.analysis.summary import (
     win_rates,
     win_rates_by_policy,
 )
-from simkit.errors import SimkitError
 from simkit.evaluator import PATTERN_NAMES
 from simkit.rules import RuleSet
 from simkit.storage import load_dataset, read_manifest
 from simkit.storage.dataset import seating as manifest_seating
 from simkit.storage.files import write_text
 from simkit.storage.hands import HANDS_FILE, write_hands_dataset
-from simkit.storage.paths import check_out_dir, check_outside_datasets, make_out_dir, parquet_readers_skip
+from simkit.storage.paths import check_out_dir, check_outside_datasets, make_out_dir
 
 # ``session`` / ``deal_in_session`` are derived by load_dataset for runs of independent deals
 REPORT_COLUMNS = (["deal_id", "session", "deal_in_session", "dealer", "winner", "win_kind", "hu", "units", "lou", "steps",
@@ -281,38 +280,13 @@ def default_report_dir(dataset: str | os.PathLike) -> Path:
     return path.with_name(path.name + "-report")
 
 
-def check_report_outside_dataset(dataset: str | os.PathLike, directory: str | os.PathLike) -> None:
-    """A one-line :class:`~simkit.errors.SimkitError` (naming ``out``) if a report written into
-    ``directory`` would land among the dataset's Parquet files: the dataset folder itself, or a
-    folder under it that Parquet readers read (pyarrow, pandas, polars and duckdb read every
-    folder below, except those whose names start with ``_`` or ``.``), where its plots would
-    break ``pd.read_parquet(DATASET)``.
-
-    >>> check_report_outside_dataset("runs/d", "runs/d-report")
-    >>> check_report_outside_dataset("runs/d", "runs/d/_report")
-    >>> check_report_outside_dataset("runs/d", "runs/d/plots")
-    Traceback (most recent call last):
-    ...
-    simkit.errors.SimkitError: out runs/d/plots is inside the dataset runs/d: Parquet readers of the dataset would read the report's files; write it elsewhere (by default runs/d-report) or in a folder under the dataset whose name starts with _
-    """
-    root = Path(os.path.realpath(dataset))  # a link to the dataset folder is the dataset folder
-    target = Path(os.path.realpath(directory))
-    if (target != root and root not in target.parents) or parquet_readers_skip(root, target):
-        return
-    where = "is the dataset folder" if target == root else f"is inside the dataset {Path(dataset)}"
-    raise SimkitError(f"out {Path(directory)} {where}: Parquet readers of the dataset would read the report's files; "
-                      f"write it elsewhere (by default {default_report_dir(dataset)}) or in a folder under the dataset "
-                      f"whose name starts with _", parameters=("out",))
-
-
 def write_report(dataset: str | os.PathLike, out: str | os.PathLike | None = None, confidence: float = 0.95) -> Path:
     """Write ``report.md`` (and plots) for a dataset, intervals at ``confidence``; the report's
     path.  By default into the dataset's sibling folder ``DATASET-report`` (see
     :func:`default_report_dir`), so the dataset folder keeps only Parquet files and
     ``pd.read_parquet(DATASET)`` keeps working."""
     level = format_level(check_confidence(confidence))
-    directory = check_out_dir(out if out is not None else default_report_dir(dataset))
-    check_report_outside_dataset(dataset, directory)
+    directory = check_outside_datasets(check_out_dir(out if out is not None else default_report_dir(dataset)))
     df = load_dataset(dataset, columns=REPORT_COLUMNS)  # verified before anything is written
     manifest = read_manifest(Path(dataset)) or {}
     make_out_dir(directory)

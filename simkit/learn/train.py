@@ -52,7 +52,7 @@ from simkit.runner.play import PERMUTATIONS, R_PAYOFF, SEATING_ALL, play_deals
 from simkit.storage.files import FileError, atomic_write, read_checked_json, stored_identity, write_checked_json, \
     write_text
 from simkit.storage.lock import FolderLock
-from simkit.storage.paths import check_new_or_own, check_out_dir, check_outside_datasets, make_out_dir
+from simkit.storage.paths import check_study_out_dir, make_out_dir
 
 TRAIN_FILE = "train.json"
 MODEL_FILE = "model.npz"
@@ -241,8 +241,7 @@ def train(out: str | os.PathLike, generations: int = 3, seed: int = 0, rules: Ru
     settings = settings if settings is not None else TrainSettings()
     if int(generations) < 1:
         raise SimkitError(f"generations must be >= 1, got {generations}", parameters=("generations",))
-    directory = check_new_or_own(check_outside_datasets(check_out_dir(out)), TRAIN_FILE, "a training run")
-    directory = make_out_dir(directory)
+    directory = make_out_dir(check_study_out_dir(out, TRAIN_FILE, "a training run"))
     identity = {"kind": "simkit.train", "seed": int(seed), "rules": rules.to_dict(), "settings": settings.to_dict(),
                 "features": N_FEATURES}
     results: list[dict] = []

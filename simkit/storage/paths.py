@@ -145,6 +145,12 @@ def check_new_or_own(path: str | os.PathLike, own: str, what: str, option: str =
     return out
 
 
+def check_study_out_dir(path: str | os.PathLike, own: str, what: str, option: str = "out") -> Path:
+    """A study's output folder: usable (:func:`check_out_dir`), outside every dataset
+    (:func:`check_outside_datasets`), and new, empty or its own (:func:`check_new_or_own`)."""
+    return check_new_or_own(check_outside_datasets(check_out_dir(path, option), option), own, what, option)
+
+
 def check_out_file(path: str | os.PathLike, option: str = "output") -> Path:
     """``path`` as a Path once it is known to be usable as an output file: not empty, not a
     folder, in an existing folder this process may write to.  Creates nothing.  ``option``: as

@@ -48,7 +48,7 @@ from simkit.policies.registry import PolicySpec
 from simkit.replay import LogError, log_decisions
 from simkit.runner.value_model import ValueModel
 from simkit.storage.files import read_regular, write_json, write_parquet, write_text
-from simkit.storage.paths import check_new_or_own, check_out_dir, check_outside_datasets, make_out_dir
+from simkit.storage.paths import check_study_out_dir, make_out_dir
 from simkit.studies.analyze import (
     DEFAULT_BATCH,
     DEFAULT_POLICY,
@@ -284,7 +284,7 @@ def write_review_report(review: GameReview, out: str | os.PathLike, min_loss: fl
     """Write ``OUT/review.md`` (summary, decision table, the loss plot, and for each flagged
     decision, an error of loss >= ``min_loss``, the hand and every action's estimates),
     ``review.json``, ``decisions.parquet`` and ``loss.png``/``.svg``; returns the report's path."""
-    folder = make_out_dir(check_new_or_own(check_outside_datasets(check_out_dir(out)), REVIEW_FILE, "a review"))
+    folder = make_out_dir(check_study_out_dir(out, REVIEW_FILE, "a review"))
     frame = review.to_frame()
     write_json(folder / REVIEW_FILE, json.loads(review.to_json()))  # first: it marks the folder as a review's
     write_parquet(frame, folder / "decisions.parquet")

@@ -59,7 +59,7 @@ from simkit.rules import RuleSet
 from simkit.storage.dataset import POLICY_PARAMS, require_identity
 from simkit.storage.files import write_text
 from simkit.storage.lock import FolderLock
-from simkit.storage.paths import check_new_or_own, check_out_dir, check_outside_datasets, make_out_dir
+from simkit.storage.paths import check_study_out_dir, make_out_dir
 
 __all__ = ["TOURNAMENT_FILE", "TournamentResult", "pairing_dir", "run_tournament", "write_tournament_report"]
 
@@ -195,7 +195,7 @@ def run_tournament(
     if int(deals) < 2:
         raise SimkitError(f"a tournament needs deals >= 2, got {deals}")
     rules = rules if rules is not None else RuleSet()
-    directory = check_new_or_own(check_outside_datasets(check_out_dir(out)), TOURNAMENT_FILE, "a tournament")
+    directory = check_study_out_dir(out, TOURNAMENT_FILE, "a tournament")
     with FolderLock(make_out_dir(directory)):
         require_identity(directory / TOURNAMENT_FILE, _identity(specs, deals, seed, rules, batch_size, sprt),
                          "tournament", recorded={POLICY_PARAMS: [params_by_name(s) for s in specs]})

@@ -99,7 +99,7 @@ from simkit.runner.python_play import actors_for, play_deals_python
 from simkit.storage.dataset import DatasetError, require_identity
 from simkit.storage.files import FileError, read_checked_json, write_checked_json, write_text
 from simkit.storage.lock import FolderLock
-from simkit.storage.paths import check_new_or_own, check_out_dir, check_outside_datasets, make_out_dir
+from simkit.storage.paths import check_study_out_dir, make_out_dir
 
 __all__ = [
     "PLAYS_PER_DEAL",
@@ -527,7 +527,7 @@ def tune(
     settings = (spsa if spsa is not None else SpsaSettings()).resolved(iterations)
     identity = _identity(spec, start, ranges, pool, seed, budget, iteration_deals, rules, settings, tail,
                          validate_deals, batch_size)
-    directory = check_new_or_own(check_outside_datasets(check_out_dir(out)), TUNE_FILE, "a tuning")
+    directory = check_study_out_dir(out, TUNE_FILE, "a tuning")
     rules_array = rules.to_array()
     x0 = np.array([r.to_unit(start[r.index]) for r in ranges])
     with FolderLock(make_out_dir(directory)):
