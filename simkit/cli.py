@@ -399,15 +399,13 @@ def _cmd_experiment(args: argparse.Namespace) -> int:
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     from simkit.studies.compare import compare, write_comparison_report
-    from simkit.analysis.report import write_report
+    from simkit.analysis.report import check_report_dir, mark_report_dir, write_report
     from simkit.rules import RuleSet
     from simkit.runner import simulate
 
     start = time.perf_counter()
-    out = Path(args.out)  # checked by simkit.cliargs
+    out = mark_report_dir(check_report_dir(args.out))  # new, empty or a report's (also checked by simkit.cliargs)
     _compile_first(lambda: _warm_demo(args.policies, args.seating))
     dataset = simulate(args.deals, args.policies, args.seed, out / "dataset", batch_size=5_000, seating=args.seating)
     report = write_report(dataset, out)

@@ -268,6 +268,27 @@ def study_out_dir(path: str | None, flag: str) -> str | None:
     return out_dir(path, flag)
 
 
+def report_out_dir(path: str | None, flag: str) -> str | None:
+    """A study's folder (:func:`study_out_dir`) that a report may write: new, empty or a
+    report's (:func:`simkit.analysis.report.check_report_dir`), never a folder of a user's files."""
+    if path is not None:
+        from simkit.analysis.report import REPORT_MARKER
+        from simkit.storage.paths import check_new_or_own
+
+        check_new_or_own(study_out_dir(path, flag), REPORT_MARKER, "a report", flag)
+    return path
+
+
+def hands_out_dir(path: str | None, flag: str) -> str | None:
+    """A study's folder (:func:`study_out_dir`) for dealt hands: new, empty or a dealt-hands
+    folder (it holds ``manifest.json``), never a folder of a user's files."""
+    if path is not None:
+        from simkit.storage.paths import check_new_or_own
+
+        check_new_or_own(study_out_dir(path, flag), "manifest.json", "a dealt-hands run", flag)
+    return path
+
+
 def resumable_study_out_dir(path: str | None, flag: str) -> str | None:
     """:func:`resumable_out_dir` for a study's folder (:func:`study_out_dir`)."""
     _outside_datasets(path, flag)
@@ -320,8 +341,8 @@ def table_file(path: str | None, flag: str) -> str | None:
 
 # checks of numbers run first, then those of paths (which load the storage layer), then the
 # commands' cross-checks
-_PATH_CHECKS = (input_file, dataset_folder, out_dir, resumable_out_dir, study_out_dir, resumable_study_out_dir, out_file,
-                table_file, new_value_model_file)
+_PATH_CHECKS = (input_file, dataset_folder, out_dir, resumable_out_dir, study_out_dir, resumable_study_out_dir,
+                report_out_dir, hands_out_dir, out_file, table_file, new_value_model_file)
 
 
 # -- the table --------------------------------------------------------------------------------
@@ -504,7 +525,7 @@ COMMANDS: tuple[Command, ...] = (
         SEED(default=2026, help="root seed (default 2026)"),
         BATCH_SIZE(help="deals per batch: the batch column (default 10000)"),
         RULE,
-        OUT_DIR(required=True, default=None, help="output directory", check=study_out_dir),
+        OUT_DIR(required=True, default=None, help="output directory", check=hands_out_dir),
     )),
     Command("simulate", "simulate deals into a Parquet dataset (resumable)", (
         DEALS(required=True, help="number of deals"),
@@ -530,7 +551,7 @@ COMMANDS: tuple[Command, ...] = (
         arg("dataset", check=dataset_folder,
             help="dataset folder written by simkit simulate (a run in sessions gets a Sessions section)"),
         OUT_DIR(help="report folder (default: DATASET-report, the dataset's sibling folder, so the dataset stays a "
-                     "pure Parquet folder)"),
+                     "pure Parquet folder)", check=report_out_dir),
         CONFIDENCE,
     )),
     Command("compare", "duplicate comparison of two policies (all seatings, same deals)", (
@@ -645,7 +666,7 @@ COMMANDS: tuple[Command, ...] = (
         CONFIDENCE(help=None),
         RULE,
         arg("--out", default=None, help="also write the table to FILE (.csv or .parquet)", check=table_file),
-        arg("--hands", default=None, metavar="DIR", check=study_out_dir,
+        arg("--hands", default=None, metavar="DIR", check=hands_out_dir,
             help="also write the dealt hands of the same deals to DIR: deals.parquet (one row per deal "
                  "and seat), manifest.json, plots and report.md"),
         arg("--list", action="store_true", help="list the events and exit"),
@@ -687,7 +708,7 @@ COMMANDS: tuple[Command, ...] = (
         QUIET,
     ), (_experiment_checks,)),
     Command("demo", "main job: simulate a small default run and write its report", (
-        OUT_DIR(default="runs/demo", help="output folder (default runs/demo)", check=study_out_dir),
+        OUT_DIR(default="runs/demo", help="output folder (default runs/demo)", check=report_out_dir),
         DEALS(default=20_000, help="deals (default 20000)"),
         SEED(default=2026),
         POLICIES(required=False, default="greedy,patient,random", help=None),

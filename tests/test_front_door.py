@@ -15,14 +15,16 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from helpers import one_line_error, run_cli
 
 from simkit.analysis import plots
-from simkit.analysis.report import default_report_dir, write_report
+from simkit.analysis.report import default_report_dir, write_dealt_hands_report, write_report
 from simkit.analysis.stats import convergence_curve
 from simkit.cli import main
 from simkit.engine.env import deal_error_text
 from simkit.errors import SimkitError
 from simkit.experiment import run_experiment
+from simkit.rules import RuleSet
 from simkit.runner import simulate
 from simkit.studies import review
+from simkit.studies.dealt import deal_table
 from simkit.studies.equity import EquityResult, SeatOutcome, hu_plot, seats_text
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -263,6 +265,58 @@ def test_a_study_never_writes_over_a_users_files(tmp_path, capsys, monkeypatch, 
     rc, err = run_cli([str(log) if a == "LOG" else a for a in argv] + ["--out", folder], capsys)
     one_line_error(rc, err, "--out", name, "new or empty folder")
     assert [p.name for p in folder.iterdir()] == [name] and (folder / name).read_text(encoding="utf-8") == "my notes"
+
+
+WRITERS = {  # a writer of a report folder or a dealt-hands folder: its command line, the folder's flag
+    "report": (["report", "DATASET"], "--out"),
+    "demo": (["demo", "--deals", "20", "--policies", "greedy,greedy,greedy"], "--out"),
+    "deals": (["deals", "--deals", "4", "--seed", "1"], "--out"),
+    "prob --hands": (["prob", "--deals", "4", "--seed", "1"], "--hands"),
+}
+
+
+@pytest.mark.parametrize("writer", sorted(WRITERS))
+def test_reports_and_dealt_hands_never_write_over_a_users_files(dataset, tmp_path, capsys, writer):
+    """``report --out``, ``demo --out``, ``deals --out`` and ``prob --hands`` replaced a user's
+    report.md in the folder they were given; now a folder of other files is refused in one line
+    naming the flag and the file, before any work, and the file is intact."""
+    argv, flag = WRITERS[writer]
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    (folder / "report.md").write_text("my notes", encoding="utf-8")
+    rc, err = run_cli([str(dataset) if a == "DATASET" else a for a in argv] + [flag, folder], capsys)
+    one_line_error(rc, err, flag, "report.md", "new or empty folder")
+    assert [p.name for p in folder.iterdir()] == ["report.md"]
+    assert (folder / "report.md").read_text(encoding="utf-8") == "my notes"
+
+
+def test_the_library_writers_of_reports_refuse_a_users_folder(dataset, tmp_path):
+    """The same refusal for Python callers: write_report and write_dealt_hands_report."""
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("my notes", encoding="utf-8")
+    with pytest.raises(SimkitError, match="holds notes.txt and no report.json"):
+        write_report(dataset, folder)
+    frame = deal_table(4, 1, 4, RuleSet())
+    with pytest.raises(SimkitError, match="holds notes.txt and no manifest.json"):
+        write_dealt_hands_report(frame, folder, 1, 4, RuleSet())
+    assert [p.name for p in folder.iterdir()] == ["notes.txt"]
+
+
+def test_a_report_folder_is_written_again(dataset, tmp_path, capsys):
+    """A report's folder (marked by report.json, written first) takes the report again, by
+    default and with --out; so does a demo's folder, whose report.json the demo writes before
+    its dataset."""
+    for argv in (["report", str(dataset), "--out", str(tmp_path / "r")], ["report", str(dataset)]):
+        for _ in range(2):
+            rc, err = run_cli(argv, capsys)
+            assert rc == 0, err
+    assert (tmp_path / "r" / "report.json").is_file() and (default_report_dir(dataset) / "report.json").is_file()
+    demo = ["demo", "--deals", "20", "--policies", "greedy,greedy,greedy", "--out", tmp_path / "demo"]
+    for _ in range(2):
+        rc, err = run_cli(demo, capsys)
+        assert rc == 0, err
+    assert len(pd.read_parquet(tmp_path / "demo" / "dataset")) == 20
 
 
 def test_a_study_in_its_own_folder_runs_again(tmp_path, capsys):

@@ -25,7 +25,6 @@ from simkit.analysis.summary import (
     win_rates_by_policy,
 )
 from simkit.cli import main
-from simkit.engine import layout as L
 from simkit.experiment.spec import ExperimentError, parse_experiment
 from simkit.policies import register_policy, unregister_policy
 from simkit.policies.registry import parse_policies, policy_arrays

@@ -11,7 +11,6 @@ import pytest
 from helpers import first_legal
 
 from simkit.cli import main
-from simkit.engine import layout as L
 from simkit.policies import register_policy, unregister_policy
 from simkit.policies.registry import parse_policies, policy_arrays
 from simkit.rules import RuleSet

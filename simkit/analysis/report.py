@@ -44,9 +44,9 @@ from simkit.evaluator import PATTERN_NAMES
 from simkit.rules import RuleSet
 from simkit.storage import load_dataset, read_manifest
 from simkit.storage.dataset import seating as manifest_seating
-from simkit.storage.files import write_text
+from simkit.storage.files import write_json, write_text
 from simkit.storage.hands import HANDS_FILE, write_hands_dataset
-from simkit.storage.paths import check_out_dir, check_outside_datasets, make_out_dir
+from simkit.storage.paths import check_new_or_own, check_outside_datasets, check_study_out_dir, make_out_dir
 
 # ``session`` / ``deal_in_session`` are derived by load_dataset for runs of independent deals
 REPORT_COLUMNS = (["deal_id", "session", "deal_in_session", "dealer", "winner", "win_kind", "hu", "units", "lou", "steps",
@@ -280,16 +280,39 @@ def default_report_dir(dataset: str | os.PathLike) -> Path:
     return path.with_name(path.name + "-report")
 
 
+REPORT_MARKER = "report.json"  # written first into a folder write_report writes: marks it as a report's
+
+
+def check_report_dir(out: str | os.PathLike) -> Path:
+    """``out`` as a Path once a report may be written there: a usable folder outside every
+    dataset that is new, empty, or a report's (it holds :data:`REPORT_MARKER`), so that a
+    report never replaces a user's own ``report.md`` or figures; a one-line error otherwise.
+    Creates nothing."""
+    return check_study_out_dir(out, REPORT_MARKER, "a report")
+
+
+def mark_report_dir(directory: Path) -> Path:
+    """Create ``directory`` (checked by :func:`check_report_dir`) and write its
+    :data:`REPORT_MARKER`, before anything else, so that a report stopped half-way still
+    leaves a folder a re-run may take."""
+    make_out_dir(directory)
+    marker = directory / REPORT_MARKER
+    if not marker.exists():
+        write_json(marker, {"kind": "simkit report", "simkit_version": simkit.__version__})
+    return directory
+
+
 def write_report(dataset: str | os.PathLike, out: str | os.PathLike | None = None, confidence: float = 0.95) -> Path:
     """Write ``report.md`` (and plots) for a dataset, intervals at ``confidence``; the report's
     path.  By default into the dataset's sibling folder ``DATASET-report`` (see
     :func:`default_report_dir`), so the dataset folder keeps only Parquet files and
-    ``pd.read_parquet(DATASET)`` keeps working."""
+    ``pd.read_parquet(DATASET)`` keeps working.  The folder must be new, empty or a report's
+    (:func:`check_report_dir`): a folder of other files is refused, never written into."""
     level = format_level(check_confidence(confidence))
-    directory = check_outside_datasets(check_out_dir(out if out is not None else default_report_dir(dataset)))
+    directory = check_report_dir(out if out is not None else default_report_dir(dataset))
     df = load_dataset(dataset, columns=REPORT_COLUMNS)  # verified before anything is written
     manifest = read_manifest(Path(dataset)) or {}
-    make_out_dir(directory)
+    mark_report_dir(directory)
     k = int(manifest.get("session_length", 1))
     sessions = (f"sessions of {k} deals (next_dealer {manifest.get('rules', {}).get('next_dealer')}), "
                 if k > 1 else "")
@@ -379,8 +402,9 @@ def write_dealt_hands_report(frame: pd.DataFrame, out_dir: str | os.PathLike, se
                              rules: RuleSet, confidence: float = 0.95) -> Path:
     """Write ``deals.parquet``, ``manifest.json``, the figures ``min_idle`` and ``n_jiang``
     (PNG + SVG) and ``report.md`` (intervals at ``confidence``) of a dealt-hands table into
-    out_dir; returns the report's path."""
-    directory = check_outside_datasets(out_dir)
+    out_dir; returns the report's path.  ``out_dir`` must be new, empty or a dealt-hands folder
+    (it holds ``manifest.json``): a folder of other files is refused, never written into."""
+    directory = check_new_or_own(check_outside_datasets(out_dir), "manifest.json", "a dealt-hands run")
     text = dealt_hands_text(frame, seed, batch_size, rules, confidence)  # checks confidence before writing
     write_hands_dataset(frame, directory, seed, batch_size, rules)
     save_figure(dealt_distribution_plot(frame, "min_idle", "idle cards (fewest over all decompositions)",
