@@ -602,6 +602,20 @@ HANDLERS = {
 }
 
 
+THREAD_VARIABLES = ("NUMBA_NUM_THREADS",)  # numba fails deep inside a run on a value that is no count
+
+
+def _check_thread_environment() -> None:
+    """A thread count set in the environment that is not a positive integer is a one-line
+    error naming the variable, before any work (numba would warn with a traceback, or fail as
+    an internal error when a run starts its threads)."""
+    for name in THREAD_VARIABLES:
+        value = os.environ.get(name)
+        if value is not None and not (value.strip().isdigit() and int(value) > 0):
+            raise SimkitError(f"environment variable {name}={value!r} must be a positive integer (a number of "
+                              "threads), or unset")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``simkit`` console script: parse, check every argument
     (:mod:`simkit.cliargs`: before any work), run the command; an error is one line on stderr
@@ -615,6 +629,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     _import_from_current_folder()
     previous = _on_sigterm_raise()
     try:
+        _check_thread_environment()
         check_arguments(args, checks)
         return HANDLERS[args.command](args)
     except SimkitError as exc:

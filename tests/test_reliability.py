@@ -25,6 +25,7 @@ import os
 import re
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import threading
@@ -465,3 +466,62 @@ def test_a_complete_dataset_where_nothing_can_be_written_is_complete(data, capsy
         assert {p.name: p.stat().st_mtime_ns for p in data.iterdir()} == before
     finally:
         data.chmod(0o755)
+
+
+REPLAY = ["replay", "--seed", "1", "--deal", "0", "--policies", "greedy,greedy,greedy", "--output"]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
+def test_an_output_that_is_a_named_pipe_is_written_into_not_replaced(tmp_path, capsys):
+    """``--output`` wrote through a temporary file renamed over the path, which put a regular
+    file in the place of a named pipe (and, run as root, of /dev/full or /dev/null); now a
+    device, FIFO or socket is written straight into, as a shell's ``>`` does: the reader of the
+    pipe gets the replay, and the pipe stays a pipe."""
+    expected = tmp_path / "deal.jsonl"
+    assert run_cli(REPLAY + [expected], capsys)[0] == 0
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # a reader, so that the writer's open does not wait
+    try:
+        rc, err = run_cli(REPLAY + [fifo], capsys)
+        assert rc == 0, err
+        received = b""
+        while chunk := os.read(reader, 1 << 16):
+            received += chunk
+    finally:
+        os.close(reader)
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    assert received == expected.read_bytes() and len(received) > 1000
+
+
+def test_an_output_through_a_symbolic_link_keeps_the_link(tmp_path, capsys):
+    """The rename also replaced a symbolic link with a file, cutting the user's link; now the
+    file it points to gets the output."""
+    target = tmp_path / "real.jsonl"
+    target.write_text("old", encoding="utf-8")
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(target)
+    rc, err = run_cli(REPLAY + [link], capsys)
+    assert rc == 0, err
+    assert link.is_symlink() and target.read_text(encoding="utf-8").startswith('{"event": "deal"')
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_an_output_device_that_fails_is_one_line_and_stays_a_device(capsys):
+    """A write to /dev/full (no space left) is one line naming the file, and /dev/full stays the
+    character device it was (as root the rename replaced it with a regular file)."""
+    rc, err = run_cli(REPLAY + ["/dev/full"], capsys)
+    one_line_error(rc, err, "/dev/full", "No space left on device")
+    assert stat.S_ISCHR(os.stat("/dev/full").st_mode)
+
+
+@pytest.mark.parametrize("value", ["0", "abc", "-2"])
+def test_a_thread_count_in_the_environment_that_is_no_count_is_one_line(tmp_path, capsys, monkeypatch, value):
+    """NUMBA_NUM_THREADS=0 failed as an "internal error ... please report it" once the run
+    started its threads (and 'abc' printed numba's traceback as a warning); now one line naming
+    the variable, before any work."""
+    monkeypatch.setenv("NUMBA_NUM_THREADS", value)
+    rc, err = run_cli(["simulate", "--deals", "10", "--policies", "greedy,greedy,greedy", "--seed", "1", "--out",
+                       tmp_path / "run", "--quiet"], capsys)
+    one_line_error(rc, err, "NUMBA_NUM_THREADS", repr(value), "positive integer")
+    assert not (tmp_path / "run").exists()

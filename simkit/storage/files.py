@@ -125,8 +125,25 @@ def atomic_write(path: Path, writer: Callable[[str], None]) -> None:
     place.  The file gets the mode of any new file (0666 less the umask), not mkstemp's 0600.
     The first write of this process into a folder first removes dead writers' temporary files
     there (:func:`remove_stale_temp_files`).  An ``OSError`` of the write (a full disk) names
-    ``path``."""
+    ``path``.
+
+    Only a regular file is replaced: a path that is (or links to) a device, FIFO or socket
+    (``/dev/null``, ``/dev/stdout``, a named pipe) is written straight into, as a shell's ``>``
+    does (a rename would put a regular file in the device's place), and a symbolic link to a
+    regular file keeps its link: the file it points to is replaced."""
     path = Path(path)
+    try:
+        mode = os.stat(path).st_mode  # follows links
+    except OSError:
+        mode = None
+    if mode is not None and not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+        try:
+            writer(str(path))
+        except OSError as exc:
+            raise OSError(exc.errno, f"cannot write it ({exc.strerror or exc})", str(path)) from None
+        return
+    if os.path.islink(path):
+        path = Path(os.path.realpath(path))
     _clean_once(path.parent)
     tmp = temp_path(path)
     try:

@@ -153,7 +153,9 @@ def check_study_out_dir(path: str | os.PathLike, own: str, what: str, option: st
 
 def check_out_file(path: str | os.PathLike, option: str = "output") -> Path:
     """``path`` as a Path once it is known to be usable as an output file: not empty, not a
-    folder, in an existing folder this process may write to.  Creates nothing.  ``option``: as
+    folder, in an existing folder this process may write to (the folder of the file a symbolic
+    link points to), or a device, FIFO or socket it may write to (``/dev/stdout``, which
+    :func:`simkit.storage.files.atomic_write` writes straight into).  Creates nothing.  ``option``: as
     :func:`check_out_dir`."""
     text = os.fspath(path)
     named = _named(option)
@@ -162,7 +164,11 @@ def check_out_file(path: str | os.PathLike, option: str = "output") -> Path:
     out = Path(text)
     if out.is_dir():
         raise SimkitError(f"{option} {out} is a folder, not a file", parameters=named)
-    parent = out.parent
+    if out.exists() and not out.is_file():  # a device, FIFO or socket (/dev/stdout): written straight into
+        if not os.access(out, os.W_OK):
+            raise SimkitError(f"{option} {out}: cannot write to it (no permission)", parameters=named)
+        return out
+    parent = Path(os.path.realpath(out)).parent if out.is_symlink() else out.parent
     if not parent.is_dir():
         what = "is a file" if os.path.lexists(parent) else "does not exist"
         raise SimkitError(f"{option} {out}: the folder {parent} {what}", parameters=named)
