@@ -117,7 +117,8 @@ def is_cached(dispatcher) -> bool:
     kernel) for its current source and this CPU, so that calling it loads machine code instead
     of compiling.  It reads the cache index numba itself reads (its private API: anything
     unexpected, a kernel without a cache, or no JIT at all answer False).  Like numba, it sees
-    only the kernel's own file: a build made before an edit of a kernel it calls still counts.
+    only the kernel's own file; a build made before an edit of a kernel it calls is removed
+    when simkit is imported (:mod:`simkit.kernel_cache`).
 
     >>> from simkit.rng import next_below
     >>> isinstance(is_cached(next_below), bool)

@@ -4,7 +4,8 @@ Imports flow one way (issue 10): each module belongs to one layer of :data:`LAYE
 imports only from its own layer or the layers below it.  Where a module sits:
 
 * ``base``: what every layer may use and that uses nothing of simkit but itself: the package
-  (``simkit/__init__.py``: only ``__version__``), ``jit`` (how the kernels compile), ``errors``,
+  (``simkit/__init__.py``: ``__version__``, and at import the clean-up of ``kernel_cache``, which
+  removes kernels numba cached from older sources), ``jit`` (how the kernels compile), ``errors``,
   ``cards``, ``rules``, ``exposed``
   (exposed groups and the rows ``EXP_*`` of their kernel form), ``rng`` (the xoshiro PRNG and
   the per-deal seeding ``root_key`` / ``stream_state``), ``deck`` (shuffles, deals, and
@@ -52,7 +53,7 @@ PACKAGE = "simkit"
 
 # lowest first: a module may import from its own layer and every layer before it
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("base", ("simkit", "simkit.jit", "simkit.errors", "simkit.cards", "simkit.rules", "simkit.exposed", "simkit.rng",
+    ("base", ("simkit", "simkit.kernel_cache", "simkit.jit", "simkit.errors", "simkit.cards", "simkit.rules", "simkit.exposed", "simkit.rng",
               "simkit.deck", "simkit.generate", "simkit.lifeline")),
     ("evaluator", ("simkit.evaluator",)),
     ("engine", ("simkit.engine",)),
