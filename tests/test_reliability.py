@@ -525,3 +525,27 @@ def test_a_thread_count_in_the_environment_that_is_no_count_is_one_line(tmp_path
                        tmp_path / "run", "--quiet"], capsys)
     one_line_error(rc, err, "NUMBA_NUM_THREADS", repr(value), "positive integer")
     assert not (tmp_path / "run").exists()
+
+
+def test_a_symbolic_link_that_leads_nowhere(tmp_path, capsys):
+    """A link loop given as --out was called "a file", and as --output was replaced by a regular
+    file; now one line says what it is, for a folder and for a file, and the links stay.  A link
+    to a missing file is an output file to create (as a shell's ``>`` creates it); a link to a
+    missing folder is no output folder."""
+    loop_a, loop_b = tmp_path / "a", tmp_path / "b"
+    loop_a.symlink_to(loop_b)
+    loop_b.symlink_to(loop_a)
+    rc, err = run_cli(["simulate", "--deals", "10", "--policies", "greedy,greedy,greedy", "--seed", "1", "--out",
+                       loop_a, "--quiet"], capsys)
+    one_line_error(rc, err, "--out", "symbolic link loop")
+    one_line_error(*run_cli(REPLAY + [loop_a], capsys), "--output", "symbolic link loop")
+    with pytest.raises(OSError, match="symbolic link loop"):
+        write_text(loop_a, "x")
+    assert loop_a.is_symlink() and loop_b.is_symlink()
+    dangling = tmp_path / "link"
+    dangling.symlink_to(tmp_path / "missing")
+    rc, err = run_cli(["simulate", "--deals", "10", "--policies", "greedy,greedy,greedy", "--seed", "1", "--out",
+                       dangling, "--quiet"], capsys)
+    one_line_error(rc, err, "--out", "symbolic link to the missing")
+    assert run_cli(REPLAY + [dangling], capsys)[0] == 0
+    assert dangling.is_symlink() and (tmp_path / "missing").read_text(encoding="utf-8").startswith('{"event"')

@@ -134,7 +134,9 @@ def atomic_write(path: Path, writer: Callable[[str], None]) -> None:
     path = Path(path)
     try:
         mode = os.stat(path).st_mode  # follows links
-    except OSError:
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise OSError(exc.errno, "cannot write it (a symbolic link loop)", str(path)) from None
         mode = None
     if mode is not None and not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
         try:

@@ -13,6 +13,7 @@ simkit.errors.SimkitError: out is empty (give a folder, '.' for the current one)
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 from pathlib import Path
@@ -38,6 +39,22 @@ def _named(option: str) -> tuple[str, ...]:
     return (option,) if option.isidentifier() else ()
 
 
+def _broken_link(path: Path) -> str | None:
+    """What is wrong with ``path`` when it is a symbolic link that leads to no file: a loop,
+    or a link to a missing path; None otherwise (no link, or a link to something that exists)."""
+    if not os.path.islink(path):
+        return None
+    try:
+        os.stat(path)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "is a symbolic link loop"
+        if exc.errno == errno.ENOENT:
+            return f"is a symbolic link to the missing {os.readlink(path)}"
+        return f"is a symbolic link that cannot be followed ({exc.strerror or exc})"
+    return None
+
+
 def check_out_dir(path: str | os.PathLike, option: str = "out") -> Path:
     """``path`` as a Path once it is known to be usable as an output folder: not empty, not a
     file, not under a file, and in a folder this process may write to.  Creates nothing.
@@ -47,6 +64,9 @@ def check_out_dir(path: str | os.PathLike, option: str = "out") -> Path:
     if not text:
         raise SimkitError(f"{option} is empty (give a folder, '.' for the current one)", parameters=named)
     out = Path(text)
+    broken = _broken_link(out)
+    if broken:
+        raise SimkitError(f"{option} {out} {broken}, not a folder", parameters=named)
     if os.path.lexists(out) and not out.is_dir():
         raise SimkitError(f"{option} {out} is a file, not a folder", parameters=named)
     base = _nearest_existing(out)
@@ -164,6 +184,9 @@ def check_out_file(path: str | os.PathLike, option: str = "output") -> Path:
     out = Path(text)
     if out.is_dir():
         raise SimkitError(f"{option} {out} is a folder, not a file", parameters=named)
+    broken = _broken_link(out)
+    if broken and not broken.startswith("is a symbolic link to the missing"):  # a missing target is created
+        raise SimkitError(f"{option} {out} {broken}", parameters=named)
     if out.exists() and not out.is_file():  # a device, FIFO or socket (/dev/stdout): written straight into
         if not os.access(out, os.W_OK):
             raise SimkitError(f"{option} {out}: cannot write to it (no permission)", parameters=named)
