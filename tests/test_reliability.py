@@ -36,7 +36,9 @@ import pytest
 from helpers import alive, descendants, one_line_error, proc_table, run_cli
 
 from simkit.cli import main
+from simkit.runner import batch as batch_module
 from simkit.runner import simulate
+from simkit.runner.batch import check_batch_memory
 from simkit.storage import DatasetError, load_dataset
 from simkit.storage.dataset import MANIFEST, batch_path
 from simkit.storage.files import write_text
@@ -549,3 +551,27 @@ def test_a_symbolic_link_that_leads_nowhere(tmp_path, capsys):
     one_line_error(rc, err, "--out", "symbolic link to the missing")
     assert run_cli(REPLAY + [dangling], capsys)[0] == 0
     assert dangling.is_symlink() and (tmp_path / "missing").read_text(encoding="utf-8").startswith('{"event"')
+
+
+@pytest.mark.parametrize("argv", [
+    ["simulate", "--policies", "greedy,greedy,greedy", "--seed", "1", "--quiet"],
+    ["simulate", "--policies", "greedy,greedy,greedy", "--seed", "1", "--quiet", "--workers", "2"],
+    ["compare", "greedy", "random", "--seed", "1", "--quiet"],
+    ["tournament", "greedy", "random", "patient", "--seed", "1", "--quiet"],
+    ["equity", "YJ*3 YS YX YC*3 RJ*3 RS RX RC*3 WJ*3 WS WX WC*3 GJ*3 GS GX YZ*2", "--policies",
+     "greedy,greedy,greedy", "--quiet", "--no-baseline"],
+], ids=["simulate", "simulate-workers", "compare", "tournament", "equity"])
+def test_a_batch_too_large_for_the_memory_is_refused_before_anything_is_written(tmp_path, capsys, monkeypatch,
+                                                                               argv):
+    """``--batch-size 10000000`` asks for about 32 GB of result rows per batch: on a smaller
+    machine the system killed the run, with no word, after minutes.  Now one line names
+    --batch-size and the memory, and no folder is made (a comparison's or tournament's identity
+    written first would have refused the corrected re-run).  The machine is made small here:
+    1,000 rows of 3.2 kB do not fit in 2 MB; the same run fits in the real machine."""
+    monkeypatch.setattr(batch_module, "machine_memory", lambda: 2_000_000)
+    rc, err = run_cli(argv + ["--deals", "1000", "--batch-size", "1000", "--out", tmp_path / "run"], capsys)
+    one_line_error(rc, err, "--batch-size", "a batch of 1,000 rows needs about 3.2 MB of memory",
+                   "more than this machine's 2.0 MB")
+    assert not (tmp_path / "run").exists()
+    monkeypatch.undo()
+    assert check_batch_memory(1000) is None  # the real machine holds it

@@ -55,6 +55,8 @@ unchanged from before sessions); :func:`simkit.storage.load_dataset` derives the
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -62,6 +64,7 @@ from numba import njit
 
 from simkit.cards import N_COPIES, N_SEATS, N_TYPES, TYPE_NAMES
 from simkit.engine import layout as L
+from simkit.errors import SimkitError
 from simkit.evaluator import PATTERN_NAMES
 from simkit.evaluator import features as F
 from simkit.runner import play as P
@@ -220,3 +223,53 @@ def results_table(results: np.ndarray, first_deal: int, batch: int, policy_texts
     if schema_version >= 2:
         table = table.replace_schema_metadata({b"pandas": pandas_metadata(list(WINNER_COLUMNS))})
     return table
+
+
+# ---- memory of a batch
+
+BATCH_BYTES_PER_ROW = 3_200  # peak memory per result row of a batch in play (measured 3.06 kB: random x3,
+# one batch of 200,000 deals: the kernels' int64 result rows, 2,040 bytes, and the Arrow table made from them)
+
+
+def machine_memory() -> int | None:
+    """Bytes of memory this process may use: the machine's physical memory, or a smaller limit
+    of its control group (cgroup v2 ``memory.max``, as in containers); None where unknown."""
+    limits = []
+    try:
+        limits.append(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    except (AttributeError, ValueError, OSError):
+        pass
+    try:
+        with open("/sys/fs/cgroup/memory.max", encoding="ascii") as fh:
+            text = fh.read().strip()
+        if text.isdigit():
+            limits.append(int(text))
+    except OSError:
+        pass
+    limits = [n for n in limits if n > 0]
+    return min(limits) if limits else None
+
+
+def check_batch_memory(rows: int, at_once: int = 1, parameter: str = "batch_size") -> None:
+    """Refuse, in one line, a batch whose result rows (``rows``, ``at_once`` batches in play
+    together: one per worker process) cannot fit in this machine's memory
+    (:func:`machine_memory`; :data:`BATCH_BYTES_PER_ROW` each), rather than let the run be
+    killed by the system when its memory runs out, with no word.
+
+    >>> check_batch_memory(10_000)
+    >>> check_batch_memory(10**12)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    simkit.errors.SimkitError: batch_size: a batch of 1,000,000,000,000 rows needs about 3,200,000.0 GB of memory...
+    """
+    limit = machine_memory()
+    need = int(rows) * BATCH_BYTES_PER_ROW * max(1, int(at_once))
+    if limit is not None and need > limit:
+        together = f" ({at_once} batches at once, one per worker)" if at_once > 1 else ""
+        raise SimkitError(f"{parameter}: a batch of {int(rows):,} rows needs about {_size_text(need)} of memory"
+                          f"{together}, more than this machine's {_size_text(limit)}: use a smaller {parameter}",
+                          parameters=(parameter,))
+
+
+def _size_text(n: int) -> str:
+    return f"{n / 1e9:,.1f} GB" if n >= 1e9 else f"{n / 1e6:,.1f} MB"

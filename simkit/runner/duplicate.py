@@ -20,6 +20,7 @@ from pathlib import Path
 from simkit.errors import SimkitError
 from simkit.policies.registry import PolicySpec, effective_params, params_by_name, parse_policy
 from simkit.rules import RuleSet
+from simkit.runner.batch import check_batch_memory
 from simkit.runner.simulate import SimulationConfig, simulate
 from simkit.storage.lock import FolderLock
 from simkit.storage.paths import check_new_or_own, check_out_dir, check_outside_datasets, make_out_dir
@@ -64,7 +65,8 @@ def run_duplicate(
     a, b = _spec(policy_a), _spec(policy_b)
     rules = rules if rules is not None else RuleSet()
     # every seating's run is valid (seed, deals, batch size) before anything is written
-    SimulationConfig(int(deals), int(seed), seating_policies(a, b, SEATINGS[0]), rules, int(batch_size))
+    config = SimulationConfig(int(deals), int(seed), seating_policies(a, b, SEATINGS[0]), rules, int(batch_size))
+    check_batch_memory(min(config.batch_size, config.deals), min(int(workers), config.n_batches))
     identity = {"kind": "simkit.duplicate", "policy_a": PolicySpec(a.name, effective_params(a)).text(),
                 "policy_b": PolicySpec(b.name, effective_params(b)).text(), "seed": int(seed), "deals": int(deals),
                 "batch_size": int(batch_size), "rules": rules.to_dict(), "seatings": list(SEATINGS)}

@@ -45,7 +45,7 @@ from simkit.errors import SimkitError
 from simkit.policies.registry import PolicySpec, is_user_policy, parse_policies, policy_arrays
 from simkit.rng import root_key
 from simkit.rules import RuleSet
-from simkit.runner.batch import results_table
+from simkit.runner.batch import check_batch_memory, results_table
 from simkit.runner.play import play_decks
 from simkit.runner.simulate import SimulationConfig, check_policy_sources, policy_change_error, run_batches
 from simkit.storage.dataset import (
@@ -243,6 +243,7 @@ def run_equity(config: EquityConfig, out: str | os.PathLike, workers: int = 1, q
               "process, one worker (name it by import path, package.module:function, to use workers)",
               file=sys.stderr)
         workers = 1
+    check_batch_memory(min(config.base.batch_size, config.base.deals), min(int(workers), config.n_batches))
     if os.fspath(out):  # a dataset inside another would add its rows to the outer one's readers
         check_outside_datasets(out, itself=False)
     try:

@@ -86,7 +86,7 @@ from simkit.policies.registry import (
     warn_model_rules,
 )
 from simkit.rules import RuleSet
-from simkit.runner.batch import results_table
+from simkit.runner.batch import check_batch_memory, results_table
 from simkit.runner.play import SEATING_CODES, play_deals
 from simkit.runner.python_play import actors_for, has_python_policy, play_deals_python
 from simkit.storage.dataset import (
@@ -568,6 +568,9 @@ def simulate(
             print(f"simkit: {os.fspath(out)} already holds this run, complete: nothing to compute or write",
                   file=sys.stderr)
         return Path(os.fspath(out))
+    if backend == "local":  # (a Dask worker's memory is its machine's; a complete run computes nothing)
+        check_batch_memory(min(config.batch_size, config.deals) * (6 if config.seating == "all" else 1),
+                           min(workers, config.n_batches))
     client = cluster = None
     if backend == "dask":
         client, cluster = _connect_dask(workers, scheduler)  # before anything is written

@@ -56,6 +56,7 @@ from simkit.analysis.stats import check_confidence
 from simkit.errors import SimkitError
 from simkit.policies.registry import PolicySpec, effective_params, params_by_name, parse_policy
 from simkit.rules import RuleSet
+from simkit.runner.batch import check_batch_memory
 from simkit.storage.dataset import POLICY_PARAMS, require_identity
 from simkit.storage.files import write_text
 from simkit.storage.lock import FolderLock
@@ -195,6 +196,7 @@ def run_tournament(
     if int(deals) < 2:
         raise SimkitError(f"a tournament needs deals >= 2, got {deals}")
     rules = rules if rules is not None else RuleSet()
+    check_batch_memory(min(int(batch_size), int(deals)), min(int(workers), -(-int(deals) // max(1, int(batch_size)))))
     directory = check_study_out_dir(out, TOURNAMENT_FILE, "a tournament")
     with FolderLock(make_out_dir(directory)):
         require_identity(directory / TOURNAMENT_FILE, _identity(specs, deals, seed, rules, batch_size, sprt),

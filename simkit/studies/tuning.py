@@ -93,6 +93,7 @@ from simkit.policies.registry import (
     policy_sources,
 )
 from simkit.rules import RuleSet
+from simkit.runner.batch import check_batch_memory
 from simkit.runner.duplicate import run_duplicate
 from simkit.runner.play import R_PAYOFF, play_deals
 from simkit.runner.python_play import actors_for, play_deals_python
@@ -520,6 +521,7 @@ def tune(
                           parameters=("budget",))
     validate_deals = _check_int("validate_deals", validate_deals, 2)
     batch_size = _check_int("batch_size", batch_size, 1)
+    check_batch_memory(min(batch_size, validate_deals))
     confidence = check_confidence(confidence)
     if isinstance(tail, bool) or not isinstance(tail, (int, float)) or not 0 < tail <= 1:
         raise SimkitError(f"tail must lie in (0, 1], got {tail!r}", parameters=("tail",))
