@@ -412,7 +412,16 @@ def _simulate_checks(args: argparse.Namespace) -> None:
         raise SimkitError(f"--scheduler needs --backend dask, got --backend {args.backend}")
 
 
+def _dealt_table_checks(args: argparse.Namespace) -> None:
+    """The dealt-hands table fits in memory: checked before any work (``deals``, ``prob --hands``)."""
+    from simkit.studies.dealt import check_dealt_table_memory
+
+    check_dealt_table_memory(args.deals)
+
+
 def _prob_checks(args: argparse.Namespace) -> None:
+    if args.hands is not None and not args.list:
+        _dealt_table_checks(args)
     if args.given is None or args.list:
         return
     if args.hands is not None:
@@ -526,7 +535,7 @@ COMMANDS: tuple[Command, ...] = (
         BATCH_SIZE(help="deals per batch: the batch column (default 10000)"),
         RULE,
         OUT_DIR(required=True, default=None, help="output directory", check=hands_out_dir),
-    )),
+    ), (_dealt_table_checks,)),
     Command("simulate", "simulate deals into a Parquet dataset (resumable)", (
         DEALS(required=True, help="number of deals"),
         POLICIES,

@@ -39,6 +39,7 @@ from simkit.cli import main
 from simkit.runner import batch as batch_module
 from simkit.runner import simulate
 from simkit.runner.batch import check_batch_memory
+from simkit.studies import dealt as dealt_module
 from simkit.storage import DatasetError, load_dataset
 from simkit.storage.dataset import MANIFEST, batch_path
 from simkit.storage.files import write_text
@@ -570,8 +571,25 @@ def test_a_batch_too_large_for_the_memory_is_refused_before_anything_is_written(
     1,000 rows of 3.2 kB do not fit in 2 MB; the same run fits in the real machine."""
     monkeypatch.setattr(batch_module, "machine_memory", lambda: 2_000_000)
     rc, err = run_cli(argv + ["--deals", "1000", "--batch-size", "1000", "--out", tmp_path / "run"], capsys)
-    one_line_error(rc, err, "--batch-size", "a batch of 1,000 rows needs about 3.2 MB of memory",
-                   "more than this machine's 2.0 MB")
+    one_line_error(rc, err, "--batch-size 1,000: a batch of that many rows", "needs about 3.2 MB of memory",
+                   "more than this machine's 2.0 MB (a smaller --batch-size fits)")
     assert not (tmp_path / "run").exists()
     monkeypatch.undo()
     assert check_batch_memory(1000) is None  # the real machine holds it
+
+
+@pytest.mark.parametrize("argv", [["deals", "--out"], ["prob", "--hands"]])
+def test_a_dealt_hands_table_too_large_for_the_memory_is_refused_before_any_work(tmp_path, capsys, monkeypatch,
+                                                                                 argv):
+    """``prob --hands DIR`` holds its dealt-hands table whole (about 0.3 kB a deal): 100 million
+    deals were first counted for a minute, then the table would not fit.  Now one line naming
+    --deals, before any work (the counting is made to fail here if it starts)."""
+    monkeypatch.setattr(batch_module, "machine_memory", lambda: 100_000)
+    monkeypatch.setattr(dealt_module, "deal_table", _no_table)
+    rc, err = run_cli(argv + [tmp_path / "hands", "--deals", "1000", "--seed", "1"], capsys)
+    one_line_error(rc, err, "--deals 1,000: a dealt-hands table of that many", "needs about 0.3 MB of memory")
+    assert not (tmp_path / "hands").exists()
+
+
+def _no_table(*args, **kwargs):
+    raise AssertionError("the dealt hands were computed before the check")

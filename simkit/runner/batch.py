@@ -250,25 +250,31 @@ def machine_memory() -> int | None:
     return min(limits) if limits else None
 
 
+def check_memory(need: int, what: str, parameter: str) -> None:
+    """Refuse, in one line, work that needs ``need`` bytes of memory at once when this machine
+    has less (:func:`machine_memory`), rather than let the system kill the run, with no word,
+    when its memory runs out.  The message reads "``parameter`` ``what`` needs ...": ``what``
+    names the work without repeating the parameter's name (the command line writes that
+    name as its flag)."""
+    limit = machine_memory()
+    if limit is not None and need > limit:
+        raise SimkitError(f"{parameter} {what} needs about {_size_text(need)} of memory, more than this machine's "
+                          f"{_size_text(limit)} (a smaller {parameter} fits)", parameters=(parameter,))
+
+
 def check_batch_memory(rows: int, at_once: int = 1, parameter: str = "batch_size") -> None:
-    """Refuse, in one line, a batch whose result rows (``rows``, ``at_once`` batches in play
-    together: one per worker process) cannot fit in this machine's memory
-    (:func:`machine_memory`; :data:`BATCH_BYTES_PER_ROW` each), rather than let the run be
-    killed by the system when its memory runs out, with no word.
+    """:func:`check_memory` of a batch of ``rows`` result rows (:data:`BATCH_BYTES_PER_ROW`
+    each), ``at_once`` batches in play together (one per worker process).
 
     >>> check_batch_memory(10_000)
     >>> check_batch_memory(10**12)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    simkit.errors.SimkitError: batch_size: a batch of 1,000,000,000,000 rows needs about 3,200,000.0 GB of memory...
+    simkit.errors.SimkitError: batch_size 1,000,000,000,000: a batch of that many rows needs about 3,200,000.0 GB...
     """
-    limit = machine_memory()
-    need = int(rows) * BATCH_BYTES_PER_ROW * max(1, int(at_once))
-    if limit is not None and need > limit:
-        together = f" ({at_once} batches at once, one per worker)" if at_once > 1 else ""
-        raise SimkitError(f"{parameter}: a batch of {int(rows):,} rows needs about {_size_text(need)} of memory"
-                          f"{together}, more than this machine's {_size_text(limit)}: use a smaller {parameter}",
-                          parameters=(parameter,))
+    together = f", {at_once} at once (one per worker)," if at_once > 1 else ""
+    check_memory(int(rows) * BATCH_BYTES_PER_ROW * max(1, int(at_once)),
+                 f"{int(rows):,}: a batch of that many rows{together}", parameter)
 
 
 def _size_text(n: int) -> str:

@@ -32,6 +32,7 @@ from simkit.evaluator import features as F
 from simkit.jit import run_chunks
 from simkit.rng import root_key
 from simkit.rules import RuleSet
+from simkit.runner.batch import check_memory
 
 __all__ = ["TABLE_FEATURES", "deal_features", "deal_table", "dealt_hands"]
 
@@ -111,12 +112,24 @@ def dealt_hands(seed: int, deals: int, first_deal: int = 0) -> np.ndarray:
     return hands.reshape(-1, N_SEATS, N_TYPES)
 
 
+DEALT_BYTES_PER_DEAL = 320  # peak memory per deal of deal_table and its files (measured 0.29 kB: prob --hands,
+# 40,000 and 400,000 deals; the table is held whole)
+
+
+def check_dealt_table_memory(n_deals: int) -> None:
+    """:func:`~simkit.runner.batch.check_memory` of the table :func:`deal_table` holds whole
+    (:data:`DEALT_BYTES_PER_DEAL` per deal)."""
+    check_memory(int(n_deals) * DEALT_BYTES_PER_DEAL, f"{int(n_deals):,}: a dealt-hands table of that many",
+                 "deals")
+
+
 def deal_table(n_deals: int, seed: int, batch_size: int = 10_000, rules: RuleSet | None = None) -> pd.DataFrame:
     """One row per (deal, seat) of deals 0 .. n_deals - 1 of ``seed``: ``deal_id``, ``batch``
     (``deal_id // batch_size``), ``seat``, ``n_cards`` and the hand's features
     (:data:`TABLE_FEATURES`: 将, pairs, 子, 闹, fewest idle cards, complete, hu, units, wins)."""
     n_deals = _check_count("n_deals", n_deals)
     batch_size = _check_count("batch_size", batch_size)
+    check_dealt_table_memory(n_deals)
     rules = rules if rules is not None else RuleSet()
     features = np.zeros((n_deals, N_SEATS, F.N_FEATURES), dtype=np.int64)
     _features_kernel(root_key(seed), F.LEVEL_EVAL, rules.to_array(), features)
