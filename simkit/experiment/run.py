@@ -36,8 +36,8 @@ from simkit.runner import simulate
 from simkit.runner.simulate import default_seating
 from simkit.errors import SimkitError
 from simkit.storage import load_dataset
-from simkit.storage.paths import check_out_dir, check_outside_datasets
-from simkit.storage.files import write_text
+from simkit.storage.paths import check_out_dir, check_outside_datasets, check_study_out_dir, make_out_dir
+from simkit.storage.files import write_json, write_text
 
 
 def _rules_text(rules: RuleSet) -> str:
@@ -353,6 +353,9 @@ def _total_deals(spec: ExperimentSpec) -> int:
     return sum(e.deals for e in entries) + (spec.tournament.deals if spec.tournament is not None else 0)
 
 
+EXPERIMENT_FILE = "experiment.json"  # written first into an experiment's --out folder: marks it as one
+
+
 def run_experiment(path: str | os.PathLike, reports: str | os.PathLike = "reports",
                    data: str | os.PathLike | None = None, workers: int = 1, quiet: bool = False,
                    confidence: float = 0.95, scale: float = 1.0, out: str | os.PathLike | None = None) -> Path:
@@ -364,15 +367,23 @@ def run_experiment(path: str | os.PathLike, reports: str | os.PathLike = "report
     ``OUT/data/``.  ``scale`` multiplies every deal count of the file (see
     :func:`scale_experiment`; the report's header says so): ``scale=0.01, out="runs/x"`` reruns
     an experiment small without touching the shipped reports.  A scaled run without ``out``
-    writes under ``runs/experiments/NAME-scale-SCALE/``, never into ``reports``."""
+    writes under ``runs/experiments/NAME-scale-SCALE/``, never into ``reports``.  An ``out``
+    folder must be new, empty or an experiment's (it holds :data:`EXPERIMENT_FILE`, written
+    first): a folder of a user's files is refused in one line, never written into."""
     confidence = check_confidence(confidence)
     scale = check_scale(scale)
     full = load_experiment(path)
     spec = scale_experiment(full, scale)
-    if out is None and scale != 1.0:
+    simkits_own = out is None and scale != 1.0  # a folder simkit names: no user's files to guard
+    if simkits_own:
         out = Path("runs") / "experiments" / f"{spec.name}-scale-{scale:g}"
     if out is not None:
-        out = check_outside_datasets(check_out_dir(out))
+        out = (check_outside_datasets(check_out_dir(out)) if simkits_own
+               else check_study_out_dir(out, EXPERIMENT_FILE, "an experiment"))
+        make_out_dir(out)
+        if not (out / EXPERIMENT_FILE).exists():  # first: the folder is an experiment's from now on
+            write_json(out / EXPERIMENT_FILE, {"kind": "simkit experiment", "name": spec.name, "scale": scale,
+                                               "file": Path(path).as_posix()})
         report_dir, data_dir = out / "report", out / "data"
     else:
         report_dir = Path(reports) / spec.name
