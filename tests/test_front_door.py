@@ -574,32 +574,21 @@ def test_long_policy_texts_wrap_in_forest_and_crosstable_labels():
     assert [t.get_text() for t in ax.get_xticklabels()] == ["greedy", "mc", "mc:16,4,1.5,0,\n0,0,0", "expert"]
 
 
-TINY_EXPERIMENT = """name = "tiny"
-title = "Tiny"
-description = "A tiny experiment."
-seed = 1
-
-[[simulation]]
-label = "greedy x3"
-policies = "greedy,greedy,greedy"
-deals = 20
-"""
-
-
 def test_an_experiment_never_writes_over_a_users_files(tmp_path, capsys):
     """``experiment run FILE --out FOLDER`` wrote FOLDER/report/report.md over a user's file of
     that name; now a folder of other files is refused in one line, and a folder the experiment
     wrote (marked by experiment.json, written first) takes it again."""
-    spec = tmp_path / "tiny.toml"
-    spec.write_text(TINY_EXPERIMENT, encoding="utf-8")
+    spec = tmp_path / "small.toml"
+    spec.write_text(SMALL, encoding="utf-8")
     mine = tmp_path / "mine"
     (mine / "report").mkdir(parents=True)
     (mine / "report" / "report.md").write_text("my notes", encoding="utf-8")
-    rc, err = run_cli(["experiment", "run", spec, "--out", mine, "--quiet"], capsys)
+    rc, err = run_cli(["experiment", "run", spec, "--scale", "0.001", "--out", mine, "--quiet"], capsys)
     one_line_error(rc, err, "--out", "report", "no experiment.json")
     assert (mine / "report" / "report.md").read_text(encoding="utf-8") == "my notes"
     assert sorted(p.name for p in mine.iterdir()) == ["report"]
     for _ in range(2):
-        rc, err = run_cli(["experiment", "run", spec, "--out", tmp_path / "exp", "--quiet"], capsys)
+        rc, err = run_cli(["experiment", "run", spec, "--scale", "0.001", "--out", tmp_path / "exp", "--quiet"],
+                          capsys)
         assert rc == 0, err
     assert (tmp_path / "exp" / "experiment.json").is_file() and (tmp_path / "exp" / "report" / "report.md").is_file()
