@@ -273,19 +273,20 @@ def report_out_dir(path: str | None, flag: str) -> str | None:
     report's (:func:`simkit.analysis.report.check_report_dir`), never a folder of a user's files."""
     if path is not None:
         from simkit.analysis.report import REPORT_MARKER
-        from simkit.storage.paths import check_new_or_own
+        from simkit.storage.paths import check_study_out_dir
 
-        check_new_or_own(study_out_dir(path, flag), REPORT_MARKER, "a report", flag)
+        check_study_out_dir(path, REPORT_MARKER, "a report", flag)
     return path
 
 
 def hands_out_dir(path: str | None, flag: str) -> str | None:
     """A study's folder (:func:`study_out_dir`) for dealt hands: new, empty or a dealt-hands
-    folder (it holds ``manifest.json``), never a folder of a user's files."""
+    folder (it holds its manifest), never a folder of a user's files."""
     if path is not None:
-        from simkit.storage.paths import check_new_or_own
+        from simkit.storage.hands import HANDS_MANIFEST
+        from simkit.storage.paths import check_study_out_dir
 
-        check_new_or_own(study_out_dir(path, flag), "manifest.json", "a dealt-hands run", flag)
+        check_study_out_dir(path, HANDS_MANIFEST, "a dealt-hands run", flag)
     return path
 
 

@@ -45,7 +45,7 @@ from simkit.rules import RuleSet
 from simkit.storage import load_dataset, read_manifest
 from simkit.storage.dataset import seating as manifest_seating
 from simkit.storage.files import write_json, write_text
-from simkit.storage.hands import HANDS_FILE, write_hands_dataset
+from simkit.storage.hands import HANDS_FILE, HANDS_MANIFEST, write_hands_dataset
 from simkit.storage.paths import check_new_or_own, check_outside_datasets, check_study_out_dir, make_out_dir
 
 # ``session`` / ``deal_in_session`` are derived by load_dataset for runs of independent deals
@@ -404,7 +404,7 @@ def write_dealt_hands_report(frame: pd.DataFrame, out_dir: str | os.PathLike, se
     (PNG + SVG) and ``report.md`` (intervals at ``confidence``) of a dealt-hands table into
     out_dir; returns the report's path.  ``out_dir`` must be new, empty or a dealt-hands folder
     (it holds ``manifest.json``): a folder of other files is refused, never written into."""
-    directory = check_new_or_own(check_outside_datasets(out_dir), "manifest.json", "a dealt-hands run")
+    directory = check_new_or_own(check_outside_datasets(out_dir), HANDS_MANIFEST, "a dealt-hands run")
     text = dealt_hands_text(frame, seed, batch_size, rules, confidence)  # checks confidence before writing
     write_hands_dataset(frame, directory, seed, batch_size, rules)
     save_figure(dealt_distribution_plot(frame, "min_idle", "idle cards (fewest over all decompositions)",

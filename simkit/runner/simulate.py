@@ -110,7 +110,7 @@ from simkit.storage.dataset import (
     write_batch,
     write_manifest,
 )
-from simkit.storage.dataset import rows_per_deal
+from simkit.storage.dataset import ROWS_PER_DEAL, rows_per_deal
 from simkit.storage.dataset import seating as manifest_seating
 from simkit.storage.files import regular_file_problem, remove_stale_temp_files
 from simkit.storage.lock import FolderLock
@@ -569,7 +569,7 @@ def simulate(
                   file=sys.stderr)
         return Path(os.fspath(out))
     if backend == "local":  # (a Dask worker's memory is its machine's; a complete run computes nothing)
-        check_batch_memory(min(config.batch_size, config.deals) * (6 if config.seating == "all" else 1),
+        check_batch_memory(min(config.batch_size, config.deals) * ROWS_PER_DEAL[config.seating],
                            min(workers, config.n_batches))
     client = cluster = None
     if backend == "dask":

@@ -14,6 +14,7 @@ from simkit.rules import RuleSet
 from simkit.storage.files import write_json, write_parquet
 
 HANDS_FILE = "deals.parquet"
+HANDS_MANIFEST = "manifest.json"  # a dealt-hands folder's manifest (it marks the folder as one)
 HANDS_KIND = "dealt_hands"  # the manifest's kind: a dealt-hands folder, not a dataset of deals played
 
 
@@ -21,7 +22,7 @@ def write_hands_dataset(frame: pd.DataFrame, directory: Path, seed: int, batch_s
     """Write ``frame`` as ``directory/deals.parquet`` and its ``manifest.json``."""
     directory.mkdir(parents=True, exist_ok=True)
     write_parquet(frame, directory / HANDS_FILE)
-    write_json(directory / "manifest.json", {
+    write_json(directory / HANDS_MANIFEST, {
         "kind": HANDS_KIND,
         "schema_version": 1,
         "simkit_version": simkit.__version__,
