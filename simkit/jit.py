@@ -47,6 +47,8 @@ from numba.core.dispatcher import Dispatcher
 from numba.core.imputils import lower_constant
 from numba.extending import intrinsic, models, register_model, typeof_impl
 
+from simkit.kernel_cache import use_source_keyed_cache
+
 PACKAGE_PREFIX = "simkit."
 
 # ---- kernels compiled without reference counting (:func:`hot_kernel`)
@@ -117,8 +119,8 @@ def is_cached(dispatcher) -> bool:
     kernel) for its current source and this CPU, so that calling it loads machine code instead
     of compiling.  It reads the cache index numba itself reads (its private API: anything
     unexpected, a kernel without a cache, or no JIT at all answer False).  Like numba, it sees
-    only the kernel's own file; a build made before an edit of a kernel it calls is removed
-    when simkit is imported (:mod:`simkit.kernel_cache`).
+    only the kernel's own file, but simkit's kernels are cached under the digest of all of
+    simkit's sources (:mod:`simkit.kernel_cache`), so a build from other sources is never seen.
 
     >>> from simkit.rng import next_below
     >>> isinstance(is_cached(next_below), bool)
@@ -251,6 +253,7 @@ def run_chunks(chunk: Callable, calls: list[tuple]) -> None:
 
 
 plain_calls()
+use_source_keyed_cache()  # before any simkit kernel is made: its cache folder is keyed by the sources' digest
 
 
 @intrinsic

@@ -4,8 +4,8 @@ Imports flow one way (issue 10): each module belongs to one layer of :data:`LAYE
 imports only from its own layer or the layers below it.  Where a module sits:
 
 * ``base``: what every layer may use and that uses nothing of simkit but itself: the package
-  (``simkit/__init__.py``: ``__version__``, and at import the clean-up of ``kernel_cache``, which
-  removes kernels numba cached from older sources), ``jit`` (how the kernels compile), ``errors``,
+  (``simkit/__init__.py``: ``__version__``, and at import ``kernel_cache``'s guard, which keys
+  numba's cache of simkit's kernels by the digest of its sources), ``jit`` (how the kernels compile), ``errors``,
   ``cards``, ``rules``, ``exposed``
   (exposed groups and the rows ``EXP_*`` of their kernel form), ``rng`` (the xoshiro PRNG and
   the per-deal seeding ``root_key`` / ``stream_state``), ``deck`` (shuffles, deals, and
