@@ -57,6 +57,18 @@ def test_the_prior_keeps_a_clean_sweep_finite_and_the_order_right():
     assert 600 < r[0] - r[1] < 1200
 
 
+def test_each_virtual_draw_is_half_a_point_to_each_side():
+    """prior_draws virtual draws per pairing: 9 - 1 with one draw is 9.5 - 1.5 (log-odds worked
+    by hand), with two draws 10 - 2; a pair that never played gets none."""
+    one = bradley_terry(np.array([[0.0, 9.0], [1.0, 0.0]]), prior_draws=1.0)
+    assert one[0] - one[1] == pytest.approx(400 * np.log10(9.5 / 1.5))
+    two = bradley_terry(np.array([[0.0, 9.0], [1.0, 0.0]]), prior_draws=2.0)
+    assert two[0] - two[1] == pytest.approx(400 * np.log10(10.0 / 2.0))
+    chain = np.array([[0.0, 6.0, 0.0], [2.0, 0.0, 3.0], [0.0, 1.0, 0.0]])  # 0 and 2 never met
+    with_draws = chain + 0.5 * (chain + chain.T > 0)
+    assert np.allclose(bradley_terry(chain, prior_draws=1.0), _mle_by_scipy(with_draws), atol=1e-3)
+
+
 def test_disconnected_pairings_are_refused():
     points = np.zeros((4, 4))
     points[0, 1] = points[1, 0] = 5.0
