@@ -29,7 +29,7 @@ from simkit.replay import log_decisions, replay_jsonl
 from simkit.rng import root_key, stream_state
 from simkit.rules import RuleSet
 from simkit.runner.luck import draw_luck, new_luck_scratch
-from simkit.runner.rollout import OUT_PAYOFF, rollouts
+from simkit.runner.rollout import OUT_LUCK, OUT_PAYOFF, rollouts
 from simkit.runner.value_model import value_model_for
 from simkit.studies.analyze import DEFAULT_SHARPEN, analyze_position
 from simkit.studies.position_checks import (
@@ -112,6 +112,41 @@ def test_common_random_numbers_pair_the_actions(logged):
             factors += [a.crn_factor for a in analysis.actions[1:] if np.isfinite(a.crn_factor)]
     assert len(factors) >= 10
     assert np.median(factors) > 1.2
+
+
+def test_an_actions_rollouts_do_not_depend_on_the_other_candidates(logged):
+    """Common random numbers hold for a random continuation too: the policies' streams are keyed
+    by (seed, determinisation, seat), never by the candidate, so an action's rollouts are the same
+    numbers whether it is analysed alone, first or later among others (with streams keyed by the
+    candidate's index, the random continuation after the same action would differ).  Random play
+    mostly ends in 穿牌 (payoff 0), so the luck of the draws (a value model), which follows every
+    state the continuation meets, is what shows it."""
+    _, decisions = logged
+    position = next(d.position for d in decisions[5:] if len(d.position.legal_actions()) >= 3)
+    first, second, third = position.legal_actions()[:3]
+    obs = position.observation()
+    block = value_model_for(True, 11).block
+    for name in ("random", "expert"):
+        spec = parse_policy(name)
+        alone = rollouts(obs, [third], [True], 0, 24, 5, spec, position.rules, block)
+        among = rollouts(obs, [first, second, third], [True] * 3, 0, 24, 5, spec, position.rules, block)
+        later = rollouts(obs, [second, third], [True] * 2, 0, 24, 5, spec, position.rules, block)
+        assert np.count_nonzero(alone[0, :, OUT_LUCK]) > 12
+        assert np.array_equal(alone[0], among[2]) and np.array_equal(alone[0], later[1]), name
+
+
+def test_each_racing_round_takes_new_determinisations(cases):
+    """Racing plays determinisations done, done + 1, ... in each round: the action that races to
+    the end has the very estimate it has without racing (a round restarting at determinisation 0
+    would repeat the first batch, and its interval would rest on that many samples)."""
+    case = cases["decline_chariot"][0]
+    raced = analyze_position(case.position, seed=2, rollouts=512, batch=32)
+    best = raced.best
+    assert best.rollouts >= 3 * 32  # at least three rounds
+    full = analyze_position(case.position, seed=2, rollouts=best.rollouts, race=False)
+    assert best.action == full.best.action
+    assert best.payoff == full.estimate(best.action).payoff
+    assert (best.payoff_lo, best.payoff_hi) == (full.estimate(best.action).payoff_lo, full.estimate(best.action).payoff_hi)
 
 
 def test_racing_stops_separated_actions_early_and_keeps_the_best(cases):
