@@ -17,7 +17,7 @@ from numba import njit
 
 from simkit.cards import N_CARDS, N_COPIES, N_SEATS, N_TYPES, check_counts, ids_to_counts, parse_counts
 from simkit.errors import CardError, SimkitError
-from simkit.rng import next_below, seed_state, stream_state
+from simkit.rng import STREAM_CARDS, next_below, seed_state, stream_state
 
 DEALER_CARDS = 31
 PLAYER_CARDS = 30
@@ -50,11 +50,11 @@ def deal_counts_kernel(deck, dealer, counts):
 
 @njit(cache=True, nogil=True)
 def deal_deck(root, deal, rng, deck):
-    """Shuffle ``deck`` into deal number ``deal``'s order (stream 0 of (root, deal), see
+    """Shuffle ``deck`` into deal number ``deal``'s order (stream STREAM_CARDS of (root, deal), see
     :mod:`simkit.rng`): the deck every deal N of a run with root ``root_key(seed)`` is dealt
     from, in the engine and in the dealt-hand statistics (:mod:`simkit.studies.dealt`);
     ``rng``: uint64[4] scratch."""
-    stream_state(root, deal, 0, rng)
+    stream_state(root, deal, STREAM_CARDS, rng)
     for i in range(N_CARDS):
         deck[i] = i
     shuffle_kernel(rng, deck)
@@ -133,7 +133,7 @@ def fixed_hand_deck(root, deal, seat, hand_ids, rest_ids, rng, deck):
     ``rest_ids`` shuffled (Fisher-Yates, :func:`shuffle_kernel`) with stream 0 of
     (root, deal), the stream that shuffles the ordinary deal N (:func:`deal_deck`).  So the
     deck is a pure function of (root, deal, hand, seat).  ``rng``: uint64[4] scratch."""
-    stream_state(root, deal, 0, rng)
+    stream_state(root, deal, STREAM_CARDS, rng)
     n_rest = rest_ids.shape[0]
     size = hand_ids.shape[0]
     start = 0 if seat == 0 else DEALER_CARDS + PLAYER_CARDS * (seat - 1)

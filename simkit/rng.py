@@ -6,10 +6,22 @@ run a pure function of its seed.
 
 Per-deal seeding: a run has a root seed S (:func:`root_key`).  Deal number N (0, 1, 2, ...)
 draws from independent xoshiro streams derived from ``SeedSequence(S)`` and N only
-(:func:`stream_state`): stream 0 shuffles the deck (:func:`simkit.deck.deal_deck`), stream
-1 + p drives seat p's policy.  So a deal is a pure function of (rules, policies, S, N),
-whatever batch, thread, process or machine plays it, and the same deal N has the same cards
-whatever the policies, which is what duplicate (seat-rotated) comparisons need.
+(:func:`stream_state`).  Every stream of simkit is named here, in one registry
+(:data:`STREAMS`), and every kernel passes one of these names (tests/test_rng_streams.py):
+
+============================  ==========================================================
+stream                        draws
+============================  ==========================================================
+:data:`STREAM_CARDS` (0)      deal N's deck order (:func:`simkit.deck.deal_deck`); in an
+                              analysis, determinisation N's hidden cards
+:func:`seat_stream` (p) (1+p)  seat p's policy (``random``, ``mc``, a user's policy)
+:data:`STREAM_SAMPLE` (8)     self-play: which decisions are sampled and rolled out
+:data:`STREAM_PLAYOUT` (9)    play-out values: the play-outs' stocks
+============================  ==========================================================
+
+So a deal is a pure function of (rules, policies, S, N), whatever batch, thread, process or
+machine plays it, and the same deal N has the same cards whatever the policies, which is what
+duplicate (seat-rotated) comparisons need.
 
 >>> state = seed_state(2026)
 >>> a = next_below(state, 112)
@@ -25,6 +37,14 @@ from numba import njit, uint64
 import simkit.jit  # noqa: F401  - how simkit's kernels compile, before any of them does
 
 _MASK = (1 << 64) - 1
+
+# ---- the streams of (seed, N): the one registry (module docstring)
+STREAM_CARDS = 0  # deal N's deck order; determinisation N's hidden cards
+STREAM_SEAT = 1  # STREAM_SEAT + p: seat p's policy (p = 0, 1, 2: streams 1-3)
+STREAM_SAMPLE = 8  # self-play's decision sampling and candidate draws
+STREAM_PLAYOUT = 9  # the stocks of play-out values
+STREAMS = {"cards": STREAM_CARDS, "seat 0": STREAM_SEAT, "seat 1": STREAM_SEAT + 1, "seat 2": STREAM_SEAT + 2,
+           "sample": STREAM_SAMPLE, "playout": STREAM_PLAYOUT}
 
 
 def seed_state(seed: int | np.random.SeedSequence) -> np.ndarray:
@@ -88,6 +108,16 @@ def _splitmix(x):
     z = (z ^ (z >> uint64(30))) * uint64(0xBF58476D1CE4E5B9)
     z = (z ^ (z >> uint64(27))) * uint64(0x94D049BB133111EB)
     return z ^ (z >> uint64(31))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def seat_stream(seat):
+    """The stream of seat ``seat``'s policy (:data:`STREAM_SEAT` + seat).
+
+    >>> [seat_stream(p) for p in range(3)] == [STREAMS["seat 0"], STREAMS["seat 1"], STREAMS["seat 2"]]
+    True
+    """
+    return STREAM_SEAT + seat
 
 
 @njit(cache=True, nogil=True)

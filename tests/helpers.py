@@ -139,7 +139,7 @@ def paused_tables(policies: str, seed: int, deals: int, rules: RuleSet, every: i
     from simkit.policies.dispatch import builtin_act_state
     from simkit.policies.registry import parse_policies, policy_arrays
     from simkit.rng import root_key, stream_state
-    from simkit.runner.play import DECK_STREAM, new_scratch
+    from simkit.runner.play import DECK_RNG, new_scratch
 
     ids, params, _ = policy_arrays(parse_policies(policies))
     rules_array = rules.to_array()
@@ -147,7 +147,7 @@ def paused_tables(policies: str, seed: int, deals: int, rules: RuleSet, every: i
     root = root_key(seed)
     out = []
     for deal in range(deals):
-        deal_deck(root, deal, rngs[DECK_STREAM], deck)
+        deal_deck(root, deal, rngs[DECK_RNG], deck)
         for p in range(3):
             stream_state(root, deal, 1 + p, rngs[p])
         work[E.EW_CHANCE] = E.CHANCE_PAUSE

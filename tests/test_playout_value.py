@@ -25,12 +25,12 @@ from simkit.engine import layout as L
 from simkit.errors import SimkitError
 from simkit.policies.dispatch import builtin_act_state
 from simkit.policies.registry import parse_policies, policy_arrays
-from simkit.rng import next_below, root_key, stream_state
+from simkit.rng import STREAM_PLAYOUT, next_below, root_key, stream_state
 from simkit.rules import RuleSet
 from simkit.runner import luck as luck_module
 from simkit.runner.luck import luck_rows
 from simkit.runner.play import BUILTIN_KERNELS, N_RESULT, SEATING_FIXED, new_scratch
-from simkit.runner.playout_value import PLAYOUT_STREAM, new_playout_scratch, playout_block, playout_luck
+from simkit.runner.playout_value import new_playout_scratch, playout_block, playout_luck
 from simkit.runner.value_model import DEFAULT_PLAYOUTS, ValueModelError, load_value_model, value_model_for
 
 from helpers import paused_tables
@@ -44,7 +44,7 @@ def _paused_tables(seed: int, deals: int, every: int):
     tables = paused_tables(POLICIES, seed, deals, RuleSet(), every)
     for table in tables:
         table["key"] = np.zeros(4, dtype=np.uint64)
-        stream_state(root_key(seed), table["deal"], PLAYOUT_STREAM, table["key"])
+        stream_state(root_key(seed), table["deal"], STREAM_PLAYOUT, table["key"])
     ids, params, _ = policy_arrays(parse_policies(POLICIES))
     return tables, ids, params, RuleSet().to_array()
 

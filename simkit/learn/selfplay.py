@@ -16,7 +16,7 @@ observation, so fitting it averages the advantage over everything the player can
 
 Deal N of a generation is a pure function of (seed, N, base policy, sampling rate): the deck
 and the policies' streams are those of every simkit run (:mod:`simkit.rng`); which decisions
-are sampled and which candidates are rolled out draws from the stream ``SAMPLE_STREAM`` of
+are sampled and which candidates are rolled out draws from the stream ``simkit.rng.STREAM_SAMPLE`` of
 (seed, N); so the rows do not depend on threads or chunks.  A decision is sampled (with
 probability ``rate``) when it has two or more legal actions and no legal win (a legal win is
 always declared); up to :data:`MAX_CANDIDATES` candidates are rolled out: the base choice and
@@ -38,10 +38,9 @@ from simkit.jit import run_chunks
 from simkit.policies.builtin import POLICY_WORK_SIZE
 from simkit.policies.dispatch import NO_SUCH_POLICY, builtin_act_state
 from simkit.policies.learned import N_FEATURES, action_features
-from simkit.rng import next_below, root_key, stream_state
-from simkit.runner.play import DECK_STREAM, N_STREAMS, RNG_WORDS, check_policy_ids
+from simkit.rng import STREAM_SAMPLE, next_below, root_key, seat_stream, stream_state
+from simkit.runner.play import DECK_RNG, N_RNGS, RNG_WORDS, check_policy_ids
 
-SAMPLE_STREAM = 8  # decision sampling and candidate draws: stream SAMPLE_STREAM of (seed, deal)
 MAX_CANDIDATES = 8  # candidates rolled out per sampled decision (the base choice + 7 others)
 MAX_SAMPLES_PER_DEAL = 24  # sampled decisions kept per deal
 RATE_SCALE = 1 << 30  # the sampling rate is compared with a uniform draw of this resolution
@@ -87,10 +86,10 @@ def _record_deal(root, deal, ids, params, rules, rate_bits, feature_model, scrat
     (features) / ``y`` (advantage) / ``group`` (the decision's number in the deal); returns
     (rows, error: 0, 1 a policy failed, 2 the decision cap)."""
     s, deck, rngs, mask, obs, work, s2, mask2, work2, rngs2, obs2, sample_rng, candidates, payoff = scratch
-    deal_deck(root, deal, rngs[DECK_STREAM], deck)
+    deal_deck(root, deal, rngs[DECK_RNG], deck)
     for p in range(N_SEATS):
-        stream_state(root, deal, 1 + p, rngs[p])
-    stream_state(root, deal, SAMPLE_STREAM, sample_rng)
+        stream_state(root, deal, seat_stream(p), rngs[p])
+    stream_state(root, deal, STREAM_SAMPLE, sample_rng)
     E.start(s, deck, 0, rules, mask, work, ev, ev_n)
     E.new_deal_observation(obs)
     n = 0
@@ -154,10 +153,10 @@ def _record_chunk(k, root, first_deal, n_deals, ids, params, rules, rate_bits, f
                   errors):
     """Deals ``first_deal + i`` for i in chunk k: rows i·ROWS_PER_DEAL ... of x / y / group."""
     scratch = (np.zeros(N_STATE, dtype=np.int64), np.zeros(N_CARDS, dtype=np.int64),
-               np.zeros((N_STREAMS, RNG_WORDS), dtype=np.uint64), np.zeros(N_ACTIONS, dtype=np.bool_),
+               np.zeros((N_RNGS, RNG_WORDS), dtype=np.uint64), np.zeros(N_ACTIONS, dtype=np.bool_),
                np.zeros(N_OBS, dtype=np.int64), np.zeros(E.ENGINE_WORK_SIZE, dtype=np.int64),
                np.zeros(N_STATE, dtype=np.int64), np.zeros(N_ACTIONS, dtype=np.bool_),
-               np.zeros(E.ENGINE_WORK_SIZE, dtype=np.int64), np.zeros((N_STREAMS, RNG_WORDS), dtype=np.uint64),
+               np.zeros(E.ENGINE_WORK_SIZE, dtype=np.int64), np.zeros((N_RNGS, RNG_WORDS), dtype=np.uint64),
                np.zeros(N_OBS, dtype=np.int64), np.zeros(RNG_WORDS, dtype=np.uint64),
                np.zeros(N_ACTIONS, dtype=np.int64), np.zeros(N_ACTIONS, dtype=np.float64))
     pwork = np.zeros(POLICY_WORK_SIZE, dtype=np.int64)

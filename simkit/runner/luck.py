@@ -86,14 +86,14 @@ from simkit.policies.dispatch import (
 )
 from simkit.policies.expert import EXPERT_DEFAULTS, cross_value, part_value
 from simkit.policies.registry import PolicySpec, policy_arrays
-from simkit.rng import root_key, stream_state
+from simkit.rng import STREAM_PLAYOUT, root_key, seat_stream, stream_state
 from simkit.rules import RuleSet
 from simkit.runner.duplicate import SEATINGS, seating_policies
-from simkit.runner.playout_value import PB_PLAYOUTS, PLAYOUT_MAGIC, PLAYOUT_STREAM, new_playout_scratch, playout_luck
+from simkit.runner.playout_value import PB_PLAYOUTS, PLAYOUT_MAGIC, new_playout_scratch, playout_luck
 from simkit.runner.python_play import Actor, actors_for, play_one
 from simkit.runner.play import (
     CHUNK,
-    DECK_STREAM,
+    DECK_RNG,
     N_RESULT,
     R_ERROR,
     R_PAYOFF,
@@ -449,10 +449,10 @@ def _play_deal_luck_with(act, draw, root, deal, dealer, policy_ids, params, seat
                          work, pwork, ev, ev_n, result, tab, block, luck, rows, n_rows):
     """Play deal ``deal`` as :func:`simkit.runner.play._play_deal_with` does (the same result
     row), pausing before each draw for the chance step ``draw`` (:func:`play_out`)."""
-    deal_deck(root, deal, rngs[DECK_STREAM], deck)
+    deal_deck(root, deal, rngs[DECK_RNG], deck)
     for p in range(N_SEATS):
-        stream_state(root, deal, 1 + p, rngs[p])
-    stream_state(root, deal, PLAYOUT_STREAM, tab[13][10])
+        stream_state(root, deal, seat_stream(p), rngs[p])
+    stream_state(root, deal, STREAM_PLAYOUT, tab[13][10])
     for q in range(N_SEATS):
         luck[q] = 0.0
     work[E.EW_CHANCE] = E.CHANCE_PAUSE

@@ -95,7 +95,7 @@ from simkit.policies.dispatch import (
     uses_basic_policies,
 )
 from simkit.policies.registry import USER_SLOT_BASE, PolicyError, builtin_policy_name, policy_source_digest
-from simkit.rng import root_key, stream_state
+from simkit.rng import root_key, seat_stream, stream_state
 from simkit.rules import RULE_NEXT_DEALER
 
 # ---- result row of one deal
@@ -130,10 +130,12 @@ ERR_UNKNOWN_POLICY = 3  # a seat's policy id is none the dispatcher knows
 ERR_SEAT = 4  # R_ERROR = code + ERR_SEAT * seat
 ERROR_TEXTS = {ERR_ILLEGAL_ACTION: "returned an illegal action", ERR_UNKNOWN_POLICY: "has an unknown policy id"}
 
-# ---- random streams of a deal's scratch (rngs[k], xoshiro256 states of RNG_WORDS words): seat p
-# draws from rngs[p] (stream 1 + p of (seed, deal)), the deck is shuffled with rngs[DECK_STREAM]
-DECK_STREAM = N_SEATS
-N_STREAMS = N_SEATS + 1
+# ---- the random states of a deal's scratch (rngs[k], xoshiro256 states of RNG_WORDS words; the
+# streams they are seeded from are simkit.rng's registry): seat p draws from rngs[p] (stream
+# seat_stream(p) of (seed, deal)); rngs[DECK_RNG] (a row, not a stream) shuffles the deck with
+# STREAM_CARDS
+DECK_RNG = N_SEATS
+N_RNGS = N_SEATS + 1
 RNG_WORDS = 4
 
 # ---- seatings (module docstring): seat s plays policy PERMUTATIONS[j, s] under seating j
@@ -209,7 +211,7 @@ def new_scratch():
     mask, observation, engine and policy workspaces, an empty event log and its count, the
     seats' policy ids and their rows of the run's parameters."""
     return (np.zeros(N_STATE, dtype=np.int64), np.zeros(N_CARDS, dtype=np.int64),
-            np.zeros((N_STREAMS, RNG_WORDS), dtype=np.uint64),
+            np.zeros((N_RNGS, RNG_WORDS), dtype=np.uint64),
             np.zeros(N_ACTIONS, dtype=np.bool_), np.zeros(N_OBS, dtype=np.int64),
             np.zeros(E.ENGINE_WORK_SIZE, dtype=np.int64), np.zeros(POLICY_WORK_SIZE, dtype=np.int64),
             np.zeros((0, EVENT_WIDTH), dtype=np.int64), np.zeros(1, dtype=np.int64),
@@ -239,7 +241,7 @@ def _play_deck_with(act, root, deal, dealer, policy_ids, params, seat_of, rules,
     :func:`simkit.policies.dispatch.builtin_act_state` in the cached built-in kernels, a
     user dispatcher in those of :func:`make_play_kernels`."""
     for p in range(N_SEATS):
-        stream_state(root, deal, 1 + p, rngs[p])
+        stream_state(root, deal, seat_stream(p), rngs[p])
     E.start(s, deck, dealer, rules, mask, work, ev, ev_n)
     E.new_deal_observation(obs)  # a new deal: observe rewrites every word once
     error = 0
@@ -297,7 +299,7 @@ def _play_deal_with(act, root, deal, dealer, policy_ids, params, seat_of, rules,
     then play it (:func:`_play_deck_with`); fill ``result``.  Inlined into the deal kernel
     (``_play_deal``, the ``play_deal`` of :func:`make_play_kernels`), which the chunk kernels
     call."""
-    deal_deck(root, deal, rngs[DECK_STREAM], deck)
+    deal_deck(root, deal, rngs[DECK_RNG], deck)
     _play_deck_with(act, root, deal, dealer, policy_ids, params, seat_of, rules, s, deck, rngs, mask, obs, work,
                     pwork, ev, ev_n, result)
 
@@ -819,7 +821,7 @@ def play_one(
     kernels = kernels_for(user_functions, policy_ids)
     s = np.zeros(N_STATE, dtype=np.int64)
     deck = np.zeros(N_CARDS, dtype=np.int64)
-    rngs = np.zeros((N_STREAMS, RNG_WORDS), dtype=np.uint64)
+    rngs = np.zeros((N_RNGS, RNG_WORDS), dtype=np.uint64)
     mask = np.zeros(N_ACTIONS, dtype=np.bool_)
     obs = np.zeros(N_OBS, dtype=np.int64)
     ev = np.zeros((event_capacity, EVENT_WIDTH), dtype=np.int64)

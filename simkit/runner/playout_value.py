@@ -8,7 +8,7 @@ stock draw (the engine paused before it, :data:`simkit.engine.kernel.CHANCE_PAUS
 
 1. counts ``c_t``, the stock's copies of each type t (``n`` cards in all);
 2. for k = 1 .. K shuffles the stock once (its cards sorted, then a Fisher-Yates shuffle from
-   stream :data:`PLAYOUT_STREAM` of (seed, deal)); for every type t present it swaps type t's
+   stream :data:`simkit.rng.STREAM_PLAYOUT` of (seed, deal)); for every type t present it swaps type t's
    lowest card (a fixed copy) with the order's first card and plays the deal to its end from
    there with the table's policies (on copies of the state, the policies' random streams,
    observation and workspaces); ``v[t]`` is the mean of the K final payoffs per seat;
@@ -47,10 +47,10 @@ from simkit.cards import N_CARDS, N_COPIES, N_SEATS, N_TYPES
 from simkit.engine import kernel as E
 from simkit.engine.layout import N_ACTIONS, N_OBS, N_STATE, S_DECK, S_STOCK_POS
 from simkit.policies.builtin import POLICY_WORK_SIZE
-from simkit.rng import next_below
+from simkit.rng import STREAM_PLAYOUT, next_below
 from simkit.runner.play import (
     N_RESULT,
-    N_STREAMS,
+    N_RNGS,
     RNG_WORDS,
     R_PAYOFF,
     decide_until_chance,
@@ -60,7 +60,6 @@ from simkit.runner.play import (
 PLAYOUT_MAGIC = 7_310_572.0  # block[0] of a play-out value model (a network block has VALUE_MAGIC)
 PB_PLAYOUTS = 1  # block[1]: K, the play-outs per candidate card
 MAX_PLAYOUTS = 4096
-PLAYOUT_STREAM = 9  # stream of (seed, deal) that shuffles the play-outs' stocks (0: deck, 1-3: seats)
 
 
 def playout_block(playouts: int) -> np.ndarray:
@@ -77,7 +76,7 @@ def new_playout_scratch():
     values per type and seat; the stock's counts per type; the shuffles' random stream; the
     stock sorted; each type's lowest card in the stock."""
     return (np.zeros(N_STATE, dtype=np.int64), np.zeros(E.ENGINE_WORK_SIZE, dtype=np.int64),
-            np.zeros(N_ACTIONS, dtype=np.bool_), np.zeros((N_STREAMS, RNG_WORDS), dtype=np.uint64),
+            np.zeros(N_ACTIONS, dtype=np.bool_), np.zeros((N_RNGS, RNG_WORDS), dtype=np.uint64),
             np.zeros(N_OBS, dtype=np.int64), np.zeros(POLICY_WORK_SIZE, dtype=np.int64),
             np.zeros(N_RESULT, dtype=np.int64), np.zeros(N_CARDS, dtype=np.int64),
             np.zeros((N_TYPES, N_SEATS), dtype=np.float64), np.zeros(N_TYPES, dtype=np.int64),

@@ -37,9 +37,9 @@ from simkit.policies.registry import (
     policy_arrays,
     python_policy_object,
 )
-from simkit.rng import root_key, stream_state
+from simkit.rng import root_key, seat_stream, stream_state
 from simkit.runner.play import (
-    DECK_STREAM,
+    DECK_RNG,
     ERR_ILLEGAL_ACTION,
     ERR_MAX_DECISIONS,
     ERR_SEAT,
@@ -126,9 +126,9 @@ def play_one(seed: int, root: np.ndarray, deal: int, dealer: int, seat_actors: S
     kernels cannot play."""
     s, deck, rngs, mask, obs, work, pwork, ev, ev_n, _, _ = scratch
     obs[O_NHIST] = O_NHIST_UNKNOWN  # a new deal in the reused observation array
-    deal_deck(root, deal, rngs[DECK_STREAM], deck)
+    deal_deck(root, deal, rngs[DECK_RNG], deck)
     for p in range(N_SEATS):
-        stream_state(root, deal, 1 + p, rngs[p])
+        stream_state(root, deal, seat_stream(p), rngs[p])
         actor = seat_actors[p]
         if actor.python is not None and callable(getattr(actor.python, "new_deal", None)):
             try:

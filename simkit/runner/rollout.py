@@ -43,7 +43,7 @@ from simkit.policies.dispatch import (
 )
 from simkit.policies.mc import determinise, sharpen_hand
 from simkit.policies.registry import PolicyError, PolicySpec, policy_arrays
-from simkit.rng import root_key, stream_state
+from simkit.rng import STREAM_CARDS, root_key, seat_stream, stream_state
 from simkit.rules import RuleSet
 from simkit.runner.luck import (
     NETWORK_DRAW,
@@ -52,7 +52,7 @@ from simkit.runner.luck import (
     play_out,
 )
 from simkit.runner.play import (
-    DECK_STREAM,
+    DECK_RNG,
     ERR_SEAT,
     borrow_scratch,
     new_scratch,
@@ -66,7 +66,6 @@ OUT_LUCK = 4  # the luck of the draws for the player (0 without a value model)
 OUT_ERROR = 5  # 0, or why the rollout stopped early (ERR_* + ERR_SEAT * seat; -1: no determinisation)
 N_ROLLOUT_OUT = 6
 NO_DETERMINISATION = -1
-DETERMINISATION_STREAM = 0  # stream (seed, r, 0) deals the hidden cards; (seed, r, 1 + seat) the policies
 ROLLOUT_CHUNK = 8  # determinisations per call of the chunk kernel (the threads' unit of work)
 
 
@@ -90,12 +89,12 @@ def _rollouts_with(act, k, obs, cands, alive, first, count, root, policy_ids, pa
     lo = k * ROLLOUT_CHUNK
     for j in range(lo, min(count, lo + ROLLOUT_CHUNK)):
         r = first + j
-        stream_state(root, r, DETERMINISATION_STREAM, rngs[DECK_STREAM])
-        found = determinise(obs, rngs[DECK_STREAM], d)
+        stream_state(root, r, STREAM_CARDS, rngs[DECK_RNG])
+        found = determinise(obs, rngs[DECK_RNG], d)
         if found and sharpen > 0:
             for p in range(N_SEATS):
                 if p != me:
-                    sharpen_hand(d, p, rngs[DECK_STREAM], sharpen)
+                    sharpen_hand(d, p, rngs[DECK_RNG], sharpen)
         for i in range(cands.shape[0]):
             if not alive[i]:
                 continue
@@ -113,7 +112,7 @@ def _rollouts_with(act, k, obs, cands, alive, first, count, root, policy_ids, pa
                 row[OUT_ERROR] = ERR_SEAT * me + 1  # the candidate is not legal here
                 continue
             for p in range(N_SEATS):
-                stream_state(root, r, 1 + p, rngs[p])
+                stream_state(root, r, seat_stream(p), rngs[p])
                 luck[p] = 0.0
             work[E.EW_CHANCE] = E.CHANCE_PAUSE if block.size > 0 else E.CHANCE_OFF
             E.new_deal_observation(obs2)
