@@ -538,6 +538,29 @@ def _cmd_review(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_calibrate(args: argparse.Namespace) -> int:
+    """``simkit calibrate POLICY``: the review's predicted losses against paired play."""
+    from simkit.rules import RuleSet
+    from simkit.studies.reference import calibrate, write_calibration_report
+
+    start = time.perf_counter()
+
+    def progress(done: int, total: int) -> None:
+        if not args.quiet and (done == total or done % max(1, total // 20) == 0):
+            print(f"played and reviewed {done}/{total} deals ({time.perf_counter() - start:.0f} s)", file=sys.stderr,
+                  flush=True)
+
+    result = calibrate(args.policy, seat=args.seat, deals=args.deals, seed=args.seed, reference=args.reference,
+                       samples=args.samples, first_deal=args.first_deal, rules=RuleSet.from_strings(args.rule),
+                       confidence=args.confidence, workers=args.workers, progress=progress)
+    print(json.dumps(result.to_dict()) if args.json else result.text())
+    if args.out is not None:
+        path = write_calibration_report(result, args.out)
+        if not args.json:
+            print(f"({time.perf_counter() - start:.1f} s) -> {path}")
+    return 0
+
+
 def _run_interpreted(argv: Sequence[str]) -> int:
     """Run this command line again in a child process whose kernels are plain Python
     (``NUMBA_DISABLE_JIT=1``: numba's switch, read when numba is imported, so not in this
@@ -586,6 +609,7 @@ HANDLERS = {
     "replay": _cmd_replay,
     "analyze": _cmd_analyze,
     "review": _cmd_review,
+    "calibrate": _cmd_calibrate,
     "report": _cmd_report,
     "demo": _cmd_demo,
     "compare": _cmd_compare,

@@ -465,6 +465,14 @@ def _review_checks(args: argparse.Namespace) -> None:
         check_new_or_own(args.out, REVIEW_FILE, "a review", "--out")
 
 
+def _calibrate_checks(args: argparse.Namespace) -> None:
+    if args.out is not None:  # before any deal is played
+        from simkit.storage.paths import check_new_or_own
+        from simkit.studies.reference import CALIBRATION_FILE
+
+        check_new_or_own(args.out, CALIBRATION_FILE, "a calibration", "--out")
+
+
 def _train_checks(args: argparse.Namespace) -> None:
     if args.out is None:
         args.out = resumable_study_out_dir(default_out("train", "", args.seed), "--out")
@@ -786,6 +794,25 @@ COMMANDS: tuple[Command, ...] = (
         arg("--json", action="store_true", help="print the review as one JSON object"),
         QUIET,
     ), (_review_checks,)),
+    Command("calibrate", "check the review against paired play: a policy's predicted and realised loss in one seat", (
+        arg("policy", help="the built-in policy in the seat (random, greedy, patient, ...)"),
+        arg("--seat", type=int, default=1, help="the seat it plays (default 1)", check=seat),
+        arg("--reference", default="expert", help="the policy it is measured against, also in the other seats "
+                                                  "(default expert)"),
+        arg("--deals", type=int, default=100, check=integer(2, 10_000_000),
+            help="deals played both ways (default 100)"),
+        arg("--first-deal", type=int, default=0, check=NONNEG, help="the first deal number (default 0)"),
+        arg("--samples", type=int, default=64, check=integer(2, 1_000_000),
+            help="stock orders per reviewed decision (default 64)"),
+        RULE(help="rule option (repeatable)"),
+        SEED,
+        WORKERS(help="threads (default 1; the result is the same for any number)"),
+        CONFIDENCE,
+        OUT_DIR(help="write OUT/report.md (with the calibration plot), calibration.json and deals.parquet",
+                check=study_out_dir),
+        arg("--json", action="store_true", help="print the calibration as one JSON object"),
+        QUIET,
+    ), (_calibrate_checks,)),
     Command("bench", "print throughput benchmarks (CPU time of the measuring thread)", (
         arg("target", choices=["evaluator", "engine", "score", "parquet", "all"], help="what to benchmark"),
         arg("--holdings", type=int, default=None, help="holdings per evaluator benchmark"),

@@ -245,13 +245,15 @@ class LogError(SimkitError):
 class LoggedDecision:
     """Decision ``index`` (0-based, every seat's decisions in order) of a replayed deal: the
     ``position`` its player saw, the ``action`` it took and the log ``line`` (1-based) that
-    shows the action."""
+    shows the action; ``state``: the whole engine state before the action (every hand and the
+    stock as the log records them: what a review against a reference rolls out from)."""
 
     index: int
     seat: int
     position: Position
     action: int
     line: int
+    state: np.ndarray = dataclasses.field(default=None, compare=False, repr=False)
 
 
 _CLAIM_ACTIONS = {"peng": L.A_PENG, "kong": L.A_KONG, "zhan": L.A_ZHAN}
@@ -380,6 +382,7 @@ def log_decisions(lines: Sequence[str | dict[str, Any]]) -> list[LoggedDecision]
         player = int(s[L.S_PLAYER])
         phase = int(s[L.S_PHASE])
         position = position_from_state(s, rules)
+        before = s.copy()
         look = cursor
         while look < len(entries) and entries[look]["event"] == "nowin" and entries[look].get("player") == player:
             look += 1  # a flag the decision itself raises comes before its line
@@ -395,7 +398,7 @@ def log_decisions(lines: Sequence[str | dict[str, Any]]) -> list[LoggedDecision]
                            f", but the log says {_plain(entry)}")
         if not engine_apply(s, action, rules_array, mask, work, ev, ev_n):
             raise LogError(f"line {entry['_line']}: {_plain(entry)} is not legal here")
-        decisions.append(LoggedDecision(len(decisions), player, position, action, int(entry["_line"])))
+        decisions.append(LoggedDecision(len(decisions), player, position, action, int(entry["_line"]), before))
         follow(int(ev_n[0]))
     return decisions
 

@@ -485,3 +485,24 @@ def decision_loss_plot(frame: pd.DataFrame, ax: Axes | None = None, title: str =
     ax.set_title(title)
     ax.legend(fontsize=8)
     return ax
+
+
+def calibration_plot(bins: list[dict[str, float]], ax: Axes | None = None,
+                     title: str = "Predicted and realised loss per deal") -> Axes:
+    """Deals grouped by the loss the review predicted: each group's mean realised loss (paired
+    play) with its interval against its mean predicted loss; a calibrated review lies on the
+    diagonal (rows of :meth:`simkit.studies.reference.Calibration.bins`)."""
+    ax = new_axes((5.0, 4.4)) if ax is None else ax
+    predicted = np.array([b["predicted"] for b in bins], dtype=float)
+    realised = np.array([b["realised"] for b in bins], dtype=float)
+    err = np.vstack([realised - np.array([b["realised_lo"] for b in bins]),
+                     np.array([b["realised_hi"] for b in bins]) - realised])
+    ax.errorbar(predicted, realised, yerr=np.clip(err, 0, None), fmt="o", capsize=3, label="groups of deals")
+    low = float(min(predicted.min(), (realised - err[0]).min(), 0.0))
+    high = float(max(predicted.max(), (realised + err[1]).max(), 0.0))
+    ax.plot([low, high], [low, high], color="grey", linewidth=0.8, label="calibrated")
+    ax.set_xlabel("predicted loss per deal (pai)")
+    ax.set_ylabel("realised loss per deal, paired play (pai)")
+    ax.set_title(title)
+    ax.legend(loc="upper left")
+    return ax

@@ -15,6 +15,14 @@ minus luck estimates the same expectation with less variance when the model is g
 Each rollout gives one row of :data:`N_ROLLOUT_OUT` numbers (``OUT_*``): the player's payoff
 (牌), whether it won, whether another seat won, the units of its win (0 otherwise), its luck,
 and the error code of a rollout that stopped before its end (0).
+
+From a *known* state (``known``: the whole engine state, every hand as it is, as a replay log
+records it) a rollout keeps every hand and resamples only the order of the stock's remaining
+cards, with the same stream ``(S, r, STREAM_CARDS)``: no policy sees the stock, so given
+everything dealt and played so far its order is uniform, and these rollouts estimate the
+action values of the true state (the review's losses against a reference,
+:mod:`simkit.studies.review`).  The candidate :data:`POLICY_DECIDES` applies no action: the
+seat's own policy decides, giving the state's value under the table's policies.
 """
 
 from __future__ import annotations
@@ -25,13 +33,16 @@ import numba
 import numpy as np
 from numba import njit
 
-from simkit.cards import N_SEATS
+from simkit.cards import N_CARDS, N_SEATS
+from simkit.deck import shuffle_kernel
 from simkit.engine import kernel as E
 from simkit.engine.layout import (
     N_ACTIONS,
     N_STATE,
     O_SEAT,
+    S_DECK,
     S_PAYOFF,
+    S_STOCK_POS,
     S_UNITS,
     S_WINNER,
 )
@@ -66,14 +77,17 @@ OUT_LUCK = 4  # the luck of the draws for the player (0 without a value model)
 OUT_ERROR = 5  # 0, or why the rollout stopped early (ERR_* + ERR_SEAT * seat; -1: no determinisation)
 N_ROLLOUT_OUT = 6
 NO_DETERMINISATION = -1
+POLICY_DECIDES = -1  # a candidate that applies no action: the seat's policy decides (the state's value)
 ROLLOUT_CHUNK = 8  # determinisations per call of the chunk kernel (the threads' unit of work)
 
 
 @njit(nogil=True, inline="always")
-def _rollouts_with(act, k, obs, cands, alive, first, count, root, policy_ids, params, rules, block, sharpen, out):
+def _rollouts_with(act, k, obs, known, cands, alive, first, count, root, policy_ids, params, rules, block, sharpen,
+                   out):
     """Determinisations ``first + k * ROLLOUT_CHUNK ..`` (at most ROLLOUT_CHUNK, below
     ``first + count``): fill ``out[i, r - first]`` for every alive candidate i.  ``sharpen`` > 0:
-    that many hill-climbing steps make each other hand closer to complete (mc's opponent model)."""
+    that many hill-climbing steps make each other hand closer to complete (mc's opponent model).
+    ``known`` (N_STATE, or empty): the true state, whose stock order alone is resampled."""
     owners = new_scratch()
     s, deck, rngs, mask, obs2, work, pwork, ev, ev_n, _, seat_of = borrow_scratch(owners)
     obs, cands, alive = borrowed(obs), borrowed(cands), borrowed(alive)
@@ -90,8 +104,14 @@ def _rollouts_with(act, k, obs, cands, alive, first, count, root, policy_ids, pa
     for j in range(lo, min(count, lo + ROLLOUT_CHUNK)):
         r = first + j
         stream_state(root, r, STREAM_CARDS, rngs[DECK_RNG])
-        found = determinise(obs, rngs[DECK_RNG], d)
-        if found and sharpen > 0:
+        if known.size > 0:
+            for x in range(N_STATE):
+                d[x] = known[x]
+            shuffle_kernel(rngs[DECK_RNG], d[S_DECK + d[S_STOCK_POS] : S_DECK + N_CARDS])
+            found = True
+        else:
+            found = determinise(obs, rngs[DECK_RNG], d)
+        if found and sharpen > 0 and known.size == 0:
             for p in range(N_SEATS):
                 if p != me:
                     sharpen_hand(d, p, rngs[DECK_RNG], sharpen)
@@ -108,7 +128,7 @@ def _rollouts_with(act, k, obs, cands, alive, first, count, root, policy_ids, pa
                 s[x] = d[x]
             E.legal_mask(s, rules, mask, work)
             a = cands[i]
-            if a < 0 or a >= N_ACTIONS or not mask[a]:
+            if a != POLICY_DECIDES and (a < 0 or a >= N_ACTIONS or not mask[a]):
                 row[OUT_ERROR] = ERR_SEAT * me + 1  # the candidate is not legal here
                 continue
             for p in range(N_SEATS):
@@ -116,7 +136,8 @@ def _rollouts_with(act, k, obs, cands, alive, first, count, root, policy_ids, pa
                 luck[p] = 0.0
             work[E.EW_CHANCE] = E.CHANCE_PAUSE if block.size > 0 else E.CHANCE_OFF
             E.new_deal_observation(obs2)
-            E.apply_legal(s, a, rules, mask, work, ev, ev_n)
+            if a != POLICY_DECIDES:
+                E.apply_legal(s, a, rules, mask, work, ev, ev_n)
             error = play_out(act, NETWORK_DRAW, policy_ids, params, seat_of, rules, s, rngs, mask, obs2, work, pwork,
                              ev, ev_n, tab, block, luck, no_rows, no_count)
             winner = s[S_WINNER]
@@ -134,17 +155,18 @@ _FAST_ACT = static_function(fast_act_state)
 
 
 @njit(cache=True, nogil=True)
-def _rollout_chunk(k, obs, cands, alive, first, count, root, policy_ids, params, rules, block, sharpen, out):
-    _rollouts_with(_BUILTIN_ACT, k, obs, cands, alive, first, count, root, policy_ids, params, rules, block, sharpen,
-                   out)
+def _rollout_chunk(k, obs, known, cands, alive, first, count, root, policy_ids, params, rules, block, sharpen, out):
+    _rollouts_with(_BUILTIN_ACT, k, obs, known, cands, alive, first, count, root, policy_ids, params, rules, block,
+                   sharpen, out)
 
 
 @njit(cache=True, nogil=True)
-def _rollout_chunk_fast(k, obs, cands, alive, first, count, root, policy_ids, params, rules, block, sharpen, out):
+def _rollout_chunk_fast(k, obs, known, cands, alive, first, count, root, policy_ids, params, rules, block, sharpen,
+                       out):
     """:func:`_rollout_chunk` for rollouts by random / greedy / patient / expert (compiles without mc and
     learned)."""
-    _rollouts_with(_FAST_ACT, k, obs, cands, alive, first, count, root, policy_ids, params, rules, block, sharpen,
-                   out)
+    _rollouts_with(_FAST_ACT, k, obs, known, cands, alive, first, count, root, policy_ids, params, rules, block,
+                   sharpen, out)
 
 
 class _Threads:
@@ -161,36 +183,46 @@ class _Threads:
         numba.set_num_threads(self.saved)
 
 
-def rollout_policy_arrays(policy: PolicySpec) -> tuple[np.ndarray, np.ndarray]:
-    """Policy ids and parameter rows of a rollout policy at every seat; a user or Python policy
-    is refused in one line (the rollouts run in one compiled kernel)."""
+def rollout_policy_arrays(policy: PolicySpec | Sequence[PolicySpec]) -> tuple[np.ndarray, np.ndarray]:
+    """Policy ids and parameter rows of a rollout policy at every seat (or of one policy per
+    seat); a user or Python policy is refused in one line (the rollouts run in one compiled
+    kernel)."""
+    seated = list(policy) if isinstance(policy, (list, tuple)) else [policy] * N_SEATS
+    if len(seated) != N_SEATS:
+        raise PolicyError(f"rollouts take one policy, or one per seat ({N_SEATS}), got {len(seated)}")
     try:
-        ids, params, user = policy_arrays([policy] * N_SEATS)
+        ids, params, user = policy_arrays(seated)
     except PolicyError as exc:
         raise PolicyError(f"rollouts play built-in policies only: {exc}") from None
-    if any(fn is not None for fn in user):
-        raise PolicyError(f"rollouts play built-in policies only; {policy.text()} is a user policy")
+    for spec, fn in zip(seated, user):
+        if fn is not None:
+            raise PolicyError(f"rollouts play built-in policies only; {spec.text()} is a user policy")
     return ids, params
 
 
 def rollouts(obs: np.ndarray, candidates: Sequence[int], alive: Sequence[bool], first: int, count: int, seed: int,
-             policy: PolicySpec, rules: RuleSet, block: np.ndarray | None = None, workers: int = 1,
-             sharpen: int = 0) -> np.ndarray:
+             policy: PolicySpec | Sequence[PolicySpec], rules: RuleSet, block: np.ndarray | None = None,
+             workers: int = 1, sharpen: int = 0, known: np.ndarray | None = None) -> np.ndarray:
     """Determinisations ``first .. first + count - 1`` of the position ``obs`` (an observation
     array of the player to act), each candidate action applied and played out by ``policy`` at
     every seat: an array ``(len(candidates), count, N_ROLLOUT_OUT)`` (rows of candidates not
     ``alive`` are zero).  ``block``: a value model's block (:mod:`simkit.runner.luck`), or None
     for no luck.  ``sharpen``: mc's opponent model, that many hill-climbing steps per other hand
-    (0: uniform determinisations).  The same arguments give the same array for any ``workers``
-    (threads)."""
+    (0: uniform determinisations).  ``policy``: one for every seat, or one per seat.  ``known``:
+    the true engine state (the module docstring): every hand kept, the stock reordered (no
+    ``sharpen``).  The same arguments give the same array for any ``workers`` (threads)."""
     ids, params = rollout_policy_arrays(policy)
+    known = np.zeros(0, dtype=np.int64) if known is None else np.ascontiguousarray(known, dtype=np.int64)
+    if known.size not in (0, N_STATE):
+        raise ValueError(f"known must be an engine state of {N_STATE} numbers, got {known.size}")
     cands = np.asarray(candidates, dtype=np.int64)
     live = np.asarray(alive, dtype=np.bool_)
     out = np.zeros((len(cands), int(count), N_ROLLOUT_OUT), dtype=np.float64)
     block = np.zeros(0, dtype=np.float64) if block is None else np.ascontiguousarray(block, dtype=np.float64)
     root = root_key(int(seed))
     obs = np.ascontiguousarray(obs, dtype=np.int64)
-    calls = [(k, obs, cands, live, int(first), int(count), root, ids, params, rules.to_array(), block, int(sharpen), out)
+    calls = [(k, obs, known, cands, live, int(first), int(count), root, ids, params, rules.to_array(), block,
+              int(sharpen), out)
              for k in range((int(count) + ROLLOUT_CHUNK - 1) // ROLLOUT_CHUNK)]
     with _Threads(workers):
         run_chunks(_rollout_chunk_fast if uses_fast_policies(ids) else _rollout_chunk, calls)

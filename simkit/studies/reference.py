@@ -1,0 +1,404 @@
+"""What a seat lost against a reference policy, decision by decision: the performance-difference
+identity, estimated from the true states of a replay log.
+
+For a seat that played policy X in a deal, let ``s_t`` be the states at its decisions and
+``a_t`` its actions.  With ``Q(s, a)`` the expected payoff of the seat when it takes ``a`` in
+``s`` and from then on the *reference* policy plays the seat (the table's policies the other
+seats), and ``V(s)`` the same with the reference also taking the decision at ``s``, the
+performance-difference identity (Kakade and Langford 2002, for any finite game) says
+
+    E[ sum_t V(s_t) - Q(s_t, a_t) ] = E[payoff with the reference in the seat] - E[payoff with X],
+
+the expectation over the deals (and their chance) as X plays them.  So the *reference loss*
+of a deal, ``sum_t V(s_t) - Q(s_t, a_t)``, is an unbiased estimate of what the seat lost by
+playing X instead of the reference; its mean over deals is checked against paired play (the
+same deals with the reference in the seat) by :func:`calibrate` (``simkit calibrate``).
+
+``V`` and ``Q`` are estimated from the log's *true* state (every hand as dealt and played,
+which a replay log records) by rollouts that keep every hand and reorder only the stock's
+remaining cards (:func:`simkit.runner.rollout.rollouts` with ``known``): no policy sees the
+stock, so given the deal so far its order is uniform.  Both actions of a decision share each
+sample's stock order and policy streams (common random numbers), so a decision where the seat
+did what a deterministic reference does costs exactly 0.  Decision ``k``'s samples are
+``k * samples ..``: independent between decisions, so the deal's standard error adds theirs
+in quadrature.
+
+Unlike a loss "against the best action" (:mod:`simkit.studies.review`), this loss needs no
+argmax over noisy estimates (no winner's curse) and no belief over hidden cards; it measures
+the gap to a named policy, never to an unknown optimum.  Nothing named in a log is imported:
+the table's policies must be built-in (:func:`table_from_log`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from simkit.analysis.plots import calibration_plot, save_figure
+from simkit.cards import N_SEATS
+from simkit.engine.position import action_text, decision_kind
+from simkit.errors import SimkitError
+from simkit.policies.registry import PolicySpec, builtin_policy_name, parse_policy, policy_names
+from simkit.replay import LoggedDecision, log_decisions, replay_jsonl
+from simkit.rules import RuleSet
+from simkit.runner.rollout import OUT_ERROR, OUT_PAYOFF, POLICY_DECIDES, rollouts
+from simkit.storage.files import write_json, write_parquet, write_text
+from simkit.storage.paths import check_study_out_dir, make_out_dir
+
+DEFAULT_REFERENCE = "expert"
+DEFAULT_SAMPLES = 64  # stock orders per decision
+
+
+@dataclasses.dataclass(frozen=True)
+class ReferenceLoss:
+    """One decision: the action taken, the reference's value of the state and of the action,
+    their difference (the loss, 牌) with its standard error and interval."""
+
+    index: int
+    line: int
+    kind: str
+    chosen: str
+    value: float  # V(s): the reference decides
+    chosen_value: float  # Q(s, chosen)
+    loss: float
+    se: float
+    lo: float
+    hi: float
+    samples: int
+
+
+@dataclasses.dataclass(frozen=True)
+class ReferenceReview:
+    """A seat's decisions in one deal against the reference, and the deal's total."""
+
+    seat: int
+    reference: str
+    table: tuple[str, ...]
+    seed: int
+    samples: int
+    confidence: float
+    decisions: tuple[ReferenceLoss, ...]
+
+    @property
+    def total(self) -> float:
+        return float(sum(d.loss for d in self.decisions))
+
+    @property
+    def total_se(self) -> float:
+        return float(math.sqrt(sum(d.se ** 2 for d in self.decisions)))
+
+    def total_interval(self) -> tuple[float, float]:
+        half = _z(self.confidence) * self.total_se
+        return self.total - half, self.total + half
+
+    def to_dict(self) -> dict[str, Any]:
+        lo, hi = self.total_interval()
+        return {"seat": self.seat, "reference": self.reference, "table": list(self.table), "seed": self.seed,
+                "samples": self.samples, "confidence": self.confidence, "total": self.total, "total_se": self.total_se,
+                "total_lo": lo, "total_hi": hi, "decisions": [dataclasses.asdict(d) for d in self.decisions]}
+
+
+def _z(confidence: float) -> float:
+    return float(stats.norm.ppf(0.5 + confidence / 2))
+
+
+def _check_confidence(confidence: float) -> float:
+    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not 0 < confidence < 1:
+        raise SimkitError(f"confidence must lie strictly between 0 and 1, got {confidence!r}",
+                          parameters=("confidence",))
+    return float(confidence)
+
+
+def _check_count(value: object, name: str, least: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or int(value) < least:
+        raise SimkitError(f"{name} must be an integer >= {least}, got {value!r}", parameters=(name,))
+    return int(value)
+
+
+BUILTIN_NAMES = frozenset(name for name in (builtin_policy_name(i) for i in range(64)) if name)
+
+
+def builtin_policy(text: str, where: str) -> PolicySpec:
+    """A built-in policy named in ``where`` (a log's header, say), parsed without importing
+    anything: a name that is not one of simkit's built-in policies is refused in one line."""
+    name = str(text).partition(":")[0].strip()
+    if name not in BUILTIN_NAMES:
+        raise SimkitError(f"{where}: policy {str(text)!r} is not one of simkit's built-in policies "
+                          f"({', '.join(sorted(BUILTIN_NAMES))}); nothing named in a log is imported")
+    return parse_policy(str(text))
+
+
+def table_from_log(header: dict[str, Any], seat: int, reference: PolicySpec) -> tuple[PolicySpec, ...]:
+    """The policies of the rollouts: the log's (by seat, as played) with ``reference`` in
+    ``seat``; each must be built-in (:func:`builtin_policy`)."""
+    policies = header.get("policies")
+    if not isinstance(policies, list) or len(policies) != N_SEATS:
+        raise SimkitError("the log's deal line names no three policies (by seat): a review against a reference "
+                          "continues with the table's policies")
+    table = [builtin_policy(p, "the log's deal line") for p in policies]
+    table[seat] = reference
+    return tuple(table)
+
+
+def review_against_reference(
+    lines: Sequence[str],
+    seat: int,
+    reference: str | PolicySpec = DEFAULT_REFERENCE,
+    samples: int = DEFAULT_SAMPLES,
+    seed: int = 0,
+    confidence: float = 0.95,
+    workers: int = 1,
+    decisions: Sequence[LoggedDecision] | None = None,
+) -> ReferenceReview:
+    """The reference loss of seat ``seat``'s decisions in a replay log (module docstring).
+    ``decisions``: the log's decisions when already followed (:func:`simkit.replay.log_decisions`).
+    A pure function of its arguments, whatever ``workers``."""
+    if isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < N_SEATS:
+        raise SimkitError(f"seat must be 0, 1 or 2, got {seat!r}", parameters=("seat",))
+    samples = _check_count(samples, "samples", 2)
+    seed = _check_count(seed, "seed", 0)
+    workers = _check_count(workers, "workers", 1)
+    confidence = _check_confidence(confidence)
+    spec = builtin_policy(reference, "the reference") if isinstance(reference, str) else reference
+    text_lines = [line for line in lines if str(line).strip()]
+    if not text_lines:
+        raise SimkitError("the log is empty")
+    try:
+        header = json.loads(text_lines[0])
+    except (json.JSONDecodeError, RecursionError):
+        raise SimkitError("line 1: not JSON") from None
+    if not isinstance(header, dict) or header.get("event") != "deal":
+        raise SimkitError("a review against a reference needs a simkit replay log (first line: the deal), whose "
+                          "hands it rolls out from")
+    table = table_from_log(header, int(seat), spec)
+    if decisions is None:
+        decisions = log_decisions(list(text_lines))
+    rules = RuleSet.from_dict(header.get("rules", {}))
+    z = _z(confidence)
+    rows = []
+    for d in decisions:
+        if d.seat != seat:
+            continue
+        legal = d.position.legal_actions()
+        if len(legal) < 2:
+            continue
+        out = rollouts(d.position.observation(), [POLICY_DECIDES, d.action], [True, True], d.index * samples, samples,
+                       seed, table, rules, workers=workers, known=d.state)
+        if (out[..., OUT_ERROR] != 0).any():
+            raise SimkitError(f"decision {d.index}: a rollout stopped early (error code "
+                              f"{int(out[..., OUT_ERROR][out[..., OUT_ERROR] != 0][0])})")
+        value, chosen = out[0, :, OUT_PAYOFF], out[1, :, OUT_PAYOFF]
+        difference = value - chosen
+        loss = float(difference.mean())
+        se = float(difference.std(ddof=1) / math.sqrt(samples))
+        rows.append(ReferenceLoss(index=d.index, line=d.line, kind=decision_kind(d.position),
+                                  chosen=action_text(d.action, d.position), value=float(value.mean()),
+                                  chosen_value=float(chosen.mean()), loss=loss, se=se, lo=loss - z * se,
+                                  hi=loss + z * se, samples=samples))
+    return ReferenceReview(seat=int(seat), reference=spec.text(), table=tuple(p.text() for p in table), seed=seed,
+                           samples=samples, confidence=confidence, decisions=tuple(rows))
+
+
+# ---------------------------------------------------------------------------- calibration against paired play
+
+
+@dataclasses.dataclass(frozen=True)
+class Interval:
+    estimate: float
+    lo: float
+    hi: float
+
+    def text(self, digits: int = 3) -> str:
+        return f"{self.estimate:+.{digits}f} [{self.lo:+.{digits}f}, {self.hi:+.{digits}f}]"
+
+
+def mean_interval(values: np.ndarray, confidence: float) -> Interval:
+    """The mean of ``values`` with its Student-t interval (deals are independent)."""
+    values = np.asarray(values, dtype=float)
+    n = values.size
+    mean = float(values.mean())
+    if n < 2:
+        return Interval(mean, -math.inf, math.inf)
+    half = float(stats.t.ppf(0.5 + confidence / 2, n - 1) * values.std(ddof=1) / math.sqrt(n))
+    return Interval(mean, mean - half, mean + half)
+
+
+@dataclasses.dataclass(frozen=True)
+class Calibration:
+    """Predicted losses (the reference review of each deal as X played it) against realised
+    ones (the same deal with the reference in the seat, minus the deal as X played it), per
+    deal; the headline intervals compare their means."""
+
+    policy: str
+    reference: str
+    seat: int
+    seed: int
+    first_deal: int
+    samples: int
+    confidence: float
+    predicted: np.ndarray
+    predicted_se: np.ndarray
+    realised: np.ndarray
+    decisions: np.ndarray  # the seat's reviewed decisions per deal
+
+    @property
+    def deals(self) -> int:
+        return int(self.predicted.size)
+
+    def predicted_mean(self) -> Interval:
+        return mean_interval(self.predicted, self.confidence)
+
+    def realised_mean(self) -> Interval:
+        return mean_interval(self.realised, self.confidence)
+
+    def bias(self) -> Interval:
+        """Mean of realised - predicted, paired by deal: 0 for a calibrated review."""
+        return mean_interval(self.realised - self.predicted, self.confidence)
+
+    def variance_ratio(self) -> float:
+        """Variance of the realised paired differences over that of the predicted losses: how
+        many paired deals one reviewed deal is worth for estimating the mean loss."""
+        v = float(np.var(self.predicted, ddof=1))
+        return float(np.var(self.realised, ddof=1)) / v if v > 0 else math.inf
+
+    def calibrated(self) -> bool:
+        """Each mean lies within the other's interval (the issue's criterion)."""
+        p, r = self.predicted_mean(), self.realised_mean()
+        return r.lo <= p.estimate <= r.hi and p.lo <= r.estimate <= p.hi
+
+    def bins(self, count: int = 5) -> list[dict[str, float]]:
+        """Deals grouped by predicted loss (quantiles): each group's mean predicted and realised
+        loss with the realised interval (a calibration table)."""
+        order = np.argsort(self.predicted, kind="stable")
+        groups = [g for g in np.array_split(order, min(count, self.deals)) if g.size]
+        rows = []
+        for g in groups:
+            r = mean_interval(self.realised[g], self.confidence)
+            rows.append({"deals": int(g.size), "predicted": float(self.predicted[g].mean()), "realised": r.estimate,
+                         "realised_lo": r.lo, "realised_hi": r.hi})
+        return rows
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"policy": self.policy, "reference": self.reference, "seat": self.seat, "seed": self.seed,
+                "first_deal": self.first_deal, "deals": self.deals, "samples": self.samples,
+                "confidence": self.confidence,
+                "predicted": dataclasses.asdict(self.predicted_mean()),
+                "realised": dataclasses.asdict(self.realised_mean()), "bias": dataclasses.asdict(self.bias()),
+                "variance_ratio": self.variance_ratio(), "calibrated": self.calibrated(), "bins": self.bins(),
+                "per_deal": {"predicted": self.predicted.tolist(), "predicted_se": self.predicted_se.tolist(),
+                             "realised": self.realised.tolist(), "decisions": self.decisions.tolist()}}
+
+    def text(self) -> str:
+        lines = [f"{self.policy} in seat {self.seat} against {self.reference} (the other seats {self.reference}), "
+                 f"{self.deals:,} deals from deal {self.first_deal} of seed {self.seed}, {self.samples} stock orders "
+                 f"per decision:",
+                 f"  predicted loss per deal (reference review) {self.predicted_mean().text()} 牌",
+                 f"  realised loss per deal (paired play)      {self.realised_mean().text()} 牌",
+                 f"  realised - predicted, paired by deal       {self.bias().text()} 牌",
+                 f"  calibrated (each mean within the other's {self.confidence:.0%} interval): "
+                 f"{'yes' if self.calibrated() else 'NO'}; one reviewed deal is worth "
+                 f"{self.variance_ratio():.1f} paired deals",
+                 "  by predicted loss: " + "; ".join(f"{b['predicted']:+.2f} -> {b['realised']:+.2f} "
+                                                     f"[{b['realised_lo']:+.2f}, {b['realised_hi']:+.2f}]"
+                                                     for b in self.bins())]
+        return "\n".join(lines)
+
+
+def _payoff(lines: Sequence[str], seat: int) -> float:
+    end = json.loads(lines[-1])
+    return float(end["payoffs"][seat])
+
+
+def calibrate(
+    policy: str,
+    seat: int = 1,
+    deals: int = 100,
+    seed: int = 0,
+    reference: str = DEFAULT_REFERENCE,
+    samples: int = DEFAULT_SAMPLES,
+    first_deal: int = 0,
+    rules: RuleSet | None = None,
+    confidence: float = 0.95,
+    workers: int = 1,
+    progress: Callable[[int, int], None] | None = None,
+) -> Calibration:
+    """Play deals ``first_deal ..`` of ``seed`` twice, with ``policy`` in ``seat`` and with
+    ``reference`` there (the reference in the other seats both times, seats fixed, the dealer
+    rotating by deal), review the seat's decisions of the first against the reference
+    (:func:`review_against_reference`, review seed ``seed``) and compare predicted and realised
+    losses deal by deal."""
+    seat_spec = builtin_policy(policy, "the policy")
+    reference_spec = builtin_policy(reference, "the reference")
+    deals = _check_count(deals, "deals", 2)
+    seed = _check_count(seed, "seed", 0)
+    first_deal = _check_count(first_deal, "first_deal", 0)
+    confidence = _check_confidence(confidence)
+    if isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < N_SEATS:
+        raise SimkitError(f"seat must be 0, 1 or 2, got {seat!r}", parameters=("seat",))
+    rules = rules if rules is not None else RuleSet()
+    played = [reference_spec] * N_SEATS
+    played[seat] = seat_spec
+    predicted, predicted_se, realised, counts = [], [], [], []
+    for k in range(deals):
+        deal = first_deal + k
+        dealer = deal % N_SEATS
+        lines = replay_jsonl(seed, deal, played, rules, dealer=dealer, seating="fixed").splitlines()
+        base = replay_jsonl(seed, deal, [reference_spec] * N_SEATS, rules, dealer=dealer, seating="fixed").splitlines()
+        review = review_against_reference(lines, seat, reference_spec, samples, seed, confidence, workers)
+        predicted.append(review.total)
+        predicted_se.append(review.total_se)
+        realised.append(_payoff(base, seat) - _payoff(lines, seat))
+        counts.append(len(review.decisions))
+        if progress is not None:
+            progress(k + 1, deals)
+    return Calibration(policy=seat_spec.text(), reference=reference_spec.text(), seat=int(seat), seed=seed,
+                       first_deal=first_deal, samples=int(samples), confidence=confidence,
+                       predicted=np.array(predicted), predicted_se=np.array(predicted_se),
+                       realised=np.array(realised), decisions=np.array(counts, dtype=np.int64))
+
+
+CALIBRATION_FILE = "calibration.json"  # marks a folder a calibration wrote
+
+
+def write_calibration_report(calibration: Calibration, out: str | os.PathLike) -> Path:
+    """Write ``OUT/calibration.json`` (first: it marks the folder), ``deals.parquet`` (per
+    deal: predicted loss, its standard error, realised loss, decisions), ``calibration.png``/
+    ``.svg`` and ``report.md``; returns the report's path."""
+    folder = make_out_dir(check_study_out_dir(out, CALIBRATION_FILE, "a calibration"))
+    write_json(folder / CALIBRATION_FILE, calibration.to_dict())
+    frame = pd.DataFrame({"deal": np.arange(calibration.deals) + calibration.first_deal,
+                          "predicted": calibration.predicted, "predicted_se": calibration.predicted_se,
+                          "realised": calibration.realised, "decisions": calibration.decisions})
+    write_parquet(frame, folder / "deals.parquet")
+    save_figure(calibration_plot(calibration.bins()).figure, folder, "calibration")
+    c = calibration
+    level = f"{c.confidence:.0%}"
+    table = ["| deals | predicted (牌) | realised (牌) | realised interval |", "|---:|---:|---:|---|"]
+    table += [f"| {b['deals']} | {b['predicted']:+.3f} | {b['realised']:+.3f} | "
+              f"[{b['realised_lo']:+.3f}, {b['realised_hi']:+.3f}] |" for b in c.bins()]
+    md = [f"# Calibration: {c.policy} in seat {c.seat} against {c.reference}", "",
+          f"{c.deals:,} deals (from deal {c.first_deal} of seed {c.seed}, seats fixed, the dealer rotating) were "
+          f"played twice: with {c.policy} in seat {c.seat} and with {c.reference} there ({c.reference} in the other "
+          f"seats both times). The *predicted* loss of a deal is the review of seat {c.seat}'s decisions against "
+          f"{c.reference} (the performance-difference estimate, {c.samples} stock orders per decision); the "
+          f"*realised* loss is the seat's payoff with {c.reference} minus its payoff with {c.policy}, on the same "
+          f"cards. Intervals: {level}, Student t over deals.", "",
+          f"- predicted loss per deal: {c.predicted_mean().text()} 牌",
+          f"- realised loss per deal: {c.realised_mean().text()} 牌",
+          f"- realised minus predicted, paired by deal: {c.bias().text()} 牌",
+          f"- calibrated (each mean within the other's interval): {'yes' if c.calibrated() else 'no'}",
+          f"- variance of the realised over the predicted losses: {c.variance_ratio():.2f} (a reviewed deal is "
+          f"worth that many paired deals)", "",
+          "## By predicted loss", "", *table, "", "![calibration](calibration.png)", ""]
+    path = folder / "report.md"
+    write_text(path, "\n".join(md))
+    return path
