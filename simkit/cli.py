@@ -38,6 +38,7 @@ modules from the current folder too (and its worker processes inherit that).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import shlex
@@ -514,21 +515,34 @@ def _position_text(text: str) -> str:
 
 def _cmd_review(args: argparse.Namespace) -> int:
     """``simkit review LOG --seat K``: each decision against rollouts of every option."""
-    from simkit.studies.review import read_decision_log, review_decisions, review_table, write_review_report
+    from simkit.studies.review import (
+        read_decision_log,
+        review_decisions,
+        review_log_against_reference,
+        review_table,
+        write_review_report,
+    )
 
     start = time.perf_counter()
     policy = _rollout_policy(args.policy)
     decisions = read_decision_log(args.log)
     luck = None if args.luck is None else (True if args.luck == "builtin" else args.luck)
 
-    def progress(done: int, total: int) -> None:
+    terminal = sys.stderr.isatty()
+
+    def progress(done: int, total: int) -> None:  # on a terminal one line rewritten, else a line per update
         if not args.quiet:
-            print(f"\rreviewed {done}/{total} decisions ({time.perf_counter() - start:.0f} s)", end="",
-                  file=sys.stderr, flush=True)
+            print(f"{chr(13) if terminal else ''}reviewed {done}/{total} decisions "
+                  f"({time.perf_counter() - start:.0f} s)", end="" if terminal else "\n", file=sys.stderr, flush=True)
 
     review = review_decisions(decisions, args.seat, policy=policy, rollouts=args.rollouts, seed=args.seed,
-                              workers=args.workers, luck=luck, progress=progress, sharpen=args.sharpen)
-    if not args.quiet:
+                              workers=args.workers, luck=luck, progress=progress, sharpen=args.sharpen,
+                              confidence=args.confidence)
+    if args.reference != "none":
+        reference = review_log_against_reference(args.log, args.seat, args.reference, args.samples, args.seed,
+                                                 args.confidence, args.workers)
+        review = dataclasses.replace(review, reference=reference)
+    if not args.quiet and terminal:
         print(file=sys.stderr)
     print(review.to_json() if args.json else review_table(review, args.min_loss))
     if args.out is not None:

@@ -790,6 +790,12 @@ COMMANDS: tuple[Command, ...] = (
         SHARPEN,
         SEED,
         WORKERS(help="threads (default 1; the result is the same for any number)"),
+        arg("--reference", default="expert",
+            help="for a replay log: also the loss against this built-in policy playing the seat, from the deal's "
+                 "true cards (default expert; none: skip)"),
+        arg("--samples", type=int, default=64, check=integer(2, 1_000_000),
+            help="stock orders per decision of the loss against the reference (default 64)"),
+        CONFIDENCE,
         OUT_DIR(help="write OUT/review.md (with the loss plot), review.json and decisions.parquet", check=study_out_dir),
         arg("--json", action="store_true", help="print the review as one JSON object"),
         QUIET,

@@ -14,6 +14,7 @@ against paired play (``simkit calibrate``).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 
@@ -182,3 +183,42 @@ def test_cli_calibrate_writes_its_report_and_refuses_a_users_folder(tmp_path, ca
     rc, err = run_cli(["calibrate", "greedy", "--deals", "4", "--out", str(mine)], capsys)
     one_line_error(rc, err, "--out")
     assert (mine / "notes.txt").read_text(encoding="utf-8") == "mine"
+
+
+def test_review_keeps_its_confidence_level_and_leads_with_the_reference(tmp_path):
+    """A review at 90 %: every decision's interval is at 90 %, the total's is read back at 90 %
+    (reading them as 95 % intervals made it 1.19 times too narrow) and review.md says 90 %; a
+    replay log's review opens with the loss against the reference."""
+    from simkit.studies.review import (
+        read_decision_log,
+        review_decisions,
+        review_log_against_reference,
+        review_table,
+        write_review_report,
+    )
+
+    log = tmp_path / "deal.jsonl"
+    log.write_text(replay_jsonl(9, 2, "expert,random,expert", seating="fixed"), encoding="utf-8")
+    review = review_decisions(read_decision_log(log), 1, rollouts=32, seed=1, confidence=0.9)
+    assert review.confidence == 0.9
+    check = [d for d in review.decisions if d.loss_hi > d.loss_lo]
+    assert check
+    z90 = 1.6448536
+    se = math.sqrt(sum(((d.loss_hi - d.loss_lo) / (2 * z90)) ** 2 for d in check))
+    lo, hi = review.total_interval()
+    assert (hi - lo) / 2 == pytest.approx(z90 * se, rel=1e-6)
+    lo95, hi95 = review.total_interval(0.95)
+    assert (hi95 - lo95) / 2 == pytest.approx(1.959964 * se, rel=1e-6)
+    reference = review_log_against_reference(log, 1, samples=16, seed=1, confidence=0.9)
+    assert reference is not None and reference.confidence == 0.9 and reference.total > 0
+    review = dataclasses.replace(review, reference=reference)
+    assert review_table(review).startswith("seat 1 against expert")
+    path = write_review_report(review, tmp_path / "out")
+    text = path.read_text(encoding="utf-8")
+    assert "90% interval" in text and "95%" not in text and "## Against the reference" in text
+    data = json.loads((tmp_path / "out" / "review.json").read_text(encoding="utf-8"))
+    assert data["summary"]["reference_loss"] == pytest.approx(reference.total) and data["confidence"] == 0.9
+    typed = tmp_path / "typed.jsonl"
+    typed.write_text(json.dumps({"position": review.decisions[0].analysis.position.text(), "chosen": "pass"}) + "\n",
+                     encoding="utf-8")
+    assert review_log_against_reference(typed, 1) is None  # positions only: no true cards

@@ -49,6 +49,7 @@ from simkit.replay import LogError, log_decisions
 from simkit.runner.value_model import ValueModel
 from simkit.storage.files import read_regular, write_json, write_parquet, write_text
 from simkit.storage.paths import check_study_out_dir, make_out_dir
+from simkit.studies.reference import DEFAULT_REFERENCE, DEFAULT_SAMPLES, ReferenceReview, review_against_reference
 from simkit.studies.analyze import (
     DEFAULT_BATCH,
     DEFAULT_POLICY,
@@ -99,6 +100,8 @@ class GameReview:
     rollouts: int
     luck: str | None
     decisions: tuple[DecisionReview, ...]
+    confidence: float = 0.95  # the level of every decision's interval
+    reference: ReferenceReview | None = None  # the loss against a reference policy (replay logs)
 
     def to_frame(self) -> pd.DataFrame:
         """One row per reviewed decision, in the order played."""
@@ -109,15 +112,17 @@ class GameReview:
     def total_loss(self) -> float:
         return float(sum(d.loss for d in self.decisions))
 
-    def total_interval(self, confidence: float = 0.95) -> tuple[float, float]:
-        """An interval of the total loss: the decisions' estimates are independent, so their
-        standard errors add in quadrature (each read off its own interval)."""
-        from_z = _z(confidence)
+    def total_interval(self, confidence: float | None = None) -> tuple[float, float]:
+        """An interval of the total loss at ``confidence`` (default: the review's own level):
+        the decisions' estimates are independent, so their standard errors add in quadrature
+        (each read off its own interval, which is at the review's level)."""
+        from_z = _z(self.confidence)
+        to_z = _z(self.confidence if confidence is None else confidence)
         var = 0.0
         for d in self.decisions:
             if math.isfinite(d.loss_lo) and math.isfinite(d.loss_hi):
                 var += ((d.loss_hi - d.loss_lo) / (2 * from_z)) ** 2
-        half = from_z * math.sqrt(var)
+        half = to_z * math.sqrt(var)
         return self.total_loss - half, self.total_loss + half
 
     def summary(self) -> dict[str, Any]:
@@ -132,13 +137,20 @@ class GameReview:
             rows = [d for d in self.decisions if d.kind == kind]
             by_kind[kind] = {"decisions": len(rows), "errors": sum(d.error for d in rows),
                              "loss": float(sum(d.loss for d in rows))}
-        return {"seat": self.seat, "decisions": len(self.decisions), "errors": sum(d.error for d in self.decisions),
-                "total_loss": self.total_loss, "total_loss_lo": lo, "total_loss_hi": hi,
-                "errors_by_size": by_size, "by_kind": by_kind}
+        summary = {"seat": self.seat, "decisions": len(self.decisions), "errors": sum(d.error for d in self.decisions),
+                   "total_loss": self.total_loss, "total_loss_lo": lo, "total_loss_hi": hi,
+                   "confidence": self.confidence, "errors_by_size": by_size, "by_kind": by_kind}
+        if self.reference is not None:
+            ref_lo, ref_hi = self.reference.total_interval()
+            summary.update(reference=self.reference.reference, reference_loss=self.reference.total,
+                           reference_loss_lo=ref_lo, reference_loss_hi=ref_hi)
+        return summary
 
     def to_json(self) -> str:
         data = {"summary": self.summary(), "policy": self.policy, "seed": self.seed, "rollouts": self.rollouts,
-                "luck": self.luck, "decisions": [d.to_dict() for d in self.decisions]}
+                "luck": self.luck, "confidence": self.confidence, "decisions": [d.to_dict() for d in self.decisions]}
+        if self.reference is not None:
+            data["reference"] = self.reference.to_dict()
         return json.dumps(finite_or_none(data), ensure_ascii=False)
 
 
@@ -257,14 +269,40 @@ def review_decisions(
             progress(k + 1, len(todo))
     assert analysis is not None
     return GameReview(seat=seat, policy=analysis.policy, seed=int(seed), rollouts=int(rollouts), luck=analysis.luck,
-                      decisions=tuple(rows))
+                      decisions=tuple(rows), confidence=float(confidence))
+
+
+def review_log_against_reference(path: str | os.PathLike, seat: int, reference: str = DEFAULT_REFERENCE,
+                                 samples: int = DEFAULT_SAMPLES, seed: int = 0, confidence: float = 0.95,
+                                 workers: int = 1) -> ReferenceReview | None:
+    """The loss against ``reference`` (:func:`simkit.studies.reference.review_against_reference`)
+    of seat ``seat`` in the log at ``path`` when it is a replay log (its true cards are known);
+    None for a decision log typed in (positions only)."""
+    lines = read_regular(path).decode("utf-8").splitlines()
+    first = next((line for line in lines if line.strip()), "")
+    try:
+        header = json.loads(first)
+    except (json.JSONDecodeError, RecursionError):
+        return None
+    if not isinstance(header, dict) or header.get("event") != "deal":
+        return None
+    try:
+        return review_against_reference(lines, seat, reference, samples, seed, confidence, workers)
+    except (LogError, PositionError) as exc:
+        raise SimkitError(f"{path}: {exc}") from None
 
 
 def review_table(review: GameReview, min_loss: float = 0.0) -> str:
     """The decisions whose loss is at least ``min_loss`` and the summary, as text."""
     s = review.summary()
-    lines = [f"seat {review.seat}: {s['decisions']} decisions, {s['errors']} errors, total loss "
-             f"{s['total_loss']:.3f} [{s['total_loss_lo']:.3f}, {s['total_loss_hi']:.3f}] 牌 "
+    lines = []
+    if review.reference is not None:
+        r = review.reference
+        lo, hi = r.total_interval()
+        lines.append(f"seat {review.seat} against {r.reference} (what playing {r.reference} in this seat would have "
+                     f"gained, from the deal's true cards): loss {r.total:.3f} [{lo:.3f}, {hi:.3f}] 牌")
+    lines += [f"seat {review.seat}: {s['decisions']} decisions, {s['errors']} errors, total loss against the best "
+             f"action {s['total_loss']:.3f} [{s['total_loss_lo']:.3f}, {s['total_loss_hi']:.3f}] 牌 "
              f"(rollouts: {review.policy}, up to {review.rollouts} per action, seed {review.seed})",
              "errors by size: " + ", ".join(f"{k} {v}" for k, v in s["errors_by_size"].items()),
              "by kind: " + ", ".join(f"{k} {v['decisions']} decisions, {v['errors']} errors, loss {v['loss']:.3f}"
@@ -290,19 +328,34 @@ def write_review_report(review: GameReview, out: str | os.PathLike, min_loss: fl
     write_parquet(frame, folder / "decisions.parquet")
     save_figure(decision_loss_plot(frame).figure, folder, "loss")
     s = review.summary()
-    md = [f"# Review of seat {review.seat}", "",
-          f"Rollouts: `{review.policy}` at every seat, up to {review.rollouts} determinisations per action, seed "
+    level = f"{review.confidence:.0%}"
+    md = [f"# Review of seat {review.seat}", ""]
+    if review.reference is not None:
+        r = review.reference
+        lo, hi = r.total_interval()
+        md += ["## Against the reference", "",
+               f"What the seat lost against `{r.reference}` playing it (the performance-difference estimate from the "
+               f"deal's true cards, {r.samples} stock orders per decision, the table's policies "
+               f"`{', '.join(r.table)}` continuing; calibrated against paired play, docs/analysis.md): "
+               f"**{r.total:.3f} 牌** ({r.confidence:.0%} interval {lo:.3f} to {hi:.3f}).", "",
+               "| # | kind | chosen | loss against the reference | interval |", "|---:|---|---|---:|---|"]
+        md += [f"| {d.index} | {d.kind} | {d.chosen} | {d.loss:.3f} | {d.lo:.3f} to {d.hi:.3f} |"
+               for d in r.decisions if d.loss != 0.0 or d.se != 0.0]
+        md.append("")
+    md += [f"Rollouts: `{review.policy}` at every seat, up to {review.rollouts} determinisations per action, seed "
           f"{review.seed}; luck adjustment: {review.luck or 'off'}. Loss = the best action's expected payoff minus the "
-          "chosen one's (牌), paired over the same determinisations; an error is a loss whose 95% interval excludes 0.",
+          f"chosen one's (牌), paired over the same determinisations; an error is a loss whose {level} interval "
+          "excludes 0.",
           "", "## Summary", "",
           f"- decisions reviewed: {s['decisions']}; errors: {s['errors']}",
-          f"- total loss: {s['total_loss']:.3f} 牌 (95% interval {s['total_loss_lo']:.3f} to {s['total_loss_hi']:.3f})",
+          f"- total loss: {s['total_loss']:.3f} 牌 ({level} interval {s['total_loss_lo']:.3f} to "
+          f"{s['total_loss_hi']:.3f})",
           "- errors by size: " + ", ".join(f"{k}: {v}" for k, v in s["errors_by_size"].items()), "",
           "| kind | decisions | errors | loss (牌) |", "|---|---:|---:|---:|"]
     for kind, v in s["by_kind"].items():
         md.append(f"| {kind} | {v['decisions']} | {v['errors']} | {v['loss']:.3f} |")
     md += ["", "![expected loss per decision](loss.png)", "", "## Decisions", "",
-           "| # | kind | chosen | best | loss | 95% interval | error |", "|---:|---|---|---|---:|---|---|"]
+           f"| # | kind | chosen | best | loss | {level} interval | error |", "|---:|---|---|---|---:|---|---|"]
     for d in review.decisions:
         md.append(f"| {d.index} | {d.kind} | {d.chosen} | {d.best} | {d.loss:.3f} | {d.loss_lo:.3f} to "
                   f"{d.loss_hi:.3f} | {'yes' if d.error else ''} |")

@@ -1,0 +1,122 @@
+"""Where does the bias of ``simkit analyze``'s action differences come from?  (issue 38, item 1)
+
+For decisions of seat 1 sampled from played deals, the difference between analyze's best
+action a1 and the action the seat's policy took a2 is estimated four ways:
+
+(a)  analyze's own margin: its sampled hidden cards (the opponent model), its continuation
+     (the rollout policy at every seat), racing, the best chosen on the same rollouts;
+(a') the same analysis re-run on fresh determinisations (another seed, no racing, only a1 and
+     a2): analyze's belief and continuation without the winner's curse;
+(b)  rollouts from the *true* state (every hand as in the log, the stock reordered) continued by
+     the table's actual policies: the true difference of expected payoffs;
+(c)  the realised difference: the deal played on from the true state, true stock, once with a1
+     and once with a2 (one sample per decision; its mean must equal (b)'s: a check of the harness).
+
+(a) - (a') is the winner's curse; (a') - (b) is the error of the belief over hidden cards and of
+the continuation model; with an all-expert table analyze's continuation *is* the table, so there
+(a') - (b) is the belief's error alone.
+
+Usage: python experiments/analysis_bias.py TABLE DEALS SEED [ROLLOUTS]
+(TABLE as "expert,expert,expert"; seat 1 is reviewed.)  Prints a Markdown table.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+
+import numpy as np
+from scipy import stats
+
+from simkit.engine import kernel as E
+from simkit.engine import layout as L
+from simkit.policies.builtin import POLICY_WORK_SIZE
+from simkit.policies.dispatch import builtin_act_state
+from simkit.policies.registry import parse_policies, policy_arrays
+from simkit.replay import log_decisions, replay_jsonl
+from simkit.rng import root_key, seat_stream, stream_state
+from simkit.rules import RuleSet
+from simkit.runner.rollout import OUT_PAYOFF, rollouts
+from simkit.studies.analyze import analyze_position
+
+SEAT = 1
+
+
+def realised(state: np.ndarray, action: int, table: str, seed: int, deal: int, rules: RuleSet) -> float:
+    """The deal played on from the true state with its true stock: ``action``, then the table's
+    policies, drawing from the deal's own seat streams restarted (the same for both actions)."""
+    s = state.copy()
+    ids, params, _ = policy_arrays(parse_policies(table))
+    rules_array = rules.to_array()
+    rngs = np.zeros((3, 4), dtype=np.uint64)
+    root = root_key(seed + 1)
+    for p in range(3):
+        stream_state(root, deal, seat_stream(p), rngs[p])
+    mask = np.zeros(L.N_ACTIONS, dtype=np.bool_)
+    work = E.new_engine_workspace()
+    pwork = np.zeros(POLICY_WORK_SIZE, dtype=np.int64)
+    obs = np.zeros(L.N_OBS, dtype=np.int64)
+    E.new_deal_observation(obs)
+    ev, ev_n = np.zeros((0, L.EVENT_WIDTH), dtype=np.int64), np.zeros(1, dtype=np.int64)
+    E.legal_mask(s, rules_array, mask, work)
+    assert E.apply(s, action, rules_array, mask, work, ev, ev_n)
+    while s[L.S_PHASE] != L.PH_OVER:
+        p = int(s[L.S_PLAYER])
+        E.legal_mask(s, rules_array, mask, work)
+        chosen = builtin_act_state(ids[p], s, p, obs, mask, params[p], rngs[p], rules_array, pwork)
+        assert E.apply(s, int(chosen), rules_array, mask, work, ev, ev_n)
+    return float(s[L.S_PAYOFF + SEAT])
+
+
+def interval(values: list[float]) -> str:
+    x = np.asarray(values, dtype=float)
+    if x.size < 2:
+        return "n/a"
+    half = stats.t.ppf(0.975, x.size - 1) * x.std(ddof=1) / math.sqrt(x.size)
+    return f"{x.mean():+.3f} [{x.mean() - half:+.3f}, {x.mean() + half:+.3f}]"
+
+
+def main(table: str, deals: int, seed: int, analysis_rollouts: int = 256, true_rollouts: int = 128) -> None:
+    rules = RuleSet()
+    specs = parse_policies(table)
+    rows = {"a": [], "a_fresh": [], "b": [], "c": []}
+    decisions = same = 0
+    start = time.perf_counter()
+    for deal in range(deals):
+        lines = replay_jsonl(seed, deal, table, rules, dealer=deal % 3, seating="fixed").splitlines()
+        for d in log_decisions(lines):
+            if d.seat != SEAT or len(d.position.legal_actions()) < 2:
+                continue
+            decisions += 1
+            key = seed * 10_000 + deal * 100 + d.index
+            analysis = analyze_position(d.position, rollouts=analysis_rollouts, seed=key, workers=2)
+            a1, a2 = analysis.best.action, d.action
+            if a1 == a2:
+                same += 1
+                continue
+            rows["a"].append(analysis.estimate(a1).payoff - analysis.estimate(a2).payoff)
+            fresh = analyze_position(d.position, rollouts=analysis_rollouts, seed=key + 1, race=False, actions=[a1, a2],
+                                     workers=2)
+            rows["a_fresh"].append(fresh.estimate(a1).payoff - fresh.estimate(a2).payoff)
+            out = rollouts(d.position.observation(), [a1, a2], [True, True], 0, true_rollouts, key + 2, specs, rules,
+                           workers=2, known=d.state)
+            rows["b"].append(float((out[0, :, OUT_PAYOFF] - out[1, :, OUT_PAYOFF]).mean()))
+            rows["c"].append(realised(d.state, a1, table, seed, deal, rules)
+                             - realised(d.state, a2, table, seed, deal, rules))
+    print(f"table {table}, seat {SEAT}, {deals} deals of seed {seed}: {decisions} decisions, analyze's best = the "
+          f"table's action at {same}; {len(rows['a'])} differ ({time.perf_counter() - start:.0f} s)")
+    print()
+    print("| estimate of Q(analyze's best) - Q(action taken), 牌 per decision where they differ | mean [95 %] |")
+    print("|---|---|")
+    print(f"| (a) analyze's own margin | {interval(rows['a'])} |")
+    print(f"| (a') analyze re-run on fresh determinisations | {interval(rows['a_fresh'])} |")
+    print(f"| (b) true state, stock reordered, table's policies | {interval(rows['b'])} |")
+    print(f"| (c) realised: true stock, played on both ways | {interval(rows['c'])} |")
+    print(f"| (a) - (a') winner's curse | {interval(np.subtract(rows['a'], rows['a_fresh']).tolist())} |")
+    print(f"| (a') - (b) belief and continuation | {interval(np.subtract(rows['a_fresh'], rows['b']).tolist())} |")
+    print(f"| (c) - (b) harness check (must cover 0) | {interval(np.subtract(rows['c'], rows['b']).tolist())} |")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), *(int(x) for x in sys.argv[4:5]))
