@@ -168,13 +168,14 @@ def test_review_of_a_deal_played_by_the_rollout_policy_finds_little_loss(logged,
     for seat in range(3):
         review = review_decisions(decisions, seat, rollouts=256, seed=2)
         frame = review.to_frame()
-        assert (frame["loss"] >= 0).all() and (frame["loss_lo"] <= frame["loss"]).all()
+        # measured on determinisations the choice never saw: a loss may be negative (no winner's curse)
+        assert ((frame["loss_lo"] <= frame["loss"]) & (frame["loss"] <= frame["loss_hi"])).all()
         assert set(frame["kind"]) <= {"discard", "claim", "win"}
         losses += list(frame["loss"])
         summary = review.summary()
         assert summary["decisions"] == len(frame)
         assert sum(v["decisions"] for v in summary["by_kind"].values()) == len(frame)
-    assert np.mean(losses) < 0.15, np.mean(losses)
+    assert abs(np.mean(losses)) < 0.15, np.mean(losses)
     path = write_review_report(review, tmp_path / "review", min_loss=0.0)
     text = path.read_text()
     assert "## Summary" in text and "![expected loss per decision](loss.png)" in text

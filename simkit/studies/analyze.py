@@ -244,9 +244,12 @@ def analyze_position(
     actions: Sequence[int] | None = None,
     sharpen: int = DEFAULT_SHARPEN,
     tolerance: float = DEFAULT_TOLERANCE,
+    first: int = 0,
 ) -> PositionAnalysis:
     """Roll out every legal action of ``position`` (or the ``actions`` given) and race them
-    (see the module docstring); a :class:`PositionAnalysis`.
+    (see the module docstring); a :class:`PositionAnalysis`.  ``first``: the number of the first
+    determinisation (an analysis uses ``first .. first + rollouts - 1``; another range of the
+    same seed is independent of it: the review measures its losses there).
 
     ``rollouts``: the most determinisations an action gets; ``batch``: determinisations per
     racing round; ``race`` False: every action gets all ``rollouts``; ``tolerance`` (牌): an
@@ -263,6 +266,7 @@ def analyze_position(
     workers = _check_count(workers, "workers", 1)
     seed = _check_count(seed, "seed", 0)
     sharpen = _check_count(sharpen, "sharpen", 0)
+    first = _check_count(first, "first", 0)
     if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)) or not 0 <= tolerance < math.inf:
         raise SimkitError(f"tolerance must be a finite number >= 0, got {tolerance!r}", parameters=("tolerance",))
     confidence = check_confidence(confidence)
@@ -293,7 +297,8 @@ def analyze_position(
     best = 0
     while done < rollouts and alive.any():
         size = min(batch, rollouts - done) if race else rollouts
-        rows = play_rollouts(obs, chosen, alive, done, size, seed, spec, position.rules, block, workers, sharpen)
+        rows = play_rollouts(obs, chosen, alive, first + done, size, seed, spec, position.rules, block, workers,
+                             sharpen)
         errors = rows[alive][:, :, OUT_ERROR]
         if (errors != 0).any():
             code = int(errors[errors != 0][0])
