@@ -179,13 +179,19 @@ def _cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _luck_argument(value: str | None) -> bool | str | None:
+    """``--luck``'s value as the library takes it: None when not given, True for the shipped
+    value model (``--luck`` alone), else the model file or ``playouts:K`` as given."""
+    return None if value is None else (True if value == "builtin" else value)
+
+
 def _cmd_compare(args: argparse.Namespace) -> int:
     from simkit.studies.compare import compare, write_comparison_report
     from simkit.rules import RuleSet
 
     out = args.out  # --sprt parsed, --deals and --out defaults filled in by simkit.cliargs
     start = time.perf_counter()
-    luck = None if args.luck is None else (True if args.luck == "builtin" else args.luck)
+    luck = _luck_argument(args.luck)
     result = compare(args.policy_a, args.policy_b, out, deals=args.deals, seed=args.seed,
                      rules=RuleSet.from_strings(args.rule), batch_size=args.batch_size, workers=args.workers,
                      sprt=args.sprt, confidence=args.confidence, quiet=args.quiet, luck=luck, burn_in=args.burn_in)
@@ -217,7 +223,7 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
 
     out, confidence = args.out, args.confidence
     start = time.perf_counter()
-    luck = None if args.luck is None else (True if args.luck == "builtin" else args.luck)
+    luck = _luck_argument(args.luck)
     result = run_tournament(args.policies, out, deals=args.deals, seed=args.seed, rules=RuleSet.from_strings(args.rule),
                             batch_size=args.batch_size, workers=args.workers, sprt=args.sprt, confidence=confidence,
                             resamples=args.resamples, quiet=args.quiet, luck=luck, burn_in=args.burn_in)
@@ -477,7 +483,7 @@ def _cmd_analyze(args: argparse.Namespace) -> int:
     else:
         position = parse_position(_position_text(args.position))
     start = time.perf_counter()
-    luck = None if args.luck is None else (True if args.luck == "builtin" else args.luck)
+    luck = _luck_argument(args.luck)
     result = analyze_position(position, policy=policy, rollouts=args.rollouts, seed=args.seed,
                               workers=args.workers, luck=luck, batch=args.batch, confidence=args.confidence,
                               race=not args.no_race, sharpen=args.sharpen, tolerance=args.tolerance)
@@ -526,7 +532,7 @@ def _cmd_review(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     policy = _rollout_policy(args.policy)
     decisions = read_decision_log(args.log)
-    luck = None if args.luck is None else (True if args.luck == "builtin" else args.luck)
+    luck = _luck_argument(args.luck)
 
     terminal = sys.stderr.isatty()
 

@@ -34,6 +34,7 @@ import stat
 from typing import Any, Callable, Sequence
 
 from simkit import __version__
+from simkit import defaults as D
 from simkit.errors import SimkitError
 
 EXIT_BAD_INPUT = 2  # the exit status of every refused command line
@@ -519,11 +520,11 @@ def _replay_position_checks(args: argparse.Namespace) -> None:
         raise SimkitError("--json goes with --position N")
 
 
-ROLLOUT_POLICY = arg("--policy", default="expert",
-                     help="the rollout policy at every seat (default expert, the strongest fast bot)")
-SHARPEN = arg("--sharpen", type=int, default=20, metavar="N", check=integer(0, 1_000_000),
+ROLLOUT_POLICY = arg("--policy", default=D.DEFAULT_POLICY,
+                     help=f"the rollout policy at every seat (default {D.DEFAULT_POLICY}, the strongest fast bot)")
+SHARPEN = arg("--sharpen", type=int, default=D.DEFAULT_SHARPEN, metavar="N", check=integer(0, 1_000_000),
               help="opponent model: N hill-climbing steps bring each sampled opponent hand closer to complete "
-                   "(as mc's sharpen; default 20, calibrated on expert deals; 0: uniform samples)")
+                   f"(as mc's sharpen; default {D.DEFAULT_SHARPEN}, calibrated on expert deals; 0: uniform samples)")
 LUCK = arg("--luck", nargs="?", const="builtin", default=None, metavar="MODEL",
            help="correct each rollout by the luck of the player's draws, under the shipped value model or the "
                 "value-model file MODEL")
@@ -762,13 +763,13 @@ COMMANDS: tuple[Command, ...] = (
         arg("--at", type=int, default=None, metavar="N", help="the decision of --log to analyse (0-based)",
             check=NONNEG),
         ROLLOUT_POLICY,
-        arg("--rollouts", type=int, default=16384, check=integer(1, 1_000_000),
-            help="the most determinisations an action gets (default 16384)"),
-        arg("--tolerance", type=float, default=0.05, metavar="PAI", check=nonnegative_finite,
+        arg("--rollouts", type=int, default=D.DEFAULT_ROLLOUTS, check=integer(1, 1_000_000),
+            help=f"the most determinisations an action gets (default {D.DEFAULT_ROLLOUTS})"),
+        arg("--tolerance", type=float, default=D.DEFAULT_TOLERANCE, metavar="PAI", check=nonnegative_finite,
             help="an action whose difference to the best lies surely within +-PAI stops racing as equal "
-                 "(default 0.05)"),
-        arg("--batch", type=int, default=64, check=integer(1, 1_000_000),
-            help="determinisations per racing round (default 64)"),
+                 f"(default {D.DEFAULT_TOLERANCE})"),
+        arg("--batch", type=int, default=D.DEFAULT_BATCH, check=integer(1, 1_000_000),
+            help=f"determinisations per racing round (default {D.DEFAULT_BATCH})"),
         arg("--no-race", action="store_true", help="give every action all --rollouts determinisations"),
         LUCK,
         SHARPEN,
@@ -782,19 +783,19 @@ COMMANDS: tuple[Command, ...] = (
             check=input_file),
         arg("--seat", type=int, required=True, help="the seat to review", check=seat),
         ROLLOUT_POLICY,
-        arg("--rollouts", type=int, default=512, check=integer(1, 1_000_000),
-            help="the most determinisations an action gets at each decision (default 512)"),
+        arg("--rollouts", type=int, default=D.DEFAULT_REVIEW_ROLLOUTS, check=integer(1, 1_000_000),
+            help=f"the most determinisations an action gets at each decision (default {D.DEFAULT_REVIEW_ROLLOUTS})"),
         arg("--min-loss", type=float, default=0.0, metavar="X", check=nonnegative_finite,
             help="list only decisions losing at least X (牌); the report flags errors of at least X"),
         LUCK,
         SHARPEN,
         SEED,
         WORKERS(help="threads (default 1; the result is the same for any number)"),
-        arg("--reference", default="expert",
+        arg("--reference", default=D.DEFAULT_REFERENCE,
             help="for a replay log: also the loss against this built-in policy playing the seat, from the deal's "
-                 "true cards (default expert; none: skip)"),
-        arg("--samples", type=int, default=64, check=integer(2, 1_000_000),
-            help="stock orders per decision of the loss against the reference (default 64)"),
+                 f"true cards (default {D.DEFAULT_REFERENCE}; none: skip)"),
+        arg("--samples", type=int, default=D.DEFAULT_SAMPLES, check=integer(2, 1_000_000),
+            help=f"stock orders per decision of the loss against the reference (default {D.DEFAULT_SAMPLES})"),
         CONFIDENCE,
         OUT_DIR(help="write OUT/review.md (with the loss plot), review.json and decisions.parquet", check=study_out_dir),
         arg("--json", action="store_true", help="print the review as one JSON object"),
@@ -803,13 +804,13 @@ COMMANDS: tuple[Command, ...] = (
     Command("calibrate", "check the review against paired play: a policy's predicted and realised loss in one seat", (
         arg("policy", help="the built-in policy in the seat (random, greedy, patient, ...)"),
         arg("--seat", type=int, default=1, help="the seat it plays (default 1)", check=seat),
-        arg("--reference", default="expert", help="the policy it is measured against, also in the other seats "
-                                                  "(default expert)"),
+        arg("--reference", default=D.DEFAULT_REFERENCE,
+            help=f"the policy it is measured against, also in the other seats (default {D.DEFAULT_REFERENCE})"),
         arg("--deals", type=int, default=100, check=integer(2, 10_000_000),
             help="deals played both ways (default 100)"),
         arg("--first-deal", type=int, default=0, check=NONNEG, help="the first deal number (default 0)"),
-        arg("--samples", type=int, default=64, check=integer(2, 1_000_000),
-            help="stock orders per reviewed decision (default 64)"),
+        arg("--samples", type=int, default=D.DEFAULT_SAMPLES, check=integer(2, 1_000_000),
+            help=f"stock orders per reviewed decision (default {D.DEFAULT_SAMPLES})"),
         RULE(help="rule option (repeatable)"),
         SEED,
         WORKERS(help="threads (default 1; the result is the same for any number)"),

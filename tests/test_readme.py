@@ -1,6 +1,7 @@
-"""The README is a front page: its Layout table lists every module of the package, in the layer
-``tests/test_architecture.py`` puts it, and no module that does not exist; it stays short; the
-set-up block ``.ci/run`` parses is intact; its figures live in docs/benchmarks.md only."""
+"""The README is a front page: it stays short; the set-up block ``.ci/run`` parses is intact; its
+figures live in docs/benchmarks.md only.  The contributors' page docs/architecture.md lists every
+module of the package, in the layer ``tests/test_architecture.py`` puts it, and no module that
+does not exist."""
 
 from __future__ import annotations
 
@@ -15,12 +16,13 @@ import test_architecture as arch  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
+ARCHITECTURE = ROOT / "docs" / "architecture.md"
 TEST_COMMAND = 'python3 -m venv .venv && . .venv/bin/activate && pip install -e ".[test]" && python -m pytest -n logical --maxprocesses 4 --dist loadfile'
 
 
 def layout_rows(text: str) -> dict[str, str]:
-    """Module path -> layer, from the rows of the README's Layout table."""
-    section = text.split("\n## Layout", 1)[1].split("\n## ", 1)[0]
+    """Module path -> layer, from the rows of docs/architecture.md's module table."""
+    section = text
     rows: dict[str, str] = {}
     for line in section.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
@@ -47,20 +49,21 @@ def expected_rows(modules: dict[str, pathlib.Path]) -> dict[str, str | None]:
 def layout_problems(text: str, modules: dict[str, pathlib.Path]) -> list[str]:
     rows = layout_rows(text)
     expected = expected_rows(modules)
-    problems = [f"{rel}: no row in the README's Layout table" for rel in expected if rel not in rows]
+    problems = [f"{rel}: no row in docs/architecture.md" for rel in expected if rel not in rows]
     problems += [f"{rel}: a row, but no such module" for rel in rows if rel not in expected]
-    problems += [f"{rel}: the README says layer {rows[rel]!r}, tests/test_architecture.py says {layer!r}"
+    problems += [f"{rel}: docs/architecture.md says layer {rows[rel]!r}, tests/test_architecture.py says {layer!r}"
                  for rel, layer in expected.items() if rel in rows and layer is not None and rows[rel] != layer]
     return problems
 
 
 def test_layout_table_lists_every_module_in_its_layer():
-    assert layout_problems(README.read_text(encoding="utf-8"), arch.simkit_modules()) == []
+    assert layout_problems(ARCHITECTURE.read_text(encoding="utf-8"), arch.simkit_modules()) == []
+    assert "(docs/architecture.md)" in README.read_text(encoding="utf-8")
 
 
 def test_layout_check_fails_for_a_module_added_without_a_row_or_a_stale_or_misplaced_row():
     """The check itself can fail: a new module, a row for a deleted module, a wrong layer."""
-    text = README.read_text(encoding="utf-8")
+    text = ARCHITECTURE.read_text(encoding="utf-8")
     modules = arch.simkit_modules()
     before = set(layout_problems(text, modules))  # empty unless the test above fails too
 
@@ -68,13 +71,13 @@ def test_layout_check_fails_for_a_module_added_without_a_row_or_a_stale_or_mispl
         return set(layout_problems(text, modules)) - before
 
     added = dict(modules, **{"simkit.studies.NAME": ROOT / "simkit" / "studies" / "NAME.py"})
-    assert new_problems(text, added) == {"simkit/studies/NAME.py: no row in the README's Layout table"}
+    assert new_problems(text, added) == {"simkit/studies/NAME.py: no row in docs/architecture.md"}
     removed = {k: v for k, v in modules.items() if k != "simkit.bench"}
     assert new_problems(text, removed) == {"simkit/bench.py: a row, but no such module"}
     wrong = re.sub(r"(\| `simkit/bench\.py` \| )tools( \|)", r"\1analysis\2", text)
     assert wrong != text
     assert new_problems(wrong, modules) == {
-        "simkit/bench.py: the README says layer 'analysis', tests/test_architecture.py says 'tools'"}
+        "simkit/bench.py: docs/architecture.md says layer 'analysis', tests/test_architecture.py says 'tools'"}
 
 
 def test_readme_is_a_front_page():

@@ -43,6 +43,13 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from simkit.defaults import (  # noqa: F401 - re-exported: the analysis settings' defaults
+    DEFAULT_BATCH,
+    DEFAULT_POLICY,
+    DEFAULT_ROLLOUTS,
+    DEFAULT_SHARPEN,
+    DEFAULT_TOLERANCE,
+)
 from simkit.analysis.results import finite_or_none
 from simkit.analysis.stats import check_confidence, t_interval_or_nan, wilson_interval
 from simkit.engine.position import Position, action_text, decision_kind
@@ -61,16 +68,7 @@ from simkit.runner.rollout import (
 from simkit.runner.rollout import rollouts as play_rollouts
 from simkit.runner.value_model import ValueModel, value_model_for
 
-DEFAULT_POLICY = "expert"
-DEFAULT_ROLLOUTS = 16384  # determinisations per action at most
-DEFAULT_TOLERANCE = 0.05  # 牌: an action whose difference to the best is surely within this stops as equal
-DEFAULT_BATCH = 64  # determinisations per racing round
 MIN_RACE = 128  # no action stops before this many determinisations
-# the opponent model's default: 20 hill-climbing steps per sampled opponent hand.  Uniform samples
-# (0) overestimate the player's payoff by 0.96 ± 0.10 牌 against what expert deals then paid
-# (calibration on seed 4105, 150 deals); 20 steps: +0.01 ± 0.09 there, +0.10 ± 0.08 on seed 4106
-# (docs/analysis.md, "Opponent model")
-DEFAULT_SHARPEN = 20
 STATUS_BEST, STATUS_SEPARATED, STATUS_EQUAL, STATUS_OPEN = "best", "separated", "equal", "open"
 
 

@@ -45,6 +45,7 @@ from scipy import stats
 
 from simkit.analysis.plots import calibration_plot, save_figure
 from simkit.cards import N_SEATS
+from simkit.defaults import DEFAULT_REFERENCE, DEFAULT_SAMPLES
 from simkit.engine.position import action_text, decision_kind
 from simkit.errors import SimkitError
 from simkit.policies.registry import PolicySpec, builtin_policy_name, parse_policy, policy_names
@@ -54,8 +55,6 @@ from simkit.runner.rollout import OUT_ERROR, OUT_PAYOFF, POLICY_DECIDES, rollout
 from simkit.storage.files import write_json, write_parquet, write_text
 from simkit.storage.paths import check_study_out_dir, make_out_dir
 
-DEFAULT_REFERENCE = "expert"
-DEFAULT_SAMPLES = 64  # stock orders per decision
 
 
 @dataclasses.dataclass(frozen=True)

@@ -1,0 +1,23 @@
+"""The defaults of the analysis and review settings, in one numba-free module: the library
+functions (:mod:`simkit.studies.analyze`, :mod:`simkit.studies.review`,
+:mod:`simkit.studies.reference`) and the command line (:mod:`simkit.cliargs`, which must not
+import numba to print its help) read them here, so a default changed once changes everywhere.
+
+>>> DEFAULT_ROLLOUTS > DEFAULT_REVIEW_ROLLOUTS >= DEFAULT_BATCH
+True
+"""
+
+from __future__ import annotations
+
+DEFAULT_POLICY = "expert"  # the rollout policy at every seat
+DEFAULT_ROLLOUTS = 16384  # analyze: determinisations per action at most
+DEFAULT_TOLERANCE = 0.05  # 牌: an action whose difference to the best is surely within this stops as equal
+DEFAULT_BATCH = 64  # determinisations per racing round
+# the opponent model's default: 20 hill-climbing steps per sampled opponent hand.  Uniform samples
+# (0) overestimate the player's payoff by 0.96 ± 0.10 牌 against what expert deals then paid
+# (calibration on seed 4105, 150 deals); 20 steps: +0.01 ± 0.09 there, +0.10 ± 0.08 on seed 4106
+# (docs/analysis.md, "Opponent model")
+DEFAULT_SHARPEN = 20
+DEFAULT_REVIEW_ROLLOUTS = 512  # review: determinisations per action at most, per decision
+DEFAULT_REFERENCE = "expert"  # the policy a review's loss against a reference is measured against
+DEFAULT_SAMPLES = 64  # stock orders per decision of the loss against a reference
