@@ -48,6 +48,7 @@ from typing import Any, Sequence
 
 from simkit.cliargs import EXIT_BAD_INPUT, build_parser, check_arguments
 from simkit.errors import SimkitError
+from simkit.progress import Progress
 
 # Lazy for speed: each command imports the simkit modules it uses inside its handler (and
 # simkit.cliargs those its checks need), so that `simkit --help`, `simkit rules` or a bad
@@ -534,12 +535,12 @@ def _cmd_review(args: argparse.Namespace) -> int:
     decisions = read_decision_log(args.log)
     luck = _luck_argument(args.luck)
 
-    terminal = sys.stderr.isatty()
+    reporter: list[Progress] = []
 
-    def progress(done: int, total: int) -> None:  # on a terminal one line rewritten, else a line per update
-        if not args.quiet:
-            print(f"{chr(13) if terminal else ''}reviewed {done}/{total} decisions "
-                  f"({time.perf_counter() - start:.0f} s)", end="" if terminal else "\n", file=sys.stderr, flush=True)
+    def progress(done: int, total: int) -> None:
+        if not reporter:
+            reporter.append(Progress(total, "decisions", "reviewed", not args.quiet))
+        reporter[0].update(done - reporter[0].done)
 
     review = review_decisions(decisions, args.seat, policy=policy, rollouts=args.rollouts, seed=args.seed,
                               workers=args.workers, luck=luck, progress=progress, sharpen=args.sharpen,
@@ -548,8 +549,8 @@ def _cmd_review(args: argparse.Namespace) -> int:
         reference = review_log_against_reference(args.log, args.seat, args.reference, args.samples, args.seed,
                                                  args.confidence, args.workers)
         review = dataclasses.replace(review, reference=reference)
-    if not args.quiet and terminal:
-        print(file=sys.stderr)
+    for bar in reporter:
+        bar.close()
     print(review.to_json() if args.json else review_table(review, args.min_loss))
     if args.out is not None:
         path = write_review_report(review, args.out, args.min_loss)
@@ -564,15 +565,15 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
     from simkit.studies.reference import calibrate, write_calibration_report
 
     start = time.perf_counter()
+    reporter = Progress(args.deals, "deals", "played and reviewed", not args.quiet)
 
     def progress(done: int, total: int) -> None:
-        if not args.quiet and (done == total or done % max(1, total // 20) == 0):
-            print(f"played and reviewed {done}/{total} deals ({time.perf_counter() - start:.0f} s)", file=sys.stderr,
-                  flush=True)
+        reporter.update(done - reporter.done)
 
     result = calibrate(args.policy, seat=args.seat, deals=args.deals, seed=args.seed, reference=args.reference,
                        samples=args.samples, first_deal=args.first_deal, rules=RuleSet.from_strings(args.rule),
                        confidence=args.confidence, workers=args.workers, progress=progress)
+    reporter.close()
     print(json.dumps(result.to_dict()) if args.json else result.text())
     if args.out is not None:
         path = write_calibration_report(result, args.out)

@@ -42,6 +42,7 @@ import simkit
 from simkit.cards import format_counts
 from simkit.deck import fixed_hand_cards, fixed_hand_decks, parse_dealt_hand
 from simkit.errors import SimkitError
+from simkit.progress import Progress, progress_enabled
 from simkit.policies.registry import PolicySpec, is_user_policy, parse_policies, policy_arrays
 from simkit.rng import root_key
 from simkit.rules import RuleSet
@@ -260,6 +261,7 @@ def run_equity(config: EquityConfig, out: str | os.PathLike, workers: int = 1, q
             todo = [b for b in todo if b < max_batches]
         records = dict(manifest[FILES])
         stream = _batches(config, todo, int(workers))
+        progress = Progress(len(todo), "batches", "equity", progress_enabled(quiet))
         try:
             for batch, table in stream:
                 first, stop = config.batch_range(batch)
@@ -267,9 +269,9 @@ def run_equity(config: EquityConfig, out: str | os.PathLike, workers: int = 1, q
                     directory, batch, table, {"batch": batch, "first_deal": first, "deals": stop - first,
                                               "config": manifest["config_digest"], "seed": config.base.seed})
                 manifest = write_manifest(directory, {**manifest, FILES: records})
-                if not quiet and sys.stderr.isatty():
-                    print(f"simkit: batch {batch + 1}/{config.n_batches} written", file=sys.stderr)
+                progress.update()
         finally:
+            progress.close()
             close = getattr(stream, "close", None)
             if close is not None:
                 close()

@@ -74,6 +74,7 @@ import pyarrow as pa
 
 import simkit
 from simkit.errors import SimkitError
+from simkit.progress import Progress, progress_enabled
 from simkit.lifeline import exit_with_parent
 from simkit.policies.registry import (
     PolicySpec,
@@ -269,46 +270,6 @@ def policy_change_error(directory: Path, recorded: Any, current: dict) -> Datase
                             parameters=("out",))
     return DatasetError(f"{directory}: policy {name} changed since this dataset was started (source digest "
                         f"{before} != {current[name]}); use a new folder for out", parameters=("out",))
-
-
-class ProgressBar:
-    """A one-line progress bar on a terminal (of ``total_batches`` units of work holding
-    ``total_deals`` deals); silent unless ``enabled`` (:func:`progress_enabled`)."""
-
-    def __init__(self, total_batches: int, total_deals: int, enabled: bool, unit: str = "batches") -> None:
-        self.unit = unit
-        self.total_batches = total_batches
-        self.total_deals = total_deals
-        self.enabled = enabled
-        self.done_batches = 0
-        self.done_deals = 0
-        self.start = time.perf_counter()
-
-    def update(self, deals: int) -> None:
-        self.done_batches += 1
-        self.done_deals += deals
-        if not self.enabled:
-            return
-        elapsed = time.perf_counter() - self.start
-        rate = self.done_deals / elapsed if elapsed > 0 else 0.0
-        eta = (self.total_deals - self.done_deals) / rate if rate > 0 else float("inf")
-        width = 30
-        filled = int(width * self.done_batches / max(1, self.total_batches))
-        sys.stderr.write(
-            f"\r[{'#' * filled}{'.' * (width - filled)}] {self.done_batches}/{self.total_batches} {self.unit}, "
-            f"{rate:,.0f} deals/s, ETA {eta:,.0f} s  "
-        )
-        sys.stderr.flush()
-
-    def close(self) -> None:
-        if self.enabled:
-            sys.stderr.write("\n")
-            sys.stderr.flush()
-
-
-def progress_enabled(quiet: bool) -> bool:
-    """Show progress: not ``quiet``, on a terminal, outside CI."""
-    return not quiet and sys.stderr.isatty() and not os.environ.get("CI")
 
 
 def _adoptable(directory: Path, config: SimulationConfig) -> SimulationConfig:
@@ -612,8 +573,8 @@ def _write_run(directory: Path, config: SimulationConfig, workers: int, backend:
         print(f"simkit: {line}", file=sys.stderr)
     if not todo:
         return
-    progress = ProgressBar(len(todo), sum(config.batch_range(b)[1] - config.batch_range(b)[0] for b in todo),
-                         progress_enabled(quiet))
+    progress = Progress(sum(config.batch_range(b)[1] - config.batch_range(b)[0] for b in todo), "deals",
+                        f"{len(todo)} batches", progress_enabled(quiet))
     digest = manifest["config_digest"]
     records = dict(manifest[FILES])
     stream = _run_dask(config, todo, client) if backend == "dask" else _run_local(config, todo, workers)

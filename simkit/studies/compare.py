@@ -44,7 +44,7 @@ from simkit.policies.registry import PolicySpec, parse_policy
 from simkit.rules import RuleSet
 from simkit.runner.duplicate import SEATINGS, read_comparison, run_duplicate, seating_dir
 from simkit.runner.luck import duplicate_luck
-from simkit.runner.simulate import ProgressBar, progress_enabled
+from simkit.progress import Progress, progress_enabled
 from simkit.runner.value_model import ValueModel, value_model_for
 from simkit.storage import load_dataset
 from simkit.storage.files import atomic_write, write_parquet, write_text
@@ -300,8 +300,7 @@ def _replayed_luck(policy_a: PolicySpec, policy_b: PolicySpec, seed: int, rules:
     stop = first_deal + count
     keep = path is not None and have == start and os.access(path.parent, os.W_OK)
     step = LUCK_SLICE_PLAYOUTS if model.is_playouts else max(1, stop - start)
-    progress = ProgressBar(-(-(stop - start) // step), stop - start, progress_enabled(quiet) and model.is_playouts,
-                           unit="luck slices")
+    progress = Progress(stop - start, "deals", "luck replayed", progress_enabled(quiet) and model.is_playouts)
     parts = [np.zeros((0, len(SEATINGS)))]
     for lo in range(start, stop, step):
         hi = min(stop, lo + step)
