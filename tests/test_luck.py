@@ -238,6 +238,29 @@ def test_zero_value_model_changes_nothing(tmp_path):
     assert json.loads(text)["variance_reduction"]["adjusted_vs_duplicate"] == 1.0
 
 
+def test_a_comparison_reports_its_cpu_and_the_adjustments_efficiency(tmp_path):
+    """CPU is what a user pays: compare measures this run's CPU and the plain duplicate part of
+    it, and the efficiency of the adjustment is its variance reduction times the duplicate's
+    share of the CPU (1 / (variance x CPU) against plain duplicate's: 1.8x fewer deals at 3 times
+    the CPU is 0.6)."""
+    import dataclasses
+
+    from simkit.studies.compare import compare
+
+    block = _random_block(np.random.default_rng(2))
+    block[VB_WEIGHT] = 0.5
+    path = _model_file(tmp_path, block)
+    result = compare("greedy", "random", tmp_path / "c", deals=60, seed=4, batch_size=30, quiet=True, luck=path)
+    assert 0 < result.cpu_duplicate < result.cpu_seconds
+    payload = json.loads(json.dumps(result.to_json(), allow_nan=False))
+    assert payload["cpu_seconds"] == result.cpu_seconds and payload["duplicate"]["standard_error"] > 0
+    assert payload["efficiency_vs_duplicate"] == pytest.approx(result.efficiency)
+    assert "CPU:" in result.text() and "efficiency of the luck adjustment per CPU-second" in result.text()
+    adjusted = dataclasses.replace(result.adjusted, reduction_factor=1.8)
+    assert dataclasses.replace(result, adjusted=adjusted, cpu_seconds=3.0, cpu_duplicate=1.0).efficiency == \
+        pytest.approx(0.6)
+
+
 def test_adjusted_estimate_uses_the_models_luck(tmp_path):
     """A model with corrections: adjusted = plain - mean luck, both from the same deals."""
     from simkit.studies.compare import compare

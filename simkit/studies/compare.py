@@ -22,6 +22,8 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
+import resource
+import time
 from pathlib import Path
 
 import numpy as np
@@ -115,10 +117,22 @@ class ComparisonResult(Result):
     sequential: SequentialEstimate | None = None  # estimate and interval under the SPRT's stopping rule
     confidence: float = 0.95
     adjusted: LuckAdjustment | None = None  # the luck-adjusted estimate, when a value model was given
+    cpu_seconds: float = math.nan  # CPU time of this run (process and reaped workers), luck replay included
+    cpu_duplicate: float = math.nan  # of which the plain duplicate deals
 
     @property
     def deals(self) -> int:
         return int(self.per_seating.shape[0])
+
+    @property
+    def efficiency(self) -> float:
+        """Efficiency of the luck adjustment against plain duplicate on this run: the variance
+        reduction per deal times plain duplicate's CPU over the whole run's (1 / (variance x
+        CPU), plain = 1); NaN without an adjustment.  Above 1 the adjustment pays for its CPU.
+        Of a re-run over a finished folder it measures only what that run redid."""
+        if self.adjusted is None or not self.cpu_duplicate > 0 or not self.cpu_seconds > 0:
+            return math.nan
+        return self.adjusted.reduction_factor * self.cpu_duplicate / self.cpu_seconds
 
     def summary_row(self) -> dict:
         """One row of the comparison table; after an SPRT, ``estimate``/``lo``/``hi`` are the
@@ -152,7 +166,7 @@ class ComparisonResult(Result):
             f"p = {format_p(self.test.p_value)}",
             self._duplicate_reduction_line(),
         ]
-        return "\n".join(lines + self._adjusted_lines())
+        return "\n".join(lines + (self._adjusted_lines() if self.adjusted is not None else self._cpu_lines()))
 
     def _duplicate_reduction_line(self) -> str:
         factor = self.variance.reduction_factor
@@ -175,7 +189,19 @@ class ComparisonResult(Result):
              if math.isfinite(a.reduction_factor) else
              "  variance reduction of the luck adjustment: undefined (the plain differences are constant)"),
             f"  value model: {a.model}",
-        ]
+        ] + self._cpu_lines()
+
+    def _cpu_lines(self) -> list[str]:
+        if not math.isfinite(self.cpu_seconds):
+            return []
+        line = f"  CPU: {self.cpu_seconds:.1f} s"
+        if self.adjusted is not None and math.isfinite(self.cpu_duplicate):
+            line += (f" ({self.cpu_duplicate:.1f} s the duplicate deals, {self.cpu_seconds - self.cpu_duplicate:.1f} s "
+                     "the luck)")
+            if math.isfinite(self.efficiency):
+                line += (f"; efficiency of the luck adjustment per CPU-second vs plain duplicate: "
+                         f"{self.efficiency:.2f}x ({'it pays' if self.efficiency > 1 else 'it costs more than it saves'})")
+        return [line]
 
     def to_json(self) -> dict:
         """The comparison as one JSON-ready object (``simkit compare --json``); a figure that is
@@ -192,7 +218,9 @@ class ComparisonResult(Result):
                "duplicate": interval(self.test, self.bootstrap),
                "variance_reduction": {"duplicate_vs_unpaired": self.variance.reduction_factor,
                                       "adjusted_vs_duplicate": None, "adjusted_vs_unpaired": None},
-               "adjusted": None, "value_model": None, "sprt": None}
+               "adjusted": None, "value_model": None, "sprt": None,
+               "cpu_seconds": self.cpu_seconds, "cpu_duplicate_seconds": self.cpu_duplicate,
+               "efficiency_vs_duplicate": self.efficiency}
         if self.adjusted is not None:
             out["adjusted"] = interval(self.adjusted.test, self.adjusted.bootstrap)
             out["adjusted"]["deals_saved_vs_duplicate"] = self.adjusted.deals_saved
@@ -360,20 +388,26 @@ def compare(
     text_a, text_b = spec_a.text(), spec_b.text()
     model = value_model_for(luck, seed)
     label = model.describe() if model is not None else ""
+    start = cpu_seconds()
     if sprt is None:
         run_duplicate(policy_a, policy_b, deals, seed, out, rules, batch_size, workers, quiet)
         per_seating = seating_differences(out)
+        duplicate_cpu = cpu_seconds() - start
         luck_table = (_replayed_luck(spec_a, spec_b, seed, rules, model, per_seating, out=out, quiet=quiet)
                       if model else None)
-        return summarise(per_seating, text_a, text_b, seed, confidence, luck=luck_table, model=label)
+        result = summarise(per_seating, text_a, text_b, seed, confidence, luck=luck_table, model=label)
+        return dataclasses.replace(result, cpu_seconds=cpu_seconds() - start, cpu_duplicate=duplicate_cpu)
     delta, alpha, beta = sprt
     test = EmpiricalMeanSPRT(delta, alpha, beta, min_n=burn_in)
     n_batches = math.ceil(deals / batch_size)
     fed = 0
+    duplicate_cpu = 0.0
     per_parts, luck_parts = [], []
     for k in range(1, n_batches + 1):
+        before_batch = cpu_seconds()
         run_duplicate(policy_a, policy_b, deals, seed, out, rules, batch_size, workers, quiet, max_batches=k)
         per = seating_differences(out, batches=k)
+        duplicate_cpu += cpu_seconds() - before_batch
         new = per[fed:]
         new_luck = (_replayed_luck(spec_a, spec_b, seed, rules, model, new, fed, out, quiet) if model
                     else np.zeros_like(new))
@@ -386,8 +420,16 @@ def compare(
             break
     per_seating = np.concatenate(per_parts, axis=0)
     luck_table = np.concatenate(luck_parts, axis=0) if model else None
-    return summarise(per_seating, text_a, text_b, seed, confidence, sprt=test, deals_computed=fed, luck=luck_table,
-                     model=label)
+    result = summarise(per_seating, text_a, text_b, seed, confidence, sprt=test, deals_computed=fed, luck=luck_table,
+                       model=label)
+    return dataclasses.replace(result, cpu_seconds=cpu_seconds() - start, cpu_duplicate=duplicate_cpu)
+
+
+def cpu_seconds() -> float:
+    """CPU seconds (user + system) of this process and of its reaped child processes: what a
+    comparison costs (worker processes still alive are not counted until they exit)."""
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + children.ru_utime + children.ru_stime
 
 
 def load_comparison(out: str | os.PathLike, confidence: float = 0.95) -> ComparisonResult:
