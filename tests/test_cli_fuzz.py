@@ -181,6 +181,13 @@ CASES = [
     ("review-min-loss", ["review", "IN/afile", "--seat", "0", "--min-loss", "-1"], "--min-loss"),
     ("review-rollouts", ["review", "IN/afile", "--seat", "0", "--rollouts", "0"], "--rollouts"),
     ("review-out-file", ["review", "IN/afile", "--seat", "0", "--out", "IN/afile"], "afile"),
+    ("calibrate-no-policy", ["calibrate"], "policy"),
+    ("calibrate-unknown-policy", ["calibrate", "nosuch", "--deals", "3"], "nosuch"),
+    ("calibrate-import-path", ["calibrate", "os:system", "--deals", "3"], "built-in"),
+    ("calibrate-deals", ["calibrate", "greedy", "--deals", "1"], "--deals"),
+    ("calibrate-samples", ["calibrate", "greedy", "--samples", "1"], "--samples"),
+    ("calibrate-seat", ["calibrate", "greedy", "--seat", "3"], "--seat"),
+    ("calibrate-out-file", ["calibrate", "greedy", "--out", "IN/afile"], "afile"),
     # bench
     ("bench-negative-seed", ["bench", "engine", "--seed", "-1"], "--seed"),
     ("bench-huge-seed", ["bench", "engine", "--seed", HUGE], "--seed"),

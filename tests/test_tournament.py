@@ -136,6 +136,15 @@ def test_tournament_ladder_and_crosstable(played, tmp_path):
     assert "0 (anchor)" in text and "patient:2,6,1" in text
     assert (out / "tournament_ratings.png").exists() and (out / "tournament_crosstable.png").exists()
     assert (out / "gaps.csv").exists() and "Davidson" in text and "payoff rating" in text
+    pairwise = result.pairwise()
+    assert len(pairwise) == 3 and (pairwise["difference"] >= 0).all()
+    assert ((pairwise["simultaneous_lo"] <= pairwise["lo"]) & (pairwise["hi"] <= pairwise["simultaneous_hi"])).all()
+    assert (pairwise["p_holm"] >= pairwise["p_value"]).all()
+    direct = pairwise.set_index(["better", "worse"])["difference"]
+    assert direct[("greedy", "random")] == pytest.approx(est.loc["greedy", "random"])
+    fit = result.fit()
+    assert fit.df == 1 and f"χ² = {fit.chi2:.2f} on 1 degrees of freedom" in text and "Holm" in text
+    assert (out / "pairwise.csv").exists()
 
 
 def test_tournament_resumes_and_refuses_another(played):
@@ -276,3 +285,58 @@ def test_davidson_matches_a_direct_fit_and_counts_ties_as_ties():
     ratings, nu = davidson(w, t, prior_ties=0.0)
     points = bradley_terry(np.array([[0.0, 65.0], [35.0, 0.0]]), prior_draws=0.0)  # ties as half-wins
     assert ratings[0] - ratings[1] > points[0] - points[1]
+
+
+def test_holm_adjusted_p_values_match_statsmodels():
+    from statsmodels.stats.multitest import multipletests
+
+    from simkit.analysis.ratings import holm_adjusted
+
+    generator = np.random.default_rng(39)
+    for m in (1, 3, 6, 10):
+        p = generator.uniform(0, 0.2, size=m)
+        assert np.allclose(holm_adjusted(p), multipletests(p, method="holm")[1])
+
+
+def test_the_additive_fit_is_weighted_least_squares_and_flags_an_intransitive_table():
+    """χ² is the weighted residual sum of squares of the pairings' means about the ratings (the
+    same as statsmodels' WLS on the pairs' design), on pairs - (k - 1) degrees of freedom;
+    additive pairings fit, a rock-paper-scissors table does not."""
+    import statsmodels.api as sm
+
+    from simkit.analysis.ratings import additive_fit
+
+    generator = np.random.default_rng(7)
+    strength = np.array([0.6, 0.2, -0.1, -0.7])
+    additive = {(i, j): strength[i] - strength[j] + generator.normal(0, 1.0, 800)
+                for i in range(4) for j in range(i + 1, 4)}
+    fit = additive_fit(4, additive)
+    pairs = sorted(additive)
+    design = np.zeros((len(pairs), 3))
+    for row, (i, j) in enumerate(pairs):
+        for col, sign in ((i, 1.0), (j, -1.0)):
+            if col > 0:
+                design[row, col - 1] = sign
+    means = np.array([additive[p].mean() for p in pairs])
+    weights = np.array([additive[p].size / additive[p].var(ddof=1) for p in pairs])
+    wls = sm.WLS(means, design, weights=weights).fit()
+    assert fit.df == 3 and fit.chi2 == pytest.approx(float(wls.ssr), rel=1e-6) and fit.fits
+    cycle = {(0, 1): generator.normal(0.5, 1.0, 800), (1, 2): generator.normal(0.5, 1.0, 800),
+             (0, 2): generator.normal(-0.5, 1.0, 800)}
+    bad = additive_fit(3, cycle)
+    assert bad.df == 1 and bad.p_value < 1e-6 and not bad.fits
+
+
+def test_simultaneous_intervals_cover_together():
+    """Six pairings: the simultaneous intervals cover all six true means together in about 95 %
+    or more of 2,000 repetitions; the marginal ones together far less often."""
+    from simkit.analysis.ratings import pairwise_tests
+
+    generator = np.random.default_rng(2026)
+    truth = {(i, j): 0.1 * (i - j) for i in range(4) for j in range(i + 1, 4)}
+    joint = marginal = 0
+    for _ in range(2_000):
+        rows = pairwise_tests({p: generator.normal(mu, 1.0, 60) for p, mu in truth.items()}, 0.95)
+        joint += all(r["simultaneous_lo"] <= truth[r["pair"]] <= r["simultaneous_hi"] for r in rows)
+        marginal += all(r["lo"] <= truth[r["pair"]] <= r["hi"] for r in rows)
+    assert joint / 2_000 >= 0.94 and marginal / 2_000 < 0.85, (joint, marginal)

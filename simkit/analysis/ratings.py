@@ -44,9 +44,14 @@ Two policies, 9 points of 10 to the first: odds 9 to 1, 400 · log10(9) = 381.7 
 
 from __future__ import annotations
 
-import numpy as np
+import dataclasses
+import math
+from collections.abc import Sequence
 
-__all__ = ["ELO_SCALE", "bootstrap_davidson", "bootstrap_payoff_ratings", "bootstrap_ratings", "bradley_terry",
+import numpy as np
+from scipy import stats
+
+__all__ = ["ELO_SCALE", "AdditiveFit", "additive_fit", "holm_adjusted", "pairwise_tests", "bootstrap_davidson", "bootstrap_payoff_ratings", "bootstrap_ratings", "bradley_terry",
            "davidson", "deal_outcomes", "outcome_counts", "payoff_ratings", "points_matrix"]
 
 ELO_SCALE = 400.0  # rating points per factor 10 in the odds
@@ -281,3 +286,85 @@ def bootstrap_davidson(n_policies: int, differences: dict[tuple[int, int], np.nd
     for b, drawn in enumerate(_joint_resamples(arrays, resamples, seed)):
         out[b] = davidson(*outcome_counts(n_policies, drawn), prior_ties=prior_ties)[0]
     return out
+
+
+# ---- what the ratings and the pairings say together: the fit of the additive model, and
+# pairwise tests with a family-wise error rate
+
+
+@dataclasses.dataclass(frozen=True)
+class AdditiveFit:
+    """Goodness of fit of the additive payoff ratings: ``chi2`` = Σ w_ij (mean d_ij - (r_i -
+    r_j))² with w the inverse variances of the pairings' means, on ``df`` = pairs - (k - 1)
+    degrees of freedom; a small ``p_value`` says the pairings are not additive (one policy does
+    better against some opponents than its rating says), so the direct pairings, not the
+    ladder's gaps, are what to read."""
+
+    chi2: float
+    df: int
+    p_value: float
+
+    @property
+    def fits(self) -> bool:
+        return not self.p_value < 0.05
+
+
+def additive_fit(n_policies: int, differences: dict[tuple[int, int], np.ndarray]) -> AdditiveFit:
+    """:class:`AdditiveFit` of :func:`payoff_ratings` (inverse-variance weights).
+
+    >>> d = {(0, 1): np.array([1.0, 1.2, 0.8]), (0, 2): np.array([2.0, 2.1, 1.9]), (1, 2): np.array([1.0, 0.9, 1.1])}
+    >>> fit = additive_fit(3, d)
+    >>> round(fit.chi2, 6) + 0.0, fit.df, fit.fits
+    (0.0, 1, True)
+    """
+    pairs, means, variances = _pair_means(differences)
+    ratings = payoff_ratings(n_policies, differences)
+    positive = variances[variances > 0]
+    floor = positive.min() if positive.size else 1.0
+    weights = 1.0 / np.maximum(variances, floor)
+    residual = means - np.array([ratings[i] - ratings[j] for i, j in pairs])
+    chi2 = float(np.sum(weights * residual ** 2))
+    df = len(pairs) - (n_policies - 1)
+    p_value = float(stats.chi2.sf(chi2, df)) if df > 0 else math.nan
+    return AdditiveFit(chi2, df, p_value)
+
+
+def holm_adjusted(p_values: Sequence[float]) -> np.ndarray:
+    """Holm's step-down adjusted p-values (family-wise error rate; Holm 1979): the i-th smallest
+    p times (m - i + 1), made monotone and capped at 1.
+
+    >>> holm_adjusted([0.01, 0.04, 0.03]).round(3).tolist()
+    [0.03, 0.06, 0.06]
+    """
+    p = np.asarray(p_values, dtype=float)
+    m = p.size
+    order = np.argsort(p, kind="stable")
+    adjusted = np.empty(m)
+    running = 0.0
+    for rank, index in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * p[index]))
+        adjusted[index] = running
+    return adjusted
+
+
+def pairwise_tests(differences: dict[tuple[int, int], np.ndarray], confidence: float = 0.95) -> list[dict]:
+    """For each pairing (i, j): the mean of the per-deal differences i - j, its marginal t
+    interval at ``confidence``, its simultaneous interval (Bonferroni: every pairing's at
+    1 - (1 - confidence) / m, so all m cover together with probability >= ``confidence``), the
+    t test's p-value and Holm's adjusted p-value."""
+    pairs = sorted(differences)
+    m = len(pairs)
+    rows = []
+    for i, j in pairs:
+        d = np.asarray(differences[(i, j)], dtype=float)
+        n = d.size
+        mean = float(d.mean())
+        se = float(d.std(ddof=1) / math.sqrt(n)) if n > 1 else math.nan
+        marginal = float(stats.t.ppf(0.5 + confidence / 2, n - 1)) * se
+        joint = float(stats.t.ppf(1 - (1 - confidence) / (2 * m), n - 1)) * se
+        p = float(2 * stats.t.sf(abs(mean) / se, n - 1)) if se > 0 else (1.0 if mean == 0 else 0.0)
+        rows.append({"pair": (i, j), "estimate": mean, "lo": mean - marginal, "hi": mean + marginal,
+                     "simultaneous_lo": mean - joint, "simultaneous_hi": mean + joint, "p_value": p, "deals": n})
+    for row, adjusted in zip(rows, holm_adjusted([r["p_value"] for r in rows])):
+        row["p_holm"] = float(adjusted)
+    return rows

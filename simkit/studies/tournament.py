@@ -41,15 +41,18 @@ import pandas as pd
 from simkit.studies.compare import ComparisonResult, compare
 from simkit.analysis.plots import crosstable_plot, forest_plot, save_figure
 from simkit.analysis.ratings import (
+    AdditiveFit,
+    additive_fit,
     bootstrap_davidson,
     bootstrap_payoff_ratings,
     davidson,
     deal_outcomes,
     outcome_counts,
+    pairwise_tests,
     payoff_ratings,
     points_matrix,
 )
-from simkit.analysis.report import markdown_table
+from simkit.analysis.report import format_p, markdown_table
 from simkit.analysis.results import format_level
 from simkit.analysis.sequential import DEFAULT_BURN_IN
 from simkit.analysis.stats import check_confidence
@@ -156,6 +159,38 @@ class TournamentResult:
     def to_frame(self) -> pd.DataFrame:
         """The ladder (:meth:`ladder`)."""
         return self.ladder()
+
+    def _differences(self) -> dict[tuple[int, int], np.ndarray]:
+        """The per-deal differences the payoff ratings were fitted to (luck-adjusted when so)."""
+        out = {}
+        for p, r in self.pairings.items():
+            d = r.per_seating.mean(axis=1)
+            out[p] = d - r.adjusted.luck.mean(axis=1) if self.adjusted and r.adjusted is not None else d
+        return out
+
+    def fit(self) -> AdditiveFit:
+        """Goodness of fit of the additive payoff ratings to the pairings
+        (:func:`~simkit.analysis.ratings.additive_fit`)."""
+        return additive_fit(len(self.policies), self._differences())
+
+    def pairwise(self) -> pd.DataFrame:
+        """Every pairing, better policy first: the direct mean difference with its marginal and
+        simultaneous (Bonferroni) intervals, the t test's p-value and Holm's adjusted p-value,
+        beside the ladder's gap for the same two policies."""
+        rows = []
+        for row in pairwise_tests(self._differences(), self.confidence):
+            i, j = row["pair"]
+            sign = 1.0 if row["estimate"] >= 0 else -1.0
+            better, worse = (i, j) if sign > 0 else (j, i)
+            lo, hi = (row["lo"], row["hi"]) if sign > 0 else (-row["hi"], -row["lo"])
+            slo, shi = ((row["simultaneous_lo"], row["simultaneous_hi"]) if sign > 0
+                        else (-row["simultaneous_hi"], -row["simultaneous_lo"]))
+            rows.append({"better": self.policies[better], "worse": self.policies[worse],
+                         "difference": sign * row["estimate"], "lo": lo, "hi": hi, "simultaneous_lo": slo,
+                         "simultaneous_hi": shi, "p_value": row["p_value"], "p_holm": row["p_holm"],
+                         "ladder_gap": float(self.payoff_ratings[better] - self.payoff_ratings[worse]),
+                         "deals": row["deals"], "confidence": self.confidence})
+        return pd.DataFrame(rows)
 
 
 def _identity(specs: Sequence[PolicySpec], deals: int, seed: int, rules: RuleSet, batch_size: int,
@@ -281,6 +316,24 @@ def tournament_section(result: TournamentResult, directory: str | os.PathLike, p
     lines += [f"Gaps between neighbours on the ladder, with their own {level} intervals (all pairs: "
               "`gaps.csv`):", ""]
     lines += markdown_table(gap_table) + [""]
+    fit = result.fit()
+    pairwise = result.pairwise()
+    lines += [f"Every pairing directly: its mean difference with its {level} interval and its simultaneous interval "
+              f"(Bonferroni over the {len(pairwise)} pairings: all cover together at {level} or more), the t test's "
+              "p-value and Holm's adjusted p-value (family-wise error), beside the ladder's gap. Fit of the additive "
+              f"payoff ratings to the pairings: χ² = {fit.chi2:.2f} on {fit.df} degrees of freedom, p = "
+              f"{format_p(fit.p_value) if np.isfinite(fit.p_value) else 'undefined (as many ratings as pairings)'}"
+              + (" — **the ratings do not fit the pairings: read the direct differences, not the ladder's gaps**."
+                 if not fit.fits else "."), ""]
+    lines += markdown_table(pd.DataFrame({
+        "better - worse": [f"{b} - {w}" for b, w in zip(pairwise["better"], pairwise["worse"])],
+        f"direct [{level}]": [f"{signed(d, 3)} [{signed(lo, 3)}, {signed(hi, 3)}]" for d, lo, hi in
+                              zip(pairwise["difference"], pairwise["lo"], pairwise["hi"])],
+        "simultaneous": [f"[{signed(lo, 3)}, {signed(hi, 3)}]" for lo, hi in
+                         zip(pairwise["simultaneous_lo"], pairwise["simultaneous_hi"])],
+        "p / Holm": [f"{format_p(p)} / {format_p(h)}" for p, h in zip(pairwise["p_value"], pairwise["p_holm"])],
+        "ladder gap": [signed(g, 3) for g in pairwise["ladder_gap"]],
+    })) + [""]
     lines += [f"Crosstable: mean payoff difference row - column, 牌 per seat per deal, {level} interval "
               "(paired bootstrap BCa; under the stopping rule for a pairing stopped by its SPRT).", ""]
     lines += markdown_table(cross) + [""]
@@ -296,6 +349,7 @@ def write_tournament_report(result: TournamentResult, directory: str | os.PathLi
     write_text(directory / "ladder.csv", result.ladder().to_csv(index=False))
     write_text(directory / "crosstable.csv", result.crosstable().to_csv())
     write_text(directory / "gaps.csv", result.gaps().to_csv(index=False))
+    write_text(directory / "pairwise.csv", result.pairwise().to_csv(index=False))
     path = directory / "report.md"
     write_text(path, "\n".join(lines))
     return path
