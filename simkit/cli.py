@@ -46,6 +46,7 @@ import sys
 import time
 from typing import Any, Sequence
 
+from simkit import defaults as D
 from simkit.cliargs import EXIT_BAD_INPUT, build_parser, check_arguments
 from simkit.errors import SimkitError
 from simkit.progress import Progress
@@ -522,6 +523,7 @@ def _position_text(text: str) -> str:
 
 def _cmd_review(args: argparse.Namespace) -> int:
     """``simkit review LOG --seat K``: each decision against rollouts of every option."""
+    from simkit.studies.reference import NotBuiltinPolicyError
     from simkit.studies.review import (
         read_decision_log,
         review_decisions,
@@ -542,13 +544,19 @@ def _cmd_review(args: argparse.Namespace) -> int:
             reporter.append(Progress(total, "decisions", "reviewed", not args.quiet))
         reporter[0].update(done - reporter[0].done)
 
+    reference = None
+    if args.reference != "none":  # first: a bad name is refused before the rollouts
+        try:
+            reference = review_log_against_reference(args.log, args.seat, args.reference, args.samples, args.seed,
+                                                     args.confidence, args.workers)
+        except NotBuiltinPolicyError as exc:
+            if args.reference != D.DEFAULT_REFERENCE or "the log's deal line" not in str(exc):
+                raise
+            print(f"simkit: note: no loss against {args.reference}: {exc}", file=sys.stderr)
     review = review_decisions(decisions, args.seat, policy=policy, rollouts=args.rollouts, seed=args.seed,
                               workers=args.workers, luck=luck, progress=progress, sharpen=args.sharpen,
                               confidence=args.confidence)
-    if args.reference != "none":
-        reference = review_log_against_reference(args.log, args.seat, args.reference, args.samples, args.seed,
-                                                 args.confidence, args.workers)
-        review = dataclasses.replace(review, reference=reference)
+    review = dataclasses.replace(review, reference=reference)
     for bar in reporter:
         bar.close()
     print(review.to_json() if args.json else review_table(review, args.min_loss))

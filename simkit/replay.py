@@ -59,7 +59,7 @@ from simkit.engine.kernel import apply as engine_apply
 from simkit.engine.kernel import new_engine_workspace
 from simkit.engine.kernel import start as engine_start
 from simkit.engine.position import Position, position_from_state
-from simkit.errors import RuleError, SimkitError
+from simkit.errors import RuleError, SimkitError, loads_json
 from simkit.evaluator import pattern_names
 from simkit.policies.registry import (
     PolicySpec,
@@ -332,7 +332,7 @@ def log_decisions(lines: Sequence[str | dict[str, Any]]) -> list[LoggedDecision]
             if not line.strip():
                 continue
             try:
-                line = json.loads(line)
+                line = loads_json(line)
             except json.JSONDecodeError as exc:
                 raise LogError(f"line {number}: not JSON ({exc.msg})") from None
         if not isinstance(line, dict) or "event" not in line:
@@ -391,7 +391,7 @@ def log_decisions(lines: Sequence[str | dict[str, Any]]) -> list[LoggedDecision]
         entry = entries[look]
         try:
             action = _action_of(entry, phase, player)
-        except (ValueError, KeyError) as exc:
+        except (ValueError, KeyError, TypeError) as exc:
             raise LogError(f"line {entry['_line']}: {exc}") from None
         if action is None:
             raise LogError(f"line {entry['_line']}: seat {player} is to {'discard' if phase == L.PH_DISCARD else 'claim'}"

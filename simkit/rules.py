@@ -19,7 +19,7 @@ from typing import Any, Iterable, Mapping
 
 import numpy as np
 
-from simkit.errors import RuleError
+from simkit.errors import RuleError, loads_json
 
 
 class DrawnCardChowBy(str, enum.Enum):
@@ -141,7 +141,7 @@ class RuleSet:
     def from_json(cls, text: str) -> "RuleSet":
         """Parse :meth:`to_json` output (or any JSON object of options)."""
         try:
-            data = json.loads(text)
+            data = loads_json(text)
         except json.JSONDecodeError as exc:
             raise RuleError(f"rules JSON is malformed: {exc.msg} at line {exc.lineno}") from None
         return cls.from_dict(data)

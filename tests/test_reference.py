@@ -250,3 +250,22 @@ def test_the_review_measures_a_loss_on_determinisations_the_choice_never_saw(mon
         assert len(actions) == 2 and result.estimate(actions[0]).rollouts == 32
         best, chosen = result.estimate(actions[0]), result.estimate(actions[1])
         assert d.loss == pytest.approx(best.payoff - chosen.payoff, abs=1e-9)
+
+
+def test_a_log_of_a_user_policy_is_reviewed_without_the_reference_loss(tmp_path, capsys):
+    """The reference loss continues with the table's policies, which must be built-in: for a log
+    naming another policy the review goes on without it (a note says why), before any rollout;
+    a reference that is not built-in is refused in one line."""
+    lines = replay_jsonl(3, 0, "expert,greedy,expert", seating="fixed").splitlines()
+    header = json.loads(lines[0])
+    header["policies"][0] = "mymodule:policy"
+    log = tmp_path / "deal.jsonl"
+    log.write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n", encoding="utf-8")
+    from simkit.cli import main
+
+    assert main(["review", str(log), "--seat", "1", "--rollouts", "8", "--quiet"]) == 0
+    captured = capsys.readouterr()
+    assert "simkit: note: no loss against expert" in captured.err and "mymodule:policy" in captured.err
+    assert "total loss against the best action" in captured.out and "against expert (" not in captured.out
+    rc, err = run_cli(["review", str(log), "--seat", "1", "--reference", "os:system"], capsys)
+    one_line_error(rc, err, "os:system")

@@ -61,7 +61,7 @@ from simkit.cards import (
 from simkit.deck import DEALER_CARDS, PLAYER_CARDS
 from simkit.engine import kernel as E
 from simkit.engine import layout as L
-from simkit.errors import CardError, GroupError, RuleError, SimkitError
+from simkit.errors import CardError, GroupError, RuleError, SimkitError, loads_json
 from simkit.exposed import (
     EXP_BLOCK,
     ExposedGroup,
@@ -341,6 +341,8 @@ def _check(p: Position) -> None:
             raise PositionError(f"got must be one of {', '.join(GOT)}, got {p.got!r}")
         if p.got == "tianhu" and (p.seat != p.dealer or p.stock != STOCK_CARDS):
             raise PositionError("got=tianhu is the dealer's opening discard phase: the dealer's seat, a full stock")
+        if p.got == "tianhu" and (played := _opening_problem(p)):
+            raise PositionError(f"got=tianhu is the dealer's dealt hand before any play, but {played}")
         if not -1 <= p.got_card < N_TYPES:
             raise PositionError(f"got card must be a card type, got {p.got_card!r}")
         if p.xianggong[p.seat]:
@@ -367,6 +369,23 @@ def _check(p: Position) -> None:
     if unseen - others != p.stock:
         raise PositionError(f"stock {p.stock} does not add up: {N_CARDS} cards - {int(seen.sum())} seen - {others} in "
                             f"the other two hands leaves {unseen - others} (list every dead card)")
+
+
+def _opening_problem(p: Position) -> str | None:
+    """What the position shows that only play makes (an exposed group, a passed type, a 相公
+    seat, a lost right to win), which the dealer's opening (天胡: the dealt 31 cards, docs/rules.md
+    §5-6) cannot hold; None when it shows none."""
+    for q in range(N_SEATS):
+        if p.exposed[q]:
+            return (f"seat {q} shows exposed groups ({format_exposed(p.exposed[q])}): none exist before the first "
+                    "discard")
+    if any(p.locks):
+        return "it has passed types (locks): no claim was offered before the first discard"
+    if any(p.xianggong):
+        return "a seat is 相公: nobody is before the first discard"
+    if p.nowin:
+        return "nowin is set: no claim was declined before the first discard"
+    return None
 
 
 def _claim_stage(p: Position) -> str:
@@ -462,9 +481,10 @@ def position_from_mapping(mapping: Mapping[str, Any]) -> Position:
     if not isinstance(mapping, Mapping):
         raise PositionError(f"a position is a JSON object, got {type(mapping).__name__}")
     data = dict(mapping)
-    rule_items = dict(data.pop("rules", None) or {})
-    if not isinstance(rule_items, dict):
-        raise PositionError("rules must be an object of rule options")
+    rule_items = data.pop("rules", None) or {}
+    if not isinstance(rule_items, Mapping):
+        raise PositionError(f"rules must be an object of rule options, got {type(rule_items).__name__}")
+    rule_items = dict(rule_items)
     exposed = data.pop("exposed", None)
     if exposed is not None:
         if not isinstance(exposed, (list, tuple)) or len(exposed) != N_SEATS:
@@ -528,7 +548,7 @@ def parse_position(text: str) -> Position:
     text = text.strip()
     if text.startswith("{"):
         try:
-            data = json.loads(text)
+            data = loads_json(text)
         except json.JSONDecodeError as exc:
             raise PositionError(f"the position is not valid JSON: {exc.msg} (line {exc.lineno} column {exc.colno})") \
                 from None

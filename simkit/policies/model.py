@@ -14,6 +14,16 @@ A model file is a NumPy ``.npz`` archive (no pickled objects) with two members:
 truncated or foreign one, and a model of another feature layout.  A model's identity is the
 SHA-256 of its file (:attr:`LoadedModel.digest`), which datasets record.
 
+A file may be hostile (a few KB that inflate to GBs, an ``.npy`` header declaring 10^12
+numbers), so :func:`read_model_file`, which reads the value models of the luck adjustment too
+(:mod:`simkit.runner.value_model`), reads nothing it has not bounded first, each bound derived
+from the kind's :class:`ModelLayout` (its block's largest legal size): the file's size; the
+zip's member list (exactly ``block.npy`` and ``meta.npy``, stored or deflated) and each
+member's declared uncompressed size; each member's ``.npy`` header (dtype and shape, checked
+against the layout before any data is read); then no more than the bytes the header declares.
+Metadata are JSON of at most :data:`MAX_META_BYTES`, their ``rules`` rule options of this
+simkit.  Refusing a 1 MB file of 1 GiB of compressed zeros takes milliseconds and no memory.
+
 >>> import numpy as np, tempfile, os
 >>> block = model_block(np.zeros((N_FEATURES, 4)), np.zeros(4), np.zeros((4, 2)), np.zeros(2),
 ...                     np.zeros(2), 0.5, np.zeros(16))
@@ -33,12 +43,13 @@ import io
 import json
 import os
 import zipfile
+import zlib
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, Callable
 
 import numpy as np
 
-from simkit.errors import SimkitError
+from simkit.errors import RuleError, SimkitError, loads_json
 from simkit.policies.learned import (
     FEATURE_NAMES,
     FEATURE_SCALE,
@@ -57,14 +68,48 @@ from simkit.policies.learned import (
     N_FEATURES,
     block_size,
 )
+from simkit.rules import RuleSet
 
 MODEL_FORMAT = "simkit-learned-model"
 BUILTIN_MODEL = Path(__file__).parent / "models" / "learned.npz"  # the shipped model of ``learned``
-MAX_MODEL_BYTES = 64 << 20  # a larger file is not a model of this layout
+BLOCK_MEMBER, META_MEMBER = MEMBERS = ("block.npy", "meta.npy")  # an .npz's members: exactly these
+MAX_META_BYTES = 1 << 20  # the most bytes of metadata (a model's is a few KB: format, features, rules, training)
+MAX_NPY_HEADER = 10_000  # the longest .npy header read (numpy's own default bound)
+NPY_PREAMBLE = 12  # an .npy member's magic, version and header length (version 2.0: 6 + 2 + 4 bytes)
+ZIP_SLACK = 1 << 17  # room for the zip's own records and a deflated member's growth (a few hundred bytes in practice)
 
 
 class ModelError(SimkitError):
     """A model file that is missing, unreadable, truncated, foreign or of another layout."""
+
+
+def _npy_bytes(data_bytes: int) -> int:
+    """The most bytes an ``.npy`` member holding ``data_bytes`` of data may declare: its magic,
+    version, header length and header (:data:`MAX_NPY_HEADER` at most), then the data."""
+    return NPY_PREAMBLE + MAX_NPY_HEADER + data_bytes
+
+
+@dataclasses.dataclass(frozen=True)
+class ModelLayout:
+    """What a model file of one kind may hold: its ``format`` (the metadata's) and its block's
+    largest legal size in floats.  Every other bound follows: a member's declared size, the
+    file's size (the members at their largest, stored, plus the zip's own records)."""
+
+    fmt: str
+    max_block: int
+
+    def member_limits(self) -> dict[str, int]:
+        """The most bytes each member (``block.npy``, ``meta.npy``) may declare."""
+        return {BLOCK_MEMBER: _npy_bytes(8 * self.max_block), META_MEMBER: _npy_bytes(MAX_META_BYTES)}
+
+    @property
+    def max_file_bytes(self) -> int:
+        """The largest model file of this kind."""
+        return sum(self.member_limits().values()) + ZIP_SLACK
+
+
+LEARNED_LAYOUT = ModelLayout(MODEL_FORMAT, block_size(N_FEATURES, MAX_HIDDEN, MAX_HIDDEN))  # a learned model's
+MAX_MODEL_BYTES = LEARNED_LAYOUT.max_file_bytes  # a larger file is not a model of this layout
 
 
 @dataclasses.dataclass(frozen=True)
@@ -134,52 +179,157 @@ def _refuse(path: str, problem: str) -> ModelError:
     return ModelError(f"model file {path}: {problem}")
 
 
-def _read(path: str) -> bytes:
+def _read(path: str, limit: int) -> bytes:
+    """The bytes of the model file ``path``, refused unread when larger than ``limit``."""
     try:
         size = os.path.getsize(path)
         if not os.path.isfile(path):
             raise _refuse(path, "is not a regular file")
-        if size > MAX_MODEL_BYTES:
-            raise _refuse(path, f"is {size} bytes, larger than any model ({MAX_MODEL_BYTES} at most)")
+        if size > limit:
+            raise _refuse(path, f"is {size} bytes, larger than any model of its kind ({limit} at most)")
         with open(path, "rb") as f:
-            return f.read()
+            data = f.read(limit + 1)
     except FileNotFoundError:
         raise _refuse(path, "does not exist") from None
     except IsADirectoryError:
         raise _refuse(path, "is a folder, not a model file") from None
     except OSError as exc:
         raise _refuse(path, f"cannot be read ({exc.strerror or exc})") from None
+    if len(data) > limit:  # it grew after the size was taken
+        raise _refuse(path, f"is more than {limit} bytes, larger than any model of its kind")
+    return data
 
 
-def _parse(path: str, data: bytes, fmt: str = MODEL_FORMAT) -> tuple[np.ndarray, dict]:
+def _members(path: str, archive: zipfile.ZipFile, layout: ModelLayout) -> dict[str, zipfile.ZipInfo]:
+    """The archive's two members, checked before any is read: exactly ``block`` and ``meta``,
+    stored or deflated, unencrypted, each declaring no more bytes than its layout allows."""
+    names = archive.namelist()
+    if sorted(names) != sorted(MEMBERS):
+        shown = ", ".join(_short(n.removesuffix(".npy")) for n in names[:8]) + (", ..." if len(names) > 8 else "")
+        raise _refuse(path, f"is not a simkit model (an .npz of {len(names)} members ({shown}), not exactly "
+                            "'block' and 'meta')")
+    infos = {info.filename: info for info in archive.infolist()}
+    for name, limit in layout.member_limits().items():
+        info = infos[name]
+        if info.flag_bits & 0x1:
+            raise _refuse(path, f"its member {name} is encrypted (not a simkit model)")
+        if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+            raise _refuse(path, f"its member {name} is compressed by method {info.compress_type}; an .npz is "
+                                "stored or deflated (not a simkit model)")
+        if info.file_size > limit:
+            raise _refuse(path, f"its member {name} declares {info.file_size} bytes, more than a {layout.fmt} "
+                                f"holds ({limit} at most)")
+    return infos
+
+
+def _npy_header(stream: IO[bytes]) -> tuple[tuple[int, ...], np.dtype, int]:
+    """(shape, dtype, header bytes) of the ``.npy`` array ``stream`` starts with (read from the
+    stream: nothing of its data); a ``ValueError`` when it is no ``.npy`` header."""
+    version = np.lib.format.read_magic(stream)
+    if version == (1, 0):
+        shape, _, dtype = np.lib.format.read_array_header_1_0(stream, max_header_size=MAX_NPY_HEADER)
+    elif version == (2, 0):
+        shape, _, dtype = np.lib.format.read_array_header_2_0(stream, max_header_size=MAX_NPY_HEADER)
+    else:
+        raise ValueError(f"an .npy header of version {version[0]}.{version[1]}, not 1.0 or 2.0")
+    return shape, dtype, stream.tell()
+
+
+def _member_array(path: str, archive: zipfile.ZipFile, info: zipfile.ZipInfo, what: str,
+                  problem: Callable[[tuple[int, ...], np.dtype], str | None]) -> np.ndarray:
+    """The array of member ``info``: its ``.npy`` header is read and checked (``problem(shape,
+    dtype)``: what is wrong, None when it fits) before its data, of which at most the bytes the
+    header declares are read (the header and the member's declared size must agree)."""
+    with archive.open(info) as stream:
+        shape, dtype, header = _npy_header(stream)
+        wrong = "it holds Python objects" if dtype.hasobject or dtype.subdtype is not None else problem(shape, dtype)
+        if wrong:
+            raise _refuse(path, f"its {what} is {wrong} (not a simkit model, or damaged)")
+        size = int(np.prod(shape, dtype=object)) * dtype.itemsize
+        if header + size != info.file_size:
+            raise _refuse(path, f"its {what} declares {info.file_size - header} bytes of data, its .npy header "
+                                f"{size} (damaged)")
+        data = stream.read(size)
+    if len(data) != size:
+        raise EOFError(f"{what}: {len(data)} of {size} bytes")
+    return np.frombuffer(data, dtype=dtype).reshape(shape)
+
+
+def _parse(path: str, data: bytes, layout: ModelLayout) -> tuple[np.ndarray, dict]:
     try:
-        with np.load(io.BytesIO(data), allow_pickle=False) as archive:
-            names = set(archive.files)
-            if not {"block", "meta"} <= names:
-                raise _refuse(path, f"is not a simkit model (an .npz without 'block' and 'meta': {sorted(names)})")
-            block = np.array(archive["block"])
-            meta_text = str(archive["meta"][()])
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            infos = _members(path, archive, layout)
+            meta_text = str(_member_array(path, archive, infos[META_MEMBER], "metadata", _text_problem)[()])
+            meta = _metadata(path, meta_text, layout.fmt)
+            block = _member_array(path, archive, infos[BLOCK_MEMBER], "block",
+                                  functools.partial(_block_problem, layout=layout)).copy()
     except ModelError:
         raise
-    except (zipfile.BadZipFile, EOFError, ValueError, OSError, KeyError) as exc:
-        raise _refuse(path, f"is not a simkit model or is truncated ({type(exc).__name__}: {exc})") from None
-    try:
-        meta = json.loads(meta_text)
-    except json.JSONDecodeError:
-        raise _refuse(path, "its metadata is not JSON (not a simkit model, or damaged)") from None
-    if not isinstance(meta, dict) or meta.get("format") != fmt:
-        found = meta.get("format") if isinstance(meta, dict) else None
-        raise _refuse(path, f"is not a {fmt} file (format {found!r})")
+    except (zipfile.BadZipFile, zlib.error, EOFError, ValueError, OSError, KeyError, TypeError, SyntaxError,
+            RecursionError, MemoryError) as exc:  # MemoryError, RecursionError: the parser of a hostile .npy header
+        text = " ".join(str(exc).split())[:200]
+        raise _refuse(path, f"is not a simkit model or is truncated ({type(exc).__name__}: {text})") from None
     return block, meta
 
 
-def read_model_file(path: str | os.PathLike, fmt: str) -> tuple[np.ndarray, dict, str]:
-    """(block, metadata, SHA-256) of an ``.npz`` model file of format ``fmt`` (unchecked
-    contents); a one-line :class:`ModelError` naming the file when it is missing, unreadable,
-    truncated or foreign."""
+def _text_problem(shape: tuple[int, ...], dtype: np.dtype) -> str | None:
+    """What keeps an ``.npy`` header from being metadata's: one text, :data:`MAX_META_BYTES` at most."""
+    if shape != () or dtype.kind != "U":
+        return f"{dtype.str} of shape {_shape_text(shape)}, not one text"
+    if dtype.itemsize > MAX_META_BYTES:
+        return f"a text of {dtype.itemsize} bytes, more than {MAX_META_BYTES}"
+    return None
+
+
+def _block_problem(shape: tuple[int, ...], dtype: np.dtype, layout: ModelLayout) -> str | None:
+    """What keeps an ``.npy`` header from being a block of ``layout``: a float64 vector of
+    1..``layout.max_block`` numbers."""
+    if dtype != np.float64 or len(shape) != 1:
+        return f"{dtype.str} of shape {_shape_text(shape)}, not a vector of float64 numbers"
+    if not 1 <= shape[0] <= layout.max_block:
+        return f"{shape[0]} numbers by its .npy header: a {layout.fmt} holds 1..{layout.max_block}"
+    return None
+
+
+def _shape_text(shape: tuple[int, ...]) -> str:
+    """A declared shape in a message (a hostile header may declare thousands of dimensions)."""
+    return str(shape) if len(shape) <= 4 else f"({len(shape)} dimensions)"
+
+
+def _metadata(path: str, text: str, fmt: str) -> dict:
+    """The metadata of a model file of format ``fmt``: a JSON object of that format, whose
+    ``rules`` (if any) are rule options this simkit knows."""
+    try:
+        meta = loads_json(text)
+    except json.JSONDecodeError as exc:
+        raise _refuse(path, f"its metadata is not JSON ({exc.msg}: not a simkit model, or damaged)") from None
+    if not isinstance(meta, dict) or meta.get("format") != fmt:
+        found = meta.get("format") if isinstance(meta, dict) else None
+        raise _refuse(path, f"is not a {fmt} file (format {_short(found)})")
+    try:
+        RuleSet.from_dict(meta.get("rules", {}))
+    except RuleError as exc:
+        raise _refuse(path, f"its metadata's rules are not this simkit's rule options ({exc})") from None
+    return meta
+
+
+def _short(value: Any) -> str:
+    """A value of a file in a message: a text or number as ``repr`` (80 characters at most),
+    anything else by its type (its ``repr`` may be as large, or as deep, as the file)."""
+    if not isinstance(value, (str, int, float, type(None))):
+        return f"a JSON {type(value).__name__}"
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def read_model_file(path: str | os.PathLike, layout: ModelLayout) -> tuple[np.ndarray, dict, str]:
+    """(block, metadata, SHA-256) of an ``.npz`` model file of ``layout`` (its block's contents
+    unchecked); a one-line :class:`ModelError` naming the file when it is missing, unreadable,
+    truncated, foreign, larger than the layout allows (the file, a member's declared size, its
+    ``.npy`` header: each checked before anything past it is read) or of unknown rules."""
     text = os.fspath(path)
-    data = _read(text)
-    block, meta = _parse(text, data, fmt)
+    data = _read(text, layout.max_file_bytes)
+    block, meta = _parse(text, data, layout)
     return block, meta, hashlib.sha256(data).hexdigest()
 
 
@@ -188,29 +338,46 @@ def _check(path: str, block: np.ndarray, meta: dict) -> None:
     features = meta.get("features")
     if version != LAYOUT_VERSION or features != list(FEATURE_NAMES):
         n = len(features) if isinstance(features, list) else "?"
-        raise _refuse(path, f"was trained for another feature layout (version {version}, {n} feature groups; this "
-                            f"simkit reads version {LAYOUT_VERSION}, {len(FEATURE_NAMES)}): train it again "
+        raise _refuse(path, f"was trained for another feature layout (version {_short(version)}, {n} feature groups; "
+                            f"this simkit reads version {LAYOUT_VERSION}, {len(FEATURE_NAMES)}): train it again "
                             "with `simkit train`")
-    if block.dtype != np.float64 or block.ndim != 1 or block.size < H_SIZE:
-        raise _refuse(path, "its block is not a float64 vector with a header (damaged)")
-    if block[H_MAGIC] != MODEL_MAGIC or int(block[H_FEATURES]) != N_FEATURES:
-        raise _refuse(path, f"its block was made for another layout ({int(block[H_FEATURES])} features, this "
+    if problem := header_problem(block, H_SIZE, H_MAGIC, MODEL_MAGIC):
+        raise _refuse(path, problem)
+    if block[H_FEATURES] != N_FEATURES:
+        raise _refuse(path, f"its block was made for another layout ({block[H_FEATURES]:g} features, this "
                             f"simkit has {N_FEATURES})")
     h1, h2 = block[H_HIDDEN1], block[H_HIDDEN2]
-    if not (h1 == int(h1) and h2 == int(h2) and 1 <= h1 <= MAX_HIDDEN and 1 <= h2 <= MAX_HIDDEN):
+    if not (whole_in(h1, 1, MAX_HIDDEN) and whole_in(h2, 1, MAX_HIDDEN)):
         raise _refuse(path, f"hidden layers {h1:g} and {h2:g} wide: 1..{MAX_HIDDEN} only (damaged?)")
     expected = block_size(N_FEATURES, int(h1), int(h2))
     if block.size != expected:
         raise _refuse(path, f"its block holds {block.size} numbers, its header says {expected} (truncated?)")
-    if not np.all(np.isfinite(block)):
-        raise _refuse(path, "its weights hold NaN or infinite numbers")
     if block[H_MARGIN] < 0:
         raise _refuse(path, f"its margin {block[H_MARGIN]:g} is negative (damaged?)")
 
 
+def header_problem(block: np.ndarray, header_size: int, magic_at: int, magic: float) -> str | None:
+    """What keeps ``block`` from starting a block of its layout (both kinds of model file): a
+    float64 vector of at least ``header_size`` finite numbers, ``magic`` at ``magic_at``; None
+    when it does (its header's fields are then safe to compare and convert)."""
+    if block.dtype != np.float64 or block.ndim != 1 or block.size < header_size:
+        return "its block is not a float64 vector with a header (damaged)"
+    if not np.all(np.isfinite(block)):
+        return "its weights hold NaN or infinite numbers"
+    if block[magic_at] != magic:
+        return (f"its block's magic number is {block[magic_at]:g}, not {magic:g}: not a block of this kind and "
+                "layout version, or damaged")
+    return None
+
+
+def whole_in(x: float, low: int, high: int) -> bool:
+    """Whether the header number ``x`` is a whole number in ``low..high`` (False for NaN)."""
+    return bool(low <= x <= high and x == int(x))
+
+
 @functools.lru_cache(maxsize=16)
 def _load_cached(path: str, mtime_ns: int, size: int) -> LoadedModel:
-    block, meta, digest = read_model_file(path, MODEL_FORMAT)
+    block, meta, digest = read_model_file(path, LEARNED_LAYOUT)
     _check(path, block, meta)
     block.setflags(write=False)
     return LoadedModel(path, block, meta, digest)

@@ -13,6 +13,8 @@ A value-model file is a NumPy ``.npz`` archive (no pickled objects), like a ``le
 (:mod:`simkit.policies.model`): ``block`` (float64, the block :func:`simkit.runner.luck.network_value`
 reads) and ``meta`` (JSON: ``format`` :data:`VALUE_FORMAT`, ``features`` (the feature names, which
 must be this simkit's), ``rules``, ``training``: seeds, deals, policies, library, wall time).
+It is read as a learned model is, with the same bounds derived from its layout
+(:data:`VALUE_LAYOUT`: a hostile file is refused before anything large is read or decompressed).
 
 >>> import os, tempfile
 >>> from simkit.runner.luck import zero_value_block
@@ -44,7 +46,7 @@ from typing import Any
 import numpy as np
 
 from simkit.errors import SimkitError
-from simkit.policies.model import ModelError, file_key, read_model_file
+from simkit.policies.model import ModelError, ModelLayout, file_key, header_problem, read_model_file, whole_in
 from simkit.runner.playout_value import MAX_PLAYOUTS, PB_PLAYOUTS, PLAYOUT_MAGIC, playout_block
 from simkit.runner.luck import (
     MAX_VALUE_HIDDEN,
@@ -65,6 +67,7 @@ VALUE_FEATURE_NAMES: tuple[str, ...] = tuple(
 BUILTIN_VALUE_MODEL = Path(__file__).parent / "models" / "value.npz"  # the shipped value model
 PLAYOUTS_NAME = "playouts"  # the name of play-out value models: playouts:K
 DEFAULT_PLAYOUTS = 64  # K of ``playouts`` alone (docs/analysis.md: variance reduction against K)
+VALUE_LAYOUT = ModelLayout(VALUE_FORMAT, value_block_size(N_VALUE_FEATURES, MAX_VALUE_HIDDEN))  # a file's bounds
 
 
 class ValueModelError(SimkitError):
@@ -134,20 +137,18 @@ def _refuse(path: str, problem: str) -> ValueModelError:
 def _check(path: str, block: np.ndarray, meta: dict) -> None:
     if meta.get("features") != list(VALUE_FEATURE_NAMES):
         raise _refuse(path, "was made for another feature layout: train it again with `simkit luck-model`")
-    if block.dtype != np.float64 or block.ndim != 1 or block.size < VB_HEADER or block[VB_MAGIC] != VALUE_MAGIC:
-        raise _refuse(path, "its block is not a value-model block (damaged?)")
-    if int(block[VB_FEATURES]) != N_VALUE_FEATURES:
-        raise _refuse(path, f"its block takes {int(block[VB_FEATURES])} features, this simkit has {N_VALUE_FEATURES}")
+    if problem := header_problem(block, VB_HEADER, VB_MAGIC, VALUE_MAGIC):
+        raise _refuse(path, problem)
+    if block[VB_FEATURES] != N_VALUE_FEATURES:
+        raise _refuse(path, f"its block takes {block[VB_FEATURES]:g} features, this simkit has {N_VALUE_FEATURES}")
     hidden = block[VB_HIDDEN]
-    if hidden != int(hidden) or not 0 <= hidden <= MAX_VALUE_HIDDEN:
+    if not whole_in(hidden, 0, MAX_VALUE_HIDDEN):
         raise _refuse(path, f"its hidden layer is {hidden:g} wide: 0..{MAX_VALUE_HIDDEN} only (damaged?)")
     expected = value_block_size(N_VALUE_FEATURES, int(hidden))
     if block.size != expected:
         raise _refuse(path, f"its block holds {block.size} numbers, its header says {expected} (truncated?)")
     if block[VB_EXACT_WINS] not in (0.0, 1.0):
         raise _refuse(path, "its exact-wins flag is neither 0 nor 1 (damaged?)")
-    if not np.all(np.isfinite(block)):
-        raise _refuse(path, "its weights hold NaN or infinite numbers")
     if int(hidden) > 0 and np.any(block[VB_HEADER + N_VALUE_FEATURES : VB_HEADER + 2 * N_VALUE_FEATURES] <= 0):
         raise _refuse(path, "its feature scales must be positive (damaged?)")
     seeds = meta.get("training", {}).get("seeds") if isinstance(meta.get("training"), dict) else None
@@ -158,7 +159,7 @@ def _check(path: str, block: np.ndarray, meta: dict) -> None:
 @functools.lru_cache(maxsize=8)
 def _load_cached(path: str, mtime_ns: int, size: int) -> ValueModel:
     try:
-        block, meta, digest = read_model_file(path, VALUE_FORMAT)
+        block, meta, digest = read_model_file(path, VALUE_LAYOUT)
     except ModelError as exc:
         raise ValueModelError(str(exc).replace("model file ", "value model ", 1)) from None
     _check(path, block, meta)

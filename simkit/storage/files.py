@@ -41,7 +41,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from simkit.errors import SimkitError
+from simkit.errors import SimkitError, loads_json
 
 
 TMP_TAG = "simkit"
@@ -230,7 +230,7 @@ def read_json(path: str | os.PathLike) -> Any:
     unreadable, non-UTF-8 or malformed (e.g. truncated) file is a one-line :class:`FileError`."""
     data = read_regular(path)
     try:
-        return json.loads(data.decode("utf-8"))
+        return loads_json(data.decode("utf-8"))
     except UnicodeDecodeError:
         raise FileError(path, "unreadable (not UTF-8 text)") from None
     except ValueError as exc:

@@ -53,6 +53,7 @@ from simkit.replay import LoggedDecision, log_decisions, replay_jsonl
 from simkit.rules import RuleSet
 from simkit.runner.rollout import OUT_ERROR, OUT_PAYOFF, POLICY_DECIDES, rollouts
 from simkit.storage.files import write_json, write_parquet, write_text
+from simkit.storage.lock import FolderLock
 from simkit.storage.paths import check_study_out_dir, make_out_dir
 
 
@@ -123,6 +124,10 @@ def _check_count(value: object, name: str, least: int) -> int:
     return int(value)
 
 
+class NotBuiltinPolicyError(SimkitError):
+    """A policy named where only simkit's built-in policies are taken (a log's deal line)."""
+
+
 BUILTIN_NAMES = frozenset(name for name in (builtin_policy_name(i) for i in range(64)) if name)
 
 
@@ -131,7 +136,7 @@ def builtin_policy(text: str, where: str) -> PolicySpec:
     anything: a name that is not one of simkit's built-in policies is refused in one line."""
     name = str(text).partition(":")[0].strip()
     if name not in BUILTIN_NAMES:
-        raise SimkitError(f"{where}: policy {str(text)!r} is not one of simkit's built-in policies "
+        raise NotBuiltinPolicyError(f"{where}: policy {str(text)!r} is not one of simkit's built-in policies "
                           f"({', '.join(sorted(BUILTIN_NAMES))}); nothing named in a log is imported")
     return parse_policy(str(text))
 
@@ -373,6 +378,12 @@ def write_calibration_report(calibration: Calibration, out: str | os.PathLike) -
     deal: predicted loss, its standard error, realised loss, decisions), ``calibration.png``/
     ``.svg`` and ``report.md``; returns the report's path."""
     folder = make_out_dir(check_study_out_dir(out, CALIBRATION_FILE, "a calibration"))
+    with FolderLock(folder):
+        return _write_calibration_files(calibration, folder)
+
+
+def _write_calibration_files(calibration: Calibration, folder: Path) -> Path:
+    """:func:`write_calibration_report`'s files, in ``folder`` (locked)."""
     write_json(folder / CALIBRATION_FILE, calibration.to_dict())
     frame = pd.DataFrame({"deal": np.arange(calibration.deals) + calibration.first_deal,
                           "predicted": calibration.predicted, "predicted_se": calibration.predicted_se,

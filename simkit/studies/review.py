@@ -3,9 +3,15 @@
 For each decision of one seat in a log, :func:`review_decisions` analyses the position
 (:func:`simkit.studies.analyze.analyze_position`) and reports the action chosen, the best
 action and the expected loss of the choice (best payoff minus the chosen action's, paired over
-the same determinisations) with its interval.  The summary adds the losses up, counts the
-errors (decisions whose loss interval excludes 0) by size and splits the loss by kind of
-decision: ``discard``, ``claim``, and ``win`` (a discard phase in which the player could win).
+the same determinisations) with its interval.  The best is chosen on determinisations
+``0 .. rollouts - 1`` and the loss measured on ``rollouts .. 2 rollouts - 1`` of the same seed,
+which the choice never saw: the best of several noisy estimates is biased upwards (the winner's
+curse), an estimate on independent samples is not; so a loss may come out negative (the
+choice was as good as the "best" or better), and it is kept as it is.  The summary adds the
+losses up, counts the errors (decisions whose loss interval excludes 0) by size and splits the
+loss by kind of decision: ``discard``, ``claim``, and ``win`` (a discard phase in which the
+player could win).  For a replay log the review leads with the loss against a reference policy
+(:mod:`simkit.studies.reference`), calibrated against paired play.
 
 Two log formats are read (:func:`read_decision_log`):
 
@@ -42,14 +48,16 @@ from simkit.engine.position import (
     parse_position,
     position_from_mapping,
 )
-from simkit.errors import SimkitError
+from simkit.errors import SimkitError, loads_json
 from simkit.exposed import format_exposed
 from simkit.policies.registry import PolicySpec
 from simkit.replay import LogError, log_decisions
 from simkit.runner.value_model import ValueModel
 from simkit.storage.files import read_regular, write_json, write_parquet, write_text
+from simkit.storage.lock import FolderLock
 from simkit.storage.paths import check_study_out_dir, make_out_dir
-from simkit.studies.reference import DEFAULT_REFERENCE, DEFAULT_SAMPLES, ReferenceReview, review_against_reference
+from simkit.defaults import DEFAULT_REFERENCE, DEFAULT_REVIEW_ROLLOUTS, DEFAULT_SAMPLES
+from simkit.studies.reference import ReferenceReview, review_against_reference
 from simkit.studies.analyze import (
     DEFAULT_BATCH,
     DEFAULT_POLICY,
@@ -58,7 +66,6 @@ from simkit.studies.analyze import (
     analyze_position,
 )
 
-DEFAULT_REVIEW_ROLLOUTS = 512  # determinisations per action at most, per decision
 REVIEW_FILE = "review.json"  # the review as JSON: marks a folder a review wrote
 ERROR_SIZES = ((0.0, "small (< 0.2)"), (0.2, "medium (0.2 - 0.5)"), (0.5, "large (0.5 - 1)"), (1.0, "blunder (>= 1)"))
 KIND_ORDER = ("discard", "claim", "win")
@@ -197,7 +204,7 @@ def parse_decision_log(lines: Sequence[str], name: str = "log") -> list[LogDecis
     if not rows:
         raise SimkitError(f"{name}: the log is empty")
     try:
-        first = json.loads(rows[0][1])
+        first = loads_json(rows[0][1])
     except json.JSONDecodeError as exc:
         raise SimkitError(f"{name} line {rows[0][0]}: not JSON ({exc.msg})") from None
     if isinstance(first, dict) and first.get("event") == "deal":
@@ -208,7 +215,7 @@ def parse_decision_log(lines: Sequence[str], name: str = "log") -> list[LogDecis
     out = []
     for number, line in rows:
         try:
-            entry = json.loads(line)
+            entry = loads_json(line)
         except json.JSONDecodeError as exc:
             raise SimkitError(f"{name} line {number}: not JSON ({exc.msg})") from None
         if not isinstance(entry, dict) or "position" not in entry or "chosen" not in entry:
@@ -257,8 +264,16 @@ def review_decisions(
         best = analysis.best
         if chosen.action == best.action:
             loss, lo, hi = 0.0, 0.0, 0.0
-        else:
-            loss, lo, hi = -chosen.difference, -chosen.difference_hi, -chosen.difference_lo
+        else:  # measured apart from the choice of the best: no winner's curse (module docstring)
+            measure = analyze_position(d.position, policy=policy, rollouts=rollouts, seed=seed, workers=workers,
+                                       luck=luck, confidence=confidence, sharpen=sharpen, race=False,
+                                       actions=[best.action, chosen.action], first=rollouts)
+            if measure.best.action == best.action:  # the chosen action's difference to it: chosen - best
+                again = measure.estimate(chosen.action)
+                loss, lo, hi = -again.difference, -again.difference_hi, -again.difference_lo
+            else:  # measured the other way round: best - chosen
+                again = measure.estimate(best.action)
+                loss, lo, hi = again.difference, again.difference_lo, again.difference_hi
         p = d.position
         rows.append(DecisionReview(
             index=d.index, line=d.line, seat=seat, kind=decision_kind(p), hand=format_counts(p.hand),
@@ -321,8 +336,17 @@ def review_table(review: GameReview, min_loss: float = 0.0) -> str:
 def write_review_report(review: GameReview, out: str | os.PathLike, min_loss: float = 0.0) -> Path:
     """Write ``OUT/review.md`` (summary, decision table, the loss plot, and for each flagged
     decision, an error of loss >= ``min_loss``, the hand and every action's estimates),
-    ``review.json``, ``decisions.parquet`` and ``loss.png``/``.svg``; returns the report's path."""
+    ``review.json``, ``decisions.parquet`` and ``loss.png``/``.svg``; returns the report's path.
+    The folder is locked while they are written (:class:`~simkit.storage.lock.FolderLock`, as
+    every command that writes a folder): another review writing it at the same time is refused in
+    one line, so a folder never holds a mix of two reviews' files."""
     folder = make_out_dir(check_study_out_dir(out, REVIEW_FILE, "a review"))
+    with FolderLock(folder):
+        return _write_review_files(review, folder, min_loss)
+
+
+def _write_review_files(review: GameReview, folder: Path, min_loss: float) -> Path:
+    """:func:`write_review_report`'s files, in ``folder`` (locked)."""
     frame = review.to_frame()
     write_json(folder / REVIEW_FILE, json.loads(review.to_json()))  # first: it marks the folder as a review's
     write_parquet(frame, folder / "decisions.parquet")

@@ -1,0 +1,266 @@
+"""Hostile or broken model files (issue 36): the ``.npz`` files of ``learned:PATH`` policies and
+of the luck adjustment's value models (``--luck FILE``), both read by
+:func:`simkit.policies.model.read_model_file`.
+
+What each test catches:
+
+* ``test_a_compressed_bomb_is_refused_unread``: a reader that decompresses a member before it
+  checks the member's declared size against the layout (a 256 MiB block of zeros in a 0.3 MB
+  file took 0.5 GB of memory before it was refused; 1 GiB in 1 MB: 2.2 GB, 7-60 s);
+* ``test_hostile_files_are_one_line_errors``: each broken file of the issue (a header declaring
+  10^12 numbers: MemoryError; an ``.npy`` named ``.npz``: TypeError; metadata nested 100,000
+  deep: RecursionError; ``rules: "zzz"``: ValueError for ``learned``, accepted for a value
+  model; a wrong magic number reported as "another layout (444 features, this simkit has
+  444)") and more (a lying ``.npy`` header, members added, objects, other dtypes, NaN in the
+  header, other compression) refused in one line naming the file and the problem;
+* ``test_the_size_cap_compares_the_files_size``: a cap that compares anything but the file's
+  size (the mutation ``len(path) > MAX_MODEL_BYTES`` survived every test before): a file one
+  byte over the cap is refused with its size, a small model under a long path is read.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import zipfile
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from simkit.errors import SimkitError
+from simkit.policies.learned import H_HIDDEN1, H_MAGIC
+from simkit.policies.model import BUILTIN_MODEL, LEARNED_LAYOUT, MAX_MODEL_BYTES, ModelError, load_model
+from simkit.runner.luck import VB_FEATURES
+from simkit.runner.value_model import BUILTIN_VALUE_MODEL, VALUE_LAYOUT, ValueModelError, load_value_model
+
+KINDS = {  # kind: (loader, its error, a good file, its layout)
+    "learned": (load_model, ModelError, BUILTIN_MODEL, LEARNED_LAYOUT),
+    "value": (load_value_model, ValueModelError, BUILTIN_VALUE_MODEL, VALUE_LAYOUT),
+}
+
+
+def members_of(kind: str) -> dict[str, bytes]:
+    """The members of the shipped model file of ``kind``."""
+    with zipfile.ZipFile(KINDS[kind][2]) as archive:
+        return {name: archive.read(name) for name in archive.namelist()}
+
+
+def npy(array: np.ndarray) -> bytes:
+    buffer = io.BytesIO()
+    np.save(buffer, array, allow_pickle=False)
+    return buffer.getvalue()
+
+
+def npy_header(descr: str, shape: tuple[int, ...]) -> bytes:
+    """An ``.npy`` header alone (version 1.0), declaring any dtype and shape."""
+    buffer = io.BytesIO()
+    np.lib.format.write_array_header_1_0(buffer, {"descr": descr, "fortran_order": False, "shape": shape})
+    return buffer.getvalue()
+
+
+def write_zip(path: Path, members: dict[str, bytes], method: int = zipfile.ZIP_STORED) -> Path:
+    with zipfile.ZipFile(path, "w", method) as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    return path
+
+
+def block_of(members: dict[str, bytes]) -> np.ndarray:
+    return np.load(io.BytesIO(members["block.npy"])).copy()
+
+
+def meta_of(members: dict[str, bytes]) -> dict:
+    return json.loads(str(np.load(io.BytesIO(members["meta.npy"]))[()]))
+
+
+def refused(kind: str, path: Path, *needles: str) -> str:
+    """The one-line error of loading ``path`` as a model of ``kind``, naming the file and
+    holding every needle."""
+    load, error, _, _ = KINDS[kind]
+    with pytest.raises(error) as info:
+        load(path)
+    assert isinstance(info.value, SimkitError)
+    text = str(info.value)
+    assert "\n" not in text and str(path) in text, text
+    for needle in needles:
+        assert needle in text, (needle, text)
+    return text
+
+
+# ---------------------------------------------------------------------------- a compressed bomb
+
+
+@pytest.fixture(scope="module")
+def bomb(tmp_path_factory) -> Path:
+    """0.3 MB of zip holding a 256 MiB ``block.npy`` of zeros (a valid ``.npy``) and good metadata."""
+    path = tmp_path_factory.mktemp("bomb") / "bomb.npz"
+    chunk = bytes(1 << 24)
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as archive:
+        with archive.open("block.npy", "w", force_zip64=True) as member:
+            member.write(npy_header("<f8", (16 * len(chunk) // 8,)))
+            for _ in range(16):
+                member.write(chunk)
+        archive.writestr("meta.npy", members_of("learned")["meta.npy"])
+    return path
+
+
+MEASURE = textwrap.dedent("""
+    import json, resource, sys, time
+    from simkit.policies.model import load_model
+    from simkit.runner.value_model import load_value_model
+    load = load_model if sys.argv[1] == "learned" else load_value_model
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    start = time.perf_counter()
+    try:
+        load(sys.argv[2])
+        error = None
+    except Exception as exc:
+        error = f"{type(exc).__name__}: {exc}"
+    seconds = time.perf_counter() - start
+    grown = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+    print(json.dumps({"error": error, "seconds": seconds, "grown_mb": grown,
+                      "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+""")
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_a_compressed_bomb_is_refused_unread(kind, bomb):
+    assert bomb.stat().st_size < 400_000
+    done = subprocess.run([sys.executable, "-c", MEASURE, kind, str(bomb)], capture_output=True, text=True,
+                          timeout=300, check=True)
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    error = result["error"]
+    assert error is not None and error.startswith(KINDS[kind][1].__name__), result
+    assert "\n" not in error and str(bomb) in error and "member block.npy declares 268435584 bytes" in error, error
+    assert result["seconds"] < 2.0, result
+    assert result["grown_mb"] < 64, result  # nothing decompressed: the peak of the imports alone
+
+
+# ---------------------------------------------------------------------------- broken files
+
+
+def _with_block(change: Callable[[np.ndarray], None]) -> Callable[[dict[str, bytes]], dict[str, bytes]]:
+    def build(members: dict[str, bytes]) -> dict[str, bytes]:
+        block = block_of(members)
+        change(block)
+        return dict(members, **{"block.npy": npy(block)})
+    return build
+
+
+def _with_meta(change: Callable[[dict], object]) -> Callable[[dict[str, bytes]], dict[str, bytes]]:
+    def build(members: dict[str, bytes]) -> dict[str, bytes]:
+        meta = meta_of(members)
+        text = change(meta)
+        return dict(members, **{"meta.npy": npy(np.array(text if isinstance(text, str) else json.dumps(meta)))})
+    return build
+
+
+def _lying_header(members: dict[str, bytes]) -> dict[str, bytes]:
+    block = block_of(members)  # the header says 5 numbers fewer than the member holds
+    return dict(members, **{"block.npy": npy_header("<f8", (block.size - 5,)) + block.tobytes()})
+
+
+def _too_large(extra: int) -> Callable[[dict[str, bytes], str], dict[str, bytes]]:
+    def build(members: dict[str, bytes], kind: str) -> dict[str, bytes]:
+        return dict(members, **{"block.npy": npy(np.zeros(KINDS[kind][3].max_block + extra))})
+    return build
+
+
+def _magic(kind: str) -> Callable[[np.ndarray], None]:
+    def change(block: np.ndarray) -> None:
+        block[H_MAGIC if kind == "learned" else 0] = 12345.0
+    return change
+
+
+def _nan_header(kind: str) -> Callable[[np.ndarray], None]:
+    def change(block: np.ndarray) -> None:
+        block[H_HIDDEN1 if kind == "learned" else VB_FEATURES] = np.nan
+    return change
+
+
+CASES: dict[str, tuple[Callable[[dict[str, bytes], str], dict[str, bytes] | bytes], str]] = {
+    # the issue's files
+    "declares-10^12-numbers": (lambda m, k: dict(m, **{"block.npy": npy_header("<f8", (10**12,)) + bytes(64)}),
+                               "1000000000000 numbers"),
+    "npy-named-npz": (lambda m, k: npy(np.zeros(3)), "not a simkit model"),
+    "metadata-nested-deep": (lambda m, k: dict(m, **{"meta.npy": npy(np.array("[" * 100_000))}), "nested too deeply"),
+    "metadata-object-nested-deep": (lambda m, k: dict(m, **{"meta.npy": npy(np.array('{"format": ' + "[" * 100_000))}),
+                                    "nested too deeply"),
+    "rules-zzz": (lambda m, k: _with_meta(lambda meta: meta.update(rules="zzz"))(m), "rules"),
+    "magic-number": (lambda m, k: _with_block(_magic(k))(m), "magic number is 12345"),
+    # more
+    "unknown-rule-option": (lambda m, k: _with_meta(lambda meta: meta.update(rules={"no_such_option": True}))(m),
+                            "no_such_option"),
+    "bad-rule-value": (lambda m, k: _with_meta(lambda meta: meta.update(rules={"hu_tolerance": 99}))(m),
+                       "hu_tolerance"),
+    "lying-npy-header": (lambda m, k: _lying_header(m), "declares"),
+    "block-one-number-too-many": (_too_large(1), "numbers by its .npy header"),
+    "block-member-too-large": (_too_large(2000), "member block.npy declares"),
+    "extra-member": (lambda m, k: dict(m, **{"evil.npy": npy(np.zeros(2))}), "not exactly 'block' and 'meta'"),
+    "missing-member": (lambda m, k: {"block.npy": m["block.npy"]}, "not exactly 'block' and 'meta'"),
+    "object-block": (lambda m, k: dict(m, **{"block.npy": npy_header("|O", (4,)) + bytes(32)}), "Python objects"),
+    "int-block": (lambda m, k: dict(m, **{"block.npy": npy(block_of(m).astype(np.int64))}), "float64"),
+    "matrix-block": (lambda m, k: dict(m, **{"block.npy": npy(block_of(m)[:100].reshape(10, 10))}), "float64"),
+    "number-metadata": (lambda m, k: dict(m, **{"meta.npy": npy(np.zeros(3))}), "not one text"),
+    "metadata-not-an-object": (lambda m, k: dict(m, **{"meta.npy": npy(np.array("[1, 2]"))}), "not a simkit"),
+    "nan-in-header": (lambda m, k: _with_block(_nan_header(k))(m), "NaN"),
+    "npy-version-3": (lambda m, k: dict(m, **{"block.npy": b"\x93NUMPY\x03\x00" + m["block.npy"][8:]}),
+                      "truncated"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_hostile_files_are_one_line_errors(kind, case, tmp_path):
+    build, needle = CASES[case]
+    built = build(members_of(kind), kind)
+    path = tmp_path / f"{case}.npz"
+    if isinstance(built, bytes):
+        path.write_bytes(built)
+    else:
+        write_zip(path, built)
+    refused(kind, path, needle)
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_other_compression_and_lying_zip_sizes_are_refused(kind, tmp_path):
+    members = members_of(kind)
+    refused(kind, write_zip(tmp_path / "bz2.npz", members, zipfile.ZIP_BZIP2), "compressed by method 12")
+    deflated = write_zip(tmp_path / "deflated.npz", members, zipfile.ZIP_DEFLATED)
+    assert KINDS[kind][0](deflated).digest  # deflated, as np.savez_compressed writes: read
+    stored = write_zip(tmp_path / "stored.npz", members)
+    with zipfile.ZipFile(stored) as archive:
+        size = archive.getinfo("block.npy").file_size.to_bytes(4, "little")
+    data = stored.read_bytes()
+    assert data.count(size) == 4  # its compressed and uncompressed sizes, in its local and central headers
+    lie = data.replace(size, (int.from_bytes(size, "little") - 8).to_bytes(4, "little"))
+    (tmp_path / "lie.npz").write_bytes(lie)  # the zip says 8 bytes fewer than the .npy header
+    refused(kind, tmp_path / "lie.npz", "declares")
+
+
+# ---------------------------------------------------------------------------- the size cap
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_the_size_cap_compares_the_files_size(kind, tmp_path):
+    cap = KINDS[kind][3].max_file_bytes
+    assert MAX_MODEL_BYTES == LEARNED_LAYOUT.max_file_bytes
+    over = tmp_path / "over.npz"
+    good = KINDS[kind][2].read_bytes()
+    with open(over, "wb") as f:  # a good model padded (sparse) to one byte over the cap
+        f.write(good)
+        f.truncate(cap + 1)
+    refused(kind, over, f"is {cap + 1} bytes", f"({cap} at most)")
+    deep = tmp_path.joinpath(*["a-long-folder-name-" + "x" * 40] * 12)
+    deep.mkdir(parents=True)
+    small = deep / "model.npz"
+    small.write_bytes(good)
+    assert len(str(small)) > 700
+    assert KINDS[kind][0](small).digest == KINDS[kind][0](KINDS[kind][2]).digest
+    os.remove(small)
