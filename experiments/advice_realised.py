@@ -30,11 +30,11 @@ from simkit.deck import deal_deck
 from simkit.engine import kernel as E
 from simkit.engine import layout as L
 from simkit.engine.position import position_from_state
-from simkit.policies.builtin import POLICY_WORK_SIZE
 from simkit.policies.dispatch import builtin_act_state
 from simkit.policies.registry import parse_policies, policy_arrays
 from simkit.rng import root_key
 from simkit.rules import RuleSet
+from simkit.runner.play import DECK_RNG, new_scratch
 from simkit.runner.rollout import OUT_PAYOFF, rollouts
 from simkit.studies.analyze import analyze_position
 
@@ -47,17 +47,9 @@ def play(seed: int, deal: int, follow: bool, significant: bool, analysis_rollout
     """(seat 1's payoff, analyze's predicted gain, the identity's predicted gain, decisions changed)."""
     ids, params, _ = policy_arrays(parse_policies(TABLE))
     rules_array = rules.to_array()
-    s = np.zeros(L.N_STATE, dtype=np.int64)
-    deck = np.zeros(112, dtype=np.int64)
-    rng = np.zeros(4, dtype=np.uint64)
-    deal_deck(root_key(seed), deal, rng, deck)
-    mask = np.zeros(L.N_ACTIONS, dtype=np.bool_)
-    work = E.new_engine_workspace()
-    pwork = np.zeros(POLICY_WORK_SIZE, dtype=np.int64)
-    obs = np.zeros(L.N_OBS, dtype=np.int64)
+    s, deck, rngs, mask, obs, work, pwork, ev, ev_n, _, _ = new_scratch()
+    deal_deck(root_key(seed), deal, rngs[DECK_RNG], deck)
     E.new_deal_observation(obs)
-    ev, ev_n = np.zeros((0, L.EVENT_WIDTH), dtype=np.int64), np.zeros(1, dtype=np.int64)
-    rngs = np.zeros((3, 4), dtype=np.uint64)
     E.start(s, deck, deal % 3, rules_array, mask, work, ev, ev_n)
     predicted = identity = 0.0
     changed = 0

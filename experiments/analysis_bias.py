@@ -31,12 +31,12 @@ from scipy import stats
 
 from simkit.engine import kernel as E
 from simkit.engine import layout as L
-from simkit.policies.builtin import POLICY_WORK_SIZE
 from simkit.policies.dispatch import builtin_act_state
 from simkit.policies.registry import parse_policies, policy_arrays
 from simkit.replay import log_decisions, replay_jsonl
 from simkit.rng import root_key, seat_stream, stream_state
 from simkit.rules import RuleSet
+from simkit.runner.play import new_scratch
 from simkit.runner.rollout import OUT_PAYOFF, rollouts
 from simkit.studies.analyze import analyze_position
 
@@ -46,19 +46,14 @@ SEAT = 1
 def realised(state: np.ndarray, action: int, table: str, seed: int, deal: int, rules: RuleSet) -> float:
     """The deal played on from the true state with its true stock: ``action``, then the table's
     policies, drawing from the deal's own seat streams restarted (the same for both actions)."""
-    s = state.copy()
     ids, params, _ = policy_arrays(parse_policies(table))
     rules_array = rules.to_array()
-    rngs = np.zeros((3, 4), dtype=np.uint64)
+    s, _, rngs, mask, obs, work, pwork, ev, ev_n, _, _ = new_scratch()
+    s[:] = state
     root = root_key(seed + 1)
     for p in range(3):
         stream_state(root, deal, seat_stream(p), rngs[p])
-    mask = np.zeros(L.N_ACTIONS, dtype=np.bool_)
-    work = E.new_engine_workspace()
-    pwork = np.zeros(POLICY_WORK_SIZE, dtype=np.int64)
-    obs = np.zeros(L.N_OBS, dtype=np.int64)
     E.new_deal_observation(obs)
-    ev, ev_n = np.zeros((0, L.EVENT_WIDTH), dtype=np.int64), np.zeros(1, dtype=np.int64)
     E.legal_mask(s, rules_array, mask, work)
     assert E.apply(s, action, rules_array, mask, work, ev, ev_n)
     while s[L.S_PHASE] != L.PH_OVER:
