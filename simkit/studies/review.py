@@ -362,9 +362,14 @@ def _write_review_files(review: GameReview, folder: Path, min_loss: float) -> Pa
                f"deal's true cards, {r.samples} stock orders per decision, the table's policies "
                f"`{', '.join(r.table)}` continuing; calibrated against paired play, docs/analysis.md): "
                f"**{r.total:.3f} 牌** ({r.confidence:.0%} interval {lo:.3f} to {hi:.3f}).", "",
-               "| # | kind | chosen | loss against the reference | interval |", "|---:|---|---|---:|---|"]
-        md += [f"| {d.index} | {d.kind} | {d.chosen} | {d.loss:.3f} | {d.lo:.3f} to {d.hi:.3f} |"
-               for d in r.decisions if d.loss != 0.0 or d.se != 0.0]
+               ]
+        differing = [d for d in r.decisions if d.loss != 0.0 or d.se != 0.0]
+        if differing:
+            md += ["| # | kind | chosen | loss against the reference | interval |", "|---:|---|---|---:|---|"]
+            md += [f"| {d.index} | {d.kind} | {d.chosen} | {d.loss:.3f} | {d.lo:.3f} to {d.hi:.3f} |"
+                   for d in differing]
+        else:
+            md.append(f"Every decision was {r.reference}'s own: nothing lost against it.")
         md.append("")
     md += [f"Rollouts: `{review.policy}` at every seat, up to {review.rollouts} determinisations per action, seed "
           f"{review.seed}; luck adjustment: {review.luck or 'off'}. Loss = the best action's expected payoff minus the "
