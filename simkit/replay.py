@@ -91,11 +91,7 @@ def meld_text(kind: int, types: Sequence[int]) -> str:
 
 def state_melds(state: np.ndarray, player: int) -> list[tuple[int, list[int]]]:
     """(kind, types) of a player's melds in the order they were laid."""
-    out = []
-    for k in range(int(state[L.S_NMELDS + player])):
-        base = L.S_MELDS + (player * L.MAX_MELDS + k) * L.MELD_WIDTH
-        out.append((int(state[base]), [int(x) for x in state[base + 1 : base + L.MELD_WIDTH] if x >= 0]))
-    return out
+    return [(kind, list(types)) for kind, types in L.state_melds(state, player)]
 
 
 def event_dict(row: np.ndarray, melds: Sequence[Sequence[tuple[int, list[int]]]]) -> dict[str, Any] | None:

@@ -129,6 +129,34 @@ def test_claim_stage_is_derived_as_the_engine_asks():
     assert p.stage == "chow" and L.A_ZHAN in p.legal_actions()
 
 
+def test_legal_actions_are_each_positions_own_and_a_returned_list_is_a_copy():
+    """Legal actions are computed once per position (issue 37): equal positions give equal lists,
+    different positions their own, and mutating a returned list changes no later answer."""
+    claim = _position()
+    chow = parse_position(CLAIM.replace("RJ*2", "RJ RS") + "; stock=21")
+    discard = parse_position("seat=0; dealer=0; turn=discard; hand=YJ*4 YS*4 YX*4 YC*4 YM*4 YP*4 YZ*4 RJ*3; "
+                             "stock=21")
+    expected = {id(p): _legal_of(p) for p in (claim, chow, discard)}
+    assert len({tuple(v) for v in expected.values()}) == 3
+    for p in (claim, chow, discard, claim, chow, discard):
+        assert p.legal_actions() == expected[id(p)]
+    got = claim.legal_actions()
+    got.append(-1)
+    got.clear()
+    assert claim.legal_actions() == expected[id(claim)] and claim.legal_actions() is not claim.legal_actions()
+    assert chow.legal_actions() == expected[id(chow)] and discard.legal_actions() == expected[id(discard)]
+    twin = parse_position(claim.text())  # an equal position, its own cache: the same answer
+    assert twin == claim and hash(twin) == hash(claim) and twin.legal_actions() == expected[id(claim)]
+    assert "_legal" not in repr(claim) and "_legal_cache" not in claim.__dataclass_fields__
+
+
+def _legal_of(p: Position) -> list[int]:
+    """The legal actions straight from the engine, no cache."""
+    mask = np.zeros(L.N_ACTIONS, dtype=np.bool_)
+    E.legal_mask(p.state(), p.rules.to_array(), mask, E.new_engine_workspace())
+    return [int(a) for a in np.flatnonzero(mask)]
+
+
 def test_determinisations_never_use_a_seen_card():
     """Count conservation over the samples: the player's hand, exposed and dead cards stay, the
     others get their public number of cards, and every type adds up to 4 copies."""

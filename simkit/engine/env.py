@@ -315,12 +315,7 @@ class State:
 
     def melds(self, player: int) -> list[tuple[str, tuple[int, ...]]]:
         """Exposed melds of a player in order: (kind, types)."""
-        out = []
-        for k in range(int(self._state[L.S_NMELDS + player])):
-            base = L.S_MELDS + (player * L.MAX_MELDS + k) * L.MELD_WIDTH
-            row = self._state[base : base + L.MELD_WIDTH]
-            out.append((L.MELD_KIND_NAMES[int(row[0])], tuple(int(x) for x in row[1:] if x >= 0)))
-        return out
+        return [(L.MELD_KIND_NAMES[kind], types) for kind, types in L.state_melds(self._state, player)]
 
     def describe(self) -> dict[str, Any]:
         """Summary of the current deal (concealed hands included: for debugging and replay)."""

@@ -260,3 +260,15 @@ def encode_action(kind: str, argument: int | str = -1) -> int:
     if kind not in ids:
         raise ValueError(f"unknown action kind {kind!r}")
     return ids[kind]
+
+
+def state_melds(state: Sequence[int], player: int) -> list[tuple[int, tuple[int, ...]]]:
+    """A player's exposed groups read out of an engine state, in the order they were laid:
+    ``(kind, types)``, kind an index of :data:`MELD_KIND_NAMES`, types the meld row's types
+    without its unused ``-1`` slots.  The one reader of ``S_MELDS`` (positions, the ``env``
+    and the replay log all use it)."""
+    out = []
+    for k in range(int(state[S_NMELDS + player])):
+        base = S_MELDS + (player * MAX_MELDS + k) * MELD_WIDTH
+        out.append((int(state[base]), tuple(int(x) for x in state[base + 1 : base + MELD_WIDTH] if x >= 0)))
+    return out

@@ -73,7 +73,6 @@ from simkit.exposed import (
 from simkit.rules import DrawnCardChowBy, RuleSet
 
 DECISIONS = ("discard", "claim")
-KINDS = ("discard", "claim", "win")  # a decision's kind in reviews: a win decision is a discard phase that may win
 SOURCES = ("discard", "draw")  # L.SRC_DISCARD, L.SRC_DRAW
 STAGES = ("peng", "chow", "chow_next")  # L.ST_PENG, L.ST_CHOW, L.ST_CHOW_NEXT
 GOT = ("discard", "draw", "table", "tianhu")  # L.WIN_DISCARD .. L.WIN_TIANHU: how a discard phase's 31st card came
@@ -121,6 +120,9 @@ class Position:
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
+        # the legal actions, computed once by legal_actions(): a private attribute, no field (not
+        # part of the position's value, equality, hash, repr or constructor)
+        set_(self, "_legal_cache", None)
         set_(self, "hand", _counts_tuple(self.hand))
         set_(self, "dead", _counts_tuple(self.dead))
         set_(self, "locks", _counts_tuple(self.locks))
@@ -262,7 +264,8 @@ class Position:
         """:meth:`state` of a claim asked at ``stage``."""
         obs = self._observation(stage)
         s = np.zeros(L.N_STATE, dtype=np.int64)
-        pool = [t for t in range(N_TYPES) for _ in range(int(self.unseen_counts()[t]))]
+        unseen = self.unseen_counts()
+        pool = [t for t in range(N_TYPES) for _ in range(int(unseen[t]))]
         k = 0
         for q in range(N_SEATS):
             if q == self.seat:
@@ -284,8 +287,13 @@ class Position:
         return s
 
     def legal_actions(self) -> list[int]:
-        """The legal action ids of the player (dense ints of :mod:`simkit.engine.layout`)."""
-        return _legal(self.state(), self.rules)
+        """The legal action ids of the player (dense ints of :mod:`simkit.engine.layout`), in
+        increasing order.  Computed once per position; each call returns a new list."""
+        legal: tuple[int, ...] | None = self._legal_cache  # type: ignore[attr-defined]
+        if legal is None:
+            legal = tuple(_legal(self.state(), self.rules))
+            object.__setattr__(self, "_legal_cache", legal)
+        return list(legal)
 
 
 def _legal(s: np.ndarray, rules: RuleSet) -> list[int]:
@@ -577,10 +585,8 @@ def position_from_state(s: np.ndarray, rules: RuleSet) -> Position:
     exposed = []
     for q in range(N_SEATS):
         groups = []
-        for k in range(int(s[L.S_NMELDS + q])):
-            base = L.S_MELDS + (q * L.MAX_MELDS + k) * L.MELD_WIDTH
-            kind = L.MELD_KIND_NAMES[int(s[base])]
-            types = tuple(int(x) for x in s[base + 1 : base + L.MELD_WIDTH] if x >= 0)
+        for kind_id, types in L.state_melds(s, q):
+            kind = L.MELD_KIND_NAMES[kind_id]
             groups.append(ExposedGroup(kind, types[:1] if kind != "chow" else types))
         exposed.append(tuple(groups))
     common = dict(
