@@ -10,11 +10,13 @@ uninterrupted run after a SIGKILL); a folder reused for other settings (one-line
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
 import sys
 import time
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -85,3 +87,48 @@ def test_bad_train_arguments_are_one_line(tmp_path, argv, flag):
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and flag in done.stderr and done.stderr.count("\n") == 1, done.stderr
     assert not (tmp_path / "x").exists()
+
+
+def test_the_same_training_gives_the_same_model_bytes_in_any_folder(tmp_path, monkeypatch):
+    """Issue 36: a model file is a function of its settings, seed and software only.  Two runs
+    of two generations, into folders of different names and depths, with command lines naming
+    them, and the clock moved an hour between them: every generation's model file is the same
+    bytes (before, the command with its --out path was in the model's metadata, and numpy dated
+    the zip members with the time of writing); the paths and times are in the run record."""
+    import time as time_module
+
+    from simkit.archive import ZIP_EPOCH
+
+    one = train(tmp_path / "a", generations=2, seed=5, settings=TINY, quiet=True,
+                command=f"simkit train --out {tmp_path / 'a'}")
+    real_time = time_module.time
+    monkeypatch.setattr(time_module, "time", lambda: real_time() + 3600.0)
+    two = train(tmp_path / "much" / "deeper" / "b", generations=2, seed=5, settings=TINY, quiet=True,
+                command=f"simkit train --out {tmp_path / 'much' / 'deeper' / 'b'}")
+    for g in (1, 2):
+        a = (generation_dir(one.out, g) / MODEL_FILE).read_bytes()
+        b = (generation_dir(two.out, g) / MODEL_FILE).read_bytes()
+        assert a == b, g
+    assert one.model.read_bytes() == two.model.read_bytes()
+    with zipfile.ZipFile(one.model) as archive:
+        assert {info.date_time for info in archive.infolist()} == {ZIP_EPOCH}
+    metrics = json.loads((generation_dir(two.out, 1) / "metrics.json").read_text(encoding="utf-8"))
+    assert str(tmp_path / "much") in metrics["command"]
+
+
+def test_the_same_value_model_training_gives_the_same_bytes(tmp_path, monkeypatch):
+    """The luck's value model too: no wall time, no date in the file."""
+    import time as time_module
+
+    from simkit.learn.value import train_value_model
+
+    first = tmp_path / "one.npz"
+    train_value_model(first, seed=11, deals=60, pairs=[("greedy", "random")], hidden=4, epochs=3, check_deals=20,
+                      quiet=True)
+    real_time = time_module.time
+    monkeypatch.setattr(time_module, "time", lambda: real_time() + 3600.0)
+    second = tmp_path / "elsewhere" / "two.npz"
+    second.parent.mkdir()
+    train_value_model(second, seed=11, deals=60, pairs=[("greedy", "random")], hidden=4, epochs=3, check_deals=20,
+                      quiet=True)
+    assert first.read_bytes() == second.read_bytes()

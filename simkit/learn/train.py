@@ -195,10 +195,11 @@ def _generation(out: Path, g: int, seed: int, rules: RuleSet, settings: TrainSet
                 f"(variance {val_var:.3f}); margin {margin:g}: gain {gains[margin][0]:+.4f} ± {gains[margin][1]:.4f} "
                 f"牌 per decision, {gains[margin][2]:.1%} of decisions changed")
     deals_seen = settings.deals * g
-    # what the model file records is a function of the run's settings (no time, no machine), so
-    # that the same run gives the same file: wall time and hardware are in the metrics
+    # what the model file records is a function of the run's settings, seed and software (no
+    # path, no time, no machine), so that the same run gives the same bytes in any folder: the
+    # command line (which names --out), wall time and hardware are in the metrics, the run record
     meta = {"rules": rules.to_dict(), "training": {
-        "command": command, "seed": seed, "generation": g, "deals_seen": deals_seen, "settings": settings.to_dict(),
+        "seed": seed, "generation": g, "deals_seen": deals_seen, "settings": settings.to_dict(),
         "library": LIBRARY, "numpy": np.__version__, "simkit": __version__, "margin": margin,
         "validation": {"mse": val_mse, "variance": val_var, "gain_per_decision": gains[margin][0]}}}
     directory = make_out_dir(generation_dir(out, g))
@@ -220,7 +221,7 @@ def _generation(out: Path, g: int, seed: int, rules: RuleSet, settings: TrainSet
                          "deals": settings.check_deals, "seed": check_seed},
                "record_seconds": record_seconds, "fit_seconds": fit_seconds, "seconds": seconds,
                "wall_seconds_to_here": round(sum(m["seconds"] for m in earlier) + seconds, 1),
-               "hardware": _hardware(), "model_sha256": model.digest}
+               "hardware": _hardware(), "model_sha256": model.digest, "command": command}
     write_checked_json(directory / METRICS_FILE, metrics)
     return metrics
 

@@ -113,7 +113,9 @@ def train_value_model(out: str | os.PathLike, seed: int, deals: int,
                 "pairs": [[a.text(), b.text()] for a, b in specs], "hidden": int(hidden), "epochs": int(epochs),
                 "rows": int(x.shape[0]), "r2": round(r2, 4), "weight": weight,
                 "check_variance": [round(variance_before, 4), round(variance_after, 4)],
-                "library": f"scikit-learn {sklearn.__version__}", "numpy": np.__version__,
-                "wall_s": round(time.perf_counter() - started, 1)}
+                "library": f"scikit-learn {sklearn.__version__}", "numpy": np.__version__}
+    # the file holds what the settings, seed and software give, never a time: the same run gives
+    # the same bytes (its wall time is said here only)
     write_value_model(out, block, training, rules.to_dict())
+    say(f"written in {time.perf_counter() - started:.1f} s")
     return load_value_model(out)

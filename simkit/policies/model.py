@@ -7,8 +7,11 @@ A model file is a NumPy ``.npz`` archive (no pickled objects) with two members:
   the layers' weights with each feature's scale folded into the first layer);
 * ``meta``: one JSON text: ``format`` (:data:`MODEL_FORMAT`), ``layout_version`` and
   ``features`` (the feature names, which must be this simkit's), ``hidden`` (layer widths),
-  ``rules`` (the rule options it was trained for) and ``training`` (command, seed,
-  generations, deals, library and versions, wall time).
+  ``rules`` (the rule options it was trained for) and ``training`` (seed, generation, deals,
+  settings, library and versions).  The file is a function of its settings, seed and software
+  only: no path, no time, no machine (those are in the run's ``metrics.json``), and its zip
+  members carry a fixed date (:func:`simkit.archive.npz_bytes`), so the same training gives the
+  same bytes and digest in any folder.
 
 :func:`load_model` refuses, in one line naming the file, a missing or unreadable file, a
 truncated or foreign one, and a model of another feature layout.  A model's identity is the
@@ -49,6 +52,7 @@ from typing import IO, Any, Callable
 
 import numpy as np
 
+from simkit.archive import npz_bytes
 from simkit.errors import RuleError, SimkitError, loads_json
 from simkit.policies.learned import (
     FEATURE_NAMES,
@@ -170,9 +174,7 @@ def model_bytes(block: np.ndarray, meta: dict[str, Any]) -> bytes:
     meta = {"format": MODEL_FORMAT, "layout_version": LAYOUT_VERSION, "features": list(FEATURE_NAMES),
             "feature_regions": [[name, size] for name, _, size in FEATURES.table],
             "hidden": [int(block[H_HIDDEN1]), int(block[H_HIDDEN2])], **meta}
-    buffer = io.BytesIO()
-    np.savez(buffer, block=np.asarray(block, dtype=np.float64), meta=np.array(json.dumps(meta, sort_keys=True)))
-    return buffer.getvalue()
+    return npz_bytes({"block": np.asarray(block, dtype=np.float64), "meta": np.array(json.dumps(meta, sort_keys=True))})
 
 
 def _refuse(path: str, problem: str) -> ModelError:

@@ -12,7 +12,9 @@ trained, no seeds to refuse.
 A value-model file is a NumPy ``.npz`` archive (no pickled objects), like a ``learned`` model
 (:mod:`simkit.policies.model`): ``block`` (float64, the block :func:`simkit.runner.luck.network_value`
 reads) and ``meta`` (JSON: ``format`` :data:`VALUE_FORMAT`, ``features`` (the feature names, which
-must be this simkit's), ``rules``, ``training``: seeds, deals, policies, library, wall time).
+must be this simkit's), ``rules``, ``training``: seeds, deals, policies, library; no time and
+no path, in a zip of fixed dates (:func:`simkit.archive.npz_bytes`): the same settings and seed
+give the same bytes).
 It is read as a learned model is, with the same bounds derived from its layout
 (:data:`VALUE_LAYOUT`: a hostile file is refused before anything large is read or decompressed).
 
@@ -37,7 +39,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
-import io
 import json
 import os
 from pathlib import Path
@@ -45,6 +46,7 @@ from typing import Any
 
 import numpy as np
 
+from simkit.archive import npz_bytes
 from simkit.errors import SimkitError
 from simkit.policies.model import ModelError, ModelLayout, file_key, header_problem, read_model_file, whole_in
 from simkit.runner.playout_value import MAX_PLAYOUTS, PB_PLAYOUTS, PLAYOUT_MAGIC, playout_block
@@ -116,9 +118,7 @@ def value_model_bytes(block: np.ndarray, training: dict[str, Any], rules: dict |
     """The bytes of a value-model file holding ``block``."""
     meta = {"format": VALUE_FORMAT, "features": list(VALUE_FEATURE_NAMES), "hidden": int(block[VB_HIDDEN]),
             "rules": rules or {}, "training": training}
-    buffer = io.BytesIO()
-    np.savez(buffer, block=np.asarray(block, dtype=np.float64), meta=np.array(json.dumps(meta, sort_keys=True)))
-    return buffer.getvalue()
+    return npz_bytes({"block": np.asarray(block, dtype=np.float64), "meta": np.array(json.dumps(meta, sort_keys=True))})
 
 
 def write_value_model(path: str | os.PathLike, block: np.ndarray, training: dict[str, Any],
