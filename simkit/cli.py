@@ -194,6 +194,9 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     out = args.out  # --sprt parsed, --deals and --out defaults filled in by simkit.cliargs
     start = time.perf_counter()
     luck = _luck_argument(args.luck)
+    rules = RuleSet.from_strings(args.rule)  # a first run says it compiles before it plays
+    _compile_first(lambda: _warm_simulate(f"{args.policy_a},{args.policy_b},{args.policy_b}", rules, 1, "fixed"),
+                   args.quiet)
     result = compare(args.policy_a, args.policy_b, out, deals=args.deals, seed=args.seed,
                      rules=RuleSet.from_strings(args.rule), batch_size=args.batch_size, workers=args.workers,
                      sprt=args.sprt, confidence=args.confidence, quiet=args.quiet, luck=luck, burn_in=args.burn_in)
@@ -226,6 +229,8 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
     out, confidence = args.out, args.confidence
     start = time.perf_counter()
     luck = _luck_argument(args.luck)
+    seated = (list(args.policies) * 3)[:3]  # a first run says it compiles before it plays
+    _compile_first(lambda: _warm_simulate(seated, RuleSet.from_strings(args.rule), 1, "fixed"), args.quiet)
     result = run_tournament(args.policies, out, deals=args.deals, seed=args.seed, rules=RuleSet.from_strings(args.rule),
                             batch_size=args.batch_size, workers=args.workers, sprt=args.sprt, confidence=confidence,
                             resamples=args.resamples, quiet=args.quiet, luck=luck, burn_in=args.burn_in)
