@@ -149,6 +149,15 @@ def _warm_simulate(policies, rules, session_length, seating) -> None:
     warm_simulate(policies, rules, session_length, seating)
 
 
+def _check_value_model(luck: bool | str | None, seed: int) -> None:
+    """``--luck``'s model loaded and checked (a missing or foreign file, a model trained on this
+    seed: one line), before a command compiles or plays anything."""
+    if luck is not None:
+        from simkit.runner.value_model import value_model_for
+
+        value_model_for(luck, seed)
+
+
 def _compile_first(workload, quiet: bool = False) -> None:
     """Compile (or load from the cache) a command's kernels before it starts, so that the
     first run says why it waits: ``simkit: compiling kernels (first run; cached afterwards)
@@ -194,7 +203,8 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     out = args.out  # --sprt parsed, --deals and --out defaults filled in by simkit.cliargs
     start = time.perf_counter()
     luck = _luck_argument(args.luck)
-    rules = RuleSet.from_strings(args.rule)  # a first run says it compiles before it plays
+    rules = RuleSet.from_strings(args.rule)
+    _check_value_model(luck, args.seed)  # bad input is one line before any work, compiling included
     _compile_first(lambda: _warm_simulate(f"{args.policy_a},{args.policy_b},{args.policy_b}", rules, 1, "fixed"),
                    args.quiet)
     result = compare(args.policy_a, args.policy_b, out, deals=args.deals, seed=args.seed,
@@ -229,6 +239,7 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
     out, confidence = args.out, args.confidence
     start = time.perf_counter()
     luck = _luck_argument(args.luck)
+    _check_value_model(luck, args.seed)  # bad input is one line before any work, compiling included
     seated = (list(args.policies) * 3)[:3]  # a first run says it compiles before it plays
     _compile_first(lambda: _warm_simulate(seated, RuleSet.from_strings(args.rule), 1, "fixed"), args.quiet)
     result = run_tournament(args.policies, out, deals=args.deals, seed=args.seed, rules=RuleSet.from_strings(args.rule),
@@ -303,7 +314,8 @@ def _cmd_luck_model(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     model = value.train_value_model(args.out, seed=args.seed, deals=args.deals, pairs=args.pair or value.DEFAULT_PAIRS,
                               rules=RuleSet.from_strings(args.rule), hidden=args.hidden, epochs=args.epochs,
-                              check_deals=args.check_deals, quiet=args.quiet)
+                              check_deals=args.check_deals, quiet=args.quiet,
+                              command="simkit " + " ".join(shlex.quote(word) for word in sys.argv[1:]))
     before, after = model.meta["training"]["check_variance"]
     print(f"value model: {model.describe()}; weight {model.meta['training']['weight']:.3f}, duplicate variance "
           f"{before:.3f} -> {after:.3f} on its {args.check_deals:,} check deals")

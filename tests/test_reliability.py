@@ -593,3 +593,21 @@ def test_a_dealt_hands_table_too_large_for_the_memory_is_refused_before_any_work
 
 def _no_table(*args, **kwargs):
     raise AssertionError("the dealt hands were computed before the check")
+
+
+def test_an_interrupt_inside_a_deferred_block_arrives_after_it():
+    """simulate writes a batch file and records it in one block that holds SIGINT: the interrupt
+    comes after the block, never between the two steps (under load a batch file was left that
+    the manifest did not name)."""
+    import signal as signal_module
+
+    from simkit.lifeline import interrupts_deferred
+
+    steps = []
+    with pytest.raises(KeyboardInterrupt):
+        with interrupts_deferred():
+            signal_module.raise_signal(signal_module.SIGINT)
+            steps.append("written")
+            steps.append("recorded")
+    assert steps == ["written", "recorded"]
+    assert signal_module.getsignal(signal_module.SIGINT) is signal_module.default_int_handler

@@ -75,7 +75,7 @@ import pyarrow as pa
 import simkit
 from simkit.errors import SimkitError
 from simkit.progress import Progress, progress_enabled
-from simkit.lifeline import exit_with_parent
+from simkit.lifeline import exit_with_parent, interrupts_deferred
 from simkit.policies.registry import (
     PolicySpec,
     effective_params,
@@ -584,10 +584,11 @@ def _write_run(directory: Path, config: SimulationConfig, workers: int, backend:
     try:
         for batch, table in stream:
             first, stop = config.batch_range(batch)
-            records[batch_path(directory, batch).name] = write_batch(
-                directory, batch, table, {"batch": batch, "first_deal": first, "deals": stop - first,
-                                          "config": digest, "seed": config.seed})
-            unrecorded = True
+            with interrupts_deferred():  # a batch file is written and recorded together, or not at all
+                records[batch_path(directory, batch).name] = write_batch(
+                    directory, batch, table, {"batch": batch, "first_deal": first, "deals": stop - first,
+                                              "config": digest, "seed": config.seed})
+                unrecorded = True
             if time.monotonic() - last >= MANIFEST_EVERY_S:
                 manifest = write_manifest(directory, {**manifest, FILES: records})
                 unrecorded, last = False, time.monotonic()
