@@ -5,11 +5,14 @@ run's folder.
 What each test catches: a fit that does not run its epochs or fits noise upward (the loss);
 an export or a policy that plays nonsense (the model must beat random with an interval above
 0); a resume that re-draws its deals or refits differently (the same blocks as an
-uninterrupted run after a SIGKILL); a folder reused for other settings (one-line refusal).
+uninterrupted run after a SIGKILL); a folder reused for other settings (one-line refusal); a
+model or value-model file that depends on its folder, the clock or a model's path (issue 36: the
+same training, in two folders seconds apart, must give the same bytes).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import signal
@@ -89,46 +92,100 @@ def test_bad_train_arguments_are_one_line(tmp_path, argv, flag):
     assert not (tmp_path / "x").exists()
 
 
-def test_the_same_training_gives_the_same_model_bytes_in_any_folder(tmp_path, monkeypatch):
-    """Issue 36: a model file is a function of its settings, seed and software only.  Two runs
-    of two generations, into folders of different names and depths, with command lines naming
-    them, and the clock moved an hour between them: every generation's model file is the same
-    bytes (before, the command with its --out path was in the model's metadata, and numpy dated
-    the zip members with the time of writing); the paths and times are in the run record."""
+def _pause_and_move_the_clock(monkeypatch) -> None:
+    """Between two runs: more than a zip date's 2 s resolution of real time, and this process's
+    clock (``time.time``, which zipfile's ``writestr`` dates members by) an hour on."""
     import time as time_module
 
-    from simkit.archive import ZIP_EPOCH
-
-    one = train(tmp_path / "a", generations=2, seed=5, settings=TINY, quiet=True,
-                command=f"simkit train --out {tmp_path / 'a'}")
+    time.sleep(2.1)
     real_time = time_module.time
     monkeypatch.setattr(time_module, "time", lambda: real_time() + 3600.0)
-    two = train(tmp_path / "much" / "deeper" / "b", generations=2, seed=5, settings=TINY, quiet=True,
-                command=f"simkit train --out {tmp_path / 'much' / 'deeper' / 'b'}")
+
+
+def _meta(path: Path) -> dict:
+    with np.load(path) as archive:
+        return json.loads(str(archive["meta"][()]))
+
+
+def test_the_same_training_gives_the_same_model_bytes_in_any_folder(tmp_path, monkeypatch):
+    """Issue 36: a model file is a function of its settings, seed and software only.  Two runs
+    of two generations with the same settings and seed, the first by the library into
+    ``tmp/a`` (with a command line naming it, as the CLI passes), the second by the command line
+    ``simkit train`` from another working folder into a relative ``--out`` (a longer path),
+    seconds later with the clock moved: every generation's model file is the same bytes.  The
+    models hold no path (before, the command with its --out path was in their metadata);
+    generation 2 names its base by relative name and digest, and the paths, command lines and
+    times are in the run record (metrics.json)."""
+    one = train(tmp_path / "a", generations=2, seed=5, settings=TINY, quiet=True,
+                command=f"simkit train --out {tmp_path / 'a'}")
+    _pause_and_move_the_clock(monkeypatch)
+    cwd = tmp_path / "much"
+    cwd.mkdir()
+    done = subprocess.run([sys.executable, "-m", "simkit", "train", "--out", "deeper/and-longer/b", "--seed", "5",
+                           "--generations", "2", "--quiet", *TINY_ARGS], cwd=cwd, capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr
+    two = cwd / "deeper" / "and-longer" / "b"
     for g in (1, 2):
         a = (generation_dir(one.out, g) / MODEL_FILE).read_bytes()
-        b = (generation_dir(two.out, g) / MODEL_FILE).read_bytes()
+        b = (generation_dir(two, g) / MODEL_FILE).read_bytes()
         assert a == b, g
-    assert one.model.read_bytes() == two.model.read_bytes()
+        assert str(tmp_path).encode() not in a and b"deeper" not in b and b"simkit train" not in a, g
+    assert one.model.read_bytes() == (two / MODEL_FILE).read_bytes()
+    from simkit.archive import ZIP_EPOCH
+
     with zipfile.ZipFile(one.model) as archive:
+        assert archive.namelist() == ["block.npy", "meta.npy"]
         assert {info.date_time for info in archive.infolist()} == {ZIP_EPOCH}
-    metrics = json.loads((generation_dir(two.out, 1) / "metrics.json").read_text(encoding="utf-8"))
-    assert str(tmp_path / "much") in metrics["command"]
+    first_digest = hashlib.sha256((generation_dir(two, 1) / MODEL_FILE).read_bytes()).hexdigest()
+    assert _meta(generation_dir(two, 1) / MODEL_FILE)["training"]["base"] == "expert"
+    training = _meta(generation_dir(two, 2) / MODEL_FILE)["training"]
+    assert (training["base"], training["base_model_sha256"]) == ("learned:gen-001/model.npz", first_digest)
+    record = json.loads((generation_dir(two, 2) / "metrics.json").read_text(encoding="utf-8"))
+    assert "deeper/and-longer/b" in record["command"] and "deeper/and-longer/b/gen-001" in record["base"]
+    assert record["base_model_sha256"] == first_digest and record["seconds"] > 0 and record["hardware"]
+    assert load_model(two / MODEL_FILE).digest == one.best["model_sha256"]
 
 
 def test_the_same_value_model_training_gives_the_same_bytes(tmp_path, monkeypatch):
-    """The luck's value model too: no wall time, no date in the file."""
-    import time as time_module
+    """The luck's value model (``simkit luck-model``) too: trained by the library into one
+    folder and by the command line into another, seconds later with the clock moved, with a
+    ``learned:PATH`` pair whose model file lies in two different places, it is the same bytes:
+    no wall time, no date, no path (a learned policy is recorded by its model's digest); the
+    path, command line and time are in the run record ``FILE.npz.run.json``."""
+    import shutil
 
     from simkit.learn.value import train_value_model
+    from simkit.policies.model import BUILTIN_MODEL
+    from simkit.runner.value_model import load_value_model
 
+    here, there = tmp_path / "m.npz", tmp_path / "models" / "elsewhere" / "renamed.npz"
+    there.parent.mkdir(parents=True)
+    shutil.copyfile(BUILTIN_MODEL, here)
+    shutil.copyfile(BUILTIN_MODEL, there)
     first = tmp_path / "one.npz"
-    train_value_model(first, seed=11, deals=60, pairs=[("greedy", "random")], hidden=4, epochs=3, check_deals=20,
-                      quiet=True)
-    real_time = time_module.time
-    monkeypatch.setattr(time_module, "time", lambda: real_time() + 3600.0)
-    second = tmp_path / "elsewhere" / "two.npz"
-    second.parent.mkdir()
-    train_value_model(second, seed=11, deals=60, pairs=[("greedy", "random")], hidden=4, epochs=3, check_deals=20,
-                      quiet=True)
-    assert first.read_bytes() == second.read_bytes()
+    train_value_model(first, seed=11, deals=60, pairs=[("greedy", "random"), (f"learned:{here}", "greedy")], hidden=4,
+                      epochs=3, check_deals=20, quiet=True)
+    _pause_and_move_the_clock(monkeypatch)
+    cwd = tmp_path / "models"
+    (cwd / "out").mkdir()
+    done = subprocess.run([sys.executable, "-m", "simkit", "luck-model", "--out", "out/the-second-one.npz", "--seed",
+                           "11", "--deals", "60", "--check-deals", "20", "--hidden", "4", "--epochs", "3", "--quiet",
+                           "--pair", "greedy,random", "--pair", "learned:elsewhere/renamed.npz,greedy"],
+                          cwd=cwd, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    second = cwd / "out" / "the-second-one.npz"
+    data = first.read_bytes()
+    assert data == second.read_bytes()
+    assert str(tmp_path).encode() not in data and b"elsewhere" not in data
+    model = load_value_model(second)
+    digest = hashlib.sha256(BUILTIN_MODEL.read_bytes()).hexdigest()
+    assert model.meta["training"]["pairs"] == [["greedy", "random"], [f"learned (model sha256:{digest})", "greedy"]]
+    assert "wall_s" not in model.meta["training"]
+    from simkit.runner.value_model import run_record_path
+
+    record = json.loads(run_record_path(second).read_text(encoding="utf-8"))
+    assert record["model_sha256"] == model.digest == hashlib.sha256(data).hexdigest()
+    assert "out/the-second-one.npz" in record["command"] and record["model"] == "out/the-second-one.npz"
+    assert record["pairs"][1] == ["learned:elsewhere/renamed.npz", "greedy"] and record["finished"]
+    assert json.loads(run_record_path(first).read_text(encoding="utf-8"))["model"] == str(first)

@@ -19,6 +19,16 @@ Generation g (1, 2, ...):
    digested) are written; the shipped model is the generation with the best check
    (``model.npz``; those check deals are therefore selection deals: evaluate on other seeds).
 
+What goes where (issue 36): a model file is a function of the run's settings, seed and
+software only, so the same training gives the same bytes and SHA-256 in any folder, at any time,
+on any machine with the same libraries.  Its metadata (:func:`simkit.policies.model.model_bytes`)
+hold the rules, seed, generation, deals, settings, margin, validation figures and library
+versions, and its base policy by name and digest (``expert``, or ``learned:gen-NNN/model.npz``
+relative to the run's folder with ``base_model_sha256``).  Everything that depends on where,
+when or by what machine it ran is in the generation's run record, ``metrics.json``: the command
+line (which names ``--out``), the base model's full path, the seconds, the hardware, and the
+model's SHA-256 (which is how a resumed run knows the generation is complete).
+
 A run is a pure function of its settings and seed (``train.json`` records them; another run's
 folder is refused).  Killed, it resumes from its last complete generation (a generation is
 complete when its metrics and the model whose digest they record are both on disk) and
@@ -169,7 +179,12 @@ def _generation(out: Path, g: int, seed: int, rules: RuleSet, settings: TrainSet
                 earlier: list[dict], quiet: bool) -> dict:
     """Play, fit, check and write generation g; returns its metrics."""
     start = time.perf_counter()
-    base = "expert" if g == 1 else f"learned:{generation_dir(out, g - 1) / MODEL_FILE}"
+    base_path = None if g == 1 else generation_dir(out, g - 1) / MODEL_FILE
+    base = "expert" if base_path is None else f"learned:{base_path}"  # the path: for the run record only
+    # the model records its base by name and digest, never by path: the previous generation's
+    # model relative to the run's folder, and the SHA-256 of the file played
+    base_name = "expert" if g == 1 else f"learned:{(generation_dir(Path(), g - 1) / MODEL_FILE).as_posix()}"
+    base_digest = None if base_path is None else load_model(base_path).digest
     ids, params, _ = policy_arrays(parse_policies([base] * 3))
     first_deal = (g - 1) * settings.deals
     x, y, key = record_selfplay(first_deal, settings.deals, seed, ids, params, rules.to_array(), settings.rate,
@@ -197,11 +212,15 @@ def _generation(out: Path, g: int, seed: int, rules: RuleSet, settings: TrainSet
     deals_seen = settings.deals * g
     # what the model file records is a function of the run's settings, seed and software (no
     # path, no time, no machine), so that the same run gives the same bytes in any folder: the
-    # command line (which names --out), wall time and hardware are in the metrics, the run record
-    meta = {"rules": rules.to_dict(), "training": {
-        "seed": seed, "generation": g, "deals_seen": deals_seen, "settings": settings.to_dict(),
-        "library": LIBRARY, "numpy": np.__version__, "simkit": __version__, "margin": margin,
-        "validation": {"mse": val_mse, "variance": val_var, "gain_per_decision": gains[margin][0]}}}
+    # command line (which names --out), the base model's path, wall time and hardware are in the
+    # metrics, the run record
+    training = {"seed": seed, "generation": g, "deals_seen": deals_seen, "settings": settings.to_dict(),
+                "library": LIBRARY, "numpy": np.__version__, "simkit": __version__, "margin": margin,
+                "base": base_name,
+                "validation": {"mse": val_mse, "variance": val_var, "gain_per_decision": gains[margin][0]}}
+    if base_digest is not None:
+        training["base_model_sha256"] = base_digest
+    meta = {"rules": rules.to_dict(), "training": training}
     directory = make_out_dir(generation_dir(out, g))
     data = model_bytes(network_block(network, np.array(EXPERT_DEFAULTS), margin), meta)
     _write_bytes(directory / MODEL_FILE, data)
@@ -213,8 +232,9 @@ def _generation(out: Path, g: int, seed: int, rules: RuleSet, settings: TrainSet
     _say(quiet, f"generation {g}: check against expert ({settings.check_deals:,} duplicate deals, seed {check_seed}): "
                 f"{interval.estimate:+.3f} [{interval.lo:+.3f}, {interval.hi:+.3f}] 牌 per seat per deal "
                 f"({seconds:.0f} s in all)")
-    metrics = {"generation": g, "base": base, "first_deal": first_deal, "deals": settings.deals, "rows": int(y.size),
-               "decisions": n_decisions, "deals_seen": deals_seen, "loss_curve": loss,
+    metrics = {"generation": g, "base": base, "base_model_sha256": base_digest, "first_deal": first_deal,
+               "deals": settings.deals, "rows": int(y.size), "decisions": n_decisions, "deals_seen": deals_seen,
+               "loss_curve": loss,
                "validation_mse": val_mse, "validation_variance": val_var,
                "offline_gains": {f"{m:g}": list(v) for m, v in gains.items()}, "margin": margin,
                "check": {"mean": interval.estimate, "lo": interval.lo, "hi": interval.hi,

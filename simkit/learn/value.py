@@ -15,11 +15,20 @@ fitted one takes away the most variance that the network's corrections can.
 
 Determinism: the deals are a pure function of the seed; the fit is scikit-learn's with
 ``random_state`` = the seed, on one BLAS thread (as ``simkit train``'s, :mod:`simkit.learn.fit`).
+
+What goes where (issue 36): the model file is a function of the settings, seed and software
+only (the same bytes and SHA-256 in any folder, at any time): its ``training`` metadata name
+each policy of a pair by its text, a ``learned:PATH`` policy by its model's SHA-256 instead of
+the path (:func:`policy_identity`).  Where, when and how it ran goes to the run record beside
+it, ``FILE.npz.run.json`` (:func:`simkit.runner.value_model.run_record_path`): the model's path
+and SHA-256, the command line, the pairs as given, the seconds, the hardware and the time.
 """
 
 from __future__ import annotations
 
+import datetime
 import os
+import platform
 import sys
 import time
 import warnings
@@ -31,14 +40,31 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.neural_network import MLPRegressor
 from threadpoolctl import threadpool_limits
 
-from simkit.policies.registry import PolicySpec, parse_policy
+from simkit import __version__
+from simkit.policies.registry import LEARNED, PolicySpec, learned_model, parse_policy
 from simkit.rules import RuleSet
 from simkit.runner.duplicate import SEATINGS, seating_policies
 from simkit.runner.luck import N_VALUE_FEATURES, duplicate_luck, luck_rows, value_block
 from simkit.runner.play import R_PAYOFF
-from simkit.runner.value_model import ValueModel, load_value_model, write_value_model
+from simkit.runner.value_model import ValueModel, load_value_model, run_record_path, write_value_model
+from simkit.storage.files import write_checked_json
 
 DEFAULT_PAIRS: tuple[tuple[str, str], ...] = (("expert", "greedy"), ("greedy", "random"))
+
+
+def policy_identity(spec: PolicySpec) -> str:
+    """A policy as a value model records it: its text, except that a ``learned:PATH`` policy
+    is named by its model file's SHA-256, not by where the file lies (the shipped ``learned``
+    keeps its name: its model is part of simkit).
+
+    >>> policy_identity(PolicySpec("patient", (3.0, 6.0)))
+    'patient:3,6'
+    """
+    if not spec.name.startswith(LEARNED + ":"):
+        return spec.text()
+    model = learned_model(spec.name)
+    params = spec.text()[len(spec.name) :]
+    return f"{LEARNED}{params} (model sha256:{model.digest})"
 
 
 def _training_rows(pairs: Sequence[tuple[PolicySpec, PolicySpec]], seed: int, deals: int,
@@ -61,9 +87,10 @@ def _training_rows(pairs: Sequence[tuple[PolicySpec, PolicySpec]], seed: int, de
 def train_value_model(out: str | os.PathLike, seed: int, deals: int,
                       pairs: Sequence[tuple[str | PolicySpec, str | PolicySpec]] = DEFAULT_PAIRS,
                       rules: RuleSet | None = None, hidden: int = 64, epochs: int = 20, check_deals: int = 1_000,
-                      quiet: bool = False) -> ValueModel:
+                      quiet: bool = False, command: str = "") -> ValueModel:
     """Fit a value model on ``deals`` duplicate deals of ``seed`` for each policy pair, choose
-    its weight on the next ``check_deals`` deals, and write it to ``out``; returns it loaded."""
+    its weight on the next ``check_deals`` deals, and write it to ``out``, and its run record
+    (``command``, paths, seconds, machine) beside it; returns it loaded."""
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
     for name, value, least in (("deals", deals, 10), ("check_deals", check_deals, 10), ("epochs", epochs, 1),
@@ -110,12 +137,21 @@ def train_value_model(out: str | os.PathLike, seed: int, deals: int,
         f"{variance_before:.3f} -> {variance_after:.3f}")
     block = value_block(mean, scale, w1, b1, w2.ravel(), float(b2[0]), weight=weight)
     training = {"seeds": [int(seed)], "deals": int(deals), "check_deals": int(check_deals),
-                "pairs": [[a.text(), b.text()] for a, b in specs], "hidden": int(hidden), "epochs": int(epochs),
+                "pairs": [[policy_identity(a), policy_identity(b)] for a, b in specs], "hidden": int(hidden),
+                "epochs": int(epochs),
                 "rows": int(x.shape[0]), "r2": round(r2, 4), "weight": weight,
                 "check_variance": [round(variance_before, 4), round(variance_after, 4)],
-                "library": f"scikit-learn {sklearn.__version__}", "numpy": np.__version__}
-    # the file holds what the settings, seed and software give, never a time: the same run gives
-    # the same bytes (its wall time is said here only)
+                "library": f"scikit-learn {sklearn.__version__}", "numpy": np.__version__, "simkit": __version__}
+    # the file holds what the settings, seed and software give, never a path or a time: the same
+    # run gives the same bytes; where, when and how long are in its run record
     write_value_model(out, block, training, rules.to_dict())
-    say(f"written in {time.perf_counter() - started:.1f} s")
-    return load_value_model(out)
+    model = load_value_model(out)
+    seconds = time.perf_counter() - started
+    write_checked_json(run_record_path(out), {
+        "kind": "simkit.luck-model run", "model": os.fspath(out), "model_sha256": model.digest, "command": command,
+        "pairs": [[a.text(), b.text()] for a, b in specs], "seconds": round(seconds, 1),
+        "hardware": f"{platform.processor() or platform.machine()}, {os.cpu_count()} logical cores, "
+                    f"{platform.system()}",
+        "finished": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")})
+    say(f"written in {seconds:.1f} s (run record {run_record_path(out).name})")
+    return model

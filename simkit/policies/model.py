@@ -7,11 +7,19 @@ A model file is a NumPy ``.npz`` archive (no pickled objects) with two members:
   the layers' weights with each feature's scale folded into the first layer);
 * ``meta``: one JSON text: ``format`` (:data:`MODEL_FORMAT`), ``layout_version`` and
   ``features`` (the feature names, which must be this simkit's), ``hidden`` (layer widths),
-  ``rules`` (the rule options it was trained for) and ``training`` (seed, generation, deals,
-  settings, library and versions).  The file is a function of its settings, seed and software
-  only: no path, no time, no machine (those are in the run's ``metrics.json``), and its zip
-  members carry a fixed date (:func:`simkit.archive.npz_bytes`), so the same training gives the
-  same bytes and digest in any folder.
+  ``feature_regions``, ``rules`` (the rule options it was trained for) and ``training`` (seed,
+  generation, deals seen, settings, margin, validation figures, library and simkit versions,
+  and the base policy of its self-play: ``expert``, or the previous generation as
+  ``learned:gen-NNN/model.npz`` relative to the run's folder with its ``base_model_sha256``).
+
+The file is a function of its settings, seed and software only: no path, no time, no machine,
+so the same training gives the same bytes and digest in any folder, at any time.  Those go to
+the run record beside it (``simkit train``: each generation's ``metrics.json``, with the
+command line that names ``--out``, the base model's path, the seconds, the hardware and the
+model's SHA-256; ``train.json`` holds the run's settings).  The metadata are JSON with sorted
+keys and the zip members carry a fixed date and system (:func:`simkit.archive.npz_bytes`).
+(The shipped ``learned.npz`` predates this: its ``training`` still holds the command that made
+it, with its relative ``--out``; it is kept as it is, since reports record its digest.)
 
 :func:`load_model` refuses, in one line naming the file, a missing or unreadable file, a
 truncated or foreign one, and a model of another feature layout.  A model's identity is the
@@ -170,7 +178,10 @@ def model_block(w1: np.ndarray, b1: np.ndarray, w2: np.ndarray, b2: np.ndarray, 
 
 
 def model_bytes(block: np.ndarray, meta: dict[str, Any]) -> bytes:
-    """The bytes of a model file holding ``block`` and ``meta`` (format fields added)."""
+    """The bytes of a model file holding ``block`` and ``meta`` (format fields added): a
+    function of its arguments only (JSON with sorted keys, zip members of a fixed date), so
+    ``meta`` must hold what the training's settings, seed and software give, never a path, time
+    or machine (those belong in the run record, ``metrics.json``)."""
     meta = {"format": MODEL_FORMAT, "layout_version": LAYOUT_VERSION, "features": list(FEATURE_NAMES),
             "feature_regions": [[name, size] for name, _, size in FEATURES.table],
             "hidden": [int(block[H_HIDDEN1]), int(block[H_HIDDEN2])], **meta}

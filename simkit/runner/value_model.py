@@ -12,9 +12,15 @@ trained, no seeds to refuse.
 A value-model file is a NumPy ``.npz`` archive (no pickled objects), like a ``learned`` model
 (:mod:`simkit.policies.model`): ``block`` (float64, the block :func:`simkit.runner.luck.network_value`
 reads) and ``meta`` (JSON: ``format`` :data:`VALUE_FORMAT`, ``features`` (the feature names, which
-must be this simkit's), ``rules``, ``training``: seeds, deals, policies, library; no time and
-no path, in a zip of fixed dates (:func:`simkit.archive.npz_bytes`): the same settings and seed
-give the same bytes).
+must be this simkit's), ``hidden``, ``rules``, ``training``: seeds, deals, check deals, the
+policy pairs (a ``learned:PATH`` by its model's SHA-256, not its path), network, rows, fit,
+weight, library versions).  The file is a function of its settings, seed and software only
+(its SHA-256 is its identity, :attr:`ValueModel.digest`): no path, no time, no machine, in a zip
+of fixed dates (:func:`simkit.archive.npz_bytes`), so the same settings and seed give the same
+bytes in any folder.  ``simkit luck-model`` writes where, when and how it ran (the file's path
+and SHA-256, the command line, the pairs as given, seconds, hardware, time) to the run record
+beside it, ``FILE.npz.run.json`` (:func:`run_record_path`), which nothing reads back.
+(The shipped ``value.npz`` predates this: its ``training`` still holds its ``wall_s``.)
 It is read as a learned model is, with the same bounds derived from its layout
 (:data:`VALUE_LAYOUT`: a hostile file is refused before anything large is read or decompressed).
 
@@ -69,6 +75,7 @@ VALUE_FEATURE_NAMES: tuple[str, ...] = tuple(
 BUILTIN_VALUE_MODEL = Path(__file__).parent / "models" / "value.npz"  # the shipped value model
 PLAYOUTS_NAME = "playouts"  # the name of play-out value models: playouts:K
 DEFAULT_PLAYOUTS = 64  # K of ``playouts`` alone (docs/analysis.md: variance reduction against K)
+RUN_RECORD_SUFFIX = ".run.json"  # a value model's run record: FILE.npz.run.json (paths, times, machine)
 VALUE_LAYOUT = ModelLayout(VALUE_FORMAT, value_block_size(N_VALUE_FEATURES, MAX_VALUE_HIDDEN))  # a file's bounds
 
 
@@ -115,7 +122,9 @@ class ValueModel:
 
 
 def value_model_bytes(block: np.ndarray, training: dict[str, Any], rules: dict | None = None) -> bytes:
-    """The bytes of a value-model file holding ``block``."""
+    """The bytes of a value-model file holding ``block``, ``training`` (what the settings, seed
+    and software give: never a path, time or machine, which belong in the run record) and
+    ``rules``: a function of its arguments only (keys sorted, zip members of a fixed date)."""
     meta = {"format": VALUE_FORMAT, "features": list(VALUE_FEATURE_NAMES), "hidden": int(block[VB_HIDDEN]),
             "rules": rules or {}, "training": training}
     return npz_bytes({"block": np.asarray(block, dtype=np.float64), "meta": np.array(json.dumps(meta, sort_keys=True))})
@@ -128,6 +137,17 @@ def write_value_model(path: str | os.PathLike, block: np.ndarray, training: dict
     temporary = target.with_name(target.name + ".tmp")
     temporary.write_bytes(value_model_bytes(block, training, rules))
     os.replace(temporary, target)
+
+
+def run_record_path(path: str | os.PathLike) -> Path:
+    """The run record of the value-model file ``path`` (``FILE.npz.run.json`` beside it): where,
+    when and how the file was made (``simkit luck-model``), which the file itself never holds.
+
+    >>> run_record_path("models/v.npz").as_posix()
+    'models/v.npz.run.json'
+    """
+    target = Path(path)
+    return target.with_name(target.name + RUN_RECORD_SUFFIX)
 
 
 def _refuse(path: str, problem: str) -> ValueModelError:
