@@ -44,11 +44,13 @@ import pandas as pd
 from scipy import stats
 
 from simkit.analysis.plots import calibration_plot, save_figure
+from simkit.analysis.results import Interval
+from simkit.analysis.stats import check_confidence, mean_interval, t_interval_or_nan
 from simkit.cards import N_SEATS
 from simkit.defaults import DEFAULT_REFERENCE, DEFAULT_SAMPLES
 from simkit.engine.position import action_text, decision_kind
 from simkit.errors import SimkitError
-from simkit.policies.registry import PolicySpec, builtin_policy_name, parse_policy, policy_names
+from simkit.policies.registry import PolicySpec, builtin_policy_name, parse_policy
 from simkit.replay import LoggedDecision, log_decisions, replay_jsonl
 from simkit.rules import RuleSet
 from simkit.runner.rollout import OUT_ERROR, OUT_PAYOFF, POLICY_DECIDES, rollouts
@@ -112,10 +114,11 @@ def _z(confidence: float) -> float:
 
 
 def _check_confidence(confidence: float) -> float:
-    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not 0 < confidence < 1:
-        raise SimkitError(f"confidence must lie strictly between 0 and 1, got {confidence!r}",
-                          parameters=("confidence",))
-    return float(confidence)
+    """:func:`~simkit.analysis.stats.check_confidence`, as a one-line :class:`SimkitError`."""
+    try:
+        return check_confidence(confidence)
+    except ValueError as exc:
+        raise SimkitError(str(exc), parameters=("confidence",)) from None
 
 
 def _check_count(value: object, name: str, least: int) -> int:
@@ -215,25 +218,9 @@ def review_against_reference(
 # ---------------------------------------------------------------------------- calibration against paired play
 
 
-@dataclasses.dataclass(frozen=True)
-class Interval:
-    estimate: float
-    lo: float
-    hi: float
-
-    def text(self, digits: int = 3) -> str:
-        return f"{self.estimate:+.{digits}f} [{self.lo:+.{digits}f}, {self.hi:+.{digits}f}]"
-
-
-def mean_interval(values: np.ndarray, confidence: float) -> Interval:
-    """The mean of ``values`` with its Student-t interval (deals are independent)."""
-    values = np.asarray(values, dtype=float)
-    n = values.size
-    mean = float(values.mean())
-    if n < 2:
-        return Interval(mean, -math.inf, math.inf)
-    half = float(stats.t.ppf(0.5 + confidence / 2, n - 1) * values.std(ddof=1) / math.sqrt(n))
-    return Interval(mean, mean - half, mean + half)
+def interval_text(interval: Interval, digits: int = 3) -> str:
+    """``+m [+lo, +hi]`` of an interval."""
+    return f"{interval.estimate:+.{digits}f} [{interval.lo:+.{digits}f}, {interval.hi:+.{digits}f}]"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -286,7 +273,7 @@ class Calibration:
         groups = [g for g in np.array_split(order, min(count, self.deals)) if g.size]
         rows = []
         for g in groups:
-            r = mean_interval(self.realised[g], self.confidence)
+            r = Interval(*t_interval_or_nan(self.realised[g], self.confidence), self.confidence, "t", int(g.size))
             rows.append({"deals": int(g.size), "predicted": float(self.predicted[g].mean()), "realised": r.estimate,
                          "realised_lo": r.lo, "realised_hi": r.hi})
         return rows
@@ -305,9 +292,9 @@ class Calibration:
         lines = [f"{self.policy} in seat {self.seat} against {self.reference} (the other seats {self.reference}), "
                  f"{self.deals:,} deals from deal {self.first_deal} of seed {self.seed}, {self.samples} stock orders "
                  f"per decision:",
-                 f"  predicted loss per deal (reference review) {self.predicted_mean().text()} 牌",
-                 f"  realised loss per deal (paired play)      {self.realised_mean().text()} 牌",
-                 f"  realised - predicted, paired by deal       {self.bias().text()} 牌",
+                 f"  predicted loss per deal (reference review) {interval_text(self.predicted_mean())} 牌",
+                 f"  realised loss per deal (paired play)      {interval_text(self.realised_mean())} 牌",
+                 f"  realised - predicted, paired by deal       {interval_text(self.bias())} 牌",
                  f"  calibrated (each mean within the other's {self.confidence:.0%} interval): "
                  f"{'yes' if self.calibrated() else 'NO'}; one reviewed deal is worth "
                  f"{self.variance_ratio():.1f} paired deals",
@@ -402,9 +389,9 @@ def _write_calibration_files(calibration: Calibration, folder: Path) -> Path:
           f"{c.reference} (the performance-difference estimate, {c.samples} stock orders per decision); the "
           f"*realised* loss is the seat's payoff with {c.reference} minus its payoff with {c.policy}, on the same "
           f"cards. Intervals: {level}, Student t over deals.", "",
-          f"- predicted loss per deal: {c.predicted_mean().text()} 牌",
-          f"- realised loss per deal: {c.realised_mean().text()} 牌",
-          f"- realised minus predicted, paired by deal: {c.bias().text()} 牌",
+          f"- predicted loss per deal: {interval_text(c.predicted_mean())} 牌",
+          f"- realised loss per deal: {interval_text(c.realised_mean())} 牌",
+          f"- realised minus predicted, paired by deal: {interval_text(c.bias())} 牌",
           f"- calibrated (each mean within the other's interval): {'yes' if c.calibrated() else 'no'}",
           f"- variance of the realised over the predicted losses: {c.variance_ratio():.2f} (a reviewed deal is "
           f"worth that many paired deals)", "",
