@@ -21,6 +21,8 @@
     simkit demo --out DIR                # the main job: a small simulation + its report
     simkit replay --seed S --deal N --policies a,b,c [--rule key=value ...] [--session-length K]
                   [--seating fixed|rotate|all [--seating-index J]] [--engine auto|compiled|interpreted]
+    simkit play [--seat N] [--bots P1 P2] [--seed S] [--deals K] [--log FILE] [--rule key=value ...]
+                                         # you at the table against two bots; the log goes to simkit review
     simkit bench evaluator|engine|score|parquet [--holdings N] [--deals N] [--lines N] [--seed S] [--json]
     simkit bench all --markdown [--out FILE]   # docs/benchmarks.md: hardware + one table per workload (CPU time)
     simkit rules [--rule key=value ...]  # print the effective rule set as TOML
@@ -581,6 +583,24 @@ def _cmd_review(args: argparse.Namespace) -> int:
         path = write_review_report(review, args.out, args.min_loss)
         if not args.json:
             print(f"({time.perf_counter() - start:.1f} s) -> {path}")
+    if args.html is not None:
+        from simkit.studies.review_page import write_review_html
+
+        page = write_review_html(review, args.html, args.log)
+        if not args.json:
+            print(f"({time.perf_counter() - start:.1f} s) -> {page}")
+    return 0
+
+
+def _cmd_play(args: argparse.Namespace) -> int:
+    """``simkit play``: a person at the table against two bots (:mod:`simkit.studies.table`)."""
+    from simkit.rules import RuleSet
+    from simkit.studies.table import TerminalPerson, play_table, table_setup, warm_table
+
+    setup = table_setup(seat=args.seat, bots=args.bots, rules=RuleSet.from_strings(args.rule), seed=args.seed,
+                        deals=args.deals, log=args.log or "", hint_rollouts=args.hint_rollouts)  # before any work
+    _compile_first(lambda: warm_table(setup.bots, setup.rules))
+    play_table(setup, TerminalPerson())
     return 0
 
 
@@ -655,6 +675,7 @@ HANDLERS = {
     "replay": _cmd_replay,
     "analyze": _cmd_analyze,
     "review": _cmd_review,
+    "play": _cmd_play,
     "calibrate": _cmd_calibrate,
     "report": _cmd_report,
     "demo": _cmd_demo,

@@ -244,66 +244,35 @@ def dataset_folder(path: str, flag: str) -> str:
     return path
 
 
-def out_dir(path: str | None, flag: str) -> str | None:
-    """A folder that can be created or written in (nothing is created here)."""
-    if path is not None:
-        from simkit.storage.paths import check_out_dir
-
-        check_out_dir(path, flag)
-    return path
-
-
-def _outside_datasets(path: str | None, flag: str) -> None:
-    """Neither a simkit dataset's folder nor a folder under one that its Parquet readers read
-    (:func:`simkit.storage.paths.check_outside_datasets`)."""
-    if path is not None:
-        from simkit.storage.paths import check_outside_datasets
-
-        check_outside_datasets(path, flag)
-
-
-def study_out_dir(path: str | None, flag: str) -> str | None:
-    """As :func:`out_dir`, and outside every dataset: a study's report and figures never land
-    among a dataset's Parquet files."""
-    _outside_datasets(path, flag)
-    return out_dir(path, flag)
-
-
-def report_out_dir(path: str | None, flag: str) -> str | None:
-    """A study's folder (:func:`study_out_dir`) that a report may write: new, empty or a
-    report's (:func:`simkit.analysis.report.check_report_dir`), never a folder of a user's files."""
-    if path is not None:
-        from simkit.analysis.report import REPORT_MARKER
-        from simkit.storage.paths import check_study_out_dir
-
-        check_study_out_dir(path, REPORT_MARKER, "a report", flag)
-    return path
-
-
-def hands_out_dir(path: str | None, flag: str) -> str | None:
-    """A study's folder (:func:`study_out_dir`) for dealt hands: new, empty or a dealt-hands
-    folder (it holds its manifest), never a folder of a user's files."""
-    if path is not None:
-        from simkit.storage.hands import HANDS_MANIFEST
-        from simkit.storage.paths import check_study_out_dir
-
-        check_study_out_dir(path, HANDS_MANIFEST, "a dealt-hands run", flag)
-    return path
-
-
-def resumable_study_out_dir(path: str | None, flag: str) -> str | None:
-    """:func:`resumable_out_dir` for a study's folder (:func:`study_out_dir`)."""
-    _outside_datasets(path, flag)
-    return resumable_out_dir(path, flag)
-
-
-def resumable_out_dir(path: str | None, flag: str) -> str | None:
-    """As :func:`out_dir`, except that an existing folder where nothing can be written (e.g.
-    on read-only media) passes: the command then says it already holds the finished run, with
+def run_folder(kind: str, resumable: bool = False) -> Check:
+    """The check of a command's output folder for a run of ``kind``: the one rule of
+    :func:`simkit.storage.runs.check_run_folder` (usable, outside every dataset, and new, empty or
+    this kind's own).  ``resumable``: an existing folder where nothing can be written (e.g. on
+    read-only media) passes too; the command then says it already holds the finished run, with
     nothing to write, or refuses in one line when there is something to compute."""
-    if path is not None and os.path.isdir(path) and not os.access(path, os.W_OK | os.X_OK):
+
+    def check(path: str | None, flag: str) -> str | None:
+        if path is None or (resumable and os.path.isdir(path) and not os.access(path, os.W_OK | os.X_OK)):
+            return path  # the run says whether it is complete, or what it cannot write, in one line
+        from simkit.storage.runs import check_run_folder
+
+        check_run_folder(path, kind, flag)
         return path
-    return out_dir(path, flag)
+
+    check.__name__ = check.__qualname__ = f"run_folder_{kind.replace('-', '_')}"
+    check.path_check = True  # type: ignore[attr-defined]  # run with the other path checks
+    return check
+
+
+def container_dir(path: str | None, flag: str) -> str | None:
+    """A folder that holds runs' folders (``experiment --reports``: one report folder per
+    experiment, each checked by :func:`run_folder`'s rule when written): usable and outside every
+    dataset."""
+    if path is not None:
+        from simkit.storage.paths import check_out_dir, check_outside_datasets
+
+        check_outside_datasets(check_out_dir(path, flag), flag)
+    return path
 
 
 def out_file(path: str | None, flag: str) -> str | None:
@@ -343,8 +312,7 @@ def table_file(path: str | None, flag: str) -> str | None:
 
 # checks of numbers run first, then those of paths (which load the storage layer), then the
 # commands' cross-checks
-_PATH_CHECKS = (input_file, dataset_folder, out_dir, resumable_out_dir, study_out_dir, resumable_study_out_dir,
-                report_out_dir, hands_out_dir, out_file, table_file, new_value_model_file)
+_PATH_CHECKS = (input_file, dataset_folder, container_dir, out_file, table_file, new_value_model_file)
 
 
 # -- the table --------------------------------------------------------------------------------
@@ -393,7 +361,7 @@ POLICIES = arg("--policies", required=True, help="three policies, e.g. greedy,ra
 RULE = arg("--rule", action="append", default=[], metavar="KEY=VALUE", check=rules)
 CONFIDENCE = arg("--confidence", type=float, default=0.95, help="level of every interval (default 0.95)", check=level)
 QUIET = arg("--quiet", action="store_true")
-OUT_DIR = arg("--out", default=None, check=out_dir)
+OUT_DIR = arg("--out", default=None, check=container_dir)
 OUTPUT = arg("--output", metavar="FILE", help="write here instead of stdout", check=out_file)
 SEATING = arg("--seating", choices=SEATINGS, default=None)
 SESSION_LENGTH = arg("--session-length", type=int, default=1, metavar="K", check=session_length)
@@ -445,45 +413,29 @@ def _compare_checks(args: argparse.Namespace) -> None:
     if args.deals is None:
         args.deals = 1_000_000 if args.sprt else 10_000  # an SPRT's cap, or a fixed size
     if args.out is None:
-        args.out = study_out_dir(default_out("compare", f"{args.policy_a}-{args.policy_b}", args.seed), "--out")
+        args.out = run_folder("comparison")(default_out("compare", f"{args.policy_a}-{args.policy_b}", args.seed), "--out")
 
 
 def _tournament_checks(args: argparse.Namespace) -> None:
     if args.out is None:
-        args.out = study_out_dir(default_out("tournament", "", args.seed), "--out")
+        args.out = run_folder("tournament")(default_out("tournament", "", args.seed), "--out")
 
 
 def _tune_checks(args: argparse.Namespace) -> None:
     if args.out is None:
-        args.out = study_out_dir(default_out("tune", args.policy, args.seed), "--out")
-
-
-def _review_checks(args: argparse.Namespace) -> None:
-    if args.out is not None:  # before the rollouts: the library checks it only when it writes
-        from simkit.storage.paths import check_new_or_own
-        from simkit.studies.review import REVIEW_FILE
-
-        check_new_or_own(args.out, REVIEW_FILE, "a review", "--out")
-
-
-def _calibrate_checks(args: argparse.Namespace) -> None:
-    if args.out is not None:  # before any deal is played
-        from simkit.storage.paths import check_new_or_own
-        from simkit.studies.reference import CALIBRATION_FILE
-
-        check_new_or_own(args.out, CALIBRATION_FILE, "a calibration", "--out")
+        args.out = run_folder("tune")(default_out("tune", args.policy, args.seed), "--out")
 
 
 def _train_checks(args: argparse.Namespace) -> None:
     if args.out is None:
-        args.out = resumable_study_out_dir(default_out("train", "", args.seed), "--out")
+        args.out = run_folder("train", resumable=True)(default_out("train", "", args.seed), "--out")
 
 
 def _experiment_checks(args: argparse.Namespace) -> None:
     if args.out is not None and (args.reports is not None or args.data is not None):
         raise SimkitError("--out replaces --reports and --data: give --out alone, or --reports/--data")
     if args.out is None and args.reports is None:
-        study_out_dir("reports", "--reports")
+        container_dir("reports", "--reports")
 
 
 def _bench_checks(args: argparse.Namespace) -> None:
@@ -515,6 +467,13 @@ def _analyze_checks(args: argparse.Namespace) -> None:
         raise SimkitError("give a position, or --log FILE with --at N (not both)")
 
 
+def _play_checks(args: argparse.Namespace) -> None:
+    from simkit.policies.registry import parse_policy  # a bad name: one line, before any play
+
+    for bot in args.bots:
+        parse_policy(bot)
+
+
 def _replay_position_checks(args: argparse.Namespace) -> None:
     if args.json and args.position is None:
         raise SimkitError("--json goes with --position N")
@@ -544,13 +503,13 @@ COMMANDS: tuple[Command, ...] = (
         SEED(default=2026, help="root seed (default 2026)"),
         BATCH_SIZE(help="deals per batch: the batch column (default 10000)"),
         RULE,
-        OUT_DIR(required=True, default=None, help="output directory", check=hands_out_dir),
+        OUT_DIR(required=True, default=None, help="output directory", check=run_folder("hands")),
     ), (_dealt_table_checks,)),
     Command("simulate", "simulate deals into a Parquet dataset (resumable)", (
         DEALS(required=True, help="number of deals"),
         POLICIES,
         SEED(required=True, default=None, help="run seed"),
-        OUT_DIR(required=True, help="dataset folder (re-run to resume)", check=resumable_out_dir),
+        OUT_DIR(required=True, help="dataset folder (re-run to resume)", check=run_folder("simulation", resumable=True)),
         RULE,
         WORKERS(help="worker processes (default 1: threads only)"),
         BATCH_SIZE(help="deals per batch file (default 10000)"),
@@ -570,7 +529,7 @@ COMMANDS: tuple[Command, ...] = (
         arg("dataset", check=dataset_folder,
             help="dataset folder written by simkit simulate (a run in sessions gets a Sessions section)"),
         OUT_DIR(help="report folder (default: DATASET-report, the dataset's sibling folder, so the dataset stays a "
-                     "pure Parquet folder)", check=report_out_dir),
+                     "pure Parquet folder)", check=run_folder("report")),
         CONFIDENCE,
     )),
     Command("compare", "duplicate comparison of two policies (all seatings, same deals)", (
@@ -582,16 +541,16 @@ COMMANDS: tuple[Command, ...] = (
                   "stop when H1: A - B = DELTA or H0: A - B = 0 is preferred; prints the "
                   "decision, the deals and the estimate valid under the stopping rule, and plots the "
                   "log-likelihood ratio path in the report"),
-        arg("--burn-in", type=int, default=200, metavar="N", check=integer(2),
-            help="deals before the sequential test may decide (default 200, simkit.analysis.sequential."
-                 "DEFAULT_BURN_IN)"),
+        arg("--burn-in", type=int, default=D.DEFAULT_BURN_IN, metavar="N", check=integer(2),
+            help=f"deals before the sequential test may decide (default {D.DEFAULT_BURN_IN}: α and β hold under "
+                 "heavy tails, docs/analysis.md)"),
         arg("--luck", nargs="?", const="builtin", default=None, metavar="MODEL",
             help="also give the luck-adjusted estimate (AIVAT-style corrections at every draw) under the shipped "
                  "value model, the value-model file MODEL, or playouts:K (K play-outs per card by the table's "
                  "policies: slower, removes more); with --sprt the test runs on adjusted differences"),
         arg("--json", action="store_true", help="print the result as one JSON object"),
         SEED,
-        OUT_DIR(help="comparison folder (default runs/compare-A-B-seedS; resumable)", check=resumable_study_out_dir),
+        OUT_DIR(help="comparison folder (default runs/compare-A-B-seedS; resumable)", check=run_folder("comparison", resumable=True)),
         RULE,
         BATCH_SIZE(default=2_000, help="deals per batch (default 2000)"),
         WORKERS,
@@ -603,12 +562,12 @@ COMMANDS: tuple[Command, ...] = (
         DEALS(default=2_000, check=integer(2),
               help="duplicate deals per pairing (each in 6 seatings; the cap of an SPRT; default 2000)"),
         SPRT(help="each pairing as a sequential test (as compare --sprt)"),
-        arg("--burn-in", type=int, default=200, metavar="N", check=integer(2),
-            help="deals before a pairing's sequential test may decide (default 200)"),
+        arg("--burn-in", type=int, default=D.DEFAULT_BURN_IN, metavar="N", check=integer(2),
+            help=f"deals before a pairing's sequential test may decide (default {D.DEFAULT_BURN_IN})"),
         arg("--luck", nargs="?", const="builtin", default=None, metavar="MODEL",
             help="luck-adjust every pairing (as compare --luck); the payoff ratings then use adjusted differences"),
         SEED,
-        OUT_DIR(help="tournament folder (default runs/tournament-seedS; resumable)", check=study_out_dir),
+        OUT_DIR(help="tournament folder (default runs/tournament-seedS; resumable)", check=run_folder("tournament")),
         RULE,
         BATCH_SIZE(default=1_000, help="deals per batch (default 1000)"),
         WORKERS,
@@ -629,7 +588,7 @@ COMMANDS: tuple[Command, ...] = (
             help="deals played while tuning: each iteration plays its deals 6 times (theta+ and theta-, "
                  "the candidate at each of the 3 seats); the validation is extra"),
         SEED,
-        OUT_DIR(help="tune folder (default runs/tune-POLICY-seedS; resumable)", check=study_out_dir),
+        OUT_DIR(help="tune folder (default runs/tune-POLICY-seedS; resumable)", check=run_folder("tune")),
         arg("--iteration-deals", type=int, default=200, help="new deals per SPSA iteration (default 200)",
             check=POSITIVE),
         arg("--validate-deals", type=int, default=5_000, check=integer(2),
@@ -644,7 +603,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("train", "learn a value model for the learned policy from self-play (needs simkit[learn])", (
         OUT_DIR(help="training folder (default runs/train-seedS; resumable: a killed run resumes, more "
                      "--generations continue); the model is OUT/model.npz, played as learned:OUT/model.npz",
-                check=resumable_study_out_dir),
+                check=run_folder("train", resumable=True)),
         SEED,
         arg("--generations", type=int, default=3, check=POSITIVE, help="generations (default 3)"),
         DEALS(default=20_000, check=integer(5), help="self-play deals per generation (default 20000)"),
@@ -685,7 +644,7 @@ COMMANDS: tuple[Command, ...] = (
         CONFIDENCE(help=None),
         RULE,
         arg("--out", default=None, help="also write the table to FILE (.csv or .parquet)", check=table_file),
-        arg("--hands", default=None, metavar="DIR", check=hands_out_dir,
+        arg("--hands", default=None, metavar="DIR", check=run_folder("hands"),
             help="also write the dealt hands of the same deals to DIR: deals.parquet (one row per deal "
                  "and seat), manifest.json, plots and report.md"),
         arg("--list", action="store_true", help="list the events and exit"),
@@ -702,7 +661,7 @@ COMMANDS: tuple[Command, ...] = (
         POLICIES(help="three policies, e.g. greedy,greedy,greedy"),
         DEALS(required=True, help="number of deals"),
         SEED(help="run seed (default 0)"),
-        OUT_DIR(check=resumable_study_out_dir,
+        OUT_DIR(check=run_folder("equity", resumable=True),
                 help="keep the deals (resumable): OUT/equity and OUT/baseline datasets, OUT/equity.csv, "
                      "OUT/hu_distribution.png"),
         WORKERS(help="worker processes with --out (default 1: threads only)"),
@@ -716,10 +675,10 @@ COMMANDS: tuple[Command, ...] = (
         arg("action", choices=["run"], help="what to do"),
         arg("file", help="experiment TOML file, e.g. experiments/dealer_advantage.toml", check=input_file),
         OUT_DIR("--reports", help="reports folder (default reports; the report goes to REPORTS/NAME/report.md)",
-                check=study_out_dir),
-        OUT_DIR("--data", help="data folder (default runs/experiments/NAME)"),
+                check=container_dir),
+        OUT_DIR("--data", help="data folder (default runs/experiments/NAME)", check=container_dir),
         OUT_DIR(help="put the report in OUT/report/ and the data in OUT/data/ (instead of --reports and --data)",
-                check=study_out_dir),
+                check=run_folder("experiment")),
         arg("--scale", type=float, default=1.0, check=positive_finite,
             help="multiply every deal count of the file by SCALE (e.g. 0.01 for a quick small rerun; default 1)"),
         WORKERS(help="worker processes (default 1)"),
@@ -727,7 +686,7 @@ COMMANDS: tuple[Command, ...] = (
         QUIET,
     ), (_experiment_checks,)),
     Command("demo", "main job: simulate a small default run and write its report", (
-        OUT_DIR(default="runs/demo", help="output folder (default runs/demo)", check=report_out_dir),
+        OUT_DIR(default="runs/demo", help="output folder (default runs/demo)", check=run_folder("report")),
         DEALS(default=20_000, help="deals (default 20000)"),
         SEED(default=2026),
         POLICIES(required=False, default="greedy,patient,random", help=None),
@@ -797,10 +756,30 @@ COMMANDS: tuple[Command, ...] = (
         arg("--samples", type=int, default=D.DEFAULT_SAMPLES, check=integer(2, 1_000_000),
             help=f"stock orders per decision of the loss against the reference (default {D.DEFAULT_SAMPLES})"),
         CONFIDENCE,
-        OUT_DIR(help="write OUT/review.md (with the loss plot), review.json and decisions.parquet", check=study_out_dir),
+        OUT_DIR(help="write OUT/review.md (with the loss plot), review.json and decisions.parquet", check=run_folder("review")),
+        arg("--html", default=None, metavar="FILE", check=out_file,
+            help="also write the review as one self-contained HTML page (the deal step by step, each decision's "
+                 "hand, actions, chosen against recommended and loss; no network needed to view it)"),
         arg("--json", action="store_true", help="print the review as one JSON object"),
         QUIET,
-    ), (_review_checks,)),
+    )),
+    Command("play", "sit at the table against two bots: your hand in Chinese card names, the legal actions "
+                    "numbered, a hint on request; writes a log simkit review reads", (
+        arg("--seat", type=int, default=0, check=seat, help="your seat 0, 1 or 2 (default 0; seat 0 deals first)"),
+        arg("--bots", nargs=2, default=list(D.DEFAULT_BOTS), metavar=("P1", "P2"),
+            help="the policies of the other two seats, in seat order: any policy name (expert, greedy, "
+                 f"patient:min_units=3, package.module:function) (default {' '.join(D.DEFAULT_BOTS)})"),
+        RULE(help="rule option (repeatable)"),
+        SEED(default=None, help="the deals' run seed (default: a random one, printed, to play the game again)"),
+        arg("--deals", type=int, default=1, check=integer(1, 10_000),
+            help="deals in the sitting (default 1); K > 1: a session, each next dealer by rule option next_dealer"),
+        arg("--log", default=None, metavar="FILE",
+            help="the log (simkit replay's JSON lines, written as you play; default play-SEED.jsonl here; with "
+                 "--deals K > 1 one file per deal, FILE's name with -dealN before its suffix); never written over",
+            check=out_file),
+        arg("--hint-rollouts", type=int, default=D.DEFAULT_HINT_ROLLOUTS, metavar="N", check=integer(1, 1_000_000),
+            help=f"determinisations per action of a hint (h) at most (default {D.DEFAULT_HINT_ROLLOUTS})"),
+    ), (_play_checks,)),
     Command("calibrate", "check the review against paired play: a policy's predicted and realised loss in one seat", (
         arg("policy", help="the built-in policy in the seat (random, greedy, patient, ...)"),
         arg("--seat", type=int, default=1, help="the seat it plays (default 1)", check=seat),
@@ -816,10 +795,10 @@ COMMANDS: tuple[Command, ...] = (
         WORKERS(help="threads (default 1; the result is the same for any number)"),
         CONFIDENCE,
         OUT_DIR(help="write OUT/report.md (with the calibration plot), calibration.json and deals.parquet",
-                check=study_out_dir),
+                check=run_folder("calibration")),
         arg("--json", action="store_true", help="print the calibration as one JSON object"),
         QUIET,
-    ), (_calibrate_checks,)),
+    )),
     Command("bench", "print throughput benchmarks (CPU time of the measuring thread)", (
         arg("target", choices=["evaluator", "engine", "score", "parquet", "all"], help="what to benchmark"),
         arg("--holdings", type=int, default=None, help="holdings per evaluator benchmark"),
@@ -880,7 +859,7 @@ def check_arguments(args: argparse.Namespace, checks: dict[str, list[tuple[str, 
 
 
 def _is_path_check(check: Check) -> bool:
-    return check in _PATH_CHECKS
+    return check in _PATH_CHECKS or getattr(check, "path_check", False)
 
 
 _COMMAND_BY_NAME = {c.name: c for c in COMMANDS}

@@ -28,8 +28,11 @@ only there.  A kernel built from other sources lives in another folder and can n
   the file's sha256 from the snapshot.
 * Folders of other keys are pruned when a new key's folder is first made (the newest
   :data:`KEEP_OTHER_KEYS` are kept, for switching branches), and so are the unkeyed kernel files
-  that older simkit versions left in ``__pycache__``.  A pruned folder that a running process
-  still uses is simply made again when it saves.
+  that older simkit versions left in ``__pycache__``.  A folder a process began to use in the
+  last :data:`IN_USE_S` seconds is kept too (each process touches its key's folder): another
+  process may be compiling into it, and numba fails on a kernel file whose folder vanished
+  before its rename.  A pruned folder that a longer-running process uses is made again when it
+  saves.
 
 Nothing here imports numba but :func:`use_source_keyed_cache`, so ``import simkit`` stays
 light.  Any file-system error leaves the cache as it is (a kernel then compiles again).
@@ -46,12 +49,14 @@ import os
 import shutil
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 KEY_PREFIX = "simkit-kernels-"  # a cache folder per source digest: KEY_PREFIX + the digest's first KEY_LENGTH hex digits
 KEY_LENGTH = 24
 KEEP_OTHER_KEYS = 2  # folders of other source digests kept when a new one is made (switching branches)
+IN_USE_S = 3600.0  # a key folder a process began to use this recently is not pruned (it may still compile)
 KERNEL_CACHE_SUFFIXES = (".nbi", ".nbc")  # numba's cache index and data files
 ROOT_FOLDER = "_"  # the relative folder name of the package's own top folder inside a key's folder
 
@@ -212,12 +217,18 @@ def _writable(folder: Path) -> bool:
         return False
 
 
-def prune_other_keys(base: Path, keep: str, keep_others: int = KEEP_OTHER_KEYS) -> list[Path]:
+def prune_other_keys(base: Path, keep: str, keep_others: int = KEEP_OTHER_KEYS,
+                     in_use_s: float = IN_USE_S) -> list[Path]:
     """Remove the kernel folders of other source digests under ``base`` but the newest
-    ``keep_others``; the folders removed."""
+    ``keep_others`` and those a process began to use less than ``in_use_s`` seconds ago (each
+    process touches its key's folder when it first uses it: a process of other sources may still
+    be compiling into it, and numba fails on a folder removed between writing a kernel and
+    renaming it into place); the folders removed."""
     try:
         others = [p for p in base.iterdir() if p.name.startswith(KEY_PREFIX) and p.name != keep and p.is_dir()]
         others.sort(key=lambda p: p.stat().st_mtime, reverse=True)
+        now = time.time()
+        others = others[:keep_others] + [p for p in others[keep_others:] if now - p.stat().st_mtime >= in_use_s]
     except OSError:
         return []
     removed = []
@@ -238,6 +249,13 @@ def _remove_unkeyed_kernels(snapshot: SourceSnapshot) -> None:
             continue
 
 
+def _touch(folder: Path) -> None:
+    try:
+        os.utime(folder)
+    except OSError:
+        pass
+
+
 def kernel_folder(snapshot: SourceSnapshot, relative_file: str, base: Path) -> Path:
     """The folder of the kernels of the package file ``relative_file`` under ``base``."""
     parent = Path(relative_file).parent.as_posix()
@@ -254,6 +272,8 @@ def _folder_for(guarded: _Guarded, relative_file: str) -> Path:
             if folder not in _FOLDERS:
                 new = not (base / guarded.snapshot.key).exists()
                 _FOLDERS[folder] = _writable(folder)
+                if _FOLDERS[folder]:
+                    _touch(base / guarded.snapshot.key)  # in use: not pruned by another process for a while
                 if new and _FOLDERS[folder]:
                     prune_other_keys(base, guarded.snapshot.key)
                     _remove_unkeyed_kernels(guarded.snapshot)

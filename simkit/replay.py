@@ -163,6 +163,20 @@ def replay_events(
     state, deck, events, result = play_one(seed, deal, ids, params, rules.to_array(), dealer, user)
     # a deal that stopped early (an illegal action, MAX_DECISIONS) is an error, never a 穿牌
     check_rows(result[None, :], seed, texts, int(deal), SEATING_FIXED)
+    yield deal_line(seed, deal, dealer, texts, rules, deck, session_length)
+    melds = [state_melds(state, p) for p in range(N_SEATS)]
+    for row in events:
+        line = event_dict(row, melds)
+        if line is not None:
+            yield line
+    yield end_line(state)
+
+
+def deal_line(seed: int, deal: int, dealer: int, policies: Sequence[str], rules: RuleSet, deck: np.ndarray,
+              session_length: int = 1) -> dict[str, Any]:
+    """The ``deal`` line of deal number ``deal`` of run ``seed`` (the module docstring's schema):
+    ``policies`` by seat as played, ``deck`` the deal's shuffled card ids (the dealer's cards
+    first, then the next seats', then the stock, top first)."""
     order = [(dealer + k) % N_SEATS for k in range(N_SEATS)]
     hands = [""] * N_SEATS
     pos = 0
@@ -177,40 +191,43 @@ def replay_events(
         "dealer": int(dealer),
     }
     if session_length > 1:
-        header.update({"session_length": session_length, "session": int(deal) // session_length,
+        header.update({"session_length": int(session_length), "session": int(deal) // session_length,
                        "deal_in_session": int(deal) % session_length})
     header.update({
-        "policies": texts,
+        "policies": [str(p) for p in policies],
         "rules": rules.to_dict(),
         "hands": hands,
         "stock": [TYPE_NAMES[int(c) // N_COPIES] for c in deck[pos:]],
     })
-    yield header
-    melds = [state_melds(state, p) for p in range(N_SEATS)]
-    for row in events:
-        line = event_dict(row, melds)
-        if line is not None:
-            yield line
+    return header
+
+
+def end_line(state: np.ndarray) -> dict[str, Any]:
+    """The ``end`` line of a finished deal, from its final engine state."""
     payoffs = [int(x) for x in state[L.S_PAYOFF : L.S_PAYOFF + N_SEATS]]
     winner = int(state[L.S_WINNER])
-    if winner >= 0:
-        conc = state[L.S_CONC + N_TYPES * winner : L.S_CONC + N_TYPES * (winner + 1)]
-        yield {
-            "event": "end",
-            "result": "win",
-            "winner": winner,
-            "how": L.WIN_KIND_NAMES[int(state[L.S_WIN_KIND])],
-            "concealed": format_counts(conc),
-            "exposed": " ".join(meld_text(k, ts) for k, ts in melds[winner]),
-            "hu": int(state[L.S_HU]),
-            "lou": int(state[L.S_LOU]),
-            "steps": int(state[L.S_STEPS]),
-            "units": int(state[L.S_UNITS]),
-            "patterns": list(pattern_names(int(state[L.S_PATTERNS]))),
-            "payoffs": payoffs,
-        }
-    else:
-        yield {"event": "end", "result": "exhausted", "payoffs": payoffs}
+    if winner < 0:
+        return {"event": "end", "result": "exhausted", "payoffs": payoffs}
+    conc = state[L.S_CONC + N_TYPES * winner : L.S_CONC + N_TYPES * (winner + 1)]
+    return {
+        "event": "end",
+        "result": "win",
+        "winner": winner,
+        "how": L.WIN_KIND_NAMES[int(state[L.S_WIN_KIND])],
+        "concealed": format_counts(conc),
+        "exposed": " ".join(meld_text(k, ts) for k, ts in state_melds(state, winner)),
+        "hu": int(state[L.S_HU]),
+        "lou": int(state[L.S_LOU]),
+        "steps": int(state[L.S_STEPS]),
+        "units": int(state[L.S_UNITS]),
+        "patterns": list(pattern_names(int(state[L.S_PATTERNS]))),
+        "payoffs": payoffs,
+    }
+
+
+def log_line(event: dict[str, Any]) -> str:
+    """One event as its line of the log (JSON, UTF-8 characters as they are, newline-ended)."""
+    return json.dumps(event, ensure_ascii=False, sort_keys=False) + "\n"
 
 
 def replay_is_cached(deal: int, policies: str | Sequence[str | PolicySpec], session_length: int = 1) -> bool:
@@ -225,9 +242,8 @@ def replay_is_cached(deal: int, policies: str | Sequence[str | PolicySpec], sess
 def replay_jsonl(seed: int, deal: int, policies, rules: RuleSet | None = None, dealer: int = 0,
                  session_length: int = 1, seating: str | None = None, seating_index: int = 0) -> str:
     """The JSON-lines text of :func:`replay_events`."""
-    return "".join(json.dumps(e, ensure_ascii=False, sort_keys=False) + "\n"
-                   for e in replay_events(seed, deal, policies, rules, dealer, session_length, seating,
-                                          seating_index))
+    return "".join(log_line(e) for e in replay_events(seed, deal, policies, rules, dealer, session_length, seating,
+                                                      seating_index))
 
 
 # ---------------------------------------------------------------------------- decisions of a log

@@ -51,6 +51,16 @@ CASES = [
     ("deals-repeated-rule", ["deals", *DUP_RULE, "--out", "OUT/d"], "hu_tolerance"),
     ("deals-out-is-a-file", ["deals", "--deals", "10", "--out", "IN/afile"], "afile"),
     ("deals-not-a-number", ["deals", "--deals", "ten", "--out", "OUT/d"], "--deals"),
+    # play
+    ("play-seat", ["play", "--seat", "3"], "--seat"),
+    ("play-unknown-bot", ["play", "--bots", "nosuch", "expert"], "nosuch"),
+    ("play-one-bot", ["play", "--bots", "expert"], "--bots"),
+    ("play-zero-deals", ["play", "--deals", "0"], "--deals"),
+    ("play-negative-seed", ["play", "--seed", "-1"], "--seed"),
+    ("play-log-folder", ["play", "--log", "IN/adir"], "adir"),
+    ("play-log-exists", ["play", "--seed", "1", "--log", "IN/afile"], "exists already"),
+    ("play-repeated-rule", ["play", *DUP_RULE], "hu_tolerance"),
+    ("play-hint-rollouts", ["play", "--hint-rollouts", "0"], "--hint-rollouts"),
     # simulate
     ("simulate-huge-deals", [*SIM, "--deals", HUGE], "--deals"),
     ("simulate-int64-deals", [*SIM, "--deals", INT64_PLUS], "--deals"),

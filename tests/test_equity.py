@@ -236,7 +236,7 @@ def test_resume_after_deleting_or_damaging_a_batch_gives_the_same_bytes(tmp_path
     pd.testing.assert_frame_equal(first.to_frame(), again.to_frame())
     # another hand (or seat) is another run: refused, nothing changed
     other = dealt_hands(3, 2)[1, 2]
-    with pytest.raises(SimkitError, match="holds another run"):
+    with pytest.raises(SimkitError, match="holds another equity run"):
         equity(other, **args)
     assert _dataset_bytes(tmp_path / "equity") == before
 

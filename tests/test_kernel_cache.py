@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import time
 import random
 import subprocess
 import sys
@@ -170,6 +171,21 @@ def test_old_keys_are_pruned_but_the_newest(tmp_path):
     removed = prune_other_keys(tmp_path, keep=f"{KEY_PREFIX}a", keep_others=2)
     assert sorted(p.name for p in removed) == [f"{KEY_PREFIX}d"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["other"] + [f"{KEY_PREFIX}{n}" for n in "abc"]
+
+
+def test_a_key_folder_in_use_is_not_pruned(tmp_path):
+    """A process of other sources touched its folder a minute ago: it may still be compiling into
+    it (a helper's edit and a test run side by side removed a folder under numba's rename, and the
+    command failed with 'No such file or directory' on the kernel's temporary file)."""
+    now = time.time()
+    stamps = {"b": 1_000_000, "c": 999_000, "d": now - 30, "e": now - 60}  # d, e: two processes now
+    for name in "abcde":
+        (tmp_path / f"{KEY_PREFIX}{name}").mkdir()
+    for name, stamp in stamps.items():
+        os.utime(tmp_path / f"{KEY_PREFIX}{name}", (stamp, stamp))
+    removed = prune_other_keys(tmp_path, keep=f"{KEY_PREFIX}a", keep_others=1)
+    assert sorted(p.name for p in removed) == [f"{KEY_PREFIX}b", f"{KEY_PREFIX}c"]  # e kept: in use
+    assert prune_other_keys(tmp_path, keep=f"{KEY_PREFIX}a", keep_others=1, in_use_s=45) == [tmp_path / f"{KEY_PREFIX}e"]
 
 
 # ---- the hazards, end to end

@@ -45,7 +45,7 @@ from simkit.storage import DatasetError, load_dataset, read_manifest
 from simkit.storage.dataset import MANIFEST, batch_path
 
 MIXED = "greedy,patient,random"
-NAMES = ["greedy", "patient:2,6,1", "random"]  # MIXED with its parameters
+NAMES = ["greedy", "patient", "random"]  # MIXED by the plain labels its datasets hold
 SEED = 21
 RULES = RuleSet().to_array()
 

@@ -41,7 +41,7 @@ def test_dataset_shape_dtypes_and_content(reference):
     assert df["batch"].max() == (DEALS - 1) // BATCH
     # different policies: rotated by default (deal N: seat s plays policy (s + N) mod 3)
     assert isinstance(df["policy_1"].dtype, pd.CategoricalDtype)
-    names = ["greedy", "patient:2,6,1", "random"]  # POLICIES with their parameters
+    names = ["greedy", "patient", "random"]  # POLICIES by their plain labels (default parameters: none shown)
     for k in range(3):
         assert df[f"policy_{k}"].astype(str).tolist() == [names[(k + n) % 3] for n in range(DEALS)]
     assert (df["seating"] == df["deal_id"] % 3).all()
@@ -173,7 +173,7 @@ def test_report_and_demo_main_job(tmp_path, capsys):
 
     assert main(["demo", "--out", str(tmp_path), "--deals", "600"]) == 0
     report = (tmp_path / "report.md").read_text(encoding="utf-8")
-    assert "| 0 | rotated: greedy / patient:2,6,1 / random |" in report and "穿牌" in report
+    assert "| 0 | rotated: greedy / patient / random |" in report and "穿牌" in report
     assert "rotated seats" in report and "confounded with seat" not in report  # the demo rotates by default
     for name in ("hu_distribution", "win_rate_by_seat"):
         assert Image.open(tmp_path / f"{name}.png").size[0] > 300

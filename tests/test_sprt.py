@@ -178,18 +178,20 @@ def test_unequal_levels_set_each_boundary_from_its_own_error() -> None:
     under_h0 = simulate_sprt(values, 0.0, 0.2, 0.01, 0.2, sequences=1_000, seed=4_401, weights=counts)
     under_h1 = simulate_sprt(values, 0.2, 0.2, 0.01, 0.2, sequences=1_000, seed=4_402, weights=counts)
     false_h1, false_h0 = float(np.mean(under_h0["decision"] == 1)), float(np.mean(under_h1["decision"] == -1))
-    assert false_h1 <= 0.03 and 0.08 <= false_h0 <= 0.3, (false_h1, false_h0)
+    assert false_h1 <= 0.03 and 0.04 <= false_h0 <= 0.3, (false_h1, false_h0)  # swapped: ~0.2 and ~0.01
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("delta", [0.1, 0.2])
 def test_error_rates_on_real_payoff_differences(delta: float) -> None:
-    """Issue 12: each error rate within 1.5 percentage points of nominal at >= 5,000 sequences,
-    both directions.  Measured (seeds 1200 / 1201, 6,000 sequences): docs/analysis.md."""
+    """Issue 39: each error rate at most 0.055 at the default burn-in (issue 12 asked for 1.5 points
+    of nominal; the burn-in that keeps the levels under heavy tails makes the test conservative on
+    plain data: about 0.027 at 300, docs/analysis.md), and not absurdly conservative (>= 0.015: a
+    burn-in or boundary error that wastes most of its deals fails)."""
     rates = error_rates(delta, 6_000, seed=1_200)
     assert rates["undecided"] == 0.0
-    assert abs(rates["alpha"] - ALPHA) <= 0.015, rates
-    assert abs(rates["beta"] - BETA) <= 0.015, rates
+    assert 0.015 <= rates["alpha"] <= 0.055, rates
+    assert 0.015 <= rates["beta"] <= 0.055, rates
 
 
 # ----------------------------------------------------------------------------- Brownian motion pieces
@@ -322,8 +324,8 @@ def test_compare_sprt_reports_decision_estimate_and_llr_plot(tmp_path: pathlib.P
     assert main(["compare", "greedy", "random", "--sprt", "0.5,0.05,0.05", "--deals", "400", "--batch-size", "200",
                  "--out", str(out), "--quiet"]) == 0
     printed = capsys.readouterr().out
-    assert "H1 (A - B = 0.5) preferred over H0 (A - B = 0)" in printed and "after 200 deals" in printed
-    assert "burn-in 200 deals" in printed
+    assert "H1 (A - B = 0.5) preferred over H0 (A - B = 0)" in printed and "after 300 deals" in printed
+    assert "burn-in 300 deals" in printed
     assert "beats" not in printed  # the verdict says which hypothesis fits better, not more
     assert "estimate under the stopping rule" in printed and "conditional on stopping, biased" in printed
     assert f"log-likelihood ratio path: {out / (sprt_plot_stem('', 0) + '.png')}" in printed

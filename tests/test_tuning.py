@@ -201,7 +201,7 @@ def test_another_tune_in_the_folder_is_refused_in_one_line(tmp_path, change, wor
     kw = dict(dict(budget=PLAYS_PER_DEAL * 30 * 2), **change)
     with pytest.raises(DatasetError) as info:
         _small_tune(tmp_path, **kw)
-    assert "holds another tune" in str(info.value) and word in str(info.value) and "\n" not in str(info.value)
+    assert "holds another tuning" in str(info.value) and word in str(info.value) and "\n" not in str(info.value)
     with pytest.raises(DatasetError, match="params"):
         tune("patient:6", {"min_units": (1, 9), "late_stock": (0, 12)}, ["greedy", "random"],
              PLAYS_PER_DEAL * 30 * 2, seed=1, out=tmp_path, **SMALL)

@@ -41,18 +41,35 @@ from simkit.analysis.summary import (
     win_rates_by_policy,
 )
 from simkit.evaluator import PATTERN_NAMES
+from simkit.policies.registry import label_of_text
 from simkit.rules import RuleSet
 from simkit.storage import load_dataset, read_manifest
 from simkit.storage.dataset import seating as manifest_seating
 from simkit.storage.files import write_json, write_text
-from simkit.storage.hands import HANDS_FILE, HANDS_MANIFEST, write_hands_dataset
-from simkit.storage.paths import check_new_or_own, check_outside_datasets, check_study_out_dir, make_out_dir
+from simkit.storage.hands import HANDS_FILE, write_hands_dataset
+from simkit.storage.paths import make_out_dir
+from simkit.storage.runs import REPORT_MARKER, check_run_folder
 
 # ``session`` / ``deal_in_session`` are derived by load_dataset for runs of independent deals
 REPORT_COLUMNS = (["deal_id", "session", "deal_in_session", "dealer", "winner", "win_kind", "hu", "units", "lou", "steps",
                    "turns", "draws", "claims"]
                   + [f"payoff_{k}" for k in range(3)] + [f"policy_{k}" for k in range(3)]
                   + [f"pattern_{p}" for p in PATTERN_NAMES])
+
+
+def plain_policy_columns(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with its ``policy_0..2`` columns in plain labels (``expert``, parameters only
+    where they differ from the defaults, :func:`~simkit.policies.registry.policy_label`): a
+    dataset written before plain labels holds each policy's full positional vector there."""
+    for k in range(3):
+        column = f"policy_{k}"
+        if column not in df.columns or not isinstance(df[column].dtype, pd.CategoricalDtype):
+            continue
+        before = [str(c) for c in df[column].cat.categories]
+        after = [label_of_text(c) for c in before]
+        if after != before and len(set(after)) == len(after):
+            df[column] = df[column].cat.rename_categories(after)
+    return df
 
 
 def format_p(p: float) -> str:
@@ -280,7 +297,6 @@ def default_report_dir(dataset: str | os.PathLike) -> Path:
     return path.with_name(path.name + "-report")
 
 
-REPORT_MARKER = "report.json"  # written first into a folder write_report writes: marks it as a report's
 
 
 def check_report_dir(out: str | os.PathLike) -> Path:
@@ -288,7 +304,7 @@ def check_report_dir(out: str | os.PathLike) -> Path:
     dataset that is new, empty, or a report's (it holds :data:`REPORT_MARKER`), so that a
     report never replaces a user's own ``report.md`` or figures; a one-line error otherwise.
     Creates nothing."""
-    return check_study_out_dir(out, REPORT_MARKER, "a report")
+    return check_run_folder(out, "report")
 
 
 def mark_report_dir(directory: Path) -> Path:
@@ -310,7 +326,7 @@ def write_report(dataset: str | os.PathLike, out: str | os.PathLike | None = Non
     (:func:`check_report_dir`): a folder of other files is refused, never written into."""
     level = format_level(check_confidence(confidence))
     directory = check_report_dir(out if out is not None else default_report_dir(dataset))
-    df = load_dataset(dataset, columns=REPORT_COLUMNS)  # verified before anything is written
+    df = plain_policy_columns(load_dataset(dataset, columns=REPORT_COLUMNS))  # verified before anything is written
     manifest = read_manifest(Path(dataset)) or {}
     mark_report_dir(directory)
     k = int(manifest.get("session_length", 1))
@@ -325,7 +341,8 @@ def write_report(dataset: str | os.PathLike, out: str | os.PathLike | None = Non
     lines = [
         "# Simulation report",
         "",
-        f"{deals:,} deals, seed {manifest.get('seed')}, policies {', '.join(manifest.get('policies', []))}, "
+        f"{deals:,} deals, seed {manifest.get('seed')}, "
+        f"policies {', '.join(label_of_text(p) for p in manifest.get('policies', []))}, "
         f"{seating_text}, "
         f"{sessions}batch size {manifest.get('batch_size')}, simkit {manifest.get('simkit_version')}. "
         f"Intervals are {level}: Wilson for proportions, Student t for means; payoffs in 牌 per deal.",
@@ -404,7 +421,7 @@ def write_dealt_hands_report(frame: pd.DataFrame, out_dir: str | os.PathLike, se
     (PNG + SVG) and ``report.md`` (intervals at ``confidence``) of a dealt-hands table into
     out_dir; returns the report's path.  ``out_dir`` must be new, empty or a dealt-hands folder
     (it holds ``manifest.json``): a folder of other files is refused, never written into."""
-    directory = check_new_or_own(check_outside_datasets(out_dir), HANDS_MANIFEST, "a dealt-hands run")
+    directory = check_run_folder(out_dir, "hands")
     text = dealt_hands_text(frame, seed, batch_size, rules, confidence)  # checks confidence before writing
     write_hands_dataset(frame, directory, seed, batch_size, rules)
     save_figure(dealt_distribution_plot(frame, "min_idle", "idle cards (fewest over all decompositions)",

@@ -24,7 +24,7 @@ a bracketed Newton iteration (``-2 l(s)`` is Owen's empirical likelihood ratio s
 Outcome values are only those seen so far, so l(s) is -inf when s lies outside their range;
 the llr is then +inf (only H1's mean is possible on the values seen) or -inf.  Because the
 empirical distribution of a heavy-tailed sample has not yet seen its tails, no decision is taken
-before ``min_n`` observations (default :data:`DEFAULT_BURN_IN` = 200): early decisions are where a plug-in likelihood
+before ``min_n`` observations (default :data:`simkit.defaults.DEFAULT_BURN_IN` = 300): early decisions are where a plug-in likelihood
 ratio makes its wrong decisions (docs/analysis.md has the measurements behind the default).
 
 Estimate after stopping
@@ -60,6 +60,7 @@ import pandas as pd
 from scipy import special
 
 from simkit.analysis.results import format_level
+from simkit.defaults import DEFAULT_BURN_IN
 from simkit.analysis.stats import wald_boundaries
 
 __all__ = [
@@ -69,7 +70,6 @@ __all__ = [
     "simulate_sprt",
 ]
 
-DEFAULT_BURN_IN = 200  # deals before the sequential test may decide (docs/analysis.md: the heavy-tail study)
 
 # Observations EmpiricalMeanSPRT.update hands to the compiled scan at once.
 _SCAN_CHUNK = 1 << 16

@@ -24,7 +24,7 @@ from simkit.studies.tournament import run_tournament, tournament_section
 from simkit.analysis.plots import convergence_plot, forest_plot, save_figure
 from simkit.analysis.exact import parse_event
 from simkit.studies.probability import batch_convergence, probability_table
-from simkit.analysis.report import REPORT_COLUMNS, dataset_section, format_p, markdown_table
+from simkit.analysis.report import REPORT_COLUMNS, dataset_section, format_p, markdown_table, plain_policy_columns
 from simkit.analysis.results import format_level
 from simkit.analysis.stats import check_confidence, holm_adjust, paired_mean_test, paired_ratio_difference
 from simkit.analysis.summary import XIAOJIA_UNITS, dealer_advantage, distributions, exhausted_rate, tail_probabilities
@@ -36,7 +36,8 @@ from simkit.runner import simulate
 from simkit.runner.simulate import default_seating
 from simkit.errors import SimkitError
 from simkit.storage import load_dataset
-from simkit.storage.paths import check_out_dir, check_outside_datasets, check_study_out_dir, make_out_dir
+from simkit.storage.paths import make_out_dir
+from simkit.storage.runs import EXPERIMENT_FILE, check_run_folder
 from simkit.storage.files import write_json, write_text
 
 
@@ -178,7 +179,7 @@ def _simulation_lines(spec: ExperimentSpec, data_dir: Path, report_dir: Path, wo
         elapsed = time.perf_counter() - start
         if not quiet:
             print(f"simulation {entry.label}: {entry.deals:,} deals ready ({elapsed:.0f} s)")
-        df = load_dataset(folder, columns=REPORT_COLUMNS)
+        df = plain_policy_columns(load_dataset(folder, columns=REPORT_COLUMNS))
         rows.append(_variant_row(entry, df, confidence))
         paired.append(_paired_arrays(entry, df))
         if entry.session_length == 1:
@@ -353,7 +354,6 @@ def _total_deals(spec: ExperimentSpec) -> int:
     return sum(e.deals for e in entries) + (spec.tournament.deals if spec.tournament is not None else 0)
 
 
-EXPERIMENT_FILE = "experiment.json"  # written first into an experiment's --out folder: marks it as one
 
 
 def run_experiment(path: str | os.PathLike, reports: str | os.PathLike = "reports",
@@ -378,8 +378,7 @@ def run_experiment(path: str | os.PathLike, reports: str | os.PathLike = "report
     if simkits_own:
         out = Path("runs") / "experiments" / f"{spec.name}-scale-{scale:g}"
     if out is not None:
-        out = (check_outside_datasets(check_out_dir(out)) if simkits_own
-               else check_study_out_dir(out, EXPERIMENT_FILE, "an experiment"))
+        out = check_run_folder(out, "experiment")
         make_out_dir(out)
         if not (out / EXPERIMENT_FILE).exists():  # first: the folder is an experiment's from now on
             write_json(out / EXPERIMENT_FILE, {"kind": "simkit experiment", "name": spec.name, "scale": scale,

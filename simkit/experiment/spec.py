@@ -26,7 +26,7 @@ estimates behind one report.
     b = "random"
     deals = 100000
     sprt = [0.05, 0.05, 0.05]          # optional: delta, alpha, beta; deals is then the cap
-    burn_in = 200                      # optional: deals before the sequential test may decide
+    burn_in = 300                      # optional: deals before the sequential test may decide
     luck = true                        # optional: also luck-adjusted (true: the shipped value model,
                                        # a value-model file's path, or "playouts:K")
 
@@ -34,7 +34,7 @@ estimates behind one report.
     policies = ["random", "greedy", "patient", "mc"]
     deals = 300                        # duplicate deals per pairing (each in six seatings)
     sprt = [0.2, 0.05, 0.05]           # optional: every pairing as a sequential test; deals is the cap
-    burn_in = 200                      # optional, as for a comparison
+    burn_in = 300                      # optional, as for a comparison
     luck = true                        # optional, as for a comparison: payoff ratings on adjusted differences
 
     [[probabilities]]                  # dealt-hand event probabilities (simkit prob)

@@ -59,12 +59,12 @@ from simkit.policies.model import load_model, model_block, model_bytes
 from simkit.policies.registry import parse_policies, policy_arrays
 from simkit.rules import RuleSet
 from simkit.runner.play import PERMUTATIONS, R_PAYOFF, SEATING_ALL, play_deals
-from simkit.storage.files import FileError, atomic_write, read_checked_json, stored_identity, write_checked_json, \
+from simkit.storage.files import FileError, atomic_write, read_checked_json, write_checked_json, \
     write_text
 from simkit.storage.lock import FolderLock
-from simkit.storage.paths import check_study_out_dir, make_out_dir
+from simkit.storage.paths import make_out_dir
+from simkit.storage.runs import check_run_folder, check_run_identity
 
-TRAIN_FILE = "train.json"
 MODEL_FILE = "model.npz"
 METRICS_FILE = "metrics.json"
 REPORT_FILE = "report.md"
@@ -262,17 +262,12 @@ def train(out: str | os.PathLike, generations: int = 3, seed: int = 0, rules: Ru
     settings = settings if settings is not None else TrainSettings()
     if int(generations) < 1:
         raise SimkitError(f"generations must be >= 1, got {generations}", parameters=("generations",))
-    directory = make_out_dir(check_study_out_dir(out, TRAIN_FILE, "a training run"))
+    directory = make_out_dir(check_run_folder(out, "train"))
     identity = {"kind": "simkit.train", "seed": int(seed), "rules": rules.to_dict(), "settings": settings.to_dict(),
                 "features": N_FEATURES}
     results: list[dict] = []
     with FolderLock(directory):
-        stored = stored_identity(directory / TRAIN_FILE, identity, "a training run's identity")
-        if stored is not None:
-            for k, v in identity.items():
-                if stored.get(k) != v:
-                    raise SimkitError(f"{directory} holds another training run: its {k} is {stored.get(k)!r}, this "
-                                      f"one's is {v!r} (use another folder for out)", parameters=("out",))
+        check_run_identity(directory, "train", identity)
         for g in range(1, int(generations) + 1):
             metrics = _complete(generation_dir(directory, g)) if len(results) == g - 1 else None
             if metrics is not None:

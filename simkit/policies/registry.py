@@ -635,6 +635,49 @@ def params_by_name(spec: PolicySpec) -> dict[str, float]:
     return PolicySpec(spec.name, effective_params(spec)).named_params()
 
 
+def policy_label(spec: PolicySpec | str) -> str:
+    """A policy's label in tables, plots and dataset columns: its name alone when it plays with
+    its default parameters, else ``name:key=value:key=value`` of only the parameters that differ
+    from the defaults, in the policy's parameter order (``p<i>`` for a user policy's); an
+    equivalent spec (:func:`parse_policy` reads it back).  Manifests keep the full vector
+    (``policies``, :func:`params_by_name`).
+
+    >>> policy_label("expert"), policy_label("patient:3,6,1"), policy_label("patient:peng_slack=2:min_units=3")
+    ('expert', 'patient:min_units=3', 'patient:min_units=3:peng_slack=2')
+    >>> policy_label(PolicySpec("expert", effective_params(parse_policy("expert"))))
+    'expert'
+    """
+    spec = parse_policy(spec) if isinstance(spec, str) else spec
+    entry = _entry(spec.name)
+    values = _with_defaults(entry, spec)
+    names = param_names(spec.name)
+    differing = [f"{names[i] if i < len(names) else f'p{i}'}={v:g}" for i, v in enumerate(values)
+                 if i >= len(entry.defaults) or v != entry.defaults[i]]
+    return ":".join([spec.name] + differing)
+
+
+def label_of_text(text: str) -> str:
+    """:func:`policy_label` of a policy text a file records (a manifest's or an identity's
+    positional ``name:p0,p1,...``); the text itself when it cannot be read (a model file that is
+    gone).  A user policy (by import path) is never imported here: it has no defaults, so its
+    label names every parameter given.
+
+    >>> label_of_text("patient:3,6,1"), label_of_text("mymodule:policy:1,2"), label_of_text("mymodule:policy")
+    ('patient:min_units=3', 'mymodule:policy:p0=1:p1=2', 'mymodule:policy')
+    """
+    name, raw = _split(str(text))
+    if _REGISTRY.get(_base_name(name)) is None:  # by import path (or unknown): read as text, nothing imported
+        try:
+            values = [float(x) for x in raw.split(",")] if raw.strip() else []
+        except ValueError:
+            return str(text)
+        return ":".join([name] + [f"p{i}={v:g}" for i, v in enumerate(values)])
+    try:
+        return policy_label(parse_policy(str(text)))
+    except SimkitError:
+        return str(text)
+
+
 def is_python_policy(spec: PolicySpec) -> bool:
     """A Python-tier policy (by import path): played by :mod:`simkit.runner.python_play`."""
     return _entry(spec.name).python is not None

@@ -23,11 +23,11 @@ from simkit.rules import RuleSet
 from simkit.runner.batch import check_batch_memory
 from simkit.runner.simulate import SimulationConfig, simulate
 from simkit.storage.lock import FolderLock
-from simkit.storage.paths import check_new_or_own, check_out_dir, check_outside_datasets, make_out_dir
-from simkit.storage.files import FileError, read_checked_json, stored_identity
+from simkit.storage.paths import check_outside_datasets, make_out_dir
+from simkit.storage.runs import COMPARISON_FILE, check_run_folder, check_run_identity
+from simkit.storage.files import FileError, read_checked_json
 
 SEATINGS: tuple[str, ...] = ("ABB", "BAB", "BBA", "AAB", "ABA", "BAA")
-COMPARISON_FILE = "comparison.json"
 
 
 def _spec(policy: str | PolicySpec) -> PolicySpec:
@@ -70,41 +70,25 @@ def run_duplicate(
     identity = {"kind": "simkit.duplicate", "policy_a": PolicySpec(a.name, effective_params(a)).text(),
                 "policy_b": PolicySpec(b.name, effective_params(b)).text(), "seed": int(seed), "deals": int(deals),
                 "batch_size": int(batch_size), "rules": rules.to_dict(), "seatings": list(SEATINGS)}
-    check_outside_datasets(out)
+    # a new identity also records each policy's parameters by name (as dataset manifests do); they
+    # are not compared (the texts identify the policies), and files written before them lack them
+    recorded = {"policy_a_params": params_by_name(a), "policy_b_params": params_by_name(b)}
     try:
-        directory = check_out_dir(out)
+        directory = check_run_folder(out, "comparison")
     except SimkitError:  # e.g. read-only media: only a folder that holds this comparison may be read
         directory = Path(os.fspath(out))
         if not os.fspath(out) or not (directory / COMPARISON_FILE).is_file():
             raise
-        _check_comparison(directory, identity, read_comparison(directory))
+        check_outside_datasets(directory)
+        check_run_identity(directory, "comparison", identity, recorded=recorded, stored=read_comparison(directory))
         quiet = True  # each seating is complete (or its one-line error says what cannot be written)
     else:
-        check_new_or_own(directory, COMPARISON_FILE, "a comparison")
         with FolderLock(make_out_dir(directory)):
-            _write_comparison(a, b, directory, identity)
+            check_run_identity(directory, "comparison", identity, recorded=recorded)
     for seating in SEATINGS:  # each a run of fixed seats: the six runs are the rotation
         simulate(deals, list(seating_policies(a, b, seating)), seed, seating_dir(directory, seating), rules=rules,
                  batch_size=batch_size, workers=workers, quiet=quiet, max_batches=max_batches, seating="fixed")
     return directory
-
-
-def _write_comparison(a: PolicySpec, b: PolicySpec, directory: Path, identity: dict) -> None:
-    """Check or write ``comparison.json`` (the caller holds the folder's lock).  A new file also
-    records each policy's parameters by name (``policy_a_params``, ``policy_b_params``, as
-    dataset manifests do); they are not compared (the texts identify the policies), and files
-    written before them lack them."""
-    recorded = {"policy_a_params": params_by_name(a), "policy_b_params": params_by_name(b)}
-    _check_comparison(directory, identity, stored_identity(directory / COMPARISON_FILE, {**identity, **recorded},
-                                                           "a comparison's identity"))
-
-
-def _check_comparison(directory: Path, identity: dict, existing: dict | None) -> None:
-    """Refuse a folder whose stored comparison (``existing``; None: just written) is another."""
-    for key, value in identity.items():
-        if existing is not None and existing.get(key) != value:
-            raise SimkitError(f"{directory} holds another comparison: its {key} is {existing.get(key)!r}, "
-                              f"this one's is {value!r} (use another folder for out)", parameters=("out",))
 
 
 def read_comparison(out: str | os.PathLike) -> dict:

@@ -55,11 +55,13 @@ from simkit.storage.dataset import (
     KIND,
     MANIFEST,
     MANIFEST_DIGEST,
+    POLICY_LABELS,
     POLICY_SOURCES,
     BatchError,
     DatasetError,
     batch_path,
     batches_verified,
+    column_labels,
     config_digest,
     read_batch,
     read_manifest,
@@ -68,7 +70,8 @@ from simkit.storage.dataset import (
 )
 from simkit.storage.files import regular_file_problem
 from simkit.storage.lock import FolderLock
-from simkit.storage.paths import check_out_dir, check_outside_datasets, make_out_dir
+from simkit.storage.paths import make_out_dir
+from simkit.storage.runs import check_run_folder, identity_mismatch
 
 DECK_SCHEME = "fixed-seat-block-v1"  # how the fixed hand and the shuffled rest fill the deck (module docstring)
 
@@ -145,7 +148,7 @@ def compute_batch(config: EquityConfig, batch: int, threads: int | None = None) 
     results = play_equity(np.array(config.hand, dtype=np.int64), config.seat, stop - first, config.base.seed, ids,
                           params, config.base.rules.to_array(), first_deal=first, user_functions=user,
                           policies=config.base.policy_texts())
-    return batch, results_table(results, first, batch, config.base.policy_texts())
+    return batch, results_table(results, first, batch, config.base.policy_labels())
 
 
 def _prepare(directory: Path, config: EquityConfig) -> tuple[dict, list[int], list[str]]:
@@ -160,15 +163,17 @@ def _prepare(directory: Path, config: EquityConfig) -> tuple[dict, list[int], li
             raise DatasetError(f"{directory}: holds batch files ({strays[0]}, ...) but no {MANIFEST}; "
                                "use an empty folder")
         manifest = {"kind": KIND, **identity, "session_length": 1, "config_digest": digest,
-                    "batches": config.n_batches, "simkit_version": simkit.__version__,
+                    "batches": config.n_batches, POLICY_LABELS: config.base.policy_labels(),
+                    "simkit_version": simkit.__version__,
                     "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"), FILES: {}}
     else:
-        for key, value in {**identity, "session_length": 1}.items():
-            if key == POLICY_SOURCES and manifest.get(key) != value:
-                raise policy_change_error(directory, manifest.get(key), value)
-            if manifest.get(key, 1 if key == "session_length" else None) != value:
-                raise DatasetError(f"{directory} holds another run: its {key} is {manifest.get(key)!r}, this run's "
-                                   f"is {value!r} (use another folder for out)", parameters=("out",))
+        if POLICY_SOURCES in identity and manifest.get(POLICY_SOURCES) != identity[POLICY_SOURCES]:
+            raise policy_change_error(directory, manifest.get(POLICY_SOURCES), identity[POLICY_SOURCES])
+        wanted = {**identity, "session_length": 1}
+        stored = {k: manifest.get(k, 1 if k == "session_length" else None) for k in wanted}
+        problem = identity_mismatch(directory, "equity-deals", stored, wanted)
+        if problem is not None:
+            raise DatasetError(problem, parameters=("out",))
         if EQUITY not in manifest:
             raise DatasetError(f"{directory} holds a simulation, not an equity run (use another folder for out)",
                                parameters=("out",))
@@ -245,16 +250,16 @@ def run_equity(config: EquityConfig, out: str | os.PathLike, workers: int = 1, q
               file=sys.stderr)
         workers = 1
     check_batch_memory(min(config.base.batch_size, config.base.deals), min(int(workers), config.n_batches))
-    if os.fspath(out):  # a dataset inside another would add its rows to the outer one's readers
-        check_outside_datasets(out, itself=False)
-    try:
-        directory = check_out_dir(out)
+    try:  # new, empty or an equity run's; not inside another dataset (its readers would read these rows)
+        directory = check_run_folder(out, "equity-deals")
     except SimkitError:  # e.g. on read-only media: a complete run has nothing to write, nothing to lock
         if not os.fspath(out) or not _complete_without_writing(Path(os.fspath(out)), config, max_batches):
             raise
         return Path(os.fspath(out))
     with FolderLock(make_out_dir(directory)):
         manifest, todo, problems = _prepare(directory, config)
+        # the policy columns' values of the folder's run (a run started before plain labels keeps its own)
+        config = dataclasses.replace(config, base=dataclasses.replace(config.base, labels=column_labels(manifest)))
         for line in problems:
             print(f"simkit: {line}", file=sys.stderr)
         if max_batches is not None:

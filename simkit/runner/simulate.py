@@ -83,6 +83,7 @@ from simkit.policies.registry import (
     params_by_name,
     parse_policies,
     policy_arrays,
+    policy_label,
     policy_sources,
     warn_model_rules,
 )
@@ -91,11 +92,11 @@ from simkit.runner.batch import check_batch_memory, results_table
 from simkit.runner.play import SEATING_CODES, play_deals
 from simkit.runner.python_play import actors_for, has_python_policy, play_deals_python
 from simkit.storage.dataset import (
-    BATCH_NAME,
     FILES,
     KIND,
     MANIFEST,
     MANIFEST_DIGEST,
+    POLICY_LABELS,
     POLICY_PARAMS,
     POLICY_SOURCES,
     READABLE_SCHEMA_VERSIONS,
@@ -111,11 +112,12 @@ from simkit.storage.dataset import (
     write_batch,
     write_manifest,
 )
-from simkit.storage.dataset import ROWS_PER_DEAL, rows_per_deal
+from simkit.storage.dataset import ROWS_PER_DEAL, column_labels, rows_per_deal
 from simkit.storage.dataset import seating as manifest_seating
 from simkit.storage.files import regular_file_problem, remove_stale_temp_files
 from simkit.storage.lock import FolderLock
-from simkit.storage.paths import check_out_dir, check_outside_datasets, make_out_dir
+from simkit.storage.paths import make_out_dir
+from simkit.storage.runs import check_run_folder, identity_mismatch
 
 
 MAX_SESSION_LENGTH = 32_767  # deal_in_session is stored as int16
@@ -135,6 +137,9 @@ class SimulationConfig:
     session_length: int = 1
     seating: str = "fixed"  # fixed | rotate | all (module docstring); simulate() defaults by the policies
     schema_version: int = SCHEMA_VERSION  # an older one only to resume a dataset written before
+    # the policy columns' values, one per policy: None for a new run (each policy's plain label,
+    # policy_label); a resumed run's are its manifest's (column_labels), so a folder never mixes two
+    labels: tuple[str, ...] | None = None
     # (policy, source digest) of each user policy, computed where the config is made (not
     # passed): a worker process receives the digests of the process that started the run
     policy_sources: tuple[tuple[str, str], ...] = dataclasses.field(init=False, default=())
@@ -172,7 +177,14 @@ class SimulationConfig:
         return first, min(self.deals, first + self.batch_size)
 
     def policy_texts(self) -> list[str]:
+        """Each policy with its full parameter vector, by position: the identity's ``policies``."""
         return [PolicySpec(s.name, effective_params(s)).text() for s in self.policies]
+
+    def policy_labels(self) -> list[str]:
+        """The values of the dataset's ``policy_0..2`` columns: :attr:`labels` when given, else
+        each policy's plain label (``expert``; ``patient:min_units=3``: only the parameters that
+        differ from the defaults, :func:`~simkit.policies.registry.policy_label`)."""
+        return list(self.labels) if self.labels is not None else [policy_label(s) for s in self.policies]
 
     @property
     def seating_code(self) -> int:
@@ -239,7 +251,7 @@ def compute_batch(config: SimulationConfig, batch: int, threads: int | None = No
                              first_deal=first, user_functions=user, session_length=config.session_length,
                              seating=config.seating_code, policies=config.policy_texts())
     # a deal that stopped before its end (illegal action, MAX_DECISIONS) raised DealError above
-    return batch, results_table(results, first, batch, config.policy_texts(), config.session_length,
+    return batch, results_table(results, first, batch, config.policy_labels(), config.session_length,
                                 config.seating_code, config.schema_version)
 
 
@@ -279,12 +291,7 @@ def _adoptable(directory: Path, config: SimulationConfig) -> SimulationConfig:
     written before, with fixed seats)."""
     import pyarrow.parquet as pq
 
-    foreign = sorted(p.name for p in directory.iterdir()
-                     if not p.name.startswith(("_", ".")) and not BATCH_NAME.fullmatch(p.name))
-    if foreign:  # Parquet readers of the dataset would read them: pd.read_parquet(DATASET) would fail
-        more = f" and {len(foreign) - 1} more" if len(foreign) > 1 else ""
-        raise DatasetError(f"{directory}: holds {foreign[0]}{more} but no {MANIFEST}: a new dataset's folder holds "
-                           "only its own files (Parquet readers read every file in it); use a new or empty folder")
+    check_run_folder(directory, "simulation")  # Parquet readers would read a user's files: refused
     owners = set()
     for path in sorted(directory.glob("batch-*.parquet")):
         problem = regular_file_problem(path)
@@ -301,7 +308,7 @@ def _adoptable(directory: Path, config: SimulationConfig) -> SimulationConfig:
     for candidate in candidates:
         digest = config_digest(candidate.identity())
         if all(owner == digest for _, owner in owners):
-            return candidate
+            return dataclasses.replace(candidate, labels=_batch_labels(directory, candidate))
     digest = config_digest(config.identity())
     name, owner = next((name, owner) for name, owner in sorted(owners) if owner != digest)
     whose = "is unreadable" if owner is None else "belongs to another run"
@@ -309,21 +316,38 @@ def _adoptable(directory: Path, config: SimulationConfig) -> SimulationConfig:
                        "use an empty folder (or the arguments of the run that wrote it)")
 
 
+def _batch_labels(directory: Path, config: SimulationConfig) -> tuple[str, ...]:
+    """The policy labels of batch files (of ``config``'s run) being adopted: the positional
+    texts when a batch file's policy columns hold them (a dataset written before plain labels),
+    else the plain labels."""
+    import pyarrow.parquet as pq
+
+    texts, labels = config.policy_texts(), config.policy_labels()
+    older = set(texts) - set(labels)
+    for path in sorted(directory.glob("batch-*.parquet"))[:1]:
+        try:
+            table = pq.read_table(path, columns=[f"policy_{k}" for k in range(len(texts))])
+            held = {str(v) for column in table.columns for v in column.unique().to_pylist()}
+        except Exception:  # noqa: BLE001 - unreadable: verified (and recomputed) later
+            continue
+        if held & older:
+            return tuple(texts)
+    return tuple(labels)
+
+
 def _resumed(directory: Path, config: SimulationConfig, manifest: dict) -> SimulationConfig:
     """The config that continues the run of ``manifest`` (verified by :func:`read_manifest`):
     refused (one line) when its session length, an identity field or its seating differs; a
     dataset written before schema version 2 goes on in its own format (its identity, its batch
     format: a folder never mixes two)."""
-    k = int(manifest.get("session_length", 1))
-    if k != config.session_length:
-        raise DatasetError(f"{directory} holds another run: its session_length is {k}, this run's is "
-                           f"{config.session_length} (use another folder for out)", parameters=("out",))
-    for key, value in config.identity().items():
-        if key == POLICY_SOURCES and manifest.get(key) != value:
-            raise policy_change_error(directory, manifest.get(key), value)
-        if key not in ("seating", "schema_version") and manifest.get(key) != value:
-            raise DatasetError(f"{directory} holds another run: its {key} is {manifest.get(key)!r}, this run's is "
-                               f"{value!r} (use another folder for out)", parameters=("out",))
+    identity = {"session_length": config.session_length,
+                **{k: v for k, v in config.identity().items() if k not in ("seating", "schema_version")}}
+    if POLICY_SOURCES in identity and manifest.get(POLICY_SOURCES) != identity[POLICY_SOURCES]:
+        raise policy_change_error(directory, manifest.get(POLICY_SOURCES), identity[POLICY_SOURCES])
+    stored = {k: manifest.get(k, 1 if k == "session_length" else None) for k in identity}
+    problem = identity_mismatch(directory, "simulation", stored, identity)
+    if problem is not None:
+        raise DatasetError(problem, parameters=("out",))
     theirs = manifest_seating(manifest)
     if theirs != config.seating:
         raise DatasetError(f"{directory} holds another run: its seating is {theirs!r}, this run's is "
@@ -331,6 +355,7 @@ def _resumed(directory: Path, config: SimulationConfig, manifest: dict) -> Simul
                            parameters=("out",))
     if manifest["schema_version"] != config.schema_version:
         config = dataclasses.replace(config, schema_version=manifest["schema_version"])
+    config = dataclasses.replace(config, labels=column_labels(manifest))
     if config_digest(config.identity()) != manifest["config_digest"]:
         raise DatasetError(f"{directory} holds another run: its config_digest is {manifest['config_digest']!r}, "
                            f"this run's is {config_digest(config.identity())!r} (use another folder for out)",
@@ -355,6 +380,7 @@ def _prepare(directory: Path, config: SimulationConfig) -> tuple[SimulationConfi
                     **({"seating": config.seating} if config.schema_version >= 2 else {}),
                     "config_digest": digest, "batches": config.n_batches,
                     POLICY_PARAMS: [params_by_name(s) for s in config.policies],
+                    POLICY_LABELS: config.policy_labels(),
                     "simkit_version": simkit.__version__,
                     "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
     records = dict(manifest.get(FILES) or {})
@@ -518,10 +544,8 @@ def simulate(
               "process, one worker (name it by import path, package.module:function, to use workers)",
               file=sys.stderr)
         workers, backend = 1, "local"
-    if os.fspath(out):  # a dataset inside another would add its rows to the outer one's readers
-        check_outside_datasets(out, itself=False)
-    try:
-        directory = check_out_dir(out)
+    try:  # new, empty or a dataset's; not inside another (its readers would read this one's rows)
+        directory = check_run_folder(out, "simulation")
     except SimkitError:
         if not os.fspath(out) or not _complete_without_writing(Path(os.fspath(out)), config, max_batches):
             raise

@@ -25,6 +25,11 @@
   their ``config_digest`` and ``batches`` are checked against their other fields, and batch
   files by identity, page checksums and deal ids; ``simkit simulate`` adds the records on resume.
 * :func:`load_dataset` reads only the columns asked for (and ``deal_id``, to check it).
+* ``policy_0..2`` hold each policy's plain label (``expert``; parameters by name only where they
+  differ from the defaults), which the manifest records as ``policy_labels``; ``policies`` keeps
+  the full parameter vectors (the identity) and ``policy_params`` the same by name.  Datasets
+  written before (no ``policy_labels``) hold the positional texts of ``policies`` in those
+  columns and keep them when resumed (:func:`column_labels`): a folder never mixes the two.
 * ``policy_sources`` (manifest, runs with user policies or ``learned`` models only): each user
   policy's source digest (:func:`simkit.policies.registry.policy_source_digest`) and each
   ``learned`` policy's model file digest (``model sha256:…``), part of the run's identity, so
@@ -52,7 +57,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from simkit.errors import SimkitError
-from simkit.storage.files import FileError, atomic_write, json_digest, read_regular, stored_identity, write_json
+from simkit.storage.files import FileError, atomic_write, json_digest, read_regular, write_json
 
 SCHEMA_VERSION = 2  # 2: winner columns null on 穿牌, seating; 1: -1 / 0 there, seats fixed
 READABLE_SCHEMA_VERSIONS = (1, 2)
@@ -73,6 +78,10 @@ POLICY_SOURCES = "policy_sources"  # {user policy or learned: source / model dig
 # with); not part of the identity (``policies`` records them by position), absent in manifests
 # written before it
 POLICY_PARAMS = "policy_params"
+# the values of the ``policy_0..2`` columns, one per policy of ``policies``: each policy's plain
+# label (``expert``; only the parameters that differ from its defaults, by name); not part of the
+# identity; absent in manifests written before plain labels, whose columns hold ``policies``' texts
+POLICY_LABELS = "policy_labels"
 REPAIR = "re-run simkit simulate with the run's arguments to recompute it"
 REBUILD = "re-run simkit simulate with the run's arguments to rebuild it from the batch files"
 BATCH_NAME = re.compile(r"batch-(\d{6})\.parquet")
@@ -92,31 +101,11 @@ class BatchError(DatasetError):
         self.reason = reason
 
 
-def require_identity(path: Path, identity: dict[str, Any], what: str, parameters: Sequence[str] = (),
-                     recorded: dict[str, Any] | None = None) -> None:
-    """Write ``identity`` to the JSON file ``path`` if there is none; otherwise refuse, in one
-    line naming the differing keys, a folder that holds another ``what`` (a tournament, a tune).
-    ``recorded``: fields written with a new identity but not compared (what the identity
-    implies, e.g. parameters by name; files written before them lack them).
-
-    >>> import tempfile
-    >>> folder = Path(tempfile.mkdtemp())
-    >>> require_identity(folder / "id.json", {"seed": 1}, "tune")
-    >>> require_identity(folder / "id.json", {"seed": 2}, "tune")
-    Traceback (most recent call last):
-    ...
-    simkit.storage.dataset.DatasetError: ... holds another tune (different seed); use another output folder
-    """
-    try:
-        stored = stored_identity(path, {**identity, **(recorded or {})}, f"a {what}'s identity")
-    except FileError as exc:
-        raise DatasetError(str(exc), parameters=tuple(parameters)) from None
-    if stored is not None:
-        stored = {k: v for k, v in stored.items() if k not in (recorded or {})}
-    if stored is not None and stored != identity:
-        changed = sorted(k for k in set(stored) | set(identity) if stored.get(k) != identity.get(k))
-        raise DatasetError(f"{path.parent} holds another {what} (different {', '.join(changed)}); use another "
-                           "output folder", parameters=tuple(parameters))
+def column_labels(manifest: dict[str, Any]) -> tuple[str, ...]:
+    """The values a dataset's ``policy_0..2`` columns hold for its policies (in the order of
+    ``policies``): the manifest's :data:`POLICY_LABELS`, or for a dataset written before them
+    its positional ``policies`` texts."""
+    return tuple(manifest.get(POLICY_LABELS) or manifest["policies"])
 
 
 def config_digest(identity: dict[str, Any]) -> str:
@@ -227,6 +216,9 @@ def manifest_problem(manifest: dict[str, Any]) -> str | None:
             isinstance(d, dict) and all(isinstance(k, str) and isinstance(v, (int, float)) and not isinstance(v, bool)
                                         for k, v in d.items()) for d in named)):
         return f"its {POLICY_PARAMS} is malformed"
+    labels = manifest.get(POLICY_LABELS, policies)
+    if not (isinstance(labels, list) and len(labels) == 3 and all(isinstance(p, str) and p for p in labels)):
+        return f"its {POLICY_LABELS} is malformed"
     if config_digest(manifest_identity(manifest)) != manifest["config_digest"]:
         return (f"its config_digest {manifest['config_digest']!r} does not match the seed, deals, batch size, "
                 "rules, policies and seating it records (edited or damaged)")

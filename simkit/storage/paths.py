@@ -16,6 +16,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 from pathlib import Path
 
 from simkit.errors import SimkitError
@@ -137,38 +138,36 @@ def check_outside_datasets(path: str | os.PathLike, option: str = "out", itself:
     return out
 
 
-def check_new_or_own(path: str | os.PathLike, own: str, what: str, option: str = "out") -> Path:
+def check_new_or_own(path: str | os.PathLike, own: str, what: str, option: str = "out",
+                     ignored: tuple[str, ...] = (".",), also_own: re.Pattern | None = None) -> Path:
     """``path`` unless it is a folder that holds files but not ``own`` (the name of the study's
     identity file or folder, which marks a folder it wrote): a one-line error, so that a study
     writes only into a new or empty folder, or one it wrote before (to resume or redo it), and
-    never over a user's files (a ``report.md`` of theirs, say).  Names starting with ``.`` (locks,
-    temporary files, a desktop's metadata) do not count.  Creates nothing.
+    never over a user's files (a ``report.md`` of theirs, say).  Names starting with one of
+    ``ignored`` (default ``.``: locks, temporary files, a desktop's metadata) do not count, nor
+    names that ``also_own`` matches in full (a dataset's batch files, checked when adopted).
+    Creates nothing.
 
     >>> import tempfile
     >>> folder = Path(tempfile.mkdtemp())
-    >>> check_new_or_own(folder / "new", "comparison.json", "a comparison").name
+    >>> check_new_or_own(folder / "new", "run.json", "a run").name
     'new'
     >>> _ = (folder / "report.md").write_text("mine")
-    >>> check_new_or_own(folder, "comparison.json", "a comparison")  # doctest: +ELLIPSIS
+    >>> check_new_or_own(folder, "run.json", "a run")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    simkit.errors.SimkitError: out ... holds report.md and no comparison.json: a comparison writes only into a new or empty folder or one it wrote; choose another folder
+    simkit.errors.SimkitError: out ... holds report.md and no run.json: a run writes only into a new or empty folder or one it wrote; choose another folder
     """
     out = Path(os.fspath(path))
     if not out.is_dir() or os.path.lexists(out / own):
         return out
-    others = sorted(p.name for p in out.iterdir() if not p.name.startswith("."))
+    others = sorted(p.name for p in out.iterdir()
+                    if not p.name.startswith(ignored) and not (also_own is not None and also_own.fullmatch(p.name)))
     if others:
         more = f" (and {len(others) - 1} more)" if len(others) > 1 else ""
         raise SimkitError(f"{option} {out} holds {others[0]}{more} and no {own}: {what} writes only into a new or "
                           f"empty folder or one it wrote; choose another folder", parameters=_named(option))
     return out
-
-
-def check_study_out_dir(path: str | os.PathLike, own: str, what: str, option: str = "out") -> Path:
-    """A study's output folder: usable (:func:`check_out_dir`), outside every dataset
-    (:func:`check_outside_datasets`), and new, empty or its own (:func:`check_new_or_own`)."""
-    return check_new_or_own(check_outside_datasets(check_out_dir(path, option), option), own, what, option)
 
 
 def check_out_file(path: str | os.PathLike, option: str = "output") -> Path:

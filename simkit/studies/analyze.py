@@ -54,7 +54,7 @@ from simkit.analysis.results import finite_or_none
 from simkit.analysis.stats import check_confidence, t_interval_or_nan, wilson_interval
 from simkit.engine.position import Position, action_text, decision_kind
 from simkit.errors import SimkitError
-from simkit.policies.registry import PolicySpec, parse_policy
+from simkit.policies.registry import PolicySpec, parse_policy, policy_label
 from simkit.runner.rollout import (
     N_ROLLOUT_OUT,
     NO_DETERMINISATION,
@@ -332,7 +332,7 @@ def analyze_position(
             rows[i] = dataclasses.replace(row, status=STATUS_SEPARATED)
     order = sorted(range(k), key=lambda i: (i != best, -rows[i].payoff if math.isfinite(rows[i].payoff) else 0.0,
                                             rows[i].action))
-    return PositionAnalysis(position=position, policy=spec.text(), seed=seed, rollouts=rollouts, batch=batch,
+    return PositionAnalysis(position=position, policy=policy_label(spec), seed=seed, rollouts=rollouts, batch=batch,
                             confidence=confidence, luck=model.describe() if model is not None else None,
                             determinisations=int(counts.max()), actions=tuple(rows[i] for i in order),
                             sharpen=sharpen)

@@ -42,7 +42,7 @@ from simkit.analysis.stats import (
     paired_mean_test,
 )
 from simkit.errors import SimkitError
-from simkit.policies.registry import PolicySpec, parse_policy
+from simkit.policies.registry import PolicySpec, label_of_text, parse_policy, policy_label
 from simkit.rules import RuleSet
 from simkit.runner.duplicate import SEATINGS, read_comparison, run_duplicate, seating_dir
 from simkit.runner.luck import duplicate_luck
@@ -385,7 +385,7 @@ def compare(
     """
     spec_a = policy_a if isinstance(policy_a, PolicySpec) else parse_policy(str(policy_a))
     spec_b = policy_b if isinstance(policy_b, PolicySpec) else parse_policy(str(policy_b))
-    text_a, text_b = spec_a.text(), spec_b.text()
+    text_a, text_b = policy_label(spec_a), policy_label(spec_b)  # plain labels: comparison.json keeps the vectors
     model = value_model_for(luck, seed)
     label = model.describe() if model is not None else ""
     start = cpu_seconds()
@@ -435,7 +435,8 @@ def cpu_seconds() -> float:
 def load_comparison(out: str | os.PathLike, confidence: float = 0.95) -> ComparisonResult:
     """Statistics of a finished comparison folder."""
     identity = read_comparison(out)
-    return summarise(seating_differences(out), identity["policy_a"], identity["policy_b"], identity["seed"], confidence)
+    return summarise(seating_differences(out), label_of_text(identity["policy_a"]), label_of_text(identity["policy_b"]),
+                     identity["seed"], confidence)
 
 
 def sprt_plot_stem(prefix: str, index: int) -> str:

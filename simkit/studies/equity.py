@@ -50,7 +50,7 @@ from simkit.runner.play import R_HU, R_PAYOFF, R_UNITS, R_WINNER, play_deals
 from simkit.runner.simulate import simulate
 from simkit.storage import load_dataset
 from simkit.storage.files import atomic_write
-from simkit.storage.paths import check_new_or_own, check_outside_datasets
+from simkit.storage.runs import EQUITY_FOLDER, check_run_folder
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -59,7 +59,6 @@ __all__ = ["EquityResult", "SeatOutcome", "equity", "hu_plot", "quantile_interva
 
 XIAOJIA_UNITS = 5  # 小甲: a win of U >= 5 units (as in simkit.analysis.summary.tail_probabilities)
 HU_QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
-EQUITY_FOLDER = "equity"
 BASELINE_FOLDER = "baseline"
 
 
@@ -340,7 +339,7 @@ def equity(
     base = config.base
     counts = np.array(config.hand, dtype=np.int64)
     if out is not None:
-        folder = check_new_or_own(check_outside_datasets(out), EQUITY_FOLDER, "an equity run")
+        folder = check_run_folder(out, "equity", finished_readable=True)
         path = run_equity(config, folder / EQUITY_FOLDER, workers=workers, quiet=quiet)
         result_equity = _dataset_outcome(path, config.seat, confidence)
         result_baseline = None
@@ -362,7 +361,7 @@ def equity(
                                                       first_deal=first, user_functions=user, policies=texts)))
         result_equity = _rows_outcome(equity_rows, config.seat, confidence)
         result_baseline = _rows_outcome(baseline_rows, config.seat, confidence) if baseline else None
-    return EquityResult(config.hand_text, config.seat, tuple(base.policy_texts()), base.deals, base.seed,
+    return EquityResult(config.hand_text, config.seat, tuple(base.policy_labels()), base.deals, base.seed,
                         float(confidence), result_equity, result_baseline,
                         None if out is None else os.fspath(out))
 

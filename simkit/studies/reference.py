@@ -50,13 +50,14 @@ from simkit.cards import N_SEATS
 from simkit.defaults import DEFAULT_REFERENCE, DEFAULT_SAMPLES
 from simkit.engine.position import action_text, decision_kind
 from simkit.errors import SimkitError
-from simkit.policies.registry import PolicySpec, builtin_policy_name, parse_policy
+from simkit.policies.registry import PolicySpec, builtin_policy_name, parse_policy, policy_label
 from simkit.replay import LoggedDecision, log_decisions, replay_jsonl
 from simkit.rules import RuleSet
 from simkit.runner.rollout import OUT_ERROR, OUT_PAYOFF, POLICY_DECIDES, rollouts
 from simkit.storage.files import write_json, write_parquet, write_text
 from simkit.storage.lock import FolderLock
-from simkit.storage.paths import check_study_out_dir, make_out_dir
+from simkit.storage.paths import make_out_dir
+from simkit.storage.runs import CALIBRATION_FILE, check_run_folder
 
 
 
@@ -146,14 +147,14 @@ def builtin_policy(text: str, where: str) -> PolicySpec:
 
 def table_from_log(header: dict[str, Any], seat: int, reference: PolicySpec) -> tuple[PolicySpec, ...]:
     """The policies of the rollouts: the log's (by seat, as played) with ``reference`` in
-    ``seat``; each must be built-in (:func:`builtin_policy`)."""
+    ``seat``; each other seat's must be built-in (:func:`builtin_policy`).  The seat's own
+    policy never plays in them (its actions are the log's, then the reference's), so it may be
+    anything: a person's seat (``human``, :mod:`simkit.studies.table`) included."""
     policies = header.get("policies")
     if not isinstance(policies, list) or len(policies) != N_SEATS:
         raise SimkitError("the log's deal line names no three policies (by seat): a review against a reference "
                           "continues with the table's policies")
-    table = [builtin_policy(p, "the log's deal line") for p in policies]
-    table[seat] = reference
-    return tuple(table)
+    return tuple(reference if k == seat else builtin_policy(p, "the log's deal line") for k, p in enumerate(policies))
 
 
 def review_against_reference(
@@ -211,8 +212,8 @@ def review_against_reference(
                                   chosen=action_text(d.action, d.position), value=float(value.mean()),
                                   chosen_value=float(chosen.mean()), loss=loss, se=se, lo=loss - z * se,
                                   hi=loss + z * se, samples=samples))
-    return ReferenceReview(seat=int(seat), reference=spec.text(), table=tuple(p.text() for p in table), seed=seed,
-                           samples=samples, confidence=confidence, decisions=tuple(rows))
+    return ReferenceReview(seat=int(seat), reference=policy_label(spec), table=tuple(policy_label(p) for p in table),
+                           seed=seed, samples=samples, confidence=confidence, decisions=tuple(rows))
 
 
 # ---------------------------------------------------------------------------- calibration against paired play
@@ -351,20 +352,19 @@ def calibrate(
         counts.append(len(review.decisions))
         if progress is not None:
             progress(k + 1, deals)
-    return Calibration(policy=seat_spec.text(), reference=reference_spec.text(), seat=int(seat), seed=seed,
+    return Calibration(policy=policy_label(seat_spec), reference=policy_label(reference_spec), seat=int(seat), seed=seed,
                        first_deal=first_deal, samples=int(samples), confidence=confidence,
                        predicted=np.array(predicted), predicted_se=np.array(predicted_se),
                        realised=np.array(realised), decisions=np.array(counts, dtype=np.int64))
 
 
-CALIBRATION_FILE = "calibration.json"  # marks a folder a calibration wrote
 
 
 def write_calibration_report(calibration: Calibration, out: str | os.PathLike) -> Path:
     """Write ``OUT/calibration.json`` (first: it marks the folder), ``deals.parquet`` (per
     deal: predicted loss, its standard error, realised loss, decisions), ``calibration.png``/
     ``.svg`` and ``report.md``; returns the report's path."""
-    folder = make_out_dir(check_study_out_dir(out, CALIBRATION_FILE, "a calibration"))
+    folder = make_out_dir(check_run_folder(out, "calibration"))
     with FolderLock(folder):
         return _write_calibration_files(calibration, folder)
 

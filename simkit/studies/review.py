@@ -55,7 +55,8 @@ from simkit.replay import LogError, log_decisions
 from simkit.runner.value_model import ValueModel
 from simkit.storage.files import read_regular, write_json, write_parquet, write_text
 from simkit.storage.lock import FolderLock
-from simkit.storage.paths import check_study_out_dir, make_out_dir
+from simkit.storage.paths import make_out_dir
+from simkit.storage.runs import REVIEW_FILE, check_run_folder
 from simkit.defaults import DEFAULT_REFERENCE, DEFAULT_REVIEW_ROLLOUTS, DEFAULT_SAMPLES
 from simkit.studies.reference import ReferenceReview, review_against_reference
 from simkit.studies.analyze import (
@@ -66,7 +67,6 @@ from simkit.studies.analyze import (
     analyze_position,
 )
 
-REVIEW_FILE = "review.json"  # the review as JSON: marks a folder a review wrote
 ERROR_SIZES = ((0.0, "small (< 0.2)"), (0.2, "medium (0.2 - 0.5)"), (0.5, "large (0.5 - 1)"), (1.0, "blunder (>= 1)"))
 KIND_ORDER = ("discard", "claim", "win")
 
@@ -340,7 +340,7 @@ def write_review_report(review: GameReview, out: str | os.PathLike, min_loss: fl
     The folder is locked while they are written (:class:`~simkit.storage.lock.FolderLock`, as
     every command that writes a folder): another review writing it at the same time is refused in
     one line, so a folder never holds a mix of two reviews' files."""
-    folder = make_out_dir(check_study_out_dir(out, REVIEW_FILE, "a review"))
+    folder = make_out_dir(check_run_folder(out, "review"))
     with FolderLock(folder):
         return _write_review_files(review, folder, min_loss)
 

@@ -57,17 +57,17 @@ from simkit.analysis.results import format_level
 from simkit.analysis.sequential import DEFAULT_BURN_IN
 from simkit.analysis.stats import check_confidence
 from simkit.errors import SimkitError
-from simkit.policies.registry import PolicySpec, effective_params, params_by_name, parse_policy
+from simkit.policies.registry import PolicySpec, effective_params, params_by_name, parse_policy, policy_label
 from simkit.rules import RuleSet
 from simkit.runner.batch import check_batch_memory
-from simkit.storage.dataset import POLICY_PARAMS, require_identity
+from simkit.storage.dataset import POLICY_PARAMS
 from simkit.storage.files import write_text
 from simkit.storage.lock import FolderLock
-from simkit.storage.paths import check_study_out_dir, make_out_dir
+from simkit.storage.paths import make_out_dir
+from simkit.storage.runs import TOURNAMENT_FILE, check_run_folder, check_run_identity
 
 __all__ = ["TOURNAMENT_FILE", "TournamentResult", "pairing_dir", "run_tournament", "write_tournament_report"]
 
-TOURNAMENT_FILE = "tournament.json"
 ANCHOR = "random"  # rated 0 when it plays
 
 
@@ -78,7 +78,8 @@ def pairing_dir(out: str | os.PathLike, i: int, j: int) -> Path:
 
 @dataclasses.dataclass(frozen=True)
 class TournamentResult:
-    """A finished tournament: the policies (as given), each pairing's comparison, the payoff
+    """A finished tournament: the policies (their plain labels, :func:`~simkit.policies.registry.policy_label`;
+    ``tournament.json`` keeps their full parameters), each pairing's comparison, the payoff
     ratings (牌 per seat per deal) and the Davidson ratings (Elo scale, tie parameter
     ``tie_parameter``), each anchored at ``anchor`` = 0 with its bootstrap draws, all at
     ``confidence``."""
@@ -224,6 +225,7 @@ def run_tournament(
     confidence = check_confidence(confidence)
     specs = [p if isinstance(p, PolicySpec) else parse_policy(p) for p in policies]
     texts = [PolicySpec(s.name, effective_params(s)).text() for s in specs]
+    labels = [policy_label(s) for s in specs]  # what the ladder, crosstable and plots name them
     if len(specs) < 2:
         raise SimkitError(f"a tournament needs 2 or more policies, got {len(specs)}")
     if len(set(texts)) != len(texts):
@@ -232,14 +234,14 @@ def run_tournament(
         raise SimkitError(f"a tournament needs deals >= 2, got {deals}")
     rules = rules if rules is not None else RuleSet()
     check_batch_memory(min(int(batch_size), int(deals)), min(int(workers), -(-int(deals) // max(1, int(batch_size)))))
-    directory = check_study_out_dir(out, TOURNAMENT_FILE, "a tournament")
+    directory = check_run_folder(out, "tournament")
     with FolderLock(make_out_dir(directory)):
-        require_identity(directory / TOURNAMENT_FILE, _identity(specs, deals, seed, rules, batch_size, sprt),
-                         "tournament", recorded={POLICY_PARAMS: [params_by_name(s) for s in specs]})
+        check_run_identity(directory, "tournament", _identity(specs, deals, seed, rules, batch_size, sprt),
+                           recorded={POLICY_PARAMS: [params_by_name(s) for s in specs]})
     pairings: dict[tuple[int, int], ComparisonResult] = {}
     for i, j in combinations(range(len(specs)), 2):
         if not quiet:
-            print(f"tournament: {texts[i]} vs {texts[j]}", flush=True)
+            print(f"tournament: {labels[i]} vs {labels[j]}", flush=True)
         pairings[(i, j)] = compare(specs[i], specs[j], pairing_dir(directory, i, j), deals=deals, seed=seed,
                                    rules=rules, batch_size=batch_size, workers=workers, sprt=sprt,
                                    confidence=confidence, quiet=quiet, luck=luck, burn_in=burn_in)
@@ -247,13 +249,13 @@ def run_tournament(
     differences = {p: r.per_seating.mean(axis=1) for p, r in pairings.items()}
     adjusted = {p: d - r.adjusted.luck.mean(axis=1) if r.adjusted is not None else d
                 for (p, d), r in zip(differences.items(), pairings.values())}
-    anchor = texts.index(ANCHOR) if ANCHOR in texts else 0
+    anchor = labels.index(ANCHOR) if ANCHOR in labels else 0
     ratings, nu = davidson(*outcome_counts(k, differences), prior_ties=prior_draws)
     draws = bootstrap_davidson(k, differences, resamples=resamples, seed=seed, prior_ties=prior_draws)
     payoff = payoff_ratings(k, adjusted)
     payoff_draws = bootstrap_payoff_ratings(k, adjusted, resamples=resamples, seed=seed)
-    return TournamentResult(tuple(texts), pairings, ratings - ratings[anchor], draws - draws[:, [anchor]],
-                            texts[anchor], confidence, payoff - payoff[anchor], payoff_draws - payoff_draws[:, [anchor]],
+    return TournamentResult(tuple(labels), pairings, ratings - ratings[anchor], draws - draws[:, [anchor]],
+                            labels[anchor], confidence, payoff - payoff[anchor], payoff_draws - payoff_draws[:, [anchor]],
                             nu, luck is not None and luck is not False)
 
 

@@ -97,10 +97,11 @@ from simkit.runner.batch import check_batch_memory
 from simkit.runner.duplicate import run_duplicate
 from simkit.runner.play import R_PAYOFF, play_deals
 from simkit.runner.python_play import actors_for, play_deals_python
-from simkit.storage.dataset import DatasetError, require_identity
+from simkit.storage.dataset import DatasetError
 from simkit.storage.files import FileError, read_checked_json, write_checked_json, write_text
 from simkit.storage.lock import FolderLock
-from simkit.storage.paths import check_study_out_dir, make_out_dir
+from simkit.storage.paths import make_out_dir
+from simkit.storage.runs import TUNE_FILE, check_run_folder, check_run_identity
 
 __all__ = [
     "PLAYS_PER_DEAL",
@@ -117,7 +118,6 @@ __all__ = [
     "write_tune_report",
 ]
 
-TUNE_FILE = "tune.json"  # the run's identity
 STATE_FILE = "state.json"  # the trajectory so far, rewritten after every iteration
 VALIDATION_DIR = "validation"
 PLOT_STEM = "tuning_convergence"
@@ -529,11 +529,11 @@ def tune(
     settings = (spsa if spsa is not None else SpsaSettings()).resolved(iterations)
     identity = _identity(spec, start, ranges, pool, seed, budget, iteration_deals, rules, settings, tail,
                          validate_deals, batch_size)
-    directory = check_study_out_dir(out, TUNE_FILE, "a tuning")
+    directory = check_run_folder(out, "tune")
     rules_array = rules.to_array()
     x0 = np.array([r.to_unit(start[r.index]) for r in ranges])
     with FolderLock(make_out_dir(directory)):
-        require_identity(directory / TUNE_FILE, identity, "tune", parameters=("out",))
+        check_run_identity(directory, "tune", identity)
         records = _read_state(directory, identity, iterations, x0, iteration_deals)
         x = np.array(records[-1]["x_next"]) if records else x0
         for k in range(len(records), iterations):

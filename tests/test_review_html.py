@@ -1,0 +1,246 @@
+"""``simkit review --html``: one self-contained HTML page (issue 40, item 2).
+
+A deal made by ``simkit replay`` is reviewed with the smallest settings worth an interval (2
+rollouts per action, 2 stock orders per decision) and written as a page.  The page is parsed
+with the standard library's :mod:`html.parser`: its tags balance, it loads nothing (no
+``http(s)://`` source or link, no script, no style sheet from elsewhere), it has one section
+per reviewed decision of the seat, and each shows the chosen and the recommended action and
+the losses the review computed (against the best action and against the reference).  Where a
+headless Chromium or Chrome is installed, the page is loaded in it and every decision must be
+in the document it builds; elsewhere that test is skipped, saying why."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import io
+import json
+import math
+import shutil
+import subprocess
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from helpers import one_line_error, run_cli  # noqa: E402
+
+VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
+BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome")
+SEAT = 1
+
+
+class PageParser(HTMLParser):
+    """Balance of the tags, every attribute that loads something, and the decision sections
+    (their attributes and the text inside them)."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.stack: list[str] = []
+        self.problems: list[str] = []
+        self.loads: list[tuple[str, str, str]] = []  # (tag, attribute, value) of src / href / data
+        self.tags: list[str] = []
+        self.sections: list[dict] = []
+        self.ids: set[str] = set()
+        self.links: set[str] = set()
+        self.spans: dict[str, list[tuple[str, str]]] = {}  # class -> [(data-value, text)]
+        self._section_depth: int | None = None
+        self._span: tuple[str, str] | None = None
+        self._span_text: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        self.tags.append(tag)
+        for name in ("src", "href", "data", "action", "poster"):
+            if name in attrs:
+                self.loads.append((tag, name, attrs[name] or ""))
+        if "id" in attrs:
+            self.ids.add(attrs["id"])
+        if tag == "a" and (attrs.get("href") or "").startswith("#"):
+            self.links.add(attrs["href"][1:])
+        if tag in VOID:
+            return
+        self.stack.append(tag)
+        if tag == "section" and "decision" in (attrs.get("class") or "").split():
+            self.sections.append({"attrs": attrs, "text": []})
+            self._section_depth = len(self.stack)
+        if tag == "span" and attrs.get("class") and "data-value" in attrs:
+            self._span = (attrs["class"], attrs["data-value"])
+            self._span_text = []
+
+    def handle_startendtag(self, tag, attrs):
+        self.handle_starttag(tag, attrs)
+        if tag not in VOID:
+            self.handle_endtag(tag)
+
+    def handle_endtag(self, tag):
+        if tag in VOID:
+            return
+        if not self.stack or self.stack[-1] != tag:
+            self.problems.append(f"</{tag}> closes {self.stack[-1] if self.stack else 'nothing'}")
+            return
+        if self._section_depth == len(self.stack) and tag == "section":
+            self._section_depth = None
+        if tag == "span" and self._span is not None:
+            self.spans.setdefault(self._span[0], []).append((self._span[1], "".join(self._span_text)))
+            self._span = None
+        self.stack.pop()
+
+    def handle_data(self, data):
+        if self._section_depth is not None:
+            self.sections[-1]["text"].append(data)
+        if self._span is not None:
+            self._span_text.append(data)
+
+
+def parse_page(text: str) -> PageParser:
+    parser = PageParser()
+    parser.feed(text)
+    parser.close()
+    return parser
+
+
+@pytest.fixture(scope="module")
+def reviewed(tmp_path_factory):
+    """(page path, page text, the review's JSON, the GameReview object, the log's path): a
+    replay log reviewed by the command line with --html and --json."""
+    from simkit.cli import main
+    from simkit.studies import review_page
+
+    folder = tmp_path_factory.mktemp("review_html")
+    log, page = folder / "deal.jsonl", folder / "review.html"
+    assert main(["replay", "--seed", "9", "--deal", "2", "--policies", "expert,random,expert", "--seating", "fixed",
+                 "--output", str(log)]) == 0
+    captured = []
+    write = review_page.write_review_html
+
+    def keep(review, path, log=None):
+        captured.append(review)
+        return write(review, path, log)
+
+    out = io.StringIO()
+    with pytest.MonkeyPatch.context() as m, contextlib.redirect_stdout(out):
+        m.setattr(review_page, "write_review_html", keep)
+        assert main(["review", str(log), "--seat", str(SEAT), "--rollouts", "2", "--samples", "2", "--seed", "1",
+                     "--quiet", "--json", "--html", str(page)]) == 0
+    data = json.loads(out.getvalue())
+    return page, page.read_text(encoding="utf-8"), data, captured[0], log
+
+
+def test_the_page_is_well_formed_and_loads_nothing(reviewed):
+    _, text, _, _, _ = reviewed
+    assert text.startswith("<!DOCTYPE html>")
+    parser = parse_page(text)
+    assert parser.problems == [] and parser.stack == [], (parser.problems, parser.stack)
+    assert "html" in parser.tags and "head" in parser.tags and "body" in parser.tags
+    assert "script" not in parser.tags and "link" not in parser.tags and "iframe" not in parser.tags
+    for tag, name, value in parser.loads:
+        assert not value.lower().startswith(("http://", "https://", "//")), (tag, name, value)
+        assert tag != "a" or value.startswith("#"), (tag, name, value)  # links stay inside the page
+    assert "@import" not in text and "url(" not in text
+    assert "http://" not in text and "https://" not in text
+
+
+def test_one_section_per_decision_with_chosen_recommended_and_loss(reviewed):
+    _, text, data, review, _ = reviewed
+    parser = parse_page(text)
+    decisions = data["decisions"]
+    assert data["summary"]["decisions"] == len(decisions) == len(review.decisions) > 0
+    assert len(parser.sections) == len(decisions)
+    reference = {d["index"]: d for d in data["reference"]["decisions"]}
+    for section, d in zip(parser.sections, decisions):
+        attrs, shown = section["attrs"], " ".join("".join(section["text"]).split())
+        assert attrs["id"] == f"decision-{d['index']}"
+        assert attrs["data-chosen"] == d["chosen"] and attrs["data-recommended"] == d["best"]
+        assert f"chosen: {d['chosen']}" in shown and f"recommended: {d['best']}" in shown
+        assert float(attrs["data-loss"]) == d["loss"]
+        assert f"loss against the best action: {d['loss']:.3f}" in shown
+        ref = reference[d["index"]]
+        assert float(attrs["data-reference-loss"]) == ref["loss"]
+        assert f"loss against expert: {ref['loss']:.3f}" in shown
+        assert f"decision-{d['index']}" in parser.links  # the deal step by step links to it
+    # the section's loss spans, in the order of the decisions
+    assert [float(v) for v, _ in parser.spans["loss"]] == [d["loss"] for d in decisions]
+    assert [t for _, t in parser.spans["loss"]] == [f"{d['loss']:.3f}" for d in decisions]
+
+
+def test_the_summary_holds_the_reviews_totals(reviewed):
+    _, text, data, review, _ = reviewed
+    parser = parse_page(text)
+    s = data["summary"]
+    (total,) = parser.spans["total-loss"]
+    assert float(total[0]) == s["total_loss"] and total[1] == f"{s['total_loss']:.3f}"
+    assert f"[{s['total_loss_lo']:.3f}, {s['total_loss_hi']:.3f}]" in text
+    (ref,) = parser.spans["reference-total"]
+    assert float(ref[0]) == pytest.approx(s["reference_loss"]) and ref[1] == f"{s['reference_loss']:.3f}"
+    assert f"[{s['reference_loss_lo']:.3f}, {s['reference_loss_hi']:.3f}]" in text
+    assert text.index('id="summary"') < text.index('id="deal"') < text.index('id="decisions"')
+    for kind, v in s["by_kind"].items():
+        assert f"<td>{kind}</td><td class=\"num\">{v['decisions']}</td><td class=\"num\">{v['errors']}</td>" in text
+
+
+def test_the_deal_is_told_step_by_step(reviewed):
+    _, text, _, _, log = reviewed
+    lines = [line for line in log.read_text(encoding="utf-8").splitlines() if line.strip()]
+    steps = text[text.index('id="deal"'): text.index('id="decisions"')]
+    assert steps.count("<li ") == len(lines)  # every line of the log, in words
+    first = json.loads(lines[0])
+    assert f"deal {first['deal']} of seed {first['seed']}" in steps
+    assert "discards <code>" in steps and "红" in steps  # cards by code and Chinese name
+
+
+def test_every_text_is_escaped(reviewed):
+    from simkit.studies.review_page import review_html
+
+    _, _, _, review, log = reviewed
+    odd = dataclasses.replace(review, policy="<script>alert(1)</script>")
+    page = review_html(odd, log, title="a & b <i>")
+    assert "<script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert "<title>a &amp; b &lt;i&gt;</title>" in page
+    assert parse_page(page).problems == []
+
+
+def test_missing_intervals_and_a_typed_log_render(reviewed):
+    """With one rollout per action the intervals are undefined (NaN): shown as a dash; a typed
+    decision log (positions and choices) is told decision by decision."""
+    from simkit.studies.review_page import review_html
+
+    _, _, _, review, _ = reviewed
+    nan = float("nan")
+    decisions = tuple(dataclasses.replace(d, loss_lo=nan, loss_hi=nan) for d in review.decisions)
+    typed = [json.dumps({"position": d.analysis.position.text(), "chosen": d.chosen}) for d in review.decisions]
+    page = review_html(dataclasses.replace(review, decisions=decisions, reference=None), typed)
+    parser = parse_page(page)
+    assert parser.problems == [] and parser.stack == []
+    assert len(parser.sections) == len(review.decisions) and "[nan" not in page and ">nan<" not in page
+    assert page.count("seat 1 chooses") == len(review.decisions)
+    assert all(math.isfinite(float(s["attrs"]["data-loss"])) for s in parser.sections)
+
+
+def test_an_html_file_that_cannot_be_written_is_refused_before_any_work(reviewed, tmp_path, capsys):
+    _, _, _, _, log = reviewed
+    rc, err = run_cli(["review", log, "--seat", "1", "--html", tmp_path / "no" / "such" / "page.html"], capsys)
+    one_line_error(rc, err, "--html")
+
+
+def _browser() -> str | None:
+    return next((path for path in map(shutil.which, BROWSERS) if path), None)
+
+
+def test_the_page_opens_in_a_headless_browser(reviewed):
+    browser = _browser()
+    if browser is None:
+        pytest.skip(f"no headless browser here (none of {', '.join(BROWSERS)} on PATH)")
+    page, _, data, _, _ = reviewed
+    try:
+        run = subprocess.run([browser, "--headless", "--disable-gpu", "--no-sandbox", "--no-first-run",
+                              "--dump-dom", page.resolve().as_uri()], capture_output=True, text=True, timeout=120)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"{browser} did not print the page's DOM within 120 s")
+    assert run.returncode == 0, run.stderr[-2000:]
+    dom = run.stdout
+    assert "Seat 1" in dom or "seat 1" in dom
+    for d in data["decisions"]:
+        assert f'id="decision-{d["index"]}"' in dom, d["index"]

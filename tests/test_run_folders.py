@@ -1,0 +1,165 @@
+"""One rule for every output folder, from the command line and the library alike
+(simkit/storage/runs.py, issue 37).
+
+Each test names the bug it catches: a command whose folder check skipped the "new, empty or its
+own" part (cliargs' old ``study_out_dir``: tournament, tune, review, calibrate and simulate
+wrote into a folder of a user's files), a dataset kind refused its own older folders, and an
+identity check that ignored a stored field."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from simkit.cliargs import build_parser, check_arguments
+from simkit.errors import SimkitError
+from simkit.storage.dataset import LEGACY_MANIFEST, MANIFEST, DatasetError
+from simkit.storage.runs import RUN_KINDS, check_run_folder, check_run_identity
+
+# every command that writes a run's folder, the command line that names it, and its kind
+COMMAND_FOLDERS = (
+    ("simulate", ["simulate", "--deals", "10", "--policies", "random,random,random", "--seed", "1", "--out", "{out}"], "simulation"),
+    ("compare", ["compare", "expert", "greedy", "--deals", "10", "--out", "{out}"], "comparison"),
+    ("tournament", ["tournament", "greedy", "random", "--deals", "10", "--out", "{out}"], "tournament"),
+    ("tune", ["tune", "patient", "--params", "min_units=1:4", "--against", "greedy", "--budget", "100", "--out", "{out}"], "tune"),
+    ("train", ["train", "--out", "{out}"], "train"),
+    ("report", ["report", "{dataset}", "--out", "{out}"], "report"),
+    ("demo", ["demo", "--out", "{out}"], "report"),
+    ("deals", ["deals", "--deals", "10", "--out", "{out}"], "hands"),
+    ("calibrate", ["calibrate", "random", "--deals", "10", "--out", "{out}"], "calibration"),
+)
+
+
+def _parse(argv: list[str]):
+    parser, checks = build_parser()
+    args = parser.parse_args(argv)
+    check_arguments(args, checks)
+    return args
+
+
+@pytest.mark.parametrize("command, argv, kind", COMMAND_FOLDERS, ids=[c[0] for c in COMMAND_FOLDERS])
+def test_every_command_refuses_a_folder_of_a_users_files(tmp_path, command, argv, kind):
+    """Before any work: a folder holding someone's notes and no marker of the kind is refused in
+    one line naming the option; the same folder with the kind's marker passes (the old CLI let
+    tournament, tune, simulate and calibrate through, and wrote among the user's files)."""
+    dataset = tmp_path / "data"
+    dataset.mkdir()
+    (dataset / MANIFEST).write_text("{}")
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "notes.txt").write_text("my notes")
+    line = [a.format(out=out, dataset=dataset) for a in argv]
+    try:
+        args_ok = _parse(line)
+    except SimkitError as exc:
+        message = str(exc)
+    else:
+        pytest.fail(f"{command} accepted a folder of a user's files: {args_ok.out}")
+    assert "notes.txt" in message and RUN_KINDS[kind].marker in message and "--out" in message
+    assert "\n" not in message
+    (out / RUN_KINDS[kind].marker).write_text("{}")  # now it is the kind's own
+    assert Path(_parse(line).out) == out
+
+
+def test_review_refuses_a_folder_of_a_users_files(tmp_path):
+    log = tmp_path / "deal.jsonl"
+    log.write_text("")
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "review.md").write_text("mine")
+    with pytest.raises(SimkitError, match="holds review.md and no review.json"):
+        _parse(["review", str(log), "--seat", "1", "--out", str(out)])
+
+
+def test_the_library_and_the_command_line_give_the_same_refusal(tmp_path):
+    (tmp_path / "notes.txt").write_text("x")
+    with pytest.raises(SimkitError) as library:
+        check_run_folder(tmp_path, "tournament", "--out")
+    with pytest.raises(SimkitError) as command_line:
+        _parse(["tournament", "greedy", "random", "--deals", "10", "--out", str(tmp_path)])
+    assert str(library.value) == str(command_line.value)
+
+
+def test_a_dataset_folder_of_an_older_version_is_still_its_own(tmp_path):
+    """Datasets written before schema 2 hold ``manifest.json``: simulate resumes them in place."""
+    (tmp_path / LEGACY_MANIFEST).write_text("{}")
+    (tmp_path / "batch-000000.parquet").write_bytes(b"x")
+    assert check_run_folder(tmp_path, "simulation") == tmp_path
+    with pytest.raises(SimkitError, match="is the folder of a simkit dataset"):
+        check_run_folder(tmp_path, "comparison")
+
+
+def test_a_dataset_may_not_lie_inside_another_but_may_be_one(tmp_path):
+    (tmp_path / MANIFEST).write_text("{}")
+    assert check_run_folder(tmp_path, "simulation") == tmp_path  # its own folder: resumed
+    with pytest.raises(SimkitError, match="inside the simkit dataset"):
+        check_run_folder(tmp_path / "inner", "simulation")
+    with pytest.raises(SimkitError, match="is the folder of a simkit dataset"):
+        check_run_folder(tmp_path, "tournament")
+
+
+def test_the_identity_check_names_the_first_differing_field_and_keeps_recorded_apart(tmp_path):
+    identity = {"kind": "t", "seed": 1, "deals": 10}
+    check_run_identity(tmp_path, "tournament", identity, recorded={"params": [1]})
+    stored = json.loads((tmp_path / "tournament.json").read_text())
+    assert stored["params"] == [1] and stored["seed"] == 1
+    check_run_identity(tmp_path, "tournament", identity, recorded={"params": [2]})  # recorded: not compared
+    with pytest.raises(DatasetError, match="its deals is 10, this run's is 11"):
+        check_run_identity(tmp_path, "tournament", {**identity, "deals": 11})
+    # a field the stored file has and this run lacks is a difference too (an older run's extra setting)
+    with pytest.raises(DatasetError, match="its deals is 10, this run's is None"):
+        check_run_identity(tmp_path, "tournament", {"kind": "t", "seed": 1})
+
+
+def test_an_edited_identity_file_is_one_line_naming_it(tmp_path):
+    check_run_identity(tmp_path, "tune", {"seed": 1})
+    path = tmp_path / "tune.json"
+    path.write_text(path.read_text().replace('"seed": 1', '"seed": 3'))
+    with pytest.raises(DatasetError) as info:
+        check_run_identity(tmp_path, "tune", {"seed": 3})
+    assert "tune.json" in str(info.value) and "\n" not in str(info.value)
+
+
+def test_one_home_for_the_folder_rule_and_the_markers():
+    """The grep of the issue's closing note: the primitives are called from storage alone, and
+    each marker's name is written once, in storage/runs.py."""
+    root = Path(__file__).resolve().parent.parent / "simkit"
+    callers, markers = [], []
+    for path in root.rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        rel = path.relative_to(root).as_posix()
+        if rel not in ("storage/paths.py", "storage/runs.py", "storage/files.py", "cliargs.py"):
+            for name in ("check_new_or_own(", "check_study_out_dir(", "require_identity(", "stored_identity("):
+                if name in text:
+                    callers.append(f"{rel}: {name}")
+        if rel != "storage/runs.py":
+            for kind in RUN_KINDS.values():
+                if kind.marker.endswith(".json") and f'"{kind.marker}"' in text and kind.marker not in (
+                        MANIFEST, LEGACY_MANIFEST, "manifest.json"):
+                    markers.append(f"{rel}: {kind.marker}")
+    assert callers == []
+    assert markers == []
+
+
+def test_simulate_refuses_a_users_folder_from_the_library(tmp_path):
+    """The library's simulate keeps the rule too (it used to write batches beside the files)."""
+    from simkit.runner.simulate import simulate
+
+    (tmp_path / "photo.jpg").write_bytes(b"x")
+    with pytest.raises(SimkitError, match="holds photo.jpg and no _manifest.json"):
+        simulate(10, ["random", "random", "random"], 1, tmp_path, quiet=True)
+    assert sorted(os.listdir(tmp_path)) == ["photo.jpg"]
+
+
+def test_the_command_line_refuses_before_importing_numba(tmp_path):
+    (tmp_path / "notes.txt").write_text("x")
+    code = ("import sys; from simkit.cliargs import parse_command_line\n"
+            "try:\n    parse_command_line(['tournament', 'greedy', 'random', '--out', sys.argv[1]])\n"
+            "except Exception as exc:\n    print(type(exc).__name__, 'numba' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["SimkitError", "False"]
