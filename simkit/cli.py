@@ -333,10 +333,16 @@ def _cmd_prob(args: argparse.Namespace) -> int:
     from simkit.rules import RuleSet
 
     if args.list:
+        former = {new: old for old, new in E.EVENT_ALIASES.items()}
         for name, spec in E.EVENTS.items():
             kind = "exact + Monte Carlo" if spec.exact else "Monte Carlo only"
             param = f":{spec.param}=N" if spec.param else ""
-            print(f"{name}{param}  ({kind})")
+            seats = "" if spec.seats == (0, 1, 2) else ", seat 0 (the dealer) only"
+            alias = f"; formerly {former[name]}" if name in former else ""
+            print(f"{name}{param}  ({kind}{seats}{alias})\n    {spec.description}")
+        print("\nColumns of the table: p, the share of dealt hands with the event (Monte Carlo); lo, hi: its "
+              "interval; exact: the closed-form probability; z = (p - exact) / standard error of p: |z| above "
+              "about 3 would mean the simulation and the formula disagree.")
         return 0
     rules = RuleSet.from_strings(args.rule)
     try:
@@ -356,6 +362,9 @@ def _cmd_prob(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise SimkitError(str(exc)) from None
     _print_table(table, args.out)
+    if "z" in getattr(table, "columns", ()):
+        print("z = (p - exact) / standard error of p (|z| above about 3: simulation and formula disagree); "
+              "simkit prob --list explains every event")
     if args.hands:
         print(f"-> {_write_hands(args.deals, args.seed, args.batch_size, rules, args.hands)}")
     return 0

@@ -634,7 +634,7 @@ COMMANDS: tuple[Command, ...] = (
     ), ()),
     Command("prob", "probabilities of dealt-hand events: Monte Carlo with intervals, exact where known", (
         arg("events", nargs="*", metavar="EVENT",
-            help="events: NAME, NAME:VALUE or NAME:PARAM=VALUE, e.g. nao jiang_at_least_k:8 dealer_wins "
+            help="events: NAME, NAME:VALUE or NAME:PARAM=VALUE, e.g. nao jiang_at_least_k:8 dealer_dealt_win "
                  "(default: the standard table; --list shows all)"),
         DEALS(default=100_000, help="deals (default 100000)"),
         SEED(default=2026),

@@ -394,7 +394,7 @@ def test_cli_prob_given(capsys, tmp_path):
     assert "given seat 1's dealt hand" in text
     table = pd.read_csv(out)
     assert table[["event", "seat"]].values.tolist() == [["jiang_at_least_k(k=6)", 0], ["jiang_at_least_k(k=6)", 2],
-                                                        ["dealer_wins", 0]]
+                                                        ["dealer_dealt_win", 0]]
     assert table["exact"].notna().tolist() == [True, True, False]
     for argv, message in (
         (["--given", "YJ*3"], "31 cards"),

@@ -65,9 +65,9 @@ def py_indicator(name: str, counts, evaluation=None, **p) -> bool:
     if name in simple:
         return bool(simple[name]())
     ev = evaluation if evaluation is not None else evaluate(np.array(n), explain_best=False)
-    if name in ("complete", "dealer_complete"):
+    if name in ("complete", "dealer_dealt_complete"):
         return ev.complete
-    if name == "dealer_wins":
+    if name == "dealer_dealt_win":
         return ev.wins
     if name == "hu_at_least_h":
         return ev.complete and ev.hu >= p["h"]
@@ -271,7 +271,7 @@ def test_same_deals_as_deal_table():
             "min_idle_at_most_m(m=4)": int((s.min_idle <= 4).sum()),
         }
         if seat == 0:
-            expect["dealer_wins"] = int(s.wins.sum())
+            expect["dealer_dealt_win"] = int(s.wins.sum())
         got = ours[ours.seat == seat].set_index("event")["hits"].to_dict()
         assert got == expect
 
@@ -472,3 +472,22 @@ def test_cli_deals_is_prob_hands(tmp_path, capsys):
     dealer = pd.read_parquet(tmp_path / "prob" / "deals.parquet").query("seat == 0")
     assert int((dealer.n_nao >= 1).sum()) == probability_table(2000, 4, events=["nao"], seats=0)["hits"].iloc[0]
     assert main(["deals", "--deals", "0", "--out", str(tmp_path / "bad")]) == 2
+
+
+def test_former_event_names_read_as_the_new_ones(capsys):
+    """``dealer_wins`` read as "the dealer wins the deal": it is now ``dealer_dealt_win`` (a 天胡
+    dealt hand), and the old name, kept as an alias, gives the very same row under the new name."""
+    from simkit.cli import main
+
+    old = probability_table(3_000, seed=8, events=["dealer_wins", "dealer_complete"], seats=(0,), batch_size=1_000)
+    new = probability_table(3_000, seed=8, events=["dealer_dealt_win", "dealer_dealt_complete"], seats=(0,),
+                            batch_size=1_000)
+    pd.testing.assert_frame_equal(old, new)
+    assert list(new.event) == ["dealer_dealt_win", "dealer_dealt_complete"]
+    assert main(["prob", "--list"]) == 0
+    listed = capsys.readouterr().out
+    assert "dealer_dealt_win  (Monte Carlo only, seat 0 (the dealer) only; formerly dealer_wins)" in listed
+    assert "not the dealer winning the deal" in listed and "z = (p - exact) / standard error" in listed
+    from simkit.analysis.exact import EVENTS
+
+    assert all(f"\n    {spec.description}\n" in listed for spec in EVENTS.values())

@@ -38,9 +38,10 @@ Events (name, parameter, meaning; "component" is docs/rules.md §2: k = 2..4 ide
     ``plain_chariot`` or ``fat_chariot`` (the components of some chariot).
 ``complete`` (Monte Carlo only)
     the dealt hand, all concealed, has a decomposition with no idle card (docs/rules.md §2, §4).
-``dealer_complete`` (Monte Carlo only, seat 0 only)
+``dealer_dealt_complete`` (Monte Carlo only, seat 0 only; alias ``dealer_complete``)
     the dealer's dealt 31 cards are complete.
-``dealer_wins`` (Monte Carlo only, seat 0 only)
+``dealer_dealt_win`` (Monte Carlo only, seat 0 only; alias ``dealer_wins``, a name that read as
+"the dealer wins the deal")
     the dealer's dealt 31 cards would win at the opening discard phase (天胡 potential):
     the evaluator's ``wins`` (complete and U >= 1 by the §6 formula or a pattern win), the
     ``wins`` column of :func:`simkit.studies.dealt.deal_table`.  The ``tianhu`` option is the
@@ -108,6 +109,7 @@ from simkit.evaluator import features as F
 __all__ = [
     "DEFAULT_EVENTS",
     "EVENTS",
+    "EVENT_ALIASES",
     "EventSpec",
     "conditional_probability",
     "count_available",
@@ -174,27 +176,41 @@ class EventSpec:
 
 
 _SPECS = (
-    EventSpec("jiang_at_least_k", EV_JIANG_AT_LEAST, ">= k 将 cards", "k", 0, 16),
-    EventSpec("pairs_at_least_k", EV_PAIRS_AT_LEAST, ">= k types held >= 2 times", "k", 0, N_TYPES),
-    EventSpec("zi_at_least_k", EV_ZI_AT_LEAST, ">= k types held exactly 3 times (子)", "k", 0, N_TYPES),
-    EventSpec("nao_at_least_k", EV_NAO_AT_LEAST, ">= k types held 4 times (闹)", "k", 0, N_TYPES),
-    EventSpec("nao", EV_NAO_AT_LEAST, "holds a 闹 (all 4 copies of a type)", fixed=1),
-    EventSpec("long_chariot_jiang", EV_LONG_CHARIOT_JIANG, "components of a 将 长车: >= 2 of each colour's 将"),
-    EventSpec("long_chariot_zu", EV_LONG_CHARIOT_ZU, "components of a 卒 长车: >= 2 of each colour's 卒"),
-    EventSpec("long_chariot", EV_LONG_CHARIOT, "components of a 长车 (将 or 卒)"),
-    EventSpec("fat_chariot_jiang", EV_FAT_CHARIOT_JIANG, "components of a 将 肥车: >= 2 将 in >= 3 colours"),
-    EventSpec("fat_chariot_zu", EV_FAT_CHARIOT_ZU, "components of a 卒 肥车: >= 2 卒 in >= 3 colours"),
-    EventSpec("fat_chariot", EV_FAT_CHARIOT, "components of a 肥车 (将 or 卒)"),
-    EventSpec("plain_chariot", EV_PLAIN_CHARIOT, "components of a 素车: >= 2 each of a colour's 将士相 or 车马炮"),
-    EventSpec("any_chariot", EV_ANY_CHARIOT, "components of some chariot (素车 or 肥车)"),
-    EventSpec("complete", EV_COMPLETE, "dealt hand complete (no idle card)", exact=False),
-    EventSpec("dealer_complete", EV_COMPLETE, "dealer's dealt 31 cards complete", exact=False, seats=(0,)),
-    EventSpec("dealer_wins", EV_WINS, "dealer's dealt 31 cards win (天胡 potential)", exact=False, seats=(0,)),
-    EventSpec("hu_at_least_h", EV_HU_AT_LEAST, "dealt hand complete with hu >= h", "h", 0, 100_000, exact=False),
-    EventSpec("min_idle_at_most_m", EV_MIN_IDLE_AT_MOST, "dealt hand has <= m idle cards", "m", 0, DEALER_CARDS,
+    EventSpec("jiang_at_least_k", EV_JIANG_AT_LEAST, "the dealt hand holds at least k 将 cards (any colour)",
+              "k", 0, 16),
+    EventSpec("pairs_at_least_k", EV_PAIRS_AT_LEAST, "at least k card types are held 2 or more times", "k", 0,
+              N_TYPES),
+    EventSpec("zi_at_least_k", EV_ZI_AT_LEAST, "at least k card types are held exactly 3 times (k 子)", "k", 0,
+              N_TYPES),
+    EventSpec("nao_at_least_k", EV_NAO_AT_LEAST, "at least k card types are held all 4 times (k 闹)", "k", 0,
+              N_TYPES),
+    EventSpec("nao", EV_NAO_AT_LEAST, "the hand holds a 闹: all 4 copies of some card type", fixed=1),
+    EventSpec("long_chariot_jiang", EV_LONG_CHARIOT_JIANG,
+              "the cards of a 将 长车 are dealt: 2 or more of every colour's 将"),
+    EventSpec("long_chariot_zu", EV_LONG_CHARIOT_ZU, "the cards of a 卒 长车 are dealt: 2 or more of every colour's 卒"),
+    EventSpec("long_chariot", EV_LONG_CHARIOT, "the cards of a 长车 are dealt (将 or 卒)"),
+    EventSpec("fat_chariot_jiang", EV_FAT_CHARIOT_JIANG,
+              "the cards of a 将 肥车 are dealt: 2 or more 将 in at least 3 colours"),
+    EventSpec("fat_chariot_zu", EV_FAT_CHARIOT_ZU, "the cards of a 卒 肥车 are dealt: 2 or more 卒 in at least 3 colours"),
+    EventSpec("fat_chariot", EV_FAT_CHARIOT, "the cards of a 肥车 are dealt (将 or 卒)"),
+    EventSpec("plain_chariot", EV_PLAIN_CHARIOT,
+              "the cards of a 素车 are dealt: in one colour, 2 or more each of 将 士 相, or of 车 马 炮"),
+    EventSpec("any_chariot", EV_ANY_CHARIOT, "the cards of some chariot are dealt (素车 or 肥车)"),
+    EventSpec("complete", EV_COMPLETE, "the dealt hand is complete: every card fits a group, no idle card",
               exact=False),
+    EventSpec("dealer_dealt_complete", EV_COMPLETE, "the dealer's 31 dealt cards are complete", exact=False,
+              seats=(0,)),
+    EventSpec("dealer_dealt_win", EV_WINS,
+              "the dealer's 31 dealt cards already win before any play (天胡 potential); not the dealer winning "
+              "the deal", exact=False, seats=(0,)),
+    EventSpec("hu_at_least_h", EV_HU_AT_LEAST, "the dealt hand is complete and counts at least h hu", "h", 0,
+              100_000, exact=False),
+    EventSpec("min_idle_at_most_m", EV_MIN_IDLE_AT_MOST, "the dealt hand has at most m idle cards (the fewest "
+              "over its decompositions)", "m", 0, DEALER_CARDS, exact=False),
 )
 EVENTS: dict[str, EventSpec] = {s.name: s for s in _SPECS}
+# former names, still accepted: each reads as its new name
+EVENT_ALIASES: dict[str, str] = {"dealer_wins": "dealer_dealt_win", "dealer_complete": "dealer_dealt_complete"}
 EXACT_EVENTS: tuple[str, ...] = tuple(s.name for s in _SPECS if s.exact)
 
 DEFAULT_EVENTS: tuple[tuple[str, dict[str, int]], ...] = (
@@ -212,8 +228,8 @@ DEFAULT_EVENTS: tuple[tuple[str, dict[str, int]], ...] = (
     ("plain_chariot", {}),
     ("any_chariot", {}),
     ("complete", {}),
-    ("dealer_complete", {}),
-    ("dealer_wins", {}),
+    ("dealer_dealt_complete", {}),
+    ("dealer_dealt_win", {}),
     *(("min_idle_at_most_m", {"m": m}) for m in (2, 4, 6)),
     ("hu_at_least_h", {"h": 48}),
 )
@@ -237,6 +253,8 @@ def _known() -> str:
 
 def resolve_event(event: Any, params: dict[str, Any]) -> tuple[EventSpec, int]:
     """Validated (spec, parameter value) of an event name and its parameters."""
+    if isinstance(event, str):
+        event = EVENT_ALIASES.get(event, event)
     if not isinstance(event, str) or event not in EVENTS:
         raise ValueError(f"unknown event {event!r}; known events: {_known()}")
     spec = EVENTS[event]
@@ -482,7 +500,7 @@ def normalise_events(events: Any) -> list[tuple[EventSpec, int]]:
             if isinstance(params, dict):
                 out.append(resolve_event(name, dict(params)))
             else:
-                spec = EVENTS.get(name)
+                spec = EVENTS.get(EVENT_ALIASES.get(name, name))
                 key = spec.param if spec is not None and spec.param is not None else "value"
                 out.append(resolve_event(name, {key: params}))
         else:
@@ -507,7 +525,7 @@ def parse_event(text: str) -> str | tuple[str, dict[str, int]]:
     name, _, rest = text.strip().partition(":")
     if not rest:
         return name
-    spec = EVENTS.get(name)
+    spec = EVENTS.get(EVENT_ALIASES.get(name, name))
     if spec is None:
         resolve_event(name, {})  # raises the one-line unknown-event error
     key, _, value = rest.rpartition("=")

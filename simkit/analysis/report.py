@@ -355,8 +355,8 @@ def write_report(dataset: str | os.PathLike, out: str | os.PathLike | None = Non
 # the dealer's events in a dealt-hands report: (label, selects the dealer's rows of the table,
 # the event and its parameters in simkit.analysis.exact, for the exact value)
 _DEALER_EVENTS = (
-    ("dealer dealt a complete hand", lambda d: d["complete"], "dealer_complete", {}),
-    ("dealer dealt a winning hand (天胡)", lambda d: d["wins"], "dealer_wins", {}),
+    ("dealer dealt a complete hand", lambda d: d["complete"], "dealer_dealt_complete", {}),
+    ("dealer dealt a winning hand (天胡)", lambda d: d["wins"], "dealer_dealt_win", {}),
     ("dealer dealt >= 8 将", lambda d: d["n_jiang"] >= 8, "jiang_at_least_k", {"k": 8}),
     ("dealer dealt a 闹 (4 of a kind)", lambda d: d["n_nao"] >= 1, "nao", {}),
 )

@@ -186,11 +186,11 @@ def probability_table(deals: int, seed: int, events: Any = None, seats: Sequence
     event defined for fewer seats (``dealer_*``) gets rows only for those.  ``with_batches``:
     a :class:`ProbabilityTable`, the table with each event's hits per batch.
 
-    >>> t = probability_table(500, seed=2, events=["nao", ("jiang_at_least_k", 8), "dealer_wins"])
+    >>> t = probability_table(500, seed=2, events=["nao", ("jiang_at_least_k", 8), "dealer_dealt_win"])
     >>> list(zip(t["event"], t["seat"]))[2:5]
     [('nao', 2), ('jiang_at_least_k(k=8)', 0), ('jiang_at_least_k(k=8)', 1)]
     >>> len(t), t["event"].iloc[-1], int(t["seat"].iloc[-1])  # seat 0 only
-    (7, 'dealer_wins', 0)
+    (7, 'dealer_dealt_win', 0)
     """
     resolved = normalise_events(DEFAULT_EVENTS if events is None else events)
     if isinstance(seats, (int, np.integer)):
