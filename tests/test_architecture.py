@@ -53,7 +53,7 @@ PACKAGE = "simkit"
 
 # lowest first: a module may import from its own layer and every layer before it
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("base", ("simkit", "simkit.kernel_cache", "simkit.defaults", "simkit.archive", "simkit.progress", "simkit.jit", "simkit.errors", "simkit.cards", "simkit.rules", "simkit.exposed", "simkit.rng",
+    ("base", ("simkit", "simkit.kernel_cache", "simkit.defaults", "simkit.archive", "simkit.progress", "simkit.glossary", "simkit.jit", "simkit.errors", "simkit.cards", "simkit.rules", "simkit.exposed", "simkit.rng",
               "simkit.deck", "simkit.generate", "simkit.lifeline")),
     ("evaluator", ("simkit.evaluator",)),
     ("engine", ("simkit.engine",)),

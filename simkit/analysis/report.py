@@ -41,6 +41,8 @@ from simkit.analysis.summary import (
     win_rates_by_policy,
 )
 from simkit.evaluator import PATTERN_NAMES
+from simkit.evaluator.patterns import PATTERN_CHINESE
+from simkit.glossary import MEASURE_CHINESE, WIN_KIND_CHINESE, in_words
 from simkit.policies.registry import label_of_text
 from simkit.rules import RuleSet
 from simkit.storage import load_dataset, read_manifest
@@ -234,15 +236,18 @@ def dataset_section(df: pd.DataFrame, directory: str | Path, prefix: str = "", h
                                  by_dealing["note"])],
         "p-value": [("—" if note else format_p(p)) for p, note in zip(by_dealing["p_value"], by_dealing["note"])]})
     kinds = win_kinds(df, confidence)
-    kinds_table = pd.DataFrame({"ending": kinds["win_kind"], "deals": kinds["hits"],
+    kinds_table = pd.DataFrame({"ending": [in_words(k, WIN_KIND_CHINESE) for k in kinds["win_kind"]],
+                                "deals": kinds["hits"],
                                 f"share [{level} Wilson]": _interval(kinds, "p", "lo", "hi", ".4f")})
     dist = distributions(df)
+    dist = dist.assign(column=[in_words(c, MEASURE_CHINESE) for c in dist["column"]])
     tails = tail_probabilities(df, confidence)
     tails_table = pd.DataFrame({"event (among wins)": tails["event"], "hits": tails["hits"],
                                 f"probability [{level} Wilson]": _interval(tails, "p", "lo", "hi", ".4f")})
     patterns = pattern_frequencies(df, confidence)
     patterns = patterns[patterns["hits"] > 0]
-    patterns_table = pd.DataFrame({"pattern": patterns["pattern"], "wins with it": patterns["hits"],
+    patterns_table = pd.DataFrame({"pattern": [in_words(p, PATTERN_CHINESE) for p in patterns["pattern"]],
+                                   "wins with it": patterns["hits"],
                                    f"share of wins [{level} Wilson]": _interval(patterns, "p", "lo", "hi", ".5f")})
     h = heading
     rows_text = (f"{df['deal_id'].nunique():,} deals x 6 seatings" if "deal_id" in df.columns

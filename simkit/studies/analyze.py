@@ -53,6 +53,7 @@ from simkit.defaults import (  # noqa: F401 - re-exported: the analysis settings
 from simkit.analysis.results import finite_or_none
 from simkit.analysis.stats import check_confidence, t_interval_or_nan, wilson_interval
 from simkit.engine.position import Position, action_text, decision_kind
+from simkit.glossary import action_words, pad
 from simkit.errors import SimkitError
 from simkit.policies.registry import PolicySpec, parse_policy, policy_label
 from simkit.runner.rollout import (
@@ -171,7 +172,7 @@ class PositionAnalysis:
                  f"per action ({self.determinisations} used), luck adjustment: {self.luck or 'off'}"
                  + (f", opponent model: sharpen {self.sharpen}" if self.sharpen else ""),
                  "",
-                 f"{'action':<18} {'n':>5} {'payoff':>8} {level + ' interval':>18} {'vs best':>8} "
+                 f"{'action':<24} {'n':>5} {'payoff 牌':>8} {level + ' interval':>18} {'vs best':>8} "
                  f"{level + ' interval':>18} {'P(win)':>7} {'P(lose)':>7} {'units':>6}  status"]
 
         def iv(lo: float, hi: float) -> str:
@@ -179,7 +180,7 @@ class PositionAnalysis:
 
         for a in self.actions:
             units = f"{a.win_units:6.2f}" if math.isfinite(a.win_units) else f"{'-':>6}"
-            lines.append(f"{a.name:<18} {a.rollouts:>5} {a.payoff:>+8.3f} {iv(a.payoff_lo, a.payoff_hi):>18} "
+            lines.append(f"{pad(action_words(a.name), 24)} {a.rollouts:>5} {a.payoff:>+8.3f} {iv(a.payoff_lo, a.payoff_hi):>18} "
                          f"{a.difference:>+8.3f} {iv(a.difference_lo, a.difference_hi):>18} {a.p_win:>7.3f} "
                          f"{a.p_loss:>7.3f} {units}  {a.status}")
         return "\n".join(lines)

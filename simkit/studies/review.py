@@ -37,6 +37,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from simkit.glossary import DECISION_CHINESE, action_words, in_words, pad
 from simkit.analysis.plots import decision_loss_plot, save_figure
 from simkit.analysis.results import finite_or_none
 from simkit.cards import N_SEATS, format_counts
@@ -323,12 +324,13 @@ def review_table(review: GameReview, min_loss: float = 0.0) -> str:
              "by kind: " + ", ".join(f"{k} {v['decisions']} decisions, {v['errors']} errors, loss {v['loss']:.3f}"
                                      for k, v in s["by_kind"].items()),
              "",
-             f"{'#':>4} {'kind':<8} {'chosen':<16} {'best':<16} {'loss':>7} {'interval':>18}  hand"]
+             f"{'#':>4} {'kind':<16} {'chosen':<24} {'best':<24} {'loss 牌':>7} {'interval':>18}  hand"]
     for d in review.decisions:
         if d.loss < min_loss:
             continue
         mark = "!" if d.error else " "
-        lines.append(f"{d.index:>4} {d.kind:<8} {d.chosen:<16} {d.best:<16} {d.loss:>7.3f} "
+        lines.append(f"{d.index:>4} {pad(in_words(d.kind, DECISION_CHINESE), 16)} {pad(action_words(d.chosen), 24)} {pad(action_words(d.best), 24)} "
+                     f"{d.loss:>7.3f} "
                      f"{f'[{d.loss_lo:.3f}, {d.loss_hi:.3f}]':>18}{mark} {d.hand}")
     return "\n".join(lines)
 
@@ -366,7 +368,7 @@ def _write_review_files(review: GameReview, folder: Path, min_loss: float) -> Pa
         differing = [d for d in r.decisions if d.loss != 0.0 or d.se != 0.0]
         if differing:
             md += ["| # | kind | chosen | loss against the reference | interval |", "|---:|---|---|---:|---|"]
-            md += [f"| {d.index} | {d.kind} | {d.chosen} | {d.loss:.3f} | {d.lo:.3f} to {d.hi:.3f} |"
+            md += [f"| {d.index} | {in_words(d.kind, DECISION_CHINESE)} | {action_words(d.chosen)} | {d.loss:.3f} | {d.lo:.3f} to {d.hi:.3f} |"
                    for d in differing]
         else:
             md.append(f"Every decision was {r.reference}'s own: nothing lost against it.")
@@ -386,17 +388,17 @@ def _write_review_files(review: GameReview, folder: Path, min_loss: float) -> Pa
     md += ["", "![expected loss per decision](loss.png)", "", "## Decisions", "",
            f"| # | kind | chosen | best | loss | {level} interval | error |", "|---:|---|---|---|---:|---|---|"]
     for d in review.decisions:
-        md.append(f"| {d.index} | {d.kind} | {d.chosen} | {d.best} | {d.loss:.3f} | {d.loss_lo:.3f} to "
+        md.append(f"| {d.index} | {in_words(d.kind, DECISION_CHINESE)} | {action_words(d.chosen)} | {action_words(d.best)} | {d.loss:.3f} | {d.loss_lo:.3f} to "
                   f"{d.loss_hi:.3f} | {'yes' if d.error else ''} |")
     flagged = [d for d in review.decisions if d.error and d.loss >= min_loss]
     md += ["", f"## Flagged decisions (errors with loss >= {min_loss:g})", ""]
     if not flagged:
         md.append("None.")
     for d in flagged:
-        md += [f"### Decision {d.index} ({d.kind}, log line {d.line})", "",
+        md += [f"### Decision {d.index} ({in_words(d.kind, DECISION_CHINESE)}, log line {d.line})", "",
                f"- hand: `{d.hand}`" + (f"; exposed: `{d.exposed}`" if d.exposed else ""),
                f"- position: `{d.analysis.position.text()}`",
-               f"- chosen: **{d.chosen}**, best: **{d.best}**, loss {d.loss:.3f} ({d.loss_lo:.3f} to {d.loss_hi:.3f})",
+               f"- chosen: **{action_words(d.chosen)}**, best: **{action_words(d.best)}**, loss {d.loss:.3f} ({d.loss_lo:.3f} to {d.loss_hi:.3f})",
                "", "| action | n | payoff | vs best | P(win) | P(lose) |", "|---|---:|---:|---:|---:|---:|"]
         for a in d.analysis.actions:
             md.append(f"| {a.name} | {a.rollouts} | {a.payoff:+.3f} | {a.difference:+.3f} | {a.p_win:.3f} | "

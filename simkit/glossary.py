@@ -1,0 +1,67 @@
+"""The player's words: the Chinese name of every code a player reads (actions, exposed groups,
+how a deal ended, the dealt-hand measures), in one place, with :func:`in_words` that writes
+``中文 (code)`` so the code a program or a dataset uses stays beside it.
+
+Card names are in :mod:`simkit.cards` (``TYPE_NAMES_CHINESE``), pattern names in
+:mod:`simkit.evaluator.patterns` (``PATTERN_CHINESE``); this module holds the rest and is
+numba-free, so reports, the command line and ``simkit play`` all read it.
+
+>>> in_words("peng", ACTION_CHINESE), in_words("tianhu", WIN_KIND_CHINESE)
+('碰 (peng)', '天胡 (tianhu)')
+>>> in_words("unknown", ACTION_CHINESE)
+'unknown'
+>>> action_words("discard RJ"), action_words("chow YZ,RZ,WZ"), action_words("pass")
+('打 RJ (discard)', '吃 YZ,RZ,WZ (chow)', '过 (pass)')
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Mapping
+
+# actions as the engine names them (simkit.engine.position.action_text's first word)
+ACTION_CHINESE: Mapping[str, str] = {
+    "win": "胡", "pass": "过", "peng": "碰", "kong": "发子", "zhan": "占", "chow": "吃", "discard": "打",
+}
+# a decision's kind (``simkit.engine.position.decision_kind``): a claim on a discard or a drawn card,
+# a discard phase in which the player may win, a plain discard phase
+DECISION_CHINESE: Mapping[str, str] = {"claim": "吃碰", "win": "可胡", "discard": "出牌"}
+# how a deal ended (the datasets' ``win_kind``): the winner's 31st card, or no winner
+WIN_KIND_CHINESE: Mapping[str, str] = {
+    "discard": "胡打出的牌", "draw": "胡摸到的牌", "table": "胡上桌的将", "tianhu": "天胡", "none": "穿牌",
+}
+# the won hand's measures (dataset columns)
+MEASURE_CHINESE: Mapping[str, str] = {
+    "hu": "胡数", "units": "牌数", "lou": "楼", "steps": "步", "turns": "轮数", "draws": "摸牌次数",
+    "claims": "吃碰次数",
+}
+
+
+def in_words(code: str, names: Mapping[str, str]) -> str:
+    """``中文 (code)`` where ``names`` has the code, else the code as it is."""
+    name = names.get(code)
+    return f"{name} ({code})" if name else code
+
+
+def action_words(text: str) -> str:
+    """An action in the engine's words (``discard RJ``, ``peng``, ``chow YZ,RZ,WZ``) with its
+    Chinese name first and the code word beside it; the cards keep their codes."""
+    head, _, rest = str(text).partition(" ")
+    name = ACTION_CHINESE.get(head)
+    if name is None:
+        return text
+    return f"{name} {rest} ({head})" if rest else f"{name} ({head})"
+
+
+def display_width(text: str) -> int:
+    """Columns ``text`` takes in a terminal (a Chinese character takes two)."""
+    return sum(2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1 for ch in text)
+
+
+def pad(text: str, width: int) -> str:
+    """``text`` padded with spaces to ``width`` terminal columns (:func:`display_width`).
+
+    >>> pad("碰 (peng)", 12) + "|"
+    '碰 (peng)   |'
+    """
+    return text + " " * max(0, width - display_width(text))
