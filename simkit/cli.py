@@ -10,6 +10,7 @@
     simkit report DATASET [--out DIR] [--confidence C]   # report.md + plots in DATASET-report/ (or DIR)
     simkit compare A B [--deals N | --sprt delta,alpha,beta [--burn-in N]] [--seed S] [--out DIR] [--confidence C]
                    [--luck [MODEL]] [--json]   # --luck: also the luck-adjusted (AIVAT-style) estimate
+                   [--backend local|dask] [--scheduler ADDRESS]   # also tournament and equity (not with --luck)
     simkit luck-model --out FILE.npz [--seed S] [--deals N] [--pair A,B ...]   # the value model of --luck
     simkit tournament P1 P2 [P3 ...] [--deals N] [--sprt delta,alpha,beta] [--seed S] [--out DIR]
     simkit tune POLICY --params NAME=LO:HI[,NAME=LO:HI ...] --against POOL --budget DEALS [--seed S] [--out DIR]
@@ -211,7 +212,8 @@ def _cmd_compare(args: argparse.Namespace) -> int:
                    args.quiet)
     result = compare(args.policy_a, args.policy_b, out, deals=args.deals, seed=args.seed,
                      rules=RuleSet.from_strings(args.rule), batch_size=args.batch_size, workers=args.workers,
-                     sprt=args.sprt, confidence=args.confidence, quiet=args.quiet, luck=luck, burn_in=args.burn_in)
+                     sprt=args.sprt, confidence=args.confidence, quiet=args.quiet, luck=luck, burn_in=args.burn_in,
+                     backend=args.backend, scheduler=args.scheduler)
     text = json.dumps(result.to_json(), ensure_ascii=False) if args.json else result.text()
     if not _writable(out):  # e.g. on read-only media: compare read the finished comparison, wrote nothing
         print(text)
@@ -246,7 +248,8 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
     _compile_first(lambda: _warm_simulate(seated, RuleSet.from_strings(args.rule), 1, "fixed"), args.quiet)
     result = run_tournament(args.policies, out, deals=args.deals, seed=args.seed, rules=RuleSet.from_strings(args.rule),
                             batch_size=args.batch_size, workers=args.workers, sprt=args.sprt, confidence=confidence,
-                            resamples=args.resamples, quiet=args.quiet, luck=luck, burn_in=args.burn_in)
+                            resamples=args.resamples, quiet=args.quiet, luck=luck, burn_in=args.burn_in,
+                            backend=args.backend, scheduler=args.scheduler)
     report = write_tournament_report(result, out)
     ladder = result.ladder()
     print(f"ladder (payoff rating in 牌 per seat per deal, and Davidson rating on the Elo scale; {result.anchor} = 0; "
@@ -410,7 +413,7 @@ def _cmd_equity(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     result = equity(args.hand, args.seat, args.policies, args.deals, args.seed, rules=RuleSet.from_strings(args.rule),
                     out=args.out, batch_size=args.batch_size, workers=args.workers, baseline=not args.no_baseline,
-                    confidence=args.confidence, quiet=args.quiet)
+                    confidence=args.confidence, quiet=args.quiet, backend=args.backend, scheduler=args.scheduler)
     print(result.text())
     done = f"({time.perf_counter() - start:.1f} s)"
     if args.out is not None and not _writable(args.out):  # e.g. read-only media: equity read the finished run

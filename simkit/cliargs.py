@@ -366,6 +366,10 @@ OUTPUT = arg("--output", metavar="FILE", help="write here instead of stdout", ch
 SEATING = arg("--seating", choices=SEATINGS, default=None)
 SESSION_LENGTH = arg("--session-length", type=int, default=1, metavar="K", check=session_length)
 SPRT = arg("--sprt", default=None, metavar="DELTA,ALPHA,BETA", check=sprt)
+BACKEND = arg("--backend", choices=["local", "dask"], default="local",
+              help="where the deals run: local (default) or a Dask cluster (--scheduler, or a local cluster of "
+                   "--workers processes)")
+SCHEDULER = arg("--scheduler", default=None, help="Dask scheduler address (with --backend dask)")
 DEBUG = arg("--debug", action="store_true", default=argparse.SUPPRESS,
             help="on an error, also print the traceback (as SIMKIT_DEBUG=1)")
 
@@ -380,6 +384,15 @@ def _score_checks(args: argparse.Namespace) -> None:
 def _simulate_checks(args: argparse.Namespace) -> None:
     if args.scheduler is not None and args.backend != "dask":
         raise SimkitError(f"--scheduler needs --backend dask, got --backend {args.backend}")
+
+
+def _dask_checks(args: argparse.Namespace) -> None:
+    """``--scheduler`` needs ``--backend dask`` (as simulate); ``--luck`` runs in this process
+    only: not with ``--backend dask`` (refused before any work)."""
+    _simulate_checks(args)
+    if getattr(args, "luck", None) is not None and args.backend == "dask":
+        raise SimkitError("--luck needs --backend local (the luck replay runs in this process only, not on a Dask "
+                          "cluster), got --backend dask")
 
 
 def _dealt_table_checks(args: argparse.Namespace) -> None:
@@ -513,8 +526,8 @@ COMMANDS: tuple[Command, ...] = (
         RULE,
         WORKERS(help="worker processes (default 1: threads only)"),
         BATCH_SIZE(help="deals per batch file (default 10000)"),
-        arg("--backend", choices=["local", "dask"], default="local"),
-        arg("--scheduler", default=None, help="Dask scheduler address (with --backend dask)"),
+        BACKEND,
+        SCHEDULER,
         SESSION_LENGTH(help="deals per session (default 1: independent deals, seat 0 deals). K > 1: each "
                             "session's first deal is dealt by seat 0, the next ones by rule option next_dealer; "
                             "--batch-size is rounded down to a multiple of K; a deal count that is not a "
@@ -554,9 +567,11 @@ COMMANDS: tuple[Command, ...] = (
         RULE,
         BATCH_SIZE(default=2_000, help="deals per batch (default 2000)"),
         WORKERS,
+        BACKEND,
+        SCHEDULER,
         CONFIDENCE,
         QUIET,
-    ), (_compare_checks,)),
+    ), (_dask_checks, _compare_checks)),
     Command("tournament", "round-robin duplicate tournament: crosstable and ratings", (
         arg("policies", nargs="+", metavar="POLICY", help="2 or more different policies"),
         DEALS(default=2_000, check=integer(2),
@@ -571,10 +586,12 @@ COMMANDS: tuple[Command, ...] = (
         RULE,
         BATCH_SIZE(default=1_000, help="deals per batch (default 1000)"),
         WORKERS,
+        BACKEND,
+        SCHEDULER,
         arg("--resamples", type=int, default=2_000, help="bootstrap resamples of the ratings", check=POSITIVE),
         CONFIDENCE,
         QUIET,
-    ), (_tournament_checks,)),
+    ), (_dask_checks, _tournament_checks)),
     Command("tune", "tune a policy's parameters by SPSA against a pool, then validate the result", (
         arg("policy", help="the policy and its starting parameters, e.g. patient:6 or pkg.mod:func:1,2"),
         arg("--params", required=True, metavar="NAME=LO:HI,...",
@@ -664,13 +681,16 @@ COMMANDS: tuple[Command, ...] = (
         OUT_DIR(check=run_folder("equity", resumable=True),
                 help="keep the deals (resumable): OUT/equity and OUT/baseline datasets, OUT/equity.csv, "
                      "OUT/hu_distribution.png"),
-        WORKERS(help="worker processes with --out (default 1: threads only)"),
+        WORKERS(help="worker processes with --out (default 1: threads only); with --backend dask and no "
+                     "--scheduler, the local cluster's workers"),
         BATCH_SIZE(help="deals per batch (default 10000)"),
+        BACKEND,
+        SCHEDULER,
         CONFIDENCE(help=None),
         arg("--no-baseline", action="store_true", help="skip the seat's unconditional baseline"),
         RULE,
         QUIET,
-    )),
+    ), (_dask_checks,)),
     Command("experiment", "run an experiment file and write its report", (
         arg("action", choices=["run"], help="what to do"),
         arg("file", help="experiment TOML file, e.g. experiments/dealer_advantage.toml", check=input_file),

@@ -21,7 +21,7 @@ DEFAULT_SHARPEN = 20
 DEFAULT_REVIEW_ROLLOUTS = 512  # review: determinisations per action at most, per decision
 DEFAULT_REFERENCE = "expert"  # the policy a review's loss against a reference is measured against
 DEFAULT_SAMPLES = 64  # stock orders per decision of the loss against a reference
-DEFAULT_HINT_ROLLOUTS = 256  # simkit play: determinisations per action of a hint at most (a few seconds)
+DEFAULT_HINT_ROLLOUTS = 1024  # simkit play: determinisations per action of a hint at most (a second or two)
 DEFAULT_BOTS = ("expert", "expert")  # simkit play: the two bots at the table
 # deals before the sequential test (compare --sprt, tournament --sprt) may decide.  On 5,000
 # greedy − patient differences with three heavy deals (+34.5, +30, +28 牌) a burn-in of 200 let

@@ -247,7 +247,7 @@ class EmpiricalMeanSPRT:
     >>> test.update(np.tile([0.0, 1.0, 2.0, -1.0, 1.5], 100))
     'accept_h1'
     >>> test.n, test.used_in_last_update == test.n   # decided at its first look: the burn-in
-    (200, True)
+    (300, True)
     """
 
     def __init__(self, delta: float, alpha: float = 0.05, beta: float = 0.05, mu0: float = 0.0,

@@ -21,7 +21,7 @@ from simkit.errors import SimkitError
 from simkit.policies.registry import PolicySpec, effective_params, params_by_name, parse_policy
 from simkit.rules import RuleSet
 from simkit.runner.batch import check_batch_memory
-from simkit.runner.simulate import SimulationConfig, simulate
+from simkit.runner.simulate import SimulationConfig, dask_session, simulate
 from simkit.storage.lock import FolderLock
 from simkit.storage.paths import check_outside_datasets, make_out_dir
 from simkit.storage.runs import COMPARISON_FILE, check_run_folder, check_run_identity
@@ -54,8 +54,15 @@ def run_duplicate(
     workers: int = 1,
     quiet: bool = False,
     max_batches: int | None = None,
+    backend: str = "local",
+    scheduler: str | None = None,
+    client=None,
 ) -> Path:
     """Simulate the six seatings of A and B on deals 0..deals-1 (resumable); returns ``out``.
+
+    ``backend='dask'``: the seatings' batches run on a Dask cluster (as
+    :func:`~simkit.runner.simulate.simulate`'s), through ``client`` when given, else one client
+    connected once for the six seatings (to ``scheduler``, or a ``LocalCluster`` of ``workers``).
 
     ``max_batches`` computes only the first batches of each seating (for sequential tests).
     A folder holding another comparison is refused.  A folder where nothing can be written
@@ -66,28 +73,31 @@ def run_duplicate(
     rules = rules if rules is not None else RuleSet()
     # every seating's run is valid (seed, deals, batch size) before anything is written
     config = SimulationConfig(int(deals), int(seed), seating_policies(a, b, SEATINGS[0]), rules, int(batch_size))
-    check_batch_memory(min(config.batch_size, config.deals), min(int(workers), config.n_batches))
+    if backend == "local":  # (a Dask worker's memory is its machine's)
+        check_batch_memory(min(config.batch_size, config.deals), min(int(workers), config.n_batches))
     identity = {"kind": "simkit.duplicate", "policy_a": PolicySpec(a.name, effective_params(a)).text(),
                 "policy_b": PolicySpec(b.name, effective_params(b)).text(), "seed": int(seed), "deals": int(deals),
                 "batch_size": int(batch_size), "rules": rules.to_dict(), "seatings": list(SEATINGS)}
     # a new identity also records each policy's parameters by name (as dataset manifests do); they
     # are not compared (the texts identify the policies), and files written before them lack them
     recorded = {"policy_a_params": params_by_name(a), "policy_b_params": params_by_name(b)}
-    try:
-        directory = check_run_folder(out, "comparison")
-    except SimkitError:  # e.g. read-only media: only a folder that holds this comparison may be read
-        directory = Path(os.fspath(out))
-        if not os.fspath(out) or not (directory / COMPARISON_FILE).is_file():
-            raise
-        check_outside_datasets(directory)
-        check_run_identity(directory, "comparison", identity, recorded=recorded, stored=read_comparison(directory))
-        quiet = True  # each seating is complete (or its one-line error says what cannot be written)
-    else:
-        with FolderLock(make_out_dir(directory)):
-            check_run_identity(directory, "comparison", identity, recorded=recorded)
-    for seating in SEATINGS:  # each a run of fixed seats: the six runs are the rotation
-        simulate(deals, list(seating_policies(a, b, seating)), seed, seating_dir(directory, seating), rules=rules,
-                 batch_size=batch_size, workers=workers, quiet=quiet, max_batches=max_batches, seating="fixed")
+    with dask_session(backend, int(workers), scheduler, client) as client:  # before anything is written
+        try:
+            directory = check_run_folder(out, "comparison")
+        except SimkitError:  # e.g. read-only media: only a folder that holds this comparison may be read
+            directory = Path(os.fspath(out))
+            if not os.fspath(out) or not (directory / COMPARISON_FILE).is_file():
+                raise
+            check_outside_datasets(directory)
+            check_run_identity(directory, "comparison", identity, recorded=recorded, stored=read_comparison(directory))
+            quiet = True  # each seating is complete (or its one-line error says what cannot be written)
+        else:
+            with FolderLock(make_out_dir(directory)):
+                check_run_identity(directory, "comparison", identity, recorded=recorded)
+        for seating in SEATINGS:  # each a run of fixed seats: the six runs are the rotation
+            simulate(deals, list(seating_policies(a, b, seating)), seed, seating_dir(directory, seating), rules=rules,
+                     batch_size=batch_size, workers=workers, quiet=quiet, max_batches=max_batches, seating="fixed",
+                     backend=backend, client=client)
     return directory
 
 

@@ -48,7 +48,15 @@ from simkit.rng import root_key
 from simkit.rules import RuleSet
 from simkit.runner.batch import check_batch_memory, results_table
 from simkit.runner.play import play_decks
-from simkit.runner.simulate import SimulationConfig, check_policy_sources, policy_change_error, run_batches
+from simkit.runner.simulate import (
+    SimulationConfig,
+    check_backend,
+    check_policy_sources,
+    dask_session,
+    policy_change_error,
+    run_batches,
+    run_dask,
+)
 from simkit.storage.dataset import (
     EQUITY,
     FILES,
@@ -224,7 +232,10 @@ def _complete_without_writing(directory: Path, config: EquityConfig, max_batches
         return False
 
 
-def _batches(config: EquityConfig, todo: Sequence[int], workers: int) -> Iterator[tuple[int, pa.Table]]:
+def _batches(config: EquityConfig, todo: Sequence[int], workers: int, client=None) -> Iterator[tuple[int, pa.Table]]:
+    if client is not None:  # simkit simulate's Dask path: tables come back, this process writes them
+        yield from run_dask(compute_batch, config, todo, client)
+        return
     if workers <= 1 or len(todo) <= 1:
         for b in todo:
             yield compute_batch(config, b)
@@ -234,29 +245,38 @@ def _batches(config: EquityConfig, todo: Sequence[int], workers: int) -> Iterato
 
 
 def run_equity(config: EquityConfig, out: str | os.PathLike, workers: int = 1, quiet: bool = True,
-               max_batches: int | None = None) -> Path:
+               max_batches: int | None = None, backend: str = "local", scheduler: str | None = None,
+               client=None) -> Path:
     """Compute the equity deals of ``config`` into the dataset folder ``out`` (resumable: only
     missing or damaged batch files are computed); returns its path.  ``max_batches`` computes
     only the first that many batches (the run's identity does not depend on it).  A folder
-    where nothing can be written (read-only media) that holds the run is read as it is."""
+    where nothing can be written (read-only media) that holds the run is read as it is.
+
+    ``backend='dask'``: the batches run on a Dask cluster as ``simkit simulate``'s do
+    (:func:`~simkit.runner.simulate.run_dask`: ``client``, else one connected here to
+    ``scheduler`` or a ``LocalCluster`` of ``workers``, closed at the end); the tables come
+    back and this process writes them, the same bytes as local."""
     if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1:
         raise SimkitError(f"workers must be >= 1, got {workers!r}", parameters=("workers",))
+    check_backend(backend, int(workers), scheduler)
     registered = sorted({s.name for s in config.base.policies if is_user_policy(s) and not s.is_import_path})
-    if registered and workers > 1:
+    if registered and (workers > 1 or backend == "dask"):
         # policies registered by name live in this process only (one named by import path
         # is imported by every worker)
         print(f"simkit: policy {', '.join(registered)} is registered in this process only: running in this "
               "process, one worker (name it by import path, package.module:function, to use workers)",
               file=sys.stderr)
-        workers = 1
-    check_batch_memory(min(config.base.batch_size, config.base.deals), min(int(workers), config.n_batches))
+        workers, backend = 1, "local"
+    if backend == "local":  # (a Dask worker's memory is its machine's)
+        check_batch_memory(min(config.base.batch_size, config.base.deals), min(int(workers), config.n_batches))
     try:  # new, empty or an equity run's; not inside another dataset (its readers would read these rows)
         directory = check_run_folder(out, "equity-deals")
     except SimkitError:  # e.g. on read-only media: a complete run has nothing to write, nothing to lock
         if not os.fspath(out) or not _complete_without_writing(Path(os.fspath(out)), config, max_batches):
             raise
         return Path(os.fspath(out))
-    with FolderLock(make_out_dir(directory)):
+    with dask_session(backend, int(workers), scheduler, client) as client, \
+            FolderLock(make_out_dir(directory)):  # connected before anything is written
         manifest, todo, problems = _prepare(directory, config)
         # the policy columns' values of the folder's run (a run started before plain labels keeps its own)
         config = dataclasses.replace(config, base=dataclasses.replace(config.base, labels=column_labels(manifest)))
@@ -265,7 +285,7 @@ def run_equity(config: EquityConfig, out: str | os.PathLike, workers: int = 1, q
         if max_batches is not None:
             todo = [b for b in todo if b < max_batches]
         records = dict(manifest[FILES])
-        stream = _batches(config, todo, int(workers))
+        stream = _batches(config, todo, int(workers), client)
         progress = Progress(len(todo), "batches", "equity", progress_enabled(quiet))
         try:
             for batch, table in stream:

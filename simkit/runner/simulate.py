@@ -9,7 +9,7 @@
 Parallelism: deals run in batches of a fixed size (independent of the worker count). With
 ``workers=1`` batches run in this process on numba threads; with ``workers=K`` they run in K
 loky processes, each with ``cores // K`` numba threads (no oversubscription); with
-``backend="dask"`` they run on a Dask cluster through joblib's Dask backend (``scheduler``
+``backend="dask"`` they run on a Dask cluster, one task per batch (:func:`run_dask`; ``scheduler``
 is a cluster address, reached and checked for workers within ``DASK_TIMEOUT_S`` before anything
 is written; without one a ``LocalCluster`` of K single-threaded workers is started).
 Batches travel back as Arrow tables and only this process writes files, holding the folder's
@@ -60,6 +60,7 @@ deals, and its files are byte for byte those written before sessions existed.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime as _dt
 import itertools
@@ -458,17 +459,32 @@ def _run_local(config: SimulationConfig, todo: Sequence[int], workers: int) -> I
     yield from run_batches(compute_batch, config, todo, workers)
 
 
-def _connect_dask(workers: int, scheduler: str | None):
-    """(client, local cluster or None): a scheduler that cannot be reached within
-    DASK_TIMEOUT_S, or that has no worker by then, is a one-line error."""
+def check_backend(backend: str, workers: int = 1, scheduler: str | None = None) -> None:
+    """``backend`` is ``local`` or ``dask``, ``workers`` >= 1, and ``scheduler`` only with
+    ``dask``: one-line errors naming the parameters otherwise."""
+    if backend not in ("local", "dask"):
+        raise SimkitError(f"backend must be 'local' or 'dask', got {backend!r}", parameters=("backend",))
+    if workers < 1:
+        raise SimkitError(f"workers must be >= 1, got {workers}", parameters=("workers",))
+    if scheduler and backend != "dask":
+        raise SimkitError(f"scheduler needs backend='dask', got backend={backend!r}", parameters=("scheduler", "backend"))
+
+
+def connect_dask(workers: int = 1, scheduler: str | None = None):
+    """(client, local cluster or None): the Dask client of a run, on the cluster at
+    ``scheduler``, or without one on a new ``LocalCluster`` of ``workers`` single-threaded
+    worker processes.  A scheduler that cannot be reached within DASK_TIMEOUT_S, or that has
+    no worker by then, is a one-line error.  The caller closes both (:func:`close_dask`);
+    :func:`dask_session` does it for a block."""
     try:
         from dask.distributed import Client, LocalCluster
     except ImportError:
         raise SimkitError("backend='dask' needs dask.distributed: pip install 'simkit[dask]'",
                           parameters=("backend",)) from None
     if not scheduler:
+        # dashboard on a free port (None still binds :8787, and warns when another run holds it)
         cluster = LocalCluster(n_workers=max(1, workers), threads_per_worker=1, processes=True,
-                               dashboard_address=None)
+                               dashboard_address=":0")
         return Client(cluster), cluster
     try:
         client = Client(scheduler, timeout=DASK_TIMEOUT_S)
@@ -484,12 +500,54 @@ def _connect_dask(workers: int, scheduler: str | None):
     return client, None
 
 
-def _run_dask(config: SimulationConfig, todo: Sequence[int], client) -> Iterator[tuple[int, pa.Table]]:
-    from joblib import Parallel, delayed, parallel_config
+def close_dask(client, cluster) -> None:
+    """Close a client and its local cluster (either may be None), the cluster even when
+    closing the client fails."""
+    try:
+        if client is not None:
+            client.close()
+    finally:
+        if cluster is not None:
+            cluster.close()
 
-    with parallel_config(backend="dask"):
-        parallel = Parallel(return_as="generator_unordered")
-        yield from parallel(delayed(compute_batch)(config, b, 1) for b in todo)
+
+@contextlib.contextmanager
+def dask_session(backend: str = "local", workers: int = 1, scheduler: str | None = None,
+                 client=None) -> Iterator[Any]:
+    """The Dask client of a command that runs several simulations (``compare``: six seatings,
+    an SPRT's batches; ``tournament``: every pairing; ``equity``: its deals and the baseline),
+    connected once: None for ``backend='local'``; ``client`` itself when one is given (left
+    open: it is the caller's); else a new one (:func:`connect_dask`), closed with its local
+    cluster when the block ends, however it ends (an error, an interrupt)."""
+    check_backend(backend, workers, scheduler)
+    if backend != "dask" or client is not None:
+        yield client if backend == "dask" else None
+        return
+    client, cluster = connect_dask(workers, scheduler)
+    try:
+        yield client
+    finally:
+        close_dask(client, cluster)
+
+
+def run_dask(compute, config, todo: Sequence[int], client) -> Iterator[tuple[int, pa.Table]]:
+    """``compute(config, batch, 1)`` for each batch of ``todo`` on the Dask cluster of
+    ``client``, results as they finish: a batch carries its number, so the caller writes or
+    orders them whatever the order.  A worker lost mid-run costs its tasks only: the scheduler
+    runs them again elsewhere (the same batch gives the same table).  Closing the stream (an
+    interrupt, an error) cancels the batches not yet returned.
+
+    The tasks go to the client itself, not through joblib's Dask backend: joblib plays every
+    batch in this process when the cluster has a single worker thread (its ``n_jobs == 1``
+    shortcut), and so it would while a killed worker of two is being replaced."""
+    from dask.distributed import as_completed
+
+    futures = [client.submit(compute, config, b, 1, pure=False) for b in todo]
+    try:
+        for _, result in as_completed(futures, with_results=True):
+            yield result
+    finally:
+        client.cancel(futures)
 
 
 def simulate(
@@ -506,8 +564,14 @@ def simulate(
     max_batches: int | None = None,
     session_length: int = 1,
     seating: str | None = None,
+    client=None,
 ) -> Path:
     """Simulate ``deals`` deals into the dataset folder ``out``; returns its path.
+
+    ``backend='dask'`` runs the batches on a Dask cluster: ``client``, a client already
+    connected (:func:`dask_session`: a command running several simulations connects once; it
+    stays open), else one connected here (to ``scheduler``, or a ``LocalCluster`` of
+    ``workers``) and closed at the end.
 
     ``session_length`` K > 1 plays the deals in sessions of K with a rotating dealer (see the
     module docstring): ``batch_size`` is then rounded down to a multiple of K.
@@ -530,12 +594,7 @@ def simulate(
         batch_size = rounded
     config = SimulationConfig(int(deals), int(seed), specs, rules if rules is not None else RuleSet(), batch_size,
                               session_length, seating if seating is not None else default_seating(specs))
-    if backend not in ("local", "dask"):
-        raise SimkitError(f"backend must be 'local' or 'dask', got {backend!r}", parameters=("backend",))
-    if workers < 1:
-        raise SimkitError(f"workers must be >= 1, got {workers}", parameters=("workers",))
-    if scheduler and backend != "dask":
-        raise SimkitError(f"scheduler needs backend='dask', got backend={backend!r}", parameters=("scheduler", "backend"))
+    check_backend(backend, workers, scheduler)
     registered = sorted({s.name for s in specs if is_user_policy(s) and not s.is_import_path})
     if registered and (workers > 1 or backend == "dask"):
         # policies registered by name live in this process only (one named by import path
@@ -556,17 +615,9 @@ def simulate(
     if backend == "local":  # (a Dask worker's memory is its machine's; a complete run computes nothing)
         check_batch_memory(min(config.batch_size, config.deals) * ROWS_PER_DEAL[config.seating],
                            min(workers, config.n_batches))
-    client = cluster = None
-    if backend == "dask":
-        client, cluster = _connect_dask(workers, scheduler)  # before anything is written
-    try:
+    with dask_session(backend, workers, scheduler, client) as client:  # before anything is written
         with FolderLock(make_out_dir(directory)):
             _write_run(directory, config, workers, backend, client, quiet, max_batches)
-    finally:
-        if client is not None:
-            client.close()
-        if cluster is not None:
-            cluster.close()
     return directory
 
 
@@ -601,7 +652,7 @@ def _write_run(directory: Path, config: SimulationConfig, workers: int, backend:
                         f"{len(todo)} batches", progress_enabled(quiet))
     digest = manifest["config_digest"]
     records = dict(manifest[FILES])
-    stream = _run_dask(config, todo, client) if backend == "dask" else _run_local(config, todo, workers)
+    stream = run_dask(compute_batch, config, todo, client) if backend == "dask" else _run_local(config, todo, workers)
     unrecorded = False
     finished = False
     last = time.monotonic()

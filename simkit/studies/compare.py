@@ -46,6 +46,7 @@ from simkit.policies.registry import PolicySpec, label_of_text, parse_policy, po
 from simkit.rules import RuleSet
 from simkit.runner.duplicate import SEATINGS, read_comparison, run_duplicate, seating_dir
 from simkit.runner.luck import duplicate_luck
+from simkit.runner.simulate import check_backend, dask_session
 from simkit.progress import Progress, progress_enabled
 from simkit.runner.value_model import ValueModel, value_model_for
 from simkit.storage import load_dataset
@@ -369,6 +370,9 @@ def compare(
     quiet: bool = False,
     luck: bool | str | os.PathLike | ValueModel | None = None,
     burn_in: int = DEFAULT_BURN_IN,
+    backend: str = "local",
+    scheduler: str | None = None,
+    client=None,
 ) -> ComparisonResult:
     """Compare A with B on ``deals`` duplicate deals (or, with ``sprt=(delta, alpha, beta)``,
     sequentially, batch by batch, until the SPRT decides or ``deals`` are used up; the test
@@ -378,6 +382,11 @@ def compare(
     model: True for the shipped one, or a model file (refused if it was trained on ``seed``);
     with an SPRT the test then runs on the adjusted differences.
 
+    ``backend='dask'``: the duplicate deals run on a Dask cluster (``client``, else one client
+    connected once for the whole comparison, an SPRT's batches included: to ``scheduler``, or a
+    ``LocalCluster`` of ``workers``); the result is the same as local, byte for byte.  The luck
+    replay runs in this process only: ``luck`` with ``backend='dask'`` is refused.
+
     >>> import tempfile
     >>> result = compare("greedy", "random", tempfile.mkdtemp(), deals=200, seed=1, batch_size=100, quiet=True)
     >>> result.deals, result.test.mean > 0, result.to_frame()["n"].tolist()
@@ -386,11 +395,32 @@ def compare(
     spec_a = policy_a if isinstance(policy_a, PolicySpec) else parse_policy(str(policy_a))
     spec_b = policy_b if isinstance(policy_b, PolicySpec) else parse_policy(str(policy_b))
     text_a, text_b = policy_label(spec_a), policy_label(spec_b)  # plain labels: comparison.json keeps the vectors
+    check_luck_backend(luck, backend, workers, scheduler)
     model = value_model_for(luck, seed)
+    with dask_session(backend, workers, scheduler, client) as client:  # once for every seating and batch
+        return _compare(policy_a, policy_b, spec_a, spec_b, text_a, text_b, model, out, deals, seed, rules,
+                        batch_size, workers, sprt, confidence, quiet, burn_in, backend, client)
+
+
+def check_luck_backend(luck, backend: str, workers: int = 1, scheduler: str | None = None) -> None:
+    """The backend's arguments (:func:`~simkit.runner.simulate.check_backend`), and no luck
+    adjustment on Dask: its replay runs in this process only (one-line error, before any work)."""
+    check_backend(backend, workers, scheduler)
+    if backend == "dask" and luck is not None and luck is not False:
+        raise SimkitError("luck needs backend='local' (the luck replay runs in this process only, not on a Dask "
+                          "cluster), got backend='dask'", parameters=("luck", "backend"))
+
+
+def _compare(policy_a, policy_b, spec_a: PolicySpec, spec_b: PolicySpec, text_a: str, text_b: str,
+             model: ValueModel | None, out, deals: int, seed: int, rules: RuleSet | None, batch_size: int,
+             workers: int, sprt, confidence: float, quiet: bool, burn_in: int, backend: str,
+             client) -> ComparisonResult:
+    """:func:`compare` with its value model loaded and its Dask client (or None) connected."""
     label = model.describe() if model is not None else ""
     start = cpu_seconds()
     if sprt is None:
-        run_duplicate(policy_a, policy_b, deals, seed, out, rules, batch_size, workers, quiet)
+        run_duplicate(policy_a, policy_b, deals, seed, out, rules, batch_size, workers, quiet, backend=backend,
+                      client=client)
         per_seating = seating_differences(out)
         duplicate_cpu = cpu_seconds() - start
         luck_table = (_replayed_luck(spec_a, spec_b, seed, rules, model, per_seating, out=out, quiet=quiet)
@@ -405,7 +435,8 @@ def compare(
     per_parts, luck_parts = [], []
     for k in range(1, n_batches + 1):
         before_batch = cpu_seconds()
-        run_duplicate(policy_a, policy_b, deals, seed, out, rules, batch_size, workers, quiet, max_batches=k)
+        run_duplicate(policy_a, policy_b, deals, seed, out, rules, batch_size, workers, quiet, max_batches=k,
+                      backend=backend, client=client)
         per = seating_differences(out, batches=k)
         duplicate_cpu += cpu_seconds() - before_batch
         new = per[fed:]

@@ -37,17 +37,20 @@ from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 from scipy import stats
 
 from simkit.analysis.plots import new_axes, overflow_edge, overflow_histogram, save_figure
 from simkit.analysis.results import Interval, Result, WelchTest, format_level
 from simkit.analysis.stats import check_confidence, t_interval_or_nan, two_proportion_test, wilson_interval
 from simkit.errors import SimkitError
-from simkit.policies.registry import PolicySpec, policy_arrays
+from simkit.policies.registry import PolicySpec, is_user_policy, policy_arrays
 from simkit.rules import RuleSet
 from simkit.runner.equity import EquityConfig, make_config, play_equity, run_equity
+from simkit.runner.equity import compute_batch as equity_batch
 from simkit.runner.play import R_HU, R_PAYOFF, R_UNITS, R_WINNER, play_deals
-from simkit.runner.simulate import simulate
+from simkit.runner.simulate import check_backend, dask_session, run_dask, simulate
+from simkit.runner.simulate import compute_batch as simulate_batch
 from simkit.storage import load_dataset
 from simkit.storage.files import atomic_write
 from simkit.storage.runs import EQUITY_FOLDER, check_run_folder
@@ -292,7 +295,18 @@ def _rows_outcome(rows: list[np.ndarray], seat: int, confidence: float) -> SeatO
 
 
 def _dataset_outcome(path: Path, seat: int, confidence: float) -> SeatOutcome:
-    frame = load_dataset(path, columns=["winner", f"payoff_{seat}", "units", "hu"])
+    return _frame_outcome(load_dataset(path, columns=["winner", f"payoff_{seat}", "units", "hu"]), seat, confidence)
+
+
+def _tables_outcome(stream, seat: int, confidence: float) -> SeatOutcome:
+    """The outcome of batch tables ``(batch, table)`` arriving in any order (from a Dask
+    cluster), put back in batch order: the rows of a dataset of the same run."""
+    tables = [table for _, table in sorted(stream, key=lambda item: item[0])]
+    frame = pa.concat_tables(tables).select(["winner", f"payoff_{seat}", "units", "hu"]).to_pandas()
+    return _frame_outcome(frame, seat, confidence)
+
+
+def _frame_outcome(frame: pd.DataFrame, seat: int, confidence: float) -> SeatOutcome:
     winner = frame["winner"].to_numpy()
     won = winner == seat
     hu = np.zeros(winner.size, dtype=np.int64)
@@ -323,6 +337,9 @@ def equity(
     baseline: bool = True,
     confidence: float = 0.95,
     quiet: bool = True,
+    backend: str = "local",
+    scheduler: str | None = None,
+    client=None,
 ) -> EquityResult:
     """The equity of ``seat``'s dealt ``hand`` (``simkit score`` notation or 28 counts; 31
     cards for seat 0, the dealer, 30 for seats 1 and 2) over ``deals`` deals of ``seed``.
@@ -331,23 +348,47 @@ def equity(
     and compare.  ``out``: keep the deals in ``OUT/equity`` and ``OUT/baseline`` (resumable:
     a re-run computes only what is missing); without it nothing is written.  Errors (a bad
     hand, seat, policy or count) are one-line :class:`~simkit.errors.SimkitError`.
+
+    ``backend='dask'``: the equity deals and the baseline run on a Dask cluster, its client
+    connected once (``client`` when given; else to ``scheduler``, or a ``LocalCluster`` of
+    ``workers``); the batches' tables come back to this process (which writes them with
+    ``out``), so the result and the files are the same as local.
     """
     if not isinstance(confidence, (float, int)) or isinstance(confidence, bool) or not 0 < confidence < 1:
         raise SimkitError(f"confidence must lie strictly between 0 and 1, got {confidence!r}",
                           parameters=("confidence",))
     config: EquityConfig = make_config(hand, seat, deals, policies, seed, rules, batch_size)
+    check_backend(backend, workers, scheduler)
+    if out is None and backend == "dask" and any(is_user_policy(s) and not s.is_import_path
+                                                  for s in config.base.policies):
+        backend = "local"  # a policy registered by name exists in this process only: played here
+    with dask_session(backend, workers, scheduler, client) as client:  # once for the deals and the baseline
+        return _equity(config, out, workers, baseline, confidence, quiet, backend, client)
+
+
+def _equity(config: EquityConfig, out, workers: int, baseline: bool, confidence: float, quiet: bool, backend: str,
+            client) -> EquityResult:
+    """:func:`equity` with its config made and its Dask client (or None) connected."""
     base = config.base
     counts = np.array(config.hand, dtype=np.int64)
     if out is not None:
         folder = check_run_folder(out, "equity", finished_readable=True)
-        path = run_equity(config, folder / EQUITY_FOLDER, workers=workers, quiet=quiet)
+        path = run_equity(config, folder / EQUITY_FOLDER, workers=workers, quiet=quiet, backend=backend,
+                          client=client)
         result_equity = _dataset_outcome(path, config.seat, confidence)
         result_baseline = None
         if baseline:
             # fixed seats: seat K plays policy K in every deal, as in the equity deals
             path = simulate(base.deals, base.policies, base.seed, folder / BASELINE_FOLDER, base.rules,
-                            batch_size=base.batch_size, workers=workers, quiet=quiet, seating="fixed")
+                            batch_size=base.batch_size, workers=workers, quiet=quiet, seating="fixed",
+                            backend=backend, client=client)
             result_baseline = _dataset_outcome(path, config.seat, confidence)
+    elif client is not None:  # on Dask, nothing written: the batches' tables come back, put in order
+        batches = range(base.n_batches)
+        result_equity = _tables_outcome(run_dask(equity_batch, config, batches, client),
+                                        config.seat, confidence)
+        result_baseline = (_tables_outcome(run_dask(simulate_batch, base, batches, client),
+                                           config.seat, confidence) if baseline else None)
     else:
         ids, params, user = policy_arrays(base.policies)
         rules_array, texts = base.rules.to_array(), base.policy_texts()

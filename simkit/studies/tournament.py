@@ -38,7 +38,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from simkit.studies.compare import ComparisonResult, compare
+from simkit.studies.compare import ComparisonResult, check_luck_backend, compare
 from simkit.analysis.plots import crosstable_plot, forest_plot, save_figure
 from simkit.analysis.ratings import (
     AdditiveFit,
@@ -60,6 +60,7 @@ from simkit.errors import SimkitError
 from simkit.policies.registry import PolicySpec, effective_params, params_by_name, parse_policy, policy_label
 from simkit.rules import RuleSet
 from simkit.runner.batch import check_batch_memory
+from simkit.runner.simulate import dask_session
 from simkit.storage.dataset import POLICY_PARAMS
 from simkit.storage.files import write_text
 from simkit.storage.lock import FolderLock
@@ -217,11 +218,18 @@ def run_tournament(
     quiet: bool = False,
     luck: bool | str | os.PathLike | None = None,
     burn_in: int = DEFAULT_BURN_IN,
+    backend: str = "local",
+    scheduler: str | None = None,
+    client=None,
 ) -> TournamentResult:
     """Play every pairing of ``policies`` (2 or more, all different) on duplicate deals
     0 .. ``deals`` - 1 (resumable: a pairing already played is read back) and rate them
     (``prior_draws``: virtual ties per pairing of the Davidson ratings; ``luck``: as
-    :func:`~simkit.studies.compare.compare`'s, the payoff ratings then use adjusted differences)."""
+    :func:`~simkit.studies.compare.compare`'s, the payoff ratings then use adjusted differences).
+
+    ``backend='dask'``: every pairing's deals run on one Dask cluster, its client connected
+    once for the whole tournament (``client`` when given; else to ``scheduler``, or a
+    ``LocalCluster`` of ``workers``); the result is the same as local.  Not with ``luck``."""
     confidence = check_confidence(confidence)
     specs = [p if isinstance(p, PolicySpec) else parse_policy(p) for p in policies]
     texts = [PolicySpec(s.name, effective_params(s)).text() for s in specs]
@@ -233,18 +241,23 @@ def run_tournament(
     if int(deals) < 2:
         raise SimkitError(f"a tournament needs deals >= 2, got {deals}")
     rules = rules if rules is not None else RuleSet()
-    check_batch_memory(min(int(batch_size), int(deals)), min(int(workers), -(-int(deals) // max(1, int(batch_size)))))
+    check_luck_backend(luck, backend, workers, scheduler)
+    if backend == "local":  # (a Dask worker's memory is its machine's)
+        check_batch_memory(min(int(batch_size), int(deals)),
+                           min(int(workers), -(-int(deals) // max(1, int(batch_size)))))
     directory = check_run_folder(out, "tournament")
-    with FolderLock(make_out_dir(directory)):
-        check_run_identity(directory, "tournament", _identity(specs, deals, seed, rules, batch_size, sprt),
-                           recorded={POLICY_PARAMS: [params_by_name(s) for s in specs]})
     pairings: dict[tuple[int, int], ComparisonResult] = {}
-    for i, j in combinations(range(len(specs)), 2):
-        if not quiet:
-            print(f"tournament: {labels[i]} vs {labels[j]}", flush=True)
-        pairings[(i, j)] = compare(specs[i], specs[j], pairing_dir(directory, i, j), deals=deals, seed=seed,
-                                   rules=rules, batch_size=batch_size, workers=workers, sprt=sprt,
-                                   confidence=confidence, quiet=quiet, luck=luck, burn_in=burn_in)
+    with dask_session(backend, workers, scheduler, client) as client:  # once, before anything is written
+        with FolderLock(make_out_dir(directory)):
+            check_run_identity(directory, "tournament", _identity(specs, deals, seed, rules, batch_size, sprt),
+                               recorded={POLICY_PARAMS: [params_by_name(s) for s in specs]})
+        for i, j in combinations(range(len(specs)), 2):
+            if not quiet:
+                print(f"tournament: {labels[i]} vs {labels[j]}", flush=True)
+            pairings[(i, j)] = compare(specs[i], specs[j], pairing_dir(directory, i, j), deals=deals, seed=seed,
+                                       rules=rules, batch_size=batch_size, workers=workers, sprt=sprt,
+                                       confidence=confidence, quiet=quiet, luck=luck, burn_in=burn_in,
+                                       backend=backend, client=client)
     k = len(specs)
     differences = {p: r.per_seating.mean(axis=1) for p, r in pairings.items()}
     adjusted = {p: d - r.adjusted.luck.mean(axis=1) if r.adjusted is not None else d

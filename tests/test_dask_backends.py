@@ -1,0 +1,245 @@
+"""``--backend dask`` for ``compare`` (plain and ``--sprt``), ``tournament`` and ``equity``
+(issue 41): on a ``LocalCluster`` of 2 worker processes (1 thread each) they write the same
+Parquet batch files, byte for byte (sha256, checked against the manifests' records), and give
+the same results (``--json``, result objects) as ``local``; a worker killed mid-run costs its
+tasks only; an unreachable scheduler, and ``--luck`` on Dask, are one-line errors.
+
+One cluster serves the module (its workers load the kernels once).  Every local run comes
+first, so the kernels are compiled (and cached) in this process before a worker needs them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import json
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+distributed = pytest.importorskip("dask.distributed", reason="dask is part of the test extra")
+
+from helpers import one_line_error, run_cli  # noqa: E402
+from simkit.cli import main  # noqa: E402
+from simkit.errors import SimkitError  # noqa: E402
+from simkit.storage.dataset import FILES, MANIFEST  # noqa: E402
+from simkit.studies.compare import compare  # noqa: E402
+from simkit.studies.equity import equity  # noqa: E402
+from simkit.studies.tournament import run_tournament  # noqa: E402
+
+sim_module = importlib.import_module("simkit.runner.simulate")
+
+EXAMPLE = "YJ*3 YS*2 YX YC YM YP RC*2 RM RP*2 RZ WJ WS*3 WX WC WM WP GJ GS GX GC GM*2 GZ*2"  # seat 0's 31 cards
+CPU_FIELDS = ("cpu_seconds", "cpu_duplicate_seconds", "efficiency_vs_duplicate")  # timings: differ run to run
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=":0") as local_cluster:
+        yield local_cluster
+
+
+def batch_digests(folder: Path) -> dict[str, str]:
+    """sha256 of every batch file under ``folder`` (by path relative to it), each checked
+    against its manifest's record."""
+    digests = {}
+    for manifest in sorted(folder.rglob(MANIFEST)):
+        records = json.loads(manifest.read_text(encoding="utf-8"))[FILES]
+        for name, record in sorted(records.items()):
+            digest = hashlib.sha256((manifest.parent / name).read_bytes()).hexdigest()
+            assert digest == record["sha256"], manifest.parent / name
+            digests[str((manifest.parent / name).relative_to(folder))] = digest
+    assert set(digests) == {str(p.relative_to(folder)) for p in folder.rglob("batch-*.parquet")}
+    return digests
+
+
+def without_cpu(fields: dict) -> dict:
+    return {k: v for k, v in fields.items() if k not in CPU_FIELDS}
+
+
+def test_compare_on_dask_is_local_byte_for_byte(tmp_path, cluster, capsys):
+    common = ["compare", "greedy", "random", "--deals", "200", "--batch-size", "50", "--seed", "3", "--json",
+              "--quiet"]
+    printed = {}
+    for name, extra in (("local", []), ("dask", ["--backend", "dask", "--scheduler", cluster.scheduler_address])):
+        assert main(common + ["--out", str(tmp_path / name)] + extra) == 0
+        printed[name] = json.loads(capsys.readouterr().out)
+    assert without_cpu(printed["dask"]) == without_cpu(printed["local"])
+    assert printed["local"]["deals"] == 200
+    local = batch_digests(tmp_path / "local")
+    assert len(local) == 6 * 4 and batch_digests(tmp_path / "dask") == local
+
+
+def test_compare_sprt_on_dask_is_local(tmp_path, cluster):
+    """The SPRT's batches, computed one at a time (max_batches), on one client."""
+    kwargs = dict(deals=600, seed=5, batch_size=50, sprt=(0.2, 0.05, 0.05), burn_in=100, quiet=True)
+    local = compare("greedy", "patient", tmp_path / "local", **kwargs)
+    dask = compare("greedy", "patient", tmp_path / "dask", backend="dask", scheduler=cluster.scheduler_address,
+                   **kwargs)
+    assert local.sprt.decision != "continue" and 100 < local.deals_computed < 600  # several batches, stopped early
+    assert without_cpu(dask.to_json()) == without_cpu(local.to_json())
+    assert (dask.per_seating == local.per_seating).all() and (dask.sprt.path == local.sprt.path).all()
+    digests = batch_digests(tmp_path / "local")
+    assert len(digests) == 6 * local.deals_computed // 50 and batch_digests(tmp_path / "dask") == digests
+
+
+def test_tournament_on_dask_is_local(tmp_path, cluster):
+    kwargs = dict(deals=120, seed=2, batch_size=40, resamples=100, quiet=True)
+    policies = ["random", "greedy", "patient"]
+    local = run_tournament(policies, tmp_path / "local", **kwargs)
+    dask = run_tournament(policies, tmp_path / "dask", backend="dask", scheduler=cluster.scheduler_address, **kwargs)
+    pd.testing.assert_frame_equal(dask.ladder(), local.ladder())
+    pd.testing.assert_frame_equal(dask.crosstable(), local.crosstable())
+    pd.testing.assert_frame_equal(dask.gaps(), local.gaps())
+    for pair, result in local.pairings.items():
+        assert without_cpu(dask.pairings[pair].to_json()) == without_cpu(result.to_json())
+    digests = batch_digests(tmp_path / "local")
+    assert len(digests) == 3 * 6 * 3 and batch_digests(tmp_path / "dask") == digests
+
+
+def test_equity_on_dask_is_local(tmp_path, cluster):
+    kwargs = dict(seat=0, policies="greedy,patient,random", deals=150, seed=7, batch_size=50)
+    local = equity(EXAMPLE, out=tmp_path / "local", **kwargs)
+    dask = equity(EXAMPLE, out=tmp_path / "dask", backend="dask", scheduler=cluster.scheduler_address, **kwargs)
+    pd.testing.assert_frame_equal(dask.to_frame(), local.to_frame())
+    assert dask.text() == local.text()
+    digests = batch_digests(tmp_path / "local")
+    assert len(digests) == 2 * 3 and batch_digests(tmp_path / "dask") == digests  # equity/ and baseline/
+    # without a folder the tables come back to this process: the same figures, nothing written
+    memory = equity(EXAMPLE, backend="dask", scheduler=cluster.scheduler_address, **kwargs)
+    pd.testing.assert_frame_equal(memory.to_frame(), equity(EXAMPLE, **kwargs).to_frame())
+    pd.testing.assert_frame_equal(memory.to_frame(), local.to_frame())
+
+
+def test_equity_command_on_a_local_cluster_of_its_own(tmp_path, capsys):
+    """Without --scheduler the command starts a LocalCluster of --workers processes (and ends it)."""
+    common = ["equity", EXAMPLE, "--policies", "greedy,greedy,random", "--deals", "60", "--batch-size", "30",
+              "--quiet", "--no-baseline"]
+    assert main(common + ["--out", str(tmp_path / "local")]) == 0
+    local = capsys.readouterr().out
+    assert main(common + ["--out", str(tmp_path / "dask"), "--backend", "dask", "--workers", "1"]) == 0
+    dask = capsys.readouterr().out
+    assert dask.splitlines()[:-1] == local.splitlines()[:-1]  # the last line: the time and the files
+    assert batch_digests(tmp_path / "dask") == batch_digests(tmp_path / "local")
+
+
+def test_the_batches_run_on_the_workers_even_on_one(tmp_path):
+    """A cluster of a single worker thread plays every batch there, not in this process."""
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=":0") as one, \
+            distributed.Client(one) as client:
+        with distributed.get_task_stream(client) as stream:
+            result = equity(EXAMPLE, policies="greedy,greedy,random", deals=60, seed=1, batch_size=20,
+                            out=tmp_path / "e", backend="dask", client=client)
+        assert client.status == "running"  # a client given is the caller's: left open
+        (worker,) = client.scheduler_info()["workers"]
+    assert len(stream.data) == 2 * 3 and {task["worker"] for task in stream.data} == {worker}
+    assert result.deals == 60 and len(batch_digests(tmp_path / "e")) == 2 * 3
+
+
+def test_an_interrupt_closes_the_cluster_and_the_run_resumes(tmp_path, monkeypatch):
+    """Ctrl-C in the middle of a tournament on its own LocalCluster: the client and the cluster
+    are closed, only whole batch files are left, and a re-run resumes to the local bytes."""
+    kwargs = dict(deals=120, seed=4, batch_size=30, resamples=50, quiet=True)
+    policies = ["greedy", "random"]
+    local = run_tournament(policies, tmp_path / "local", **kwargs)
+    sessions, written = [], []
+    real_connect, real_write = sim_module.connect_dask, sim_module.write_batch
+
+    def connect(*args, **kw):
+        sessions.append(real_connect(*args, **kw))
+        return sessions[-1]
+
+    def write(*args, **kw):
+        if len(written) == 9:  # in the second seating
+            raise KeyboardInterrupt
+        written.append(args[1])
+        return real_write(*args, **kw)
+
+    monkeypatch.setattr(sim_module, "connect_dask", connect)
+    monkeypatch.setattr(sim_module, "write_batch", write)
+    with pytest.raises(KeyboardInterrupt):
+        run_tournament(policies, tmp_path / "dask", backend="dask", workers=1, **kwargs)
+    assert len(sessions) == 1  # one connection for the whole command
+    client, cluster = sessions[0]
+    assert client.status == "closed" and cluster.status.name == "closed"
+    monkeypatch.setattr(sim_module, "write_batch", real_write)
+    assert len(batch_digests(tmp_path / "dask")) == 9
+    resumed = run_tournament(policies, tmp_path / "dask", backend="dask", workers=1, **kwargs)
+    assert len(sessions) == 2
+    pd.testing.assert_frame_equal(resumed.ladder(), local.ladder())
+    assert batch_digests(tmp_path / "dask") == batch_digests(tmp_path / "local")
+
+
+@pytest.mark.parametrize("command", ["compare", "tournament", "equity"])
+def test_an_unreachable_scheduler_is_one_line(tmp_path, capsys, command):
+    out = tmp_path / "out"
+    argv = {"compare": ["compare", "greedy", "random", "--deals", "20"],
+            "tournament": ["tournament", "greedy", "random", "--deals", "20"],
+            "equity": ["equity", EXAMPLE, "--policies", "greedy,greedy,greedy", "--deals", "20"]}[command]
+    start = time.monotonic()
+    rc, err = run_cli(argv + ["--out", out, "--quiet", "--backend", "dask", "--scheduler", "tcp://127.0.0.1:1"],
+                      capsys)
+    one_line_error(rc, err, "cannot reach the Dask scheduler at tcp://127.0.0.1:1")
+    assert time.monotonic() - start < 20
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("command", ["compare", "tournament"])
+def test_luck_on_dask_is_refused_before_any_work(tmp_path, capsys, command):
+    out = tmp_path / "out"
+    rc, err = run_cli([command, "greedy", "random", "--luck", "--backend", "dask", "--out", out], capsys)
+    one_line_error(rc, err, "--luck needs --backend local", "got --backend dask")
+    rc, err = run_cli([command, "greedy", "random", "--scheduler", "tcp://127.0.0.1:1", "--out", out], capsys)
+    one_line_error(rc, err, "--scheduler needs --backend dask")
+    with pytest.raises(SimkitError, match="luck needs backend='local'"):
+        if command == "compare":
+            compare("greedy", "random", out, deals=20, luck=True, backend="dask")
+        else:
+            run_tournament(["greedy", "random"], out, deals=20, luck=True, backend="dask")
+    assert not out.exists()
+
+
+def test_a_worker_killed_mid_run_costs_its_tasks_only(tmp_path, cluster):
+    """SIGKILL of a worker process while it plays a batch: the scheduler runs its tasks again
+    on the other worker (the nanny starts a new one) and the comparison is the same."""
+    kwargs = dict(deals=20_000, seed=11, batch_size=2_500, quiet=True)
+    local = compare("expert", "greedy", tmp_path / "local", **kwargs)
+    with distributed.Client(cluster.scheduler_address, timeout=10) as client:
+        client.wait_for_workers(2, timeout=60)
+        pids = client.run(os.getpid)  # worker address -> pid
+        outcome = {}
+
+        def run() -> None:
+            try:
+                outcome["result"] = compare("expert", "greedy", tmp_path / "dask", backend="dask",
+                                            scheduler=cluster.scheduler_address, **kwargs)
+            except BaseException as exc:  # noqa: BLE001 - reported by the assertion below
+                outcome["error"] = exc
+
+        thread = threading.Thread(target=run)
+        thread.start()
+        killed = None
+        deadline = time.monotonic() + 60
+        while killed is None and thread.is_alive() and time.monotonic() < deadline:
+            busy = [address for address, keys in client.processing().items() if keys and address in pids]
+            if busy:
+                killed = pids[busy[0]]
+                os.kill(killed, signal.SIGKILL)
+            else:
+                time.sleep(0.005)
+        thread.join(timeout=300)
+        assert not thread.is_alive()
+        assert "error" not in outcome, outcome.get("error")
+        assert killed is not None, "no task was ever in flight"
+        client.wait_for_workers(2, timeout=60)
+        assert killed not in client.run(os.getpid).values()  # a new worker process took its place
+    dask = outcome["result"]
+    assert without_cpu(dask.to_json()) == without_cpu(local.to_json())
+    digests = batch_digests(tmp_path / "local")
+    assert len(digests) == 6 * 8 and batch_digests(tmp_path / "dask") == digests
