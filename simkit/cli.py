@@ -519,7 +519,8 @@ def _cmd_analyze(args: argparse.Namespace) -> int:
     luck = _luck_argument(args.luck)
     result = analyze_position(position, policy=policy, rollouts=args.rollouts, seed=args.seed,
                               workers=args.workers, luck=luck, batch=args.batch, confidence=args.confidence,
-                              race=not args.no_race, sharpen=args.sharpen, tolerance=args.tolerance)
+                              race=not args.no_race, sharpen=args.sharpen, tolerance=args.tolerance,
+                              belief=args.belief, belief_noise=args.belief_noise)
     if args.json:
         print(result.to_json())
     else:
@@ -586,6 +587,7 @@ def _cmd_review(args: argparse.Namespace) -> int:
             print(f"simkit: note: no loss against {args.reference}: {exc}", file=sys.stderr)
     review = review_decisions(decisions, args.seat, policy=policy, rollouts=args.rollouts, seed=args.seed,
                               workers=args.workers, luck=luck, progress=progress, sharpen=args.sharpen,
+                              belief=args.belief, belief_noise=args.belief_noise,
                               confidence=args.confidence)
     review = dataclasses.replace(review, reference=reference)
     for bar in reporter:

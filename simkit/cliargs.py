@@ -109,6 +109,13 @@ def share(value: float, flag: str) -> float:
     return value
 
 
+def unit_interval(value: float, flag: str) -> float:
+    """A probability in [0, 1]."""
+    if not (math.isfinite(value) and 0.0 <= value <= 1.0):
+        raise SimkitError(f"{flag} must be a number in [0, 1], got {value!r}")
+    return value
+
+
 def nonnegative_finite(value: float, flag: str) -> float:
     if not (math.isfinite(value) and value >= 0):
         raise SimkitError(f"{flag} must be a finite number >= 0, got {value!r}")
@@ -497,6 +504,13 @@ ROLLOUT_POLICY = arg("--policy", default=D.DEFAULT_POLICY,
 SHARPEN = arg("--sharpen", type=int, default=D.DEFAULT_SHARPEN, metavar="N", check=integer(0, 1_000_000),
               help="opponent model: N hill-climbing steps bring each sampled opponent hand closer to complete "
                    f"(as mc's sharpen; default {D.DEFAULT_SHARPEN}, calibrated on expert deals; 0: uniform samples)")
+BELIEF = arg("--belief", type=int, default=0, metavar="N", check=integer(0, 1_000_000),
+             help="draw the hidden cards N times given what the other seats played (their actions, replayed "
+                  "under the rollout policy, weigh each card layout; a position of a played deal, which "
+                  f"carries its history); replaces --sharpen (default 0: off; try {D.DEFAULT_BELIEF})")
+BELIEF_NOISE = arg("--belief-noise", type=float, default=D.DEFAULT_BELIEF_NOISE, metavar="P", check=unit_interval,
+                   help="with --belief: the chance a seat plays any legal action instead of the rollout "
+                        f"policy's (default {D.DEFAULT_BELIEF_NOISE})")
 LUCK = arg("--luck", nargs="?", const="builtin", default=None, metavar="MODEL",
            help="correct each rollout by the luck of the player's draws, under the shipped value model or the "
                 "value-model file MODEL")
@@ -752,6 +766,8 @@ COMMANDS: tuple[Command, ...] = (
         arg("--no-race", action="store_true", help="give every action all --rollouts determinisations"),
         LUCK,
         SHARPEN,
+        BELIEF,
+        BELIEF_NOISE,
         SEED,
         WORKERS(help="threads (default 1; the result is the same for any number)"),
         CONFIDENCE,
@@ -768,6 +784,8 @@ COMMANDS: tuple[Command, ...] = (
             help="list only decisions losing at least X (牌); the report flags errors of at least X"),
         LUCK,
         SHARPEN,
+        BELIEF,
+        BELIEF_NOISE,
         SEED,
         WORKERS(help="threads (default 1; the result is the same for any number)"),
         arg("--reference", default=D.DEFAULT_REFERENCE,

@@ -29,3 +29,5 @@ DEFAULT_BOTS = ("expert", "expert")  # simkit play: the two bots at the table
 # 300 keeps α, β ≤ 0.055 there and on the plain differences (docs/analysis.md, "The burn-in
 # under heavy tails")
 DEFAULT_BURN_IN = 300
+DEFAULT_BELIEF_NOISE = 0.1  # the belief's chance that a seat plays any legal action instead of its policy's
+DEFAULT_BELIEF = 256  # analyze --belief: draws of the hidden cards given the table's play (Metropolis particles)

@@ -23,6 +23,10 @@ from collections.abc import Mapping
 ACTION_CHINESE: Mapping[str, str] = {
     "win": "胡", "pass": "过", "peng": "碰", "kong": "发子", "zhan": "占", "chow": "吃", "discard": "打",
 }
+# exposed groups as a table shows them (simkit.exposed's kinds): a 发子 lies on the table as a 楼
+GROUP_CHINESE: Mapping[str, str] = {"chow": "吃", "peng": "碰", "kong": "楼", "zhan": "占", "table": "将"}
+# why a seat may no longer win (the replay log's ``nowin`` reasons)
+NOWIN_CHINESE: Mapping[str, str] = {"unkonged_zi": "有子不发", "chariot_not_out": "有车子不出车"}
 # a decision's kind (``simkit.engine.position.decision_kind``): a claim on a discard or a drawn card,
 # a discard phase in which the player may win, a plain discard phase
 DECISION_CHINESE: Mapping[str, str] = {"claim": "吃碰", "win": "可胡", "discard": "出牌"}

@@ -17,6 +17,11 @@ stream                        draws
 :func:`seat_stream` (p) (1+p)  seat p's policy (``random``, ``mc``, a user's policy)
 :data:`STREAM_SAMPLE` (8)     self-play: which decisions are sampled and rolled out
 :data:`STREAM_PLAYOUT` (9)    play-out values: the play-outs' stocks
+:data:`STREAM_BELIEF` (10)    belief candidate N's hidden cards (:mod:`simkit.runner.belief`)
+:func:`belief_seat_stream`     seat p's policy replaying belief candidate N
+(p) (11+p)
+:data:`STREAM_BELIEF_PICK`    which belief particle rollout N plays from
+(14)
 ============================  ==========================================================
 
 So a deal is a pure function of (rules, policies, S, N), whatever batch, thread, process or
@@ -43,8 +48,13 @@ STREAM_CARDS = 0  # deal N's deck order; determinisation N's hidden cards
 STREAM_SEAT = 1  # STREAM_SEAT + p: seat p's policy (p = 0, 1, 2: streams 1-3)
 STREAM_SAMPLE = 8  # self-play's decision sampling and candidate draws
 STREAM_PLAYOUT = 9  # the stocks of play-out values
+STREAM_BELIEF = 10  # belief candidate N's hidden cards
+STREAM_BELIEF_SEAT = 11  # STREAM_BELIEF_SEAT + p: seat p's policy replaying candidate N (streams 11-13)
+STREAM_BELIEF_PICK = 14  # which belief particle rollout N plays from
 STREAMS = {"cards": STREAM_CARDS, "seat 0": STREAM_SEAT, "seat 1": STREAM_SEAT + 1, "seat 2": STREAM_SEAT + 2,
-           "sample": STREAM_SAMPLE, "playout": STREAM_PLAYOUT}
+           "sample": STREAM_SAMPLE, "playout": STREAM_PLAYOUT, "belief": STREAM_BELIEF,
+           "belief seat 0": STREAM_BELIEF_SEAT, "belief seat 1": STREAM_BELIEF_SEAT + 1,
+           "belief seat 2": STREAM_BELIEF_SEAT + 2, "belief pick": STREAM_BELIEF_PICK}
 
 
 def seed_state(seed: int | np.random.SeedSequence) -> np.ndarray:
@@ -118,6 +128,17 @@ def seat_stream(seat):
     True
     """
     return STREAM_SEAT + seat
+
+
+@njit(cache=True, nogil=True, inline="always")
+def belief_seat_stream(seat):
+    """The stream of seat ``seat``'s policy replaying a belief candidate
+    (:data:`STREAM_BELIEF_SEAT` + seat).
+
+    >>> [belief_seat_stream(p) for p in range(3)] == [STREAMS[f"belief seat {p}"] for p in range(3)]
+    True
+    """
+    return STREAM_BELIEF_SEAT + seat
 
 
 @njit(cache=True, nogil=True)

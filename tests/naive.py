@@ -577,3 +577,119 @@ def naive_learned_features(observation, action: int, expert_scores: Sequence[flo
         "F_X_NEXT_OUT": [out_bits(nxt)[t]], "F_X_OTHER_OUT": [out_bits(other)[t]],
         "F_GAP": [gap],
     }
+
+
+
+def naive_belief_weight(position, hidden, policy_ids, params, rules_array, noise: float, root, chain: int):
+    """The belief's log likelihood of the hidden cards of ``hidden`` (a full engine state at the
+    position) and the state its replay reaches, written plainly (simkit.runner.belief's twin):
+
+    * each seat's dealt hand: its concealed cards now, plus every card it discarded, plus the
+      cards of its exposed groups less the card each claim took (a table 将 came from the stock);
+    * the deck: the dealt hands in dealing order, then the drawn cards in the history's order,
+      then the hidden stock;
+    * the replay searches: at each decision it tries *every* legal action on a copy, keeps those
+      whose new history rows continue the position's history and whose new group (if any) is the
+      seat's next group in the position, and follows each until one reaches the position (no
+      reading of row kinds; a pass is whatever explains the rest);
+    * another seat's decision with a choice multiplies the likelihood by
+      (1 - noise) [its policy chose the action] + noise / (legal actions), the policy drawing
+      from the chain's seat streams.
+
+    Returns (log weight, state), or (-inf, None) when nothing explains the history."""
+    import sys
+
+    import numpy as np
+
+    from simkit.cards import N_CARDS, N_COPIES, N_TYPES
+    from simkit.engine import kernel as E
+    from simkit.engine import layout as L
+    from simkit.policies.builtin import POLICY_WORK_SIZE
+    from simkit.policies.dispatch import builtin_act_state
+    from simkit.rng import belief_seat_stream, stream_state
+
+    me, dealer = position.seat, position.dealer
+    history = [tuple(row) for row in position.history]
+    dealt = [[int(x) for x in hidden[L.S_CONC + N_TYPES * q : L.S_CONC + N_TYPES * (q + 1)]] for q in range(3)]
+    for kind, q, t, _ in history:
+        if kind == L.E_DISCARD:
+            dealt[q][t] += 1
+    for q in range(3):
+        taken = [row[2] for row in history if row[0] == L.E_CLAIM and row[1] == q]
+        for group in position.exposed[q]:
+            t0 = group.types[0]
+            cards = {"chow": list(group.types), "peng": [t0] * 3, "kong": [t0] * 4, "zhan": [t0] * 2,
+                     "table": []}[group.kind]
+            if group.kind != "table":
+                cards.remove(taken.pop(0))
+            for t in cards:
+                dealt[q][t] += 1
+    deck = []
+    for k in range(3):
+        q = (dealer + k) % 3
+        deck += [t for t in range(N_TYPES) for _ in range(dealt[q][t])]
+    deck += [t for kind, _, t, _ in history if kind == L.E_DRAW]
+    deck += [int(hidden[L.S_DECK + i]) // N_COPIES for i in range(N_CARDS - position.stock, N_CARDS)]
+    if len(deck) != N_CARDS or any(deck.count(t) > N_COPIES for t in range(N_TYPES)):
+        return -math.inf, None
+    copies = [0] * N_TYPES
+    ids = []
+    for t in deck:
+        ids.append(t * N_COPIES + copies[t])
+        copies[t] += 1
+    groups = {q: [(L.MELD_KIND_NAMES.index(g.kind), tuple(g.types)) for g in position.exposed[q]] for q in range(3)}
+    work = E.new_engine_workspace()
+    ev = np.zeros((0, L.EVENT_WIDTH), dtype=np.int64)
+    ev_n = np.zeros(1, dtype=np.int64)
+    obs = np.zeros(L.N_OBS, dtype=np.int64)
+    E.new_deal_observation(obs)
+    pwork = np.zeros(POLICY_WORK_SIZE, dtype=np.int64)
+    rngs = np.zeros((3, 4), dtype=np.uint64)
+    for q in range(3):
+        stream_state(root, chain, belief_seat_stream(q), rngs[q])
+    s = np.zeros(L.N_STATE, dtype=np.int64)
+    mask = np.zeros(L.N_ACTIONS, dtype=np.bool_)
+    E.start(s, np.array(ids, dtype=np.int64), dealer, rules_array, mask, work, ev, ev_n)
+    phase = L.PH_CLAIM if position.decision == "claim" else L.PH_DISCARD
+    card = position.card if position.decision == "claim" else -1
+
+    def follow(s, rngs, logw):
+        n_rows, q = int(s[L.S_NHIST]), int(s[L.S_PLAYER])
+        if s[L.S_PHASE] == L.PH_OVER:
+            return None
+        if (n_rows == len(history) and q == me and s[L.S_PHASE] == phase and s[L.S_ACTIVE] == card
+                and (phase == L.PH_DISCARD or ("peng", "chow", "chow_next")[int(s[L.S_STAGE])] == position.stage)):
+            return logw, s
+        mask = np.zeros(L.N_ACTIONS, dtype=np.bool_)
+        n = E.legal_mask(s, rules_array, mask, work)
+        choice = None
+        if q != me and n >= 2:
+            choice = builtin_act_state(policy_ids[q], s, q, obs, mask, params[q], rngs[q], rules_array, pwork)
+        for a in (int(x) for x in np.flatnonzero(mask)):
+            trial, trial_mask = s.copy(), mask.copy()
+            E.apply_legal(trial, a, rules_array, trial_mask, work, ev, ev_n)
+            rows = [tuple(int(x) for x in trial[L.S_HIST + L.HIST_WIDTH * h : L.S_HIST + L.HIST_WIDTH * (h + 1)])
+                    for h in range(n_rows, int(trial[L.S_NHIST]))]
+            if history[n_rows : n_rows + len(rows)] != rows or n_rows + len(rows) > len(history):
+                continue
+            laid = L.state_melds(trial, q)
+            if len(laid) > int(s[L.S_NMELDS + q]) and (len(laid) > len(groups[q]) or laid[-1] != groups[q][len(laid) - 1]):
+                continue
+            weight = logw
+            if choice is not None:
+                weight += math.log(noise / n + (1.0 - noise) * (1.0 if choice == a else 0.0)) \
+                    if noise > 0 or choice == a else -math.inf
+            if weight == -math.inf:
+                continue
+            found = follow(trial, rngs.copy(), weight)
+            if found is not None:
+                return found
+        return None
+
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 5000))
+    try:
+        found = follow(s, rngs, 0.0)
+    finally:
+        sys.setrecursionlimit(limit)
+    return found if found is not None else (-math.inf, None)

@@ -233,11 +233,33 @@ def test_cli_analyze_review_and_replay_position(logged, tmp_path, capsys):
     assert rc == 0 and "total loss" in out and (tmp_path / "r" / "review.md").exists()
 
 
+def test_cli_belief_reads_the_history_the_position_carries(logged, tmp_path, capsys):
+    """``replay --position`` writes the history, ``analyze --belief`` reads it (the same analysis
+    from the log); ``review --belief`` passes it to every decision.  Catches a history lost on the
+    way (the belief would then refuse the position)."""
+    lines, decisions = logged
+    log = tmp_path / "deal.jsonl"
+    log.write_text("\n".join(lines) + "\n")
+    rc, text = _stdout(["replay", "--seed", "5", "--deal", "3", "--policies", "expert,expert,expert",
+                        "--position", "11"], capsys)
+    assert "history=" in text
+    rc, out = _stdout(["analyze", text.strip(), "--rollouts", "64", "--belief", "32", "--json"], capsys)
+    direct = json.loads(out)
+    rc2, out2 = _stdout(["analyze", "--log", str(log), "--at", "11", "--rollouts", "64", "--belief", "32", "--json"],
+                        capsys)
+    assert rc == rc2 == 0 and json.loads(out2) == direct and direct["belief"] == 32 and direct["sharpen"] == 0
+    rc, out = _stdout(["review", str(log), "--seat", "0", "--rollouts", "32", "--belief", "16", "--reference", "none",
+                       "--json", "--quiet"], capsys)
+    assert rc == 0 and json.loads(out)["belief"] == 16
+
+
 @pytest.mark.parametrize(("argv", "needles"), [
     (["analyze"], ("give a position",)),
     (["analyze", "seat=0; turn=discard; hand=RJ; stock=0"], ("seat 0 holds 1 concealed",)),
     (["analyze", "--log", "LOG", "--at", "999"], ("has", "decisions")),
     (["analyze", "--at", "3"], ("--at needs --log",)),
+    (["analyze", "seat=0; turn=discard; hand=RJ; stock=0", "--belief-noise", "1.5"], ("--belief-noise", "[0, 1]")),
+    (["analyze", "--log", "LOG", "--at", "2", "--belief", "-1"], ("--belief",)),
     (["review", "LOG", "--seat", "3"], ("--seat must be 0, 1 or 2",)),
     (["review", "EMPTY", "--seat", "0"], ("the log is empty",)),
     (["replay", "--seed", "5", "--deal", "3", "--policies", "expert,expert,expert", "--position", "9999"],

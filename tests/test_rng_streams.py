@@ -15,7 +15,7 @@ import simkit
 from simkit import rng
 
 PACKAGE = Path(simkit.__file__).parent
-REGISTRY_NAMES = {"STREAM_CARDS", "STREAM_SAMPLE", "STREAM_PLAYOUT"}
+REGISTRY_NAMES = {"STREAM_CARDS", "STREAM_SAMPLE", "STREAM_PLAYOUT", "STREAM_BELIEF", "STREAM_BELIEF_PICK"}
 
 
 def _stream_arguments():
@@ -31,7 +31,8 @@ def test_every_stream_is_named_from_the_registry():
     for where, line, argument in _stream_arguments():
         seen += 1
         named = isinstance(argument, ast.Name) and argument.id in REGISTRY_NAMES
-        seat = isinstance(argument, ast.Call) and getattr(argument.func, "id", None) == "seat_stream"
+        seat = isinstance(argument, ast.Call) and getattr(argument.func, "id", None) in ("seat_stream",
+                                                                                        "belief_seat_stream")
         assert named or seat or where == "rng.py", f"{where}:{line}: stream {ast.unparse(argument)} is not in rng's registry"
     assert seen >= 8
 
@@ -40,5 +41,7 @@ def test_the_registry_keeps_the_streams_datasets_were_made_with():
     """Distinct streams, and the numbers every stored dataset and golden digest was drawn with
     (deck 0, seats 1-3, self-play sampling 8, play-outs 9: the naive twins in tests/ use them)."""
     assert len(set(rng.STREAMS.values())) == len(rng.STREAMS)
-    assert rng.STREAMS == {"cards": 0, "seat 0": 1, "seat 1": 2, "seat 2": 3, "sample": 8, "playout": 9}
-    assert {name for name in vars(rng) if name.startswith("STREAM_")} == REGISTRY_NAMES | {"STREAM_SEAT"}
+    assert {k: v for k, v in rng.STREAMS.items() if v < 10} == {"cards": 0, "seat 0": 1, "seat 1": 2, "seat 2": 3,
+                                                                 "sample": 8, "playout": 9}
+    assert {name for name in vars(rng) if name.startswith("STREAM_")} == REGISTRY_NAMES | {"STREAM_SEAT",
+                                                                                           "STREAM_BELIEF_SEAT"}

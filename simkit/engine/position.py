@@ -15,8 +15,11 @@ Two forms, both read by :func:`parse_position`:
   claims add ``card=RJ; source=discard; from=1`` (and optionally ``stage=chow``); a discard
   phase may say how its 31st card came, ``got=draw:RJ`` (``tianhu`` for the dealer's opening);
   ``locks=RJ GC`` (own passed types), ``xianggong=1,2`` (seats that are 相公), ``nowin=true`` (the
-  player may no longer win: 有子不发 / 有车子不出车; another seat's flag is hidden), and any rule
-  option by name (``pass_locks_win=false``);
+  player may no longer win: 有子不发 / 有车子不出车; another seat's flag is hidden),
+  ``history=draw:1:RJ:0 discard:1:GC:0 ...`` (the public history of the deal so far, one
+  ``event:seat:card:detail`` per row, as the engine records it: what the belief over the hidden
+  cards, :mod:`simkit.runner.belief`, reads; a position of a played deal carries it, a typed one
+  need not), and any rule option by name (``pass_locks_win=false``);
 * JSON, an object with the same keys (``exposed``: a list of three strings; ``rules``: an
   object of rule options).
 
@@ -78,7 +81,9 @@ STAGES = ("peng", "chow", "chow_next")  # L.ST_PENG, L.ST_CHOW, L.ST_CHOW_NEXT
 GOT = ("discard", "draw", "table", "tianhu")  # L.WIN_DISCARD .. L.WIN_TIANHU: how a discard phase's 31st card came
 STOCK_CARDS = N_CARDS - DEALER_CARDS - 2 * PLAYER_CARDS  # 21
 _FIELDS = ("seat", "dealer", "turn", "hand", "exposed0", "exposed1", "exposed2", "dead", "stock", "card", "source",
-           "from", "stage", "got", "locks", "xianggong", "nowin")
+           "from", "stage", "got", "locks", "xianggong", "nowin", "history")
+# the kinds of public-history rows (layout: the engine's S_HIST / O_HIST); a pass leaves none
+HISTORY_KINDS = (L.E_DISCARD, L.E_DRAW, L.E_CLAIM, L.E_TABLE, L.E_XIANGGONG, L.E_WIN, L.E_NOWIN)
 
 
 class PositionError(SimkitError):
@@ -117,6 +122,7 @@ class Position:
     xianggong: tuple[bool, ...] = (False,) * N_SEATS
     nowin: bool = False
     rules: RuleSet = dataclasses.field(default_factory=RuleSet)
+    history: tuple[tuple[int, int, int, int], ...] = ()
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -129,6 +135,7 @@ class Position:
         set_(self, "exposed", tuple(tuple(groups) for groups in self.exposed))
         set_(self, "xianggong", tuple(bool(x) for x in self.xianggong))
         set_(self, "nowin", bool(self.nowin))
+        set_(self, "history", _history_rows(self.history))
         _check(self)
         if self.decision == "claim" and not self.stage:
             set_(self, "stage", _claim_stage(self))
@@ -183,6 +190,8 @@ class Position:
             out["xianggong"] = seats
         if self.nowin:
             out["nowin"] = True
+        if self.history:
+            out["history"] = [history_row_text(row) for row in self.history]
         default = RuleSet().to_dict()
         rules = {k: v for k, v in self.rules.to_dict().items() if default[k] != v}
         if rules:
@@ -193,8 +202,9 @@ class Position:
         """The JSON form (one line)."""
         return json.dumps(self.to_dict(), ensure_ascii=False)
 
-    def text(self) -> str:
-        """The compact text form (``key=value; ...``)."""
+    def text(self, history: bool = True) -> str:
+        """The compact text form (``key=value; ...``); ``history`` False leaves the public
+        history out (a shorter line for people; the belief needs it)."""
         d = self.to_dict()
         parts = []
         for key in ("seat", "dealer", "turn", "hand"):
@@ -209,6 +219,8 @@ class Position:
             parts.append(f"xianggong={','.join(str(q) for q in d['xianggong'])}")
         if self.nowin:
             parts.append("nowin=true")
+        if self.history and history:
+            parts.append(f"history={' '.join(d['history'])}")
         for key, value in d.get("rules", {}).items():
             parts.append(f"{key}={str(value).lower() if isinstance(value, bool) else value}")
         return "; ".join(parts)
@@ -237,6 +249,9 @@ class Position:
         obs[L.O_DEAD : L.O_DEAD + N_TYPES] = self.dead
         obs[L.O_LOCK + N_TYPES * me : L.O_LOCK + N_TYPES * (me + 1)] = self.locks
         obs[L.O_NOWIN + me] = int(self.nowin)
+        obs[L.O_NHIST] = len(self.history)
+        for i, row in enumerate(self.history):
+            obs[L.O_HIST + L.HIST_WIDTH * i : L.O_HIST + L.HIST_WIDTH * (i + 1)] = row
         if self.decision == "claim":
             obs[L.O_PHASE] = L.PH_CLAIM
             obs[L.O_ACTIVE] = self.card
@@ -426,6 +441,60 @@ def _stage_seat(p: Position, stage: str) -> int:
     return -1
 
 
+def history_row_text(row: Sequence[int]) -> str:
+    """One public-history row as ``event:seat:card:detail`` (card ``-`` for none).
+
+    >>> history_row_text((L.E_CLAIM, 2, 7, L.M_PENG))
+    'claim:2:RJ:1'
+    """
+    kind, seat, card, detail = (int(x) for x in row)
+    return f"{L.EVENT_NAMES[kind]}:{seat}:{TYPE_NAMES[card] if card >= 0 else '-'}:{detail}"
+
+
+def _history_rows(rows: Any) -> tuple[tuple[int, int, int, int], ...]:
+    """The public history as a tuple of checked 4-number rows (one line naming a bad row)."""
+    if isinstance(rows, np.ndarray):
+        rows = rows.tolist()
+    if not isinstance(rows, (list, tuple)):
+        raise PositionError(f"history must list rows (event, seat, card, detail), got {type(rows).__name__}")
+    if len(rows) > L.MAX_HIST:
+        raise PositionError(f"history has {len(rows)} rows; a deal makes at most {L.MAX_HIST}")
+    out = []
+    for i, row in enumerate(rows):
+        try:
+            kind, seat, card, detail = (int(x) for x in row)
+        except (TypeError, ValueError):
+            raise PositionError(f"history row {i + 1} is not 4 whole numbers: {row!r}") from None
+        if kind not in HISTORY_KINDS or not 0 <= seat < N_SEATS or not -1 <= card < N_TYPES:
+            raise PositionError(f"history row {i + 1} ({row!r}) is no public event (event, seat 0-2, card)")
+        out.append((kind, seat, card, detail))
+    return tuple(out)
+
+
+def _parse_history(value: Any) -> tuple[tuple[int, int, int, int], ...]:
+    """The ``history`` field: ``event:seat:card:detail`` items, space separated (text) or listed
+    (JSON)."""
+    items = value.split() if isinstance(value, str) else value
+    if not isinstance(items, (list, tuple)):
+        raise PositionError(f"history must list events (event:seat:card:detail), got {value!r}")
+    rows = []
+    for item in items:
+        if not isinstance(item, str):
+            rows.append(item)
+            continue
+        parts = item.split(":")
+        if len(parts) != 4 or parts[0] not in L.EVENT_NAMES:
+            raise PositionError(f"history item {item!r} is not event:seat:card:detail "
+                                f"(events: {', '.join(L.EVENT_NAMES[k] for k in HISTORY_KINDS)})")
+        try:
+            card = -1 if parts[2] == "-" else parse_type(parts[2])
+        except CardError as exc:
+            raise PositionError(f"history item {item!r}: {exc}") from None
+        rows.append((L.EVENT_NAMES.index(parts[0]), _int(parts[1], "history seat"), card,
+                     _int(parts[3], "history detail")))
+    return _history_rows(rows)
+
+
 def _check_decision(p: Position) -> None:
     if p.decision == "claim":
         if _stage_seat(p, p.stage) != p.seat:
@@ -546,7 +615,8 @@ def position_from_mapping(mapping: Mapping[str, Any]) -> Position:
         dealer=_seat(data.get("dealer", 0), "dealer"), decision=turn, card=card, source=source,
         source_player=source_player, stage=stage, got=got, got_card=got_card,
         locks=_counts(data.get("locks"), "locks"), xianggong=_flag_seats(data.get("xianggong", ()), "xianggong"),
-        nowin=_flag(data.get("nowin", False), "nowin"), rules=rules)
+        nowin=_flag(data.get("nowin", False), "nowin"), rules=rules,
+        history=_parse_history(data.get("history", ())))
 
 
 def parse_position(text: str) -> Position:
@@ -593,7 +663,9 @@ def position_from_state(s: np.ndarray, rules: RuleSet) -> Position:
         seat=me, hand=s[L.S_CONC + N_TYPES * me : L.S_CONC + N_TYPES * (me + 1)], exposed=tuple(exposed),
         dead=s[L.S_DEAD : L.S_DEAD + N_TYPES], stock=N_CARDS - int(s[L.S_STOCK_POS]), dealer=int(s[L.S_DEALER]),
         locks=s[L.S_LOCK + N_TYPES * me : L.S_LOCK + N_TYPES * (me + 1)],
-        xianggong=s[L.S_XIANGGONG : L.S_XIANGGONG + N_SEATS], nowin=bool(s[L.S_NOWIN + me]), rules=rules)
+        xianggong=s[L.S_XIANGGONG : L.S_XIANGGONG + N_SEATS], nowin=bool(s[L.S_NOWIN + me]), rules=rules,
+        history=tuple(tuple(int(x) for x in s[L.S_HIST + L.HIST_WIDTH * i : L.S_HIST + L.HIST_WIDTH * (i + 1)])
+                      for i in range(int(s[L.S_NHIST]))))
     if phase == L.PH_CLAIM:
         return Position(decision="claim", card=int(s[L.S_ACTIVE]), source=SOURCES[int(s[L.S_SOURCE])],
                         source_player=int(s[L.S_SOURCE_PLAYER]), stage=STAGES[int(s[L.S_STAGE])], **common)

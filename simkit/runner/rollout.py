@@ -22,7 +22,9 @@ cards, with the same stream ``(S, r, STREAM_CARDS)``: no policy sees the stock, 
 everything dealt and played so far its order is uniform, and these rollouts estimate the
 action values of the true state (the review's losses against a reference,
 :mod:`simkit.studies.review`).  The candidate :data:`POLICY_DECIDES` applies no action: the
-seat's own policy decides, giving the state's value under the table's policies.
+seat's own policy decides, giving the state's value under the table's policies.  Several known
+states (the particles of a belief, :mod:`simkit.runner.belief`) with cumulative weights: rollout
+``r`` plays from the particle a uniform of the stream ``(S, r, STREAM_BELIEF_PICK)`` picks.
 """
 
 from __future__ import annotations
@@ -54,7 +56,7 @@ from simkit.policies.dispatch import (
 )
 from simkit.policies.mc import determinise, sharpen_hand
 from simkit.policies.registry import PolicyError, PolicySpec, policy_arrays
-from simkit.rng import STREAM_CARDS, root_key, seat_stream, stream_state
+from simkit.rng import STREAM_BELIEF_PICK, STREAM_CARDS, next_below, root_key, seat_stream, stream_state
 from simkit.rules import RuleSet
 from simkit.runner.luck import (
     NETWORK_DRAW,
@@ -79,15 +81,17 @@ N_ROLLOUT_OUT = 6
 NO_DETERMINISATION = -1
 POLICY_DECIDES = -1  # a candidate that applies no action: the seat's policy decides (the state's value)
 ROLLOUT_CHUNK = 8  # determinisations per call of the chunk kernel (the threads' unit of work)
+UNIFORM_STEPS = 1 << 53  # a uniform in [0, 1) is next_below(UNIFORM_STEPS) / UNIFORM_STEPS
 
 
 @njit(nogil=True, inline="always")
-def _rollouts_with(act, k, obs, known, cands, alive, first, count, root, policy_ids, params, rules, block, sharpen,
-                   out):
+def _rollouts_with(act, k, obs, known, cum, cands, alive, first, count, root, policy_ids, params, rules, block,
+                   sharpen, out):
     """Determinisations ``first + k * ROLLOUT_CHUNK ..`` (at most ROLLOUT_CHUNK, below
     ``first + count``): fill ``out[i, r - first]`` for every alive candidate i.  ``sharpen`` > 0:
     that many hill-climbing steps make each other hand closer to complete (mc's opponent model).
-    ``known`` (N_STATE, or empty): the true state, whose stock order alone is resampled."""
+    ``known`` (P x N_STATE, P = 0: none): states whose stock order alone is resampled, the true
+    one (P = 1) or belief particles drawn by the cumulative weights ``cum``."""
     owners = new_scratch()
     s, deck, rngs, mask, obs2, work, pwork, ev, ev_n, _, seat_of = borrow_scratch(owners)
     obs, cands, alive = borrowed(obs), borrowed(cands), borrowed(alive)
@@ -104,14 +108,20 @@ def _rollouts_with(act, k, obs, known, cands, alive, first, count, root, policy_
     for j in range(lo, min(count, lo + ROLLOUT_CHUNK)):
         r = first + j
         stream_state(root, r, STREAM_CARDS, rngs[DECK_RNG])
-        if known.size > 0:
+        if known.shape[0] > 0:
+            pick = 0
+            if known.shape[0] > 1:
+                stream_state(root, r, STREAM_BELIEF_PICK, rngs[DECK_RNG])
+                u = next_below(rngs[DECK_RNG], UNIFORM_STEPS) / UNIFORM_STEPS
+                pick = min(np.searchsorted(cum, u, side="right"), known.shape[0] - 1)
+                stream_state(root, r, STREAM_CARDS, rngs[DECK_RNG])
             for x in range(N_STATE):
-                d[x] = known[x]
+                d[x] = known[pick, x]
             shuffle_kernel(rngs[DECK_RNG], d[S_DECK + d[S_STOCK_POS] : S_DECK + N_CARDS])
             found = True
         else:
             found = determinise(obs, rngs[DECK_RNG], d)
-        if found and sharpen > 0 and known.size == 0:
+        if found and sharpen > 0 and known.shape[0] == 0:
             for p in range(N_SEATS):
                 if p != me:
                     sharpen_hand(d, p, rngs[DECK_RNG], sharpen)
@@ -155,21 +165,22 @@ _FAST_ACT = static_function(fast_act_state)
 
 
 @njit(cache=True, nogil=True)
-def _rollout_chunk(k, obs, known, cands, alive, first, count, root, policy_ids, params, rules, block, sharpen, out):
-    _rollouts_with(_BUILTIN_ACT, k, obs, known, cands, alive, first, count, root, policy_ids, params, rules, block,
-                   sharpen, out)
+def _rollout_chunk(k, obs, known, cum, cands, alive, first, count, root, policy_ids, params, rules, block, sharpen,
+                   out):
+    _rollouts_with(_BUILTIN_ACT, k, obs, known, cum, cands, alive, first, count, root, policy_ids, params, rules,
+                   block, sharpen, out)
 
 
 @njit(cache=True, nogil=True)
-def _rollout_chunk_fast(k, obs, known, cands, alive, first, count, root, policy_ids, params, rules, block, sharpen,
-                       out):
+def _rollout_chunk_fast(k, obs, known, cum, cands, alive, first, count, root, policy_ids, params, rules, block,
+                        sharpen, out):
     """:func:`_rollout_chunk` for rollouts by random / greedy / patient / expert (compiles without mc and
     learned)."""
-    _rollouts_with(_FAST_ACT, k, obs, known, cands, alive, first, count, root, policy_ids, params, rules, block,
-                   sharpen, out)
+    _rollouts_with(_FAST_ACT, k, obs, known, cum, cands, alive, first, count, root, policy_ids, params, rules,
+                   block, sharpen, out)
 
 
-class _Threads:
+class NumbaThreads:
     """numba's thread count set for a block, then restored."""
 
     def __init__(self, workers: int) -> None:
@@ -202,7 +213,8 @@ def rollout_policy_arrays(policy: PolicySpec | Sequence[PolicySpec]) -> tuple[np
 
 def rollouts(obs: np.ndarray, candidates: Sequence[int], alive: Sequence[bool], first: int, count: int, seed: int,
              policy: PolicySpec | Sequence[PolicySpec], rules: RuleSet, block: np.ndarray | None = None,
-             workers: int = 1, sharpen: int = 0, known: np.ndarray | None = None) -> np.ndarray:
+             workers: int = 1, sharpen: int = 0, known: np.ndarray | None = None,
+             weights: np.ndarray | None = None) -> np.ndarray:
     """Determinisations ``first .. first + count - 1`` of the position ``obs`` (an observation
     array of the player to act), each candidate action applied and played out by ``policy`` at
     every seat: an array ``(len(candidates), count, N_ROLLOUT_OUT)`` (rows of candidates not
@@ -210,20 +222,28 @@ def rollouts(obs: np.ndarray, candidates: Sequence[int], alive: Sequence[bool], 
     for no luck.  ``sharpen``: mc's opponent model, that many hill-climbing steps per other hand
     (0: uniform determinisations).  ``policy``: one for every seat, or one per seat.  ``known``:
     the true engine state (the module docstring): every hand kept, the stock reordered (no
-    ``sharpen``).  The same arguments give the same array for any ``workers`` (threads)."""
+    ``sharpen``); or belief particles ``(P, N_STATE)`` (:mod:`simkit.runner.belief`) with their
+    cumulative ``weights`` (P): determinisation r plays from the particle a uniform of the
+    stream ``(S, r, STREAM_BELIEF_PICK)`` picks, its stock reordered.  The same arguments give
+    the same array for any ``workers`` (threads)."""
     ids, params = rollout_policy_arrays(policy)
-    known = np.zeros(0, dtype=np.int64) if known is None else np.ascontiguousarray(known, dtype=np.int64)
-    if known.size not in (0, N_STATE):
-        raise ValueError(f"known must be an engine state of {N_STATE} numbers, got {known.size}")
+    known = np.zeros((0, N_STATE), dtype=np.int64) if known is None else np.ascontiguousarray(known, dtype=np.int64)
+    if known.ndim == 1:
+        known = known.reshape(1, -1)
+    if known.ndim != 2 or known.shape[1] != N_STATE:
+        raise ValueError(f"known must be engine states of {N_STATE} numbers, got shape {known.shape}")
+    cum = np.ones(known.shape[0], dtype=np.float64) if weights is None else np.ascontiguousarray(weights, dtype=np.float64)
+    if cum.shape != (known.shape[0],):
+        raise ValueError(f"weights must give one cumulative weight per known state ({known.shape[0]}), got {cum.shape}")
     cands = np.asarray(candidates, dtype=np.int64)
     live = np.asarray(alive, dtype=np.bool_)
     out = np.zeros((len(cands), int(count), N_ROLLOUT_OUT), dtype=np.float64)
     block = np.zeros(0, dtype=np.float64) if block is None else np.ascontiguousarray(block, dtype=np.float64)
     root = root_key(int(seed))
     obs = np.ascontiguousarray(obs, dtype=np.int64)
-    calls = [(k, obs, known, cands, live, int(first), int(count), root, ids, params, rules.to_array(), block,
+    calls = [(k, obs, known, cum, cands, live, int(first), int(count), root, ids, params, rules.to_array(), block,
               int(sharpen), out)
              for k in range((int(count) + ROLLOUT_CHUNK - 1) // ROLLOUT_CHUNK)]
-    with _Threads(workers):
+    with NumbaThreads(workers):
         run_chunks(_rollout_chunk_fast if uses_fast_policies(ids) else _rollout_chunk, calls)
     return out

@@ -19,6 +19,9 @@ and the difference to the best action with its paired interval.
   the opponents random hands, further from complete than hands kept through a deal of
   discarding, and overestimate the player's payoff by about 0.9 牌; ``mc``'s hill-climbing on
   each sampled opponent hand, at the calibrated strength, removes that bias (0: uniform).
+* **Belief** (``belief``: a number of particles, 0: off): for a position of a played deal (it
+  carries its public history), the hidden cards are drawn given what the other seats played,
+  their moves replayed under ``policy`` (:mod:`simkit.runner.belief`); ``sharpen`` is then unused.
 * **Racing**: determinisations come in rounds of ``batch``; after each round an action whose
   difference to the current best has an upper bound below 0 (at the racing level: the
   confidence Bonferroni-split over the other actions) stops as ``separated``, as GNU
@@ -45,6 +48,8 @@ from scipy import stats
 
 from simkit.defaults import (  # noqa: F401 - re-exported: the analysis settings' defaults
     DEFAULT_BATCH,
+    DEFAULT_BELIEF,
+    DEFAULT_BELIEF_NOISE,
     DEFAULT_POLICY,
     DEFAULT_ROLLOUTS,
     DEFAULT_SHARPEN,
@@ -56,6 +61,7 @@ from simkit.engine.position import Position, action_text, decision_kind
 from simkit.glossary import action_words, pad
 from simkit.errors import SimkitError
 from simkit.policies.registry import PolicySpec, parse_policy, policy_label
+from simkit.runner.belief import belief_particles
 from simkit.runner.rollout import (
     N_ROLLOUT_OUT,
     NO_DETERMINISATION,
@@ -66,6 +72,7 @@ from simkit.runner.rollout import (
     OUT_UNITS,
     OUT_WIN,
 )
+from simkit.runner.rollout import rollout_policy_arrays
 from simkit.runner.rollout import rollouts as play_rollouts
 from simkit.runner.value_model import ValueModel, value_model_for
 
@@ -134,6 +141,10 @@ class PositionAnalysis:
     determinisations: int
     actions: tuple[ActionEstimate, ...]
     sharpen: int = DEFAULT_SHARPEN
+    belief: int = 0
+    belief_noise: float = DEFAULT_BELIEF_NOISE
+    belief_distinct: int = 0
+    belief_acceptance: float = math.nan
 
     @property
     def best(self) -> ActionEstimate:
@@ -157,7 +168,10 @@ class PositionAnalysis:
     def to_dict(self) -> dict[str, Any]:
         return {"position": self.position.text(), "kind": decision_kind(self.position), "policy": self.policy,
                 "seed": self.seed, "rollouts": self.rollouts, "batch": self.batch, "confidence": self.confidence,
-                "luck": self.luck, "sharpen": self.sharpen, "determinisations": self.determinisations, "separated": self.separated,
+                "luck": self.luck, "sharpen": self.sharpen, "belief": self.belief, "belief_noise": self.belief_noise,
+                "belief_distinct": self.belief_distinct, "belief_acceptance": self.belief_acceptance,
+                "determinisations": self.determinisations,
+                "separated": self.separated,
                 "best": self.best.name, "actions": [a.to_dict() for a in self.actions]}
 
     def to_json(self) -> str:
@@ -167,10 +181,17 @@ class PositionAnalysis:
     def table(self) -> str:
         """The analysis as a text table (what ``simkit analyze`` prints)."""
         level = f"{round(100 * self.confidence, 6):g}%"
-        lines = [f"position: {self.position.text()}",
+        if self.belief:
+            opponents = (f", belief: {self.belief} draws of the hidden cards given the table's play (noise "
+                         f"{self.belief_noise:g}; {self.belief_distinct} distinct, {self.belief_acceptance:.0%} of "
+                         "swaps accepted)")
+        else:
+            opponents = f", opponent model: sharpen {self.sharpen}" if self.sharpen else ""
+        history = len(self.position.history)
+        lines = [f"position: {self.position.text(history=False)}"
+                 + (f" (and its history of {history} events)" if history else ""),
                  f"rollouts: {self.policy} at every seat, seed {self.seed}, up to {self.rollouts} determinisations "
-                 f"per action ({self.determinisations} used), luck adjustment: {self.luck or 'off'}"
-                 + (f", opponent model: sharpen {self.sharpen}" if self.sharpen else ""),
+                 f"per action ({self.determinisations} used), luck adjustment: {self.luck or 'off'}" + opponents,
                  "",
                  f"{'action':<24} {'n':>5} {'payoff 牌':>8} {level + ' interval':>18} {'vs best':>8} "
                  f"{level + ' interval':>18} {'P(win)':>7} {'P(lose)':>7} {'units':>6}  status"]
@@ -224,6 +245,22 @@ def _estimates(position: Position, actions: Sequence[int], out: np.ndarray, coun
     return rows
 
 
+_BELIEFS: dict[tuple, Any] = {}  # the last few beliefs drawn (a review analyses each position twice)
+
+
+def _belief(position: Position, spec: PolicySpec, particles: int, seed: int, noise: float, workers: int) -> Any:
+    """:func:`~simkit.runner.belief.belief_particles` of the position, kept for the next call with
+    the same arguments (the result does not depend on ``workers``)."""
+    key = (position, spec.text(), particles, seed, noise)
+    if key not in _BELIEFS:
+        ids, params = rollout_policy_arrays(spec)
+        while len(_BELIEFS) >= 4:
+            _BELIEFS.pop(next(iter(_BELIEFS)))
+        _BELIEFS[key] = belief_particles(position.observation(), position.state(), particles, seed, ids, params,
+                                         position.rules, noise, workers)
+    return _BELIEFS[key]
+
+
 def _check_count(value: Any, name: str, minimum: int) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
         raise SimkitError(f"{name} must be a whole number >= {minimum}, got {value!r}", parameters=(name,))
@@ -244,6 +281,8 @@ def analyze_position(
     sharpen: int = DEFAULT_SHARPEN,
     tolerance: float = DEFAULT_TOLERANCE,
     first: int = 0,
+    belief: int = 0,
+    belief_noise: float = DEFAULT_BELIEF_NOISE,
 ) -> PositionAnalysis:
     """Roll out every legal action of ``position`` (or the ``actions`` given) and race them
     (see the module docstring); a :class:`PositionAnalysis`.  ``first``: the number of the first
@@ -256,7 +295,11 @@ def analyze_position(
     shipped value model, a model file or :class:`~simkit.runner.value_model.ValueModel`;
     ``sharpen``: an opponent model, that many hill-climbing steps bringing each sampled
     opponent hand closer to complete (``mc``'s ``sharpen``; 0: uniform determinisations;
-    :data:`DEFAULT_SHARPEN` is calibrated on expert deals)."""
+    :data:`DEFAULT_SHARPEN` is calibrated on expert deals); ``belief``: 0, or that many
+    candidate determinisations replayed through the position's public history and weighted by
+    how likely ``policy`` at the other seats was to play what they played
+    (:mod:`simkit.runner.belief`; ``belief_noise``: the chance a seat plays any legal action
+    instead; the rollouts then draw from the weighted candidates and ``sharpen`` is not used)."""
     if not isinstance(position, Position):
         raise SimkitError(f"position must be a Position, got {type(position).__name__}", parameters=("position",))
     spec = parse_policy(policy) if isinstance(policy, str) else policy
@@ -266,6 +309,9 @@ def analyze_position(
     seed = _check_count(seed, "seed", 0)
     sharpen = _check_count(sharpen, "sharpen", 0)
     first = _check_count(first, "first", 0)
+    belief = _check_count(belief, "belief", 0)
+    if isinstance(belief_noise, bool) or not isinstance(belief_noise, (int, float)) or not 0 <= belief_noise <= 1:
+        raise SimkitError(f"belief_noise must be a number in [0, 1], got {belief_noise!r}", parameters=("belief_noise",))
     if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)) or not 0 <= tolerance < math.inf:
         raise SimkitError(f"tolerance must be a finite number >= 0, got {tolerance!r}", parameters=("tolerance",))
     confidence = check_confidence(confidence)
@@ -286,6 +332,18 @@ def analyze_position(
                           "model", parameters=("luck",))
     block = model.block if model is not None else None
     obs = position.observation()
+    particles = weights = None
+    distinct, acceptance = 0, math.nan
+    if belief:
+        drawn = _belief(position, spec, belief, seed, float(belief_noise), workers)
+        if not drawn.states.shape[0]:
+            raise SimkitError("belief: no hidden cards fit the position's public history"
+                              + ("" if position.history else " (the position has none: a typed position without "
+                                 "history= is the start of a deal only)"), parameters=("belief",))
+        particles = drawn.states
+        weights = np.arange(1, particles.shape[0] + 1, dtype=np.float64) / particles.shape[0]
+        distinct, acceptance = drawn.distinct, drawn.acceptance
+        sharpen = 0
     k = len(chosen)
     out = np.zeros((k, rollouts, N_ROLLOUT_OUT), dtype=np.float64)
     counts = np.zeros(k, dtype=np.int64)
@@ -297,7 +355,7 @@ def analyze_position(
     while done < rollouts and alive.any():
         size = min(batch, rollouts - done) if race else rollouts
         rows = play_rollouts(obs, chosen, alive, first + done, size, seed, spec, position.rules, block, workers,
-                             sharpen)
+                             sharpen, known=particles, weights=weights)
         errors = rows[alive][:, :, OUT_ERROR]
         if (errors != 0).any():
             code = int(errors[errors != 0][0])
@@ -336,4 +394,5 @@ def analyze_position(
     return PositionAnalysis(position=position, policy=policy_label(spec), seed=seed, rollouts=rollouts, batch=batch,
                             confidence=confidence, luck=model.describe() if model is not None else None,
                             determinisations=int(counts.max()), actions=tuple(rows[i] for i in order),
-                            sharpen=sharpen)
+                            sharpen=sharpen, belief=belief, belief_noise=float(belief_noise),
+                            belief_distinct=distinct, belief_acceptance=acceptance)

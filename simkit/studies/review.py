@@ -63,6 +63,7 @@ from simkit.studies.reference import ReferenceReview, review_against_reference
 from simkit.studies.analyze import (
     DEFAULT_BATCH,
     DEFAULT_POLICY,
+    DEFAULT_BELIEF_NOISE,
     DEFAULT_SHARPEN,
     PositionAnalysis,
     analyze_position,
@@ -110,6 +111,7 @@ class GameReview:
     decisions: tuple[DecisionReview, ...]
     confidence: float = 0.95  # the level of every decision's interval
     reference: ReferenceReview | None = None  # the loss against a reference policy (replay logs)
+    belief: int = 0  # the analyses' belief particles (0: uniform determinisations with sharpen)
 
     def to_frame(self) -> pd.DataFrame:
         """One row per reviewed decision, in the order played."""
@@ -156,7 +158,8 @@ class GameReview:
 
     def to_json(self) -> str:
         data = {"summary": self.summary(), "policy": self.policy, "seed": self.seed, "rollouts": self.rollouts,
-                "luck": self.luck, "confidence": self.confidence, "decisions": [d.to_dict() for d in self.decisions]}
+                "luck": self.luck, "confidence": self.confidence, "belief": self.belief,
+                "decisions": [d.to_dict() for d in self.decisions]}
         if self.reference is not None:
             data["reference"] = self.reference.to_dict()
         return json.dumps(finite_or_none(data), ensure_ascii=False)
@@ -246,9 +249,12 @@ def review_decisions(
     confidence: float = 0.95,
     progress: Any = None,
     sharpen: int = DEFAULT_SHARPEN,
+    belief: int = 0,
+    belief_noise: float = DEFAULT_BELIEF_NOISE,
 ) -> GameReview:
     """Review seat ``seat``'s decisions with two or more legal actions (see the module
-    docstring); ``progress(done, total)`` is called after each.  The analysis of every
+    docstring); ``progress(done, total)`` is called after each; ``sharpen``, ``belief`` and
+    ``belief_noise`` go to every analysis (:func:`~simkit.studies.analyze.analyze_position`).  The analysis of every
     decision uses ``seed``: a review is a pure function of its arguments, whatever ``workers``."""
     if isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < N_SEATS:
         raise SimkitError(f"seat must be 0, 1 or 2, got {seat!r}", parameters=("seat",))
@@ -260,7 +266,8 @@ def review_decisions(
     analysis = None
     for k, d in enumerate(todo):
         analysis = analyze_position(d.position, policy=policy, rollouts=rollouts, seed=seed, workers=workers,
-                                    luck=luck, batch=batch, confidence=confidence, sharpen=sharpen)
+                                    luck=luck, batch=batch, confidence=confidence, sharpen=sharpen,
+                                    belief=belief, belief_noise=belief_noise)
         chosen = analysis.estimate(d.action)
         best = analysis.best
         if chosen.action == best.action:
@@ -268,6 +275,7 @@ def review_decisions(
         else:  # measured apart from the choice of the best: no winner's curse (module docstring)
             measure = analyze_position(d.position, policy=policy, rollouts=rollouts, seed=seed, workers=workers,
                                        luck=luck, confidence=confidence, sharpen=sharpen, race=False,
+                                       belief=belief, belief_noise=belief_noise,
                                        actions=[best.action, chosen.action], first=rollouts)
             if measure.best.action == best.action:  # the chosen action's difference to it: chosen - best
                 again = measure.estimate(chosen.action)
@@ -285,7 +293,7 @@ def review_decisions(
             progress(k + 1, len(todo))
     assert analysis is not None
     return GameReview(seat=seat, policy=analysis.policy, seed=int(seed), rollouts=int(rollouts), luck=analysis.luck,
-                      decisions=tuple(rows), confidence=float(confidence))
+                      decisions=tuple(rows), confidence=float(confidence), belief=int(belief))
 
 
 def review_log_against_reference(path: str | os.PathLike, seat: int, reference: str = DEFAULT_REFERENCE,
@@ -374,7 +382,9 @@ def _write_review_files(review: GameReview, folder: Path, min_loss: float) -> Pa
             md.append(f"Every decision was {r.reference}'s own: nothing lost against it.")
         md.append("")
     md += [f"Rollouts: `{review.policy}` at every seat, up to {review.rollouts} determinisations per action, seed "
-          f"{review.seed}; luck adjustment: {review.luck or 'off'}. Loss = the best action's expected payoff minus the "
+          f"{review.seed}; luck adjustment: {review.luck or 'off'}"
+          + (f"; hidden cards: {review.belief} draws given the other seats' play" if review.belief else "")
+          + ". Loss = the best action's expected payoff minus the "
           f"chosen one's (牌), paired over the same determinisations; an error is a loss whose {level} interval "
           "excludes 0.",
           "", "## Summary", "",

@@ -66,6 +66,7 @@ from simkit.engine.position import Position, PositionError, action_text, parse_a
 from simkit.errors import SimkitError
 from simkit.evaluator import evaluate
 from simkit.exposed import ExposedGroup, parse_exposed
+from simkit.glossary import ACTION_CHINESE, GROUP_CHINESE, NOWIN_CHINESE
 from simkit.jit import compile_note, end_note
 from simkit.policies.registry import PolicySpec, parse_policy, warn_model_rules
 from simkit.replay import deal_line, end_line, event_dict, log_line, state_melds
@@ -491,11 +492,8 @@ def warm_table(bots: Sequence[str | PolicySpec] = DEFAULT_BOTS, rules: RuleSet |
 
 
 _RANK_BLOCKS = ((JIANG, SHI, XIANG), (CHE, MA, PAO), (ZU,))
-_GROUP_WORD = {"chow": "吃", "peng": "碰", "kong": "楼", "zhan": "占", "table": "将(table)"}
-_CLAIM_WORD = {"chow": "吃", "peng": "碰", "kong": "发子", "zhan": "占"}
-_ACTION_WORD = {L.A_WIN: "胡 win", L.A_PASS: "过 pass", L.A_PENG: "碰 peng", L.A_KONG: "发子 kong (楼)",
-                L.A_ZHAN: "占 zhan"}
-_NOWIN_WORD = {"unkonged_zi": "有子不发: a declined 发子", "chariot_not_out": "有车子不出车: a declined 碰 of a chariot"}
+_ACTION_CODE = {L.A_WIN: "win", L.A_PASS: "pass", L.A_PENG: "peng", L.A_KONG: "kong", L.A_ZHAN: "zhan"}
+_NOWIN_WHY = {"unkonged_zi": "a declined 发子", "chariot_not_out": "a declined 碰 of a chariot"}
 _HOW_WORD = {"discard": "on a discard", "draw": "on a drawn card", "table": "with a 将 on the table",
              "tianhu": "天胡, on the dealt hand"}
 
@@ -539,7 +537,7 @@ def group_text(group: ExposedGroup) -> str:
         cards = " ".join(card_text(t) for t in group.types)
     else:
         cards = card_text(group.types[0], group.n_cards)
-    return f"{_GROUP_WORD[group.kind]} {cards}"
+    return f"{GROUP_CHINESE[group.kind]}{'(table)' if group.kind == 'table' else ''} {cards}"
 
 
 def action_words(action: int, position: Position) -> str:
@@ -549,9 +547,9 @@ def action_words(action: int, position: Position) -> str:
         return f"打 {card_text(action)}"
     if L.A_CHOW_TRIAD <= action:
         return "吃 " + " ".join(card_text(parse_type(x)) for x in words.split(None, 1)[1].split(",")) + f"  [{words}]"
-    if action in (L.A_PENG, L.A_KONG, L.A_ZHAN):
-        return f"{_ACTION_WORD[action]} {card_text(position.card)}"
-    return _ACTION_WORD[action]
+    code = _ACTION_CODE[action]
+    words = f"{ACTION_CHINESE[code]} {code}" + (" (楼)" if action == L.A_KONG else "")
+    return f"{words} {card_text(position.card)}" if action in (L.A_PENG, L.A_KONG, L.A_ZHAN) else words
 
 
 def _outs(counts: np.ndarray, groups: Sequence[ExposedGroup]) -> tuple[int, int]:
@@ -612,11 +610,12 @@ class TerminalPerson:
         if event == "claim":
             cards = " ".join(card_text(parse_type(c)) for c in line["cards"]) if line["kind"] == "chow" else \
                 card_text(parse_type(line["card"]), len(line["cards"]))
-            return f"{who} {_CLAIM_WORD[line['kind']]} {cards} (from a {line['source']})"
+            return f"{who} {ACTION_CHINESE[line['kind']]} {cards} (from a {line['source']})"
         if event == "pass":
             return f"{who} pass on {card_text(parse_type(line['card']))}" if line["player"] == me else None
         if event == "nowin":
-            return (f"{who} may no longer win this deal ({_NOWIN_WORD[line['reason']]})"
+            reason = line["reason"]
+            return (f"{who} may no longer win this deal ({NOWIN_CHINESE[reason]}: {_NOWIN_WHY[reason]})"
                     if line["player"] == me else None)
         if event == "table":
             return f"{who} put{'s' if line['player'] != me else ''} {card_text(parse_type(line['card']))} on the table"
