@@ -520,7 +520,7 @@ def _cmd_analyze(args: argparse.Namespace) -> int:
     result = analyze_position(position, policy=policy, rollouts=args.rollouts, seed=args.seed,
                               workers=args.workers, luck=luck, batch=args.batch, confidence=args.confidence,
                               race=not args.no_race, sharpen=args.sharpen, tolerance=args.tolerance,
-                              belief=args.belief, belief_noise=args.belief_noise)
+                              belief=args.belief, belief_noise=args.belief_noise, confirm=not args.no_confirm)
     if args.json:
         print(result.to_json())
     else:

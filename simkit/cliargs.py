@@ -764,6 +764,9 @@ COMMANDS: tuple[Command, ...] = (
         arg("--batch", type=int, default=D.DEFAULT_BATCH, check=integer(1, 1_000_000),
             help=f"determinisations per racing round (default {D.DEFAULT_BATCH})"),
         arg("--no-race", action="store_true", help="give every action all --rollouts determinisations"),
+        arg("--no-confirm", action="store_true",
+            help="report the race's own estimates instead of a second measure on fresh determinisations (half the "
+                 "time; the best's margin then carries the winner's curse)"),
         LUCK,
         SHARPEN,
         BELIEF,

@@ -346,3 +346,30 @@ def test_rollout_kernel_matches_a_plain_python_loop(logged, policy, sharpen, luc
                 assert out[i, j, 4] == pytest.approx(plain[4], abs=1e-9) and out[i, j, 5] == 0.0
                 lucky += out[i, j, 4] != 0.0
     assert (lucky > 20) if luck else (lucky == 0)
+
+
+def test_the_confirmation_measures_apart_from_the_race(logged):
+    """The reported estimates come from fresh determinisations (numbers from CONFIRM_FIRST), as
+    many as each action raced: the race's best then no longer always beats every other action.
+    Catches a confirmation that re-reads the race's rollouts (the winner's curse back) or that
+    plays other counts than the race's."""
+    from simkit.policies.registry import parse_policy
+    from simkit.runner.rollout import OUT_PAYOFF, rollouts
+    from simkit.studies.analyze import CONFIRM_FIRST
+
+    _, decisions = logged
+    position = next(d.position for d in decisions if d.position.decision == "discard"
+                    and len(d.position.legal_actions()) >= 6)
+    beaten = 0
+    for seed in range(6):
+        raced = analyze_position(position, rollouts=64, seed=seed, race=False, confirm=False)
+        assert all(a.difference <= 0 for a in raced.actions)  # the race's best is its argmax
+        confirmed = analyze_position(position, rollouts=64, seed=seed, race=False)
+        assert confirmed.confirmed and not raced.confirmed
+        assert [a.action for a in confirmed.actions][0] == raced.best.action  # the race chose the best
+        beaten += sum(a.difference > 0 for a in confirmed.actions)
+    assert beaten >= 1
+    a = confirmed.actions[1]
+    fresh = rollouts(position.observation(), [a.action], [True], CONFIRM_FIRST, a.rollouts, 5,
+                     parse_policy("expert"), position.rules, sharpen=confirmed.sharpen)
+    assert a.raw_payoff == pytest.approx(float(fresh[0, :, OUT_PAYOFF].mean()), abs=1e-12)

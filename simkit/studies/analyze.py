@@ -28,6 +28,12 @@ and the difference to the best action with its paired interval.
   Backgammon's and mc's rollouts do, and one whose difference lies within ``± tolerance`` stops
   as ``equal``.  The analysis stops when only the best is left or ``rollouts``
   determinisations are spent.
+* **Confirmation** (``confirm``, default on): the race picks the best on its determinisations, so
+  its own estimate of the best's margin is biased upwards (the winner's curse: a third of the
+  margin where analyze's best differed from expert's, docs/analysis.md).  Every action is then
+  measured again on as many fresh determinisations as it raced (numbers from
+  :data:`CONFIRM_FIRST` on), and those are the estimates reported; an action the race separated
+  whose fresh interval no longer excludes 0 is ``open``.
 
 A result is a pure function of (position, policy, seed, rollouts, batch, luck model,
 confidence): the same for any ``workers``.
@@ -77,6 +83,8 @@ from simkit.runner.rollout import rollouts as play_rollouts
 from simkit.runner.value_model import ValueModel, value_model_for
 
 MIN_RACE = 128  # no action stops before this many determinisations
+# the confirmation's determinisations start here (beyond any range a race or a review's measure uses)
+CONFIRM_FIRST = 1 << 40
 STATUS_BEST, STATUS_SEPARATED, STATUS_EQUAL, STATUS_OPEN = "best", "separated", "equal", "open"
 
 
@@ -145,6 +153,7 @@ class PositionAnalysis:
     belief_noise: float = DEFAULT_BELIEF_NOISE
     belief_distinct: int = 0
     belief_acceptance: float = math.nan
+    confirmed: bool = False  # the estimates come from fresh determinisations, not the race's
 
     @property
     def best(self) -> ActionEstimate:
@@ -170,6 +179,7 @@ class PositionAnalysis:
                 "seed": self.seed, "rollouts": self.rollouts, "batch": self.batch, "confidence": self.confidence,
                 "luck": self.luck, "sharpen": self.sharpen, "belief": self.belief, "belief_noise": self.belief_noise,
                 "belief_distinct": self.belief_distinct, "belief_acceptance": self.belief_acceptance,
+                "confirmed": self.confirmed,
                 "determinisations": self.determinisations,
                 "separated": self.separated,
                 "best": self.best.name, "actions": [a.to_dict() for a in self.actions]}
@@ -191,7 +201,9 @@ class PositionAnalysis:
         lines = [f"position: {self.position.text(history=False)}"
                  + (f" (and its history of {history} events)" if history else ""),
                  f"rollouts: {self.policy} at every seat, seed {self.seed}, up to {self.rollouts} determinisations "
-                 f"per action ({self.determinisations} used), luck adjustment: {self.luck or 'off'}" + opponents,
+                 f"per action ({self.determinisations} used"
+                 + ("; the estimates below are from as many fresh ones" if self.confirmed else "")
+                 + f"), luck adjustment: {self.luck or 'off'}" + opponents,
                  "",
                  f"{'action':<24} {'n':>5} {'payoff 牌':>8} {level + ' interval':>18} {'vs best':>8} "
                  f"{level + ' interval':>18} {'P(win)':>7} {'P(lose)':>7} {'units':>6}  status"]
@@ -261,6 +273,16 @@ def _belief(position: Position, spec: PolicySpec, particles: int, seed: int, noi
     return _BELIEFS[key]
 
 
+def _check_rollouts(rows: np.ndarray, alive: np.ndarray) -> None:
+    """A one-line error when a rollout of an alive action stopped early."""
+    errors = rows[alive][:, :, OUT_ERROR]
+    if (errors != 0).any():
+        code = int(errors[errors != 0][0])
+        why = ("no determinisation fits the position" if code == NO_DETERMINISATION
+               else f"a rollout stopped early (error code {code})")
+        raise SimkitError(f"the analysis failed: {why}")
+
+
 def _check_count(value: Any, name: str, minimum: int) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
         raise SimkitError(f"{name} must be a whole number >= {minimum}, got {value!r}", parameters=(name,))
@@ -283,6 +305,7 @@ def analyze_position(
     first: int = 0,
     belief: int = 0,
     belief_noise: float = DEFAULT_BELIEF_NOISE,
+    confirm: bool = True,
 ) -> PositionAnalysis:
     """Roll out every legal action of ``position`` (or the ``actions`` given) and race them
     (see the module docstring); a :class:`PositionAnalysis`.  ``first``: the number of the first
@@ -299,7 +322,10 @@ def analyze_position(
     candidate determinisations replayed through the position's public history and weighted by
     how likely ``policy`` at the other seats was to play what they played
     (:mod:`simkit.runner.belief`; ``belief_noise``: the chance a seat plays any legal action
-    instead; the rollouts then draw from the weighted candidates and ``sharpen`` is not used)."""
+    instead; the rollouts then draw from the weighted candidates and ``sharpen`` is not used);
+    ``confirm`` (default): every estimate is measured again on as many fresh determinisations as
+    the action used (from ``first + CONFIRM_FIRST``), so the best, chosen on the race's, carries no
+    winner's curse; False reports the race's own."""
     if not isinstance(position, Position):
         raise SimkitError(f"position must be a Position, got {type(position).__name__}", parameters=("position",))
     spec = parse_policy(policy) if isinstance(policy, str) else policy
@@ -356,12 +382,7 @@ def analyze_position(
         size = min(batch, rollouts - done) if race else rollouts
         rows = play_rollouts(obs, chosen, alive, first + done, size, seed, spec, position.rules, block, workers,
                              sharpen, known=particles, weights=weights)
-        errors = rows[alive][:, :, OUT_ERROR]
-        if (errors != 0).any():
-            code = int(errors[errors != 0][0])
-            why = ("no determinisation fits the position" if code == NO_DETERMINISATION
-                   else f"a rollout stopped early (error code {code})")
-            raise SimkitError(f"the analysis failed: {why}")
+        _check_rollouts(rows, alive)
         out[alive, done : done + size] = rows[alive]
         counts[alive] += size
         done += size
@@ -385,14 +406,28 @@ def analyze_position(
                     stopped[i] = STATUS_EQUAL
         if alive.sum() == 1:
             break
+    confirmed = bool(confirm) and k > 1
+    if confirmed:  # the same counts again on fresh determinisations: estimates apart from the choice
+        fresh = np.zeros_like(out)
+        done = 0
+        for n in sorted(set(counts.tolist())):
+            live = counts > done
+            rows = play_rollouts(obs, chosen, live, first + CONFIRM_FIRST + done, n - done, seed, spec, position.rules,
+                                 block, workers, sharpen, known=particles, weights=weights)
+            _check_rollouts(rows, live)
+            fresh[live, done:n] = rows[live, : n - done]
+            done = n
+        out = fresh
     rows = _estimates(position, chosen, out, counts, best, stopped, confidence, model is not None)
     for i, row in enumerate(rows):  # an action still racing at the end is separated if its interval says so
         if row.status == STATUS_OPEN and row.difference_hi < 0:
             rows[i] = dataclasses.replace(row, status=STATUS_SEPARATED)
+        elif confirmed and row.status == STATUS_SEPARATED and not row.difference_hi < 0:
+            rows[i] = dataclasses.replace(row, status=STATUS_OPEN)  # the race's separation did not replicate
     order = sorted(range(k), key=lambda i: (i != best, -rows[i].payoff if math.isfinite(rows[i].payoff) else 0.0,
                                             rows[i].action))
     return PositionAnalysis(position=position, policy=policy_label(spec), seed=seed, rollouts=rollouts, batch=batch,
                             confidence=confidence, luck=model.describe() if model is not None else None,
                             determinisations=int(counts.max()), actions=tuple(rows[i] for i in order),
-                            sharpen=sharpen, belief=belief, belief_noise=float(belief_noise),
+                            sharpen=sharpen, belief=belief, belief_noise=float(belief_noise), confirmed=confirmed,
                             belief_distinct=distinct, belief_acceptance=acceptance)
