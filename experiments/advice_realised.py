@@ -14,7 +14,8 @@ Three numbers per deal:
   Q(s, best) - Q(s, expert's choice) from the true state, expert continuing (the identity of
   simkit/studies/reference.py: its mean over deals equals the realised gain's).
 
-Usage: python experiments/advice_realised.py DEALS SEED [--significant] [--rollouts N]
+Usage: python experiments/advice_realised.py DEALS SEED [--significant] [--rollouts N] [--belief N]
+[--no-confirm]
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from simkit.runner.rollout import OUT_PAYOFF, rollouts
 from simkit.studies.analyze import analyze_position
 
 SEAT = 1
+options: dict = {}  # analyze's options (--belief, --no-confirm)
 TABLE = "expert,expert,expert"
 
 
@@ -61,7 +63,7 @@ def play(seed: int, deal: int, follow: bool, significant: bool, analysis_rollout
         if follow and p == SEAT and int(mask.sum()) >= 2:
             position = position_from_state(s, rules)
             key = seed * 100_000 + deal * 200 + changed + int(s[L.S_STOCK_POS])
-            analysis = analyze_position(position, rollouts=analysis_rollouts, seed=key, workers=2)
+            analysis = analyze_position(position, rollouts=analysis_rollouts, seed=key, workers=2, **options)
             best = analysis.best.action
             if best != action:
                 margin = analysis.estimate(best).payoff - analysis.estimate(action).payoff
@@ -89,7 +91,10 @@ def main() -> None:
     parser.add_argument("--significant", action="store_true")
     parser.add_argument("--rollouts", type=int, default=256)
     parser.add_argument("--samples", type=int, default=64)
+    parser.add_argument("--belief", type=int, default=0)
+    parser.add_argument("--no-confirm", action="store_true")
     args = parser.parse_args()
+    options.update(belief=args.belief, confirm=not args.no_confirm)
     rules = RuleSet()
     realised, predicted, identity, changed = [], [], [], []
     start = time.perf_counter()
@@ -102,7 +107,7 @@ def main() -> None:
         changed.append(c)
     realised, predicted, identity = np.array(realised), np.array(predicted), np.array(identity)
     print(f"seat {SEAT} follows analyze ({'where significant' if args.significant else 'everywhere'}, "
-          f"{args.rollouts} determinisations), expert elsewhere; {args.deals} deals of seed {args.seed}; "
+          f"{args.rollouts} determinisations, {options}), expert elsewhere; {args.deals} deals of seed {args.seed}; "
           f"{np.mean(changed):.2f} decisions changed per deal ({time.perf_counter() - start:.0f} s)")
     print(f"| realised gain per deal (paired play) | {interval(realised)} |")
     print(f"| analyze's predicted gain | {interval(predicted)} |")

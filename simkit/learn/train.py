@@ -59,7 +59,7 @@ from simkit.policies.model import load_model, model_block, model_bytes
 from simkit.policies.registry import parse_policies, policy_arrays
 from simkit.rules import RuleSet
 from simkit.runner.play import PERMUTATIONS, R_PAYOFF, SEATING_ALL, play_deals
-from simkit.storage.files import FileError, atomic_write, read_checked_json, write_checked_json, \
+from simkit.storage.files import FileError, atomic_write_bytes, read_checked_json, write_checked_json, \
     write_text
 from simkit.storage.lock import FolderLock
 from simkit.storage.paths import make_out_dir
@@ -223,7 +223,7 @@ def _generation(out: Path, g: int, seed: int, rules: RuleSet, settings: TrainSet
     meta = {"rules": rules.to_dict(), "training": training}
     directory = make_out_dir(generation_dir(out, g))
     data = model_bytes(network_block(network, np.array(EXPERT_DEFAULTS), margin), meta)
-    _write_bytes(directory / MODEL_FILE, data)
+    atomic_write_bytes(directory / MODEL_FILE, data)
     model = load_model(directory / MODEL_FILE)
     check_seed = seed + CHECK_SEED_OFFSET
     differences = strength_check(f"learned:{directory / MODEL_FILE}", settings.check_deals, check_seed, rules)
@@ -244,14 +244,6 @@ def _generation(out: Path, g: int, seed: int, rules: RuleSet, settings: TrainSet
                "hardware": _hardware(), "model_sha256": model.digest, "command": command}
     write_checked_json(directory / METRICS_FILE, metrics)
     return metrics
-
-
-def _write_bytes(path: Path, data: bytes) -> None:
-    def writer(tmp: str) -> None:
-        with open(tmp, "wb") as fh:
-            fh.write(data)
-
-    atomic_write(path, writer)
 
 
 def train(out: str | os.PathLike, generations: int = 3, seed: int = 0, rules: RuleSet | None = None,

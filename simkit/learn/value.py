@@ -47,6 +47,7 @@ from simkit.runner.duplicate import SEATINGS, seating_policies
 from simkit.runner.luck import N_VALUE_FEATURES, duplicate_luck, luck_rows, value_block
 from simkit.runner.play import R_PAYOFF
 from simkit.runner.value_model import ValueModel, load_value_model, run_record_path, write_value_model
+from simkit.errors import SimkitError
 from simkit.storage.files import write_checked_json
 
 DEFAULT_PAIRS: tuple[tuple[str, str], ...] = (("expert", "greedy"), ("greedy", "random"))
@@ -92,14 +93,14 @@ def train_value_model(out: str | os.PathLike, seed: int, deals: int,
     its weight on the next ``check_deals`` deals, and write it to ``out``, and its run record
     (``command``, paths, seconds, machine) beside it; returns it loaded."""
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+        raise SimkitError(f"seed must be a non-negative integer, got {seed!r}", parameters=("seed",))
     for name, value, least in (("deals", deals, 10), ("check_deals", check_deals, 10), ("epochs", epochs, 1),
                                ("hidden", hidden, 1)):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
-            raise ValueError(f"{name} must be an integer >= {least}, got {value!r}")
+            raise SimkitError(f"{name} must be an integer >= {least}, got {value!r}", parameters=(name,))
     specs = [tuple(p if isinstance(p, PolicySpec) else parse_policy(p) for p in pair) for pair in pairs]
     if not specs:
-        raise ValueError("a value model needs at least one policy pair")
+        raise SimkitError("a value model needs at least one policy pair", parameters=("pairs",))
     rules = rules or RuleSet()
     started = time.perf_counter()
 

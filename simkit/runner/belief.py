@@ -53,7 +53,6 @@ from simkit.deck import DEALER_CARDS, PLAYER_CARDS
 from simkit.engine import kernel as E
 from simkit.engine.layout import (
     A_CHOW_TRIAD,
-    A_CHOW_ZU,
     A_CHOW_ZU4,
     A_KONG,
     A_PASS,
@@ -103,7 +102,7 @@ from simkit.policies.dispatch import builtin_act_state, fast_act_state, uses_fas
 from simkit.policies.mc import determinise
 from simkit.rng import STREAM_BELIEF, belief_seat_stream, next_below, root_key, stream_state
 from simkit.rules import RuleSet
-from simkit.runner.play import DECK_RNG, borrow_scratch, new_scratch
+from simkit.runner.play import borrow_scratch, new_scratch
 from simkit.runner.rollout import NumbaThreads
 
 STOCK_CARDS = N_CARDS - DEALER_CARDS - 2 * PLAYER_CARDS  # 21

@@ -56,6 +56,7 @@ from simkit.archive import npz_bytes
 from simkit.errors import SimkitError
 from simkit.policies.model import ModelError, ModelLayout, file_key, header_problem, read_model_file, whole_in
 from simkit.runner.playout_value import MAX_PLAYOUTS, PB_PLAYOUTS, PLAYOUT_MAGIC, playout_block
+from simkit.storage.files import atomic_write_bytes
 from simkit.runner.luck import (
     MAX_VALUE_HIDDEN,
     N_VALUE_FEATURES,
@@ -133,10 +134,7 @@ def value_model_bytes(block: np.ndarray, training: dict[str, Any], rules: dict |
 def write_value_model(path: str | os.PathLike, block: np.ndarray, training: dict[str, Any],
                       rules: dict | None = None) -> None:
     """Write a value-model file (through a temporary file: an existing file is replaced whole)."""
-    target = Path(path)
-    temporary = target.with_name(target.name + ".tmp")
-    temporary.write_bytes(value_model_bytes(block, training, rules))
-    os.replace(temporary, target)
+    atomic_write_bytes(path, value_model_bytes(block, training, rules))
 
 
 def run_record_path(path: str | os.PathLike) -> Path:

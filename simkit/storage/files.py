@@ -120,6 +120,16 @@ def _clean_once(directory: Path) -> None:
         remove_stale_temp_files(directory)
 
 
+def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
+    """:func:`atomic_write` of ``data``: the file is replaced whole or not at all."""
+
+    def writer(tmp: str) -> None:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+
+    atomic_write(Path(path), writer)
+
+
 def atomic_write(path: Path, writer: Callable[[str], None]) -> None:
     """Write through a temporary file in the same folder, flush it to disk, then rename into
     place.  The file gets the mode of any new file (0666 less the umask), not mkstemp's 0600.
