@@ -1,8 +1,9 @@
 """Does following ``simkit analyze`` gain what it predicts?  (issue 38, "advice realised")
 
 Seat 1 follows analyze's best action (the player's view: its own determinisations and
-continuation) at every decision — or, with ``--significant``, only where analyze's interval
-says its best beats expert's choice — and expert's choice elsewhere; seats 0 and 2 play expert.
+continuation) at every decision — or, with ``--significant``, only where analyze's race
+separated expert's choice from its best (status ``separated``) — and expert's choice elsewhere;
+seats 0 and 2 play expert.
 Each deal is played twice on the same cards: so (seat 1 following) and (expert in seat 1).
 
 Three numbers per deal:
@@ -67,7 +68,7 @@ def play(seed: int, deal: int, follow: bool, significant: bool, analysis_rollout
             best = analysis.best.action
             if best != action:
                 margin = analysis.estimate(best).payoff - analysis.estimate(action).payoff
-                if not significant or analysis.estimate(action).difference_hi < 0:
+                if not significant or analysis.estimate(action).status == "separated":  # the race's verdict
                     out = rollouts(position.observation(), [best, action], [True, True], 0, samples, key + 1, specs,
                                    rules, workers=2, known=s)
                     identity += float((out[0, :, OUT_PAYOFF] - out[1, :, OUT_PAYOFF]).mean())
