@@ -181,6 +181,20 @@ def _public(s, kind, p, t, detail):
         s[S_NHIST] = n + 1
 
 
+@njit(cache=True, nogil=True, inline="always")
+def chance_outcomes(s, counts):
+    """The chance outcomes of the next draw (OpenSpiel's chance node): ``counts[t]`` the stock's
+    copies of each type, each card of the stock equally likely to come next; returns the stock
+    size (the outcome t has probability ``counts[t] / size``).  The one place the stock is counted
+    (the luck of a draw, play-out values)."""
+    for t in range(N_TYPES):
+        counts[t] = 0
+    pos = s[S_STOCK_POS]
+    for i in range(pos, N_CARDS):
+        counts[s[S_DECK + i] // N_COPIES] += 1
+    return N_CARDS - pos
+
+
 # _conc / _exp return views: inlined (numba IR), as the kernels without reference counting that
 # use them (simkit.jit.hot_kernel) may call no kernel that returns an array
 @njit(cache=True, nogil=True, inline="always")

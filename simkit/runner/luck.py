@@ -136,10 +136,7 @@ def draw_table(s, rules, mask, work, counts, winner, units, asked, idle_now, phi
     idle cards a legal claim of q leaves); ``idle_now[q]`` each player's fewest idle concealed
     cards.  Returns the stock size.  Reads ``s`` only."""
     pos = s[S_STOCK_POS]
-    for t in range(N_TYPES):
-        counts[t] = 0
-    for i in range(pos, N_CARDS):
-        counts[s[S_DECK + i] // N_COPIES] += 1
+    E.chance_outcomes(s, counts)
     for t in range(N_TYPES):
         winner[t] = -1
         units[t] = 0

@@ -120,11 +120,9 @@ def playout_luck(act, policy_ids, params, seat_of, rules, s, rngs, obs, work, pw
     n = N_CARDS - pos
     present = 0
     for t in range(N_TYPES):
-        counts[t] = 0
         for q in range(N_SEATS):
             values[t, q] = 0.0
-    for i in range(pos, N_CARDS):
-        counts[s[S_DECK + i] // N_COPIES] += 1
+    E.chance_outcomes(s, counts)
     for t in range(N_TYPES):
         if counts[t] > 0:
             present += 1
