@@ -23,20 +23,18 @@ BELIEF_CHAINS=K in the environment: the belief's number of chains)
 from __future__ import annotations
 
 import functools
-import math
 import os
 import sys
 import time
 
 import numpy as np
-from scipy import stats
 
-from simkit.engine import layout as L
 from simkit.policies.registry import parse_policies
 from simkit.replay import log_decisions, replay_jsonl
 from simkit.rules import RuleSet
 from simkit.runner.rollout import OUT_PAYOFF, rollouts
 import simkit.studies.analyze as analyze_module
+from analysis_bias import interval as clustered  # a mean with its interval clustered by deal
 from simkit.studies.analyze import DEFAULT_BELIEF, analyze_position
 
 if "BELIEF_CHAINS" in os.environ:
@@ -44,19 +42,6 @@ if "BELIEF_CHAINS" in os.environ:
                                                         chains=int(os.environ["BELIEF_CHAINS"]))
 
 SEAT = 1
-
-
-def clustered(values: list[float], deals: list[int]) -> str:
-    """Mean with a 95 % interval clustered by deal."""
-    x = np.asarray(values, dtype=float)
-    groups = np.unique(deals)
-    if x.size < 2 or groups.size < 2:
-        return "n/a"
-    mean = float(x.mean())
-    residual = np.array([np.sum(x[np.asarray(deals) == g] - mean) for g in groups])
-    se = math.sqrt(groups.size / (groups.size - 1) * np.sum(residual ** 2)) / x.size
-    half = stats.t.ppf(0.975, groups.size - 1) * se
-    return f"{mean:+.3f} [{mean - half:+.3f}, {mean + half:+.3f}]"
 
 
 def main(policy: str, deals: int, seed: int, n: int = 256) -> None:
