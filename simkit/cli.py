@@ -10,7 +10,8 @@
     simkit report DATASET [--out DIR] [--confidence C]   # report.md + plots in DATASET-report/ (or DIR)
     simkit compare A B [--deals N | --sprt delta,alpha,beta [--burn-in N]] [--seed S] [--out DIR] [--confidence C]
                    [--luck [MODEL]] [--json]   # --luck: also the luck-adjusted (AIVAT-style) estimate
-                   [--backend local|dask] [--scheduler ADDRESS]   # also tournament and equity (not with --luck)
+                   [--backend local|dask] [--scheduler ADDRESS]   # also tournament, equity (not with --luck),
+                                                                  # review, tune and experiment run
     simkit luck-model --out FILE.npz [--seed S] [--deals N] [--pair A,B ...]   # the value model of --luck
     simkit tournament P1 P2 [P3 ...] [--deals N] [--sprt delta,alpha,beta] [--seed S] [--out DIR]
     simkit tune POLICY --params NAME=LO:HI[,NAME=LO:HI ...] --against POOL --budget DEALS [--seed S] [--out DIR]
@@ -271,7 +272,8 @@ def _cmd_tune(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     result = tune(args.policy, parse_ranges(args.params), args.against, args.budget, seed=args.seed, out=out,
                   iteration_deals=args.iteration_deals, validate_deals=args.validate_deals, confidence=args.confidence,
-                  rules=RuleSet.from_strings(args.rule), spsa=spsa, quiet=args.quiet)
+                  rules=RuleSet.from_strings(args.rule), spsa=spsa, quiet=args.quiet, workers=args.workers,
+                  backend=args.backend, scheduler=args.scheduler)
     print(result.text())
     print(f"({time.perf_counter() - start:.1f} s) -> {out}/report.md")
     return 0
@@ -433,7 +435,7 @@ def _cmd_experiment(args: argparse.Namespace) -> int:
     # the file (regular, UTF-8), the folders (--out alone, or --reports/--data) and --scale: simkit.cliargs
     report = run_experiment(args.file, args.reports if args.reports is not None else "reports", args.data,
                             workers=args.workers, quiet=args.quiet, confidence=args.confidence, scale=args.scale,
-                            out=args.out)
+                            out=args.out, backend=args.backend, scheduler=args.scheduler)
     print(report)
     return 0
 
@@ -555,6 +557,7 @@ def _position_text(text: str) -> str:
 
 def _cmd_review(args: argparse.Namespace) -> int:
     """``simkit review LOG --seat K``: each decision against rollouts of every option."""
+    from simkit.runner.simulate import dask_session
     from simkit.studies.reference import NotBuiltinPolicyError
     from simkit.studies.review import (
         read_decision_log,
@@ -577,18 +580,21 @@ def _cmd_review(args: argparse.Namespace) -> int:
         reporter[0].update(done - reporter[0].done)
 
     reference = None
-    if args.reference != "none":  # first: a bad name is refused before the rollouts
-        try:
-            reference = review_log_against_reference(args.log, args.seat, args.reference, args.samples, args.seed,
-                                                     args.confidence, args.workers)
-        except NotBuiltinPolicyError as exc:
-            if args.reference != D.DEFAULT_REFERENCE or "the log's deal line" not in str(exc):
-                raise
-            print(f"simkit: note: no loss against {args.reference}: {exc}", file=sys.stderr)
-    review = review_decisions(decisions, args.seat, policy=policy, rollouts=args.rollouts, seed=args.seed,
-                              workers=args.workers, luck=luck, progress=progress, sharpen=args.sharpen,
-                              belief=args.belief, belief_noise=args.belief_noise,
-                              confidence=args.confidence)
+    # --backend dask: connected (or refused in one line) before any rollout; the loss against the
+    # reference runs here, the decisions' analyses on the cluster
+    with dask_session(args.backend, args.workers, args.scheduler) as client:
+        if args.reference != "none":  # first: a bad name is refused before the rollouts
+            try:
+                reference = review_log_against_reference(args.log, args.seat, args.reference, args.samples,
+                                                         args.seed, args.confidence, args.workers)
+            except NotBuiltinPolicyError as exc:
+                if args.reference != D.DEFAULT_REFERENCE or "the log's deal line" not in str(exc):
+                    raise
+                print(f"simkit: note: no loss against {args.reference}: {exc}", file=sys.stderr)
+        review = review_decisions(decisions, args.seat, policy=policy, rollouts=args.rollouts, seed=args.seed,
+                                  workers=args.workers, luck=luck, progress=progress, sharpen=args.sharpen,
+                                  belief=args.belief, belief_noise=args.belief_noise,
+                                  confidence=args.confidence, backend=args.backend, client=client)
     review = dataclasses.replace(review, reference=reference)
     for bar in reporter:
         bar.close()

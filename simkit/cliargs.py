@@ -629,8 +629,14 @@ COMMANDS: tuple[Command, ...] = (
             help="SPSA constants a, c, A, alpha, gamma (normalised coordinates; defaults: a_0 = 0.1, c = 0.2, "
                  "A = 10%% of the iterations, alpha 0.602, gamma 0.101)"),
         RULE,
+        WORKERS(help="with --backend dask and no --scheduler, the local cluster's worker processes (default 1; a "
+                     "local tune plays in this process, on every core)"),
+        BACKEND(help="where the plays run: local (default) or a Dask cluster, each iteration's plays (and the "
+                     "validation's batches) as tasks (--scheduler, or a local cluster of --workers processes); "
+                     "the same result either way"),
+        SCHEDULER,
         QUIET(help="no progress lines"),
-    ), (_tune_checks,)),
+    ), (_simulate_checks, _tune_checks)),
     Command("train", "learn a value model for the learned policy from self-play (needs simkit[learn])", (
         OUT_DIR(help="training folder (default runs/train-seedS; resumable: a killed run resumes, more "
                      "--generations continue); the model is OUT/model.npz, played as learned:OUT/model.npz",
@@ -715,10 +721,14 @@ COMMANDS: tuple[Command, ...] = (
                 check=run_folder("experiment")),
         arg("--scale", type=float, default=1.0, check=positive_finite,
             help="multiply every deal count of the file by SCALE (e.g. 0.01 for a quick small rerun; default 1)"),
-        WORKERS(help="worker processes (default 1)"),
+        WORKERS(help="worker processes (default 1); with --backend dask and no --scheduler, the local cluster's"),
+        BACKEND(help="where the simulations, comparisons and the tournament run: local (default) or one Dask "
+                     "cluster for the whole experiment (--scheduler, or a local cluster of --workers processes); "
+                     "luck-adjusted steps and the probabilities stay in this process"),
+        SCHEDULER,
         CONFIDENCE,
         QUIET,
-    ), (_experiment_checks,)),
+    ), (_simulate_checks, _experiment_checks)),
     Command("demo", "main job: simulate a small default run and write its report", (
         OUT_DIR(default="runs/demo", help="output folder (default runs/demo)", check=run_folder("report")),
         DEALS(default=20_000, help="deals (default 20000)"),
@@ -790,7 +800,12 @@ COMMANDS: tuple[Command, ...] = (
         BELIEF,
         BELIEF_NOISE,
         SEED,
-        WORKERS(help="threads (default 1; the result is the same for any number)"),
+        WORKERS(help="threads (default 1; the result is the same for any number); with --backend dask and no "
+                     "--scheduler, the local cluster's worker processes"),
+        BACKEND(help="where the decisions are analysed: local (default) or a Dask cluster, one task per decision "
+                     "(--scheduler, or a local cluster of --workers processes); the loss against --reference stays "
+                     "in this process"),
+        SCHEDULER,
         arg("--reference", default=D.DEFAULT_REFERENCE,
             help="for a replay log: also the loss against this built-in policy playing the seat, from the deal's "
                  f"true cards (default {D.DEFAULT_REFERENCE}; none: skip)"),
@@ -803,7 +818,7 @@ COMMANDS: tuple[Command, ...] = (
                  "hand, actions, chosen against recommended and loss; no network needed to view it)"),
         arg("--json", action="store_true", help="print the review as one JSON object"),
         QUIET,
-    )),
+    ), (_simulate_checks,)),
     Command("play", "sit at the table against two bots: your hand in Chinese card names, the legal actions "
                     "numbered, a hint on request; writes a log simkit review reads", (
         arg("--seat", type=int, default=0, check=seat, help="your seat 0, 1 or 2 (default 0; seat 0 deals first)"),

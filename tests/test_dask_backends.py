@@ -2,7 +2,9 @@
 (issue 41): on a ``LocalCluster`` of 2 worker processes (1 thread each) they write the same
 Parquet batch files, byte for byte (sha256, checked against the manifests' records), and give
 the same results (``--json``, result objects) as ``local``; a worker killed mid-run costs its
-tasks only; an unreachable scheduler, and ``--luck`` on Dask, are one-line errors.
+tasks only; an unreachable scheduler, and ``--luck`` on Dask, are one-line errors.  So do
+``review`` (one task per decision), ``tune`` (each iteration's plays, and its validation) and
+``experiment run`` (its simulations, comparisons and tournament on one connection).
 
 One cluster serves the module (its workers load the kernels once).  Every local run comes
 first, so the kernels are compiled (and cached) in this process before a worker needs them.
@@ -27,10 +29,14 @@ distributed = pytest.importorskip("dask.distributed", reason="dask is part of th
 from helpers import one_line_error, run_cli  # noqa: E402
 from simkit.cli import main  # noqa: E402
 from simkit.errors import SimkitError  # noqa: E402
+from simkit.experiment import run_experiment  # noqa: E402
+from simkit.replay import replay_jsonl  # noqa: E402
 from simkit.storage.dataset import FILES, MANIFEST  # noqa: E402
 from simkit.studies.compare import compare  # noqa: E402
 from simkit.studies.equity import equity  # noqa: E402
+from simkit.studies.review import parse_decision_log, review_decisions  # noqa: E402
 from simkit.studies.tournament import run_tournament  # noqa: E402
+from simkit.studies.tuning import PLAYS_PER_DEAL, tune  # noqa: E402
 
 sim_module = importlib.import_module("simkit.runner.simulate")
 
@@ -176,12 +182,18 @@ def test_an_interrupt_closes_the_cluster_and_the_run_resumes(tmp_path, monkeypat
     assert batch_digests(tmp_path / "dask") == batch_digests(tmp_path / "local")
 
 
-@pytest.mark.parametrize("command", ["compare", "tournament", "equity"])
+@pytest.mark.parametrize("command", ["compare", "tournament", "equity", "review", "tune", "experiment"])
 def test_an_unreachable_scheduler_is_one_line(tmp_path, capsys, command):
     out = tmp_path / "out"
+    log, spec = deal_log(tmp_path), tmp_path / "tiny.toml"
+    spec.write_text(TINY_EXPERIMENT, encoding="utf-8")
     argv = {"compare": ["compare", "greedy", "random", "--deals", "20"],
             "tournament": ["tournament", "greedy", "random", "--deals", "20"],
-            "equity": ["equity", EXAMPLE, "--policies", "greedy,greedy,greedy", "--deals", "20"]}[command]
+            "equity": ["equity", EXAMPLE, "--policies", "greedy,greedy,greedy", "--deals", "20"],
+            "review": ["review", log, "--seat", "1", "--rollouts", "8"],
+            "tune": ["tune", "patient:6", "--params", "min_units=1:8", "--against", "greedy",
+                     "--budget", str(PLAYS_PER_DEAL * 3), "--iteration-deals", "3", "--validate-deals", "2"],
+            "experiment": ["experiment", "run", spec]}[command]
     start = time.monotonic()
     rc, err = run_cli(argv + ["--out", out, "--quiet", "--backend", "dask", "--scheduler", "tcp://127.0.0.1:1"],
                       capsys)
@@ -243,3 +255,162 @@ def test_a_worker_killed_mid_run_costs_its_tasks_only(tmp_path, cluster):
     assert without_cpu(dask.to_json()) == without_cpu(local.to_json())
     digests = batch_digests(tmp_path / "local")
     assert len(digests) == 6 * 8 and batch_digests(tmp_path / "dask") == digests
+
+
+# ---------------------------------------------------------------- review, tune, experiment run
+
+
+def deal_log(folder: Path) -> Path:
+    """A replay log of one expert deal (seed 5, deal 3: seat 1 has 12 decisions to review)."""
+    path = folder / "deal.jsonl"
+    path.write_text(replay_jsonl(5, 3, "expert,expert,expert"), encoding="utf-8")
+    return path
+
+
+def test_review_on_dask_is_local(tmp_path, cluster, capsys):
+    """One task per decision: the same review (the loss against the reference included, which
+    stays in this process), the same files, whatever order the decisions finished in."""
+    log = deal_log(tmp_path)
+    common = ["review", str(log), "--seat", "1", "--rollouts", "64", "--samples", "8", "--seed", "2", "--json",
+              "--quiet"]
+    printed = {}
+    for name, extra in (("local", []), ("dask", ["--backend", "dask", "--scheduler", cluster.scheduler_address])):
+        assert main(common + ["--out", str(tmp_path / name)] + extra) == 0
+        printed[name] = json.loads(capsys.readouterr().out)
+    assert printed["dask"] == printed["local"]
+    assert printed["local"]["summary"]["decisions"] == 12 and printed["local"]["reference"]["decisions"]
+    for name in ("review.json", "decisions.parquet"):
+        assert (tmp_path / "dask" / name).read_bytes() == (tmp_path / "local" / name).read_bytes(), name
+    # the library: a value model travels with the tasks; progress is reported decision by decision
+    decisions = parse_decision_log(log.read_text(encoding="utf-8").splitlines())
+    seen = []
+    kwargs = dict(rollouts=32, seed=4, luck=True)
+    local = review_decisions(decisions, 2, **kwargs)
+    dask = review_decisions(decisions, 2, backend="dask", scheduler=cluster.scheduler_address,
+                            progress=lambda done, total: seen.append((done, total)), **kwargs)
+    assert dask.to_json() == local.to_json() and local.luck
+    assert seen == [(k, len(local.decisions)) for k in range(1, len(local.decisions) + 1)]
+
+
+def test_a_worker_killed_mid_review_costs_its_tasks_only(tmp_path, cluster):
+    """SIGKILL of a worker process while it analyses a decision: the scheduler runs that
+    decision again elsewhere, and the review is the local one."""
+    decisions = parse_decision_log(deal_log(tmp_path).read_text(encoding="utf-8").splitlines())
+    kwargs = dict(rollouts=512, seed=3)
+    local = review_decisions(decisions, 1, **kwargs)
+    with distributed.Client(cluster.scheduler_address, timeout=10) as client:
+        client.wait_for_workers(2, timeout=60)
+        pids = client.run(os.getpid)
+        outcome = {}
+
+        def run() -> None:
+            try:
+                outcome["result"] = review_decisions(decisions, 1, backend="dask", scheduler=cluster.scheduler_address,
+                                                     **kwargs)
+            except BaseException as exc:  # noqa: BLE001 - reported by the assertion below
+                outcome["error"] = exc
+
+        thread = threading.Thread(target=run)
+        thread.start()
+        killed = None
+        deadline = time.monotonic() + 60
+        while killed is None and thread.is_alive() and time.monotonic() < deadline:
+            busy = [address for address, keys in client.processing().items() if keys and address in pids]
+            if busy:
+                killed = pids[busy[0]]
+                os.kill(killed, signal.SIGKILL)
+            else:
+                time.sleep(0.005)
+        thread.join(timeout=300)
+        assert not thread.is_alive()
+        assert "error" not in outcome, outcome.get("error")
+        assert killed is not None, "no task was ever in flight"
+        client.wait_for_workers(2, timeout=60)
+        assert killed not in client.run(os.getpid).values()
+    assert outcome["result"].to_json() == local.to_json()
+
+
+def test_tune_on_dask_is_local(tmp_path, cluster):
+    """Each iteration's plays as tasks, added up in the local order: the same trajectory, the
+    same tuned values and the same files (the validation's batches too)."""
+    kwargs = dict(seed=2, iteration_deals=30, validate_deals=40, batch_size=20, quiet=True)
+    args = ("patient:6", {"min_units": (1, 8), "late_stock": (0, 12)}, ["greedy", "random"], PLAYS_PER_DEAL * 30 * 3)
+    local = tune(*args, out=tmp_path / "local", **kwargs)
+    dask = tune(*args, out=tmp_path / "dask", backend="dask", scheduler=cluster.scheduler_address, **kwargs)
+    pd.testing.assert_frame_equal(dask.trajectory, local.trajectory)
+    assert dask.tuned == local.tuned and dask.last == local.last and dask.text() == local.text()
+    assert without_cpu(dask.validation.to_json()) == without_cpu(local.validation.to_json())
+    for name in ("state.json", "trajectory.csv", "tune.json", "report.md"):
+        assert (tmp_path / "dask" / name).read_bytes() == (tmp_path / "local" / name).read_bytes(), name
+    digests = batch_digests(tmp_path / "local" / "validation")
+    assert len(digests) == 6 * 2 and batch_digests(tmp_path / "dask" / "validation") == digests
+
+
+TINY_EXPERIMENT = """
+name = "tiny"
+title = "Tiny"
+description = "A small experiment."
+seed = 3
+batch_size = 50
+
+[[simulation]]
+label = "mixed"
+policies = "greedy,random,patient"
+deals = 150
+
+[[comparison]]
+a = "greedy"
+b = "patient"
+deals = 400
+sprt = [0.05, 0.05, 0.05]
+burn_in = 100
+
+[tournament]
+policies = ["random", "greedy", "patient"]
+deals = 40
+"""
+
+
+def test_experiment_on_dask_is_local_on_one_connection(tmp_path, cluster, monkeypatch):
+    spec = tmp_path / "tiny.toml"
+    spec.write_text(TINY_EXPERIMENT, encoding="utf-8")
+    local = run_experiment(spec, out=tmp_path / "local", quiet=True)
+    sessions = []
+    real_connect = sim_module.connect_dask
+
+    def connect(*args, **kw):
+        sessions.append(real_connect(*args, **kw))
+        return sessions[-1]
+
+    monkeypatch.setattr(sim_module, "connect_dask", connect)
+    dask = run_experiment(spec, out=tmp_path / "dask", quiet=True, backend="dask",
+                          scheduler=cluster.scheduler_address)
+    assert len(sessions) == 1 and sessions[0][0].status == "closed"  # one connection, closed at the end
+    digests = batch_digests(tmp_path / "local" / "data")
+    # the simulation's 3 batches, the SPRT's 7 (it stops at 350 deals of 400), the tournament's 3 pairings
+    assert len(digests) == 3 + 6 * 7 + 3 * 6 and batch_digests(tmp_path / "dask" / "data") == digests
+
+    def body(path: Path) -> list[str]:  # the report without its time, hardware and folders
+        lines = path.read_text(encoding="utf-8").replace(str(path.parent.parent), "OUT").splitlines()
+        return [line for line in lines if "generated" not in line and not line.startswith("Hardware")]
+
+    assert body(dask) == body(local)
+
+
+@pytest.mark.parametrize("argv, needles", [
+    (["review", "LOG", "--seat", "1", "--scheduler", "tcp://127.0.0.1:1"], ["--scheduler needs --backend dask"]),
+    (["tune", "patient:6", "--params", "min_units=1:8", "--against", "greedy", "--budget", "600",
+      "--scheduler", "tcp://127.0.0.1:1"], ["--scheduler needs --backend dask"]),
+    (["tune", "patient:6", "--params", "min_units=1:8", "--against", "greedy", "--budget", "600", "--iteration-deals",
+      "3", "--workers", "2"],
+     ["--workers needs --backend dask", "got --backend local"]),
+    (["experiment", "run", "SPEC", "--scheduler", "tcp://127.0.0.1:1"], ["--scheduler needs --backend dask"]),
+])
+def test_bad_backend_combinations_are_one_line(tmp_path, capsys, argv, needles):
+    spec = tmp_path / "tiny.toml"
+    spec.write_text(TINY_EXPERIMENT, encoding="utf-8")
+    argv = [str(deal_log(tmp_path)) if a == "LOG" else str(spec) if a == "SPEC" else a for a in argv]
+    out = tmp_path / "out"
+    rc, err = run_cli(argv + ["--out", out], capsys)
+    one_line_error(rc, err, *needles)
+    assert not out.exists()

@@ -7,7 +7,7 @@ Scanned: every file git knows here (tracked, or new and not ignored) ending in .
   (web addresses, ``mailto:`` and bare ``#anchor`` links are not paths; an ``#anchor`` after a
   path is dropped);
 * a path under one of the repo's top-level folders (``docs/``, ``experiments/``, ``reports/``,
-  ``simkit/``, ``tests/``) ending in .md .toml .py .txt .json .png or .svg, backticked or bare,
+  ``simkit/``, ``tests/``, ``tools/``) ending in .md .toml .py .txt .json .png or .svg, backticked or bare,
   resolved from the repo root;
 * a bare Markdown file name such as ``CHANGELOG.md``: some file of the repo must
   have that name.
@@ -32,7 +32,7 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 TEXT_SUFFIXES = (".md", ".py", ".toml", ".txt")
-TOP_FOLDERS = ("docs", "experiments", "reports", "simkit", "tests")
+TOP_FOLDERS = ("docs", "experiments", "reports", "simkit", "tests", "tools")
 CITED_SUFFIXES = ("md", "toml", "py", "txt", "json", "png", "svg")
 # folders that commands write into (never part of the repo): a link there cites no repo file
 GENERATED_ROOTS = ("runs", "out")

@@ -527,7 +527,7 @@ def _all_plots():
     yield plots.convergence_plot(curve, "mean payoff", "Payoff against deals", reference=0.0)
     yield plots.forest_plot(rows, "difference", "A against B")
     yield plots.crosstable_plot(table, table - 0.1, table + 0.1, "row - column", "Crosstable")
-    yield plots.tuning_plot(trajectory, "strength", "pai per seat per deal", "SPSA", window=5, marks={"start": 0.0})
+    yield plots.tuning_plot(trajectory, "strength", "牌 per seat per deal", "SPSA", window=5, marks={"start": 0.0})
     yield plots.dealt_distribution_plot(dealt, "n_jiang", "jiang", "Dealt jiang")
     yield plots.payoff_by_policy_plot(by_policy)
     for decision in ("accept_h1", "accept_h0", "continue"):

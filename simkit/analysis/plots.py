@@ -9,6 +9,12 @@ Importing simkit, or plotting with it, never calls ``matplotlib.use`` nor import
 :func:`save_figure` writes a figure as ``STEM.png`` and ``STEM.svg`` (120 dpi) atomically, as the
 reports do; it needs no display.  Interval labels state the level of ``confidence``.
 
+Labels speak the player's language (issue 40): payoffs are in 牌.  Chinese text draws in the
+bundled ``fonts/NotoSansSC-simkit.otf`` (a subset of Noto Sans SC, SIL Open Font License, made by
+``tools/subset_font.py``) as a fallback after the user's own font family: the plot functions and
+:func:`save_figure` add it (:func:`chinese_text`), on every machine, with no system font needed
+and the global ``rcParams`` left as they are.
+
 >>> ax = forest_plot(pd.DataFrame({"label": ["a - b"], "estimate": [0.1], "lo": [0.0], "hi": [0.2], "n": [100]}),
 ...                  "difference", "A against B")
 >>> ax.get_title(), type(ax.figure).__name__
@@ -17,6 +23,8 @@ reports do; it needs no display.  Interval labels state the level of ``confidenc
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -32,6 +40,9 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 __all__ = [
+    "CJK_FONT_FAMILY",
+    "CJK_FONT_FILE",
+    "chinese_text",
     "convergence_plot",
     "crosstable_plot",
     "dealt_distribution_plot",
@@ -55,21 +66,93 @@ __all__ = [
 ]
 
 
+CJK_FONT_FILE = Path(__file__).with_name("fonts") / "NotoSansSC-simkit.otf"
+"""The bundled font of Chinese text: Noto Sans SC cut to the CJK characters of simkit's sources
+(``tools/subset_font.py`` makes it; its licence is ``fonts/OFL.txt``)."""
+CJK_FONT_FAMILY = "Noto Sans SC"
+"""The family name of :data:`CJK_FONT_FILE`, the last entry of a plot's ``font.family``."""
+
+
+def _register_cjk_font() -> None:
+    """Add :data:`CJK_FONT_FILE` to matplotlib's font manager unless it is there (no rcParams change)."""
+    from matplotlib import font_manager
+
+    manager = font_manager.fontManager
+    if not any(entry.fname == str(CJK_FONT_FILE) for entry in manager.ttflist):
+        manager.addfont(str(CJK_FONT_FILE))
+
+
+def _with_cjk(families) -> list[str]:
+    families = [families] if isinstance(families, str) else list(families)
+    return families if CJK_FONT_FAMILY in families else [*families, CJK_FONT_FAMILY]
+
+
+def _add_cjk_fallback(figure: Figure) -> None:
+    """Give every text of ``figure`` :data:`CJK_FONT_FAMILY` as its last font family (a text's
+    families are fixed when it is made; tick labels made later copy the first tick's)."""
+    from matplotlib.text import Text
+
+    _register_cjk_font()
+    for text in figure.findobj(Text):
+        family = text.get_fontfamily()
+        if CJK_FONT_FAMILY not in family:
+            text.set_fontfamily(_with_cjk(family))
+
+
+@contextlib.contextmanager
+def chinese_text(figure: Figure | None = None):
+    """A context where text draws in the current ``font.family`` and, for the glyphs it lacks
+    (Chinese), in :data:`CJK_FONT_FAMILY` (matplotlib's per-glyph font fallback): text made
+    inside keeps that fallback, and so does every text of ``figure`` already made.  The global
+    ``rcParams`` are unchanged afterwards.
+
+    >>> ax = new_axes((3, 2))
+    >>> _ = ax.set_xlabel("payoff (牌)")
+    >>> ax.xaxis.label.get_fontfamily()[-1]
+    'Noto Sans SC'
+    """
+    import matplotlib
+
+    _register_cjk_font()
+    with matplotlib.rc_context({"font.family": _with_cjk(matplotlib.rcParams["font.family"])}):
+        if figure is not None:
+            _add_cjk_fallback(figure)
+        yield
+
+
+def _plot(function):
+    """Run a plot function inside :func:`chinese_text`, and give every text of the figure of
+    the Axes it returns (an Axes the caller passed included) the Chinese fallback."""
+    @functools.wraps(function)
+    def plot(*args, **kwargs):
+        with chinese_text():
+            result = function(*args, **kwargs)
+        if getattr(result, "figure", None) is not None:
+            _add_cjk_fallback(result.figure)
+        return result
+
+    return plot
+
+
 def new_axes(figsize: tuple[float, float]) -> Axes:
     """The Axes of a new figure of ``figsize`` inches (``matplotlib.figure.Figure``, not pyplot:
-    no backend is selected and nothing needs closing)."""
+    no backend is selected and nothing needs closing); its text has the Chinese fallback
+    (:func:`chinese_text`)."""
     from matplotlib.figure import Figure
 
-    return Figure(figsize=figsize).add_subplot()
+    with chinese_text():
+        return Figure(figsize=figsize).add_subplot()
 
 
 def save_figure(figure: Figure, directory: str | Path, stem: str) -> Path:
     """Lay out ``figure`` (``tight_layout``) and write it as ``STEM.png`` and ``STEM.svg`` into
-    ``directory`` (created if needed); returns the PNG's path."""
+    ``directory`` (created if needed), every text with the Chinese fallback (:func:`chinese_text`);
+    returns the PNG's path."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    figure.tight_layout()
-    write_figure(figure, directory, stem)
+    with chinese_text(figure):
+        figure.tight_layout()
+        write_figure(figure, directory, stem)
     return directory / f"{stem}.png"
 
 
@@ -85,6 +168,7 @@ def overflow_edge(values: np.ndarray, step: int = 5, floor: int = 60) -> int:
     return int(step * -(-top // step))
 
 
+@_plot
 def overflow_histogram(ax: Axes, values: np.ndarray, edge: int, step: int = 5, label: str | None = None,
                        color: str = "tab:blue", filled: bool = True, unit: str = "", noun: str = "values",
                        prefix: str = "") -> np.ndarray:
@@ -131,6 +215,7 @@ def overflow_histogram(ax: Axes, values: np.ndarray, edge: int, step: int = 5, l
     return np.r_[heights, overflow]
 
 
+@_plot
 def hu_distribution_plot(hu_of_wins: np.ndarray, ax: Axes | None = None, title: str = "hu of winning hands") -> Axes:
     """Histogram of the winner's hu (fraction of won deals per 5-hu bin); the wins above about
     the 99th percentile are one overflow bar, hatched and labelled ``≥ EDGE`` (see
@@ -219,6 +304,7 @@ def seat_policy_text(label: str, names: dict[str, str] | None = None) -> str:
     return f"rotated among {shown}" if str(label).startswith("rotated: ") else shown
 
 
+@_plot
 def win_rate_by_seat_plot(rates: pd.DataFrame, ax: Axes | None = None, confidence: float = 0.95) -> Axes:
     """Win rate of each seat with its interval (the table of :func:`~simkit.analysis.win_rates`
     at ``confidence``).  The ticks say only ``seat k`` (``(dealer)`` for seat 0); who played each
@@ -248,6 +334,7 @@ def win_rate_by_seat_plot(rates: pd.DataFrame, ax: Axes | None = None, confidenc
 
 
 
+@_plot
 def payoff_by_policy_plot(by_policy: pd.DataFrame, ax: Axes | None = None, title: str = "Mean payoff by policy",
                           confidence: float = 0.95) -> Axes:
     """Mean payoff per seat-deal of each policy with its interval (``win_rates_by_policy`` table
@@ -263,11 +350,12 @@ def payoff_by_policy_plot(by_policy: pd.DataFrame, ax: Axes | None = None, title
     ax.set_yticks(y, [f"{wrap_label(p)}\n(n={int(n):,} seat-deals)" + ("\nconfounded with seat" if c else "")
                       for p, n, c in zip(by_policy["policy"], by_policy["seat_deals"], confounded)])
     ax.invert_yaxis()
-    ax.set_xlabel(f"mean payoff (pai per seat per deal, {format_level(confidence)} interval)")
+    ax.set_xlabel(f"mean payoff (牌 per seat per deal, {format_level(confidence)} interval)")
     ax.set_title(title)
     return ax
 
 
+@_plot
 def convergence_plot(curve: pd.DataFrame, ylabel: str, title: str, ax: Axes | None = None,
                      reference: float | None = None, reference_label: str = "exact",
                      confidence: float = 0.95) -> Axes:
@@ -289,6 +377,7 @@ def convergence_plot(curve: pd.DataFrame, ylabel: str, title: str, ax: Axes | No
     return ax
 
 
+@_plot
 def forest_plot(rows: pd.DataFrame, xlabel: str, title: str, ax: Axes | None = None,
                 null: float | None = 0.0) -> Axes:
     """One line per comparison: estimate with its interval (columns label, estimate, lo, hi, n)."""
@@ -323,6 +412,7 @@ def decision_text(decision: str, mu0: float | None = None, mu1: float | None = N
     return "no decision yet" if decision in ("", "continue") else str(decision).replace("_", " ")
 
 
+@_plot
 def sprt_llr_plot(llr_path: np.ndarray, lower: float, upper: float, title: str, ax: Axes | None = None,
                   min_n: int = 0, decision: str = "", mu0: float | None = None, mu1: float | None = None) -> Axes:
     """Log-likelihood ratio of a sequential test against the number of deals, with its two
@@ -361,6 +451,7 @@ def sprt_llr_plot(llr_path: np.ndarray, lower: float, upper: float, title: str, 
     return ax
 
 
+@_plot
 def dealt_distribution_plot(frame: pd.DataFrame, column: str, xlabel: str, title: str,
                             ax: Axes | None = None) -> Axes:
     """Bars per seat of the distribution of a dealt-hand feature (a column of
@@ -380,6 +471,7 @@ def dealt_distribution_plot(frame: pd.DataFrame, column: str, xlabel: str, title
     return ax
 
 
+@_plot
 def tuning_plot(trajectory: pd.DataFrame, column: str, ylabel: str, title: str, ax: Axes | None = None,
                 bounds: tuple[float, float] | None = None, window: int | None = None,
                 marks: dict[str, float] | None = None) -> Axes:
@@ -409,6 +501,7 @@ def tuning_plot(trajectory: pd.DataFrame, column: str, ylabel: str, title: str, 
     return ax
 
 
+@_plot
 def crosstable_plot(estimate: pd.DataFrame, lo: pd.DataFrame, hi: pd.DataFrame, colorbar_label: str, title: str,
                     ax: Axes | None = None) -> Axes:
     """Heat map of a square row-minus-column table (:meth:`~simkit.studies.tournament.TournamentResult.crosstable`),
@@ -435,6 +528,7 @@ def crosstable_plot(estimate: pd.DataFrame, lo: pd.DataFrame, hi: pd.DataFrame, 
     return ax
 
 
+@_plot
 def training_loss_plot(generations: list[dict], directory: str | Path, stem: str = "loss") -> Path:
     """The training loss by epoch of each generation of ``simkit train`` (its metrics dicts:
     ``generation``, ``loss_curve``), with each generation's validation error as a mark."""
@@ -450,6 +544,7 @@ def training_loss_plot(generations: list[dict], directory: str | Path, stem: str
     return save_figure(ax.figure, directory, stem)
 
 
+@_plot
 def training_strength_plot(generations: list[dict], directory: str | Path, stem: str = "strength") -> Path:
     """Each generation's check against expert (mean and interval, 牌 per seat per deal)
     against the self-play deals seen so far."""
@@ -461,11 +556,12 @@ def training_strength_plot(generations: list[dict], directory: str | Path, stem:
     ax.errorbar(seen, mean, yerr=[mean - lo, hi - mean], marker="o", capsize=4)
     ax.axhline(0.0, color="grey", linewidth=0.8)
     ax.set_xlabel("self-play deals seen")
-    ax.set_ylabel("learned − expert (pai per seat per deal)")
+    ax.set_ylabel("learned − expert (牌 per seat per deal)")
     ax.set_title("strength by generation (95 % t interval, duplicate deals)")
     return save_figure(ax.figure, directory, stem)
 
 
+@_plot
 def decision_loss_plot(frame: pd.DataFrame, ax: Axes | None = None, title: str = "Expected loss per decision") -> Axes:
     """Bars of each decision's expected loss with its interval, coloured by kind of decision
     (columns index, kind, loss, loss_lo, loss_hi: :meth:`simkit.studies.review.GameReview.to_frame`)."""
@@ -481,12 +577,13 @@ def decision_loss_plot(frame: pd.DataFrame, ax: Axes | None = None, title: str =
     ax.axhline(0, color="grey", linewidth=0.8)
     ax.set_xticks(x, [str(i) for i in frame["index"]], fontsize=7)
     ax.set_xlabel("decision (number in the deal)")
-    ax.set_ylabel("expected loss (payoff units)")
+    ax.set_ylabel("expected loss (牌)")
     ax.set_title(title)
     ax.legend(fontsize=8)
     return ax
 
 
+@_plot
 def calibration_plot(bins: list[dict[str, float]], ax: Axes | None = None,
                      title: str = "Predicted and realised loss per deal") -> Axes:
     """Deals grouped by the loss the review predicted: each group's mean realised loss (paired
@@ -501,8 +598,8 @@ def calibration_plot(bins: list[dict[str, float]], ax: Axes | None = None,
     low = float(min(predicted.min(), (realised - err[0]).min(), 0.0))
     high = float(max(predicted.max(), (realised + err[1]).max(), 0.0))
     ax.plot([low, high], [low, high], color="grey", linewidth=0.8, label="calibrated")
-    ax.set_xlabel("predicted loss per deal (pai)")
-    ax.set_ylabel("realised loss per deal, paired play (pai)")
+    ax.set_xlabel("predicted loss per deal (牌)")
+    ax.set_ylabel("realised loss per deal, paired play (牌)")
     ax.set_title(title)
     ax.legend(loc="upper left")
     return ax

@@ -431,8 +431,8 @@ def write_dealt_hands_report(frame: pd.DataFrame, out_dir: str | os.PathLike, se
     write_hands_dataset(frame, directory, seed, batch_size, rules)
     save_figure(dealt_distribution_plot(frame, "min_idle", "idle cards (fewest over all decompositions)",
                                         "Distance of the dealt hand from complete").figure, directory, "min_idle")
-    save_figure(dealt_distribution_plot(frame, "n_jiang", "generals (jiang) in the dealt hand (cards)",
-                                        "Generals dealt per seat").figure, directory, "n_jiang")
+    save_figure(dealt_distribution_plot(frame, "n_jiang", "generals (将, jiang) in the dealt hand (cards)",
+                                        "Generals (将) dealt per seat").figure, directory, "n_jiang")
     write_text(directory / "report.md", text)
     return directory / "report.md"
 

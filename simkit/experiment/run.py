@@ -11,8 +11,10 @@ import dataclasses
 import datetime as _dt
 import math
 import os
+import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -33,7 +35,7 @@ from simkit.experiment.spec import ExperimentError, ExperimentSpec, ProbabilityE
 from simkit.policies.registry import PolicySpec, effective_params, parse_policies
 from simkit.rules import RuleSet
 from simkit.runner import simulate
-from simkit.runner.simulate import default_seating
+from simkit.runner.simulate import check_backend, dask_session, default_seating
 from simkit.errors import SimkitError
 from simkit.storage import load_dataset
 from simkit.storage.paths import make_out_dir
@@ -164,8 +166,13 @@ def _paired_change_lines(paired: list[dict], confidence: float = 0.95) -> list[s
                                                                    "change in mean hu"] if c in table]]) + [""]
 
 
+def _backend(client) -> str:
+    """The backend of a step: ``dask`` on the experiment's Dask client, else ``local``."""
+    return "local" if client is None else "dask"
+
+
 def _simulation_lines(spec: ExperimentSpec, data_dir: Path, report_dir: Path, workers: int, quiet: bool,
-                      confidence: float = 0.95) -> list[str]:
+                      confidence: float = 0.95, client=None) -> list[str]:
     level = format_level(confidence)
     rows = []
     paired: list[dict] = []
@@ -175,7 +182,8 @@ def _simulation_lines(spec: ExperimentSpec, data_dir: Path, report_dir: Path, wo
         folder = data_dir / f"sim-{slug(entry.label)}"
         start = time.perf_counter()
         simulate(entry.deals, entry.policies, entry.seed, folder, rules=entry.rules, batch_size=spec.batch_size,
-                 workers=workers, quiet=quiet, session_length=entry.session_length, seating=entry.seating)
+                 workers=workers, quiet=quiet, session_length=entry.session_length, seating=entry.seating,
+                 backend=_backend(client), client=client)
         elapsed = time.perf_counter() - start
         if not quiet:
             print(f"simulation {entry.label}: {entry.deals:,} deals ready ({elapsed:.0f} s)")
@@ -222,7 +230,7 @@ def _simulation_lines(spec: ExperimentSpec, data_dir: Path, report_dir: Path, wo
     if len(table) > 1:
         for stem, column, lo, hi, xlabel, title, null in (
             ("variants_exhausted", "exhausted", "exhausted_lo", "exhausted_hi",
-             f"no-winner (chuan pai) rate, {level} Wilson", "No-winner rate by simulation", None),
+             f"穿牌 (no-winner) rate, {level} Wilson", "No-winner rate by simulation", None),
             ("variants_dealer_advantage", "dealer_adv", "dealer_adv_lo", "dealer_adv_hi",
              f"dealer win rate minus non-dealer win rate, {level} t", "Dealer advantage by simulation", 0.0),
             ("variants_hu", "hu_mean", "hu_lo", "hu_hi", f"mean hu of winning hands (hu), {level} t",
@@ -244,16 +252,27 @@ def _sprt_batch(batch_size: int, cap: int) -> int:
     return max(1, min(batch_size, max(50, cap // 20)))
 
 
+def _local_luck(client, what: str, luck) -> Any:
+    """The Dask client of a comparison step, None (this process) for a luck-adjusted one on Dask:
+    the luck replay runs in this process only (said on stderr); the result is the same."""
+    if client is None or not luck:
+        return client
+    print(f"simkit: {what} is luck-adjusted: it runs in this process (the luck replay is local only), not on the "
+          "Dask cluster", file=sys.stderr)
+    return None
+
+
 def _comparison_lines(spec: ExperimentSpec, data_dir: Path, report_dir: Path, workers: int, quiet: bool,
-                      confidence: float = 0.95) -> list[str]:
+                      confidence: float = 0.95, client=None) -> list[str]:
     results = []
     for entry in spec.comparisons:
         folder = data_dir / f"cmp-{slug(entry.a)}-vs-{slug(entry.b)}"
         start = time.perf_counter()
+        step = _local_luck(client, f"comparison {entry.a} vs {entry.b}", entry.luck)
         result = compare(entry.a, entry.b, folder, deals=entry.deals, seed=entry.seed, rules=entry.rules,
                          batch_size=_sprt_batch(spec.batch_size, entry.deals) if entry.sprt else spec.batch_size,
                          workers=workers, sprt=entry.sprt, confidence=confidence, quiet=quiet,
-                         luck=entry.luck or None, burn_in=entry.burn_in)
+                         luck=entry.luck or None, burn_in=entry.burn_in, backend=_backend(step), client=step)
         if not quiet:
             print(f"comparison {entry.a} vs {entry.b}: {result.deals:,} deals ({time.perf_counter() - start:.0f} s)")
         results.append(result)
@@ -263,13 +282,15 @@ def _comparison_lines(spec: ExperimentSpec, data_dir: Path, report_dir: Path, wo
 
 
 def _tournament_lines(spec: ExperimentSpec, data_dir: Path, report_dir: Path, workers: int, quiet: bool,
-                      confidence: float = 0.95) -> list[str]:
+                      confidence: float = 0.95, client=None) -> list[str]:
     entry = spec.tournament
     start = time.perf_counter()
     batch_size = _sprt_batch(spec.batch_size, entry.deals) if entry.sprt else min(spec.batch_size, entry.deals)
+    step = _local_luck(client, "the tournament", entry.luck)
     result = run_tournament(list(entry.policies), data_dir / "tournament", deals=entry.deals, seed=entry.seed,
                             rules=entry.rules, batch_size=batch_size, workers=workers, sprt=entry.sprt,
-                            confidence=confidence, quiet=quiet, luck=entry.luck or None, burn_in=entry.burn_in)
+                            confidence=confidence, quiet=quiet, luck=entry.luck or None, burn_in=entry.burn_in,
+                            backend=_backend(step), client=step)
     if not quiet:
         print(f"tournament {', '.join(entry.policies)}: {time.perf_counter() - start:.0f} s")
     return tournament_section(result, report_dir)
@@ -358,7 +379,8 @@ def _total_deals(spec: ExperimentSpec) -> int:
 
 def run_experiment(path: str | os.PathLike, reports: str | os.PathLike = "reports",
                    data: str | os.PathLike | None = None, workers: int = 1, quiet: bool = False,
-                   confidence: float = 0.95, scale: float = 1.0, out: str | os.PathLike | None = None) -> Path:
+                   confidence: float = 0.95, scale: float = 1.0, out: str | os.PathLike | None = None,
+                   backend: str = "local", scheduler: str | None = None, client=None) -> Path:
     """Run (or resume) the experiment in ``path``; returns the written report's path.  Every
     interval of the report (and the text that states its level) is at ``confidence``.
 
@@ -369,11 +391,27 @@ def run_experiment(path: str | os.PathLike, reports: str | os.PathLike = "report
     an experiment small without touching the shipped reports.  A scaled run without ``out``
     writes under ``runs/experiments/NAME-scale-SCALE/``, never into ``reports``.  An ``out``
     folder must be new, empty or an experiment's (it holds :data:`EXPERIMENT_FILE`, written
-    first): a folder of a user's files is refused in one line, never written into."""
+    first): a folder of a user's files is refused in one line, never written into.
+
+    ``backend='dask'``: the simulations, comparisons (``sprt`` too) and the tournament run
+    their batches on one Dask cluster, connected once for the whole experiment before anything
+    is written (``client`` when given, left open; else to ``scheduler``, or a new
+    ``LocalCluster`` of ``workers`` processes, closed at the end); every dataset is the local
+    one, byte for byte.  A luck-adjusted comparison or tournament runs in this process (its
+    luck replay is local only; said on stderr), and so do the dealt-hand probabilities."""
     confidence = check_confidence(confidence)
     scale = check_scale(scale)
     full = load_experiment(path)
     spec = scale_experiment(full, scale)
+    check_backend(backend, workers, scheduler)
+    with dask_session(backend, workers, scheduler, client) as client:  # once, before anything is written
+        return _run_experiment(path, full, spec, scale, reports, data, workers, quiet, confidence, out, client)
+
+
+def _run_experiment(path: str | os.PathLike, full: ExperimentSpec, spec: ExperimentSpec, scale: float,
+                    reports: str | os.PathLike, data: str | os.PathLike | None, workers: int, quiet: bool,
+                    confidence: float, out: str | os.PathLike | None, client) -> Path:
+    """:func:`run_experiment` with its file read and its Dask client (or None) connected."""
     simkits_own = out is None and scale != 1.0  # a folder simkit names: no user's files to guard
     if simkits_own:
         out = Path("runs") / "experiments" / f"{spec.name}-scale-{scale:g}"
@@ -392,11 +430,11 @@ def run_experiment(path: str | os.PathLike, reports: str | os.PathLike = "report
     start = time.perf_counter()
     body: list[str] = []
     if spec.simulations:
-        body += _simulation_lines(spec, data_dir, report_dir, workers, quiet, confidence)
+        body += _simulation_lines(spec, data_dir, report_dir, workers, quiet, confidence, client)
     if spec.comparisons:
-        body += _comparison_lines(spec, data_dir, report_dir, workers, quiet, confidence)
+        body += _comparison_lines(spec, data_dir, report_dir, workers, quiet, confidence, client)
     if spec.tournament is not None:
-        body += _tournament_lines(spec, data_dir, report_dir, workers, quiet, confidence)
+        body += _tournament_lines(spec, data_dir, report_dir, workers, quiet, confidence, client)
     for i, entry in enumerate(spec.probabilities):
         body += _probability_lines(entry, i, spec, report_dir, confidence)
     elapsed = time.perf_counter() - start

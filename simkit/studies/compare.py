@@ -487,7 +487,7 @@ def comparison_section(results: list[ComparisonResult], directory: str | Path, p
     level = format_level(confidence)
     rows = pd.DataFrame([r.summary_row() for r in results])
     sequential = [r.sprt is not None for r in results]
-    forest = forest_plot(rows, f"mean payoff difference A - B (pai per seat per deal, {level} paired bootstrap"
+    forest = forest_plot(rows, f"mean payoff difference A - B (牌 per seat per deal, {level} paired bootstrap"
                          + ("; SPRT rows: interval under the stopping rule)" if any(sequential) else ")"),
                          "Duplicate comparisons")
     save_figure(forest.figure, directory, f"{prefix}comparison_forest")
@@ -534,7 +534,7 @@ def comparison_section(results: list[ComparisonResult], directory: str | Path, p
         if d.size >= 100:
             stem = f"{prefix}comparison_convergence_{i}"
             curve = convergence_curve(d, confidence)
-            save_figure(convergence_plot(curve, "mean difference A - B (pai per seat per deal)",
+            save_figure(convergence_plot(curve, "mean difference A - B (牌 per seat per deal)",
                                          f"{result.policy_a} - {result.policy_b}: running estimate", reference=0.0,
                                          reference_label="no difference", confidence=confidence).figure,
                         directory, stem)

@@ -3,10 +3,10 @@
 For each decision of one seat in a log, :func:`review_decisions` analyses the position
 (:func:`simkit.studies.analyze.analyze_position`) and reports the action chosen, the best
 action and the expected loss of the choice (best payoff minus the chosen action's, paired over
-the same determinisations) with its interval.  The best is chosen on determinisations
-``0 .. rollouts - 1`` and the loss measured on ``rollouts .. 2 rollouts - 1`` of the same seed,
-which the choice never saw: the best of several noisy estimates is biased upwards (the winner's
-curse), an estimate on independent samples is not; so a loss may come out negative (the
+the same determinisations) with its interval.  The best is chosen by the analysis's race and
+the loss is its confirmation's, measured on fresh determinisations the choice never saw
+(``confirm``): the best of several noisy estimates is biased upwards (the winner's curse), an
+estimate on independent samples is not; so a loss may come out negative (the
 choice was as good as the "best" or better), and it is kept as it is.  The summary adds the
 losses up, counts the errors (decisions whose loss interval excludes 0) by size and splits the
 loss by kind of decision: ``discard``, ``claim``, and ``win`` (a discard phase in which the
@@ -53,7 +53,8 @@ from simkit.errors import SimkitError, loads_json
 from simkit.exposed import format_exposed
 from simkit.policies.registry import PolicySpec
 from simkit.replay import LogError, log_decisions
-from simkit.runner.value_model import ValueModel
+from simkit.runner.simulate import dask_session, run_dask
+from simkit.runner.value_model import ValueModel, value_model_for
 from simkit.storage.files import read_regular, write_json, write_parquet, write_text
 from simkit.storage.lock import FolderLock
 from simkit.storage.paths import make_out_dir
@@ -251,49 +252,100 @@ def review_decisions(
     sharpen: int = DEFAULT_SHARPEN,
     belief: int = 0,
     belief_noise: float = DEFAULT_BELIEF_NOISE,
+    backend: str = "local",
+    scheduler: str | None = None,
+    client: Any = None,
 ) -> GameReview:
     """Review seat ``seat``'s decisions with two or more legal actions (see the module
     docstring); ``progress(done, total)`` is called after each; ``sharpen``, ``belief`` and
     ``belief_noise`` go to every analysis (:func:`~simkit.studies.analyze.analyze_position`).  The analysis of every
-    decision uses ``seed``: a review is a pure function of its arguments, whatever ``workers``."""
+    decision uses ``seed``: a review is a pure function of its arguments, whatever ``workers``
+    or ``backend``.
+
+    ``backend='dask'``: each decision's review (:func:`review_decision`: its analysis, and the
+    measure of its loss) is one task on a Dask cluster (:func:`~simkit.runner.simulate.run_dask`:
+    ``client``, else one connected here to ``scheduler`` or to a new ``LocalCluster`` of
+    ``workers`` single-threaded processes, closed at the end); a task played on one thread
+    gives what it gives on any, so the review is the local one.  A value model (``luck``) is
+    loaded here and travels with the tasks: the workers need no copy of its file."""
     if isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < N_SEATS:
         raise SimkitError(f"seat must be 0, 1 or 2, got {seat!r}", parameters=("seat",))
+    if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1:
+        raise SimkitError(f"workers must be >= 1, got {workers!r}", parameters=("workers",))
     todo = [d for d in decisions if d.position.seat == seat and len(d.position.legal_actions()) >= 2]
     if not todo:
         raise SimkitError(f"seat {seat} has no decision with two or more legal actions in the log",
                           parameters=("seat",))
-    rows = []
-    analysis = None
-    for k, d in enumerate(todo):
-        analysis = analyze_position(d.position, policy=policy, rollouts=rollouts, seed=seed, workers=workers,
-                                    luck=luck, batch=batch, confidence=confidence, sharpen=sharpen,
-                                    belief=belief, belief_noise=belief_noise)
-        chosen = analysis.estimate(d.action)
-        best = analysis.best
-        if chosen.action == best.action:
-            loss, lo, hi = 0.0, 0.0, 0.0
-        else:  # measured apart from the choice of the best: no winner's curse (module docstring)
-            measure = analyze_position(d.position, policy=policy, rollouts=rollouts, seed=seed, workers=workers,
-                                       luck=luck, confidence=confidence, sharpen=sharpen, race=False,
-                                       belief=belief, belief_noise=belief_noise,
-                                       actions=[best.action, chosen.action], first=rollouts)
-            if measure.best.action == best.action:  # the chosen action's difference to it: chosen - best
-                again = measure.estimate(chosen.action)
-                loss, lo, hi = -again.difference, -again.difference_hi, -again.difference_lo
-            else:  # measured the other way round: best - chosen
-                again = measure.estimate(best.action)
-                loss, lo, hi = again.difference, again.difference_lo, again.difference_hi
-        p = d.position
-        rows.append(DecisionReview(
-            index=d.index, line=d.line, seat=seat, kind=decision_kind(p), hand=format_counts(p.hand),
-            exposed=format_exposed(p.exposed[seat]), chosen=chosen.name, best=best.name, loss=loss, loss_lo=lo,
-            loss_hi=hi, error=bool(lo > 0), chosen_payoff=chosen.payoff, best_payoff=best.payoff,
-            rollouts=chosen.rollouts, analysis=analysis))
-        if progress is not None:
-            progress(k + 1, len(todo))
-    assert analysis is not None
-    return GameReview(seat=seat, policy=analysis.policy, seed=int(seed), rollouts=int(rollouts), luck=analysis.luck,
-                      decisions=tuple(rows), confidence=float(confidence), belief=int(belief))
+    settings = ReviewSettings(seat=int(seat), policy=policy, rollouts=rollouts, seed=seed, workers=workers,
+                              luck=value_model_for(luck, seed) if isinstance(seed, (int, np.integer)) else luck,
+                              batch=batch, confidence=confidence, sharpen=sharpen, belief=belief,
+                              belief_noise=belief_noise)
+    rows: dict[int, DecisionReview] = {}
+    with dask_session(backend, workers, scheduler, client) as client:
+        if client is None:
+            stream = ((d.index, review_decision(settings, d)) for d in todo)
+        else:  # one task per decision, results as they finish (a killed worker's run again elsewhere)
+            stream = run_dask(_review_task, settings, todo, client)
+        try:
+            for index, row in stream:
+                rows[index] = row
+                if progress is not None:
+                    progress(len(rows), len(todo))
+        finally:
+            stream.close()
+    ordered = tuple(rows[d.index] for d in todo)  # as played, whatever order they finished in
+    last = ordered[-1].analysis
+    return GameReview(seat=seat, policy=last.policy, seed=int(seed), rollouts=int(rollouts), luck=last.luck,
+                      decisions=ordered, confidence=float(confidence), belief=int(belief))
+
+
+@dataclasses.dataclass(frozen=True)
+class ReviewSettings:
+    """What every decision of a review is analysed with (:func:`review_decisions`' arguments;
+    ``luck`` the value model itself, loaded once)."""
+
+    seat: int
+    policy: str | PolicySpec = DEFAULT_POLICY
+    rollouts: int = DEFAULT_REVIEW_ROLLOUTS
+    seed: int = 0
+    workers: int = 1
+    luck: bool | str | os.PathLike | ValueModel | None = None
+    batch: int = DEFAULT_BATCH
+    confidence: float = 0.95
+    sharpen: int = DEFAULT_SHARPEN
+    belief: int = 0
+    belief_noise: float = DEFAULT_BELIEF_NOISE
+
+
+def review_decision(settings: ReviewSettings, d: LogDecision, workers: int | None = None) -> DecisionReview:
+    """The review of one decision: its analysis, the best action, and the chosen action's loss
+    measured on determinisations the choice of the best never saw (module docstring).  A pure
+    function of its arguments (``workers``: threads, default ``settings.workers``; the result is
+    the same for any), wherever it runs: the unit of a review's work on a Dask cluster."""
+    s = settings
+    workers = s.workers if workers is None else workers
+    analysis = analyze_position(d.position, policy=s.policy, rollouts=s.rollouts, seed=s.seed, workers=workers,
+                                luck=s.luck, batch=s.batch, confidence=s.confidence, sharpen=s.sharpen,
+                                belief=s.belief, belief_noise=s.belief_noise)
+    chosen = analysis.estimate(d.action)
+    best = analysis.best
+    if chosen.action == best.action:
+        loss, lo, hi = 0.0, 0.0, 0.0
+    else:  # the analysis's confirmation: measured apart from the choice of the best (module docstring)
+        loss, lo, hi = -chosen.difference, -chosen.difference_hi, -chosen.difference_lo
+    p = d.position
+    seat = s.seat
+    return DecisionReview(
+        index=d.index, line=d.line, seat=seat, kind=decision_kind(p), hand=format_counts(p.hand),
+        exposed=format_exposed(p.exposed[seat]), chosen=chosen.name, best=best.name, loss=loss, loss_lo=lo,
+        loss_hi=hi, error=bool(lo > 0), chosen_payoff=chosen.payoff, best_payoff=best.payoff,
+        rollouts=chosen.rollouts, analysis=analysis)
+
+
+def _review_task(settings: ReviewSettings, d: LogDecision, threads: int) -> tuple[int, DecisionReview]:
+    """:func:`review_decision` as :func:`~simkit.runner.simulate.run_dask` calls it (on
+    ``threads`` threads), tagged with the decision's number."""
+    return d.index, review_decision(settings, d, threads)
 
 
 def review_log_against_reference(path: str | os.PathLike, seat: int, reference: str = DEFAULT_REFERENCE,

@@ -280,10 +280,10 @@ def tournament_section(result: TournamentResult, directory: str | os.PathLike, p
     ladder = result.ladder()
     rows = pd.DataFrame({"label": ladder["policy"], "estimate": ladder["payoff"], "lo": ladder["payoff_lo"],
                          "hi": ladder["payoff_hi"], "n": ladder["deals"]})
-    save_figure(forest_plot(rows, f"payoff rating (pai per seat per deal, {result.anchor} = 0; {level} bootstrap)",
+    save_figure(forest_plot(rows, f"payoff rating (牌 per seat per deal, {result.anchor} = 0; {level} bootstrap)",
                             "Tournament ladder", null=0.0).figure, directory, f"{prefix}tournament_ratings")
     save_figure(crosstable_plot(result.crosstable(), result.crosstable("lo"), result.crosstable("hi"),
-                                "mean payoff difference, row - column (pai per seat per deal)",
+                                "mean payoff difference, row - column (牌 per seat per deal)",
                                 "Tournament crosstable").figure, directory, f"{prefix}tournament_crosstable")
     table = pd.DataFrame({
         "rank": range(1, len(ladder) + 1), "policy": ladder["policy"],

@@ -86,6 +86,7 @@ from simkit.policies.registry import (
     PolicySpec,
     effective_params,
     is_python_policy,
+    is_user_policy,
     param_index,
     parse_policy,
     parse_policy_list,
@@ -97,6 +98,7 @@ from simkit.runner.batch import check_batch_memory
 from simkit.runner.duplicate import run_duplicate
 from simkit.runner.play import R_PAYOFF, play_deals
 from simkit.runner.python_play import actors_for, play_deals_python
+from simkit.runner.simulate import check_backend, dask_session, run_dask
 from simkit.storage.dataset import DatasetError
 from simkit.storage.files import FileError, read_checked_json, write_checked_json, write_text
 from simkit.storage.lock import FolderLock
@@ -108,11 +110,14 @@ __all__ = [
     "ParameterRange",
     "SpsaSettings",
     "TuneResult",
+    "StrengthPiece",
     "block_strength",
     "parse_pool",
     "parse_ranges",
     "perturbation",
+    "play_piece",
     "spsa_step",
+    "strength_pieces",
     "tune",
     "validation_seed",
     "write_tune_report",
@@ -322,22 +327,98 @@ def _play(specs: Sequence[PolicySpec], n: int, seed: int, first_deal: int, rules
     return play_deals(n, seed, ids, params, rules_array, first_deal=first_deal, user_functions=user, policies=texts)
 
 
-def block_strength(candidate: PolicySpec, pool: Sequence[PolicySpec], seed: int, first_deal: int, deals: int,
-                   rules_array: np.ndarray) -> tuple[float, int]:
-    """(strength, deals played) of ``candidate`` on deals first_deal .. first_deal + deals - 1:
-    its mean payoff per seat per deal with it at each seat in turn and the block's i-th deal's
-    two other seats played by ``pool[i * len(pool) // deals]``."""
-    total = 0.0
-    played = 0
+@dataclasses.dataclass(frozen=True)
+class StrengthPiece:
+    """One play of a strength block: the policies ``specs`` seated (the candidate at ``seat``,
+    the opponent at the others) on deals ``first_deal .. first_deal + deals - 1``; the unit of
+    a tune's work on a Dask cluster."""
+
+    specs: tuple[PolicySpec, ...]
+    seat: int
+    first_deal: int
+    deals: int
+
+
+def strength_pieces(candidate: PolicySpec, pool: Sequence[PolicySpec], first_deal: int,
+                    deals: int) -> list[StrengthPiece]:
+    """The plays of :func:`block_strength`, in the order their payoffs add up: for each
+    opponent ``pool[j]`` its share of the block (deals j·m/P .. (j+1)·m/P - 1), the candidate at
+    seat 0, 1, 2."""
+    pieces = []
     for j, opponent in enumerate(pool):
         lo, hi = j * deals // len(pool), (j + 1) * deals // len(pool)
         for seat in range(SEATS):
             specs = [opponent] * SEATS
             specs[seat] = candidate
-            rows = _play(specs, hi - lo, seed, first_deal + lo, rules_array)
-            total += float(rows[:, R_PAYOFF + seat].sum())
-            played += rows.shape[0]
+            pieces.append(StrengthPiece(tuple(specs), seat, first_deal + lo, hi - lo))
+    return pieces
+
+
+def play_piece(piece: StrengthPiece, seed: int, rules_array: np.ndarray) -> tuple[float, int]:
+    """(the candidate's payoff summed over the piece's deals, deals played)."""
+    rows = _play(piece.specs, piece.deals, seed, piece.first_deal, rules_array)
+    return float(rows[:, R_PAYOFF + piece.seat].sum()), int(rows.shape[0])
+
+
+def _strength(parts: Sequence[tuple[float, int]], deals: int) -> tuple[float, int]:
+    """(strength, deals played) of a block from its pieces' (payoff, deals), added up in the
+    pieces' order (:func:`strength_pieces`): the same float wherever each piece was played."""
+    total = 0.0
+    played = 0
+    for payoff, n in parts:
+        total += payoff
+        played += n
     return total / (SEATS * deals), played
+
+
+def block_strength(candidate: PolicySpec, pool: Sequence[PolicySpec], seed: int, first_deal: int, deals: int,
+                   rules_array: np.ndarray) -> tuple[float, int]:
+    """(strength, deals played) of ``candidate`` on deals first_deal .. first_deal + deals - 1:
+    its mean payoff per seat per deal with it at each seat in turn and the block's i-th deal's
+    two other seats played by ``pool[i * len(pool) // deals]``."""
+    return _strength([play_piece(p, seed, rules_array) for p in strength_pieces(candidate, pool, first_deal, deals)],
+                     deals)
+
+
+@dataclasses.dataclass(frozen=True)
+class _PieceConfig:
+    """What every piece of a tune played on Dask shares: the seed, the rules, and the source
+    digests of the user policies where the tune started (checked where each piece plays)."""
+
+    seed: int
+    rules_array: np.ndarray
+    sources: tuple[tuple[str, str], ...]
+
+
+def _compute_piece(config: _PieceConfig, task: tuple[int, StrengthPiece],
+                   threads: int | None = None) -> tuple[int, tuple[float, int]]:
+    """A piece as :func:`~simkit.runner.simulate.run_dask` plays it (on ``threads`` numba
+    threads), tagged with its number."""
+    import numba
+
+    if threads is not None:
+        numba.set_num_threads(max(1, min(threads, numba.config.NUMBA_NUM_THREADS)))
+    number, piece = task
+    theirs = dict(config.sources)
+    for name, digest in policy_sources(piece.specs):
+        if theirs.get(name) != digest:
+            raise SimkitError(f"policy {name} differs in this process ({os.getpid()}) from the tune's: source digest "
+                              f"{digest} here, {theirs.get(name)} where the tune started (edited since, or another "
+                              "version on this worker)")
+    return number, play_piece(piece, config.seed, config.rules_array)
+
+
+def _play_pieces(pieces: Sequence[StrengthPiece], config: _PieceConfig, client) -> list[tuple[float, int]]:
+    """Each piece's (payoff, deals) in the order given, the pieces played as tasks on the Dask
+    cluster of ``client`` (results as they finish; a killed worker's run again elsewhere)."""
+    parts: dict[int, tuple[float, int]] = {}
+    stream = run_dask(_compute_piece, config, list(enumerate(pieces)), client)
+    try:
+        for number, part in stream:
+            parts[number] = part
+    finally:
+        stream.close()
+    return [parts[i] for i in range(len(pieces))]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -492,6 +573,10 @@ def tune(
     batch_size: int = 5_000,
     quiet: bool = False,
     on_iteration: Callable[[dict], None] | None = None,
+    workers: int = 1,
+    backend: str = "local",
+    scheduler: str | None = None,
+    client=None,
 ) -> TuneResult:
     """Tune ``params`` ({name: (lo, hi)}: names of the policy's parameters, or ``p<i>``) of
     ``policy`` (its parameters as given are the start) against the opponent pool ``against``
@@ -500,7 +585,16 @@ def tune(
     write ``out/report.md``.  Resumable: a re-run continues where an interrupted one stopped.
 
     ``on_iteration`` is called with each iteration's record once it is stored (its keys are
-    the trajectory's columns); ``quiet`` silences the progress lines on stderr."""
+    the trajectory's columns); ``quiet`` silences the progress lines on stderr.
+
+    ``backend='dask'``: every iteration's plays (θ+ and θ-, each opponent's share of the block,
+    the candidate at each seat: 6 x the pool's size, :func:`strength_pieces`) run as tasks on a
+    Dask cluster (:func:`~simkit.runner.simulate.run_dask`: ``client``, else one connected
+    here, once for the whole tune, to ``scheduler`` or to a new ``LocalCluster`` of ``workers``
+    single-threaded processes), and so does the validation's comparison; their payoffs add up
+    here in the order a local tune adds them, so the trajectory, the tuned values and every
+    file are the local tune's.  ``workers`` > 1 needs ``backend='dask'`` (a local tune plays in
+    this process, on every core)."""
     spec = policy if isinstance(policy, PolicySpec) else parse_policy(policy)
     ranges = _ranges(spec, params)
     start = _start_vector(spec, ranges)
@@ -521,6 +615,18 @@ def tune(
                           parameters=("budget",))
     validate_deals = _check_int("validate_deals", validate_deals, 2)
     batch_size = _check_int("batch_size", batch_size, 1)
+    workers = _check_int("workers", workers, 1)
+    check_backend(backend, workers, scheduler)
+    if workers > 1 and backend != "dask":
+        raise SimkitError(f"workers needs backend='dask' (a local tune plays in this process, on every core), got "
+                          f"backend={backend!r}", parameters=("workers", "backend"))
+    registered = sorted({s.name for s in (spec, *pool) if is_user_policy(s) and not s.is_import_path})
+    if registered and backend == "dask":
+        # policies registered by name live in this process only (one named by import path
+        # is imported by every worker)
+        print(f"simkit: policy {', '.join(registered)} is registered in this process only: tuning in this "
+              "process (name it by import path, package.module:function, to use a Dask cluster)", file=sys.stderr)
+        backend, workers, scheduler, client = "local", 1, None, None
     check_batch_memory(min(batch_size, validate_deals))
     confidence = check_confidence(confidence)
     if isinstance(tail, bool) or not isinstance(tail, (int, float)) or not 0 < tail <= 1:
@@ -532,12 +638,15 @@ def tune(
     directory = check_run_folder(out, "tune")
     rules_array = rules.to_array()
     x0 = np.array([r.to_unit(start[r.index]) for r in ranges])
-    with FolderLock(make_out_dir(directory)):
+    pieces = _PieceConfig(seed, rules_array, policy_sources([spec, *pool]))
+    with dask_session(backend, workers, scheduler, client) as client, \
+            FolderLock(make_out_dir(directory)):  # connected before anything is written
         check_run_identity(directory, "tune", identity)
         records = _read_state(directory, identity, iterations, x0, iteration_deals)
         x = np.array(records[-1]["x_next"]) if records else x0
         for k in range(len(records), iterations):
-            record = _iteration(k, x, spec, start, ranges, pool, seed, iteration_deals, settings, rules_array)
+            record = _iteration(k, x, spec, start, ranges, pool, seed, iteration_deals, settings, rules_array,
+                                client, pieces)
             records.append(record)
             write_checked_json(directory / STATE_FILE, {"identity": identity, "iterations": records})
             x = np.array(record["x_next"])
@@ -555,7 +664,8 @@ def tune(
             print(f"tune: validating {tuned_spec.text()} against {start_spec.text()} on {validate_deals:,} new deals "
                   f"(seed {v_seed}) x 6 seatings", file=sys.stderr, flush=True)
         run_duplicate(tuned_spec, start_spec, validate_deals, v_seed, directory / VALIDATION_DIR, rules,
-                      batch_size=min(batch_size, validate_deals), quiet=quiet)
+                      batch_size=min(batch_size, validate_deals), quiet=quiet,
+                      backend="dask" if client is not None else "local", client=client)
         validation = load_comparison(directory / VALIDATION_DIR, confidence)
         result = TuneResult(
             spec.name, ranges, tuple(float(start[r.index]) for r in ranges),
@@ -569,14 +679,23 @@ def tune(
 
 def _iteration(k: int, x: np.ndarray, spec: PolicySpec, start: np.ndarray, ranges: Sequence[ParameterRange],
                pool: Sequence[PolicySpec], seed: int, m: int, settings: SpsaSettings,
-               rules_array: np.ndarray) -> dict:
-    """One SPSA iteration from iterate ``x``: its record (plain JSON values)."""
+               rules_array: np.ndarray, client=None, pieces: _PieceConfig | None = None) -> dict:
+    """One SPSA iteration from iterate ``x``: its record (plain JSON values).  With a Dask
+    ``client`` the plays of θ+ and θ- run on its cluster (``pieces``: what they share)."""
     a_k, c_k = settings.gains(k)
     delta = perturbation(seed, k, len(ranges))
     x_plus = np.clip(x + c_k * delta, 0.0, 1.0)
     x_minus = np.clip(x - c_k * delta, 0.0, 1.0)
-    f_plus, n_plus = block_strength(_spec_at(spec, start, ranges, x_plus), pool, seed, k * m, m, rules_array)
-    f_minus, n_minus = block_strength(_spec_at(spec, start, ranges, x_minus), pool, seed, k * m, m, rules_array)
+    spec_plus, spec_minus = _spec_at(spec, start, ranges, x_plus), _spec_at(spec, start, ranges, x_minus)
+    if client is None:
+        f_plus, n_plus = block_strength(spec_plus, pool, seed, k * m, m, rules_array)
+        f_minus, n_minus = block_strength(spec_minus, pool, seed, k * m, m, rules_array)
+    else:  # θ+'s and θ-'s plays at once, added up as block_strength adds them
+        plus = strength_pieces(spec_plus, pool, k * m, m)
+        parts = _play_pieces(plus + strength_pieces(spec_minus, pool, k * m, m),
+                             pieces if pieces is not None else _PieceConfig(seed, rules_array, policy_sources([spec, *pool])),
+                             client)
+        (f_plus, n_plus), (f_minus, n_minus) = _strength(parts[:len(plus)], m), _strength(parts[len(plus):], m)
     gradient, x_next = spsa_step(x, delta, f_plus, f_minus, a_k, c_k)
     return {"iteration": k, "first_deal": k * m, "plays": n_plus + n_minus, "a_k": a_k, "c_k": c_k,
             "delta": delta.tolist(), "x": x.tolist(), "x_plus": x_plus.tolist(), "x_minus": x_minus.tolist(),
@@ -630,7 +749,7 @@ def write_tune_report(result: TuneResult, directory: str | os.PathLike) -> Path:
         tuning_plot(frame, r.name, f"{r.name} (real units)", f"{result.policy}: {r.name}", ax=ax, bounds=(r.lo, r.hi),
                     marks={"start": s, f"tuned (mean of the last {result.tail:.0%})": t})
     window = _window(result.iterations)
-    tuning_plot(frame, "strength", "strength (pai per seat per deal)",
+    tuning_plot(frame, "strength", "strength (牌 per seat per deal)",
                 f"(f(θ+) + f(θ-)) / 2 against {', '.join(result.pool)}; {result.iteration_deals:,} deals x 3 seats "
                 "per point", ax=axes[-1], window=window)
     save_figure(figure, directory, PLOT_STEM)
