@@ -217,11 +217,9 @@ def test_luck_on_dask_is_refused_before_any_work(tmp_path, capsys, command):
     assert not out.exists()
 
 
-def test_a_worker_killed_mid_run_costs_its_tasks_only(tmp_path, cluster):
-    """SIGKILL of a worker process while it plays a batch: the scheduler runs its tasks again
-    on the other worker (the nanny starts a new one) and the comparison is the same."""
-    kwargs = dict(deals=20_000, seed=11, batch_size=2_500, quiet=True)
-    local = compare("expert", "greedy", tmp_path / "local", **kwargs)
+def run_killing_a_worker(cluster, work):
+    """``work()`` (a run on ``cluster``) in a thread, a worker process SIGKILLed as soon as it holds
+    a task; its result, once the nanny has started a new worker in the killed one's place."""
     with distributed.Client(cluster.scheduler_address, timeout=10) as client:
         client.wait_for_workers(2, timeout=60)
         pids = client.run(os.getpid)  # worker address -> pid
@@ -229,8 +227,7 @@ def test_a_worker_killed_mid_run_costs_its_tasks_only(tmp_path, cluster):
 
         def run() -> None:
             try:
-                outcome["result"] = compare("expert", "greedy", tmp_path / "dask", backend="dask",
-                                            scheduler=cluster.scheduler_address, **kwargs)
+                outcome["result"] = work()
             except BaseException as exc:  # noqa: BLE001 - reported by the assertion below
                 outcome["error"] = exc
 
@@ -251,7 +248,16 @@ def test_a_worker_killed_mid_run_costs_its_tasks_only(tmp_path, cluster):
         assert killed is not None, "no task was ever in flight"
         client.wait_for_workers(2, timeout=60)
         assert killed not in client.run(os.getpid).values()  # a new worker process took its place
-    dask = outcome["result"]
+    return outcome["result"]
+
+
+def test_a_worker_killed_mid_run_costs_its_tasks_only(tmp_path, cluster):
+    """SIGKILL of a worker process while it plays a batch: the scheduler runs its tasks again
+    on the other worker (the nanny starts a new one) and the comparison is the same."""
+    kwargs = dict(deals=20_000, seed=11, batch_size=2_500, quiet=True)
+    local = compare("expert", "greedy", tmp_path / "local", **kwargs)
+    dask = run_killing_a_worker(cluster, lambda: compare("expert", "greedy", tmp_path / "dask", backend="dask",
+                                                         scheduler=cluster.scheduler_address, **kwargs))
     assert without_cpu(dask.to_json()) == without_cpu(local.to_json())
     digests = batch_digests(tmp_path / "local")
     assert len(digests) == 6 * 8 and batch_digests(tmp_path / "dask") == digests
@@ -298,36 +304,9 @@ def test_a_worker_killed_mid_review_costs_its_tasks_only(tmp_path, cluster):
     decisions = parse_decision_log(deal_log(tmp_path).read_text(encoding="utf-8").splitlines())
     kwargs = dict(rollouts=512, seed=3)
     local = review_decisions(decisions, 1, **kwargs)
-    with distributed.Client(cluster.scheduler_address, timeout=10) as client:
-        client.wait_for_workers(2, timeout=60)
-        pids = client.run(os.getpid)
-        outcome = {}
-
-        def run() -> None:
-            try:
-                outcome["result"] = review_decisions(decisions, 1, backend="dask", scheduler=cluster.scheduler_address,
-                                                     **kwargs)
-            except BaseException as exc:  # noqa: BLE001 - reported by the assertion below
-                outcome["error"] = exc
-
-        thread = threading.Thread(target=run)
-        thread.start()
-        killed = None
-        deadline = time.monotonic() + 60
-        while killed is None and thread.is_alive() and time.monotonic() < deadline:
-            busy = [address for address, keys in client.processing().items() if keys and address in pids]
-            if busy:
-                killed = pids[busy[0]]
-                os.kill(killed, signal.SIGKILL)
-            else:
-                time.sleep(0.005)
-        thread.join(timeout=300)
-        assert not thread.is_alive()
-        assert "error" not in outcome, outcome.get("error")
-        assert killed is not None, "no task was ever in flight"
-        client.wait_for_workers(2, timeout=60)
-        assert killed not in client.run(os.getpid).values()
-    assert outcome["result"].to_json() == local.to_json()
+    dask = run_killing_a_worker(cluster, lambda: review_decisions(decisions, 1, backend="dask",
+                                                                  scheduler=cluster.scheduler_address, **kwargs))
+    assert dask.to_json() == local.to_json()
 
 
 def test_tune_on_dask_is_local(tmp_path, cluster):
