@@ -498,7 +498,7 @@ def test_hu_histogram_shows_the_clipped_tail_as_a_labelled_overflow_bar():
     assert len(over) == 1 and over[0].get_height() == pytest.approx(5 / 1000 / 5)
     assert over[0].get_hatch() and over[0].get_x() > edge  # apart from the regular bars, hatched
     assert f"≥ {edge}" in [t.get_text() for t in ax.get_xticklabels()]
-    assert any(t.startswith(f"overflow ≥ {edge} hu: 5 wins") for t in _texts(ax))
+    assert any(t.startswith(f"overflow ≥ {edge} 胡: 5 wins") for t in _texts(ax))
 
 
 def test_equity_hu_plot_has_an_overflow_bar_per_sample():
@@ -540,6 +540,21 @@ def test_plot_texts_are_plain_words():
     for ax in _all_plots():
         for text in _texts(ax):
             assert not re.search(r"\b[a-z]+_[a-z0-9_]+\b", text), text
+
+
+def test_hu_plots_name_the_measure_in_chinese():
+    """Catches a bare pinyin ``hu`` or ``lou`` in the 胡数 plots' labels (issue 40: the code only
+    in brackets beside its Chinese name)."""
+    winner = np.zeros(200, dtype=np.int64)
+    hu = np.r_[np.full(199, 50), [300]]
+    outcome = SeatOutcome.from_arrays(winner, np.full(200, 10), np.full(200, 2), hu, 0, 0.95)
+    result = EquityResult("hand", 0, ("greedy",) * 3, 200, 1, 0.95, outcome, outcome)
+    for ax in (plots.hu_distribution_plot(hu), hu_plot(result)):
+        texts = _texts(ax)
+        assert any("胡数 (hu)" in t for t in texts), texts
+        for text in texts:
+            bare = re.sub(r"胡数 \(hu\)|楼 \(lou\)", "", text)
+            assert not re.search(r"\b(hu|lou)\b", bare), text
 
 
 def test_sprt_legend_names_the_hypotheses():

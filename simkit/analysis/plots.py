@@ -216,17 +216,19 @@ def overflow_histogram(ax: Axes, values: np.ndarray, edge: int, step: int = 5, l
 
 
 @_plot
-def hu_distribution_plot(hu_of_wins: np.ndarray, ax: Axes | None = None, title: str = "hu of winning hands") -> Axes:
-    """Histogram of the winner's hu (fraction of won deals per 5-hu bin); the wins above about
-    the 99th percentile are one overflow bar, hatched and labelled ``≥ EDGE`` (see
+def hu_distribution_plot(hu_of_wins: np.ndarray, ax: Axes | None = None,
+                         title: str = "胡数 (hu) of winning hands") -> Axes:
+    """Histogram of the winner's 胡数 (hu) (fraction of won deals per 5-胡 bin); the wins above
+    about the 99th percentile are one overflow bar, hatched and labelled ``≥ EDGE`` (see
     :func:`overflow_histogram`)."""
     hu = np.asarray(hu_of_wins, dtype=float)
     ax = new_axes((7, 4)) if ax is None else ax
     edge = overflow_edge(hu)
-    overflow_histogram(ax, hu, edge, label="wins per 5-hu bin", unit=" hu", noun="wins")
-    ax.axvline(48, color="k", linestyle="--", linewidth=1, label="48 hu: the least a win without lou needs (default rules)")
-    ax.set_xlabel("winner's hu")
-    ax.set_ylabel("density (fraction of won deals per hu)")
+    overflow_histogram(ax, hu, edge, label="wins per 5-胡 bin", unit=" 胡", noun="wins")
+    ax.axvline(48, color="k", linestyle="--", linewidth=1,
+               label="48 胡: the least a win without 楼 (lou) needs (default rules)")
+    ax.set_xlabel("winner's 胡数 (hu)")
+    ax.set_ylabel("density (fraction of won deals per 胡)")
     ax.set_title(f"{title} (n={hu.size:,} wins)")
     ax.legend(fontsize=8)
     return ax

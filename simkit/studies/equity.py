@@ -424,10 +424,10 @@ def hu_plot(result: EquityResult, ax: Axes | None = None) -> Axes:
     for label, hu, colour in samples:
         if hu.size:
             overflow_histogram(ax, hu, edge, label=f"{label} (n={hu.size:,} wins)", color=colour, filled=False,
-                               unit=" hu", noun="wins", prefix=f"{label.split(' (')[0]}: ")
-    ax.set_xlabel("hu of the seat's wins")
-    ax.set_ylabel("density (fraction of wins per hu)")
-    ax.set_title(f"seat {result.seat}: hu of its wins ({result.deals:,} deals each)")
+                               unit=" 胡", noun="wins", prefix=f"{label.split(' (')[0]}: ")
+    ax.set_xlabel("胡数 (hu) of the seat's wins")
+    ax.set_ylabel("density (fraction of wins per 胡)")
+    ax.set_title(f"seat {result.seat}: 胡数 (hu) of its wins ({result.deals:,} deals each)")
     ax.legend(fontsize=8)
     return ax
 
