@@ -47,7 +47,8 @@ from simkit.cards import N_CARDS, N_COPIES, N_SEATS, N_TYPES
 from simkit.engine import kernel as E
 from simkit.engine.layout import N_ACTIONS, N_OBS, N_STATE, S_DECK, S_STOCK_POS
 from simkit.policies.builtin import POLICY_WORK_SIZE
-from simkit.rng import STREAM_PLAYOUT, next_below
+from simkit.deck import shuffle_kernel
+from simkit.rng import STREAM_PLAYOUT
 from simkit.runner.play import (
     N_RESULT,
     N_RNGS,
@@ -67,6 +68,11 @@ def playout_block(playouts: int) -> np.ndarray:
     if isinstance(playouts, bool) or not isinstance(playouts, (int, np.integer)) or not 1 <= playouts <= MAX_PLAYOUTS:
         raise ValueError(f"play-outs per card must be an integer in 1..{MAX_PLAYOUTS}, got {playouts!r}")
     return np.array([PLAYOUT_MAGIC, float(playouts)], dtype=np.float64)
+
+
+# the slots of :func:`new_playout_scratch`'s tuple
+PS_STATE, PS_WORK, PS_MASK, PS_RNGS, PS_OBS, PS_POLICY_WORK, PS_RESULT = 0, 1, 2, 3, 4, 5, 6
+PS_ORDER, PS_VALUES, PS_COUNTS, PS_KEY, PS_STOCK, PS_LOWEST = 7, 8, 9, 10, 11, 12
 
 
 @njit(cache=True, nogil=True)
@@ -89,7 +95,8 @@ def _play_to_end(act, policy_ids, params, seat_of, rules, s, rngs, obs, work, pw
     (``n`` cards) with ``order[first]`` and ``order[0]`` swapped, played to its end by the
     dispatcher ``act`` on copies (``ps``); fills ``ps``'s result row; returns 0 or the error
     that stopped it."""
-    s2, w2, m2, r2, o2, p2, res = ps[0], ps[1], ps[2], ps[3], ps[4], ps[5], ps[6]
+    s2, w2, m2, r2 = ps[PS_STATE], ps[PS_WORK], ps[PS_MASK], ps[PS_RNGS]
+    o2, p2, res = ps[PS_OBS], ps[PS_POLICY_WORK], ps[PS_RESULT]
     for x in range(N_STATE):
         s2[x] = s[x]
     pos = s[S_STOCK_POS]
@@ -114,8 +121,8 @@ def playout_luck(act, policy_ids, params, seat_of, rules, s, rngs, obs, work, pw
     play-out values (see the module docstring); ``ps``: :func:`new_playout_scratch` with its
     random stream keyed to the deal.  Returns 0, or the error code of a play-out that stopped
     early (the policies broke a rule: the deal is then flagged with it)."""
-    order, values, counts, key, stock, lowest = ps[7], ps[8], ps[9], ps[10], ps[11], ps[12]
-    res = ps[6]
+    order, values, counts, key = ps[PS_ORDER], ps[PS_VALUES], ps[PS_COUNTS], ps[PS_KEY]
+    stock, lowest, res = ps[PS_STOCK], ps[PS_LOWEST], ps[PS_RESULT]
     pos = s[S_STOCK_POS]
     n = N_CARDS - pos
     present = 0
@@ -140,9 +147,7 @@ def playout_luck(act, policy_ids, params, seat_of, rules, s, rngs, obs, work, pw
     for _ in range(playouts):
         for i in range(n):
             order[i] = stock[i]
-        for i in range(n - 1, 0, -1):  # Fisher-Yates
-            j = next_below(key, i + 1)
-            order[i], order[j] = order[j], order[i]
+        shuffle_kernel(key, order[:n])
         for t in range(N_TYPES):
             if counts[t] == 0:
                 continue
