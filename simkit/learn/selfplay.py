@@ -34,12 +34,12 @@ from simkit.engine import kernel as E
 from simkit.engine.env import MAX_DECISIONS
 from simkit.engine.layout import A_WIN, N_ACTIONS, N_OBS, N_STATE, PH_OVER, S_PAYOFF, \
     S_PHASE, S_PLAYER
-from simkit.jit import run_chunks
+from simkit.jit import run_chunks, static_function
 from simkit.policies.builtin import POLICY_WORK_SIZE
 from simkit.policies.dispatch import NO_SUCH_POLICY, builtin_act_state
 from simkit.policies.learned import N_FEATURES, action_features
 from simkit.rng import STREAM_SAMPLE, next_below, root_key, seat_stream, stream_state
-from simkit.runner.play import DECK_RNG, N_RNGS, RNG_WORDS, check_policy_ids
+from simkit.runner.play import DECK_RNG, N_RNGS, RNG_WORDS, check_policy_ids, decide_until_chance
 
 MAX_CANDIDATES = 8  # candidates rolled out per sampled decision (the base choice + 7 others)
 MAX_SAMPLES_PER_DEAL = 24  # sampled decisions kept per deal
@@ -47,20 +47,19 @@ RATE_SCALE = 1 << 30  # the sampling rate is compared with a uniform draw of thi
 CHUNK = 16
 
 
+_BUILTIN_ACT = static_function(builtin_act_state)
+SEATS_IN_ORDER = np.arange(N_SEATS, dtype=np.int64)  # seat p plays ids[p] with params[p]
+
+
 @njit(cache=True, nogil=True)
 def _finish(s, ids, params, rules, rngs, mask, obs, work, pwork, ev, ev_n):
-    """Play state ``s`` to the end with the seats' policies; False if a policy failed or the
-    decision cap was reached."""
+    """Play state ``s`` to the end with the seats' policies, by the deal loop every play-out
+    uses (:func:`simkit.runner.play.decide_until_chance`, no chance pauses); False if a policy
+    failed or the decision cap was reached."""
     E.new_deal_observation(obs)
-    for _ in range(MAX_DECISIONS):
-        if s[S_PHASE] == PH_OVER:
-            return True
-        p = s[S_PLAYER]
-        action = builtin_act_state(ids[p], s, p, obs, mask, params[p], rngs[p], rules, pwork)
-        if action == NO_SUCH_POLICY or action < 0 or action >= N_ACTIONS or not mask[action]:
-            return False
-        E.apply_legal(s, action, rules, mask, work, ev, ev_n)
-    return s[S_PHASE] == PH_OVER
+    error, _ = decide_until_chance(_BUILTIN_ACT, ids, params, SEATS_IN_ORDER, rules, s, rngs, mask, obs, work, pwork,
+                                   ev, ev_n, 0)
+    return error == 0 and s[S_PHASE] == PH_OVER
 
 
 @njit(cache=True, nogil=True)
