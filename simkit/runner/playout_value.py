@@ -48,7 +48,6 @@ from simkit.engine import kernel as E
 from simkit.engine.layout import N_ACTIONS, N_OBS, N_STATE, S_DECK, S_STOCK_POS
 from simkit.policies.builtin import POLICY_WORK_SIZE
 from simkit.deck import shuffle_kernel
-from simkit.rng import STREAM_PLAYOUT
 from simkit.runner.play import (
     N_RESULT,
     N_RNGS,
