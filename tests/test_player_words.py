@@ -76,3 +76,27 @@ def test_analyze_and_review_tables_name_actions_in_chinese(logged):
     for code in {*ACTION_CHINESE, *DECISION_CHINESE}:
         names = [n for n in (ACTION_CHINESE.get(code), DECISION_CHINESE.get(code)) if n]
         assert not _bare("\n".join(body), code, *names), (code, table)
+
+
+PARAMETER_VECTOR = re.compile(r"\b[a-z]+:-?\d+(?:\.\d+)?(?:,-?\d+(?:\.\d+)?)+")  # expert:57.6,13.4,...
+
+
+@pytest.mark.parametrize("command", [
+    ["tournament", "random", "greedy", "expert", "--deals", "8", "--seed", "3"],
+    ["compare", "expert", "greedy", "--deals", "10", "--seed", "3"],
+])
+def test_tournament_and_compare_outputs_speak_the_players_words(command, tmp_path, capsys):
+    """Catches a parameter vector (``expert:57.6,13.4,...``) or a bare pinyin / English code of an
+    action, an ending, a pattern or a measure in what ``tournament`` and ``compare`` print and
+    write with default policies."""
+    assert main([*command, "--out", str(tmp_path / "out")]) == 0
+    texts = {"stdout": capsys.readouterr().out}
+    texts.update({path.name: path.read_text(encoding="utf-8") for path in (tmp_path / "out").glob("*.md")})
+    assert "report.md" in texts
+    names = {**ACTION_CHINESE, **WIN_KIND_CHINESE, **PATTERN_CHINESE, **MEASURE_CHINESE}
+    for where, text in texts.items():
+        assert not PARAMETER_VECTOR.search(text), (where, PARAMETER_VECTOR.search(text).group(0))
+        for code, name in names.items():
+            if code in ("discard", "draw", "table", "none", "units", "turns", "draws"):
+                continue  # English words of the prose ("per seat per deal", "a draw"), not codes
+            assert not _bare(text, code, name), (where, code, _bare(text, code, name))
