@@ -244,14 +244,10 @@ def _play_deck_with(act, root, deal, dealer, policy_ids, params, seat_of, rules,
         stream_state(root, deal, seat_stream(p), rngs[p])
     E.start(s, deck, dealer, rules, mask, work, ev, ev_n)
     E.new_deal_observation(obs)  # a new deal: observe rewrites every word once
-    error = 0
-    for _ in range(MAX_DECISIONS):
-        if s[S_PHASE] == PH_OVER:
-            break
-        error = decide(act, policy_ids, params, seat_of, rules, s, rngs, mask, obs, work, pwork, ev, ev_n)
-        if error != 0:
-            break
-    if error == 0 and s[S_PHASE] != PH_OVER:
+    # the engine pauses before no draw here (E.start leaves work[EW_CHANCE] off): the loop runs to the end
+    error, _ = decide_until_chance(act, policy_ids, params, seat_of, rules, s, rngs, mask, obs, work, pwork, ev, ev_n,
+                                   0)
+    if error == 0 and s[S_PHASE] != PH_OVER:  # never: a deal not over is flagged, not recorded as one
         error = ERR_MAX_DECISIONS + ERR_SEAT * s[S_PLAYER]
     record_result(s, deck, result)
     result[R_ERROR] = error
