@@ -89,7 +89,7 @@ from simkit.policies.registry import PolicySpec, policy_arrays
 from simkit.rng import STREAM_PLAYOUT, root_key, seat_stream, stream_state
 from simkit.rules import RuleSet
 from simkit.runner.duplicate import SEATINGS, seating_policies
-from simkit.runner.playout_value import PB_PLAYOUTS, PLAYOUT_MAGIC, new_playout_scratch, playout_luck
+from simkit.runner.playout_value import PB_PLAYOUTS, PLAYOUT_MAGIC, PS_KEY, new_playout_scratch, playout_luck
 from simkit.runner.python_play import Actor, actors_for, play_one
 from simkit.runner.play import (
     CHUNK,
@@ -441,6 +441,9 @@ def new_luck_scratch():
             np.zeros(N_SEATS, dtype=np.float64), new_playout_scratch())
 
 
+TAB_PLAYOUTS = 13  # new_luck_scratch()[TAB_PLAYOUTS]: the play-outs' scratch
+
+
 @njit(nogil=True, inline="always")
 def _play_deal_luck_with(act, draw, root, deal, dealer, policy_ids, params, seat_of, rules, s, deck, rngs, mask, obs,
                          work, pwork, ev, ev_n, result, tab, block, luck, rows, n_rows):
@@ -449,7 +452,7 @@ def _play_deal_luck_with(act, draw, root, deal, dealer, policy_ids, params, seat
     deal_deck(root, deal, rngs[DECK_RNG], deck)
     for p in range(N_SEATS):
         stream_state(root, deal, seat_stream(p), rngs[p])
-    stream_state(root, deal, STREAM_PLAYOUT, tab[13][10])
+    stream_state(root, deal, STREAM_PLAYOUT, tab[TAB_PLAYOUTS][PS_KEY])
     for q in range(N_SEATS):
         luck[q] = 0.0
     work[E.EW_CHANCE] = E.CHANCE_PAUSE
@@ -478,9 +481,9 @@ def network_draw(act, policy_ids, params, seat_of, rules, s, rngs, mask, obs, wo
 def playout_draw(act, policy_ids, params, seat_of, rules, s, rngs, mask, obs, work, pwork, ev, ev_n, tab, block, luck,
                  rows, n_rows):
     """The chance step of :func:`play_out` under play-out values (``block``
-    :func:`simkit.runner.playout_value.playout_block`; the stream ``tab[13][10]`` keyed to the
+    :func:`simkit.runner.playout_value.playout_block`; the stream ``tab[TAB_PLAYOUTS][PS_KEY]`` keyed to the
     deal by the caller): :func:`simkit.runner.playout_value.playout_luck`."""
-    return playout_luck(act, policy_ids, params, seat_of, rules, s, rngs, obs, work, pwork, ev, ev_n, tab[13],
+    return playout_luck(act, policy_ids, params, seat_of, rules, s, rngs, obs, work, pwork, ev, ev_n, tab[TAB_PLAYOUTS],
                         int(block[PB_PLAYOUTS]), luck)
 
 
