@@ -10,8 +10,9 @@
     simkit report DATASET [--out DIR] [--confidence C]   # report.md + plots in DATASET-report/ (or DIR)
     simkit compare A B [--deals N | --sprt delta,alpha,beta [--burn-in N]] [--seed S] [--out DIR] [--confidence C]
                    [--luck [MODEL]] [--json]   # --luck: also the luck-adjusted (AIVAT-style) estimate
+                   [--variance-reduction none|regression|luck]   # the adjusted estimate (default none)
                    [--backend local|dask] [--scheduler ADDRESS]   # also tournament, equity (not with --luck),
-                                                                  # review, tune and experiment run
+                                                                  # review, tune, train, luck-model, experiment run
     simkit luck-model --out FILE.npz [--seed S] [--deals N] [--pair A,B ...]   # the value model of --luck
     simkit tournament P1 P2 [P3 ...] [--deals N] [--sprt delta,alpha,beta] [--seed S] [--out DIR]
     simkit tune POLICY --params NAME=LO:HI[,NAME=LO:HI ...] --against POOL --budget DEALS [--seed S] [--out DIR]
@@ -194,6 +195,14 @@ def _cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_variance_reduction(method: str | None, luck: bool | str | None, sprt) -> None:
+    """``--variance-reduction`` with ``--luck`` and ``--sprt`` (a value model with another
+    method, regression with an SPRT): a one-line error before any work."""
+    from simkit.studies.compare import check_variance_reduction
+
+    check_variance_reduction(method, luck, sprt)
+
+
 def _luck_argument(value: str | None) -> bool | str | None:
     """``--luck``'s value as the library takes it: None when not given, True for the shipped
     value model (``--luck`` alone), else the model file or ``playouts:K`` as given."""
@@ -209,12 +218,13 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     luck = _luck_argument(args.luck)
     rules = RuleSet.from_strings(args.rule)
     _check_value_model(luck, args.seed)  # bad input is one line before any work, compiling included
+    _check_variance_reduction(args.variance_reduction, luck, args.sprt)
     _compile_first(lambda: _warm_simulate(f"{args.policy_a},{args.policy_b},{args.policy_b}", rules, 1, "fixed"),
                    args.quiet)
     result = compare(args.policy_a, args.policy_b, out, deals=args.deals, seed=args.seed,
                      rules=RuleSet.from_strings(args.rule), batch_size=args.batch_size, workers=args.workers,
                      sprt=args.sprt, confidence=args.confidence, quiet=args.quiet, luck=luck, burn_in=args.burn_in,
-                     backend=args.backend, scheduler=args.scheduler)
+                     backend=args.backend, scheduler=args.scheduler, variance_reduction=args.variance_reduction)
     text = json.dumps(result.to_json(), ensure_ascii=False) if args.json else result.text()
     if not _writable(out):  # e.g. on read-only media: compare read the finished comparison, wrote nothing
         print(text)
@@ -303,7 +313,8 @@ def _cmd_train(args: argparse.Namespace) -> int:
                              fit=FitSettings(hidden=args.hidden, epochs=args.epochs, alpha=args.alpha))
     command = "simkit " + " ".join(shlex.quote(word) for word in sys.argv[1:])
     result = train(args.out, generations=args.generations, seed=args.seed, rules=RuleSet.from_strings(args.rule),
-                   settings=settings, command=command, quiet=args.quiet)
+                   settings=settings, command=command, quiet=args.quiet, backend=args.backend, workers=args.workers,
+                   scheduler=args.scheduler)
     best = result.best
     c = best["check"]
     print(f"model: {result.model} (generation {best['generation']} of {len(result.generations)}; check against expert "
@@ -322,7 +333,8 @@ def _cmd_luck_model(args: argparse.Namespace) -> int:
     model = value.train_value_model(args.out, seed=args.seed, deals=args.deals, pairs=args.pair or value.DEFAULT_PAIRS,
                               rules=RuleSet.from_strings(args.rule), hidden=args.hidden, epochs=args.epochs,
                               check_deals=args.check_deals, quiet=args.quiet,
-                              command="simkit " + " ".join(shlex.quote(word) for word in sys.argv[1:]))
+                              command="simkit " + " ".join(shlex.quote(word) for word in sys.argv[1:]),
+                              backend=args.backend, workers=args.workers, scheduler=args.scheduler)
     before, after = model.meta["training"]["check_variance"]
     print(f"value model: {model.describe()}; weight {model.meta['training']['weight']:.3f}, duplicate variance "
           f"{before:.3f} -> {after:.3f} on its {args.check_deals:,} check deals")

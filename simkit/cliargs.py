@@ -47,6 +47,14 @@ Check = Callable[[Any, str], Any]  # (value, flag) -> the value to keep; raises 
 # -- checks of one value ----------------------------------------------------------------------
 
 
+def variance_reduction_method(value: str | None, flag: str) -> str | None:
+    """compare's ``--variance-reduction``: one of :data:`simkit.defaults.VARIANCE_REDUCTION_METHODS`
+    (None: left to ``--luck`` and the default)."""
+    if value is not None and value not in D.VARIANCE_REDUCTION_METHODS:
+        raise SimkitError(f"{flag} must be one of {', '.join(D.VARIANCE_REDUCTION_METHODS)}, got {value!r}")
+    return value
+
+
 def integer(minimum: int, maximum: int = INT64_MAX, why: str = "") -> Check:
     """An integer in ``minimum .. maximum`` (by default: anything that fits int64); ``why``:
     what the maximum is, for the message."""
@@ -575,6 +583,10 @@ COMMANDS: tuple[Command, ...] = (
             help="also give the luck-adjusted estimate (AIVAT-style corrections at every draw) under the shipped "
                  "value model, the value-model file MODEL, or playouts:K (K play-outs per card by the table's "
                  "policies: slower, removes more); with --sprt the test runs on adjusted differences"),
+        arg("--variance-reduction", default=None, metavar="METHOD", check=variance_reduction_method,
+            help="the adjusted estimate beside plain duplicate's: none (the default: plain duplicate only), "
+                 "regression (cross-fitted regression on the dealt hands' features; not with --sprt) or luck "
+                 "(as --luck, the shipped value model unless --luck names one)"),
         arg("--json", action="store_true", help="print the result as one JSON object"),
         SEED,
         OUT_DIR(help="comparison folder (default runs/compare-A-B-seedS; resumable)", check=run_folder("comparison", resumable=True)),
@@ -652,8 +664,14 @@ COMMANDS: tuple[Command, ...] = (
         arg("--check-deals", type=int, default=300, check=integer(2),
             help="duplicate deals of each generation's check against expert (default 300)"),
         RULE,
+        WORKERS(help="with --backend dask and no --scheduler, the local cluster's worker processes (default 1; a "
+                     "local training plays in this process, on every core)"),
+        BACKEND(help="where the self-play and the checks run: local (default) or a Dask cluster, as tasks of "
+                     "consecutive deals (--scheduler, or a local cluster of --workers processes); the same model "
+                     "bytes either way"),
+        SCHEDULER,
         QUIET(help="no progress lines"),
-    ), (_train_checks,)),
+    ), (_simulate_checks, _train_checks)),
     Command("luck-model", "train the value model of the luck adjustment (compare --luck; needs simkit[learn])", (
         arg("--out", required=True, metavar="FILE", check=new_value_model_file,
             help="the value-model file to write (.npz; an existing one is replaced whole)"),
@@ -667,8 +685,13 @@ COMMANDS: tuple[Command, ...] = (
         arg("--hidden", type=int, default=64, check=POSITIVE, help="hidden layer width (default 64)"),
         arg("--epochs", type=int, default=20, check=POSITIVE, help="epochs of the fit (default 20)"),
         RULE,
+        WORKERS(help="with --backend dask and no --scheduler, the local cluster's worker processes (default 1; a "
+                     "local training plays in this process, on every core)"),
+        BACKEND(help="where the deals run: local (default) or a Dask cluster, as tasks of consecutive deals "
+                     "(--scheduler, or a local cluster of --workers processes); the same model bytes either way"),
+        SCHEDULER,
         QUIET(help="no progress lines"),
-    ), ()),
+    ), (_simulate_checks,)),
     Command("prob", "probabilities of dealt-hand events: Monte Carlo with intervals, exact where known", (
         arg("events", nargs="*", metavar="EVENT",
             help="events: NAME, NAME:VALUE or NAME:PARAM=VALUE, e.g. nao jiang_at_least_k:8 dealer_dealt_win "

@@ -693,3 +693,50 @@ def naive_belief_weight(position, hidden, policy_ids, params, rules_array, noise
     finally:
         sys.setrecursionlimit(limit)
     return found if found is not None else (-math.inf, None)
+
+
+def _naive_solve(matrix: list[list[float]], vector: list[float]) -> list[float]:
+    """x with matrix x = vector, Gauss-Jordan elimination with partial pivoting (full rank)."""
+    size = len(vector)
+    rows = [list(matrix[i]) + [vector[i]] for i in range(size)]
+    for col in range(size):
+        pivot = max(range(col, size), key=lambda r: abs(rows[r][col]))
+        rows[col], rows[pivot] = rows[pivot], rows[col]
+        for r in range(size):
+            if r != col:
+                factor = rows[r][col] / rows[col][col]
+                rows[r] = [a - factor * b for a, b in zip(rows[r], rows[col])]
+    return [rows[i][size] / rows[i][i] for i in range(size)]
+
+
+def naive_cross_fitted_adjustment(outcomes: Sequence[float], features: Sequence[Sequence[float]],
+                                  reference: Sequence[Sequence[float]], unit_ids: Sequence[int],
+                                  folds: int) -> tuple[list[float], float, float]:
+    """The cross-fitted regression adjustment (simkit.analysis.regression), straight from its
+    definition: for each fold k (unit i in fold unit_ids[i] % folds), the least-squares slope
+    of the outcome on the features with an intercept, from the normal equations over the units
+    of the other folds; unit i's adjusted value is y_i - (x_i - m) . slope_fold(i), m the mean of
+    the reference rows.  Returns (adjusted values, their mean, its standard error
+    sqrt(var(adjusted) / n + bbar' S bbar / M), bbar the slopes averaged by the folds' units,
+    S the reference rows' covariance, M their number).  Full-rank designs only."""
+    n, p, m_rows = len(outcomes), len(features[0]), len(reference)
+    fold_of = [u % folds for u in unit_ids]
+    slopes = []
+    for k in range(folds):
+        train = [i for i in range(n) if fold_of[i] != k]
+        mean_x = [sum(features[i][j] for i in train) / len(train) for j in range(p)]
+        mean_y = sum(outcomes[i] for i in train) / len(train)
+        gram = [[sum((features[i][a] - mean_x[a]) * (features[i][b] - mean_x[b]) for i in train) for b in range(p)]
+                for a in range(p)]
+        cross = [sum((features[i][a] - mean_x[a]) * (outcomes[i] - mean_y) for i in train) for a in range(p)]
+        slopes.append(_naive_solve(gram, cross))
+    centre = [sum(row[j] for row in reference) / m_rows for j in range(p)]
+    adjusted = [outcomes[i] - sum((features[i][j] - centre[j]) * slopes[fold_of[i]][j] for j in range(p))
+                for i in range(n)]
+    mean = sum(adjusted) / n
+    variance = sum((a - mean) ** 2 for a in adjusted) / (n - 1)
+    average = [sum(slopes[fold_of[i]][j] for i in range(n)) / n for j in range(p)]
+    covariance = [[sum((row[a] - centre[a]) * (row[b] - centre[b]) for row in reference) / (m_rows - 1)
+                   for b in range(p)] for a in range(p)]
+    reference_variance = sum(average[a] * covariance[a][b] * average[b] for a in range(p) for b in range(p)) / m_rows
+    return adjusted, mean, math.sqrt(variance / n + reference_variance)

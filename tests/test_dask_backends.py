@@ -4,7 +4,8 @@ Parquet batch files, byte for byte (sha256, checked against the manifests' recor
 the same results (``--json``, result objects) as ``local``; a worker killed mid-run costs its
 tasks only; an unreachable scheduler, and ``--luck`` on Dask, are one-line errors.  So do
 ``review`` (one task per decision), ``tune`` (each iteration's plays, and its validation) and
-``experiment run`` (its simulations, comparisons and tournament on one connection).
+``experiment run`` (its simulations, comparisons and tournament on one connection), and
+``train`` (self-play and checks) and ``luck-model``, whose model files are the local bytes.
 
 One cluster serves the module (its workers load the kernels once).  Every local run comes
 first, so the kernels are compiled (and cached) in this process before a worker needs them.
@@ -109,6 +110,29 @@ def test_tournament_on_dask_is_local(tmp_path, cluster):
     assert len(digests) == 3 * 6 * 3 and batch_digests(tmp_path / "dask") == digests
 
 
+def test_tournament_on_dask_plays_each_batch_once_and_draws_the_local_bootstrap(tmp_path, cluster, monkeypatch):
+    """The next pairing's batches are submitted ahead under the keys its seatings' runs use (one
+    task each, not two), and the Davidson bootstrap's fits run as tasks: the same draws, bit
+    for bit (not just within a tolerance)."""
+    kwargs = dict(deals=80, seed=4, batch_size=40, resamples=250, quiet=True)
+    policies = ["random", "greedy", "patient"]
+    local = run_tournament(policies, tmp_path / "local", **kwargs)
+    keys = []
+    real_submit = distributed.Client.submit
+
+    def submit(self, *args, **kw):
+        keys.append(kw.get("key"))
+        return real_submit(self, *args, **kw)
+
+    monkeypatch.setattr(distributed.Client, "submit", submit)
+    dask = run_tournament(policies, tmp_path / "dask", backend="dask", scheduler=cluster.scheduler_address, **kwargs)
+    assert (dask.rating_draws == local.rating_draws).all() and (dask.payoff_draws == local.payoff_draws).all()
+    batches = [k for k in keys if k.startswith("simkit-compute_batch-")]
+    assert len(set(batches)) == 3 * 6 * 2 and len(batches) == 2 * len(set(batches))  # ahead, then by the run
+    assert sum(k.startswith("simkit-_davidson_fits-") for k in keys) == 3  # 250 fits in tasks of 100
+    assert batch_digests(tmp_path / "dask") == batch_digests(tmp_path / "local")
+
+
 def test_equity_on_dask_is_local(tmp_path, cluster):
     kwargs = dict(seat=0, policies="greedy,patient,random", deals=150, seed=7, batch_size=50)
     local = equity(EXAMPLE, out=tmp_path / "local", **kwargs)
@@ -182,9 +206,10 @@ def test_an_interrupt_closes_the_cluster_and_the_run_resumes(tmp_path, monkeypat
     assert batch_digests(tmp_path / "dask") == batch_digests(tmp_path / "local")
 
 
-@pytest.mark.parametrize("command", ["compare", "tournament", "equity", "review", "tune", "experiment"])
+@pytest.mark.parametrize("command", ["compare", "tournament", "equity", "review", "tune", "experiment", "train",
+                                     "luck-model"])
 def test_an_unreachable_scheduler_is_one_line(tmp_path, capsys, command):
-    out = tmp_path / "out"
+    out = tmp_path / ("out.npz" if command == "luck-model" else "out")
     log, spec = deal_log(tmp_path), tmp_path / "tiny.toml"
     spec.write_text(TINY_EXPERIMENT, encoding="utf-8")
     argv = {"compare": ["compare", "greedy", "random", "--deals", "20"],
@@ -193,7 +218,9 @@ def test_an_unreachable_scheduler_is_one_line(tmp_path, capsys, command):
             "review": ["review", log, "--seat", "1", "--rollouts", "8"],
             "tune": ["tune", "patient:6", "--params", "min_units=1:8", "--against", "greedy",
                      "--budget", str(PLAYS_PER_DEAL * 3), "--iteration-deals", "3", "--validate-deals", "2"],
-            "experiment": ["experiment", "run", spec]}[command]
+            "experiment": ["experiment", "run", spec],
+            "train": ["train", "--deals", "5", "--check-deals", "2", "--generations", "1"],
+            "luck-model": ["luck-model", "--deals", "10", "--check-deals", "10"]}[command]
     start = time.monotonic()
     rc, err = run_cli(argv + ["--out", out, "--quiet", "--backend", "dask", "--scheduler", "tcp://127.0.0.1:1"],
                       capsys)
@@ -384,12 +411,99 @@ def test_experiment_on_dask_is_local_on_one_connection(tmp_path, cluster, monkey
       "3", "--workers", "2"],
      ["--workers needs --backend dask", "got --backend local"]),
     (["experiment", "run", "SPEC", "--scheduler", "tcp://127.0.0.1:1"], ["--scheduler needs --backend dask"]),
+    (["train", "--deals", "5", "--scheduler", "tcp://127.0.0.1:1"], ["--scheduler needs --backend dask"]),
+    (["train", "--deals", "5", "--workers", "2"], ["--workers needs --backend dask", "got --backend local"]),
+    (["luck-model", "--scheduler", "tcp://127.0.0.1:1"], ["--scheduler needs --backend dask"]),
+    (["luck-model", "--workers", "2"], ["--workers needs --backend dask", "got --backend local"]),
 ])
 def test_bad_backend_combinations_are_one_line(tmp_path, capsys, argv, needles):
     spec = tmp_path / "tiny.toml"
     spec.write_text(TINY_EXPERIMENT, encoding="utf-8")
     argv = [str(deal_log(tmp_path)) if a == "LOG" else str(spec) if a == "SPEC" else a for a in argv]
-    out = tmp_path / "out"
+    out = tmp_path / ("out.npz" if argv[0] == "luck-model" else "out")
     rc, err = run_cli(argv + ["--out", out], capsys)
     one_line_error(rc, err, *needles)
     assert not out.exists()
+
+
+# ---------------------------------------------------------------- train, luck-model
+
+TRAIN_ARGS = ["--seed", "5", "--deals", "60", "--rate", "0.3", "--check-deals", "20", "--hidden", "4,2", "--epochs",
+              "2", "--quiet"]
+RUN_RECORD_FIELDS = ("record_seconds", "fit_seconds", "seconds", "wall_seconds_to_here", "hardware", "command", "base",
+                     "content_sha256")  # the run record's own fields (and its digest, which covers them)
+
+
+def training_files(folder: Path) -> dict[str, bytes]:
+    """Every model file of a training folder, and each generation's metrics without its run
+    record (seconds, machine, command line, the base model's path)."""
+    files = {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*.npz"))}
+    for path in sorted(folder.rglob("metrics.json")):
+        metrics = json.loads(path.read_text(encoding="utf-8"))
+        files[str(path.relative_to(folder))] = json.dumps({k: v for k, v in metrics.items()
+                                                           if k not in RUN_RECORD_FIELDS}, sort_keys=True).encode()
+    return files
+
+
+def test_train_on_dask_gives_the_local_model_bytes(tmp_path, cluster, monkeypatch):
+    """Two generations (the second's base, a learned model, travels as arrays): self-play in
+    tasks of 13 deals and checks in tasks of 7 (uneven pieces), reassembled in deal order, give
+    the local rows, fits, checks and model files byte for byte."""
+    train_module = importlib.import_module("simkit.learn.train")
+    monkeypatch.setattr(train_module, "SELFPLAY_TASK_DEALS", 13)
+    monkeypatch.setattr(train_module, "CHECK_TASK_DEALS", 7)
+    common = ["train", "--generations", "2"] + TRAIN_ARGS
+    assert main(common + ["--out", str(tmp_path / "local")]) == 0
+    submitted = []
+    real_submit = distributed.Client.submit
+
+    def submit(self, *args, **kwargs):
+        submitted.append(args[0].__name__)
+        return real_submit(self, *args, **kwargs)
+
+    monkeypatch.setattr(distributed.Client, "submit", submit)
+    assert main(common + ["--out", str(tmp_path / "dask"), "--backend", "dask", "--scheduler",
+                          cluster.scheduler_address]) == 0
+    # per generation: ceil(60 / 13) self-play tasks and ceil(20 / 7) check tasks
+    assert sorted(set(submitted)) == ["_check_task", "_selfplay_task"] and len(submitted) == 2 * (5 + 3)
+    local = training_files(tmp_path / "local")
+    assert {"gen-001/model.npz", "gen-002/model.npz", "model.npz"} <= set(local)
+    assert training_files(tmp_path / "dask") == local
+
+
+def test_a_worker_killed_mid_training_costs_its_tasks_only(tmp_path, cluster, monkeypatch):
+    train_module = importlib.import_module("simkit.learn.train")
+    monkeypatch.setattr(train_module, "SELFPLAY_TASK_DEALS", 10)
+    settings = train_module.TrainSettings(deals=120, rate=0.3, check_deals=20,
+                                          fit=importlib.import_module("simkit.learn.fit").FitSettings(hidden=(4, 2),
+                                                                                                     epochs=2))
+    train_module.train(tmp_path / "local", generations=1, seed=8, settings=settings, quiet=True)
+    run_killing_a_worker(cluster, lambda: train_module.train(tmp_path / "dask", generations=1, seed=8,
+                                                             settings=settings, quiet=True, backend="dask",
+                                                             scheduler=cluster.scheduler_address))
+    assert training_files(tmp_path / "dask") == training_files(tmp_path / "local")
+
+
+def test_luck_model_on_dask_gives_the_local_bytes(tmp_path, cluster, monkeypatch):
+    """The rows of each pair and seating in tasks of 7 deals, the check's too, reassembled in
+    deal order: the same value-model file; a ``learned:PATH`` pair relative to this process's
+    folder (not the workers') is read by the workers at its absolute path."""
+    import shutil
+
+    from simkit.policies.model import BUILTIN_MODEL
+
+    value = importlib.import_module("simkit.learn.value")
+    monkeypatch.setattr(value, "TASK_DEALS", 7)
+    monkeypatch.chdir(tmp_path)
+    shutil.copyfile(BUILTIN_MODEL, tmp_path / "mine.npz")
+    common = ["luck-model", "--seed", "11", "--deals", "30", "--check-deals", "20", "--hidden", "4", "--epochs", "3",
+              "--quiet", "--pair", "greedy,random", "--pair", "learned:mine.npz,greedy"]
+    assert main(common + ["--out", "local.npz"]) == 0
+    assert main(common + ["--out", "dask.npz", "--backend", "dask", "--scheduler", cluster.scheduler_address]) == 0
+    assert (tmp_path / "dask.npz").read_bytes() == (tmp_path / "local.npz").read_bytes()
+    # the library, on a worker killed mid-run: the same bytes again
+    kwargs = dict(seed=11, deals=30, pairs=[("greedy", "random"), ("learned:mine.npz", "greedy")], hidden=4, epochs=3,
+                  check_deals=20, quiet=True)
+    run_killing_a_worker(cluster, lambda: value.train_value_model(tmp_path / "killed.npz", backend="dask",
+                                                                  scheduler=cluster.scheduler_address, **kwargs))
+    assert (tmp_path / "killed.npz").read_bytes() == (tmp_path / "local.npz").read_bytes()

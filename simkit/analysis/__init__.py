@@ -5,7 +5,8 @@ to answer a question (comparisons, tournaments, tuning, equity, dealt-hand Monte
 
 Submodules: :mod:`~simkit.analysis.summary` (win rates, dealer advantage, distributions,
 patterns), :mod:`~simkit.analysis.stats` (intervals, bootstrap, tests),
-:mod:`~simkit.analysis.sequential` (SPRT), :mod:`~simkit.analysis.ratings` (Bradley-Terry),
+:mod:`~simkit.analysis.sequential` (SPRT), :mod:`~simkit.analysis.regression` (cross-fitted
+regression adjustment of a mean), :mod:`~simkit.analysis.ratings` (Bradley-Terry),
 :mod:`~simkit.analysis.exact` (dealt-hand events, exact), :mod:`~simkit.analysis.plots`,
 :mod:`~simkit.analysis.report`.
 

@@ -278,14 +278,37 @@ def davidson(wins: np.ndarray, ties: np.ndarray, prior_ties: float = 1.0) -> tup
     return rating - rating.mean(), float(np.exp(fit.x[k - 1]))
 
 
+DAVIDSON_TASK_FITS = 100  # bootstrap fits per Dask task (the draws do not depend on it)
+
+
 def bootstrap_davidson(n_policies: int, differences: dict[tuple[int, int], np.ndarray], resamples: int = 2_000,
-                       seed: int = 0, prior_ties: float = 1.0) -> np.ndarray:
-    """(resamples, n_policies) Davidson ratings (mean 0) of deal-resampled differences (jointly)."""
+                       seed: int = 0, prior_ties: float = 1.0, run_in_order=None) -> np.ndarray:
+    """(resamples, n_policies) Davidson ratings (mean 0) of deal-resampled differences (jointly).
+
+    With ``run_in_order(function, config, pieces)`` (an iterable of ``function(config, piece)``
+    in the pieces' order: a Dask cluster's, :func:`simkit.runner.simulate.run_dask_in_order`,
+    which the statistics layer does not import) the resamples are drawn (and counted) here, in
+    the same order, and their fits run in pieces of :data:`DAVIDSON_TASK_FITS`: each fit is a
+    pure function of its counts, so the draws are the same bytes."""
     arrays = {p: np.asarray(differences[p], dtype=float) for p in sorted(differences)}
     out = np.empty((resamples, n_policies))
-    for b, drawn in enumerate(_joint_resamples(arrays, resamples, seed)):
-        out[b] = davidson(*outcome_counts(n_policies, drawn), prior_ties=prior_ties)[0]
+    if run_in_order is None:
+        for b, drawn in enumerate(_joint_resamples(arrays, resamples, seed)):
+            out[b] = davidson(*outcome_counts(n_policies, drawn), prior_ties=prior_ties)[0]
+        return out
+    counts = [outcome_counts(n_policies, drawn) for drawn in _joint_resamples(arrays, resamples, seed)]
+    pieces = [counts[lo : lo + DAVIDSON_TASK_FITS] for lo in range(0, resamples, DAVIDSON_TASK_FITS)]
+    for lo, fits in zip(range(0, resamples, DAVIDSON_TASK_FITS),
+                        run_in_order(_davidson_fits, float(prior_ties), pieces)):
+        out[lo : lo + len(fits)] = fits
     return out
+
+
+def _davidson_fits(prior_ties: float, task: tuple[int, list], threads: int | None = None) -> tuple[int, np.ndarray]:
+    """The Davidson ratings of each (wins, ties) of a piece of a bootstrap, as
+    :func:`~simkit.runner.simulate.run_dask` runs it, tagged with its number."""
+    number, counts = task
+    return number, np.array([davidson(wins, ties, prior_ties=prior_ties)[0] for wins, ties in counts])
 
 
 # ---- what the ratings and the pairings say together: the fit of the additive model, and

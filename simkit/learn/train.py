@@ -29,6 +29,14 @@ when or by what machine it ran is in the generation's run record, ``metrics.json
 line (which names ``--out``), the base model's full path, the seconds, the hardware, and the
 model's SHA-256 (which is how a resumed run knows the generation is complete).
 
+On a Dask cluster (``backend='dask'``: ``--backend dask [--scheduler ADDRESS]``) the
+self-play runs as tasks of :data:`SELFPLAY_TASK_DEALS` consecutive deals and the check as tasks
+of :data:`CHECK_TASK_DEALS` deals, each keyed by its first deal; their rows are put back in deal
+order, so the rows, the fit and the model's bytes are those of a local run (a deal's rows do not
+depend on the deals beside it), whatever the workers and however many were lost on the way.
+What travels to a worker is the policies' arrays (a ``learned`` base's weights included), never
+a path: the run's folder need not be shared.  The fit runs in this process.
+
 A run is a pure function of its settings and seed (``train.json`` records them; another run's
 folder is refused).  Killed, it resumes from its last complete generation (a generation is
 complete when its metrics and the model whose digest they record are both on disk) and
@@ -59,6 +67,7 @@ from simkit.policies.model import load_model, model_block, model_bytes
 from simkit.policies.registry import parse_policies, policy_arrays
 from simkit.rules import RuleSet
 from simkit.runner.play import PERMUTATIONS, R_PAYOFF, SEATING_ALL, play_deals
+from simkit.runner.simulate import check_backend, dask_session, run_dask_in_order, use_threads
 from simkit.storage.files import FileError, atomic_write_bytes, read_checked_json, write_checked_json, \
     write_text
 from simkit.storage.lock import FolderLock
@@ -71,6 +80,8 @@ REPORT_FILE = "report.md"
 CHECK_SEED_OFFSET = 1_000_003  # the strength checks play seed + this (selection deals, never training deals)
 VALIDATION_EVERY = 5  # deals whose number is a multiple of this are the validation set
 MARGINS = (0.0, 0.05, 0.1, 0.2, 0.4, 0.8, 1.6)
+SELFPLAY_TASK_DEALS = 250  # self-play deals per Dask task (the rows do not depend on it)
+CHECK_TASK_DEALS = 100  # check deals per Dask task (the differences do not depend on it)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -126,17 +137,40 @@ def generation_dir(out: Path, generation: int) -> Path:
     return out / f"gen-{generation:03d}"
 
 
-def strength_check(spec: str, deals: int, seed: int, rules: RuleSet, against: str = "expert") -> np.ndarray:
+@dataclasses.dataclass(frozen=True)
+class _CheckTasks:
+    """What every task of a check shares: the seed, the rules, and the two lineups
+    ([spec, against, against], [against, spec, spec]) as (names, ids, params, user functions)."""
+
+    seed: int
+    rules_array: np.ndarray
+    lineups: tuple
+
+
+def strength_check(spec: str, deals: int, seed: int, rules: RuleSet, against: str = "expert",
+                   client=None) -> np.ndarray:
     """Per deal, the duplicate difference (牌 per seat) of ``spec`` against ``against``: each
     deal played in the six seatings of [spec, against, against] and of [against, spec, spec]
     (every seat held by each policy six times); the deal's difference is the mean over the
-    12 rows of (mean payoff of spec's seats − mean payoff of against's seats)."""
-    rules_array = rules.to_array()
-    total = np.zeros(deals)
-    for lineup, mine in (((spec, against, against), 0), ((against, spec, spec), 1)):
+    12 rows of (mean payoff of spec's seats − mean payoff of against's seats).  With a Dask
+    ``client``: in tasks of :data:`CHECK_TASK_DEALS` deals on its cluster, the same values."""
+    lineups = []
+    for lineup in ((spec, against, against), (against, spec, spec)):
         ids, params, user = policy_arrays(parse_policies(list(lineup)))
-        rows = play_deals(deals, seed, ids, params, rules_array, seating=SEATING_ALL, user_functions=user,
-                          policies=list(lineup))
+        lineups.append((list(lineup), ids, params, user))
+    config = _CheckTasks(int(seed), rules.to_array(), tuple(lineups))
+    if client is None:
+        return _check_differences(config, 0, deals)
+    pieces = [(lo, min(CHECK_TASK_DEALS, deals - lo)) for lo in range(0, deals, CHECK_TASK_DEALS)]
+    return np.concatenate(run_dask_in_order(_check_task, config, pieces, client))
+
+
+def _check_differences(config: _CheckTasks, first_deal: int, deals: int) -> np.ndarray:
+    """:func:`strength_check`'s differences of deals ``first_deal .. first_deal + deals - 1``."""
+    total = np.zeros(deals)
+    for mine, (names, ids, params, user) in enumerate(config.lineups):
+        rows = play_deals(deals, config.seed, ids, params, config.rules_array, first_deal=first_deal,
+                          seating=SEATING_ALL, user_functions=user, policies=names)
         pay = rows[:, R_PAYOFF : R_PAYOFF + 3].astype(float).reshape(deals, 6, 3)
         policy_at_seat = np.array([[PERMUTATIONS[j, s] for s in range(3)] for j in range(6)])  # (6, 3)
         is_spec = (policy_at_seat == 0) if mine == 0 else (policy_at_seat != 0)
@@ -144,6 +178,51 @@ def strength_check(spec: str, deals: int, seed: int, rules: RuleSet, against: st
         other_mean = (pay * ~is_spec).sum(axis=2) / (~is_spec).sum(axis=1)
         total += (spec_mean - other_mean).mean(axis=1)
     return total / 2
+
+
+def _check_task(config: _CheckTasks, task: tuple[int, tuple[int, int]], threads: int | None = None
+                ) -> tuple[int, np.ndarray]:
+    """A piece (first deal, deals) of a check as :func:`~simkit.runner.simulate.run_dask` plays
+    it, tagged with its number."""
+    use_threads(threads)
+    number, (first_deal, deals) = task
+    return number, _check_differences(config, first_deal, deals)
+
+
+@dataclasses.dataclass(frozen=True)
+class _SelfPlayTasks:
+    """What every self-play task of a generation shares (:func:`record_selfplay`'s arguments
+    but the deals)."""
+
+    seed: int
+    ids: np.ndarray
+    params: np.ndarray
+    rules_array: np.ndarray
+    rate: float
+    feature_model: np.ndarray
+
+
+def _selfplay_task(config: _SelfPlayTasks, task: tuple[int, tuple[int, int]], threads: int | None = None
+                   ) -> tuple[int, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """A piece (first deal, deals) of a generation's self-play as
+    :func:`~simkit.runner.simulate.run_dask` plays it, tagged with its number."""
+    use_threads(threads)
+    number, (first_deal, deals) = task
+    return number, record_selfplay(first_deal, deals, config.seed, config.ids, config.params, config.rules_array,
+                                   config.rate, config.feature_model)
+
+
+def self_play(first_deal: int, deals: int, seed: int, ids: np.ndarray, params: np.ndarray, rules_array: np.ndarray,
+              rate: float, feature_model: np.ndarray, client=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`record_selfplay` here, or with a Dask ``client`` in tasks of
+    :data:`SELFPLAY_TASK_DEALS` deals on its cluster, their rows put back in deal order: the
+    same arrays."""
+    if client is None:
+        return record_selfplay(first_deal, deals, seed, ids, params, rules_array, rate, feature_model)
+    config = _SelfPlayTasks(int(seed), ids, params, rules_array, float(rate), feature_model)
+    pieces = [(first_deal + lo, min(SELFPLAY_TASK_DEALS, deals - lo)) for lo in range(0, deals, SELFPLAY_TASK_DEALS)]
+    parts = run_dask_in_order(_selfplay_task, config, pieces, client)
+    return tuple(np.concatenate([part[i] for part in parts]) for i in range(3))  # type: ignore[return-value]
 
 
 def _feature_block() -> np.ndarray:
@@ -176,8 +255,9 @@ def _complete(directory: Path) -> dict | None:
 
 
 def _generation(out: Path, g: int, seed: int, rules: RuleSet, settings: TrainSettings, command: str,
-                earlier: list[dict], quiet: bool) -> dict:
-    """Play, fit, check and write generation g; returns its metrics."""
+                earlier: list[dict], quiet: bool, client=None) -> dict:
+    """Play, fit, check and write generation g (the self-play and the check on the Dask
+    cluster of ``client`` when given); returns its metrics."""
     start = time.perf_counter()
     base_path = None if g == 1 else generation_dir(out, g - 1) / MODEL_FILE
     base = "expert" if base_path is None else f"learned:{base_path}"  # the path: for the run record only
@@ -187,8 +267,8 @@ def _generation(out: Path, g: int, seed: int, rules: RuleSet, settings: TrainSet
     base_digest = None if base_path is None else load_model(base_path).digest
     ids, params, _ = policy_arrays(parse_policies([base] * 3))
     first_deal = (g - 1) * settings.deals
-    x, y, key = record_selfplay(first_deal, settings.deals, seed, ids, params, rules.to_array(), settings.rate,
-                                _feature_block())
+    x, y, key = self_play(first_deal, settings.deals, seed, ids, params, rules.to_array(), settings.rate,
+                          _feature_block(), client)
     record_seconds = time.perf_counter() - start
     n_decisions = int(np.unique(key).size)
     _say(quiet, f"generation {g}: self-play {settings.deals:,} deals (base {'expert' if g == 1 else f'generation {g - 1}'}): "
@@ -226,7 +306,8 @@ def _generation(out: Path, g: int, seed: int, rules: RuleSet, settings: TrainSet
     atomic_write_bytes(directory / MODEL_FILE, data)
     model = load_model(directory / MODEL_FILE)
     check_seed = seed + CHECK_SEED_OFFSET
-    differences = strength_check(f"learned:{directory / MODEL_FILE}", settings.check_deals, check_seed, rules)
+    differences = strength_check(f"learned:{directory / MODEL_FILE}", settings.check_deals, check_seed, rules,
+                                 client=client)
     interval = mean_interval(differences)
     seconds = time.perf_counter() - start
     _say(quiet, f"generation {g}: check against expert ({settings.check_deals:,} duplicate deals, seed {check_seed}): "
@@ -247,14 +328,32 @@ def _generation(out: Path, g: int, seed: int, rules: RuleSet, settings: TrainSet
 
 
 def train(out: str | os.PathLike, generations: int = 3, seed: int = 0, rules: RuleSet | None = None,
-          settings: TrainSettings | None = None, command: str = "", quiet: bool = False) -> TrainResult:
+          settings: TrainSettings | None = None, command: str = "", quiet: bool = False, backend: str = "local",
+          workers: int = 1, scheduler: str | None = None, client=None) -> TrainResult:
     """Train (or resume training) in ``out``; returns every generation's metrics and the path
-    of the shipped model (``out/model.npz``: the generation with the best check)."""
+    of the shipped model (``out/model.npz``: the generation with the best check).
+
+    ``backend='dask'``: the self-play and the checks run as tasks on a Dask cluster
+    (``client`` when given, left open; else one connected here to ``scheduler``, or to a new
+    ``LocalCluster`` of ``workers`` processes, before anything is written, and closed at the
+    end); the files are those of a local run.  ``workers`` > 1 needs ``backend='dask'`` (a
+    local run plays in this process, on every core)."""
     rules = rules if rules is not None else RuleSet()
     settings = settings if settings is not None else TrainSettings()
     if int(generations) < 1:
         raise SimkitError(f"generations must be >= 1, got {generations}", parameters=("generations",))
-    directory = make_out_dir(check_run_folder(out, "train"))
+    check_backend(backend, int(workers), scheduler)
+    if int(workers) > 1 and backend != "dask":
+        raise SimkitError(f"workers needs backend='dask' (a local training plays in this process, on every core), "
+                          f"got backend={backend!r}", parameters=("workers", "backend"))
+    directory = check_run_folder(out, "train")
+    with dask_session(backend, int(workers), scheduler, client) as client:  # connected before anything is written
+        return _train(make_out_dir(directory), int(generations), int(seed), rules, settings, command, quiet, client)
+
+
+def _train(directory: Path, generations: int, seed: int, rules: RuleSet, settings: TrainSettings, command: str,
+           quiet: bool, client) -> TrainResult:
+    """:func:`train` with its folder made and its Dask client (or None) connected."""
     identity = {"kind": "simkit.train", "seed": int(seed), "rules": rules.to_dict(), "settings": settings.to_dict(),
                 "features": N_FEATURES}
     results: list[dict] = []
@@ -265,7 +364,7 @@ def train(out: str | os.PathLike, generations: int = 3, seed: int = 0, rules: Ru
             if metrics is not None:
                 _say(quiet, f"generation {g}: complete (check {metrics['check']['mean']:+.3f}), kept")
             else:
-                metrics = _generation(directory, g, int(seed), rules, settings, command, results, quiet)
+                metrics = _generation(directory, g, int(seed), rules, settings, command, results, quiet, client)
             results.append(metrics)
         best = best_generation(results)
         shutil.copyfile(generation_dir(directory, best["generation"]) / MODEL_FILE, directory / f".{MODEL_FILE}.tmp")

@@ -13,6 +13,13 @@ luck against the duplicate payoff difference, pooled over the pairs, clipped to 
 A weight is a control-variate coefficient: any fixed value keeps the adjustment unbiased, the
 fitted one takes away the most variance that the network's corrections can.
 
+On a Dask cluster (``backend='dask'``) the rows are recorded as tasks of
+:data:`TASK_DEALS` deals (keyed by pair, seating and first deal), and so are the check deals;
+they are put back in deal order, so the rows, the fit and the file's bytes are those of a
+local run, whatever the workers and however many were lost on the way.  The fit runs in this
+process.  A worker reads a ``learned:PATH`` pair's model file itself (at PATH made absolute):
+on a cluster of several machines it must lie on storage they share.
+
 Determinism: the deals are a pure function of the seed; the fit is scikit-learn's with
 ``random_state`` = the seed, on one BLAS thread (as ``simkit train``'s, :mod:`simkit.learn.fit`).
 
@@ -26,6 +33,7 @@ and SHA-256, the command line, the pairs as given, the seconds, the hardware and
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import os
 import platform
@@ -41,16 +49,19 @@ from sklearn.neural_network import MLPRegressor
 from threadpoolctl import threadpool_limits
 
 from simkit import __version__
-from simkit.policies.registry import LEARNED, PolicySpec, learned_model, parse_policy
+from simkit.policies.registry import LEARNED, PolicySpec, is_user_policy, learned_model, learned_model_path, \
+    parse_policy
 from simkit.rules import RuleSet
 from simkit.runner.duplicate import SEATINGS, seating_policies
 from simkit.runner.luck import N_VALUE_FEATURES, duplicate_luck, luck_rows, value_block
 from simkit.runner.play import R_PAYOFF
+from simkit.runner.simulate import check_backend, dask_session, run_dask_in_order, use_threads
 from simkit.runner.value_model import ValueModel, load_value_model, run_record_path, write_value_model
 from simkit.errors import SimkitError
 from simkit.storage.files import write_checked_json
 
 DEFAULT_PAIRS: tuple[tuple[str, str], ...] = (("expert", "greedy"), ("greedy", "random"))
+TASK_DEALS = 500  # deals per Dask task (the rows and the check do not depend on it)
 
 
 def policy_identity(spec: PolicySpec) -> str:
@@ -68,30 +79,104 @@ def policy_identity(spec: PolicySpec) -> str:
     return f"{LEARNED}{params} (model sha256:{model.digest})"
 
 
+def _rows_of(policies: Sequence[PolicySpec], seed: int, first_deal: int, deals: int,
+             rules: RuleSet | None) -> tuple[np.ndarray, np.ndarray]:
+    """The rows (features, final payoff of the row's seat) of deals ``first_deal ..
+    first_deal + deals - 1`` played by ``policies`` at fixed seats, in deal order."""
+    results, _, rows, n_rows = luck_rows(policies, seed, deals, None, rules, first_deal=first_deal, record=True)
+    pay = results[:, R_PAYOFF : R_PAYOFF + 3]
+    used = np.arange(rows.shape[1])[None, :] < n_rows[:, None]
+    flat = rows[used]
+    seats = flat[:, 0].astype(np.int64)
+    deal_of_row = np.repeat(np.arange(deals), n_rows)
+    return flat[:, 1:].astype(np.float32), pay[deal_of_row, seats].astype(np.float32)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Tasks:
+    """What every task of a value model's training on Dask shares (``learned:PATH`` policies
+    with PATH made absolute: a worker reads the file itself)."""
+
+    pairs: tuple[tuple[PolicySpec, PolicySpec], ...]
+    seed: int
+    rules: RuleSet
+    unit: np.ndarray | None = None  # the fitted network with weight 1 (the check's tasks)
+
+
+def _absolute(spec: PolicySpec) -> PolicySpec:
+    path = learned_model_path(spec.name)
+    if path is None or spec.name == LEARNED:
+        return spec
+    return PolicySpec(f"{LEARNED}:{os.path.abspath(path)}", spec.params)
+
+
+def _pieces(first_deal: int, deals: int) -> list[tuple[int, int]]:
+    return [(first_deal + lo, min(TASK_DEALS, deals - lo)) for lo in range(0, deals, TASK_DEALS)]
+
+
+def _rows_task(config: _Tasks, task: tuple[int, tuple[int, str, int, int]], threads: int | None = None
+               ) -> tuple[int, tuple[np.ndarray, np.ndarray]]:
+    """The rows of one (pair, seating, first deal, deals) as
+    :func:`~simkit.runner.simulate.run_dask` plays them, tagged with their number."""
+    use_threads(threads)
+    number, (pair, seating, first_deal, deals) = task
+    policy_a, policy_b = config.pairs[pair]
+    return number, _rows_of(seating_policies(policy_a, policy_b, seating), config.seed, first_deal, deals,
+                            config.rules)
+
+
+def _check_task(config: _Tasks, task: tuple[int, tuple[int, int, int]], threads: int | None = None
+                ) -> tuple[int, tuple[np.ndarray, np.ndarray]]:
+    """Per deal of one (pair, first deal, deals) of the check, the duplicate payoff difference
+    and luck (means over the seatings), tagged with their number."""
+    use_threads(threads)
+    number, (pair, first_deal, deals) = task
+    policy_a, policy_b = config.pairs[pair]
+    d, luck = duplicate_luck(policy_a, policy_b, config.seed, deals, config.unit, config.rules, first_deal=first_deal)
+    return number, (d.mean(axis=1), luck.mean(axis=1))
+
+
 def _training_rows(pairs: Sequence[tuple[PolicySpec, PolicySpec]], seed: int, deals: int,
-                   rules: RuleSet | None) -> tuple[np.ndarray, np.ndarray]:
-    xs, ys = [], []
-    for policy_a, policy_b in pairs:
-        for seating in SEATINGS:
-            results, _, rows, n_rows = luck_rows(seating_policies(policy_a, policy_b, seating), seed, deals, None,
-                                                 rules, record=True)
-            pay = results[:, R_PAYOFF : R_PAYOFF + 3]
-            used = np.arange(rows.shape[1])[None, :] < n_rows[:, None]
-            flat = rows[used]
-            seats = flat[:, 0].astype(np.int64)
-            deal_of_row = np.repeat(np.arange(deals), n_rows)
-            xs.append(flat[:, 1:].astype(np.float32))
-            ys.append(pay[deal_of_row, seats].astype(np.float32))
-    return np.concatenate(xs), np.concatenate(ys)
+                   rules: RuleSet | None, client=None) -> tuple[np.ndarray, np.ndarray]:
+    if client is None:
+        parts = [_rows_of(seating_policies(policy_a, policy_b, seating), seed, 0, deals, rules)
+                 for policy_a, policy_b in pairs for seating in SEATINGS]
+    else:
+        config = _Tasks(tuple((_absolute(a), _absolute(b)) for a, b in pairs), seed, rules)
+        pieces = [(k, seating, lo, n) for k in range(len(pairs)) for seating in SEATINGS for lo, n in _pieces(0, deals)]
+        parts = run_dask_in_order(_rows_task, config, pieces, client)
+    return np.concatenate([x for x, _ in parts]), np.concatenate([y for _, y in parts])
+
+
+def _check_rows(pairs: Sequence[tuple[PolicySpec, PolicySpec]], seed: int, deals: int, check_deals: int,
+                unit: np.ndarray, rules: RuleSet, client=None) -> tuple[np.ndarray, np.ndarray]:
+    """Pooled over the pairs, per check deal (deals ``deals ..``), the duplicate payoff
+    difference and luck under ``unit`` (means over the six seatings)."""
+    if client is None:
+        parts = []
+        for policy_a, policy_b in pairs:
+            d, luck = duplicate_luck(policy_a, policy_b, seed, check_deals, unit, rules, first_deal=deals)
+            parts.append((d.mean(axis=1), luck.mean(axis=1)))
+    else:
+        config = _Tasks(tuple((_absolute(a), _absolute(b)) for a, b in pairs), seed, rules, unit)
+        pieces = [(k, lo, n) for k in range(len(pairs)) for lo, n in _pieces(deals, check_deals)]
+        parts = run_dask_in_order(_check_task, config, pieces, client)
+    return np.concatenate([d for d, _ in parts]), np.concatenate([luck for _, luck in parts])
 
 
 def train_value_model(out: str | os.PathLike, seed: int, deals: int,
                       pairs: Sequence[tuple[str | PolicySpec, str | PolicySpec]] = DEFAULT_PAIRS,
                       rules: RuleSet | None = None, hidden: int = 64, epochs: int = 20, check_deals: int = 1_000,
-                      quiet: bool = False, command: str = "") -> ValueModel:
+                      quiet: bool = False, command: str = "", backend: str = "local", workers: int = 1,
+                      scheduler: str | None = None, client=None) -> ValueModel:
     """Fit a value model on ``deals`` duplicate deals of ``seed`` for each policy pair, choose
     its weight on the next ``check_deals`` deals, and write it to ``out``, and its run record
-    (``command``, paths, seconds, machine) beside it; returns it loaded."""
+    (``command``, paths, seconds, machine) beside it; returns it loaded.
+
+    ``backend='dask'``: the deals are played as tasks on a Dask cluster (``client`` when given,
+    left open; else one connected here to ``scheduler``, or to a new ``LocalCluster`` of
+    ``workers`` processes, before any deal, and closed at the end); the same bytes as a local
+    run.  ``workers`` > 1 needs ``backend='dask'``."""
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise SimkitError(f"seed must be a non-negative integer, got {seed!r}", parameters=("seed",))
     for name, value, least in (("deals", deals, 10), ("check_deals", check_deals, 10), ("epochs", epochs, 1),
@@ -102,13 +187,33 @@ def train_value_model(out: str | os.PathLike, seed: int, deals: int,
     if not specs:
         raise SimkitError("a value model needs at least one policy pair", parameters=("pairs",))
     rules = rules or RuleSet()
+    check_backend(backend, int(workers), scheduler)
+    if int(workers) > 1 and backend != "dask":
+        raise SimkitError(f"workers needs backend='dask' (a local training plays in this process, on every core), "
+                          f"got backend={backend!r}", parameters=("workers", "backend"))
+    registered = sorted({s.name for pair in specs for s in pair if is_user_policy(s) and not s.is_import_path})
+    if registered and backend == "dask":
+        # policies registered by name live in this process only (one named by import path
+        # is imported by every worker)
+        print(f"simkit: policy {', '.join(registered)} is registered in this process only: playing in this process "
+              "(name it by import path, package.module:function, to use a Dask cluster)", file=sys.stderr)
+        backend, workers, scheduler, client = "local", 1, None, None
+    with dask_session(backend, int(workers), scheduler, client) as client:
+        return _train_value_model(out, int(seed), int(deals), specs, rules, int(hidden), int(epochs),
+                                  int(check_deals), quiet, command, client)
+
+
+def _train_value_model(out: str | os.PathLike, seed: int, deals: int, specs: list, rules: RuleSet, hidden: int,
+                       epochs: int, check_deals: int, quiet: bool, command: str, client) -> ValueModel:
+    """:func:`train_value_model` with its arguments checked and its Dask client (or None)
+    connected."""
     started = time.perf_counter()
 
     def say(text: str) -> None:
         if not quiet:
             print(f"luck-model: {text}", file=sys.stderr, flush=True)
 
-    x, y = _training_rows(specs, int(seed), int(deals), rules)
+    x, y = _training_rows(specs, int(seed), int(deals), rules, client)
     say(f"{x.shape[0]:,} rows from {deals:,} deals x 6 seatings x {len(specs)} pair(s)")
     mean = x.mean(axis=0).astype(np.float64)
     scale = x.std(axis=0).astype(np.float64)
@@ -125,12 +230,7 @@ def train_value_model(out: str | os.PathLike, seed: int, deals: int,
     w1, w2 = network.coefs_
     b1, b2 = network.intercepts_
     unit = value_block(mean, scale, w1, b1, w2.ravel(), float(b2[0]))
-    d_all, l_all = [], []
-    for policy_a, policy_b in specs:
-        d, luck = duplicate_luck(policy_a, policy_b, int(seed), int(check_deals), unit, rules, first_deal=int(deals))
-        d_all.append(d.mean(axis=1))
-        l_all.append(luck.mean(axis=1))
-    d_pool, l_pool = np.concatenate(d_all), np.concatenate(l_all)
+    d_pool, l_pool = _check_rows(specs, int(seed), int(deals), int(check_deals), unit, rules, client)
     weight = float(np.clip(np.dot(l_pool, d_pool - d_pool.mean()) / max(np.dot(l_pool, l_pool), 1e-12), 0.0, 1.0))
     variance_before = float(d_pool.var())
     variance_after = float((d_pool - weight * l_pool).var())

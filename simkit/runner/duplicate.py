@@ -18,10 +18,11 @@ import os
 from pathlib import Path
 
 from simkit.errors import SimkitError
-from simkit.policies.registry import PolicySpec, effective_params, params_by_name, parse_policy
+from simkit.policies.registry import PolicySpec, effective_params, is_user_policy, params_by_name, parse_policies, \
+    parse_policy
 from simkit.rules import RuleSet
 from simkit.runner.batch import check_batch_memory
-from simkit.runner.simulate import SimulationConfig, dask_session, simulate
+from simkit.runner.simulate import SimulationConfig, dask_session, simulate, submit_ahead
 from simkit.storage.lock import FolderLock
 from simkit.storage.paths import check_outside_datasets, make_out_dir
 from simkit.storage.runs import COMPARISON_FILE, check_run_folder, check_run_identity
@@ -99,6 +100,25 @@ def run_duplicate(
                      batch_size=batch_size, workers=workers, quiet=quiet, max_batches=max_batches, seating="fixed",
                      backend=backend, client=client)
     return directory
+
+
+def submit_duplicate_ahead(policy_a: str | PolicySpec, policy_b: str | PolicySpec, deals: int, seed: int,
+                           out: str | os.PathLike, rules: RuleSet | None, batch_size: int, client) -> list:
+    """The batches of :func:`run_duplicate`'s six seatings (the same arguments) that ``out``
+    lacks, submitted now to the Dask cluster of ``client`` as the seatings' runs will submit
+    them (:func:`~simkit.runner.simulate.submit_ahead`): a tournament keeps the workers busy
+    with the next pairing while this process reads and rates the current one.  Nothing for a
+    policy registered by name (it runs in this process only)."""
+    a, b = _spec(policy_a), _spec(policy_b)
+    if any(is_user_policy(s) and not s.is_import_path for s in (a, b)):
+        return []
+    rules = rules if rules is not None else RuleSet()
+    futures = []
+    for seating in SEATINGS:
+        config = SimulationConfig(int(deals), int(seed), parse_policies(list(seating_policies(a, b, seating))), rules,
+                                  int(batch_size), 1, "fixed")
+        futures += submit_ahead(config, seating_dir(out, seating), client)
+    return futures
 
 
 def read_comparison(out: str | os.PathLike) -> dict:

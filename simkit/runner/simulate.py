@@ -539,15 +539,68 @@ def run_dask(compute, config, todo: Sequence[int], client) -> Iterator[tuple[int
 
     The tasks go to the client itself, not through joblib's Dask backend: joblib plays every
     batch in this process when the cluster has a single worker thread (its ``n_jobs == 1``
-    shortcut), and so it would while a killed worker of two is being replaced."""
+    shortcut), and so it would while a killed worker of two is being replaced.
+
+    A task's key is a digest of (``compute``, ``config``, batch) (:func:`task_key`): a batch
+    submitted ahead (:func:`submit_ahead`) is the same task, computed once."""
     from dask.distributed import as_completed
 
-    futures = [client.submit(compute, config, b, 1, pure=False) for b in todo]
+    token = _config_token(config)
+    futures = [client.submit(compute, config, b, 1, key=task_key(compute, config, b, token)) for b in todo]
     try:
         for _, result in as_completed(futures, with_results=True):
             yield result
     finally:
         client.cancel(futures)
+
+
+def _config_token(config) -> str:
+    from dask.base import tokenize
+
+    return tokenize(config)
+
+
+def task_key(compute, config, batch, token: str | None = None) -> str:
+    """The Dask key of ``compute(config, batch, 1)``: a digest of the function's name, the
+    config (every field: ``token``, when already computed) and the batch, so that the same
+    work submitted twice on a client is one task."""
+    from dask.base import tokenize
+
+    return f"simkit-{compute.__name__}-{token or _config_token(config)}-{tokenize(batch)}"
+
+
+def submit_ahead(config: SimulationConfig, directory: Path, client) -> list:
+    """Futures of the batches of ``config`` that ``directory`` lacks, submitted now to the
+    cluster of ``client`` under the keys :func:`simulate` will submit them with (the same
+    tasks: computed once, while this process does other work).  Hold them until the run has
+    consumed them; a run that turns out to be another config only wastes their work."""
+    config = dataclasses.replace(config, labels=tuple(config.policy_labels()))  # as a new run's (_adoptable)
+    token = _config_token(config)
+    return [client.submit(compute_batch, config, b, 1, key=task_key(compute_batch, config, b, token))
+            for b in range(config.n_batches) if not os.path.lexists(batch_path(directory, b))]
+
+
+def run_dask_in_order(compute, config, pieces: Sequence[Any], client) -> list[Any]:
+    """``compute(config, (i, pieces[i]), 1)`` (which returns ``(i, result)``) for every piece,
+    as tasks on the Dask cluster of ``client`` (:func:`run_dask`: a killed worker's tasks run
+    again elsewhere); the results in the order of ``pieces``, whatever order they finished in."""
+    parts: dict[int, Any] = {}
+    stream = run_dask(compute, config, list(enumerate(pieces)), client)
+    try:
+        for number, part in stream:
+            parts[number] = part
+    finally:
+        stream.close()
+    return [parts[i] for i in range(len(pieces))]
+
+
+def use_threads(threads: int | None) -> None:
+    """In a task's process: numba's threads for this thread's kernels (``threads``, at most
+    ``NUMBA_NUM_THREADS``; None leaves them as they are)."""
+    if threads is not None:
+        import numba
+
+        numba.set_num_threads(max(1, min(threads, numba.config.NUMBA_NUM_THREADS)))
 
 
 def simulate(

@@ -14,7 +14,10 @@ fixed-sample intervals are shown only labelled as conditional on stopping and bi
 
 With a value model (``luck=``), the luck-adjusted differences (:mod:`simkit.runner.luck`: the
 deals replayed with a correction at every draw) are reported next to the plain ones, with the
-variance reduction of the adjustment over duplicate alone, and the SPRT runs on them.
+variance reduction of the adjustment over duplicate alone, and the SPRT runs on them.  With
+``variance_reduction="regression"`` the adjusted estimate is the cross-fitted regression
+adjustment on the dealt hands' features (:mod:`simkit.analysis.regression`,
+:func:`simkit.studies.dealt.dealt_feature_matrix`); ``"none"`` (the default) is plain duplicate.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ import pandas as pd
 
 from simkit.analysis.plots import convergence_plot, decision_text, forest_plot, save_figure, sprt_llr_plot
 from simkit.analysis.report import format_p, markdown_table
+from simkit.analysis.regression import DEFAULT_FOLDS, cross_fitted_adjustment
 from simkit.analysis.results import Interval, MeanTest, Result, VarianceReduction, finite_or_none, format_level
 from simkit.analysis.sequential import DEFAULT_BURN_IN, EmpiricalMeanSPRT, SequentialEstimate
 from simkit.analysis.stats import (
@@ -41,6 +45,7 @@ from simkit.analysis.stats import (
     paired_bootstrap_interval,
     paired_mean_test,
 )
+from simkit.defaults import DEFAULT_VARIANCE_REDUCTION, VARIANCE_REDUCTION_METHODS
 from simkit.errors import SimkitError
 from simkit.policies.registry import PolicySpec, label_of_text, parse_policy, policy_label
 from simkit.rules import RuleSet
@@ -51,6 +56,11 @@ from simkit.progress import Progress, progress_enabled
 from simkit.runner.value_model import ValueModel, value_model_for
 from simkit.storage import load_dataset
 from simkit.storage.files import atomic_write, write_parquet, write_text
+from simkit.studies.dealt import REGRESSION_FEATURES, dealt_feature_matrix
+
+
+REFERENCE_FIRST_DEAL = 2**62  # the regression's reference deals: deals 2**62 + j of the seed, never played
+REFERENCE_DEALS_PER_DEAL = 10  # reference deals per compared deal: their mean's noise costs 1/10 of the gain
 
 
 def seating_differences(out: str | os.PathLike, batches: int | None = None) -> np.ndarray:
@@ -78,6 +88,12 @@ class LuckAdjustment(Result):
     bootstrap: Interval
     reduction_factor: float
     overall_factor: float
+    method: str = "luck"  # "luck" (model: the value model) or "regression" (model: the fit's description)
+
+    @property
+    def adjective(self) -> str:
+        """How the differences were adjusted, for the text: ``luck-adjusted`` or ``regression-adjusted``."""
+        return f"{self.method}-adjusted"
 
     @property
     def deals_saved(self) -> float:
@@ -96,6 +112,33 @@ def luck_adjustment(per_seating: np.ndarray, luck: np.ndarray, model: str, seed:
     # constant plain differences (a policy against its twin): no variance to reduce
     factor = plain / variance if variance > 0 and plain > 0 else math.nan
     return LuckAdjustment(model, luck, test, boot, factor, factor * duplicate_factor)
+
+
+def regression_adjustment(per_seating: np.ndarray, seed: int, duplicate_factor: float, confidence: float = 0.95,
+                          resamples: int = 5_000, folds: int = DEFAULT_FOLDS) -> LuckAdjustment:
+    """The cross-fitted regression adjustment (:func:`~simkit.analysis.regression.cross_fitted_adjustment`)
+    of the per-deal differences of deals 0 .. n-1 of ``seed`` (rows of ``per_seating``) on each
+    seat's dealt-hand features (:func:`~simkit.studies.dealt.dealt_feature_matrix`), centred on
+    the features of :data:`REFERENCE_DEALS_PER_DEAL` x n reference deals (deal numbers
+    :data:`REFERENCE_FIRST_DEAL` + j of the same seed: dealt, never played), folds by deal
+    number.  A pure function of (seed, deals, the differences).  Returned as a
+    :class:`LuckAdjustment` with ``method="regression"``: ``luck`` holds the per-deal adjustment
+    in every seating's column, ``reduction_factor`` is the plain duplicate variance of the mean
+    over the adjusted one (the reference's noise included)."""
+    deals = per_seating.shape[0]
+    d = per_seating.mean(axis=1)
+    features = dealt_feature_matrix(seed, deals)
+    reference = dealt_feature_matrix(seed, REFERENCE_DEALS_PER_DEAL * deals, REFERENCE_FIRST_DEAL)
+    fit = cross_fitted_adjustment(d, features, reference, np.arange(deals), folds, confidence)
+    boot = paired_bootstrap_interval(fit.adjusted, confidence, resamples=resamples, seed=seed)
+    plain = float(d.var(ddof=1)) / deals
+    variance = fit.test.standard_error ** 2
+    factor = plain / variance if variance > 0 and plain > 0 else math.nan
+    model = (f"cross-fitted regression on {features.shape[1]} dealt-hand features "
+             f"({', '.join(name for name, _ in REGRESSION_FEATURES)} of each seat), {folds} folds by deal number, "
+             f"centred on {reference.shape[0]:,} reference deals")
+    luck = np.repeat(fit.adjustment[:, None], per_seating.shape[1], axis=1)
+    return LuckAdjustment(model, luck, fit.test, boot, factor, factor * duplicate_factor, method="regression")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -126,8 +169,13 @@ class ComparisonResult(Result):
         return int(self.per_seating.shape[0])
 
     @property
+    def variance_reduction_method(self) -> str:
+        """The adjustment of this result: ``none`` (plain duplicate), ``regression`` or ``luck``."""
+        return "none" if self.adjusted is None else self.adjusted.method
+
+    @property
     def efficiency(self) -> float:
-        """Efficiency of the luck adjustment against plain duplicate on this run: the variance
+        """Efficiency of the adjustment (luck or regression) against plain duplicate on this run: the variance
         reduction per deal times plain duplicate's CPU over the whole run's (1 / (variance x
         CPU), plain = 1); NaN without an adjustment.  Above 1 the adjustment pays for its CPU.
         Of a re-run over a finished folder it measures only what that run redid."""
@@ -182,14 +230,14 @@ class ComparisonResult(Result):
             return []
         a = self.adjusted
         return [
-            f"  luck-adjusted: {a.test.mean:+.4f}, {format_level(self.confidence)} paired bootstrap (BCa) "
+            f"  {a.adjective}: {a.test.mean:+.4f}, {format_level(self.confidence)} paired bootstrap (BCa) "
             f"[{a.bootstrap.lo:+.4f}, {a.bootstrap.hi:+.4f}]; t interval [{a.test.lo:+.4f}, {a.test.hi:+.4f}], "
             f"p = {format_p(a.test.p_value)}",
-            (f"  variance reduction of the luck adjustment vs duplicate alone: {a.reduction_factor:.2f}x "
+            (f"  variance reduction of the {a.method} adjustment vs duplicate alone: {a.reduction_factor:.2f}x "
              f"({100 * a.deals_saved:.0f} % of the deals saved); vs unpaired play: {a.overall_factor:.2f}x"
              if math.isfinite(a.reduction_factor) else
-             "  variance reduction of the luck adjustment: undefined (the plain differences are constant)"),
-            f"  value model: {a.model}",
+             f"  variance reduction of the {a.method} adjustment: undefined (the plain differences are constant)"),
+            f"  {'value model' if a.method == 'luck' else 'adjustment'}: {a.model}",
         ] + self._cpu_lines()
 
     def _cpu_lines(self) -> list[str]:
@@ -197,10 +245,11 @@ class ComparisonResult(Result):
             return []
         line = f"  CPU: {self.cpu_seconds:.1f} s"
         if self.adjusted is not None and math.isfinite(self.cpu_duplicate):
+            method = self.adjusted.method
             line += (f" ({self.cpu_duplicate:.1f} s the duplicate deals, {self.cpu_seconds - self.cpu_duplicate:.1f} s "
-                     "the luck)")
+                     f"the {method})")
             if math.isfinite(self.efficiency):
-                line += (f"; efficiency of the luck adjustment per CPU-second vs plain duplicate: "
+                line += (f"; efficiency of the {method} adjustment per CPU-second vs plain duplicate: "
                          f"{self.efficiency:.2f}x ({'it pays' if self.efficiency > 1 else 'it costs more than it saves'})")
         return [line]
 
@@ -221,13 +270,21 @@ class ComparisonResult(Result):
                                       "adjusted_vs_duplicate": None, "adjusted_vs_unpaired": None},
                "adjusted": None, "value_model": None, "sprt": None,
                "cpu_seconds": self.cpu_seconds, "cpu_duplicate_seconds": self.cpu_duplicate,
-               "efficiency_vs_duplicate": self.efficiency}
+               "efficiency_vs_duplicate": self.efficiency, "variance_reduction_method": self.variance_reduction_method,
+               "regression": None}
         if self.adjusted is not None:
             out["adjusted"] = interval(self.adjusted.test, self.adjusted.bootstrap)
             out["adjusted"]["deals_saved_vs_duplicate"] = self.adjusted.deals_saved
             out["variance_reduction"].update(adjusted_vs_duplicate=self.adjusted.reduction_factor,
                                              adjusted_vs_unpaired=self.adjusted.overall_factor)
-            out["value_model"] = self.adjusted.model
+            if self.adjusted.method == "luck":
+                out["value_model"] = self.adjusted.model
+            else:
+                out["regression"] = {"description": self.adjusted.model, "folds": DEFAULT_FOLDS,
+                                     "features": [f"{name}_{seat}" for seat in range(3)
+                                                  for name, _ in REGRESSION_FEATURES],
+                                     "reference_deals": REFERENCE_DEALS_PER_DEAL * self.deals,
+                                     "reference_first_deal": REFERENCE_FIRST_DEAL}
         if self.sprt is not None:
             out["sprt"] = {"decision": self.sprt.decision, "h0_mean": self.sprt.mu0, "h1_mean": self.sprt.mu1,
                            "alpha": self.sprt.alpha, "beta": self.sprt.beta, "deals": self.sprt.n,
@@ -243,7 +300,7 @@ class ComparisonResult(Result):
         decision = {"accept_h1": f"H1 (A - B = {test.mu1:g}) preferred over H0 (A - B = {test.mu0:g})",
                     "accept_h0": f"H0 (A - B = {test.mu0:g}) preferred over H1 (A - B = {test.mu1:g})"}.get(
             test.decision, "no decision (deals cap reached)")
-        tested = "luck-adjusted" if self.adjusted is not None else "duplicate"
+        tested = self.adjusted.adjective if self.adjusted is not None else "duplicate"
         return "\n".join([
             f"{self.policy_a} - {self.policy_b}: SPRT on the {tested} per-deal differences, H0: mean = {test.mu0:g} "
             f"vs H1: mean = {test.mu1:g} (alpha {test.alpha:g}, beta {test.beta:g}, burn-in {test.min_n:,} deals): "
@@ -272,10 +329,12 @@ def interval_text(lo: float, hi: float) -> str:
 def summarise(per_seating: np.ndarray, policy_a: str, policy_b: str, seed: int, confidence: float = 0.95,
               resamples: int = 5_000, sprt: EmpiricalMeanSPRT | None = None,
               deals_computed: int | None = None, luck: np.ndarray | None = None,
-              model: str = "") -> ComparisonResult:
+              model: str = "", regression: bool = False) -> ComparisonResult:
     """Statistics of a (deals, seatings) difference array (``sprt``: the test that chose the deals;
     ``deals_computed``: the deals simulated, default all of ``per_seating``'s; ``luck``: the
-    differences' luck under the value model ``model``, for the luck-adjusted figures).
+    differences' luck under the value model ``model``, for the luck-adjusted figures;
+    ``regression``: the regression-adjusted figures instead, :func:`regression_adjustment`, the
+    rows being deals 0 .. n-1 of ``seed``).
 
     Per-deal differences that are all equal (a policy against itself) have no bootstrap
     interval: NaN bounds and a :class:`~simkit.errors.DegenerateDataWarning`."""
@@ -291,6 +350,8 @@ def summarise(per_seating: np.ndarray, policy_a: str, policy_b: str, seed: int, 
     adjusted = None
     if luck is not None:
         adjusted = luck_adjustment(per_seating, luck, model, seed, variance.reduction_factor, confidence, resamples)
+    elif regression:
+        adjusted = regression_adjustment(per_seating, seed, variance.reduction_factor, confidence, resamples)
     return ComparisonResult(policy_a, policy_b, seed, per_seating, test, boot, variance, sprt, computed,
                             sequential, confidence, adjusted)
 
@@ -373,6 +434,7 @@ def compare(
     backend: str = "local",
     scheduler: str | None = None,
     client=None,
+    variance_reduction: str | None = None,
 ) -> ComparisonResult:
     """Compare A with B on ``deals`` duplicate deals (or, with ``sprt=(delta, alpha, beta)``,
     sequentially, batch by batch, until the SPRT decides or ``deals`` are used up; the test
@@ -381,6 +443,13 @@ def compare(
     ``luck``: also give the luck-adjusted estimate (:mod:`simkit.runner.luck`) under a value
     model: True for the shipped one, or a model file (refused if it was trained on ``seed``);
     with an SPRT the test then runs on the adjusted differences.
+
+    ``variance_reduction``: the adjusted estimate given beside plain duplicate's, one of
+    :data:`VARIANCE_REDUCTION_METHODS`: ``"none"`` (plain duplicate only), ``"regression"`` (the
+    cross-fitted regression adjustment on the dealt hands, :func:`regression_adjustment`; it
+    fits on every deal, so not with ``sprt``) or ``"luck"`` (as ``luck``, the shipped value
+    model when ``luck`` is not given); None (the default): ``"luck"`` when ``luck`` is given,
+    else :data:`DEFAULT_VARIANCE_REDUCTION` (:func:`check_variance_reduction`).
 
     ``backend='dask'``: the duplicate deals run on a Dask cluster (``client``, else one client
     connected once for the whole comparison, an SPRT's batches included: to ``scheduler``, or a
@@ -395,11 +464,40 @@ def compare(
     spec_a = policy_a if isinstance(policy_a, PolicySpec) else parse_policy(str(policy_a))
     spec_b = policy_b if isinstance(policy_b, PolicySpec) else parse_policy(str(policy_b))
     text_a, text_b = policy_label(spec_a), policy_label(spec_b)  # plain labels: comparison.json keeps the vectors
+    method, luck = check_variance_reduction(variance_reduction, luck, sprt)
     check_luck_backend(luck, backend, workers, scheduler)
     model = value_model_for(luck, seed)
     with dask_session(backend, workers, scheduler, client) as client:  # once for every seating and batch
         return _compare(policy_a, policy_b, spec_a, spec_b, text_a, text_b, model, out, deals, seed, rules,
-                        batch_size, workers, sprt, confidence, quiet, burn_in, backend, client)
+                        batch_size, workers, sprt, confidence, quiet, burn_in, backend, client,
+                        regression=method == "regression")
+
+
+def check_variance_reduction(variance_reduction: str | None, luck=None, sprt=None) -> tuple[str, object]:
+    """(method, luck) of :func:`compare`'s ``variance_reduction`` and ``luck``: the method one
+    of :data:`VARIANCE_REDUCTION_METHODS` (None: ``"luck"`` when ``luck`` is given, else
+    :data:`DEFAULT_VARIANCE_REDUCTION`), ``luck`` True (the shipped value model) for ``"luck"``
+    without one; a one-line :class:`SimkitError` for an unknown method, a value model with
+    another method, or ``"regression"`` with an SPRT.
+
+    >>> check_variance_reduction(None), check_variance_reduction("luck"), check_variance_reduction(None, "m.npz")
+    (('none', None), ('luck', True), ('luck', 'm.npz'))
+    """
+    with_luck = luck is not None and luck is not False
+    if variance_reduction is None:
+        variance_reduction = "luck" if with_luck else DEFAULT_VARIANCE_REDUCTION
+    if not isinstance(variance_reduction, str) or variance_reduction not in VARIANCE_REDUCTION_METHODS:
+        raise SimkitError(f"variance_reduction must be one of {', '.join(VARIANCE_REDUCTION_METHODS)}, got "
+                          f"{variance_reduction!r}", parameters=("variance_reduction",))
+    if variance_reduction == "luck":
+        return "luck", luck if with_luck else True
+    if with_luck:
+        raise SimkitError(f"a value model (luck) goes with variance_reduction 'luck', got {variance_reduction!r}",
+                          parameters=("luck", "variance_reduction"))
+    if variance_reduction == "regression" and sprt is not None:
+        raise SimkitError("variance_reduction 'regression' fits on every deal of the comparison, so not with a "
+                          "sequential test (sprt): use 'none' or 'luck'", parameters=("variance_reduction", "sprt"))
+    return variance_reduction, None
 
 
 def check_luck_backend(luck, backend: str, workers: int = 1, scheduler: str | None = None) -> None:
@@ -414,8 +512,9 @@ def check_luck_backend(luck, backend: str, workers: int = 1, scheduler: str | No
 def _compare(policy_a, policy_b, spec_a: PolicySpec, spec_b: PolicySpec, text_a: str, text_b: str,
              model: ValueModel | None, out, deals: int, seed: int, rules: RuleSet | None, batch_size: int,
              workers: int, sprt, confidence: float, quiet: bool, burn_in: int, backend: str,
-             client) -> ComparisonResult:
-    """:func:`compare` with its value model loaded and its Dask client (or None) connected."""
+             client, regression: bool = False) -> ComparisonResult:
+    """:func:`compare` with its value model loaded and its Dask client (or None) connected
+    (``regression``: the regression-adjusted figures, no SPRT)."""
     label = model.describe() if model is not None else ""
     start = cpu_seconds()
     if sprt is None:
@@ -425,7 +524,8 @@ def _compare(policy_a, policy_b, spec_a: PolicySpec, spec_b: PolicySpec, text_a:
         duplicate_cpu = cpu_seconds() - start
         luck_table = (_replayed_luck(spec_a, spec_b, seed, rules, model, per_seating, out=out, quiet=quiet)
                       if model else None)
-        result = summarise(per_seating, text_a, text_b, seed, confidence, luck=luck_table, model=label)
+        result = summarise(per_seating, text_a, text_b, seed, confidence, luck=luck_table, model=label,
+                           regression=regression)
         return dataclasses.replace(result, cpu_seconds=cpu_seconds() - start, cpu_duplicate=duplicate_cpu)
     delta, alpha, beta = sprt
     test = EmpiricalMeanSPRT(delta, alpha, beta, min_n=burn_in)
@@ -504,7 +604,8 @@ def comparison_section(results: list[ComparisonResult], directory: str | Path, p
         table.insert(table.columns.get_loc("p-value") + 1, "Holm p",
                      [f"{format_p(p)}{x}" for p, x in zip(holm_adjust(rows["p_value"].to_numpy()), mark)])
     if any(r.adjusted is not None for r in results):
-        table["luck-adjusted [" + level + " bootstrap]"] = [
+        methods = sorted({r.adjusted.method for r in results if r.adjusted is not None})
+        table[f"{'/'.join(methods)}-adjusted [" + level + " bootstrap]"] = [
             f"{r.adjusted.test.mean:+.4f} [{r.adjusted.bootstrap.lo:+.4f}, {r.adjusted.bootstrap.hi:+.4f}]"
             if r.adjusted is not None else "—" for r in results]
         table["adjusted vs duplicate"] = [f"{r.adjusted.reduction_factor:.2f}x" if r.adjusted is not None
@@ -558,7 +659,7 @@ def write_comparison_report(result: ComparisonResult, directory: str | os.PathLi
     with the luck adjustment also ``luck.parquet`` (deal, seating, difference, luck, adjusted)."""
     directory = Path(directory)
     per = pd.DataFrame({"seating": list(SEATINGS), "mean A - B": result.per_seating.mean(axis=0)})
-    if result.adjusted is not None:  # the derived per-deal table: how much of each deal was draws
+    if result.adjusted is not None and result.adjusted.method == "luck":  # per deal: how much of it was draws
         deals, seatings = result.per_seating.shape
         write_parquet(pd.DataFrame({
             "deal": np.repeat(np.arange(deals, dtype=np.int64), seatings),

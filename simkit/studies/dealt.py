@@ -34,7 +34,8 @@ from simkit.rng import root_key
 from simkit.rules import RuleSet
 from simkit.runner.batch import check_memory
 
-__all__ = ["TABLE_FEATURES", "deal_features", "deal_table", "dealt_hands"]
+__all__ = ["REGRESSION_FEATURES", "TABLE_FEATURES", "deal_features", "deal_table", "dealt_feature_matrix",
+           "dealt_hands"]
 
 # deal_table's feature columns: (column, feature index, dtype)
 TABLE_FEATURES = (
@@ -49,6 +50,12 @@ TABLE_FEATURES = (
     ("wins", F.F_WINS, bool),
 )
 CHUNK = 256  # deals per unit of parallel work
+
+# dealt_feature_matrix's features of each seat's hand, the dataset's dealt_<name>_k columns
+# (simkit.runner.batch.DEALT_COLUMNS): (name, feature index); columns seat-major
+REGRESSION_FEATURES = (("jiang", F.F_JIANG), ("pairs", F.F_PAIRS), ("zi", F.F_ZI), ("nao", F.F_NAO),
+                       ("chariots", F.F_CHARIOTS), ("idle", F.F_MIN_IDLE))
+_REGRESSION_INDICES = np.array([index for _, index in REGRESSION_FEATURES], dtype=np.int64)
 
 
 @njit(cache=True, nogil=True)
@@ -94,6 +101,39 @@ def _features_kernel(root, level, rules, features) -> None:
     :func:`simkit.jit.run_chunks`)."""
     run_chunks(_features_chunk, [(k, root, level, rules, features)
                                  for k in range((features.shape[0] + CHUNK - 1) // CHUNK)])
+
+
+@njit(cache=True, nogil=True)
+def _feature_matrix_kernel(root, first_deal, indices, matrix):
+    """matrix[i, seat * len(indices) + j] = feature indices[j] (LEVEL_IDLE) of seat's hand in
+    deal number first_deal + i."""
+    rules = np.zeros(1, dtype=np.int64)  # not read below LEVEL_EVAL
+    rng = np.zeros(4, dtype=np.uint64)
+    deck = np.zeros(N_CARDS, dtype=np.int64)
+    dealt = np.zeros(N_SEATS * N_TYPES, dtype=np.int64)
+    feats = np.zeros((N_SEATS, F.N_FEATURES), dtype=np.int64)
+    exposed, out, choice, work = F.feature_scratch()
+    width = indices.shape[0]
+    for i in range(matrix.shape[0]):
+        deal_features(root, first_deal + i, F.LEVEL_IDLE, rules, rng, deck, dealt, exposed, out, choice, work, feats)
+        for seat in range(N_SEATS):
+            for j in range(width):
+                matrix[i, seat * width + j] = feats[seat, indices[j]]
+
+
+def dealt_feature_matrix(seed: int, deals: int, first_deal: int = 0) -> np.ndarray:
+    """(deals, 3 x 6) float array: per deal ``first_deal ..``, each seat's dealt-hand features
+    :data:`REGRESSION_FEATURES` (将, pairs, 子, 闹, chariot sets, fewest idle cards; seat 0's
+    six, then seat 1's, then seat 2's), seat 0 dealing: the ``dealt_*_k`` columns of the run's
+    datasets, computed from (seed, deal number) alone.  The covariates of ``simkit compare
+    --variance-reduction regression`` (:mod:`simkit.analysis.regression`)."""
+    deals = _check_count("deals", deals)
+    if isinstance(first_deal, bool) or not isinstance(first_deal, (int, np.integer)) or not \
+            0 <= first_deal <= 2**63 - 1 - deals:
+        raise ValueError(f"first_deal must be an integer >= 0 (with the deals, below 2**63), got {first_deal!r}")
+    matrix = np.zeros((deals, N_SEATS * len(REGRESSION_FEATURES)), dtype=np.int64)
+    _feature_matrix_kernel(root_key(seed), np.int64(first_deal), _REGRESSION_INDICES, matrix)
+    return matrix.astype(float)
 
 
 def _check_count(name: str, value: int) -> int:

@@ -60,7 +60,8 @@ from simkit.errors import SimkitError
 from simkit.policies.registry import PolicySpec, effective_params, params_by_name, parse_policy, policy_label
 from simkit.rules import RuleSet
 from simkit.runner.batch import check_batch_memory
-from simkit.runner.simulate import dask_session
+from simkit.runner.duplicate import submit_duplicate_ahead
+from simkit.runner.simulate import dask_session, run_dask_in_order
 from simkit.storage.dataset import POLICY_PARAMS
 from simkit.storage.files import write_text
 from simkit.storage.lock import FolderLock
@@ -229,7 +230,9 @@ def run_tournament(
 
     ``backend='dask'``: every pairing's deals run on one Dask cluster, its client connected
     once for the whole tournament (``client`` when given; else to ``scheduler``, or a
-    ``LocalCluster`` of ``workers``); the result is the same as local.  Not with ``luck``."""
+    ``LocalCluster`` of ``workers``); the result is the same as local.  Not with ``luck``.
+    The next pairing's batches are submitted while one is played (without ``sprt``), and the
+    Davidson bootstrap's fits run on the cluster too."""
     confidence = check_confidence(confidence)
     specs = [p if isinstance(p, PolicySpec) else parse_policy(p) for p in policies]
     texts = [PolicySpec(s.name, effective_params(s)).text() for s in specs]
@@ -251,20 +254,36 @@ def run_tournament(
         with FolderLock(make_out_dir(directory)):
             check_run_identity(directory, "tournament", _identity(specs, deals, seed, rules, batch_size, sprt),
                                recorded={POLICY_PARAMS: [params_by_name(s) for s in specs]})
-        for i, j in combinations(range(len(specs)), 2):
+        order = list(combinations(range(len(specs)), 2))
+        ahead: dict[tuple[int, int], list] = {}  # on Dask: the batches of this pairing and the next, submitted
+
+        def submit(n: int) -> None:
+            if client is not None and sprt is None and n < len(order) and order[n] not in ahead:
+                i, j = order[n]
+                ahead[order[n]] = submit_duplicate_ahead(specs[i], specs[j], deals, seed, pairing_dir(directory, i, j),
+                                                         rules, batch_size, client)
+
+        for n, (i, j) in enumerate(order):
+            submit(n)
+            submit(n + 1)  # the workers play it while this process writes, reads and rates this one
             if not quiet:
                 print(f"tournament: {labels[i]} vs {labels[j]}", flush=True)
             pairings[(i, j)] = compare(specs[i], specs[j], pairing_dir(directory, i, j), deals=deals, seed=seed,
                                        rules=rules, batch_size=batch_size, workers=workers, sprt=sprt,
                                        confidence=confidence, quiet=quiet, luck=luck, burn_in=burn_in,
                                        backend=backend, client=client)
-    k = len(specs)
-    differences = {p: r.per_seating.mean(axis=1) for p, r in pairings.items()}
+            ahead.pop((i, j), None)  # consumed: its tables leave the workers
+        k = len(specs)
+        differences = {p: r.per_seating.mean(axis=1) for p, r in pairings.items()}
+        # on Dask the bootstrap's fits run on the cluster too (the same draws)
+        in_order = None if client is None else (
+            lambda function, config, pieces: run_dask_in_order(function, config, pieces, client))
+        draws = bootstrap_davidson(k, differences, resamples=resamples, seed=seed, prior_ties=prior_draws,
+                                   run_in_order=in_order)
     adjusted = {p: d - r.adjusted.luck.mean(axis=1) if r.adjusted is not None else d
                 for (p, d), r in zip(differences.items(), pairings.values())}
     anchor = labels.index(ANCHOR) if ANCHOR in labels else 0
     ratings, nu = davidson(*outcome_counts(k, differences), prior_ties=prior_draws)
-    draws = bootstrap_davidson(k, differences, resamples=resamples, seed=seed, prior_ties=prior_draws)
     payoff = payoff_ratings(k, adjusted)
     payoff_draws = bootstrap_payoff_ratings(k, adjusted, resamples=resamples, seed=seed)
     return TournamentResult(tuple(labels), pairings, ratings - ratings[anchor], draws - draws[:, [anchor]],
