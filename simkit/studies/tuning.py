@@ -98,7 +98,7 @@ from simkit.runner.batch import check_batch_memory
 from simkit.runner.duplicate import run_duplicate
 from simkit.runner.play import R_PAYOFF, play_deals
 from simkit.runner.python_play import actors_for, play_deals_python
-from simkit.runner.simulate import check_backend, dask_session, run_dask
+from simkit.runner.simulate import check_backend, dask_session, run_dask_in_order
 from simkit.storage.dataset import DatasetError
 from simkit.storage.files import FileError, read_checked_json, write_checked_json, write_text
 from simkit.storage.lock import FolderLock
@@ -410,15 +410,9 @@ def _compute_piece(config: _PieceConfig, task: tuple[int, StrengthPiece],
 
 def _play_pieces(pieces: Sequence[StrengthPiece], config: _PieceConfig, client) -> list[tuple[float, int]]:
     """Each piece's (payoff, deals) in the order given, the pieces played as tasks on the Dask
-    cluster of ``client`` (results as they finish; a killed worker's run again elsewhere)."""
-    parts: dict[int, tuple[float, int]] = {}
-    stream = run_dask(_compute_piece, config, list(enumerate(pieces)), client)
-    try:
-        for number, part in stream:
-            parts[number] = part
-    finally:
-        stream.close()
-    return [parts[i] for i in range(len(pieces))]
+    cluster of ``client`` (:func:`~simkit.runner.simulate.run_dask_in_order`: a killed worker's
+    run again elsewhere)."""
+    return run_dask_in_order(_compute_piece, config, pieces, client)
 
 
 @dataclasses.dataclass(frozen=True)
