@@ -43,7 +43,7 @@ import numpy as np
 from scipy import stats
 
 from simkit.analysis.results import MeanTest, Result
-from simkit.analysis.stats import check_confidence
+from simkit.analysis.stats import check_confidence, t_statistic_and_p
 from simkit.errors import SimkitError
 
 DEFAULT_FOLDS = 10  # folds of the cross-fitting: each slope is fitted on 90 % of the units
@@ -92,12 +92,7 @@ def _adjusted_mean_test(adjusted: np.ndarray, reference_variance: float, confide
     spread = float(adjusted.std(ddof=1))
     standard_error = math.sqrt(spread**2 / n + max(reference_variance, 0.0))
     half_width = float(stats.t.ppf(0.5 + confidence / 2, n - 1)) * standard_error
-    if standard_error == 0.0:
-        t_statistic = 0.0 if mean == 0.0 else math.copysign(math.inf, mean)
-        p_value = 1.0 if mean == 0.0 else 0.0
-    else:
-        t_statistic = mean / standard_error
-        p_value = float(2.0 * stats.t.sf(abs(t_statistic), n - 1))
+    t_statistic, p_value = t_statistic_and_p(mean, standard_error, n - 1)
     return MeanTest(mean, mean - half_width, mean + half_width, float(t_statistic), p_value, int(n),
                     standard_error * math.sqrt(n), standard_error, confidence)
 

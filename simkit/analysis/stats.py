@@ -311,6 +311,18 @@ def equal_rates_test(counts: np.ndarray | list[int]) -> EqualRatesTest:
                           total, expected)
 
 
+def t_statistic_and_p(mean: float, standard_error: float, degrees_of_freedom: int) -> tuple[float, float]:
+    """The t statistic of H0 "the mean is 0" and its two-sided p-value; a zero standard error
+    gives t = 0, p = 1 for a zero mean, else t = ±inf, p = 0.
+
+    >>> t_statistic_and_p(0.0, 0.0, 5), t_statistic_and_p(-1.0, 0.0, 5)
+    ((0.0, 1.0), (-inf, 0.0))
+    """
+    if standard_error == 0.0:
+        return (0.0, 1.0) if mean == 0.0 else (math.copysign(math.inf, mean), 0.0)
+    t_statistic = mean / standard_error
+    return float(t_statistic), float(2.0 * stats.t.sf(abs(t_statistic), degrees_of_freedom))
+
 def paired_mean_test(differences: np.ndarray | list[float], confidence: float = 0.95) -> MeanTest:
     """One-sample t-test that the mean paired difference is 0, with its t interval.
 
@@ -329,12 +341,7 @@ def paired_mean_test(differences: np.ndarray | list[float], confidence: float = 
     mean, low, high = interval.estimate, interval.lo, interval.hi
     standard_deviation = float(array.std(ddof=1))
     standard_error = standard_deviation / math.sqrt(sample_size)
-    if standard_error == 0.0:
-        t_statistic = 0.0 if mean == 0.0 else math.copysign(math.inf, mean)
-        p_value = 1.0 if mean == 0.0 else 0.0
-    else:
-        t_statistic = mean / standard_error
-        p_value = float(2.0 * stats.t.sf(abs(t_statistic), sample_size - 1))
+    t_statistic, p_value = t_statistic_and_p(mean, standard_error, sample_size - 1)
     return MeanTest(mean, low, high, float(t_statistic), float(p_value), int(sample_size), standard_deviation,
                     standard_error, confidence)
 
