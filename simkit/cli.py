@@ -11,7 +11,7 @@
     simkit compare A B [--deals N | --sprt delta,alpha,beta [--burn-in N]] [--seed S] [--out DIR] [--confidence C]
                    [--luck [MODEL]] [--json]   # --luck: also the luck-adjusted (AIVAT-style) estimate
                    [--variance-reduction none|regression|luck]   # the adjusted estimate (default none)
-                   [--backend local|dask] [--scheduler ADDRESS]   # also tournament, equity (not with --luck),
+                   [--backend local|dask] [--scheduler ADDRESS]   # also tournament, equity,
                                                                   # review, tune, train, luck-model, experiment run
     simkit luck-model --out FILE.npz [--seed S] [--deals N] [--pair A,B ...]   # the value model of --luck
     simkit tournament P1 P2 [P3 ...] [--deals N] [--sprt delta,alpha,beta] [--seed S] [--out DIR]
@@ -568,7 +568,8 @@ def _position_text(text: str) -> str:
 
 
 def _cmd_review(args: argparse.Namespace) -> int:
-    """``simkit review LOG --seat K``: each decision against rollouts of every option."""
+    """``simkit review LOG [LOG ...] --seat K``: each decision against rollouts of every option
+    (several logs: each in turn, on one Dask connection with ``--backend dask``)."""
     from simkit.runner.simulate import dask_session
     from simkit.studies.reference import NotBuiltinPolicyError
     from simkit.studies.review import (
@@ -577,48 +578,59 @@ def _cmd_review(args: argparse.Namespace) -> int:
         review_log_against_reference,
         review_table,
         write_review_report,
+        write_reviews_report,
     )
 
     start = time.perf_counter()
     policy = _rollout_policy(args.policy)
-    decisions = read_decision_log(args.log)
+    logs = list(args.log)
+    every_decisions = [read_decision_log(log) for log in logs]  # every log read (or refused) before any rollout
     luck = _luck_argument(args.luck)
-
-    reporter: list[Progress] = []
-
-    def progress(done: int, total: int) -> None:
-        if not reporter:
-            reporter.append(Progress(total, "decisions", "reviewed", not args.quiet))
-        reporter[0].update(done - reporter[0].done)
-
-    reference = None
+    several = len(logs) > 1
+    reviews = []
     # --backend dask: connected (or refused in one line) before any rollout; the loss against the
     # reference runs here, the decisions' analyses on the cluster
     with dask_session(args.backend, args.workers, args.scheduler) as client:
-        if args.reference != "none":  # first: a bad name is refused before the rollouts
-            try:
-                reference = review_log_against_reference(args.log, args.seat, args.reference, args.samples,
-                                                         args.seed, args.confidence, args.workers)
-            except NotBuiltinPolicyError as exc:
-                if args.reference != D.DEFAULT_REFERENCE or "the log's deal line" not in str(exc):
-                    raise
-                print(f"simkit: note: no loss against {args.reference}: {exc}", file=sys.stderr)
-        review = review_decisions(decisions, args.seat, policy=policy, rollouts=args.rollouts, seed=args.seed,
-                                  workers=args.workers, luck=luck, progress=progress, sharpen=args.sharpen,
-                                  belief=args.belief, belief_noise=args.belief_noise,
-                                  confidence=args.confidence, backend=args.backend, client=client)
-    review = dataclasses.replace(review, reference=reference)
-    for bar in reporter:
-        bar.close()
-    print(review.to_json() if args.json else review_table(review, args.min_loss))
+        for log, decisions in zip(logs, every_decisions):
+            reporter: list[Progress] = []
+
+            def progress(done: int, total: int, reporter=reporter, log=log) -> None:
+                if not reporter:
+                    reporter.append(Progress(total, "decisions", f"reviewed {log}" if several else "reviewed",
+                                             not args.quiet))
+                reporter[0].update(done - reporter[0].done)
+
+            reference = None
+            if args.reference != "none":  # first: a bad name is refused before the rollouts
+                try:
+                    reference = review_log_against_reference(log, args.seat, args.reference, args.samples,
+                                                             args.seed, args.confidence, args.workers)
+                except NotBuiltinPolicyError as exc:
+                    if args.reference != D.DEFAULT_REFERENCE or "the log's deal line" not in str(exc):
+                        raise
+                    where = f"{log}: " if several else ""
+                    print(f"simkit: note: {where}no loss against {args.reference}: {exc}", file=sys.stderr)
+            review = review_decisions(decisions, args.seat, policy=policy, rollouts=args.rollouts, seed=args.seed,
+                                      workers=args.workers, luck=luck, progress=progress, sharpen=args.sharpen,
+                                      belief=args.belief, belief_noise=args.belief_noise,
+                                      confidence=args.confidence, backend=args.backend, client=client)
+            for bar in reporter:
+                bar.close()
+            reviews.append(dataclasses.replace(review, reference=reference))
+    for log, review in zip(logs, reviews):
+        if args.json:
+            print(json.dumps({"log": log, **json.loads(review.to_json())}) if several else review.to_json())
+        else:
+            print((f"== {log}\n" if several else "") + review_table(review, args.min_loss))
     if args.out is not None:
-        path = write_review_report(review, args.out, args.min_loss)
+        path = (write_reviews_report(reviews, logs, args.out, args.min_loss) if several
+                else write_review_report(reviews[0], args.out, args.min_loss))
         if not args.json:
             print(f"({time.perf_counter() - start:.1f} s) -> {path}")
     if args.html is not None:
         from simkit.studies.review_page import write_review_html
 
-        page = write_review_html(review, args.html, args.log)
+        page = write_review_html(reviews[0], args.html, logs[0])
         if not args.json:
             print(f"({time.perf_counter() - start:.1f} s) -> {page}")
     return 0

@@ -279,6 +279,32 @@ def run_folder(kind: str, resumable: bool = False) -> Check:
     return check
 
 
+def input_files(paths: list[str] | None, flag: str) -> list[str] | None:
+    """:func:`input_file` of each path of a list."""
+    return paths if paths is None else [input_file(path, flag) for path in paths]
+
+
+def review_folder(path: str | None, flag: str) -> str | None:
+    """``review --out``: a review's folder (one log) or a review of several logs' (checked for
+    the kind the log count makes by :func:`_review_checks`): the one rule of
+    :func:`simkit.storage.runs.check_run_folder` for either."""
+    if path is None:
+        return path
+    from simkit.storage.runs import check_run_folder
+
+    try:
+        check_run_folder(path, "review", flag)
+    except SimkitError as one_log:
+        try:
+            check_run_folder(path, "reviews", flag)
+        except SimkitError:
+            raise one_log from None
+    return path
+
+
+review_folder.path_check = True  # type: ignore[attr-defined]
+
+
 def container_dir(path: str | None, flag: str) -> str | None:
     """A folder that holds runs' folders (``experiment --reports``: one report folder per
     experiment, each checked by :func:`run_folder`'s rule when written): usable and outside every
@@ -401,13 +427,21 @@ def _simulate_checks(args: argparse.Namespace) -> None:
         raise SimkitError(f"--scheduler needs --backend dask, got --backend {args.backend}")
 
 
-def _dask_checks(args: argparse.Namespace) -> None:
-    """``--scheduler`` needs ``--backend dask`` (as simulate); ``--luck`` runs in this process
-    only: not with ``--backend dask`` (refused before any work)."""
-    _simulate_checks(args)
-    if getattr(args, "luck", None) is not None and args.backend == "dask":
-        raise SimkitError("--luck needs --backend local (the luck replay runs in this process only, not on a Dask "
-                          "cluster), got --backend dask")
+def _review_checks(args: argparse.Namespace) -> None:
+    """Several logs: ``--out`` is a review of several logs' folder, and ``--html`` (one page of
+    one deal) is refused."""
+    if len(args.log) > 1:
+        if args.html is not None:
+            raise SimkitError(f"--html writes the page of one log, got {len(args.log)} logs (review them one at a time "
+                              "for their pages)")
+        if args.out is not None:
+            from simkit.storage.runs import check_run_folder
+
+            check_run_folder(args.out, "reviews", "--out")
+    elif args.out is not None:
+        from simkit.storage.runs import check_run_folder
+
+        check_run_folder(args.out, "review", "--out")
 
 
 def _dealt_table_checks(args: argparse.Namespace) -> None:
@@ -597,7 +631,7 @@ COMMANDS: tuple[Command, ...] = (
         SCHEDULER,
         CONFIDENCE,
         QUIET,
-    ), (_dask_checks, _compare_checks)),
+    ), (_simulate_checks, _compare_checks)),
     Command("tournament", "round-robin duplicate tournament: crosstable and ratings", (
         arg("policies", nargs="+", metavar="POLICY", help="2 or more different policies"),
         DEALS(default=2_000, check=integer(2),
@@ -617,7 +651,7 @@ COMMANDS: tuple[Command, ...] = (
         arg("--resamples", type=int, default=2_000, help="bootstrap resamples of the ratings", check=POSITIVE),
         CONFIDENCE,
         QUIET,
-    ), (_dask_checks, _tournament_checks)),
+    ), (_simulate_checks, _tournament_checks)),
     Command("tune", "tune a policy's parameters by SPSA against a pool, then validate the result", (
         arg("policy", help="the policy and its starting parameters, e.g. patient:6 or pkg.mod:func:1,2"),
         arg("--params", required=True, metavar="NAME=LO:HI,...",
@@ -733,7 +767,7 @@ COMMANDS: tuple[Command, ...] = (
         arg("--no-baseline", action="store_true", help="skip the seat's unconditional baseline"),
         RULE,
         QUIET,
-    ), (_dask_checks,)),
+    ), (_simulate_checks,)),
     Command("experiment", "run an experiment file and write its report", (
         arg("action", choices=["run"], help="what to do"),
         arg("file", help="experiment TOML file, e.g. experiments/dealer_advantage.toml", check=input_file),
@@ -809,9 +843,11 @@ COMMANDS: tuple[Command, ...] = (
         CONFIDENCE,
         arg("--json", action="store_true", help="print the analysis as one JSON object"),
     ), (_analyze_checks,)),
-    Command("review", "review one seat's decisions in a log: chosen and best action, expected loss", (
-        arg("log", help="a simkit replay log, or a decision log (JSON lines of position and chosen action)",
-            check=input_file),
+    Command("review", "review one seat's decisions in a log (or several): chosen and best action, expected loss", (
+        arg("log", nargs="+", metavar="LOG",
+            help="a simkit replay log, or a decision log (JSON lines of position and chosen action); several: each "
+                 "reviewed in turn on one connection (--backend dask: their decisions on the cluster)",
+            check=input_files),
         arg("--seat", type=int, required=True, help="the seat to review", check=seat),
         ROLLOUT_POLICY,
         arg("--rollouts", type=int, default=D.DEFAULT_REVIEW_ROLLOUTS, check=integer(1, 1_000_000),
@@ -835,13 +871,15 @@ COMMANDS: tuple[Command, ...] = (
         arg("--samples", type=int, default=D.DEFAULT_SAMPLES, check=integer(2, 1_000_000),
             help=f"stock orders per decision of the loss against the reference (default {D.DEFAULT_SAMPLES})"),
         CONFIDENCE,
-        OUT_DIR(help="write OUT/review.md (with the loss plot), review.json and decisions.parquet", check=run_folder("review")),
+        OUT_DIR(help="write OUT/review.md (with the loss plot), review.json and decisions.parquet; several logs: "
+                     "OUT/report.md (each log's loss) and OUT/NN-STEM/ (each log's review)", check=review_folder),
         arg("--html", default=None, metavar="FILE", check=out_file,
             help="also write the review as one self-contained HTML page (the deal step by step, each decision's "
                  "hand, actions, chosen against recommended and loss; no network needed to view it)"),
-        arg("--json", action="store_true", help="print the review as one JSON object"),
+        arg("--json", action="store_true", help="print the review as one JSON object (several logs: one line each, "
+                                                "with its log)"),
         QUIET,
-    ), (_simulate_checks,)),
+    ), (_simulate_checks, _review_checks)),
     Command("play", "sit at the table against two bots: your hand in Chinese card names, the legal actions "
                     "numbered, a hint on request; writes a log simkit review reads", (
         arg("--seat", type=int, default=0, check=seat, help="your seat 0, 1 or 2 (default 0; seat 0 deals first)"),

@@ -740,3 +740,28 @@ def naive_cross_fitted_adjustment(outcomes: Sequence[float], features: Sequence[
                    for b in range(p)] for a in range(p)]
     reference_variance = sum(average[a] * covariance[a][b] * average[b] for a in range(p) for b in range(p)) / m_rows
     return adjusted, mean, math.sqrt(variance / n + reference_variance)
+
+
+def naive_network_value(net: Sequence[float], x: Sequence[float]) -> float:
+    """The value of a network block (simkit.policies.network, both simkit networks: ``learned``'s
+    and the luck value model's) for inputs ``x``, straight from the format's definition, one
+    number at a time: z = (x - mean) / scale when the inputs are standardised, else x; each
+    hidden layer relu(b + sum_i a_i W[i]) of the layer below; the value b + sum_k a_k w_k over the
+    last hidden layer; 0 for a block of no hidden layer."""
+    from simkit.policies.network import NET_HEADER, NET_INPUTS, NET_LAYERS, NET_STANDARDISED, NET_WIDTHS
+
+    net = [float(v) for v in net]
+    n, layers = int(net[NET_INPUTS]), int(net[NET_LAYERS])
+    if layers == 0:
+        return 0.0
+    at = NET_HEADER
+    a = [float(v) for v in x]
+    if net[NET_STANDARDISED] == 1.0:
+        a = [(a[i] - net[at + i]) / net[at + n + i] for i in range(n)]
+        at += 2 * n
+    for layer in range(layers):
+        below, width = len(a), int(net[NET_WIDTHS + layer])
+        weights, biases = net[at : at + below * width], net[at + below * width : at + below * width + width]
+        a = [max(0.0, biases[k] + sum(a[i] * weights[i * width + k] for i in range(below))) for k in range(width)]
+        at += below * width + width
+    return net[at + len(a)] + sum(a[k] * net[at + k] for k in range(len(a)))

@@ -2,7 +2,8 @@
 (issue 41): on a ``LocalCluster`` of 2 worker processes (1 thread each) they write the same
 Parquet batch files, byte for byte (sha256, checked against the manifests' records), and give
 the same results (``--json``, result objects) as ``local``; a worker killed mid-run costs its
-tasks only; an unreachable scheduler, and ``--luck`` on Dask, are one-line errors.  So do
+tasks only; an unreachable scheduler is a one-line error.  ``--luck`` (every value model, and
+play-out values) replays its deals on the cluster too, with the same luck, byte for byte.  So do
 ``review`` (one task per decision), ``tune`` (each iteration's plays, and its validation) and
 ``experiment run`` (its simulations, comparisons and tournament on one connection), and
 ``train`` (self-play and checks) and ``luck-model``, whose model files are the local bytes.
@@ -17,6 +18,7 @@ import hashlib
 import importlib
 import json
 import os
+import shutil
 import signal
 import threading
 import time
@@ -40,6 +42,7 @@ from simkit.studies.tournament import run_tournament  # noqa: E402
 from simkit.studies.tuning import PLAYS_PER_DEAL, tune  # noqa: E402
 
 sim_module = importlib.import_module("simkit.runner.simulate")
+compare_module = importlib.import_module("simkit.studies.compare")
 
 EXAMPLE = "YJ*3 YS*2 YX YC YM YP RC*2 RM RP*2 RZ WJ WS*3 WX WC WM WP GJ GS GX GC GM*2 GZ*2"  # seat 0's 31 cards
 CPU_FIELDS = ("cpu_seconds", "cpu_duplicate_seconds", "efficiency_vs_duplicate")  # timings: differ run to run
@@ -230,18 +233,59 @@ def test_an_unreachable_scheduler_is_one_line(tmp_path, capsys, command):
 
 
 @pytest.mark.parametrize("command", ["compare", "tournament"])
-def test_luck_on_dask_is_refused_before_any_work(tmp_path, capsys, command):
+def test_a_scheduler_without_dask_is_one_line(tmp_path, capsys, command):
     out = tmp_path / "out"
-    rc, err = run_cli([command, "greedy", "random", "--luck", "--backend", "dask", "--out", out], capsys)
-    one_line_error(rc, err, "--luck needs --backend local", "got --backend dask")
     rc, err = run_cli([command, "greedy", "random", "--scheduler", "tcp://127.0.0.1:1", "--out", out], capsys)
     one_line_error(rc, err, "--scheduler needs --backend dask")
-    with pytest.raises(SimkitError, match="luck needs backend='local'"):
-        if command == "compare":
-            compare("greedy", "random", out, deals=20, luck=True, backend="dask")
-        else:
-            run_tournament(["greedy", "random"], out, deals=20, luck=True, backend="dask")
     assert not out.exists()
+
+
+def luck_files(folder: Path) -> dict[str, bytes]:
+    """The kept luck of a comparison folder (``luck-<model digest>.npy``), by file name."""
+    return {p.name: p.read_bytes() for p in folder.glob("luck-*.npy")}
+
+
+def test_compare_luck_on_dask_is_local(tmp_path, cluster, capsys, monkeypatch):
+    """``compare --luck`` on Dask: the luck replay runs in slices on the workers (5 tasks of 25
+    deals here), kept in deal order: the same --json and the same kept luck, byte for byte."""
+    monkeypatch.setattr(compare_module, "LUCK_SLICE_DASK", 25)
+    common = ["compare", "expert", "greedy", "--deals", "120", "--batch-size", "40", "--seed", "12", "--luck",
+              "--json", "--quiet"]
+    printed = {}
+    for name, extra in (("local", []), ("dask", ["--backend", "dask", "--scheduler", cluster.scheduler_address])):
+        assert main(common + ["--out", str(tmp_path / name)] + extra) == 0
+        printed[name] = json.loads(capsys.readouterr().out)
+    assert printed["local"]["adjusted"]["deals_saved_vs_duplicate"] is not None
+    assert without_cpu(printed["dask"]) == without_cpu(printed["local"])
+    assert len(luck_files(tmp_path / "local")) == 1 and luck_files(tmp_path / "dask") == luck_files(tmp_path / "local")
+
+
+def test_compare_playout_luck_and_luck_sprt_on_dask_are_local(tmp_path, cluster, monkeypatch):
+    """The other --luck modes: play-out values (slices of 4 deals: 3 tasks), and a sequential
+    test on luck-adjusted differences (each batch's luck replayed on the cluster)."""
+    monkeypatch.setattr(compare_module, "LUCK_SLICE_PLAYOUTS", 4)
+    monkeypatch.setattr(compare_module, "LUCK_SLICE_DASK", 30)
+    runs = (("playouts", dict(deals=12, seed=13, batch_size=6, luck="playouts:2")),
+            ("sprt", dict(deals=400, seed=14, batch_size=50, luck=True, sprt=(0.3, 0.05, 0.05), burn_in=60)))
+    for name, kwargs in runs:
+        local = compare("greedy", "random", tmp_path / f"{name}-local", quiet=True, **kwargs)
+        dask = compare("greedy", "random", tmp_path / f"{name}-dask", quiet=True, backend="dask",
+                       scheduler=cluster.scheduler_address, **kwargs)
+        assert local.adjusted is not None and (dask.adjusted.luck == local.adjusted.luck).all()
+        assert without_cpu(dask.to_json()) == without_cpu(local.to_json())
+        assert luck_files(tmp_path / f"{name}-dask") == luck_files(tmp_path / f"{name}-local")
+    assert 60 <= local.sprt.n < 400  # the sequential test stopped early, after several batches
+
+
+def test_tournament_luck_on_dask_is_local(tmp_path, cluster):
+    kwargs = dict(deals=60, seed=15, batch_size=30, resamples=100, quiet=True, luck=True)
+    local = run_tournament(["random", "greedy"], tmp_path / "local", **kwargs)
+    dask = run_tournament(["random", "greedy"], tmp_path / "dask", backend="dask",
+                          scheduler=cluster.scheduler_address, **kwargs)
+    assert local.adjusted
+    pd.testing.assert_frame_equal(dask.ladder(), local.ladder())
+    for pair, result in local.pairings.items():
+        assert without_cpu(dask.pairings[pair].to_json()) == without_cpu(result.to_json())
 
 
 def run_killing_a_worker(cluster, work):
@@ -290,6 +334,55 @@ def test_a_worker_killed_mid_run_costs_its_tasks_only(tmp_path, cluster):
     assert len(digests) == 6 * 8 and batch_digests(tmp_path / "dask") == digests
 
 
+def test_a_worker_killed_mid_luck_replay_costs_its_tasks_only(tmp_path, cluster, monkeypatch):
+    """The duplicate deals already in the folder (copied from the local run, its luck removed),
+    so the only tasks are the luck replay's: a worker killed while it replays a slice, and the
+    luck is the local luck, byte for byte."""
+    monkeypatch.setattr(compare_module, "LUCK_SLICE_DASK", 200)
+    kwargs = dict(deals=1_600, seed=16, batch_size=800, quiet=True, luck=True)
+    local = compare("expert", "greedy", tmp_path / "local", **kwargs)
+    shutil.copytree(tmp_path / "local", tmp_path / "dask")
+    for kept in (tmp_path / "dask").glob("luck-*.npy"):
+        kept.unlink()
+    dask = run_killing_a_worker(cluster, lambda: compare("expert", "greedy", tmp_path / "dask", backend="dask",
+                                                         scheduler=cluster.scheduler_address, **kwargs))
+    assert without_cpu(dask.to_json()) == without_cpu(local.to_json())
+    assert luck_files(tmp_path / "dask") == luck_files(tmp_path / "local")
+
+
+def killed_tournament(folder: Path, **dask):
+    return run_tournament(["random", "greedy"], folder, deals=8_000, seed=21, batch_size=2_000, resamples=100,
+                          quiet=True, **dask)
+
+
+def killed_equity(folder: Path, **dask):
+    return equity(EXAMPLE, seat=0, policies="expert,expert,expert", deals=20_000, seed=22, batch_size=2_500,
+                  out=folder, **dask)
+
+
+def killed_tune(folder: Path, **dask):
+    return tune("patient:6", {"min_units": (1, 8)}, ["greedy", "random"], PLAYS_PER_DEAL * 3_000 * 2, out=folder,
+                seed=23, iteration_deals=3_000, validate_deals=2_000, batch_size=1_000, quiet=True, **dask)
+
+
+@pytest.mark.parametrize("run", [killed_tournament, killed_equity, killed_tune], ids=["tournament", "equity", "tune"])
+def test_a_worker_killed_mid_command_costs_its_tasks_only(tmp_path, cluster, run):
+    """tournament, equity and tune (each its own tasks: batches, or a tune's plays) with a worker
+    SIGKILLed as soon as it holds a task: the local result and files."""
+    local = run(tmp_path / "local")
+    dask = run_killing_a_worker(cluster, lambda: run(tmp_path / "dask", backend="dask",
+                                                     scheduler=cluster.scheduler_address))
+    if run is killed_tournament:
+        pd.testing.assert_frame_equal(dask.ladder(), local.ladder())
+    elif run is killed_equity:
+        pd.testing.assert_frame_equal(dask.to_frame(), local.to_frame())
+    else:
+        pd.testing.assert_frame_equal(dask.trajectory, local.trajectory)
+        assert dask.text() == local.text()
+    if run is not killed_tune:
+        assert batch_digests(tmp_path / "dask") == batch_digests(tmp_path / "local")
+
+
 # ---------------------------------------------------------------- review, tune, experiment run
 
 
@@ -323,6 +416,37 @@ def test_review_on_dask_is_local(tmp_path, cluster, capsys):
                             progress=lambda done, total: seen.append((done, total)), **kwargs)
     assert dask.to_json() == local.to_json() and local.luck
     assert seen == [(k, len(local.decisions)) for k in range(1, len(local.decisions) + 1)]
+
+
+def test_a_review_of_several_logs_on_dask_is_local(tmp_path, cluster, capsys):
+    """``review LOG LOG`` on one connection: a JSON line per log (with its log), the same as
+    local, and OUT/report.md with each log's review in its own folder, the local bytes; each
+    log's review is the one ``review LOG`` alone gives."""
+    first = deal_log(tmp_path)
+    second = tmp_path / "other.jsonl"
+    second.write_text(replay_jsonl(6, 1, "expert,greedy,expert"), encoding="utf-8")
+    common = ["review", str(first), str(second), "--seat", "1", "--rollouts", "32", "--samples", "4", "--seed", "3",
+              "--json", "--quiet"]
+    printed = {}
+    for name, extra in (("local", []), ("dask", ["--backend", "dask", "--scheduler", cluster.scheduler_address])):
+        assert main(common + ["--out", str(tmp_path / name)] + extra) == 0
+        printed[name] = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert printed["dask"] == printed["local"]
+    assert [r["log"] for r in printed["local"]] == [str(first), str(second)]
+    for sub in ("01-deal", "02-other"):
+        for name in ("review.json", "decisions.parquet"):
+            assert (tmp_path / "dask" / sub / name).read_bytes() == (tmp_path / "local" / sub / name).read_bytes()
+    index = json.loads((tmp_path / "local" / "reviews.json").read_text(encoding="utf-8"))["reviews"]
+    assert [e["folder"] for e in index] == ["01-deal", "02-other"]
+    assert "02-other/review.md" in (tmp_path / "local" / "report.md").read_text(encoding="utf-8")
+    assert main(common[:1] + [str(second)] + common[3:]) == 0  # the second log alone: its review as above
+    alone = json.loads(capsys.readouterr().out)
+    assert {"log": str(second), **alone} == printed["local"][1]
+    # a review of several logs writes only into its own kind of folder, and has no single page
+    rc, err = run_cli(common + ["--out", str(tmp_path / "local" / "01-deal")], capsys)
+    one_line_error(rc, err, "review of several logs")
+    rc, err = run_cli(common + ["--html", str(tmp_path / "page.html")], capsys)
+    one_line_error(rc, err, "--html writes the page of one log, got 2 logs")
 
 
 def test_a_worker_killed_mid_review_costs_its_tasks_only(tmp_path, cluster):

@@ -32,13 +32,15 @@ from simkit.engine import layout as L
 from simkit.policies.registry import parse_policies, parse_policy, policy_arrays
 from simkit.rng import root_key
 from simkit.rules import RuleSet
+from simkit.policies.network import NET_SCRATCH, network_forward
 from simkit.runner.luck import (
     N_VALUE_FEATURES,
+    VB_EXACT_WINS,
+    VB_NET,
     VB_WEIGHT,
     draw_luck,
     duplicate_luck,
     luck_rows,
-    network_value,
     new_luck_scratch,
     value_block,
     zero_value_block,
@@ -86,7 +88,7 @@ def test_corrections_have_mean_zero_by_enumeration(exact_wins):
     rules_array = rules.to_array()
     rng = np.random.default_rng(7)
     block = _random_block(rng)
-    block[3] = 1.0 if exact_wins else 0.0
+    block[VB_EXACT_WINS] = 1.0 if exact_wins else 0.0
     tab = new_luck_scratch()
     mask = np.zeros(L.N_ACTIONS, dtype=np.bool_)
     checked = varied = 0
@@ -115,7 +117,7 @@ def test_incremental_corrections_equal_the_whole_network(exact_wins):
     rules = RuleSet()
     rules_array = rules.to_array()
     block = _random_block(np.random.default_rng(9), hidden=12)
-    block[3] = 1.0 if exact_wins else 0.0
+    block[VB_EXACT_WINS] = 1.0 if exact_wins else 0.0
     block[VB_WEIGHT] = 0.7
     tab = new_luck_scratch()
     counts, winner, units, asked, idle_now, phi_now, phi_claim, hw, x, h, v = tab[:11]
@@ -214,8 +216,8 @@ def test_network_kernel_equals_sklearn_predict():
     net = sklearn.MLPRegressor(hidden_layer_sizes=(16,), max_iter=50, random_state=0).fit((x - mean) / scale, y)
     block = value_block(mean, scale, net.coefs_[0], net.intercepts_[0], net.coefs_[1].ravel(),
                         float(net.intercepts_[1][0]))
-    h = np.zeros(256)
-    ours = np.array([network_value(block, row, h) for row in x])
+    h = np.zeros(NET_SCRATCH)
+    ours = np.array([network_forward(block[VB_NET:], row, h) for row in x])
     assert np.allclose(ours, net.predict((x - mean) / scale), atol=1e-9)
 
 

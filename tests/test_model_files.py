@@ -34,9 +34,8 @@ import numpy as np
 import pytest
 
 from simkit.errors import SimkitError
-from simkit.policies.learned import H_HIDDEN1, H_MAGIC
+from simkit.policies.network import LEGACY_H_HIDDEN1, LEGACY_VB_FEATURES
 from simkit.policies.model import BUILTIN_MODEL, LEARNED_LAYOUT, MAX_MODEL_BYTES, ModelError, load_model
-from simkit.runner.luck import VB_FEATURES
 from simkit.runner.value_model import BUILTIN_VALUE_MODEL, VALUE_LAYOUT, ValueModelError, load_value_model
 
 KINDS = {  # kind: (loader, its error, a good file, its layout)
@@ -174,13 +173,13 @@ def _too_large(extra: int) -> Callable[[dict[str, bytes], str], dict[str, bytes]
 
 def _magic(kind: str) -> Callable[[np.ndarray], None]:
     def change(block: np.ndarray) -> None:
-        block[H_MAGIC if kind == "learned" else 0] = 12345.0
+        block[0] = 12345.0  # both kinds' magic number (the shipped files are of the legacy layouts)
     return change
 
 
 def _nan_header(kind: str) -> Callable[[np.ndarray], None]:
     def change(block: np.ndarray) -> None:
-        block[H_HIDDEN1 if kind == "learned" else VB_FEATURES] = np.nan
+        block[LEGACY_H_HIDDEN1 if kind == "learned" else LEGACY_VB_FEATURES] = np.nan
     return change
 
 

@@ -11,10 +11,8 @@ import dataclasses
 import datetime as _dt
 import math
 import os
-import sys
 import time
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -252,27 +250,16 @@ def _sprt_batch(batch_size: int, cap: int) -> int:
     return max(1, min(batch_size, max(50, cap // 20)))
 
 
-def _local_luck(client, what: str, luck) -> Any:
-    """The Dask client of a comparison step, None (this process) for a luck-adjusted one on Dask:
-    the luck replay runs in this process only (said on stderr); the result is the same."""
-    if client is None or not luck:
-        return client
-    print(f"simkit: {what} is luck-adjusted: it runs in this process (the luck replay is local only), not on the "
-          "Dask cluster", file=sys.stderr)
-    return None
-
-
 def _comparison_lines(spec: ExperimentSpec, data_dir: Path, report_dir: Path, workers: int, quiet: bool,
                       confidence: float = 0.95, client=None) -> list[str]:
     results = []
     for entry in spec.comparisons:
         folder = data_dir / f"cmp-{slug(entry.a)}-vs-{slug(entry.b)}"
         start = time.perf_counter()
-        step = _local_luck(client, f"comparison {entry.a} vs {entry.b}", entry.luck)
         result = compare(entry.a, entry.b, folder, deals=entry.deals, seed=entry.seed, rules=entry.rules,
                          batch_size=_sprt_batch(spec.batch_size, entry.deals) if entry.sprt else spec.batch_size,
                          workers=workers, sprt=entry.sprt, confidence=confidence, quiet=quiet,
-                         luck=entry.luck or None, burn_in=entry.burn_in, backend=_backend(step), client=step)
+                         luck=entry.luck or None, burn_in=entry.burn_in, backend=_backend(client), client=client)
         if not quiet:
             print(f"comparison {entry.a} vs {entry.b}: {result.deals:,} deals ({time.perf_counter() - start:.0f} s)")
         results.append(result)
@@ -286,11 +273,10 @@ def _tournament_lines(spec: ExperimentSpec, data_dir: Path, report_dir: Path, wo
     entry = spec.tournament
     start = time.perf_counter()
     batch_size = _sprt_batch(spec.batch_size, entry.deals) if entry.sprt else min(spec.batch_size, entry.deals)
-    step = _local_luck(client, "the tournament", entry.luck)
     result = run_tournament(list(entry.policies), data_dir / "tournament", deals=entry.deals, seed=entry.seed,
                             rules=entry.rules, batch_size=batch_size, workers=workers, sprt=entry.sprt,
                             confidence=confidence, quiet=quiet, luck=entry.luck or None, burn_in=entry.burn_in,
-                            backend=_backend(step), client=step)
+                            backend=_backend(client), client=client)
     if not quiet:
         print(f"tournament {', '.join(entry.policies)}: {time.perf_counter() - start:.0f} s")
     return tournament_section(result, report_dir)
@@ -397,8 +383,8 @@ def run_experiment(path: str | os.PathLike, reports: str | os.PathLike = "report
     their batches on one Dask cluster, connected once for the whole experiment before anything
     is written (``client`` when given, left open; else to ``scheduler``, or a new
     ``LocalCluster`` of ``workers`` processes, closed at the end); every dataset is the local
-    one, byte for byte.  A luck-adjusted comparison or tournament runs in this process (its
-    luck replay is local only; said on stderr), and so do the dealt-hand probabilities."""
+    one, byte for byte, and so is the luck replay of a luck-adjusted comparison or tournament;
+    the dealt-hand probabilities run in this process."""
     confidence = check_confidence(confidence)
     scale = check_scale(scale)
     full = load_experiment(path)

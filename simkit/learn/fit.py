@@ -1,11 +1,15 @@
-"""Fitting the value network with scikit-learn (the optional extra ``simkit[learn]``), and
-reading the fit: the offline gain of the policy it makes, per decision, at each margin.
+"""Fitting simkit's networks with scikit-learn (the optional extra ``simkit[learn]``), and
+reading the fit of ``learned``'s: the offline gain of the policy it makes, per decision, at
+each margin.
 
-The network is :class:`sklearn.neural_network.MLPRegressor` (ReLU, Adam, squared error, L2
-penalty ``alpha``): the gradients are scikit-learn's, none is written here.  Its weights are
-exported to a model block (:func:`simkit.policies.model.model_block`) that the numba kernel of
-``learned`` evaluates; ``tests/test_learned.py`` checks the kernel against
-``MLPRegressor.predict`` on random inputs.
+The networks, ``learned``'s value network (``simkit train``) and the luck adjustment's value
+model (``simkit luck-model``, :mod:`simkit.learn.value`), are
+:class:`sklearn.neural_network.MLPRegressor` (ReLU, Adam, squared error, L2 penalty
+``alpha``), fitted by :func:`fit_mlp`: the gradients are scikit-learn's, none is written here.
+Their weights are exported by :func:`sklearn_network` to a network block
+(:func:`simkit.policies.network.pack_network`), which the numba forward pass evaluates;
+``tests/test_learned.py`` and ``tests/test_luck.py`` check it against ``MLPRegressor.predict``
+on random inputs.
 
 Determinism: for a given ``random_state``, data and thread count the fit is bit-for-bit the
 same; scikit-learn's matrix products run in the BLAS, whose results may differ in the last
@@ -24,8 +28,10 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.neural_network import MLPRegressor
 from threadpoolctl import threadpool_limits
 
-from simkit.policies.learned import FEATURE_SCALE
-from simkit.policies.model import model_block
+from simkit.errors import SimkitError
+from simkit.policies.learned import FEATURE_SCALE, N_FEATURES
+from simkit.policies.model import learned_block
+from simkit.policies.network import pack_network
 
 LIBRARY = f"scikit-learn {sklearn.__version__}"
 
@@ -47,16 +53,28 @@ def scaled(x: np.ndarray) -> np.ndarray:
 
 
 def fit_network(x: np.ndarray, y: np.ndarray, settings: FitSettings, random_state: int) -> MLPRegressor:
-    """The network fitted to raw features ``x`` and targets ``y`` for exactly
-    ``settings.epochs`` epochs (no early stop), on one BLAS thread."""
+    """``learned``'s network fitted to raw features ``x`` (scaled, :func:`scaled`) and targets
+    ``y``: :func:`fit_mlp`."""
+    return fit_mlp(scaled(x), y, settings, random_state)
+
+
+def fit_mlp(inputs: np.ndarray, y: np.ndarray, settings: FitSettings, random_state: int) -> MLPRegressor:
+    """A network fitted to ``inputs`` (as the network sees them: scaled or standardised) and
+    targets ``y`` for exactly ``settings.epochs`` epochs (no early stop), on one BLAS thread."""
     network = MLPRegressor(hidden_layer_sizes=tuple(settings.hidden), activation="relu", solver="adam",
                            alpha=settings.alpha, batch_size=settings.batch_size,
                            learning_rate_init=settings.learning_rate, max_iter=settings.epochs, tol=0.0,
                            n_iter_no_change=settings.epochs + 1, shuffle=True, random_state=random_state)
     with threadpool_limits(limits=1), warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        network.fit(scaled(x), np.asarray(y, dtype=np.float32))
+        network.fit(inputs, np.asarray(y, dtype=np.float32))
     return network
+
+
+def r_squared(network: MLPRegressor, inputs: np.ndarray, y: np.ndarray) -> float:
+    """The fit's R² on ``inputs`` and ``y`` (one BLAS thread)."""
+    with threadpool_limits(limits=1):
+        return float(network.score(inputs, y))
 
 
 def predict(network: MLPRegressor, x: np.ndarray) -> np.ndarray:
@@ -64,13 +82,24 @@ def predict(network: MLPRegressor, x: np.ndarray) -> np.ndarray:
         return network.predict(scaled(x)).astype(np.float64)
 
 
+def sklearn_network(network: MLPRegressor, mean: np.ndarray | None = None, scale: np.ndarray | None = None,
+                    fold: np.ndarray | None = None) -> np.ndarray:
+    """The network block (:func:`simkit.policies.network.pack_network`) of a fitted
+    ``MLPRegressor``: fitted on ``(x - mean) / scale`` (standardised inputs) or on ``x × fold``
+    (a factor per input, multiplied into the first layer: the block then reads raw inputs)."""
+    weights = [np.asarray(w, dtype=np.float64) for w in network.coefs_]
+    if fold is not None:
+        weights[0] = weights[0] * fold[:, None]
+    return pack_network(weights, list(network.intercepts_), mean, scale)
+
+
 def network_block(network: MLPRegressor, expert_weights: np.ndarray, margin: float) -> np.ndarray:
-    """The model block of a fitted network (two hidden layers)."""
-    if len(network.coefs_) != 3:
-        raise ValueError(f"the network must have two hidden layers, it has {len(network.coefs_) - 1}")
-    w1, w2, w3 = network.coefs_
-    b1, b2, b3 = network.intercepts_
-    return model_block(w1, b1, w2, b2, w3.ravel(), float(b3[0]), expert_weights, margin)
+    """The ``learned`` model block of a fitted network (two hidden layers over the scaled
+    features, :func:`scaled`: the scale is folded into the first layer)."""
+    if len(network.coefs_) != 3 or network.coefs_[0].shape[0] != N_FEATURES:
+        raise SimkitError(f"a learned model's network takes {N_FEATURES} features into two hidden layers, this one "
+                          f"takes {network.coefs_[0].shape[0]} into {len(network.coefs_) - 1}")
+    return learned_block(sklearn_network(network, fold=FEATURE_SCALE), margin, expert_weights)
 
 
 def decision_bounds(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -67,6 +67,7 @@ from simkit.policies.model import load_model, model_block, model_bytes
 from simkit.policies.registry import parse_policies, policy_arrays
 from simkit.rules import RuleSet
 from simkit.runner.play import PERMUTATIONS, R_PAYOFF, SEATING_ALL, play_deals
+from simkit.progress import Progress, progress_enabled
 from simkit.runner.simulate import check_backend, dask_session, run_dask_in_order, use_threads
 from simkit.storage.files import FileError, atomic_write_bytes, read_checked_json, write_checked_json, \
     write_text
@@ -148,12 +149,13 @@ class _CheckTasks:
 
 
 def strength_check(spec: str, deals: int, seed: int, rules: RuleSet, against: str = "expert",
-                   client=None) -> np.ndarray:
+                   client=None, quiet: bool = True) -> np.ndarray:
     """Per deal, the duplicate difference (牌 per seat) of ``spec`` against ``against``: each
     deal played in the six seatings of [spec, against, against] and of [against, spec, spec]
     (every seat held by each policy six times); the deal's difference is the mean over the
     12 rows of (mean payoff of spec's seats − mean payoff of against's seats).  With a Dask
-    ``client``: in tasks of :data:`CHECK_TASK_DEALS` deals on its cluster, the same values."""
+    ``client``: in tasks of :data:`CHECK_TASK_DEALS` deals on its cluster, the same values
+    (with their progress unless ``quiet``)."""
     lineups = []
     for lineup in ((spec, against, against), (against, spec, spec)):
         ids, params, user = policy_arrays(parse_policies(list(lineup)))
@@ -162,7 +164,8 @@ def strength_check(spec: str, deals: int, seed: int, rules: RuleSet, against: st
     if client is None:
         return _check_differences(config, 0, deals)
     pieces = [(lo, min(CHECK_TASK_DEALS, deals - lo)) for lo in range(0, deals, CHECK_TASK_DEALS)]
-    return np.concatenate(run_dask_in_order(_check_task, config, pieces, client))
+    return np.concatenate(run_dask_in_order(_check_task, config, pieces, client,
+                                            Progress(len(pieces), "tasks", "check", progress_enabled(quiet))))
 
 
 def _check_differences(config: _CheckTasks, first_deal: int, deals: int) -> np.ndarray:
@@ -213,15 +216,17 @@ def _selfplay_task(config: _SelfPlayTasks, task: tuple[int, tuple[int, int]], th
 
 
 def self_play(first_deal: int, deals: int, seed: int, ids: np.ndarray, params: np.ndarray, rules_array: np.ndarray,
-              rate: float, feature_model: np.ndarray, client=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+              rate: float, feature_model: np.ndarray, client=None,
+              quiet: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """:func:`record_selfplay` here, or with a Dask ``client`` in tasks of
     :data:`SELFPLAY_TASK_DEALS` deals on its cluster, their rows put back in deal order: the
-    same arrays."""
+    same arrays (with their progress unless ``quiet``)."""
     if client is None:
         return record_selfplay(first_deal, deals, seed, ids, params, rules_array, rate, feature_model)
     config = _SelfPlayTasks(int(seed), ids, params, rules_array, float(rate), feature_model)
     pieces = [(first_deal + lo, min(SELFPLAY_TASK_DEALS, deals - lo)) for lo in range(0, deals, SELFPLAY_TASK_DEALS)]
-    parts = run_dask_in_order(_selfplay_task, config, pieces, client)
+    parts = run_dask_in_order(_selfplay_task, config, pieces, client,
+                              Progress(len(pieces), "tasks", "self-play", progress_enabled(quiet)))
     return tuple(np.concatenate([part[i] for part in parts]) for i in range(3))  # type: ignore[return-value]
 
 
@@ -268,7 +273,7 @@ def _generation(out: Path, g: int, seed: int, rules: RuleSet, settings: TrainSet
     ids, params, _ = policy_arrays(parse_policies([base] * 3))
     first_deal = (g - 1) * settings.deals
     x, y, key = self_play(first_deal, settings.deals, seed, ids, params, rules.to_array(), settings.rate,
-                          _feature_block(), client)
+                          _feature_block(), client, quiet)
     record_seconds = time.perf_counter() - start
     n_decisions = int(np.unique(key).size)
     _say(quiet, f"generation {g}: self-play {settings.deals:,} deals (base {'expert' if g == 1 else f'generation {g - 1}'}): "
@@ -307,7 +312,7 @@ def _generation(out: Path, g: int, seed: int, rules: RuleSet, settings: TrainSet
     model = load_model(directory / MODEL_FILE)
     check_seed = seed + CHECK_SEED_OFFSET
     differences = strength_check(f"learned:{directory / MODEL_FILE}", settings.check_deals, check_seed, rules,
-                                 client=client)
+                                 client=client, quiet=quiet)
     interval = mean_interval(differences)
     seconds = time.perf_counter() - start
     _say(quiet, f"generation {g}: check against expert ({settings.check_deals:,} duplicate deals, seed {check_seed}): "

@@ -39,21 +39,18 @@ import os
 import platform
 import sys
 import time
-import warnings
 from collections.abc import Sequence
 
 import numpy as np
-import sklearn
-from sklearn.exceptions import ConvergenceWarning
-from sklearn.neural_network import MLPRegressor
-from threadpoolctl import threadpool_limits
 
 from simkit import __version__
+from simkit.learn.fit import LIBRARY, FitSettings, fit_mlp, r_squared, sklearn_network
 from simkit.policies.registry import LEARNED, PolicySpec, is_user_policy, learned_model, learned_model_path, \
-    parse_policy
+    parse_policy, policy_sources, require_policy_sources
+from simkit.progress import Progress, progress_enabled
 from simkit.rules import RuleSet
 from simkit.runner.duplicate import SEATINGS, seating_policies
-from simkit.runner.luck import N_VALUE_FEATURES, duplicate_luck, luck_rows, value_block
+from simkit.runner.luck import N_VALUE_FEATURES, duplicate_luck, luck_rows, value_block_of
 from simkit.runner.play import R_PAYOFF
 from simkit.runner.simulate import check_backend, dask_session, run_dask_in_order, use_threads
 from simkit.runner.value_model import ValueModel, load_value_model, run_record_path, write_value_model
@@ -101,6 +98,7 @@ class _Tasks:
     seed: int
     rules: RuleSet
     unit: np.ndarray | None = None  # the fitted network with weight 1 (the check's tasks)
+    sources: tuple[tuple[str, str], ...] = ()  # user policies' source digests where the training started
 
 
 def _absolute(spec: PolicySpec) -> PolicySpec:
@@ -121,6 +119,7 @@ def _rows_task(config: _Tasks, task: tuple[int, tuple[int, str, int, int]], thre
     use_threads(threads)
     number, (pair, seating, first_deal, deals) = task
     policy_a, policy_b = config.pairs[pair]
+    require_policy_sources((policy_a, policy_b), config.sources, started="the training")
     return number, _rows_of(seating_policies(policy_a, policy_b, seating), config.seed, first_deal, deals,
                             config.rules)
 
@@ -132,24 +131,33 @@ def _check_task(config: _Tasks, task: tuple[int, tuple[int, int, int]], threads:
     use_threads(threads)
     number, (pair, first_deal, deals) = task
     policy_a, policy_b = config.pairs[pair]
+    require_policy_sources((policy_a, policy_b), config.sources, started="the training")
     d, luck = duplicate_luck(policy_a, policy_b, config.seed, deals, config.unit, config.rules, first_deal=first_deal)
     return number, (d.mean(axis=1), luck.mean(axis=1))
 
 
+def _tasks(pairs: Sequence[tuple[PolicySpec, PolicySpec]], seed: int, rules: RuleSet | None,
+           unit: np.ndarray | None = None) -> _Tasks:
+    """What the Dask tasks of ``pairs`` share: the pairs (model paths absolute) and the user
+    policies' source digests here, which every task checks where it plays."""
+    absolute = tuple((_absolute(a), _absolute(b)) for a, b in pairs)
+    return _Tasks(absolute, seed, rules, unit, policy_sources([s for pair in absolute for s in pair]))
+
+
 def _training_rows(pairs: Sequence[tuple[PolicySpec, PolicySpec]], seed: int, deals: int,
-                   rules: RuleSet | None, client=None) -> tuple[np.ndarray, np.ndarray]:
+                   rules: RuleSet | None, client=None, quiet: bool = True) -> tuple[np.ndarray, np.ndarray]:
     if client is None:
         parts = [_rows_of(seating_policies(policy_a, policy_b, seating), seed, 0, deals, rules)
                  for policy_a, policy_b in pairs for seating in SEATINGS]
     else:
-        config = _Tasks(tuple((_absolute(a), _absolute(b)) for a, b in pairs), seed, rules)
         pieces = [(k, seating, lo, n) for k in range(len(pairs)) for seating in SEATINGS for lo, n in _pieces(0, deals)]
-        parts = run_dask_in_order(_rows_task, config, pieces, client)
+        parts = run_dask_in_order(_rows_task, _tasks(pairs, seed, rules), pieces, client,
+                                  Progress(len(pieces), "tasks", "luck-model rows", progress_enabled(quiet)))
     return np.concatenate([x for x, _ in parts]), np.concatenate([y for _, y in parts])
 
 
 def _check_rows(pairs: Sequence[tuple[PolicySpec, PolicySpec]], seed: int, deals: int, check_deals: int,
-                unit: np.ndarray, rules: RuleSet, client=None) -> tuple[np.ndarray, np.ndarray]:
+                unit: np.ndarray, rules: RuleSet, client=None, quiet: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """Pooled over the pairs, per check deal (deals ``deals ..``), the duplicate payoff
     difference and luck under ``unit`` (means over the six seatings)."""
     if client is None:
@@ -158,9 +166,9 @@ def _check_rows(pairs: Sequence[tuple[PolicySpec, PolicySpec]], seed: int, deals
             d, luck = duplicate_luck(policy_a, policy_b, seed, check_deals, unit, rules, first_deal=deals)
             parts.append((d.mean(axis=1), luck.mean(axis=1)))
     else:
-        config = _Tasks(tuple((_absolute(a), _absolute(b)) for a, b in pairs), seed, rules, unit)
         pieces = [(k, lo, n) for k in range(len(pairs)) for lo, n in _pieces(deals, check_deals)]
-        parts = run_dask_in_order(_check_task, config, pieces, client)
+        parts = run_dask_in_order(_check_task, _tasks(pairs, seed, rules, unit), pieces, client,
+                                  Progress(len(pieces), "tasks", "luck-model check", progress_enabled(quiet)))
     return np.concatenate([d for d, _ in parts]), np.concatenate([luck for _, luck in parts])
 
 
@@ -213,36 +221,30 @@ def _train_value_model(out: str | os.PathLike, seed: int, deals: int, specs: lis
         if not quiet:
             print(f"luck-model: {text}", file=sys.stderr, flush=True)
 
-    x, y = _training_rows(specs, int(seed), int(deals), rules, client)
+    x, y = _training_rows(specs, int(seed), int(deals), rules, client, quiet)
     say(f"{x.shape[0]:,} rows from {deals:,} deals x 6 seatings x {len(specs)} pair(s)")
     mean = x.mean(axis=0).astype(np.float64)
     scale = x.std(axis=0).astype(np.float64)
     scale[scale == 0] = 1.0
-    network = MLPRegressor(hidden_layer_sizes=(int(hidden),), activation="relu", solver="adam", alpha=1e-3,
-                           batch_size=1024, max_iter=int(epochs), tol=0.0, n_iter_no_change=int(epochs) + 1,
-                           shuffle=True, random_state=int(seed))
-    with threadpool_limits(limits=1):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ConvergenceWarning)
-            network.fit(((x - mean) / scale).astype(np.float32), y)
-        r2 = float(network.score(((x - mean) / scale).astype(np.float32), y))
+    inputs = ((x - mean) / scale).astype(np.float32)
+    network = fit_mlp(inputs, y, FitSettings(hidden=(int(hidden),), epochs=int(epochs), alpha=1e-3), int(seed))
+    r2 = r_squared(network, inputs, y)
     say(f"fitted {N_VALUE_FEATURES} features -> {hidden} -> 1 in {epochs} epochs (R^2 {r2:.3f} on its rows)")
-    w1, w2 = network.coefs_
-    b1, b2 = network.intercepts_
-    unit = value_block(mean, scale, w1, b1, w2.ravel(), float(b2[0]))
-    d_pool, l_pool = _check_rows(specs, int(seed), int(deals), int(check_deals), unit, rules, client)
+    net = sklearn_network(network, mean, scale)
+    unit = value_block_of(net)
+    d_pool, l_pool = _check_rows(specs, int(seed), int(deals), int(check_deals), unit, rules, client, quiet)
     weight = float(np.clip(np.dot(l_pool, d_pool - d_pool.mean()) / max(np.dot(l_pool, l_pool), 1e-12), 0.0, 1.0))
     variance_before = float(d_pool.var())
     variance_after = float((d_pool - weight * l_pool).var())
     say(f"weight {weight:.3f} on deals {deals:,}..{deals + check_deals - 1:,}: duplicate variance "
         f"{variance_before:.3f} -> {variance_after:.3f}")
-    block = value_block(mean, scale, w1, b1, w2.ravel(), float(b2[0]), weight=weight)
+    block = value_block_of(net, weight=weight)
     training = {"seeds": [int(seed)], "deals": int(deals), "check_deals": int(check_deals),
                 "pairs": [[policy_identity(a), policy_identity(b)] for a, b in specs], "hidden": int(hidden),
                 "epochs": int(epochs),
                 "rows": int(x.shape[0]), "r2": round(r2, 4), "weight": weight,
                 "check_variance": [round(variance_before, 4), round(variance_after, 4)],
-                "library": f"scikit-learn {sklearn.__version__}", "numpy": np.__version__, "simkit": __version__}
+                "library": LIBRARY, "numpy": np.__version__, "simkit": __version__}
     # the file holds what the settings, seed and software give, never a path or a time: the same
     # run gives the same bytes; where, when and how long are in its run record
     write_value_model(out, block, training, rules.to_dict())

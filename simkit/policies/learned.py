@@ -24,8 +24,10 @@ per candidate.
 
 **Weights** reach the kernel as numbers: the policy's parameter row is :data:`MODEL_OFFSET`
 policy parameters followed by the model block (:func:`simkit.policies.model.model_block`): a
-header (:data:`H_MAGIC` …), the expert weights of the feature ``expert`` and the layers.  So
-any model plays through the same cached kernels, in every command and worker.
+header (:data:`H_MAGIC`, the margin, the expert weights of the feature ``expert``), then the
+network block (:mod:`simkit.policies.network`, from :data:`H_NET`; its forward pass is that
+module's, with fast math).  So any model plays through the same cached kernels, in every
+command and worker.
 
 A legal win is always declared (as ``expert`` with ``min_units`` 1); a decision with one
 legal action is not evaluated; the largest Q is played unless it beats expert's choice by no
@@ -75,6 +77,16 @@ from simkit.evaluator import kernel as K
 from simkit.exposed import EXP_BLOCK, EXP_KONG, EXP_PENG
 from simkit.jit import hot_kernel
 from simkit.policies.expert import EXPERT_WORK_SIZE, expert_act_scores
+from simkit.policies.network import (
+    MAX_WIDTH,
+    NET_SCRATCH,
+    NET_WIDTHS,
+    first_layer_fast,
+    head_fast,
+    network_forward_fast,
+    network_size,
+    shift,
+)
 
 # ---- features: one region per group (chain_regions), raw integer values
 KINDS = ("discard", "pass", "peng", "kong", "zhan", "chow")
@@ -144,17 +156,15 @@ FEATURE_SCALE = _feature_scale()
 
 # ---- the model block in a parameter row (after MODEL_OFFSET policy parameters)
 MODEL_OFFSET = 16  # = simkit.policies.registry.N_PARAMS (checked there)
-LAYOUT_VERSION = 2  # bump when FEATURES or the block layout change: older model files are refused
+LAYOUT_VERSION = 3  # bump when FEATURES or the block layout change (version 2: the legacy block, read by simkit.policies.model)
 MODEL_MAGIC = 7.0e5 + LAYOUT_VERSION
 H_MAGIC = 0
-H_FEATURES = 1
-H_HIDDEN1 = 2
-H_HIDDEN2 = 3
-H_MARGIN = 4  # play another action than expert's only when its value exceeds expert's choice's by more
-H_EXPERT = 5  # 16 expert weights
+H_MARGIN = 1  # play another action than expert's only when its value exceeds expert's choice's by more
+H_EXPERT = 2  # 16 expert weights
 N_EXPERT_WEIGHTS = 16
 H_SIZE = H_EXPERT + N_EXPERT_WEIGHTS
-MAX_HIDDEN = 256  # the widest hidden layer the scratch holds
+H_NET = H_SIZE  # the network block (simkit.policies.network: features -> H1 -> H2 -> 1, inputs not standardised)
+MAX_HIDDEN = MAX_WIDTH  # the widest hidden layer the scratch holds
 MAX_CHANGED = 32  # the most features one action changes (a 4-colour 卒 圆 changes 14)
 
 # ---- scratch (``work``, int64), after expert's regions (expert runs first, on its own)
@@ -167,34 +177,18 @@ LEARNED_WORK = chain_regions((
     ("LW_CONC", N_TYPES),  # the holding (changed and restored)
     ("LW_USED", MELD_TYPES),
     ("LW_H_PRE", MAX_HIDDEN),  # float64 (viewed): the first layer of the decision's features
-    ("LW_H", MAX_HIDDEN),  # float64: a candidate's first layer
-    ("LW_H2", MAX_HIDDEN),  # float64: its second layer
+    ("LW_H", NET_SCRATCH),  # float64: a candidate's first layer (MAX_HIDDEN), then the layers above it
     ("LW_VALUES", N_ACTIONS),  # float64: Q of each action
     ("LW_SCORES", N_ACTIONS),  # float64: expert's score of each action
 ), base=EXPERT_WORK_SIZE)
-(LW_X, LW_CHANGED, LW_OLD, LW_N_CHANGED, LW_MARK, LW_CONC, LW_USED, LW_H_PRE, LW_H, LW_H2, LW_VALUES,
+(LW_X, LW_CHANGED, LW_OLD, LW_N_CHANGED, LW_MARK, LW_CONC, LW_USED, LW_H_PRE, LW_H, LW_VALUES,
  LW_SCORES) = LEARNED_WORK.offsets
 LEARNED_WORK_SIZE = LEARNED_WORK.size
 
 
 def block_size(n_features: int, hidden1: int, hidden2: int) -> int:
-    """Floats of a model block (header, first, second and output layers)."""
-    return H_SIZE + n_features * hidden1 + hidden1 + hidden1 * hidden2 + hidden2 + hidden2 + 1
-
-
-@njit(cache=True, nogil=True)
-def _layer_offsets(model):
-    """(W1, b1, W2, b2, W3, b3) offsets in ``model`` (the block), and the sizes (F, H1, H2)."""
-    n_features = int(model[H_FEATURES])
-    h1 = int(model[H_HIDDEN1])
-    h2 = int(model[H_HIDDEN2])
-    w1 = H_SIZE
-    b1 = w1 + n_features * h1
-    w2 = b1 + h1
-    b2 = w2 + h1 * h2
-    w3 = b2 + h2
-    b3 = w3 + h2
-    return w1, b1, w2, b2, w3, b3, n_features, h1, h2
+    """Floats of a model block (header, then the network block)."""
+    return H_SIZE + network_size(n_features, (hidden1, hidden2), False)
 
 
 @hot_kernel(cache=True, nogil=True)
@@ -380,46 +374,11 @@ def action_features(obs, mask, action, model, rules, work, out):
     _restore(obs, x, conc, work)
 
 
-@hot_kernel(cache=True, nogil=True, fastmath=True)
-def _first_layer(model, x, h, w1, b1, n_features, h1):
-    """h = b1 + Σ_f x[f] W1[f] over the nonzero features."""
-    for j in range(h1):
-        h[j] = model[b1 + j]
-    for f in range(n_features):
-        v = x[f]
-        if v != 0:
-            row = w1 + f * h1
-            for j in range(h1):
-                h[j] += v * model[row + j]
-
-
-@hot_kernel(cache=True, nogil=True, fastmath=True)
-def _head(model, h, h2v, w2, b2, w3, b3, h1, h2):
-    """The output of the layers above the first, from its pre-activations ``h``."""
-    for k in range(h2):
-        h2v[k] = model[b2 + k]
-    for j in range(h1):
-        a = h[j]
-        if a > 0.0:
-            row = w2 + j * h2
-            for k in range(h2):
-                h2v[k] += a * model[row + k]
-    out = model[b3]
-    for k in range(h2):
-        if h2v[k] > 0.0:
-            out += h2v[k] * model[w3 + k]
-    return out
-
-
 @njit(cache=True, nogil=True)
 def network_value(model, x, work):
     """The network's output for raw features ``x`` (the whole first layer: what
     :func:`action_values` computes column by column)."""
-    w1, b1, w2, b2, w3, b3, n_features, h1, h2 = _layer_offsets(model)
-    h = work[LW_H : LW_H + MAX_HIDDEN].view(np.float64)
-    h2v = work[LW_H2 : LW_H2 + MAX_HIDDEN].view(np.float64)
-    _first_layer(model, x, h, w1, b1, n_features, h1)
-    return _head(model, h, h2v, w2, b2, w3, b3, h1, h2)
+    return network_forward_fast(model[H_NET:], x, work[LW_H : LW_H + NET_SCRATCH].view(np.float64))
 
 
 @njit(cache=True, nogil=True)
@@ -427,18 +386,19 @@ def action_values(obs, mask, model, rules, work, values):
     """Q of every legal non-win action of ``obs`` under the model block ``model`` into
     ``values`` (N_ACTIONS floats; -inf elsewhere); returns expert's choice.  The decision's
     first layer is computed once; each candidate adds only the columns of the features it
-    changes (:func:`_apply_action`)."""
-    w1, b1, w2, b2, w3, b3, n_features, h1, h2 = _layer_offsets(model)
+    changes (:func:`_apply_action`, :func:`simkit.policies.network.shift`)."""
+    net = model[H_NET:]
+    h1 = int(net[NET_WIDTHS])
     choice = expert_choice(obs, mask, model, rules, work)
     x = work[LW_X : LW_X + N_FEATURES]
     conc = work[LW_CONC : LW_CONC + N_TYPES]
     h_pre = work[LW_H_PRE : LW_H_PRE + MAX_HIDDEN].view(np.float64)
     h = work[LW_H : LW_H + MAX_HIDDEN].view(np.float64)
-    h2v = work[LW_H2 : LW_H2 + MAX_HIDDEN].view(np.float64)
+    above = work[LW_H + MAX_HIDDEN : LW_H + NET_SCRATCH].view(np.float64)
     scores = work[LW_SCORES : LW_SCORES + N_ACTIONS].view(np.float64)
     decision_features(obs, x, conc)
     _clear_marks(work)
-    _first_layer(model, x, h_pre, w1, b1, n_features, h1)
+    first_layer_fast(net, x, h_pre)
     for a in range(N_ACTIONS):
         values[a] = -np.inf
         if not mask[a] or a == A_WIN:
@@ -448,11 +408,8 @@ def action_values(obs, mask, model, rules, work, values):
             h[j] = h_pre[j]
         for i in range(work[LW_N_CHANGED]):
             f = work[LW_CHANGED + i]
-            d = x[f] - work[LW_OLD + i]
-            row = w1 + f * h1
-            for j in range(h1):
-                h[j] += d * model[row + j]
-        values[a] = _head(model, h, h2v, w2, b2, w3, b3, h1, h2)
+            shift(net, h, f, work[LW_OLD + i], x[f])
+        values[a] = head_fast(net, h, above)
         _restore(obs, x, conc, work)
     return choice
 

@@ -3,8 +3,13 @@
 A model file is a NumPy ``.npz`` archive (no pickled objects) with two members:
 
 * ``block``: ``float64``, the model block the kernel reads
-  (:mod:`simkit.policies.learned`: a header, the expert weights of the feature ``F_EXPERT``,
-  the layers' weights with each feature's scale folded into the first layer);
+  (:mod:`simkit.policies.learned`: a header with the margin and the expert weights of the
+  feature ``F_EXPERT``, then the network block of :mod:`simkit.policies.network`, each
+  feature's scale folded into the first layer).  A file of layout version 2
+  (:data:`LEGACY_LAYOUT_VERSION`, the shipped ``learned.npz`` among them) holds the block of
+  before that format; it keeps its bytes and is converted at load
+  (:func:`simkit.policies.network.legacy_learned_parts`), so :attr:`LoadedModel.block` is
+  always of the current layout;
 * ``meta``: one JSON text: ``format`` (:data:`MODEL_FORMAT`), ``layout_version`` and
   ``features`` (the feature names, which must be this simkit's), ``hidden`` (layer widths),
   ``feature_regions``, ``rules`` (the rule options it was trained for) and ``training`` (seed,
@@ -67,11 +72,9 @@ from simkit.policies.learned import (
     FEATURE_SCALE,
     FEATURES,
     H_EXPERT,
-    H_FEATURES,
-    H_HIDDEN1,
-    H_HIDDEN2,
     H_MAGIC,
     H_MARGIN,
+    H_NET,
     H_SIZE,
     LAYOUT_VERSION,
     MAX_HIDDEN,
@@ -80,9 +83,18 @@ from simkit.policies.learned import (
     N_FEATURES,
     block_size,
 )
+from simkit.policies.network import (
+    LEGACY_LEARNED_MAGIC,
+    NetworkError,
+    checked_block,
+    legacy_learned_parts,
+    network_widths,
+    pack_network,
+)
 from simkit.rules import RuleSet
 
 MODEL_FORMAT = "simkit-learned-model"
+LEGACY_LAYOUT_VERSION = 2  # the block of before simkit.policies.network: read, converted at load, never written
 BUILTIN_MODEL = Path(__file__).parent / "models" / "learned.npz"  # the shipped model of ``learned``
 BLOCK_MEMBER, META_MEMBER = MEMBERS = ("block.npy", "meta.npy")  # an .npz's members: exactly these
 MAX_META_BYTES = 1 << 20  # the most bytes of metadata (a model's is a few KB: format, features, rules, training)
@@ -134,8 +146,8 @@ class LoadedModel:
     digest: str
 
     @property
-    def hidden(self) -> tuple[int, int]:
-        return int(self.block[H_HIDDEN1]), int(self.block[H_HIDDEN2])
+    def hidden(self) -> tuple[int, ...]:
+        return network_widths(self.block[H_NET:])
 
     @property
     def margin(self) -> float:
@@ -164,17 +176,23 @@ def model_block(w1: np.ndarray, b1: np.ndarray, w2: np.ndarray, b2: np.ndarray, 
         raise ModelError(f"hidden layers must be 1..{MAX_HIDDEN} wide, got {h1} and {h2}")
     if scaled:
         w1 = w1 * FEATURE_SCALE[:, None]
-    header = np.zeros(H_SIZE, dtype=np.float64)
-    header[H_MAGIC] = MODEL_MAGIC
-    header[H_FEATURES] = n_features
-    header[H_HIDDEN1] = h1
-    header[H_HIDDEN2] = h2
-    header[H_MARGIN] = float(margin)
-    header[H_EXPERT : H_EXPERT + N_EXPERT_WEIGHTS] = np.asarray(expert_weights, dtype=np.float64)
-    block = np.concatenate([header, w1.ravel(), np.ravel(b1), w2.ravel(), np.ravel(b2), np.ravel(w3),
-                            np.array([float(b3)])]).astype(np.float64)
+    try:
+        net = pack_network([w1, w2, w3], [b1, b2, float(b3)])
+    except NetworkError as exc:
+        raise ModelError(str(exc)) from None
+    block = learned_block(net, margin, expert_weights)
     assert block.size == block_size(n_features, h1, h2)
     return block
+
+
+def learned_block(net: np.ndarray, margin: float, expert_weights: np.ndarray) -> np.ndarray:
+    """The model block of the network block ``net`` (:func:`simkit.policies.network.pack_network`),
+    the ``margin`` and expert's weights of the feature ``F_EXPERT``."""
+    header = np.zeros(H_SIZE, dtype=np.float64)
+    header[H_MAGIC] = MODEL_MAGIC
+    header[H_MARGIN] = float(margin)
+    header[H_EXPERT : H_EXPERT + N_EXPERT_WEIGHTS] = np.asarray(expert_weights, dtype=np.float64)
+    return np.concatenate([header, np.asarray(net, dtype=np.float64)])
 
 
 def model_bytes(block: np.ndarray, meta: dict[str, Any]) -> bytes:
@@ -184,7 +202,7 @@ def model_bytes(block: np.ndarray, meta: dict[str, Any]) -> bytes:
     or machine (those belong in the run record, ``metrics.json``)."""
     meta = {"format": MODEL_FORMAT, "layout_version": LAYOUT_VERSION, "features": list(FEATURE_NAMES),
             "feature_regions": [[name, size] for name, _, size in FEATURES.table],
-            "hidden": [int(block[H_HIDDEN1]), int(block[H_HIDDEN2])], **meta}
+            "hidden": list(network_widths(block[H_NET:])), **meta}
     return npz_bytes({"block": np.asarray(block, dtype=np.float64), "meta": np.array(json.dumps(meta, sort_keys=True))})
 
 
@@ -346,52 +364,35 @@ def read_model_file(path: str | os.PathLike, layout: ModelLayout) -> tuple[np.nd
     return block, meta, hashlib.sha256(data).hexdigest()
 
 
-def _check(path: str, block: np.ndarray, meta: dict) -> None:
+def _from_legacy(block: np.ndarray) -> np.ndarray:
+    """The current block of a block of layout version 2 (:data:`LEGACY_LAYOUT_VERSION`)."""
+    margin, expert, net = legacy_learned_parts(block, N_FEATURES)
+    return learned_block(net, margin, expert)
+
+
+def _check(path: str, block: np.ndarray, meta: dict) -> np.ndarray:
+    """The checked block of a model file (one of :data:`LEGACY_LAYOUT_VERSION` converted to
+    the current layout); a one-line :class:`ModelError` when it is not one."""
     version = meta.get("layout_version")
     features = meta.get("features")
-    if version != LAYOUT_VERSION or features != list(FEATURE_NAMES):
+    if version not in (LEGACY_LAYOUT_VERSION, LAYOUT_VERSION) or features != list(FEATURE_NAMES):
         n = len(features) if isinstance(features, list) else "?"
         raise _refuse(path, f"was trained for another feature layout (version {_short(version)}, {n} feature groups; "
-                            f"this simkit reads version {LAYOUT_VERSION}, {len(FEATURE_NAMES)}): train it again "
-                            "with `simkit train`")
-    if problem := header_problem(block, H_SIZE, H_MAGIC, MODEL_MAGIC):
-        raise _refuse(path, problem)
-    if block[H_FEATURES] != N_FEATURES:
-        raise _refuse(path, f"its block was made for another layout ({block[H_FEATURES]:g} features, this "
-                            f"simkit has {N_FEATURES})")
-    h1, h2 = block[H_HIDDEN1], block[H_HIDDEN2]
-    if not (whole_in(h1, 1, MAX_HIDDEN) and whole_in(h2, 1, MAX_HIDDEN)):
-        raise _refuse(path, f"hidden layers {h1:g} and {h2:g} wide: 1..{MAX_HIDDEN} only (damaged?)")
-    expected = block_size(N_FEATURES, int(h1), int(h2))
-    if block.size != expected:
-        raise _refuse(path, f"its block holds {block.size} numbers, its header says {expected} (truncated?)")
+                            f"this simkit reads versions {LEGACY_LAYOUT_VERSION} and {LAYOUT_VERSION}, "
+                            f"{len(FEATURE_NAMES)}): train it again with `simkit train`")
+    try:
+        block = checked_block(block, H_SIZE, MODEL_MAGIC, N_FEATURES, (2,), LEGACY_LEARNED_MAGIC, _from_legacy)
+    except NetworkError as exc:
+        raise _refuse(path, str(exc)) from None
     if block[H_MARGIN] < 0:
         raise _refuse(path, f"its margin {block[H_MARGIN]:g} is negative (damaged?)")
-
-
-def header_problem(block: np.ndarray, header_size: int, magic_at: int, magic: float) -> str | None:
-    """What keeps ``block`` from starting a block of its layout (both kinds of model file): a
-    float64 vector of at least ``header_size`` finite numbers, ``magic`` at ``magic_at``; None
-    when it does (its header's fields are then safe to compare and convert)."""
-    if block.dtype != np.float64 or block.ndim != 1 or block.size < header_size:
-        return "its block is not a float64 vector with a header (damaged)"
-    if not np.all(np.isfinite(block)):
-        return "its weights hold NaN or infinite numbers"
-    if block[magic_at] != magic:
-        return (f"its block's magic number is {block[magic_at]:g}, not {magic:g}: not a block of this kind and "
-                "layout version, or damaged")
-    return None
-
-
-def whole_in(x: float, low: int, high: int) -> bool:
-    """Whether the header number ``x`` is a whole number in ``low..high`` (False for NaN)."""
-    return bool(low <= x <= high and x == int(x))
+    return block
 
 
 @functools.lru_cache(maxsize=16)
 def _load_cached(path: str, mtime_ns: int, size: int) -> LoadedModel:
     block, meta, digest = read_model_file(path, LEARNED_LAYOUT)
-    _check(path, block, meta)
+    block = _check(path, block, meta)
     block.setflags(write=False)
     return LoadedModel(path, block, meta, digest)
 

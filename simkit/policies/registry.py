@@ -57,6 +57,7 @@ import importlib
 import inspect
 import marshal
 import math
+import os
 import re
 import sys
 import types
@@ -893,3 +894,20 @@ def policy_sources(specs: Sequence[PolicySpec]) -> tuple[tuple[str, str], ...]:
         elif entry.builtin_id < 0 and spec.name not in found:
             found[spec.name] = policy_source_digest(entry.function if entry.python is None else entry.python)
     return tuple(sorted(found.items()))
+
+
+def require_policy_sources(specs: Sequence[PolicySpec], recorded: Sequence[tuple[str, str]],
+                           started: str = "the run") -> None:
+    """In the process that plays (a Dask worker imports the user policies itself): the
+    :func:`policy_sources` of ``specs`` here must be ``recorded``, those where ``started``
+    began; else a one-line :class:`SimkitError` naming the policy and both digests.
+
+    >>> require_policy_sources([PolicySpec("greedy")], ())
+    """
+    here = policy_sources(specs)
+    theirs = dict(recorded)
+    for name, digest in here:
+        if theirs.get(name) != digest:
+            raise SimkitError(f"policy {name} differs in this process ({os.getpid()}) from {started}'s: source "
+                              f"digest {digest} here, {theirs.get(name)} where {started} started (edited since, or "
+                              "another version on this worker)")

@@ -24,7 +24,8 @@ by default (:func:`outcome_values`), a small network's:
   engine's claim order, each player taken to claim and win when it can) is valued at that
   win's payoffs (``VB_EXACT_WINS``);
 * any other card at a small network's estimate of each seat's final payoff (one hidden ReLU
-  layer over :data:`N_VALUE_FEATURES` features, :func:`value_features`: for each seat its idle
+  layer over :data:`N_VALUE_FEATURES` standardised features, a network block of
+  :mod:`simkit.policies.network` evaluated by its forward pass, :func:`value_features`: for each seat its idle
   cards, claims on the card, expert's hand value Φ and its gain from the best claim, the stock
   cards that would bring it a win at once, flags and position), centred to sum to zero;
 * the corrections are multiplied by the model's weight ``VB_WEIGHT``.
@@ -85,6 +86,19 @@ from simkit.policies.dispatch import (
     uses_basic_policies,
 )
 from simkit.policies.expert import EXPERT_DEFAULTS, cross_value, part_value
+from simkit.policies.network import (
+    MAX_WIDTH,
+    NET_LAYERS,
+    NET_SCRATCH,
+    NET_WIDTHS,
+    first_layer,
+    head,
+    network_forward,
+    network_size,
+    pack_network,
+    shift,
+    zero_network,
+)
 from simkit.policies.registry import PolicySpec, policy_arrays
 from simkit.rng import STREAM_PLAYOUT, root_key, seat_stream, stream_state
 from simkit.rules import RuleSet
@@ -236,87 +250,38 @@ def value_features(s, q, t, n, counts, winner, units, asked, idle_now, phi_now, 
     x[V_STOCK] = (n - 1) / STOCK_CARDS
 
 
-# ---- the value network: one hidden ReLU layer over standardised features.  Its block (float64):
-# header (VB_*), then mean (F), scale (F), W1 (F x H), b1 (H), w2 (H), b2
+# ---- the value model's block (float64): header (VB_*), then a network block (simkit.policies.network, from
+# VB_NET: one hidden ReLU layer over standardised features, or the zero network); the files of the first
+# layout (the shipped value.npz) are converted at load (simkit.runner.value_model)
 VB_MAGIC = 0  # VALUE_MAGIC
-VB_FEATURES = 1  # F
-VB_HIDDEN = 2  # H (0: no network, the value is 0 but for exact wins)
-VB_EXACT_WINS = 3  # 1: a card that brings a win at once is valued at the win's payoffs
-VB_WEIGHT = 4  # the corrections' weight (a shrinkage fitted with the network, on its training deals)
-VB_HEADER = 5
-VALUE_MAGIC = 7_310_571.0
+VB_EXACT_WINS = 1  # 1: a card that brings a win at once is valued at the win's payoffs
+VB_WEIGHT = 2  # the corrections' weight (a shrinkage fitted with the network, on its training deals)
+VB_HEADER = 3
+VB_NET = VB_HEADER
+VALUE_MAGIC = 7_310_573.0  # 7_310_571: the first layout's (simkit.policies.network.LEGACY_VALUE_MAGIC)
 
 
 def value_block_size(n_features: int, hidden: int) -> int:
-    return VB_HEADER + (2 * n_features + n_features * hidden + 2 * hidden + 1 if hidden > 0 else 0)
+    return VB_HEADER + network_size(n_features, (hidden,) if hidden > 0 else (), True)
+
+
+def value_block_of(net: np.ndarray, exact_wins: bool = True, weight: float = 1.0) -> np.ndarray:
+    """The value block of the network block ``net`` (:func:`simkit.policies.network.pack_network`),
+    its corrections multiplied by ``weight``."""
+    return np.concatenate([[VALUE_MAGIC, 1.0 if exact_wins else 0.0, float(weight)],
+                           np.asarray(net, dtype=np.float64)]).astype(np.float64)
 
 
 def value_block(mean: np.ndarray, scale: np.ndarray, w1: np.ndarray, b1: np.ndarray, w2: np.ndarray, b2: float,
                 exact_wins: bool = True, weight: float = 1.0) -> np.ndarray:
-    """The block :func:`network_value` reads, of a network fitted on ``(x - mean) / scale``:
-    w1 (F, H), b1 (H), w2 (H), b2; the corrections are multiplied by ``weight``."""
-    w1 = np.asarray(w1, dtype=np.float64)
-    n_features, hidden = w1.shape
-    header = [VALUE_MAGIC, n_features, hidden, 1.0 if exact_wins else 0.0, float(weight)]
-    return np.concatenate([header, np.ravel(mean), np.ravel(scale), w1.ravel(), np.ravel(b1), np.ravel(w2),
-                           [float(b2)]]).astype(np.float64)
+    """The value block of a network fitted on ``(x - mean) / scale``: w1 (F, H), b1 (H), w2
+    (H), b2; the corrections are multiplied by ``weight``."""
+    return value_block_of(pack_network([w1, w2], [b1, float(b2)], mean, scale), exact_wins, weight)
 
 
 def zero_value_block(exact_wins: bool = False) -> np.ndarray:
     """A value model without a network: v = 0 everywhere (but exact wins, with ``exact_wins``)."""
-    return np.array([VALUE_MAGIC, N_VALUE_FEATURES, 0.0, 1.0 if exact_wins else 0.0, 1.0], dtype=np.float64)
-
-
-@njit(cache=True, nogil=True)
-def _pre_activation(block, x, h):
-    """h = b1 + Σ_i z_i W1[i], z the standardised features ``x``."""
-    n_features = int(block[VB_FEATURES])
-    hidden = int(block[VB_HIDDEN])
-    mean = VB_HEADER
-    scale = mean + n_features
-    w1 = scale + n_features
-    b1 = w1 + n_features * hidden
-    for k in range(hidden):
-        h[k] = block[b1 + k]
-    for i in range(n_features):
-        z = (x[i] - block[mean + i]) / block[scale + i]
-        if z != 0.0:
-            row = w1 + i * hidden
-            for k in range(hidden):
-                h[k] += z * block[row + k]
-
-
-@njit(cache=True, nogil=True)
-def _head(block, h):
-    """The network's output from the hidden layer's pre-activation h."""
-    n_features = int(block[VB_FEATURES])
-    hidden = int(block[VB_HIDDEN])
-    w2 = VB_HEADER + 2 * n_features + n_features * hidden + hidden
-    out = block[w2 + hidden]
-    for k in range(hidden):
-        if h[k] > 0.0:
-            out += h[k] * block[w2 + k]
-    return out
-
-
-@njit(cache=True, nogil=True)
-def _shift(block, h, i, old, new):
-    """Move the pre-activation h as feature i goes from ``old`` to ``new``."""
-    n_features = int(block[VB_FEATURES])
-    hidden = int(block[VB_HIDDEN])
-    step = (new - old) / block[VB_HEADER + n_features + i]
-    row = VB_HEADER + 2 * n_features + i * hidden
-    for k in range(hidden):
-        h[k] += step * block[row + k]
-
-
-@njit(cache=True, nogil=True)
-def network_value(block, x, h):
-    """The network's output for features ``x`` (``h``: hidden-width scratch); 0 without one."""
-    if int(block[VB_HIDDEN]) == 0:
-        return 0.0
-    _pre_activation(block, x, h)
-    return _head(block, h)
+    return value_block_of(zero_network(N_VALUE_FEATURES), exact_wins)
 
 
 @njit(cache=True, nogil=True)
@@ -332,7 +297,7 @@ def outcome_values(s, t, n, counts, winner, units, asked, idle_now, phi_now, phi
     total = 0.0
     for q in range(N_SEATS):
         value_features(s, q, t, n, counts, winner, units, asked, idle_now, phi_now, phi_claim, x)
-        v[q] = network_value(block, x, h)
+        v[q] = network_forward(block[VB_NET:], x, h)
         total += v[q]
     for q in range(N_SEATS):
         v[q] -= total / N_SEATS
@@ -341,9 +306,10 @@ def outcome_values(s, t, n, counts, winner, units, asked, idle_now, phi_now, phi
 @njit(cache=True, nogil=True)
 def _claim_values(block, t, q, asked, idle_now, phi_now, phi_claim, hb, h):
     """Seat q's network value after type t, from the pre-activation ``hb`` of a card nobody
-    claims: only the features of the players who may claim t change (idle cards, claim, Φ gain)."""
-    hidden = int(block[VB_HIDDEN])
-    for k in range(hidden):
+    claims: only the features of the players who may claim t change (idle cards, claim, Φ gain).
+    ``h``: :data:`simkit.policies.network.NET_SCRATCH` floats."""
+    net = block[VB_NET:]
+    for k in range(int(net[NET_WIDTHS])):
         h[k] = hb[k]
     for r in range(N_SEATS):
         if asked[t, r, 0] == 0:
@@ -352,13 +318,13 @@ def _claim_values(block, t, q, asked, idle_now, phi_now, phi_claim, hb, h):
         before = min(idle_now[r], IDLE_CAP)
         after = min(min(idle_now[r], asked[t, r, 0] - 1), IDLE_CAP)
         if after != before:
-            _shift(block, h, base + V_IDLE + before, 1.0, 0.0)
-            _shift(block, h, base + V_IDLE + after, 0.0, 1.0)
-        _shift(block, h, base + V_CLAIM, 0.0, 1.0)
+            shift(net, h, base + V_IDLE + before, 1.0, 0.0)
+            shift(net, h, base + V_IDLE + after, 0.0, 1.0)
+        shift(net, h, base + V_CLAIM, 0.0, 1.0)
         gain = max(0.0, phi_claim[t, r] - phi_now[r]) / 100.0
         if gain != 0.0:
-            _shift(block, h, base + V_PHI_GAIN, 0.0, gain)
-    return _head(block, h)
+            shift(net, h, base + V_PHI_GAIN, 0.0, gain)
+    return head(net, h, h[MAX_WIDTH:])
 
 
 @njit(cache=True, nogil=True)
@@ -371,12 +337,13 @@ def draw_luck(s, rules, mask, work, tab, block, luck):
     counts, winner, units, asked, idle_now, phi_now, phi_claim, hw, x, h, v, hb, base_value = tab[:13]
     n = draw_table(s, rules, mask, work, counts, winner, units, asked, idle_now, phi_now, phi_claim, hw)
     actual = s[S_DECK + s[S_STOCK_POS]] // N_COPIES
-    hidden = int(block[VB_HIDDEN])
+    net = block[VB_NET:]
+    hidden = int(net[NET_LAYERS])
     if hidden > 0:
         for q in range(N_SEATS):
             value_features(s, q, -1, n, counts, winner, units, asked, idle_now, phi_now, phi_claim, x)
-            _pre_activation(block, x, hb[q])
-            base_value[q] = _head(block, hb[q])
+            first_layer(net, x, hb[q])
+            base_value[q] = head(net, hb[q], h[MAX_WIDTH:])
     for t in range(N_TYPES):
         if counts[t] == 0:
             continue
@@ -423,20 +390,20 @@ def draw_record(s, rules, mask, work, tab, rows, n_rows):
             n_rows[0] += 1
 
 
-MAX_VALUE_HIDDEN = 256  # the widest hidden layer a value block may have
+MAX_VALUE_HIDDEN = MAX_WIDTH  # the widest hidden layer a value block may have
 
 
 @njit(cache=True, nogil=True)
 def new_luck_scratch():
     """Scratch arrays of the chance steps: stock counts, winner / units / asked per type, idle
-    cards, Φ now and after each claim, Φ scratch, features, hidden layer, outcome values, each
+    cards, Φ now and after each claim, Φ scratch, features, the network's scratch, outcome values, each
     seat's hidden layer and value for a card nobody claims; last, the play-outs' scratch
     (:func:`simkit.runner.playout_value.new_playout_scratch`)."""
     return (np.zeros(N_TYPES, dtype=np.int64), np.zeros(N_TYPES, dtype=np.int64), np.zeros(N_TYPES, dtype=np.int64),
             np.zeros((N_TYPES, N_SEATS, 2), dtype=np.int64), np.zeros(N_SEATS, dtype=np.int64),
             np.zeros(N_SEATS, dtype=np.float64), np.zeros((N_TYPES, N_SEATS), dtype=np.float64),
             np.zeros((4, N_TYPES), dtype=np.int64),
-            np.zeros(N_VALUE_FEATURES, dtype=np.float64), np.zeros(MAX_VALUE_HIDDEN, dtype=np.float64),
+            np.zeros(N_VALUE_FEATURES, dtype=np.float64), np.zeros(NET_SCRATCH, dtype=np.float64),
             np.zeros(N_SEATS, dtype=np.float64), np.zeros((N_SEATS, MAX_VALUE_HIDDEN), dtype=np.float64),
             np.zeros(N_SEATS, dtype=np.float64), new_playout_scratch())
 

@@ -86,6 +86,7 @@ from simkit.policies.registry import (
     policy_arrays,
     policy_label,
     policy_sources,
+    require_policy_sources,
     warn_model_rules,
 )
 from simkit.rules import RuleSet
@@ -259,13 +260,7 @@ def compute_batch(config: SimulationConfig, batch: int, threads: int | None = No
 def check_policy_sources(config: SimulationConfig) -> None:
     """In the process that plays a batch (a worker imports the user policies itself): its
     policies' source digests must be those the run was started with (one-line error)."""
-    here = policy_sources(config.policies)
-    if here != config.policy_sources:
-        theirs = dict(config.policy_sources)
-        name, digest = next((n, d) for n, d in here if theirs.get(n) != d)
-        raise SimkitError(f"policy {name} differs in this process ({os.getpid()}) from the run's: source digest "
-                          f"{digest} here, {theirs.get(name)} where the run started (edited since, or another "
-                          "version on this worker)")
+    require_policy_sources(config.policies, config.policy_sources)
 
 
 def policy_change_error(directory: Path, recorded: Any, current: dict) -> DatasetError:
@@ -580,17 +575,23 @@ def submit_ahead(config: SimulationConfig, directory: Path, client) -> list:
             for b in range(config.n_batches) if not os.path.lexists(batch_path(directory, b))]
 
 
-def run_dask_in_order(compute, config, pieces: Sequence[Any], client) -> list[Any]:
+def run_dask_in_order(compute, config, pieces: Sequence[Any], client, progress: Progress | None = None) -> list[Any]:
     """``compute(config, (i, pieces[i]), 1)`` (which returns ``(i, result)``) for every piece,
     as tasks on the Dask cluster of ``client`` (:func:`run_dask`: a killed worker's tasks run
-    again elsewhere); the results in the order of ``pieces``, whatever order they finished in."""
+    again elsewhere); the results in the order of ``pieces``, whatever order they finished in.
+    ``progress`` (a :class:`~simkit.progress.Progress` of ``len(pieces)`` units) moves by one
+    as each piece comes back, on the client."""
     parts: dict[int, Any] = {}
     stream = run_dask(compute, config, list(enumerate(pieces)), client)
     try:
         for number, part in stream:
             parts[number] = part
+            if progress is not None:
+                progress.update(1)
     finally:
         stream.close()
+        if progress is not None:
+            progress.close()
     return [parts[i] for i in range(len(pieces))]
 
 

@@ -10,8 +10,8 @@ of K play-outs by the policies at the table (:mod:`simkit.runner.playout_value`)
 trained, no seeds to refuse.
 
 A value-model file is a NumPy ``.npz`` archive (no pickled objects), like a ``learned`` model
-(:mod:`simkit.policies.model`): ``block`` (float64, the block :func:`simkit.runner.luck.network_value`
-reads) and ``meta`` (JSON: ``format`` :data:`VALUE_FORMAT`, ``features`` (the feature names, which
+(:mod:`simkit.policies.model`): ``block`` (float64, the value block of :mod:`simkit.runner.luck`:
+its header, then a network block of :mod:`simkit.policies.network`) and ``meta`` (JSON: ``format`` :data:`VALUE_FORMAT`, ``features`` (the feature names, which
 must be this simkit's), ``hidden``, ``rules``, ``training``: seeds, deals, check deals, the
 policy pairs (a ``learned:PATH`` by its model's SHA-256, not its path), network, rows, fit,
 weight, library versions).  The file is a function of its settings, seed and software only
@@ -23,6 +23,10 @@ beside it, ``FILE.npz.run.json`` (:func:`run_record_path`), which nothing reads 
 (The shipped ``value.npz`` predates this: its ``training`` still holds its ``wall_s``.)
 It is read as a learned model is, with the same bounds derived from its layout
 (:data:`VALUE_LAYOUT`: a hostile file is refused before anything large is read or decompressed).
+A file of the first block layout (:data:`simkit.policies.network.LEGACY_VALUE_MAGIC`: the
+shipped ``value.npz``) keeps its bytes and is converted at load
+(:func:`simkit.policies.network.legacy_value_parts`): :attr:`ValueModel.block` is always of the
+current layout.
 
 >>> import os, tempfile
 >>> from simkit.runner.luck import zero_value_block
@@ -54,7 +58,14 @@ import numpy as np
 
 from simkit.archive import npz_bytes
 from simkit.errors import SimkitError
-from simkit.policies.model import ModelError, ModelLayout, file_key, header_problem, read_model_file, whole_in
+from simkit.policies.model import ModelError, ModelLayout, file_key, read_model_file
+from simkit.policies.network import (
+    LEGACY_VALUE_MAGIC,
+    NetworkError,
+    checked_block,
+    legacy_value_parts,
+    network_widths,
+)
 from simkit.runner.playout_value import MAX_PLAYOUTS, PB_PLAYOUTS, PLAYOUT_MAGIC, playout_block
 from simkit.storage.files import atomic_write_bytes
 from simkit.runner.luck import (
@@ -63,10 +74,10 @@ from simkit.runner.luck import (
     SEAT_FEATURES,
     VALUE_MAGIC,
     VB_EXACT_WINS,
-    VB_FEATURES,
     VB_HEADER,
-    VB_HIDDEN,
     VB_MAGIC,
+    VB_NET,
+    value_block_of,
     value_block_size,
 )
 
@@ -101,7 +112,7 @@ class ValueModel:
 
     @property
     def hidden(self) -> int:
-        return 0 if self.is_playouts else int(self.block[VB_HIDDEN])
+        return 0 if self.is_playouts else _hidden(self.block)
 
     @property
     def training_seeds(self) -> tuple[int, ...]:
@@ -122,11 +133,16 @@ class ValueModel:
         return f"{name} (sha256:{self.digest[:12]}, trained on seed(s) {seeds})"
 
 
+def _hidden(block: np.ndarray) -> int:
+    """The hidden width of a value block's network (0: the zero network)."""
+    return (network_widths(block[VB_NET:]) or (0,))[0]
+
+
 def value_model_bytes(block: np.ndarray, training: dict[str, Any], rules: dict | None = None) -> bytes:
     """The bytes of a value-model file holding ``block``, ``training`` (what the settings, seed
     and software give: never a path, time or machine, which belong in the run record) and
     ``rules``: a function of its arguments only (keys sorted, zip members of a fixed date)."""
-    meta = {"format": VALUE_FORMAT, "features": list(VALUE_FEATURE_NAMES), "hidden": int(block[VB_HIDDEN]),
+    meta = {"format": VALUE_FORMAT, "features": list(VALUE_FEATURE_NAMES), "hidden": _hidden(block),
             "rules": rules or {}, "training": training}
     return npz_bytes({"block": np.asarray(block, dtype=np.float64), "meta": np.array(json.dumps(meta, sort_keys=True))})
 
@@ -152,26 +168,27 @@ def _refuse(path: str, problem: str) -> ValueModelError:
     return ValueModelError(f"value model {path}: {problem}")
 
 
-def _check(path: str, block: np.ndarray, meta: dict) -> None:
+def _from_legacy(block: np.ndarray) -> np.ndarray:
+    """The current block of a block of the first layout (the shipped ``value.npz``'s)."""
+    exact_wins, weight, net = legacy_value_parts(block, N_VALUE_FEATURES)
+    return value_block_of(net, exact_wins, weight)
+
+
+def _check(path: str, block: np.ndarray, meta: dict) -> np.ndarray:
+    """The checked block of a value-model file (one of the first layout converted to the
+    current one); a one-line :class:`ValueModelError` when it is not one."""
     if meta.get("features") != list(VALUE_FEATURE_NAMES):
         raise _refuse(path, "was made for another feature layout: train it again with `simkit luck-model`")
-    if problem := header_problem(block, VB_HEADER, VB_MAGIC, VALUE_MAGIC):
-        raise _refuse(path, problem)
-    if block[VB_FEATURES] != N_VALUE_FEATURES:
-        raise _refuse(path, f"its block takes {block[VB_FEATURES]:g} features, this simkit has {N_VALUE_FEATURES}")
-    hidden = block[VB_HIDDEN]
-    if not whole_in(hidden, 0, MAX_VALUE_HIDDEN):
-        raise _refuse(path, f"its hidden layer is {hidden:g} wide: 0..{MAX_VALUE_HIDDEN} only (damaged?)")
-    expected = value_block_size(N_VALUE_FEATURES, int(hidden))
-    if block.size != expected:
-        raise _refuse(path, f"its block holds {block.size} numbers, its header says {expected} (truncated?)")
+    try:
+        block = checked_block(block, VB_HEADER, VALUE_MAGIC, N_VALUE_FEATURES, (0, 1), LEGACY_VALUE_MAGIC, _from_legacy)
+    except NetworkError as exc:
+        raise _refuse(path, str(exc)) from None
     if block[VB_EXACT_WINS] not in (0.0, 1.0):
         raise _refuse(path, "its exact-wins flag is neither 0 nor 1 (damaged?)")
-    if int(hidden) > 0 and np.any(block[VB_HEADER + N_VALUE_FEATURES : VB_HEADER + 2 * N_VALUE_FEATURES] <= 0):
-        raise _refuse(path, "its feature scales must be positive (damaged?)")
     seeds = meta.get("training", {}).get("seeds") if isinstance(meta.get("training"), dict) else None
     if not isinstance(seeds, list) or not all(isinstance(s, int) for s in seeds):
         raise _refuse(path, "does not record the seeds of its training deals")
+    return block
 
 
 @functools.lru_cache(maxsize=8)
@@ -180,7 +197,7 @@ def _load_cached(path: str, mtime_ns: int, size: int) -> ValueModel:
         block, meta, digest = read_model_file(path, VALUE_LAYOUT)
     except ModelError as exc:
         raise ValueModelError(str(exc).replace("model file ", "value model ", 1)) from None
-    _check(path, block, meta)
+    block = _check(path, block, meta)
     block.setflags(write=False)
     return ValueModel(path, block, meta, digest)
 

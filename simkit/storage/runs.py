@@ -49,6 +49,7 @@ TOURNAMENT_FILE = "tournament.json"
 TUNE_FILE = "tune.json"
 TRAIN_FILE = "train.json"
 REVIEW_FILE = "review.json"  # the review as JSON: marks a folder a review wrote
+REVIEWS_FILE = "reviews.json"  # the index of a review of several logs (one review folder each)
 CALIBRATION_FILE = "calibration.json"
 REPORT_MARKER = "report.json"  # written first into a folder a report writes
 EXPERIMENT_FILE = "experiment.json"  # written first into an experiment's --out folder
@@ -84,6 +85,7 @@ RUN_KINDS: Mapping[str, RunKind] = {
     "tune": RunKind("a tuning", TUNE_FILE),
     "train": RunKind("a training run", TRAIN_FILE),
     "review": RunKind("a review", REVIEW_FILE),
+    "reviews": RunKind("a review of several logs", REVIEWS_FILE),
     "calibration": RunKind("a calibration", CALIBRATION_FILE),
     "report": RunKind("a report", REPORT_MARKER),
     "experiment": RunKind("an experiment", EXPERIMENT_FILE),

@@ -28,6 +28,7 @@ import os
 import resource
 import time
 from pathlib import Path
+from typing import Iterator
 
 import numpy as np
 import pandas as pd
@@ -47,11 +48,12 @@ from simkit.analysis.stats import (
 )
 from simkit.defaults import DEFAULT_VARIANCE_REDUCTION, VARIANCE_REDUCTION_METHODS
 from simkit.errors import SimkitError
-from simkit.policies.registry import PolicySpec, label_of_text, parse_policy, policy_label
+from simkit.policies.registry import PolicySpec, label_of_text, parse_policy, policy_label, policy_sources, \
+    require_policy_sources
 from simkit.rules import RuleSet
 from simkit.runner.duplicate import SEATINGS, read_comparison, run_duplicate, seating_dir
 from simkit.runner.luck import duplicate_luck
-from simkit.runner.simulate import check_backend, dask_session
+from simkit.runner.simulate import check_backend, dask_session, run_dask, use_threads
 from simkit.progress import Progress, progress_enabled
 from simkit.runner.value_model import ValueModel, value_model_for
 from simkit.storage import load_dataset
@@ -362,17 +364,70 @@ def _luck_file(out: str | os.PathLike, model: ValueModel) -> Path:
 
 
 LUCK_SLICE_PLAYOUTS = 20  # deals replayed (and kept) at a time under play-out values: progress, and a resume point
+LUCK_SLICE_DASK = 250  # deals of a network luck replay per Dask task
+
+
+@dataclasses.dataclass(frozen=True)
+class _LuckTasks:
+    """What every task of a luck replay on Dask shares: the two policies, the seed, the rules,
+    the value model's block, and the user policies' source digests where the comparison
+    started (checked where each slice is replayed)."""
+
+    policy_a: PolicySpec
+    policy_b: PolicySpec
+    seed: int
+    rules: RuleSet | None
+    block: np.ndarray
+    sources: tuple[tuple[str, str], ...]
+
+
+def _luck_task(config: _LuckTasks, task: tuple[int, tuple[int, int]], threads: int | None = None
+               ) -> tuple[int, tuple[np.ndarray, np.ndarray]]:
+    """Deals ``lo .. hi - 1`` of a luck replay (:func:`duplicate_luck`) as
+    :func:`~simkit.runner.simulate.run_dask` runs it, tagged with its number."""
+    use_threads(threads)
+    number, (lo, hi) = task
+    require_policy_sources((config.policy_a, config.policy_b), config.sources, started="the comparison")
+    return number, duplicate_luck(config.policy_a, config.policy_b, config.seed, hi - lo, config.block, config.rules,
+                                  lo)
+
+
+def _luck_slices(policy_a: PolicySpec, policy_b: PolicySpec, seed: int, rules: RuleSet | None, model: ValueModel,
+                 slices: list[tuple[int, int]], client) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """(replayed differences, luck) of each slice (lo, hi) of deals, in the order of
+    ``slices``: replayed here, or with a Dask ``client`` as tasks on its cluster (all submitted
+    at once; each yielded as soon as it and every slice before it are back; a killed worker's
+    tasks run again elsewhere, and give the same arrays)."""
+    if client is None:
+        for lo, hi in slices:
+            yield duplicate_luck(policy_a, policy_b, seed, hi - lo, model.block, rules, lo)
+        return
+    config = _LuckTasks(policy_a, policy_b, seed, rules, model.block, policy_sources((policy_a, policy_b)))
+    stream = run_dask(_luck_task, config, list(enumerate(slices)), client)
+    waiting: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    following = 0
+    try:
+        for number, part in stream:
+            waiting[number] = part
+            while following in waiting:
+                yield waiting.pop(following)
+                following += 1
+    finally:
+        stream.close()
 
 
 def _replayed_luck(policy_a: PolicySpec, policy_b: PolicySpec, seed: int, rules: RuleSet | None, model: ValueModel,
                    per_seating: np.ndarray, first_deal: int = 0, out: str | os.PathLike | None = None,
-                   quiet: bool = True) -> np.ndarray:
+                   quiet: bool = True, client=None) -> np.ndarray:
     """The luck of deals ``first_deal ..`` of a comparison (rows of ``per_seating``), replayed
     under every seating; the replay must give the stored differences exactly.  With ``out`` the
     luck is kept in the comparison's folder (``luck-<model digest>.npy``, deals x 6) and the
     deals already there are read back instead of replayed (a re-run, or a later batch of an SPRT).
     Play-out values, slow, are replayed :data:`LUCK_SLICE_PLAYOUTS` deals at a time, each slice
-    kept as it ends (an interrupted replay resumes there), with a progress bar unless ``quiet``."""
+    kept as it ends (an interrupted replay resumes there), with a progress bar unless ``quiet``.
+    With a Dask ``client`` the slices (:data:`LUCK_SLICE_DASK` deals under a network) are tasks
+    on its cluster, kept in deal order as they come back: the same luck, byte for byte (each
+    deal's luck depends on its seed and number only)."""
     count = per_seating.shape[0]
     kept = np.zeros((0, len(SEATINGS)))
     path = _luck_file(out, model) if out is not None else None
@@ -389,32 +444,43 @@ def _replayed_luck(policy_a: PolicySpec, policy_b: PolicySpec, seed: int, rules:
     start = max(first_deal, have)  # replay from the first deal not kept
     stop = first_deal + count
     keep = path is not None and have == start and os.access(path.parent, os.W_OK)
-    step = LUCK_SLICE_PLAYOUTS if model.is_playouts else max(1, stop - start)
-    progress = Progress(stop - start, "deals", "luck replayed", progress_enabled(quiet) and model.is_playouts)
+    if model.is_playouts:
+        step = LUCK_SLICE_PLAYOUTS
+    else:
+        step = LUCK_SLICE_DASK if client is not None else max(1, stop - start)
+    progress = Progress(stop - start, "deals", "luck replayed",
+                        progress_enabled(quiet) and (model.is_playouts or client is not None))
+    slices = [(lo, min(stop, lo + step)) for lo in range(start, stop, step)]
     parts = [np.zeros((0, len(SEATINGS)))]
-    for lo in range(start, stop, step):
-        hi = min(stop, lo + step)
-        replayed, luck = duplicate_luck(policy_a, policy_b, seed, hi - lo, model.block, rules, lo)
-        expected = per_seating[lo - first_deal : hi - first_deal]
-        if not np.array_equal(replayed, expected):
-            bad = int(np.argwhere(np.any(replayed != expected, axis=1))[0, 0]) + lo
-            raise SimkitError(f"the luck replay of deal {bad} differs from the stored comparison: the folder was "
-                              "written by another simkit version or its files were changed")
-        parts.append(luck)
-        progress.update(hi - lo)
-        if keep:
-            joined = np.concatenate([kept] + parts)
-
-            def save(temporary: str) -> None:
-                with open(temporary, "wb") as handle:
-                    np.save(handle, joined, allow_pickle=False)
-
-            atomic_write(path, save)
-    progress.close()
+    replays = _luck_slices(policy_a, policy_b, seed, rules, model, slices, client)
+    try:
+        for (lo, hi), (replayed, luck) in zip(slices, replays):
+            expected = per_seating[lo - first_deal : hi - first_deal]
+            if not np.array_equal(replayed, expected):
+                bad = int(np.argwhere(np.any(replayed != expected, axis=1))[0, 0]) + lo
+                raise SimkitError(f"the luck replay of deal {bad} differs from the stored comparison: the folder "
+                                  "was written by another simkit version or its files were changed")
+            parts.append(luck)
+            progress.update(hi - lo)
+            if keep:
+                _save_luck(path, np.concatenate([kept] + parts))
+    finally:
+        replays.close()  # on Dask: the slices not yet back are cancelled
+        progress.close()
     luck = np.concatenate(parts)
     if start > first_deal:
         return np.concatenate([kept[first_deal:start], luck])
     return luck
+
+
+def _save_luck(path: Path, luck: np.ndarray) -> None:
+    """Keep a comparison's luck (deals x 6) in ``path``, atomically."""
+
+    def save(temporary: str) -> None:
+        with open(temporary, "wb") as handle:
+            np.save(handle, luck, allow_pickle=False)
+
+    atomic_write(path, save)
 
 
 def compare(
@@ -453,8 +519,8 @@ def compare(
 
     ``backend='dask'``: the duplicate deals run on a Dask cluster (``client``, else one client
     connected once for the whole comparison, an SPRT's batches included: to ``scheduler``, or a
-    ``LocalCluster`` of ``workers``); the result is the same as local, byte for byte.  The luck
-    replay runs in this process only: ``luck`` with ``backend='dask'`` is refused.
+    ``LocalCluster`` of ``workers``); the result is the same as local, byte for byte, and so
+    is the luck replay, in slices of deals on the same cluster (:func:`_replayed_luck`).
 
     >>> import tempfile
     >>> result = compare("greedy", "random", tempfile.mkdtemp(), deals=200, seed=1, batch_size=100, quiet=True)
@@ -465,7 +531,7 @@ def compare(
     spec_b = policy_b if isinstance(policy_b, PolicySpec) else parse_policy(str(policy_b))
     text_a, text_b = policy_label(spec_a), policy_label(spec_b)  # plain labels: comparison.json keeps the vectors
     method, luck = check_variance_reduction(variance_reduction, luck, sprt)
-    check_luck_backend(luck, backend, workers, scheduler)
+    check_backend(backend, workers, scheduler)
     model = value_model_for(luck, seed)
     with dask_session(backend, workers, scheduler, client) as client:  # once for every seating and batch
         return _compare(policy_a, policy_b, spec_a, spec_b, text_a, text_b, model, out, deals, seed, rules,
@@ -500,15 +566,6 @@ def check_variance_reduction(variance_reduction: str | None, luck=None, sprt=Non
     return variance_reduction, None
 
 
-def check_luck_backend(luck, backend: str, workers: int = 1, scheduler: str | None = None) -> None:
-    """The backend's arguments (:func:`~simkit.runner.simulate.check_backend`), and no luck
-    adjustment on Dask: its replay runs in this process only (one-line error, before any work)."""
-    check_backend(backend, workers, scheduler)
-    if backend == "dask" and luck is not None and luck is not False:
-        raise SimkitError("luck needs backend='local' (the luck replay runs in this process only, not on a Dask "
-                          "cluster), got backend='dask'", parameters=("luck", "backend"))
-
-
 def _compare(policy_a, policy_b, spec_a: PolicySpec, spec_b: PolicySpec, text_a: str, text_b: str,
              model: ValueModel | None, out, deals: int, seed: int, rules: RuleSet | None, batch_size: int,
              workers: int, sprt, confidence: float, quiet: bool, burn_in: int, backend: str,
@@ -522,8 +579,8 @@ def _compare(policy_a, policy_b, spec_a: PolicySpec, spec_b: PolicySpec, text_a:
                       client=client)
         per_seating = seating_differences(out)
         duplicate_cpu = cpu_seconds() - start
-        luck_table = (_replayed_luck(spec_a, spec_b, seed, rules, model, per_seating, out=out, quiet=quiet)
-                      if model else None)
+        luck_table = (_replayed_luck(spec_a, spec_b, seed, rules, model, per_seating, out=out, quiet=quiet,
+                                     client=client) if model else None)
         result = summarise(per_seating, text_a, text_b, seed, confidence, luck=luck_table, model=label,
                            regression=regression)
         return dataclasses.replace(result, cpu_seconds=cpu_seconds() - start, cpu_duplicate=duplicate_cpu)
@@ -540,7 +597,7 @@ def _compare(policy_a, policy_b, spec_a: PolicySpec, spec_b: PolicySpec, text_a:
         per = seating_differences(out, batches=k)
         duplicate_cpu += cpu_seconds() - before_batch
         new = per[fed:]
-        new_luck = (_replayed_luck(spec_a, spec_b, seed, rules, model, new, fed, out, quiet) if model
+        new_luck = (_replayed_luck(spec_a, spec_b, seed, rules, model, new, fed, out, quiet, client) if model
                     else np.zeros_like(new))
         fed = per.shape[0]
         before = test.n

@@ -58,7 +58,7 @@ from simkit.runner.value_model import ValueModel, value_model_for
 from simkit.storage.files import read_regular, write_json, write_parquet, write_text
 from simkit.storage.lock import FolderLock
 from simkit.storage.paths import make_out_dir
-from simkit.storage.runs import REVIEW_FILE, check_run_folder
+from simkit.storage.runs import REVIEW_FILE, REVIEWS_FILE, check_run_folder
 from simkit.defaults import DEFAULT_REFERENCE, DEFAULT_REVIEW_ROLLOUTS, DEFAULT_SAMPLES
 from simkit.studies.reference import ReferenceReview, review_against_reference
 from simkit.studies.analyze import (
@@ -405,6 +405,52 @@ def write_review_report(review: GameReview, out: str | os.PathLike, min_loss: fl
     folder = make_out_dir(check_run_folder(out, "review"))
     with FolderLock(folder):
         return _write_review_files(review, folder, min_loss)
+
+
+def review_folder_names(logs: Sequence[str | os.PathLike]) -> list[str]:
+    """The sub-folder of each log's review in a review of several logs: its number and its file
+    name's stem (letters, digits, ``-`` and ``_`` kept), so two logs of the same name differ.
+
+    >>> review_folder_names(["games/deal 3.jsonl", "other/deal 3.jsonl"])
+    ['01-deal_3', '02-deal_3']
+    """
+    width = max(2, len(str(len(logs))))
+    return [f"{k:0{width}d}-" + ("".join(c if c.isalnum() or c in "-_" else "_" for c in Path(log).stem) or "log")
+            for k, log in enumerate(logs, 1)]
+
+
+def write_reviews_report(reviews: Sequence[GameReview], logs: Sequence[str | os.PathLike],
+                         out: str | os.PathLike, min_loss: float = 0.0) -> Path:
+    """The reviews of several logs in one folder: ``OUT/reviews.json`` (first: it marks the
+    folder; each log, its folder and its summary), each log's review in a sub-folder
+    (:func:`review_folder_names`, written as :func:`write_review_report` writes one), and
+    ``OUT/report.md``, a table of the logs' total losses linking each review; returns the
+    table's path.  The folder is locked while they are written."""
+    if len(reviews) != len(logs):
+        raise ValueError(f"{len(reviews)} reviews for {len(logs)} logs")
+    folder = make_out_dir(check_run_folder(out, "reviews"))
+    names = review_folder_names(logs)
+    with FolderLock(folder):
+        index = [{"log": os.fspath(log), "folder": name, "summary": review.summary()}
+                 for log, name, review in zip(logs, names, reviews)]
+        write_json(folder / REVIEWS_FILE, {"reviews": index})
+        level = f"{reviews[0].confidence:.0%}" if reviews else "95%"
+        md = [f"# Reviews of {len(reviews)} logs", "",
+              f"Each log's seat reviewed as `simkit review` reviews one log; the loss is the expected loss in 牌 "
+              f"against the best action at each decision, with its {level} interval.", "",
+              f"| log | seat | decisions | errors | loss (牌) | {level} interval | review |",
+              "|---|---|---|---|---|---|---|"]
+        for entry, review, name in zip(index, reviews, names):
+            summary = entry["summary"]
+            md.append(f"| `{entry['log']}` | {summary['seat']} | {summary['decisions']} | {summary['errors']} | "
+                      f"{summary['total_loss']:.3f} | {summary['total_loss_lo']:.3f} to {summary['total_loss_hi']:.3f} "
+                      f"| [{name}/review.md]({name}/review.md) |")
+            sub = folder / name
+            sub.mkdir(exist_ok=True)
+            with FolderLock(sub):
+                _write_review_files(review, sub, min_loss)
+        write_text(folder / "report.md", "\n".join(md) + "\n")
+    return folder / "report.md"
 
 
 def _write_review_files(review: GameReview, folder: Path, min_loss: float) -> Path:

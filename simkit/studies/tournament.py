@@ -38,7 +38,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from simkit.studies.compare import ComparisonResult, check_luck_backend, compare
+from simkit.studies.compare import ComparisonResult, compare
 from simkit.analysis.plots import crosstable_plot, forest_plot, save_figure
 from simkit.analysis.ratings import (
     AdditiveFit,
@@ -61,7 +61,7 @@ from simkit.policies.registry import PolicySpec, effective_params, params_by_nam
 from simkit.rules import RuleSet
 from simkit.runner.batch import check_batch_memory
 from simkit.runner.duplicate import submit_duplicate_ahead
-from simkit.runner.simulate import dask_session, run_dask_in_order
+from simkit.runner.simulate import check_backend, dask_session, run_dask_in_order
 from simkit.storage.dataset import POLICY_PARAMS
 from simkit.storage.files import write_text
 from simkit.storage.lock import FolderLock
@@ -230,7 +230,7 @@ def run_tournament(
 
     ``backend='dask'``: every pairing's deals run on one Dask cluster, its client connected
     once for the whole tournament (``client`` when given; else to ``scheduler``, or a
-    ``LocalCluster`` of ``workers``); the result is the same as local.  Not with ``luck``.
+    ``LocalCluster`` of ``workers``); the result is the same as local.  So is the luck replay of ``luck``.
     The next pairing's batches are submitted while one is played (without ``sprt``), and the
     Davidson bootstrap's fits run on the cluster too."""
     confidence = check_confidence(confidence)
@@ -244,7 +244,7 @@ def run_tournament(
     if int(deals) < 2:
         raise SimkitError(f"a tournament needs deals >= 2, got {deals}")
     rules = rules if rules is not None else RuleSet()
-    check_luck_backend(luck, backend, workers, scheduler)
+    check_backend(backend, workers, scheduler)
     if backend == "local":  # (a Dask worker's memory is its machine's)
         check_batch_memory(min(int(batch_size), int(deals)),
                            min(int(workers), -(-int(deals) // max(1, int(batch_size)))))

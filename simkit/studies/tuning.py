@@ -92,6 +92,7 @@ from simkit.policies.registry import (
     parse_policy_list,
     policy_arrays,
     policy_sources,
+    require_policy_sources,
 )
 from simkit.rules import RuleSet
 from simkit.runner.batch import check_batch_memory
@@ -399,12 +400,7 @@ def _compute_piece(config: _PieceConfig, task: tuple[int, StrengthPiece],
     if threads is not None:
         numba.set_num_threads(max(1, min(threads, numba.config.NUMBA_NUM_THREADS)))
     number, piece = task
-    theirs = dict(config.sources)
-    for name, digest in policy_sources(piece.specs):
-        if theirs.get(name) != digest:
-            raise SimkitError(f"policy {name} differs in this process ({os.getpid()}) from the tune's: source digest "
-                              f"{digest} here, {theirs.get(name)} where the tune started (edited since, or another "
-                              "version on this worker)")
+    require_policy_sources(piece.specs, config.sources, started="the tune")
     return number, play_piece(piece, config.seed, config.rules_array)
 
 
