@@ -527,6 +527,46 @@ def test_experiment_on_dask_is_local_on_one_connection(tmp_path, cluster, monkey
     assert body(dask) == body(local)
 
 
+KILLED_EXPERIMENT = """
+name = "killed"
+title = "Killed"
+description = "An experiment whose worker is killed."
+seed = 24
+batch_size = 2500
+
+[[simulation]]
+label = "expert"
+policies = "expert,expert,expert"
+deals = 20000
+
+[[comparison]]
+a = "expert"
+b = "greedy"
+deals = 500
+luck = true
+"""
+
+
+def test_a_worker_killed_mid_experiment_costs_its_tasks_only(tmp_path, cluster):
+    """An experiment (a simulation, and a luck-adjusted comparison: its luck replayed on the
+    cluster too) with a worker SIGKILLed as soon as it holds a task: the local files and report."""
+    spec = tmp_path / "killed.toml"
+    spec.write_text(KILLED_EXPERIMENT, encoding="utf-8")
+    local = run_experiment(spec, out=tmp_path / "local", quiet=True)
+    dask = run_killing_a_worker(cluster, lambda: run_experiment(spec, out=tmp_path / "dask", quiet=True,
+                                                                backend="dask", scheduler=cluster.scheduler_address))
+    assert batch_digests(tmp_path / "dask" / "data") == batch_digests(tmp_path / "local" / "data")
+    assert luck_files(tmp_path / "dask" / "data" / "cmp-expert-vs-greedy") == \
+        luck_files(tmp_path / "local" / "data" / "cmp-expert-vs-greedy") != {}
+
+    def body(path: Path) -> list[str]:  # the report without its time, hardware, folders and CPU lines
+        lines = path.read_text(encoding="utf-8").replace(str(path.parent.parent), "OUT").splitlines()
+        return [line for line in lines if "generated" not in line and not line.startswith("Hardware")
+                and "CPU" not in line and "efficiency" not in line]
+
+    assert body(dask) == body(local)
+
+
 @pytest.mark.parametrize("argv, needles", [
     (["review", "LOG", "--seat", "1", "--scheduler", "tcp://127.0.0.1:1"], ["--scheduler needs --backend dask"]),
     (["tune", "patient:6", "--params", "min_units=1:8", "--against", "greedy", "--budget", "600",

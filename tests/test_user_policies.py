@@ -5,6 +5,7 @@ the source digest that refuses resuming after an edit."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import os
@@ -12,12 +13,13 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Iterator
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from helpers import module_on_path
+from helpers import module_on_path, one_line_error, run_cli
 from simkit.cli import main
 from simkit.policies import PolicyError, parse_policies, parse_policy, register_policy, unregister_policy
 from simkit.policies.registry import policy_arrays, policy_source_digest, policy_sources
@@ -249,36 +251,31 @@ def _wait_for(predicate, timeout: float, what: str, procs) -> None:
         time.sleep(0.2)
 
 
-@pytest.mark.slow  # a Dask cluster of separate processes; each worker compiles the user kernels
-def test_a_dask_cluster_started_from_the_command_line_gives_the_same_bytes(policy_dir, tmp_path):
-    try:
-        import distributed  # noqa: F401
-    except ImportError:
-        pytest.skip("dask.distributed is not installed (pip install 'simkit[dask]'): no Dask cluster to start")
-    one = _run(tmp_path / "w1")
-    scheduler_file = tmp_path / "scheduler.json"
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(policy_dir)] + [p for p in
-                                                                           [os.environ.get("PYTHONPATH")] if p])}
-    log = open(tmp_path / "dask.log", "wb")
+@contextlib.contextmanager
+def command_line_cluster(folder: Path, env: dict, workers: int = 2) -> Iterator[str]:
+    """A Dask scheduler and ``workers`` single-threaded workers started as separate processes
+    (``python -m dask ...``, in ``folder``, with environment ``env``), as a user starts them;
+    the scheduler's address; all stopped at the end."""
+    pytest.importorskip("distributed", reason="dask.distributed is not installed (pip install 'simkit[dask]')")
+    from distributed import Client
+
+    scheduler_file = folder / "scheduler.json"
+    log = open(folder / "dask.log", "wb")
     procs: list[subprocess.Popen] = []
     try:
         procs.append(subprocess.Popen([sys.executable, "-m", "dask", "scheduler", "--host", "127.0.0.1", "--port",
                                        "0", "--no-dashboard", "--scheduler-file", str(scheduler_file)],
-                                      cwd=tmp_path, env=env, stdout=log, stderr=subprocess.STDOUT))
+                                      cwd=folder, env=env, stdout=log, stderr=subprocess.STDOUT))
         _wait_for(scheduler_file.exists, 60, "dask scheduler", procs)
         time.sleep(0.5)  # the file is written whole, but give it a moment
         address = json.loads(scheduler_file.read_text(encoding="utf-8"))["address"]
         procs.append(subprocess.Popen([sys.executable, "-m", "dask", "worker", "--scheduler-file",
-                                       str(scheduler_file), "--nworkers", "2", "--nthreads", "1", "--no-dashboard",
-                                       "--local-directory", str(tmp_path / "dask-worker")],
-                                      cwd=tmp_path, env=env, stdout=log, stderr=subprocess.STDOUT))
-        from distributed import Client
-
+                                       str(scheduler_file), "--nworkers", str(workers), "--nthreads", "1",
+                                       "--no-dashboard", "--local-directory", str(folder / "dask-worker")],
+                                      cwd=folder, env=env, stdout=log, stderr=subprocess.STDOUT))
         with Client(address, timeout=30) as client:
-            client.wait_for_workers(2, timeout=120)
-        rc = main(["simulate", "--deals", str(DEALS), "--batch-size", str(BATCH), "--seed", str(SEED), "--quiet",
-                   "--out", str(tmp_path / "dask"), "--policies", USER, "--backend", "dask", "--scheduler", address])
-        assert rc == 0
+            client.wait_for_workers(workers, timeout=120)
+        yield address
     finally:
         for proc in reversed(procs):
             proc.terminate()
@@ -289,7 +286,34 @@ def test_a_dask_cluster_started_from_the_command_line_gives_the_same_bytes(polic
                 proc.kill()
                 proc.wait()
         log.close()
+
+
+@pytest.mark.slow  # a Dask cluster of separate processes; each worker compiles the user kernels
+def test_a_dask_cluster_started_from_the_command_line_gives_the_same_bytes(policy_dir, tmp_path):
+    one = _run(tmp_path / "w1")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(policy_dir)] + [p for p in
+                                                                           [os.environ.get("PYTHONPATH")] if p])}
+    with command_line_cluster(tmp_path, env) as address:
+        rc = main(["simulate", "--deals", str(DEALS), "--batch-size", str(BATCH), "--seed", str(SEED), "--quiet",
+                   "--out", str(tmp_path / "dask"), "--policies", USER, "--backend", "dask", "--scheduler", address])
+        assert rc == 0
     assert _batch_bytes(one) == _batch_bytes(tmp_path / "dask") and len(_batch_bytes(one)) == DEALS // BATCH
+
+
+@pytest.mark.slow  # a Dask cluster of separate processes
+def test_a_worker_without_the_policy_module_is_one_line(policy_dir, tmp_path, capsys):
+    """A worker that cannot import a user policy's module (not installed there, not on its
+    PYTHONPATH): the command stops with one line naming the module and where it failed, and
+    writes no batch."""
+    (tmp_path / "elsewhere").mkdir()
+    paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and p != str(policy_dir)]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
+    with command_line_cluster(tmp_path / "elsewhere", env, workers=1) as address:
+        rc, err = run_cli(["simulate", "--deals", DEALS, "--batch-size", BATCH, "--seed", SEED, "--quiet",
+                           "--out", tmp_path / "dask", "--policies", USER, "--backend", "dask",
+                           "--scheduler", address], capsys)
+    one_line_error(rc, err, f"cannot import module '{MODULE}'", "Dask worker")
+    assert not list((tmp_path / "dask").rglob("*.parquet"))  # (no folder at all: nothing globbed either)
 
 
 def test_the_worked_example_is_an_import_path_policy():

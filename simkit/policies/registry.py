@@ -904,7 +904,11 @@ def require_policy_sources(specs: Sequence[PolicySpec], recorded: Sequence[tuple
 
     >>> require_policy_sources([PolicySpec("greedy")], ())
     """
-    here = policy_sources(specs)
+    try:
+        here = policy_sources(specs)
+    except PolicyError as exc:  # a worker without the policy's module: say where, in one line
+        raise PolicyError(f"{exc} in this process ({os.getpid()}, where {started} plays its tasks: a Dask worker "
+                          "needs each user policy's module importable, installed or on its PYTHONPATH)") from None
     theirs = dict(recorded)
     for name, digest in here:
         if theirs.get(name) != digest:
