@@ -175,6 +175,8 @@ def test_basic_and_full_policy_switches_play_the_same_rows():
         N_RESULT,
         SEATING_ALL,
         SEATING_ROTATE,
+        InPlay,
+        Table,
         kernels_for,
     )
 
@@ -198,9 +200,10 @@ def test_basic_and_full_policy_switches_play_the_same_rows():
     for kernels in (BASIC_KERNELS, BUILTIN_KERNELS):  # one deal with its event log (replay's kernel)
         s, deck, rngs = np.zeros(N_STATE, np.int64), np.zeros(112, np.int64), np.zeros((4, 4), np.uint64)
         ev, ev_n, result = np.zeros((4096, EVENT_WIDTH), np.int64), np.zeros(1, np.int64), np.zeros(N_RESULT, np.int64)
-        kernels.play_deal(root, 9, 1, ids, params, np.arange(3), rules, s, deck, rngs, np.zeros(N_ACTIONS, np.bool_),
-                          np.zeros(N_OBS, np.int64), new_engine_workspace(), np.zeros(POLICY_WORK_SIZE, np.int64),
-                          ev, ev_n, result)
+        kernels.play_deal(root, 9, 1, Table(ids, params, np.arange(3), rules),
+                          InPlay(s, rngs, np.zeros(N_ACTIONS, np.bool_), np.zeros(N_OBS, np.int64),
+                                 new_engine_workspace(), np.zeros(POLICY_WORK_SIZE, np.int64), ev, ev_n),
+                          deck, result)
         logs.append((ev[: ev_n[0]].copy(), result.copy(), s.copy()))
     assert logs[0][0].shape[0] > 20
     for a, b in zip(*logs):

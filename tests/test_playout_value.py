@@ -22,6 +22,7 @@ import pytest
 from simkit.cards import N_CARDS, N_COPIES, N_SEATS, N_TYPES
 from simkit.engine import kernel as E
 from simkit.engine import layout as L
+from simkit.engine.layout import N_ACTIONS
 from simkit.errors import SimkitError
 from simkit.policies.dispatch import builtin_act_state
 from simkit.policies.registry import parse_policies, policy_arrays
@@ -29,8 +30,8 @@ from simkit.rng import STREAM_PLAYOUT, next_below, root_key, stream_state
 from simkit.rules import RuleSet
 from simkit.runner import luck as luck_module
 from simkit.runner.luck import luck_rows
-from simkit.runner.play import BUILTIN_KERNELS, N_RESULT, SEATING_FIXED, new_scratch
-from simkit.runner.playout_value import new_playout_scratch, playout_block, playout_luck
+from simkit.runner.play import BUILTIN_KERNELS, N_RESULT, SEATING_FIXED, InPlay, Table, new_scratch
+from simkit.runner.playout_value import PS_KEY, new_playout_scratch, playout_block, playout_luck
 from simkit.runner.value_model import DEFAULT_PLAYOUTS, ValueModelError, load_value_model, value_model_for
 
 from helpers import paused_tables
@@ -53,11 +54,11 @@ def _kernel_luck(table: dict, ids, params, rules, playouts: int) -> np.ndarray:
     s, _, _, _, _, _, _, ev, ev_n, _, seat_of = new_scratch()
     seat_of[:] = np.arange(N_SEATS)
     ps = new_playout_scratch()
-    ps[10][:] = table["key"]
+    ps[PS_KEY][:] = table["key"]
     luck = np.zeros(N_SEATS)
-    error = playout_luck(luck_module._BASIC_ACT, ids, params, seat_of, rules, table["s"].copy(), table["rngs"].copy(),
-                         table["obs"].copy(), table["work"].copy(), table["pwork"].copy(), ev, ev_n, ps, playouts,
-                         luck)
+    play = InPlay(table["s"].copy(), table["rngs"].copy(), np.zeros(N_ACTIONS, dtype=np.bool_), table["obs"].copy(),
+                  table["work"].copy(), table["pwork"].copy(), ev, ev_n)
+    error = playout_luck(luck_module._BASIC_ACT, Table(ids, params, seat_of, rules), play, ps, playouts, luck)
     assert error == 0
     return luck
 

@@ -39,7 +39,7 @@ from simkit.policies.builtin import POLICY_WORK_SIZE
 from simkit.policies.dispatch import NO_SUCH_POLICY, builtin_act_state
 from simkit.policies.learned import N_FEATURES, action_features
 from simkit.rng import STREAM_SAMPLE, next_below, root_key, seat_stream, stream_state
-from simkit.runner.play import DECK_RNG, N_RNGS, RNG_WORDS, check_policy_ids, decide_until_chance
+from simkit.runner.play import DECK_RNG, N_RNGS, RNG_WORDS, InPlay, Table, check_policy_ids, decide_until_chance
 
 MAX_CANDIDATES = 8  # candidates rolled out per sampled decision (the base choice + 7 others)
 MAX_SAMPLES_PER_DEAL = 24  # sampled decisions kept per deal
@@ -57,8 +57,8 @@ def _finish(s, ids, params, rules, rngs, mask, obs, work, pwork, ev, ev_n):
     uses (:func:`simkit.runner.play.decide_until_chance`, no chance pauses); False if a policy
     failed or the decision cap was reached."""
     E.new_deal_observation(obs)
-    error, _ = decide_until_chance(_BUILTIN_ACT, ids, params, SEATS_IN_ORDER, rules, s, rngs, mask, obs, work, pwork,
-                                   ev, ev_n, 0)
+    error, _ = decide_until_chance(_BUILTIN_ACT, Table(ids, params, SEATS_IN_ORDER, rules),
+                                   InPlay(s, rngs, mask, obs, work, pwork, ev, ev_n), 0)
     return error == 0 and s[S_PHASE] == PH_OVER
 
 

@@ -111,6 +111,8 @@ from simkit.runner.play import (
     N_RESULT,
     R_ERROR,
     R_PAYOFF,
+    InPlay,
+    Table,
     borrow_scratch,
     decide_until_chance,
     new_scratch,
@@ -412,10 +414,10 @@ TAB_PLAYOUTS = 13  # new_luck_scratch()[TAB_PLAYOUTS]: the play-outs' scratch
 
 
 @njit(nogil=True, inline="always")
-def _play_deal_luck_with(act, draw, root, deal, dealer, policy_ids, params, seat_of, rules, s, deck, rngs, mask, obs,
-                         work, pwork, ev, ev_n, result, tab, block, luck, rows, n_rows):
+def _play_deal_luck_with(act, draw, root, deal, dealer, table, play, deck, result, tab, block, luck, rows, n_rows):
     """Play deal ``deal`` as :func:`simkit.runner.play._play_deal_with` does (the same result
     row), pausing before each draw for the chance step ``draw`` (:func:`play_out`)."""
+    s, rngs, work = play.s, play.rngs, play.work
     deal_deck(root, deal, rngs[DECK_RNG], deck)
     for p in range(N_SEATS):
         stream_state(root, deal, seat_stream(p), rngs[p])
@@ -423,35 +425,31 @@ def _play_deal_luck_with(act, draw, root, deal, dealer, policy_ids, params, seat
     for q in range(N_SEATS):
         luck[q] = 0.0
     work[E.EW_CHANCE] = E.CHANCE_PAUSE
-    E.start(s, deck, dealer, rules, mask, work, ev, ev_n)
-    E.new_deal_observation(obs)
-    error = play_out(act, draw, policy_ids, params, seat_of, rules, s, rngs, mask, obs, work, pwork, ev, ev_n, tab,
-                     block, luck, rows, n_rows)
+    E.start(s, deck, dealer, table.rules, play.mask, work, play.ev, play.ev_n)
+    E.new_deal_observation(play.obs)
+    error = play_out(act, draw, table, play, tab, block, luck, rows, n_rows)
     record_result(s, deck, result)
     result[R_ERROR] = error
 
 
 @njit(nogil=True)
-def network_draw(act, policy_ids, params, seat_of, rules, s, rngs, mask, obs, work, pwork, ev, ev_n, tab, block, luck,
-                 rows, n_rows):
+def network_draw(act, table, play, tab, block, luck, rows, n_rows):
     """The chance step of :func:`play_out` under a network value model: record the seats'
     features after the draw in ``rows`` (capacity > 0, :func:`draw_record`) and add its
     correction to ``luck`` under ``block`` (size > 0, :func:`draw_luck`); returns 0."""
     if rows.shape[0] > 0:
-        draw_record(s, rules, mask, work, tab, rows, n_rows)
+        draw_record(play.s, table.rules, play.mask, play.work, tab, rows, n_rows)
     if block.size > 0:
-        draw_luck(s, rules, mask, work, tab, block, luck)
+        draw_luck(play.s, table.rules, play.mask, play.work, tab, block, luck)
     return 0
 
 
 @njit(nogil=True)
-def playout_draw(act, policy_ids, params, seat_of, rules, s, rngs, mask, obs, work, pwork, ev, ev_n, tab, block, luck,
-                 rows, n_rows):
+def playout_draw(act, table, play, tab, block, luck, rows, n_rows):
     """The chance step of :func:`play_out` under play-out values (``block``
     :func:`simkit.runner.playout_value.playout_block`; the stream ``tab[TAB_PLAYOUTS][PS_KEY]`` keyed to the
     deal by the caller): :func:`simkit.runner.playout_value.playout_luck`."""
-    return playout_luck(act, policy_ids, params, seat_of, rules, s, rngs, obs, work, pwork, ev, ev_n, tab[TAB_PLAYOUTS],
-                        int(block[PB_PLAYOUTS]), luck)
+    return playout_luck(act, table, play, tab[TAB_PLAYOUTS], int(block[PB_PLAYOUTS]), luck)
 
 
 NETWORK_DRAW = static_function(network_draw)
@@ -459,8 +457,7 @@ PLAYOUT_DRAW = static_function(playout_draw)
 
 
 @njit(nogil=True, inline="always")
-def play_out(act, draw, policy_ids, params, seat_of, rules, s, rngs, mask, obs, work, pwork, ev, ev_n, tab, block, luck,
-             rows, n_rows):
+def play_out(act, draw, table, play, tab, block, luck, rows, n_rows):
     """Play ``s`` to its end with the dispatcher ``act``
     (:func:`simkit.runner.play.decide_until_chance`); where the engine pauses before a draw
     (``work[EW_CHANCE]`` CHANCE_PAUSE, set by the caller) call the chance step ``draw`` (a
@@ -470,19 +467,18 @@ def play_out(act, draw, policy_ids, params, seat_of, rules, s, rngs, mask, obs, 
     stopped the deal; leaves the pause off."""
     error = 0
     decisions = 0
+    s = play.s
     while s[S_PHASE] != PH_OVER:
         if s[S_PHASE] == PH_DRAW:  # paused before a draw
-            error = draw(act, policy_ids, params, seat_of, rules, s, rngs, mask, obs, work, pwork, ev, ev_n, tab, block,
-                         luck, rows, n_rows)
+            error = draw(act, table, play, tab, block, luck, rows, n_rows)
             if error != 0:
                 break
-            E.advance(s, rules, mask, work, ev, ev_n)
+            E.advance(s, table.rules, play.mask, play.work, play.ev, play.ev_n)
             continue
-        error, decisions = decide_until_chance(act, policy_ids, params, seat_of, rules, s, rngs, mask, obs, work,
-                                               pwork, ev, ev_n, decisions)
+        error, decisions = decide_until_chance(act, table, play, decisions)
         if error != 0:
             break
-    work[E.EW_CHANCE] = E.CHANCE_OFF
+    play.work[E.EW_CHANCE] = E.CHANCE_OFF
     return error
 
 
@@ -507,11 +503,12 @@ def _luck_chunk_with(act, draw, k, chunk, root, first_deal, n_deals, dealer, pol
     no_rows = np.zeros((0, N_VALUE_FEATURES + 1), dtype=np.float64)
     for p in range(N_SEATS):
         seat_of[p] = p
+    table = Table(policy_ids, params, seat_of, rules)
+    play = InPlay(s, rngs, mask, obs, work, pwork, ev, ev_n)
     for i in range(k * chunk, min(n_deals, (k + 1) * chunk)):
         deal_rows = rows[i] if rows.shape[0] > 0 else no_rows
-        _play_deal_luck_with(act, draw, root, first_deal + i, dealer, policy_ids, params, seat_of, rules, s, deck, rngs,
-                             mask, obs, work, pwork, ev, ev_n, results[i], tab, block, luck[i], deal_rows,
-                             n_rows[i : i + 1])
+        _play_deal_luck_with(act, draw, root, first_deal + i, dealer, table, play, deck, results[i], tab, block,
+                             luck[i], deal_rows, n_rows[i : i + 1])
     keep_alive(owners)
 
 

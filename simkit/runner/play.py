@@ -228,25 +228,49 @@ def borrow_scratch(owners):
             borrowed(pwork), borrowed(ev), borrowed(ev_n), borrowed(ids), borrowed(seat_of))
 
 
+class Table(NamedTuple):
+    """Who plays a deal, and by which rules (one kernel argument): seat p plays policy
+    ``policy_ids[p]`` with the parameter row ``params[seat_of[p]]``; ``rules`` the rule array."""
+
+    policy_ids: np.ndarray
+    params: np.ndarray
+    seat_of: np.ndarray
+    rules: np.ndarray
+
+
+class InPlay(NamedTuple):
+    """A deal in play (one kernel argument): its state, the four random streams, the legal mask,
+    the acting player's observation, the engine's and the policies' workspaces, and the event
+    log with its count (:func:`new_scratch`'s arrays, the deck and the seats aside)."""
+
+    s: np.ndarray
+    rngs: np.ndarray
+    mask: np.ndarray
+    obs: np.ndarray
+    work: np.ndarray
+    pwork: np.ndarray
+    ev: np.ndarray
+    ev_n: np.ndarray
+
+
 @njit(nogil=True, inline="always")
-def _play_deck_with(act, root, deal, dealer, policy_ids, params, seat_of, rules, s, deck, rngs, mask, obs, work,
-                    pwork, ev, ev_n, result):
+def _play_deck_with(act, root, deal, dealer, table, play, deck, result):
     """Play the prepared ``deck`` as deal number ``deal`` (the policies draw from the streams
     1 + p of (root, deal)), asking the policy dispatcher ``act`` for every decision; fill
-    ``result``; seat p plays ``policy_ids[p]`` with the parameter row ``params[seat_of[p]]``;
+    ``result``; seats and rules: ``table`` (:class:`Table`), scratch: ``play`` (:class:`InPlay`);
     a deal that stops before its end (an illegal action, an unknown policy id,
     :data:`MAX_DECISIONS` reached) is flagged in ``R_ERROR`` (``ERR_*``).  ``act`` is a jitted
     function passed as an argument
     (:class:`simkit.jit.static_function`; numba compiles this once per dispatcher):
     :func:`simkit.policies.dispatch.builtin_act_state` in the cached built-in kernels, a
     user dispatcher in those of :func:`make_play_kernels`."""
+    s = play.s
     for p in range(N_SEATS):
-        stream_state(root, deal, seat_stream(p), rngs[p])
-    E.start(s, deck, dealer, rules, mask, work, ev, ev_n)
-    E.new_deal_observation(obs)  # a new deal: observe rewrites every word once
+        stream_state(root, deal, seat_stream(p), play.rngs[p])
+    E.start(s, deck, dealer, table.rules, play.mask, play.work, play.ev, play.ev_n)
+    E.new_deal_observation(play.obs)  # a new deal: observe rewrites every word once
     # the engine pauses before no draw here (E.start leaves work[EW_CHANCE] off): the loop runs to the end
-    error, _ = decide_until_chance(act, policy_ids, params, seat_of, rules, s, rngs, mask, obs, work, pwork, ev, ev_n,
-                                   0)
+    error, _ = decide_until_chance(act, table, play, 0)
     if error == 0 and s[S_PHASE] != PH_OVER:  # never: a deal not over is flagged, not recorded as one
         error = ERR_MAX_DECISIONS + ERR_SEAT * s[S_PLAYER]
     record_result(s, deck, result)
@@ -254,50 +278,51 @@ def _play_deck_with(act, root, deal, dealer, policy_ids, params, seat_of, rules,
 
 
 @njit(nogil=True, inline="always")
-def decide(act, policy_ids, params, seat_of, rules, s, rngs, mask, obs, work, pwork, ev, ev_n):
+def decide(act, table, play):
     """One decision of a deal loop: ask the policy of the player to act (the dispatcher ``act``)
     and apply its action; 0, or the error code (``ERR_*`` + ``ERR_SEAT`` · seat) that stops the
     deal (nothing applied)."""
+    s, mask = play.s, play.mask
     p = s[S_PLAYER]
     # the engine leaves the legal mask of this decision in ``mask``; the dispatcher fills
     # ``obs`` (player p's observation) for the policies that read it
-    action = act(policy_ids[p], s, p, obs, mask, params[seat_of[p]], rngs[p], rules, pwork)
+    action = act(table.policy_ids[p], s, p, play.obs, mask, table.params[table.seat_of[p]], play.rngs[p], table.rules,
+                 play.pwork)
     if action == NO_SUCH_POLICY:
         return ERR_UNKNOWN_POLICY + ERR_SEAT * p
     if action < 0 or action >= N_ACTIONS or not mask[action]:
         return ERR_ILLEGAL_ACTION + ERR_SEAT * p
-    E.apply_legal(s, action, rules, mask, work, ev, ev_n)
+    E.apply_legal(s, action, table.rules, mask, play.work, play.ev, play.ev_n)
     return 0
 
 
 @njit(nogil=True, inline="always")
-def decide_until_chance(act, policy_ids, params, seat_of, rules, s, rngs, mask, obs, work, pwork, ev, ev_n, decisions):
+def decide_until_chance(act, table, play, decisions):
     """Ask for decisions (:func:`decide`) until the deal ends or the engine pauses before a
     draw (phase PH_DRAW, ``work[EW_CHANCE]`` CHANCE_PAUSE), :data:`MAX_DECISIONS` in all with
     the ``decisions`` already made; ``(error, decisions)``: 0 or the code that stopped the deal
     (``ERR_MAX_DECISIONS`` at the cap), and the decisions made so far."""
     error = 0
+    s = play.s
     while s[S_PHASE] != PH_OVER and s[S_PHASE] != PH_DRAW:
         if decisions == MAX_DECISIONS:
             error = ERR_MAX_DECISIONS + ERR_SEAT * s[S_PLAYER]
             break
         decisions += 1
-        error = decide(act, policy_ids, params, seat_of, rules, s, rngs, mask, obs, work, pwork, ev, ev_n)
+        error = decide(act, table, play)
         if error != 0:
             break
     return error, decisions
 
 
 @njit(nogil=True, inline="always")
-def _play_deal_with(act, root, deal, dealer, policy_ids, params, seat_of, rules, s, deck, rngs, mask, obs, work,
-                    pwork, ev, ev_n, result):
+def _play_deal_with(act, root, deal, dealer, table, play, deck, result):
     """Play deal number ``deal`` to the end: shuffle its deck (:func:`simkit.deck.deal_deck`),
     then play it (:func:`_play_deck_with`); fill ``result``.  Inlined into the deal kernel
     (``_play_deal``, the ``play_deal`` of :func:`make_play_kernels`), which the chunk kernels
     call."""
-    deal_deck(root, deal, rngs[DECK_RNG], deck)
-    _play_deck_with(act, root, deal, dealer, policy_ids, params, seat_of, rules, s, deck, rngs, mask, obs, work,
-                    pwork, ev, ev_n, result)
+    deal_deck(root, deal, play.rngs[DECK_RNG], deck)
+    _play_deck_with(act, root, deal, dealer, table, play, deck, result)
 
 
 CHUNK = 256
@@ -312,10 +337,11 @@ def _play_decks_chunk_with(act, k, root, first_deal, decks, dealer, policy_ids, 
     policy_ids, params, rules = borrowed(policy_ids), borrowed(params), borrowed(rules)
     for p in range(N_SEATS):
         seat_of[p] = p
+    table = Table(policy_ids, params, seat_of, rules)
+    play = InPlay(s, rngs, mask, obs, work, pwork, ev, ev_n)
     for i in range(k * CHUNK, min(decks.shape[0], (k + 1) * CHUNK)):
         deck[:] = decks[i]
-        _play_deck_with(act, root, first_deal + i, dealer, policy_ids, params, seat_of, rules, s, deck, rngs, mask,
-                        obs, work, pwork, ev, ev_n, results[i])
+        _play_deck_with(act, root, first_deal + i, dealer, table, play, deck, results[i])
     keep_alive(owners)
 
 
@@ -328,11 +354,12 @@ def _play_chunk_with(play_deal, k, root, first_deal, n_deals, dealer, policy_ids
     s, deck, rngs, mask, obs, work, pwork, ev, ev_n, ids, seat_of = borrow_scratch(owners)
     policy_ids, params, rules, results = borrowed(policy_ids), borrowed(params), borrowed(rules), borrowed(results)
     per_deal = 6 if seating == SEATING_ALL else 1
+    table = Table(ids, params, seat_of, rules)  # ids and seat_of are set per row, in place
+    play = InPlay(s, rngs, mask, obs, work, pwork, ev, ev_n)
     for i in range(k * CHUNK, min(n_deals * per_deal, (k + 1) * CHUNK)):
         deal = first_deal + i // per_deal
         _seat_policies(policy_ids, seating_index(seating, deal, i % per_deal, 1), ids, seat_of)
-        play_deal(root, deal, dealer, ids, params, seat_of, rules, s, deck, rngs, mask, obs, work, pwork, ev, ev_n,
-                  results[i])
+        play_deal(root, deal, dealer, table, play, deck, results[i])
     keep_alive(owners)
 
 
@@ -362,6 +389,8 @@ def _play_session_chunk_with(play_deal, k, root, first_deal, n_deals, session_le
     policy_ids, params, rules, results = borrowed(policy_ids), borrowed(params), borrowed(rules), borrowed(results)
     per_deal = 6 if seating == SEATING_ALL else 1
     span = max(1, CHUNK // session_length) * session_length
+    table = Table(ids, params, seat_of, rules)  # ids and seat_of are set per row, in place
+    play = InPlay(s, rngs, mask, obs, work, pwork, ev, ev_n)
     for j in range(per_deal):
         dealer = first_dealer
         for i in range(k * span, min(n_deals, (k + 1) * span)):
@@ -371,8 +400,7 @@ def _play_session_chunk_with(play_deal, k, root, first_deal, n_deals, session_le
                 dealer = next_dealer(results[(i - 1) * per_deal + j], dealer, rules)
             deal = first_deal + i
             _seat_policies(policy_ids, seating_index(seating, deal, j, session_length), ids, seat_of)
-            play_deal(root, deal, dealer, ids, params, seat_of, rules, s, deck, rngs, mask, obs, work, pwork, ev, ev_n,
-                      results[i * per_deal + j])
+            play_deal(root, deal, dealer, table, play, deck, results[i * per_deal + j])
     keep_alive(owners)
 
 
@@ -429,10 +457,8 @@ _BUILTIN_ACT = static_function(builtin_act_state)
 
 
 @njit(cache=True, nogil=True)
-def _play_deal(root, deal, dealer, policy_ids, params, seat_of, rules, s, deck, rngs, mask, obs, work, pwork, ev,
-               ev_n, result):
-    _play_deal_with(_BUILTIN_ACT, root, deal, dealer, policy_ids, params, seat_of, rules, s, deck, rngs, mask, obs,
-                    work, pwork, ev, ev_n, result)
+def _play_deal(root, deal, dealer, table, play, deck, result):
+    _play_deal_with(_BUILTIN_ACT, root, deal, dealer, table, play, deck, result)
 
 
 _BUILTIN_DEAL = static_function(_play_deal)
@@ -469,10 +495,8 @@ _BASIC_ACT = static_function(basic_act_state)
 
 
 @njit(cache=True, nogil=True)
-def _play_deal_basic(root, deal, dealer, policy_ids, params, seat_of, rules, s, deck, rngs, mask, obs, work, pwork,
-                     ev, ev_n, result):
-    _play_deal_with(_BASIC_ACT, root, deal, dealer, policy_ids, params, seat_of, rules, s, deck, rngs, mask, obs,
-                    work, pwork, ev, ev_n, result)
+def _play_deal_basic(root, deal, dealer, table, play, deck, result):
+    _play_deal_with(_BASIC_ACT, root, deal, dealer, table, play, deck, result)
 
 
 _BASIC_DEAL = static_function(_play_deal_basic)
@@ -557,10 +581,8 @@ def make_play_kernels(act: Callable) -> PlayKernels:
     act = static_function(act)
 
     @njit(nogil=True)
-    def play_deal(root, deal, dealer, policy_ids, params, seat_of, rules, s, deck, rngs, mask, obs, work, pwork, ev,
-                  ev_n, result):
-        _play_deal_with(act, root, deal, dealer, policy_ids, params, seat_of, rules, s, deck, rngs, mask, obs, work,
-                        pwork, ev, ev_n, result)
+    def play_deal(root, deal, dealer, table, play, deck, result):
+        _play_deal_with(act, root, deal, dealer, table, play, deck, result)
 
     deal = static_function(play_deal)
 
@@ -823,8 +845,8 @@ def play_one(
     ev = np.zeros((event_capacity, EVENT_WIDTH), dtype=np.int64)
     ev_n = np.zeros(1, dtype=np.int64)
     result = np.zeros(N_RESULT, dtype=np.int64)
-    args = (root_key(seed), deal, dealer, np.asarray(policy_ids, dtype=np.int64),
-            np.ascontiguousarray(params, dtype=np.float64), np.arange(N_SEATS, dtype=np.int64), rules_array, s, deck,
-            rngs, mask, obs, E.new_engine_workspace(), np.zeros(POLICY_WORK_SIZE, dtype=np.int64), ev, ev_n, result)
-    kernels.play_deal(*args)
+    table = Table(np.asarray(policy_ids, dtype=np.int64), np.ascontiguousarray(params, dtype=np.float64),
+                  np.arange(N_SEATS, dtype=np.int64), rules_array)
+    play = InPlay(s, rngs, mask, obs, E.new_engine_workspace(), np.zeros(POLICY_WORK_SIZE, dtype=np.int64), ev, ev_n)
+    kernels.play_deal(root_key(seed), deal, dealer, table, play, deck, result)
     return s, deck, ev[: ev_n[0]].copy(), result

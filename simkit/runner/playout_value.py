@@ -53,6 +53,7 @@ from simkit.runner.play import (
     N_RNGS,
     RNG_WORDS,
     R_PAYOFF,
+    InPlay,
     decide_until_chance,
     record_result,
 )
@@ -89,11 +90,12 @@ def new_playout_scratch():
 
 
 @njit(nogil=True)
-def _play_to_end(act, policy_ids, params, seat_of, rules, s, rngs, obs, work, pwork, ev, ev_n, ps, order, n, first):
+def _play_to_end(act, table, play, ps, order, n, first):
     """One play-out: the state ``s`` before its draw with the stock replaced by ``order``
     (``n`` cards) with ``order[first]`` and ``order[0]`` swapped, played to its end by the
-    dispatcher ``act`` on copies (``ps``); fills ``ps``'s result row; returns 0 or the error
-    that stopped it."""
+    dispatcher ``act`` on copies (``ps``) of ``play`` (:class:`~simkit.runner.play.InPlay`),
+    seats and rules ``table``; fills ``ps``'s result row; returns 0 or the error that stopped it."""
+    s = play.s
     s2, w2, m2, r2 = ps[PS_STATE], ps[PS_WORK], ps[PS_MASK], ps[PS_RNGS]
     o2, p2, res = ps[PS_OBS], ps[PS_POLICY_WORK], ps[PS_RESULT]
     for x in range(N_STATE):
@@ -103,23 +105,26 @@ def _play_to_end(act, policy_ids, params, seat_of, rules, s, rngs, obs, work, pw
         s2[S_DECK + pos + i] = order[i]
     s2[S_DECK + pos] = order[first]
     s2[S_DECK + pos + first] = order[0]
-    w2[:] = work
+    w2[:] = play.work
     w2[E.EW_CHANCE] = E.CHANCE_OFF
-    r2[:, :] = rngs
-    o2[:] = obs
-    p2[:] = pwork
-    E.advance(s2, rules, m2, w2, ev, ev_n)
-    error, _ = decide_until_chance(act, policy_ids, params, seat_of, rules, s2, r2, m2, o2, w2, p2, ev, ev_n, 0)
+    r2[:, :] = play.rngs
+    o2[:] = play.obs
+    p2[:] = play.pwork
+    E.advance(s2, table.rules, m2, w2, play.ev, play.ev_n)
+    error, _ = decide_until_chance(act, table, InPlay(s2, r2, m2, o2, w2, p2, play.ev, play.ev_n), 0)
     record_result(s2, s2[S_DECK : S_DECK + N_CARDS], res)
     return error
 
 
 @njit(nogil=True)
-def playout_luck(act, policy_ids, params, seat_of, rules, s, rngs, obs, work, pwork, ev, ev_n, ps, playouts, luck):
+def playout_luck(act, table, play, ps, playouts, luck):
     """Add to ``luck[seat]`` the correction of the pending draw (phase PH_DRAW, paused) under
     play-out values (see the module docstring); ``ps``: :func:`new_playout_scratch` with its
-    random stream keyed to the deal.  Returns 0, or the error code of a play-out that stopped
-    early (the policies broke a rule: the deal is then flagged with it)."""
+    random stream keyed to the deal; ``table``, ``play``: the deal's
+    :class:`~simkit.runner.play.Table` and :class:`~simkit.runner.play.InPlay`.  Returns 0, or
+    the error code of a play-out that stopped early (the policies broke a rule: the deal is
+    then flagged with it)."""
+    s = play.s
     order, values, counts, key = ps[PS_ORDER], ps[PS_VALUES], ps[PS_COUNTS], ps[PS_KEY]
     stock, lowest, res = ps[PS_STOCK], ps[PS_LOWEST], ps[PS_RESULT]
     pos = s[S_STOCK_POS]
@@ -153,8 +158,7 @@ def playout_luck(act, policy_ids, params, seat_of, rules, s, rngs, obs, work, pw
             first = 0  # where the order put type t's lowest card
             while order[first] != lowest[t]:
                 first += 1
-            error = _play_to_end(act, policy_ids, params, seat_of, rules, s, rngs, obs, work, pwork, ev, ev_n, ps,
-                                 order, n, first)
+            error = _play_to_end(act, table, play, ps, order, n, first)
             if error != 0:
                 return error
             for q in range(N_SEATS):

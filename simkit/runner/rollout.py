@@ -67,6 +67,8 @@ from simkit.runner.luck import (
 from simkit.runner.play import (
     DECK_RNG,
     ERR_SEAT,
+    InPlay,
+    Table,
     borrow_scratch,
     new_scratch,
 )
@@ -104,6 +106,8 @@ def _rollouts_with(act, k, obs, known, cum, cands, alive, first, count, root, po
     me = obs[O_SEAT]
     for p in range(N_SEATS):
         seat_of[p] = p
+    table = Table(policy_ids, params, seat_of, rules)
+    play = InPlay(s, rngs, mask, obs2, work, pwork, ev, ev_n)
     lo = k * ROLLOUT_CHUNK
     for j in range(lo, min(count, lo + ROLLOUT_CHUNK)):
         r = first + j
@@ -148,8 +152,7 @@ def _rollouts_with(act, k, obs, known, cum, cands, alive, first, count, root, po
             E.new_deal_observation(obs2)
             if a != POLICY_DECIDES:
                 E.apply_legal(s, a, rules, mask, work, ev, ev_n)
-            error = play_out(act, NETWORK_DRAW, policy_ids, params, seat_of, rules, s, rngs, mask, obs2, work, pwork,
-                             ev, ev_n, tab, block, luck, no_rows, no_count)
+            error = play_out(act, NETWORK_DRAW, table, play, tab, block, luck, no_rows, no_count)
             winner = s[S_WINNER]
             row[OUT_PAYOFF] = s[S_PAYOFF + me]
             row[OUT_WIN] = 1.0 if winner == me else 0.0
