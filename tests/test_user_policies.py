@@ -316,6 +316,23 @@ def test_a_worker_without_the_policy_module_is_one_line(policy_dir, tmp_path, ca
     assert not list((tmp_path / "dask").rglob("*.parquet"))  # (no folder at all: nothing globbed either)
 
 
+@pytest.mark.slow  # a Dask cluster of separate processes
+def test_a_worker_without_simkit_is_one_line(tmp_path, capsys):
+    """A worker whose Python cannot import simkit (here a package of that name that fails to
+    import, first on its PYTHONPATH): one line saying a Dask worker lacks simkit, no batch."""
+    fake = tmp_path / "shadow" / "simkit"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text('raise ImportError("this simkit is broken on purpose")\n', encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(fake.parent)}
+    (tmp_path / "elsewhere").mkdir()
+    with command_line_cluster(tmp_path / "elsewhere", env, workers=1) as address:
+        rc, err = run_cli(["simulate", "--deals", DEALS, "--batch-size", BATCH, "--seed", SEED, "--quiet",
+                           "--out", tmp_path / "dask", "--policies", BUILTIN, "--backend", "dask",
+                           "--scheduler", address], capsys)
+    one_line_error(rc, err, "Dask worker", "cannot import simkit")
+    assert not list((tmp_path / "dask").rglob("*.parquet"))
+
+
 def test_the_worked_example_is_an_import_path_policy():
     spec = parse_policy("experiments.user_policy_example:cautious:20")
     assert spec.is_import_path and spec.params == (20.0,)

@@ -545,8 +545,33 @@ def run_dask(compute, config, todo: Sequence[int], client) -> Iterator[tuple[int
     try:
         for _, result in as_completed(futures, with_results=True):
             yield result
+    except (ImportError, RuntimeError) as exc:
+        problem = cluster_environment_error(exc)
+        if problem is None:
+            raise
+        raise problem from exc
     finally:
         client.cancel(futures)
+
+
+def cluster_environment_error(exc: BaseException) -> SimkitError | None:
+    """The one-line error of a task that failed because the cluster's Python is not this one:
+    a scheduler or worker that cannot import simkit (Dask then cannot unpack the task graph, or
+    the worker the task); None for any other failure.
+
+    >>> lacking = ModuleNotFoundError("No module named 'simkit'", name="simkit")
+    >>> str(cluster_environment_error(lacking)).startswith("a Dask worker or scheduler cannot import simkit (No module")
+    True
+    >>> cluster_environment_error(ValueError("a policy raised")) is None
+    True
+    """
+    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    lacks_simkit = isinstance(exc, ImportError) and (
+        (getattr(exc, "name", None) or "").partition(".")[0] == "simkit" or "simkit" in text)
+    if not lacks_simkit and not (isinstance(exc, RuntimeError) and "deserialization" in text):
+        return None
+    return SimkitError(f"a Dask worker or scheduler cannot import simkit ({text}): install simkit {simkit.__version__} on "
+                       "every machine of the cluster, the same version as here")
 
 
 def _config_token(config) -> str:
