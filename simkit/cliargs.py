@@ -284,27 +284,6 @@ def input_files(paths: list[str] | None, flag: str) -> list[str] | None:
     return paths if paths is None else [input_file(path, flag) for path in paths]
 
 
-def review_folder(path: str | None, flag: str) -> str | None:
-    """``review --out``: a review's folder (one log) or a review of several logs' (checked for
-    the kind the log count makes by :func:`_review_checks`): the one rule of
-    :func:`simkit.storage.runs.check_run_folder` for either."""
-    if path is None:
-        return path
-    from simkit.storage.runs import check_run_folder
-
-    try:
-        check_run_folder(path, "review", flag)
-    except SimkitError as one_log:
-        try:
-            check_run_folder(path, "reviews", flag)
-        except SimkitError:
-            raise one_log from None
-    return path
-
-
-review_folder.path_check = True  # type: ignore[attr-defined]
-
-
 def container_dir(path: str | None, flag: str) -> str | None:
     """A folder that holds runs' folders (``experiment --reports``: one report folder per
     experiment, each checked by :func:`run_folder`'s rule when written): usable and outside every
@@ -428,20 +407,17 @@ def _simulate_checks(args: argparse.Namespace) -> None:
 
 
 def _review_checks(args: argparse.Namespace) -> None:
-    """Several logs: ``--out`` is a review of several logs' folder, and ``--html`` (one page of
-    one deal) is refused."""
-    if len(args.log) > 1:
-        if args.html is not None:
-            raise SimkitError(f"--html writes the page of one log, got {len(args.log)} logs (review them one at a time "
-                              "for their pages)")
-        if args.out is not None:
-            from simkit.storage.runs import check_run_folder
-
-            check_run_folder(args.out, "reviews", "--out")
-    elif args.out is not None:
+    """``--out``: a review's folder for one log, a review of several logs' for more (the one rule
+    of :func:`simkit.storage.runs.check_run_folder`); ``--html`` (the page of one deal) takes one
+    log only."""
+    several = len(args.log) > 1
+    if several and args.html is not None:
+        raise SimkitError(f"--html writes the page of one log, got {len(args.log)} logs (review them one at a time "
+                          "for their pages)")
+    if args.out is not None:
         from simkit.storage.runs import check_run_folder
 
-        check_run_folder(args.out, "review", "--out")
+        check_run_folder(args.out, "reviews" if several else "review", "--out")
 
 
 def _dealt_table_checks(args: argparse.Namespace) -> None:
@@ -872,7 +848,7 @@ COMMANDS: tuple[Command, ...] = (
             help=f"stock orders per decision of the loss against the reference (default {D.DEFAULT_SAMPLES})"),
         CONFIDENCE,
         OUT_DIR(help="write OUT/review.md (with the loss plot), review.json and decisions.parquet; several logs: "
-                     "OUT/report.md (each log's loss) and OUT/NN-STEM/ (each log's review)", check=review_folder),
+                     "OUT/report.md (each log's loss) and OUT/NN-STEM/ (each log's review)"),
         arg("--html", default=None, metavar="FILE", check=out_file,
             help="also write the review as one self-contained HTML page (the deal step by step, each decision's "
                  "hand, actions, chosen against recommended and loss; no network needed to view it)"),

@@ -600,24 +600,34 @@ def submit_ahead(config: SimulationConfig, directory: Path, client) -> list:
             for b in range(config.n_batches) if not os.path.lexists(batch_path(directory, b))]
 
 
-def run_dask_in_order(compute, config, pieces: Sequence[Any], client, progress: Progress | None = None) -> list[Any]:
+def stream_dask_in_order(compute, config, pieces: Sequence[Any], client,
+                         progress: Progress | None = None) -> Iterator[Any]:
     """``compute(config, (i, pieces[i]), 1)`` (which returns ``(i, result)``) for every piece,
-    as tasks on the Dask cluster of ``client`` (:func:`run_dask`: a killed worker's tasks run
-    again elsewhere); the results in the order of ``pieces``, whatever order they finished in.
-    ``progress`` (a :class:`~simkit.progress.Progress` of ``len(pieces)`` units) moves by one
-    as each piece comes back, on the client."""
-    parts: dict[int, Any] = {}
+    as tasks on the Dask cluster of ``client``, all submitted at once (:func:`run_dask`: a
+    killed worker's tasks run again elsewhere); each result yielded in the order of ``pieces``
+    as soon as it and every piece before it are back.  ``progress`` (a
+    :class:`~simkit.progress.Progress` of ``len(pieces)`` units) moves by one as each piece
+    comes back, on the client.  Closing the stream cancels the pieces not yet back."""
+    waiting: dict[int, Any] = {}
+    following = 0
     stream = run_dask(compute, config, list(enumerate(pieces)), client)
     try:
         for number, part in stream:
-            parts[number] = part
+            waiting[number] = part
             if progress is not None:
                 progress.update(1)
+            while following in waiting:
+                yield waiting.pop(following)
+                following += 1
     finally:
         stream.close()
         if progress is not None:
             progress.close()
-    return [parts[i] for i in range(len(pieces))]
+
+
+def run_dask_in_order(compute, config, pieces: Sequence[Any], client, progress: Progress | None = None) -> list[Any]:
+    """Every result of :func:`stream_dask_in_order`, in the order of ``pieces``."""
+    return list(stream_dask_in_order(compute, config, pieces, client, progress))
 
 
 def use_threads(threads: int | None) -> None:

@@ -53,7 +53,7 @@ from simkit.policies.registry import PolicySpec, label_of_text, parse_policy, po
 from simkit.rules import RuleSet
 from simkit.runner.duplicate import SEATINGS, read_comparison, run_duplicate, seating_dir
 from simkit.runner.luck import duplicate_luck
-from simkit.runner.simulate import check_backend, dask_session, run_dask, use_threads
+from simkit.runner.simulate import check_backend, dask_session, stream_dask_in_order, use_threads
 from simkit.progress import Progress, progress_enabled
 from simkit.runner.value_model import ValueModel, value_model_for
 from simkit.storage import load_dataset
@@ -403,17 +403,7 @@ def _luck_slices(policy_a: PolicySpec, policy_b: PolicySpec, seed: int, rules: R
             yield duplicate_luck(policy_a, policy_b, seed, hi - lo, model.block, rules, lo)
         return
     config = _LuckTasks(policy_a, policy_b, seed, rules, model.block, policy_sources((policy_a, policy_b)))
-    stream = run_dask(_luck_task, config, list(enumerate(slices)), client)
-    waiting: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-    following = 0
-    try:
-        for number, part in stream:
-            waiting[number] = part
-            while following in waiting:
-                yield waiting.pop(following)
-                following += 1
-    finally:
-        stream.close()
+    yield from stream_dask_in_order(_luck_task, config, slices, client)
 
 
 def _replayed_luck(policy_a: PolicySpec, policy_b: PolicySpec, seed: int, rules: RuleSet | None, model: ValueModel,
