@@ -260,6 +260,25 @@ def test_compare_luck_on_dask_is_local(tmp_path, cluster, capsys, monkeypatch):
     assert len(luck_files(tmp_path / "local")) == 1 and luck_files(tmp_path / "dask") == luck_files(tmp_path / "local")
 
 
+def test_the_in_order_stream_waits_for_the_pieces_before(monkeypatch):
+    """Tasks that come back last-first (as a cluster may return them): each piece is yielded in
+    the pieces' order, as soon as it and every piece before it are back; progress counts each
+    piece as it returns."""
+    returned = []
+
+    def backwards(compute, config, todo, client):
+        for number, piece in reversed(todo):
+            returned.append(number)
+            yield compute(config, (number, piece), 1)
+
+    monkeypatch.setattr(sim_module, "run_dask", backwards)
+    progress = sim_module.Progress(4, "tasks", enabled=False)
+    stream = sim_module.stream_dask_in_order(lambda config, task, threads: (task[0], task[1] * config), 10,
+                                             ["a", "b", "c", "d"], client=None, progress=progress)
+    assert next(stream) == "a" * 10 and returned == [3, 2, 1, 0]  # the first piece waited for every other
+    assert list(stream) == ["b" * 10, "c" * 10, "d" * 10] and progress.done == 4
+
+
 def test_compare_playout_luck_and_luck_sprt_on_dask_are_local(tmp_path, cluster, monkeypatch):
     """The other --luck modes: play-out values (slices of 4 deals: 3 tasks), and a sequential
     test on luck-adjusted differences (each batch's luck replayed on the cluster)."""
