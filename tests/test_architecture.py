@@ -12,8 +12,8 @@ imports only from its own layer or the layers below it.  Where a module sits:
   ``deal_deck``: the deck of deal N, which the engine, the runner and the dealt-hand
   statistics share), and ``generate`` (random holdings for tests and benchmarks: a tool, but it
   needs only cards, deck, rng and the ``EXP_*`` rows, so any layer's tests may use it).
-* ``evaluator`` → ``engine`` (state machine, layout, the step-by-step ``env``; it never sees a
-  policy) → ``policies`` (they call the engine kernel: allowed, policies are above it).
+* ``evaluator`` → ``engine`` (state machine, layout, the step-by-step ``env``, and ``loop``: the
+  compiled decision loop, given a policy dispatcher as an argument; it never imports a policy) → ``policies`` (they call the engine kernel: allowed, policies are above it).
 * ``storage`` (files, datasets, locks; no game logic) sits *below* ``runner``: the issue lists
   "runner → storage" in the order data flows (the runner produces rows, storage keeps them), but
   as imports the runner writes through storage's writers, so storage is the lower layer.

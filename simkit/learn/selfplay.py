@@ -34,12 +34,13 @@ from simkit.engine import kernel as E
 from simkit.engine.env import MAX_DECISIONS
 from simkit.engine.layout import A_WIN, N_ACTIONS, N_OBS, N_STATE, PH_OVER, S_PAYOFF, \
     S_PHASE, S_PLAYER
+from simkit.engine.loop import InPlay, Table, choose, decide_until_chance
 from simkit.jit import run_chunks, static_function
 from simkit.policies.builtin import POLICY_WORK_SIZE
-from simkit.policies.dispatch import NO_SUCH_POLICY, builtin_act_state
+from simkit.policies.dispatch import builtin_act_state
 from simkit.policies.learned import N_FEATURES, action_features
 from simkit.rng import STREAM_SAMPLE, next_below, root_key, seat_stream, stream_state
-from simkit.runner.play import DECK_RNG, N_RNGS, RNG_WORDS, InPlay, Table, check_policy_ids, decide_until_chance
+from simkit.runner.play import DECK_RNG, N_RNGS, RNG_WORDS, check_policy_ids
 
 MAX_CANDIDATES = 8  # candidates rolled out per sampled decision (the base choice + 7 others)
 MAX_SAMPLES_PER_DEAL = 24  # sampled decisions kept per deal
@@ -54,7 +55,7 @@ SEATS_IN_ORDER = np.arange(N_SEATS, dtype=np.int64)  # seat p plays ids[p] with 
 @njit(cache=True, nogil=True)
 def _finish(s, ids, params, rules, rngs, mask, obs, work, pwork, ev, ev_n):
     """Play state ``s`` to the end with the seats' policies, by the deal loop every play-out
-    uses (:func:`simkit.runner.play.decide_until_chance`, no chance pauses); False if a policy
+    uses (:func:`simkit.engine.loop.decide_until_chance`, no chance pauses); False if a policy
     failed or the decision cap was reached."""
     E.new_deal_observation(obs)
     error, _ = decide_until_chance(_BUILTIN_ACT, Table(ids, params, SEATS_IN_ORDER, rules),
@@ -91,14 +92,18 @@ def _record_deal(root, deal, ids, params, rules, rate_bits, feature_model, scrat
     stream_state(root, deal, STREAM_SAMPLE, sample_rng)
     E.start(s, deck, 0, rules, mask, work, ev, ev_n)
     E.new_deal_observation(obs)
+    table = Table(ids, params, SEATS_IN_ORDER, rules)
+    play = InPlay(s, rngs, mask, obs, work, pwork, ev, ev_n)
     n = 0
     n_samples = 0
     for _ in range(MAX_DECISIONS):
         if s[S_PHASE] == PH_OVER:
             return n, 0
         p = s[S_PLAYER]
-        action = builtin_act_state(ids[p], s, p, obs, mask, params[p], rngs[p], rules, pwork)
-        if action == NO_SUCH_POLICY or action < 0 or action >= N_ACTIONS or not mask[action]:
+        # the deal loop's own step (simkit.engine.loop.choose), with a sample taken between the
+        # choice and its application
+        action, error = choose(_BUILTIN_ACT, table, play)
+        if error != 0:
             return n, 1
         n_legal = 0
         for a in range(N_ACTIONS):

@@ -11,6 +11,7 @@ from __future__ import annotations
 from numba import njit
 
 from simkit.engine import kernel as E
+from simkit.engine.loop import NO_SUCH_POLICY
 from simkit.policies.builtin import (
     P_EXPERT,
     P_GREEDY,
@@ -28,7 +29,6 @@ from simkit.policies.mc import mc_act
 
 
 BUILTIN_POLICIES = (P_RANDOM, P_GREEDY, P_PATIENT, P_MC, P_EXPERT, P_LEARNED)  # the ids builtin_act_state plays
-NO_SUCH_POLICY = -2  # what a dispatcher returns for a policy id it does not know (the deal loops flag it)
 
 
 @njit(cache=True, nogil=True, inline="always")

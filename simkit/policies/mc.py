@@ -58,10 +58,11 @@ from numba import njit
 from simkit.cards import N_CARDS, N_COPIES, N_SEATS, N_TYPES
 from simkit.engine import kernel as E
 from simkit.engine import layout as L
-from simkit.engine.env import MAX_DECISIONS
+from simkit.engine.loop import InPlay, Table, decide_until
 from simkit.policies.builtin import POLICY_WORK_SIZE, greedy_like, greedy_state, keep_value
 from simkit.policies.expert import EXPERT_DEFAULTS, expert_act, expert_state
 from simkit.evaluator import kernel as K
+from simkit.jit import static_function
 from simkit.rng import next_below
 
 MAX_ROLLOUTS = 64
@@ -158,23 +159,43 @@ def determinise(obs, rng, s2):
     return True
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _base_act(base, s, p, obs, mask, params, rng, rules, pwork):
+    """The dispatcher of mc's rollouts (:func:`simkit.engine.loop.decide_until`): the base
+    policy ``base`` (:data:`BASE_EXPERT` or :data:`BASE_GREEDY`, the seats' policy id) for player
+    p of ``s``; it reads only p's own view of the state, so no observation is made."""
+    if base == BASE_EXPERT:
+        return expert_state(s, p, mask, params, rules, pwork)
+    return greedy_state(s, p, mask, params, rules, pwork, False)
+
+
+_BASE_ACT = static_function(_base_act)
+
+
 @njit(cache=True, nogil=True)
-def _rollout(s2, me, rules, mask, work, pwork, no_params, ev, ev_n, horizon, base, base_params):
-    """Play s2 with the base policy everywhere (greedy, or ``base`` :data:`BASE_EXPERT`: expert
-    with ``base_params``) to the end, or (``horizon`` > 0) for at most that many more discard
-    phases; my payoff (0 when the deal is still on)."""
+def _rollout(table, play, me, horizon):
+    """Play ``play.s`` with the base policy everywhere (``table``: :func:`_base_table`) to the
+    end, or (``horizon`` > 0) for at most that many more discard phases, by the deal loop
+    (:func:`simkit.engine.loop.decide_until`); my payoff (0 when the deal is still on)."""
+    s2 = play.s
     turns_left = horizon if horizon > 0 else 1 << 30
-    last = s2[L.S_TURNS] + turns_left
-    for _ in range(MAX_DECISIONS):
-        if s2[L.S_PHASE] == L.PH_OVER or s2[L.S_TURNS] >= last:
-            break
-        # the base policy reads only the acting player's own view of s2: no observation copy
-        if base == BASE_EXPERT:
-            a = expert_state(s2, s2[L.S_PLAYER], mask, base_params, rules, pwork)
-        else:
-            a = greedy_state(s2, s2[L.S_PLAYER], mask, no_params, rules, pwork, False)
-        E.apply_legal(s2, a, rules, mask, work, ev, ev_n)
+    decide_until(_BASE_ACT, table, play, 0, s2[L.S_TURNS] + turns_left)
     return s2[L.S_PAYOFF + me]
+
+
+@njit(cache=True, nogil=True)
+def _base_table(base, rules):
+    """Every seat plays the base policy: expert with its default parameters (:data:`BASE_EXPERT`)
+    or greedy with a zero parameter row (:data:`BASE_GREEDY`)."""
+    ids = np.full(N_SEATS, base, dtype=np.int64)
+    if base == BASE_EXPERT:
+        expert_params = expert_base_params()
+        params = np.empty((N_SEATS, expert_params.shape[0]), dtype=np.float64)
+        for p in range(N_SEATS):
+            params[p] = expert_params
+    else:
+        params = np.zeros((N_SEATS, 8), dtype=np.float64)
+    return Table(ids, params, np.arange(N_SEATS), rules)
 
 
 # candidate index of the base policy's own choice (the search leaves it only on evidence)
@@ -339,10 +360,12 @@ def mc_search(obs, cands, n_c, rollouts, race, sharpen, horizon, base, rng, rule
     mask2 = np.zeros(L.N_ACTIONS, dtype=np.bool_)
     ework = np.zeros(E.ENGINE_WORK_SIZE, dtype=np.int64)
     pwork = np.zeros(POLICY_WORK_SIZE, dtype=np.int64)
-    no_params = np.zeros(8, dtype=np.float64)
     ev = np.zeros((0, L.EVENT_WIDTH), dtype=np.int64)
     ev_n = np.zeros(1, dtype=np.int64)
-    expert_params = expert_base_params()
+    table = _base_table(base, rules)
+    # the base policies draw no random number and read no observation: empty streams and view
+    play = InPlay(s2, np.zeros((N_SEATS, 4), dtype=np.uint64), mask2, np.zeros(0, dtype=np.int64), ework, pwork, ev,
+                  ev_n)
     for i in range(n_c):
         alive[i] = True
         for r in range(rollouts):
@@ -373,8 +396,7 @@ def mc_search(obs, cands, n_c, rollouts, race, sharpen, horizon, base, rng, rule
                 pay[i, n_det] = ILLEGAL
                 continue
             E.apply_legal(s2, a, rules, mask2, ework, ev, ev_n)
-            pay[i, n_det] = _rollout(s2, me, rules, mask2, ework, pwork, no_params, ev, ev_n, horizon, base,
-                                     expert_params)
+            pay[i, n_det] = _rollout(table, play, me, horizon)
         n_det += 1
     return n_det
 

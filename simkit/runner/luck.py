@@ -55,6 +55,7 @@ from numba import njit
 from simkit.cards import N_CARDS, N_COPIES, N_SEATS, N_TYPES
 from simkit.deck import PLAYER_CARDS, STOCK_CARDS, deal_deck
 from simkit.engine import kernel as E
+from simkit.engine.loop import InPlay, Table, decide_until_chance
 from simkit.engine.layout import (
     A_KONG,
     A_PENG,
@@ -111,10 +112,7 @@ from simkit.runner.play import (
     N_RESULT,
     R_ERROR,
     R_PAYOFF,
-    InPlay,
-    Table,
     borrow_scratch,
-    decide_until_chance,
     new_scratch,
     record_result,
 )
@@ -459,7 +457,7 @@ PLAYOUT_DRAW = static_function(playout_draw)
 @njit(nogil=True, inline="always")
 def play_out(act, draw, table, play, tab, block, luck, rows, n_rows):
     """Play ``s`` to its end with the dispatcher ``act``
-    (:func:`simkit.runner.play.decide_until_chance`); where the engine pauses before a draw
+    (:func:`simkit.engine.loop.decide_until_chance`); where the engine pauses before a draw
     (``work[EW_CHANCE]`` CHANCE_PAUSE, set by the caller) call the chance step ``draw`` (a
     static function: :data:`NETWORK_DRAW`, a network model's correction and recorded features,
     or :data:`PLAYOUT_DRAW`, play-out values; numba compiles this once per step, so the

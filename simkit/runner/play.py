@@ -56,6 +56,16 @@ from simkit.deck import deal_counts_kernel, deal_deck
 from simkit.jit import borrowed, is_cached, keep_alive, run_chunks, static_function
 from simkit.engine import kernel as E
 from simkit.engine.env import MAX_DECISIONS, DealError, deal_error_text, max_decisions_text
+from simkit.engine.loop import (
+    ERR_ILLEGAL_ACTION,
+    ERR_MAX_DECISIONS,
+    ERR_SEAT,
+    ERR_UNKNOWN_POLICY,
+    NO_SUCH_POLICY,
+    InPlay,
+    Table,
+    decide_until_chance,
+)
 from simkit.engine.layout import (
     EVENT_WIDTH,
     MAX_MELDS,
@@ -63,7 +73,6 @@ from simkit.engine.layout import (
     N_ACTIONS,
     N_OBS,
     N_STATE,
-    PH_DRAW,
     PH_OVER,
     S_CLAIMS,
     S_CONC,
@@ -89,7 +98,6 @@ from simkit.engine.layout import (
 from simkit.policies.builtin import POLICY_WORK_SIZE
 from simkit.policies.dispatch import (
     BUILTIN_POLICIES,
-    NO_SUCH_POLICY,
     basic_act_state,
     builtin_act_state,
     uses_basic_policies,
@@ -122,12 +130,7 @@ R_WIN_MELDS = R_WIN_NMELDS + 1  # MAX_MELDS x MELD_WIDTH
 N_RESULT = R_WIN_MELDS + MAX_MELDS * MELD_WIDTH
 
 # ---- R_ERROR: a deal that stopped before its end (every deal loop; never a recorded result:
-# check_rows raises DealError for it).  MAX_DECISIONS is simkit.engine.env's, the one cap of
-# every deal loop.
-ERR_ILLEGAL_ACTION = 1  # a policy returned an illegal action (seat 0: R_ERROR 1, as before codes)
-ERR_MAX_DECISIONS = 2  # the deal did not end within MAX_DECISIONS decisions
-ERR_UNKNOWN_POLICY = 3  # a seat's policy id is none the dispatcher knows
-ERR_SEAT = 4  # R_ERROR = code + ERR_SEAT * seat
+# check_rows raises DealError for it): ERR_* + ERR_SEAT * seat, simkit.engine.loop's codes.
 ERROR_TEXTS = {ERR_ILLEGAL_ACTION: "returned an illegal action", ERR_UNKNOWN_POLICY: "has an unknown policy id"}
 
 # ---- the random states of a deal's scratch (rngs[k], xoshiro256 states of RNG_WORDS words; the
@@ -228,36 +231,11 @@ def borrow_scratch(owners):
             borrowed(pwork), borrowed(ev), borrowed(ev_n), borrowed(ids), borrowed(seat_of))
 
 
-class Table(NamedTuple):
-    """Who plays a deal, and by which rules (one kernel argument): seat p plays policy
-    ``policy_ids[p]`` with the parameter row ``params[seat_of[p]]``; ``rules`` the rule array."""
-
-    policy_ids: np.ndarray
-    params: np.ndarray
-    seat_of: np.ndarray
-    rules: np.ndarray
-
-
-class InPlay(NamedTuple):
-    """A deal in play (one kernel argument): its state, the four random streams, the legal mask,
-    the acting player's observation, the engine's and the policies' workspaces, and the event
-    log with its count (:func:`new_scratch`'s arrays, the deck and the seats aside)."""
-
-    s: np.ndarray
-    rngs: np.ndarray
-    mask: np.ndarray
-    obs: np.ndarray
-    work: np.ndarray
-    pwork: np.ndarray
-    ev: np.ndarray
-    ev_n: np.ndarray
-
-
 @njit(nogil=True, inline="always")
 def _play_deck_with(act, root, deal, dealer, table, play, deck, result):
     """Play the prepared ``deck`` as deal number ``deal`` (the policies draw from the streams
     1 + p of (root, deal)), asking the policy dispatcher ``act`` for every decision; fill
-    ``result``; seats and rules: ``table`` (:class:`Table`), scratch: ``play`` (:class:`InPlay`);
+    ``result``; seats and rules: ``table`` (:class:`~simkit.engine.loop.Table`), scratch: ``play`` (:class:`~simkit.engine.loop.InPlay`);
     a deal that stops before its end (an illegal action, an unknown policy id,
     :data:`MAX_DECISIONS` reached) is flagged in ``R_ERROR`` (``ERR_*``).  ``act`` is a jitted
     function passed as an argument
@@ -275,44 +253,6 @@ def _play_deck_with(act, root, deal, dealer, table, play, deck, result):
         error = ERR_MAX_DECISIONS + ERR_SEAT * s[S_PLAYER]
     record_result(s, deck, result)
     result[R_ERROR] = error
-
-
-@njit(nogil=True, inline="always")
-def decide(act, table, play):
-    """One decision of a deal loop: ask the policy of the player to act (the dispatcher ``act``)
-    and apply its action; 0, or the error code (``ERR_*`` + ``ERR_SEAT`` · seat) that stops the
-    deal (nothing applied)."""
-    s, mask = play.s, play.mask
-    p = s[S_PLAYER]
-    # the engine leaves the legal mask of this decision in ``mask``; the dispatcher fills
-    # ``obs`` (player p's observation) for the policies that read it
-    action = act(table.policy_ids[p], s, p, play.obs, mask, table.params[table.seat_of[p]], play.rngs[p], table.rules,
-                 play.pwork)
-    if action == NO_SUCH_POLICY:
-        return ERR_UNKNOWN_POLICY + ERR_SEAT * p
-    if action < 0 or action >= N_ACTIONS or not mask[action]:
-        return ERR_ILLEGAL_ACTION + ERR_SEAT * p
-    E.apply_legal(s, action, table.rules, mask, play.work, play.ev, play.ev_n)
-    return 0
-
-
-@njit(nogil=True, inline="always")
-def decide_until_chance(act, table, play, decisions):
-    """Ask for decisions (:func:`decide`) until the deal ends or the engine pauses before a
-    draw (phase PH_DRAW, ``work[EW_CHANCE]`` CHANCE_PAUSE), :data:`MAX_DECISIONS` in all with
-    the ``decisions`` already made; ``(error, decisions)``: 0 or the code that stopped the deal
-    (``ERR_MAX_DECISIONS`` at the cap), and the decisions made so far."""
-    error = 0
-    s = play.s
-    while s[S_PHASE] != PH_OVER and s[S_PHASE] != PH_DRAW:
-        if decisions == MAX_DECISIONS:
-            error = ERR_MAX_DECISIONS + ERR_SEAT * s[S_PLAYER]
-            break
-        decisions += 1
-        error = decide(act, table, play)
-        if error != 0:
-            break
-    return error, decisions
 
 
 @njit(nogil=True, inline="always")

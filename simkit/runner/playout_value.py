@@ -48,13 +48,12 @@ from simkit.engine import kernel as E
 from simkit.engine.layout import N_ACTIONS, N_OBS, N_STATE, S_DECK, S_STOCK_POS
 from simkit.policies.builtin import POLICY_WORK_SIZE
 from simkit.deck import shuffle_kernel
+from simkit.engine.loop import InPlay, decide_until_chance
 from simkit.runner.play import (
     N_RESULT,
     N_RNGS,
     RNG_WORDS,
     R_PAYOFF,
-    InPlay,
-    decide_until_chance,
     record_result,
 )
 
@@ -93,7 +92,7 @@ def new_playout_scratch():
 def _play_to_end(act, table, play, ps, order, n, first):
     """One play-out: the state ``s`` before its draw with the stock replaced by ``order``
     (``n`` cards) with ``order[first]`` and ``order[0]`` swapped, played to its end by the
-    dispatcher ``act`` on copies (``ps``) of ``play`` (:class:`~simkit.runner.play.InPlay`),
+    dispatcher ``act`` on copies (``ps``) of ``play`` (:class:`~simkit.engine.loop.InPlay`),
     seats and rules ``table``; fills ``ps``'s result row; returns 0 or the error that stopped it."""
     s = play.s
     s2, w2, m2, r2 = ps[PS_STATE], ps[PS_WORK], ps[PS_MASK], ps[PS_RNGS]
@@ -121,7 +120,7 @@ def playout_luck(act, table, play, ps, playouts, luck):
     """Add to ``luck[seat]`` the correction of the pending draw (phase PH_DRAW, paused) under
     play-out values (see the module docstring); ``ps``: :func:`new_playout_scratch` with its
     random stream keyed to the deal; ``table``, ``play``: the deal's
-    :class:`~simkit.runner.play.Table` and :class:`~simkit.runner.play.InPlay`.  Returns 0, or
+    :class:`~simkit.engine.loop.Table` and :class:`~simkit.engine.loop.InPlay`.  Returns 0, or
     the error code of a play-out that stopped early (the policies broke a rule: the deal is
     then flagged with it)."""
     s = play.s

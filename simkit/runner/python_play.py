@@ -26,9 +26,10 @@ import numpy as np
 from simkit.cards import N_SEATS
 from simkit.deck import deal_deck
 from simkit.engine import kernel as E
-from simkit.engine.env import DealError, Observation, deal_error_text
+from simkit.engine.env import MAX_DECISIONS, DealError, Observation, deal_error_text
 from simkit.engine.layout import N_ACTIONS, O_NHIST, O_NHIST_UNKNOWN, PH_DRAW, PH_OVER, S_PHASE, S_PLAYER
-from simkit.policies.dispatch import BUILTIN_POLICIES, NO_SUCH_POLICY, builtin_act_state
+from simkit.engine.loop import ERR_ILLEGAL_ACTION, ERR_MAX_DECISIONS, ERR_SEAT, ERR_UNKNOWN_POLICY, NO_SUCH_POLICY
+from simkit.policies.dispatch import BUILTIN_POLICIES, builtin_act_state
 from simkit.policies.registry import (
     USER_SLOT_BASE,
     PolicySpec,
@@ -40,11 +41,6 @@ from simkit.policies.registry import (
 from simkit.rng import root_key, seat_stream, stream_state
 from simkit.runner.play import (
     DECK_RNG,
-    ERR_ILLEGAL_ACTION,
-    ERR_MAX_DECISIONS,
-    ERR_SEAT,
-    ERR_UNKNOWN_POLICY,
-    MAX_DECISIONS,
     N_RESULT,
     PERMUTATIONS,
     R_ERROR,

@@ -38,6 +38,7 @@ from numba import njit
 from simkit.cards import N_CARDS, N_SEATS
 from simkit.deck import shuffle_kernel
 from simkit.engine import kernel as E
+from simkit.engine.loop import ERR_SEAT, InPlay, Table
 from simkit.engine.layout import (
     N_ACTIONS,
     N_STATE,
@@ -66,9 +67,6 @@ from simkit.runner.luck import (
 )
 from simkit.runner.play import (
     DECK_RNG,
-    ERR_SEAT,
-    InPlay,
-    Table,
     borrow_scratch,
     new_scratch,
 )
