@@ -82,11 +82,11 @@ def _one_line(exc) -> str:
 
 
 def test_there_is_one_max_decisions():
-    import simkit.policies.mc as mc
+    import simkit.engine.loop as loop
     import simkit.runner.play as play
 
     assert play.MAX_DECISIONS is env.MAX_DECISIONS and python_play.MAX_DECISIONS is env.MAX_DECISIONS
-    assert mc.MAX_DECISIONS is env.MAX_DECISIONS
+    assert loop.MAX_DECISIONS is env.MAX_DECISIONS  # the compiled loop of deals, play-outs and mc's rollouts
 
 
 def test_python_loop_refuses_a_deal_that_reaches_the_cap(monkeypatch):
@@ -114,11 +114,12 @@ def test_play_python_refuses_a_deal_that_reaches_the_cap(monkeypatch):
 NOJIT_SCRIPT = r"""
 import json, warnings
 warnings.simplefilter("ignore")
+import simkit.engine.loop as loop
 import simkit.runner.play as P
 from simkit.engine.env import DealError
 from simkit.policies.registry import parse_policies, policy_arrays
 from simkit.rules import RuleSet
-P.MAX_DECISIONS = 6  # read at run time by the kernels' Python source
+loop.MAX_DECISIONS = P.MAX_DECISIONS = 6  # read at run time by the loop's Python source and check_rows
 ids, params, _ = policy_arrays(parse_policies("greedy,random,patient"))
 out = {}
 rows = P.play_deals(2, 3, ids, params, RuleSet().to_array(), check=False)

@@ -15,7 +15,7 @@ from simkit.cards import N_CARDS, N_SEATS
 from simkit.deck import deal_deck
 from simkit.engine import kernel as E
 from simkit.engine import layout as L
-from simkit.engine.loop import NO_TURN_LIMIT, InPlay
+from simkit.engine.loop import InPlay
 from simkit.policies import mc as M
 from simkit.policies.builtin import POLICY_WORK_SIZE, greedy_state
 from simkit.policies.expert import expert_state
@@ -70,7 +70,7 @@ def test_rollouts_play_the_base_policy_to_the_turn_or_the_end(base):
             me = deal % N_SEATS
             twin = (s.copy(), mask.copy(), work.copy())
             payoff = _compiled_rollout(s, mask, work, base, me, horizon)
-            _naive_rollout(*twin, base, first_turn + horizon if horizon > 0 else NO_TURN_LIMIT)
+            _naive_rollout(*twin, base, first_turn + horizon if horizon > 0 else 1 << 40)
             assert np.array_equal(s, twin[0]) and np.array_equal(mask, twin[1])
             assert payoff == s[L.S_PAYOFF + me]
             if s[L.S_PHASE] == L.PH_OVER:

@@ -19,7 +19,8 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.extending import overload
 
 from simkit.engine import kernel as E
 from simkit.engine.env import MAX_DECISIONS
@@ -33,8 +34,6 @@ ERR_ILLEGAL_ACTION = 1  # a policy returned an illegal action (seat 0: R_ERROR 1
 ERR_MAX_DECISIONS = 2  # the deal did not end within MAX_DECISIONS decisions
 ERR_UNKNOWN_POLICY = 3  # a seat's policy id is none the dispatcher knows
 ERR_SEAT = 4  # R_ERROR = code + ERR_SEAT * seat
-
-NO_TURN_LIMIT = 1 << 62  # a last turn no deal reaches: play on until the end or a draw's pause
 
 
 class Table(NamedTuple):
@@ -65,40 +64,56 @@ class InPlay(NamedTuple):
 @njit(nogil=True, inline="always")
 def choose(act, table, play):
     """The action of the player to act in ``play.s``, asked of the dispatcher ``act`` and
-    checked (nothing applied): ``(action, 0)``, or ``(-1, code)`` with the code
-    (``ERR_* + ERR_SEAT * seat``) that stops the deal.  The engine left the decision's legal
-    mask in ``play.mask``; the dispatcher fills ``play.obs`` for the policies that read it."""
+    checked (nothing applied): the action (>= 0), or ``-1 - code`` with the code
+    (``ERR_* + ERR_SEAT * seat``) that stops the deal (one number: a tuple costs the cheapest
+    policies a tenth of their speed).  The engine left the decision's legal mask in
+    ``play.mask``; the dispatcher fills ``play.obs`` for the policies that read it."""
     s, mask = play.s, play.mask
     p = s[S_PLAYER]
     action = act(table.policy_ids[p], s, p, play.obs, mask, table.params[table.seat_of[p]], play.rngs[p], table.rules,
                  play.pwork)
     if action == NO_SUCH_POLICY:
-        return -1, ERR_UNKNOWN_POLICY + ERR_SEAT * p
+        return -1 - (ERR_UNKNOWN_POLICY + ERR_SEAT * p)
     if action < 0 or action >= N_ACTIONS or not mask[action]:
-        return -1, ERR_ILLEGAL_ACTION + ERR_SEAT * p
-    return action, 0
+        return -1 - (ERR_ILLEGAL_ACTION + ERR_SEAT * p)
+    return action
 
 
 @njit(nogil=True, inline="always")
 def decide(act, table, play):
     """One decision: :func:`choose`, then apply the action; 0, or the code that stops the deal
     (nothing applied)."""
-    action, error = choose(act, table, play)
-    if error == 0:
-        E.apply_legal(play.s, action, table.rules, play.mask, play.work, play.ev, play.ev_n)
-    return error
+    action = choose(act, table, play)
+    if action < 0:
+        return -1 - action
+    E.apply_legal(play.s, action, table.rules, play.mask, play.work, play.ev, play.ev_n)
+    return 0
+
+
+def turn_reached(s, last_turn):
+    """Whether state ``s`` has reached turn ``last_turn`` (``s[S_TURNS]``); never when
+    ``last_turn`` is None, a test compiled away (the unlimited loop of every deal pays nothing
+    for the limit a rollout may have)."""
+    return last_turn is not None and s[S_TURNS] >= last_turn
+
+
+@overload(turn_reached, inline="always")
+def _turn_reached_overload(s, last_turn):
+    if isinstance(last_turn, (types.NoneType, types.Omitted)):
+        return lambda s, last_turn: False
+    return lambda s, last_turn: s[S_TURNS] >= last_turn
 
 
 @njit(nogil=True, inline="always")
 def decide_until(act, table, play, decisions, last_turn):
     """Ask for decisions (:func:`decide`) until the deal ends, the engine pauses before a draw
     (phase PH_DRAW, ``work[EW_CHANCE]`` CHANCE_PAUSE) or the state reaches turn ``last_turn``
-    (``s[S_TURNS]``; :data:`NO_TURN_LIMIT`: none), :data:`MAX_DECISIONS` in all with the
+    (``s[S_TURNS]``; None: no limit), :data:`MAX_DECISIONS` in all with the
     ``decisions`` already made; ``(error, decisions)``: 0 or the code that stopped the deal
     (``ERR_MAX_DECISIONS`` at the cap), and the decisions made so far."""
     error = 0
     s = play.s
-    while s[S_PHASE] != PH_OVER and s[S_PHASE] != PH_DRAW and s[S_TURNS] < last_turn:
+    while s[S_PHASE] != PH_OVER and s[S_PHASE] != PH_DRAW and not turn_reached(s, last_turn):
         if decisions == MAX_DECISIONS:
             error = ERR_MAX_DECISIONS + ERR_SEAT * s[S_PLAYER]
             break
@@ -112,4 +127,4 @@ def decide_until(act, table, play, decisions, last_turn):
 @njit(nogil=True, inline="always")
 def decide_until_chance(act, table, play, decisions):
     """:func:`decide_until` with no last turn: until the deal ends or pauses before a draw."""
-    return decide_until(act, table, play, decisions, NO_TURN_LIMIT)
+    return decide_until(act, table, play, decisions, None)

@@ -102,8 +102,8 @@ def _record_deal(root, deal, ids, params, rules, rate_bits, feature_model, scrat
         p = s[S_PLAYER]
         # the deal loop's own step (simkit.engine.loop.choose), with a sample taken between the
         # choice and its application
-        action, error = choose(_BUILTIN_ACT, table, play)
-        if error != 0:
+        action = choose(_BUILTIN_ACT, table, play)
+        if action < 0:
             return n, 1
         n_legal = 0
         for a in range(N_ACTIONS):
