@@ -25,6 +25,8 @@ others drawn uniformly without replacement.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit
 
@@ -52,48 +54,53 @@ _BUILTIN_ACT = static_function(builtin_act_state)
 SEATS_IN_ORDER = np.arange(N_SEATS, dtype=np.int64)  # seat p plays ids[p] with params[p]
 
 
+class SampleRows(NamedTuple):
+    """Where the sampled decisions go (one kernel argument), a row per candidate: ``x`` its
+    features, ``y`` its advantage over the base choice, ``group`` its decision's number in the
+    deal."""
+
+    x: np.ndarray
+    y: np.ndarray
+    group: np.ndarray
+
+
 @njit(cache=True, nogil=True)
-def _finish(s, ids, params, rules, rngs, mask, obs, work, pwork, ev, ev_n):
-    """Play state ``s`` to the end with the seats' policies, by the deal loop every play-out
-    uses (:func:`simkit.engine.loop.decide_until_chance`, no chance pauses); False if a policy
+def _rollout(table, play, copy, action):
+    """The acting seat's payoff when ``action`` is taken in ``play.s`` and the deal is played
+    out by the base policies (``table``), on the arrays of ``copy`` (``play``'s state and
+    streams are untouched), by the deal loop every play-out uses
+    (:func:`simkit.engine.loop.decide_until_chance`, no chance pauses); -1e9 if a policy
     failed or the decision cap was reached."""
-    E.new_deal_observation(obs)
-    error, _ = decide_until_chance(_BUILTIN_ACT, Table(ids, params, SEATS_IN_ORDER, rules),
-                                   InPlay(s, rngs, mask, obs, work, pwork, ev, ev_n), 0)
-    return error == 0 and s[S_PHASE] == PH_OVER
-
-
-@njit(cache=True, nogil=True)
-def _rollout(s, mask, work, action, ids, params, rules, rngs, s2, mask2, work2, rngs2, obs2, pwork, ev, ev_n):
-    """The acting seat's payoff when ``action`` is taken in ``s`` and the deal is played out by
-    the base policies (on copies: ``s`` and its streams are untouched); -1e9 on failure."""
+    s = play.s
     p = s[S_PLAYER]
+    s2 = copy.s
     s2[:] = s
-    mask2[:] = mask
-    work2[:] = work
-    rngs2[:] = rngs
-    E.apply_legal(s2, action, rules, mask2, work2, ev, ev_n)
-    if not _finish(s2, ids, params, rules, rngs2, mask2, obs2, work2, pwork, ev, ev_n):
+    copy.mask[:] = play.mask
+    copy.work[:] = play.work
+    copy.rngs[:] = play.rngs
+    E.apply_legal(s2, action, table.rules, copy.mask, copy.work, copy.ev, copy.ev_n)
+    E.new_deal_observation(copy.obs)
+    error, _ = decide_until_chance(_BUILTIN_ACT, table, copy, 0)
+    if error != 0 or s2[S_PHASE] != PH_OVER:
         return -1.0e9
     return float(s2[S_PAYOFF + p])
 
 
 @njit(cache=True, nogil=True)
-def _record_deal(root, deal, ids, params, rules, rate_bits, feature_model, scratch, pwork, ev, ev_n, row, x, y, group,
-                 lo):
-    """Play deal ``deal`` with the base policies (seat p: ``ids[p]``, row ``params[p]``),
-    rolling out the candidates of sampled decisions into rows ``lo, lo + 1, ...`` of ``x``
-    (features) / ``y`` (advantage) / ``group`` (the decision's number in the deal); returns
-    (rows, error: 0, 1 a policy failed, 2 the decision cap)."""
-    s, deck, rngs, mask, obs, work, s2, mask2, work2, rngs2, obs2, sample_rng, candidates, payoff = scratch
+def _record_deal(root, deal, table, rate_bits, feature_model, scratch, out, lo):
+    """Play deal ``deal`` with the base policies (``table``: seat p plays ``ids[p]`` with row
+    ``params[p]``), rolling out the candidates of sampled decisions into rows ``lo, lo + 1, ...``
+    of ``out`` (:class:`SampleRows`: features, advantage, the decision's number in the deal);
+    returns (rows, error: 0, 1 a policy failed, 2 the decision cap)."""
+    play, copy, deck, sample_rng, candidates, payoff, row = scratch
+    s, mask, rngs = play.s, play.mask, play.rngs
+    rules = table.rules
     deal_deck(root, deal, rngs[DECK_RNG], deck)
     for p in range(N_SEATS):
         stream_state(root, deal, seat_stream(p), rngs[p])
     stream_state(root, deal, STREAM_SAMPLE, sample_rng)
-    E.start(s, deck, 0, rules, mask, work, ev, ev_n)
-    E.new_deal_observation(obs)
-    table = Table(ids, params, SEATS_IN_ORDER, rules)
-    play = InPlay(s, rngs, mask, obs, work, pwork, ev, ev_n)
+    E.start(s, deck, 0, rules, mask, play.work, play.ev, play.ev_n)
+    E.new_deal_observation(play.obs)
     n = 0
     n_samples = 0
     for _ in range(MAX_DECISIONS):
@@ -128,22 +135,21 @@ def _record_deal(root, deal, ids, params, rules, rate_bits, feature_model, scrat
                 m = MAX_CANDIDATES
             ok = True
             for i in range(m):
-                payoff[i] = _rollout(s, mask, work, candidates[i], ids, params, rules, rngs, s2, mask2, work2, rngs2,
-                                     obs2, pwork, ev, ev_n)
+                payoff[i] = _rollout(table, play, copy, candidates[i])
                 if payoff[i] < -1.0e8:
                     ok = False
             if not ok:
                 return n, 1
-            E.observe(s, p, obs)
+            E.observe(s, p, play.obs)
             for i in range(m):
-                action_features(obs, mask, candidates[i], feature_model, rules, pwork, row)
+                action_features(play.obs, mask, candidates[i], feature_model, rules, play.pwork, row)
                 for f in range(N_FEATURES):
-                    x[lo + n, f] = row[f]
-                y[lo + n] = payoff[i] - payoff[0]
-                group[lo + n] = n_samples
+                    out.x[lo + n, f] = row[f]
+                out.y[lo + n] = payoff[i] - payoff[0]
+                out.group[lo + n] = n_samples
                 n += 1
             n_samples += 1
-        E.apply_legal(s, action, rules, mask, work, ev, ev_n)
+        E.apply_legal(s, action, rules, mask, play.work, play.ev, play.ev_n)
     if s[S_PHASE] == PH_OVER:
         return n, 0
     return n, 2
@@ -153,23 +159,29 @@ ROWS_PER_DEAL = MAX_SAMPLES_PER_DEAL * MAX_CANDIDATES
 
 
 @njit(cache=True, nogil=True)
-def _record_chunk(k, root, first_deal, n_deals, ids, params, rules, rate_bits, feature_model, x, y, group, counts,
-                  errors):
-    """Deals ``first_deal + i`` for i in chunk k: rows i·ROWS_PER_DEAL ... of x / y / group."""
-    scratch = (np.zeros(N_STATE, dtype=np.int64), np.zeros(N_CARDS, dtype=np.int64),
-               np.zeros((N_RNGS, RNG_WORDS), dtype=np.uint64), np.zeros(N_ACTIONS, dtype=np.bool_),
-               np.zeros(N_OBS, dtype=np.int64), np.zeros(E.ENGINE_WORK_SIZE, dtype=np.int64),
-               np.zeros(N_STATE, dtype=np.int64), np.zeros(N_ACTIONS, dtype=np.bool_),
-               np.zeros(E.ENGINE_WORK_SIZE, dtype=np.int64), np.zeros((N_RNGS, RNG_WORDS), dtype=np.uint64),
-               np.zeros(N_OBS, dtype=np.int64), np.zeros(RNG_WORDS, dtype=np.uint64),
-               np.zeros(N_ACTIONS, dtype=np.int64), np.zeros(N_ACTIONS, dtype=np.float64))
-    pwork = np.zeros(POLICY_WORK_SIZE, dtype=np.int64)
-    ev = np.zeros((0, 6), dtype=np.int64)
-    ev_n = np.zeros(1, dtype=np.int64)
-    row = np.zeros(N_FEATURES, dtype=np.int64)
+def _in_play():
+    """A state in play and its scratch (:class:`~simkit.engine.loop.InPlay`), for self-play:
+    no event log."""
+    return InPlay(np.zeros(N_STATE, dtype=np.int64), np.zeros((N_RNGS, RNG_WORDS), dtype=np.uint64),
+                  np.zeros(N_ACTIONS, dtype=np.bool_), np.zeros(N_OBS, dtype=np.int64),
+                  np.zeros(E.ENGINE_WORK_SIZE, dtype=np.int64), np.zeros(POLICY_WORK_SIZE, dtype=np.int64),
+                  np.zeros((0, 6), dtype=np.int64), np.zeros(1, dtype=np.int64))
+
+
+@njit(cache=True, nogil=True)
+def _record_chunk(k, root, first_deal, n_deals, table, rate_bits, feature_model, out, counts, errors):
+    """Deals ``first_deal + i`` for i in chunk k: rows i·ROWS_PER_DEAL ... of ``out``'s arrays."""
+    play = _in_play()
+    # the copy a candidate is rolled out on shares the deal's policy workspace and event log
+    copy = InPlay(np.zeros(N_STATE, dtype=np.int64), np.zeros((N_RNGS, RNG_WORDS), dtype=np.uint64),
+                  np.zeros(N_ACTIONS, dtype=np.bool_), np.zeros(N_OBS, dtype=np.int64),
+                  np.zeros(E.ENGINE_WORK_SIZE, dtype=np.int64), play.pwork, play.ev, play.ev_n)
+    scratch = (play, copy, np.zeros(N_CARDS, dtype=np.int64), np.zeros(RNG_WORDS, dtype=np.uint64),
+               np.zeros(N_ACTIONS, dtype=np.int64), np.zeros(N_ACTIONS, dtype=np.float64),
+               np.zeros(N_FEATURES, dtype=np.int64))
     for i in range(k * CHUNK, min(n_deals, (k + 1) * CHUNK)):
-        got, error = _record_deal(root, first_deal + i, ids, params, rules, rate_bits, feature_model, scratch, pwork,
-                                  ev, ev_n, row, x, y, group, i * ROWS_PER_DEAL)
+        got, error = _record_deal(root, first_deal + i, table, rate_bits, feature_model, scratch, out,
+                                  i * ROWS_PER_DEAL)
         counts[i] = got
         errors[i] = error
 
@@ -192,8 +204,10 @@ def record_selfplay(first_deal: int, n_deals: int, seed: int, ids: np.ndarray, p
     root = root_key(seed)
     bits = int(round(rate * RATE_SCALE))
     params = np.ascontiguousarray(params, dtype=np.float64)
-    run_chunks(_record_chunk, [(k, root, int(first_deal), int(n_deals), ids, params, rules_array, bits,
-                                np.ascontiguousarray(feature_model, dtype=np.float64), x, y, group, counts, errors)
+    table = Table(ids, params, SEATS_IN_ORDER, rules_array)
+    out = SampleRows(x, y, group)
+    run_chunks(_record_chunk, [(k, root, int(first_deal), int(n_deals), table, bits,
+                                np.ascontiguousarray(feature_model, dtype=np.float64), out, counts, errors)
                                for k in range((n_deals + CHUNK - 1) // CHUNK)])
     bad = np.flatnonzero(errors)
     if bad.size:
