@@ -58,25 +58,22 @@ from simkit.runner.simulate import (
     run_dask,
 )
 from simkit.storage.dataset import (
+    DatasetError,
     EQUITY,
     FILES,
     KIND,
     MANIFEST,
-    MANIFEST_DIGEST,
     POLICY_LABELS,
     POLICY_SOURCES,
-    BatchError,
-    DatasetError,
     batch_path,
     batches_verified,
     column_labels,
     config_digest,
-    read_batch,
     read_manifest,
+    verify_batches,
     write_batch,
     write_manifest,
 )
-from simkit.storage.files import regular_file_problem
 from simkit.storage.lock import FolderLock
 from simkit.storage.paths import make_out_dir
 from simkit.storage.runs import check_run_folder, identity_mismatch
@@ -185,32 +182,7 @@ def _prepare(directory: Path, config: EquityConfig) -> tuple[dict, list[int], li
         if EQUITY not in manifest:
             raise DatasetError(f"{directory} holds a simulation, not an equity run (use another folder for out)",
                                parameters=("out",))
-    records = dict(manifest.get(FILES) or {})
-    todo: list[int] = []
-    problems: list[str] = []
-    for b in range(config.n_batches):
-        path = batch_path(directory, b)
-        if not os.path.lexists(path):
-            records.pop(path.name, None)
-            todo.append(b)
-            continue
-        problem = regular_file_problem(path)
-        if problem is not None:
-            raise DatasetError(f"{path}: {problem} where a batch file belongs; move it away and run again")
-        first, stop = config.batch_range(b)
-        record = records.get(path.name)
-        try:
-            _, records[path.name] = read_batch(path, b, first, stop - first, digest, record, decode=record is None)
-        except BatchError as exc:
-            problems.append(f"{path.name}: {exc.reason}; recomputing it")
-            path.unlink()
-            records.pop(path.name, None)
-            todo.append(b)
-    current = {k: v for k, v in manifest.items() if k != MANIFEST_DIGEST}
-    updated = {**current, FILES: records}
-    if updated != current or MANIFEST_DIGEST not in manifest:
-        manifest = write_manifest(directory, updated)
-    return manifest, todo, problems
+    return verify_batches(directory, manifest, config.n_batches, config.batch_range, digest)
 
 
 def _complete_without_writing(directory: Path, config: EquityConfig, max_batches: int | None) -> bool:

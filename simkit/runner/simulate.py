@@ -94,23 +94,21 @@ from simkit.runner.batch import check_batch_memory, results_table
 from simkit.runner.play import SEATING_CODES, play_deals
 from simkit.runner.python_play import actors_for, has_python_policy, play_deals_python
 from simkit.storage.dataset import (
+    DatasetError,
     FILES,
     KIND,
     MANIFEST,
-    MANIFEST_DIGEST,
     POLICY_LABELS,
     POLICY_PARAMS,
     POLICY_SOURCES,
     READABLE_SCHEMA_VERSIONS,
     SCHEMA_VERSION,
     SEATING_MODES,
-    BatchError,
-    DatasetError,
     batch_path,
     batches_verified,
     config_digest,
-    read_batch,
     read_manifest,
+    verify_batches,
     write_batch,
     write_manifest,
 )
@@ -379,33 +377,8 @@ def _prepare(directory: Path, config: SimulationConfig) -> tuple[SimulationConfi
                     POLICY_LABELS: config.policy_labels(),
                     "simkit_version": simkit.__version__,
                     "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
-    records = dict(manifest.get(FILES) or {})
-    todo: list[int] = []
-    problems: list[str] = []
-    for b in range(config.n_batches):
-        path = batch_path(directory, b)
-        if not os.path.lexists(path):
-            records.pop(path.name, None)
-            todo.append(b)
-            continue
-        problem = regular_file_problem(path)
-        if problem is not None:
-            raise DatasetError(f"{path}: {problem} where a batch file belongs; move it away and run again")
-        first, stop = config.batch_range(b)
-        record = records.get(path.name)
-        try:
-            # a file whose sha256 is recorded is checked against it; any other file is decoded whole
-            _, records[path.name] = read_batch(path, b, first, stop - first, digest, record, decode=record is None,
-                                               per_deal=rows_per_deal(manifest))
-        except BatchError as exc:
-            problems.append(f"{path.name}: {exc.reason}; recomputing it")
-            path.unlink()
-            records.pop(path.name, None)
-            todo.append(b)
-    current = {k: v for k, v in manifest.items() if k != MANIFEST_DIGEST}
-    updated = {**current, FILES: records}
-    if updated != current or MANIFEST_DIGEST not in manifest:
-        manifest = write_manifest(directory, updated)
+    manifest, todo, problems = verify_batches(directory, manifest, config.n_batches, config.batch_range, digest,
+                                              per_deal=rows_per_deal(manifest))
     return config, manifest, todo, problems
 
 

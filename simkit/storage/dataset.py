@@ -57,7 +57,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from simkit.errors import SimkitError
-from simkit.storage.files import FileError, atomic_write, json_digest, read_regular, write_json
+from simkit.storage.files import FileError, atomic_write, json_digest, read_regular, regular_file_problem, write_json
 
 SCHEMA_VERSION = 2  # 2: winner columns null on 穿牌, seating; 1: -1 / 0 there, seats fixed
 READABLE_SCHEMA_VERSIONS = (1, 2)
@@ -306,6 +306,46 @@ def write_batch(directory: Path, batch: int, table: pa.Table, meta: dict[str, An
 def _one_line(exc: BaseException) -> str:
     text = " ".join(str(exc).split())
     return f"{type(exc).__name__}: {text[:160]}" if text else type(exc).__name__
+
+
+def verify_batches(directory: Path, manifest: dict[str, Any], n_batches: int,
+                   batch_range: Callable[[int], tuple[int, int]], config: str,
+                   per_deal: int = 1) -> tuple[dict[str, Any], list[int], list[str]]:
+    """Verify every batch file already in a run's ``directory`` before the run resumes: a file
+    whose sha256 ``manifest`` records is checked against it, any other is decoded whole
+    (:func:`read_batch`, deals ``batch_range(b)``, the run's ``config`` digest).  A missing batch
+    is to compute; a broken one is removed, to compute again, and said in ``problems``; a file
+    that is not a regular file where a batch belongs is an error.  Returns the manifest (written
+    again when its records changed), the batches to compute and the problems.  The one resume
+    check of ``simulate`` and ``equity``."""
+    records = dict(manifest.get(FILES) or {})
+    todo: list[int] = []
+    problems: list[str] = []
+    for b in range(n_batches):
+        path = batch_path(directory, b)
+        if not os.path.lexists(path):
+            records.pop(path.name, None)
+            todo.append(b)
+            continue
+        problem = regular_file_problem(path)
+        if problem is not None:
+            raise DatasetError(f"{path}: {problem} where a batch file belongs; move it away and run again")
+        first, stop = batch_range(b)
+        record = records.get(path.name)
+        try:
+            # a file whose sha256 is recorded is checked against it; any other file is decoded whole
+            _, records[path.name] = read_batch(path, b, first, stop - first, config, record, decode=record is None,
+                                               per_deal=per_deal)
+        except BatchError as exc:
+            problems.append(f"{path.name}: {exc.reason}; recomputing it")
+            path.unlink()
+            records.pop(path.name, None)
+            todo.append(b)
+    current = {k: v for k, v in manifest.items() if k != MANIFEST_DIGEST}
+    updated = {**current, FILES: records}
+    if updated != current or MANIFEST_DIGEST not in manifest:
+        manifest = write_manifest(directory, updated)
+    return manifest, todo, problems
 
 
 def read_batch(path: Path, batch: int, first: int, deals: int, config: str, record: dict[str, Any] | None = None,
