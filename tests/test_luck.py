@@ -22,6 +22,7 @@ What each test would catch:
 from __future__ import annotations
 
 import json
+import math
 
 import numpy as np
 import pytest
@@ -259,8 +260,63 @@ def test_a_comparison_reports_its_cpu_and_the_adjustments_efficiency(tmp_path):
     assert payload["efficiency_vs_duplicate"] == pytest.approx(result.efficiency)
     assert "CPU:" in result.text() and "efficiency of the luck adjustment per CPU-second" in result.text()
     adjusted = dataclasses.replace(result.adjusted, reduction_factor=1.8)
-    assert dataclasses.replace(result, adjusted=adjusted, cpu_seconds=3.0, cpu_duplicate=1.0).efficiency == \
-        pytest.approx(0.6)
+    assert dataclasses.replace(result, adjusted=adjusted, cpu_per_deal_duplicate=1.0,
+                               cpu_per_deal_adjustment=2.0).efficiency == pytest.approx(0.6)
+
+
+def test_the_efficiency_is_what_the_deals_cost_when_played_not_what_a_rerun_reads(tmp_path):
+    """A re-run over a finished comparison reads its deals and luck back (almost no CPU): its
+    efficiency must still be the one the deals cost when they were played (the folder's CPU
+    record), where it used to be computed from the re-run's own CPU (0.07 in a shipped report).
+    A folder whose deals were played without a record says the efficiency is not measured."""
+    import shutil
+
+    from simkit.studies.compare import CPU_RECORD, compare, read_cpu_record
+
+    block = _random_block(np.random.default_rng(2))
+    block[VB_WEIGHT] = 0.5
+    path = _model_file(tmp_path, block)
+    first = compare("greedy", "random", tmp_path / "c", deals=60, seed=4, batch_size=30, quiet=True, luck=path)
+    record = read_cpu_record(tmp_path / "c")
+    assert sorted(record) == ["duplicate", f"luck-{first_digest(path)}"]
+    assert all(entry["deals"] == 60 and entry["seconds"] > 0 for entry in record.values())
+    assert first.cpu_per_deal_duplicate == pytest.approx(record["duplicate"]["seconds"] / 60)
+    again = compare("greedy", "random", tmp_path / "c", deals=60, seed=4, batch_size=30, quiet=True, luck=path)
+    assert again.cpu_duplicate < first.cpu_duplicate  # read back, not played
+    assert again.efficiency == first.efficiency and math.isfinite(first.efficiency)
+    assert read_cpu_record(tmp_path / "c") == record  # nothing new played, nothing added
+    shutil.copytree(tmp_path / "c", tmp_path / "old")
+    (tmp_path / "old" / CPU_RECORD).unlink()  # as an older simkit left it
+    old = compare("greedy", "random", tmp_path / "old", deals=60, seed=4, batch_size=30, quiet=True, luck=path)
+    assert math.isnan(old.efficiency) and old.to_json()["efficiency_vs_duplicate"] is None
+    assert "not measured" in old.text() and "older simkit" in old.text()
+
+
+def first_digest(path) -> str:
+    from simkit.runner.value_model import load_value_model
+
+    return load_value_model(path).digest[:16]
+
+
+def test_the_cpu_record_adds_only_what_extends_what_it_knows(tmp_path):
+    """_record_cpu: from deal 0 it starts an entry; a run that extends exactly the deals it
+    covers adds to it; deals it does not know (a gap, or an unknown count) drop the entry."""
+    from simkit.studies.compare import _record_cpu, read_cpu_record
+
+    _record_cpu(tmp_path, "duplicate", 0, 30, 2.0)
+    assert read_cpu_record(tmp_path) == {"duplicate": {"deals": 30, "seconds": 2.0}}
+    _record_cpu(tmp_path, "duplicate", 30, 30, 5.0)  # nothing new played: unchanged
+    _record_cpu(tmp_path, "duplicate", 30, 50, 1.5)
+    assert read_cpu_record(tmp_path) == {"duplicate": {"deals": 50, "seconds": 3.5}}
+    _record_cpu(tmp_path, "luck-x", 10, 20, 1.0)  # deals 0..9 played without a record: unknown
+    assert "luck-x" not in read_cpu_record(tmp_path)
+    _record_cpu(tmp_path, "duplicate", 60, 90, 1.0)  # a gap: 50..59 unknown
+    assert read_cpu_record(tmp_path) == {}
+    _record_cpu(tmp_path, "duplicate", 0, 30, 2.0)
+    _record_cpu(tmp_path, "duplicate", -1, 60, 2.0)  # the folder's count could not be read
+    assert read_cpu_record(tmp_path) == {}
+    (tmp_path / "cpu.json").write_text('{"duplicate": {"deals": "many", "seconds": 1}}')
+    assert read_cpu_record(tmp_path) == {}  # malformed: unknown, never guessed
 
 
 def test_adjusted_estimate_uses_the_models_luck(tmp_path):

@@ -149,6 +149,8 @@ def test_dealt_feature_matrix_is_the_datasets_dealt_columns(tmp_path):
 
 def _without_cpu(payload: dict) -> dict:
     return {k: v for k, v in payload.items() if k not in ("cpu_seconds", "cpu_duplicate_seconds",
+                                                          "cpu_per_deal_duplicate_seconds",
+                                                          "cpu_per_deal_adjustment_seconds",
                                                           "efficiency_vs_duplicate")}
 
 

@@ -47,7 +47,7 @@ from simkit.analysis.stats import (
     paired_mean_test,
 )
 from simkit.defaults import DEFAULT_VARIANCE_REDUCTION, VARIANCE_REDUCTION_METHODS
-from simkit.errors import SimkitError
+from simkit.errors import SimkitError, loads_json
 from simkit.policies.registry import PolicySpec, label_of_text, parse_policy, policy_label, policy_sources, \
     require_policy_sources
 from simkit.rules import RuleSet
@@ -57,7 +57,8 @@ from simkit.runner.simulate import check_backend, dask_session, stream_dask_in_o
 from simkit.progress import Progress, progress_enabled
 from simkit.runner.value_model import ValueModel, value_model_for
 from simkit.storage import load_dataset
-from simkit.storage.files import atomic_write, write_parquet, write_text
+from simkit.storage.dataset import FILES, read_manifest
+from simkit.storage.files import FileError, atomic_write, read_regular, write_json, write_parquet, write_text
 from simkit.studies.dealt import REGRESSION_FEATURES, dealt_feature_matrix
 
 
@@ -165,6 +166,11 @@ class ComparisonResult(Result):
     adjusted: LuckAdjustment | None = None  # the luck-adjusted estimate, when a value model was given
     cpu_seconds: float = math.nan  # CPU time of this run (process and reaped workers), luck replay included
     cpu_duplicate: float = math.nan  # of which the plain duplicate deals
+    # CPU a duplicate deal (6 seatings) cost, and its adjustment, when they were played: from the
+    # folder's CPU record (CPU_RECORD) over every deal it holds, NaN where unknown (cpu_unmeasured)
+    cpu_per_deal_duplicate: float = math.nan
+    cpu_per_deal_adjustment: float = math.nan
+    cpu_unmeasured: str = ""  # why the per-deal CPU is unknown, for the text
 
     @property
     def deals(self) -> int:
@@ -177,13 +183,18 @@ class ComparisonResult(Result):
 
     @property
     def efficiency(self) -> float:
-        """Efficiency of the adjustment (luck or regression) against plain duplicate on this run: the variance
-        reduction per deal times plain duplicate's CPU over the whole run's (1 / (variance x
-        CPU), plain = 1); NaN without an adjustment.  Above 1 the adjustment pays for its CPU.
-        Of a re-run over a finished folder it measures only what that run redid."""
-        if self.adjusted is None or not self.cpu_duplicate > 0 or not self.cpu_seconds > 0:
+        """Efficiency of the adjustment (luck or regression) against plain duplicate: its variance
+        reduction per deal times plain duplicate's CPU per deal over both together (1 / (variance
+        x CPU), plain = 1); NaN without an adjustment or where the CPU is unknown.  Above 1 the
+        adjustment pays for its CPU.  The CPU is what playing the deals and their luck cost when
+        they were played (:data:`CPU_RECORD`), so a re-run over a finished folder measures the
+        same."""
+        if self.adjusted is None:
             return math.nan
-        return self.adjusted.reduction_factor * self.cpu_duplicate / self.cpu_seconds
+        d, a = self.cpu_per_deal_duplicate, self.cpu_per_deal_adjustment
+        if not (d > 0 and a >= 0 and math.isfinite(d) and math.isfinite(a)):
+            return math.nan
+        return self.adjusted.reduction_factor * d / (d + a)
 
     def summary_row(self) -> dict:
         """One row of the comparison table; after an SPRT, ``estimate``/``lo``/``hi`` are the
@@ -245,14 +256,17 @@ class ComparisonResult(Result):
     def _cpu_lines(self) -> list[str]:
         if not math.isfinite(self.cpu_seconds):
             return []
-        line = f"  CPU: {self.cpu_seconds:.1f} s"
-        if self.adjusted is not None and math.isfinite(self.cpu_duplicate):
+        line = f"  CPU: {self.cpu_seconds:.1f} s this run"
+        if self.adjusted is not None:
             method = self.adjusted.method
-            line += (f" ({self.cpu_duplicate:.1f} s the duplicate deals, {self.cpu_seconds - self.cpu_duplicate:.1f} s "
-                     f"the {method})")
             if math.isfinite(self.efficiency):
-                line += (f"; efficiency of the {method} adjustment per CPU-second vs plain duplicate: "
-                         f"{self.efficiency:.2f}x ({'it pays' if self.efficiency > 1 else 'it costs more than it saves'})")
+                line += (f"; a duplicate deal cost {1000 * self.cpu_per_deal_duplicate:.2f} ms and its {method} "
+                         f"adjustment {1000 * self.cpu_per_deal_adjustment:.2f} ms; efficiency of the {method} "
+                         f"adjustment per CPU-second vs plain duplicate: {self.efficiency:.2f}x "
+                         f"({'it pays' if self.efficiency > 1 else 'it costs more than it saves'})")
+            else:
+                line += (f"; efficiency of the {method} adjustment per CPU-second: not measured "
+                         f"({self.cpu_unmeasured or 'the CPU of its deals is unknown'})")
         return [line]
 
     def to_json(self) -> dict:
@@ -272,6 +286,8 @@ class ComparisonResult(Result):
                                       "adjusted_vs_duplicate": None, "adjusted_vs_unpaired": None},
                "adjusted": None, "value_model": None, "sprt": None,
                "cpu_seconds": self.cpu_seconds, "cpu_duplicate_seconds": self.cpu_duplicate,
+               "cpu_per_deal_duplicate_seconds": self.cpu_per_deal_duplicate,
+               "cpu_per_deal_adjustment_seconds": self.cpu_per_deal_adjustment,
                "efficiency_vs_duplicate": self.efficiency, "variance_reduction_method": self.variance_reduction_method,
                "regression": None}
         if self.adjusted is not None:
@@ -358,9 +374,95 @@ def summarise(per_seating: np.ndarray, policy_a: str, policy_b: str, seed: int, 
                             sequential, confidence, adjusted)
 
 
+def _luck_key(model: ValueModel) -> str:
+    """The name of a value model's luck in a comparison folder: its file's stem, its CPU record's entry."""
+    return f"luck-{model.digest[:16]}"
+
+
 def _luck_file(out: str | os.PathLike, model: ValueModel) -> Path:
     """Where a comparison folder keeps the luck of its deals under one value model."""
-    return Path(out) / f"luck-{model.digest[:16]}.npy"
+    return Path(out) / f"{_luck_key(model)}.npy"
+
+
+CPU_RECORD = "cpu.json"  # a comparison folder's record of what its deals and their luck cost to play
+CPU_DUPLICATE = "duplicate"  # its entry for the duplicate deals; "luck-<model digest>" for a luck replay
+
+
+def read_cpu_record(out: str | os.PathLike) -> dict[str, dict[str, float]]:
+    """A comparison folder's CPU record: per entry (:data:`CPU_DUPLICATE`, ``luck-<digest>``) the
+    deals it covers (from deal 0) and the CPU seconds they took to play; entries that are
+    missing, unreadable or malformed are left out (their CPU is then unknown, never guessed)."""
+    try:
+        data = loads_json(read_regular(Path(out) / CPU_RECORD))
+    except (FileError, ValueError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {key: {"deals": int(entry["deals"]), "seconds": float(entry["seconds"])} for key, entry in data.items()
+            if isinstance(entry, dict) and isinstance(entry.get("deals"), int) and entry["deals"] > 0
+            and isinstance(entry.get("seconds"), (int, float)) and math.isfinite(entry["seconds"])
+            and entry["seconds"] >= 0}
+
+
+def _record_cpu(out: str | os.PathLike, key: str, before: int, after: int, seconds: float) -> None:
+    """Add to entry ``key`` of the folder's CPU record the ``seconds`` that took its deals from
+    ``before`` to ``after``.  Deals played before the record knew them (a folder from an older
+    version, or played on a Dask cluster, whose workers' CPU this process does not see) make
+    the entry unknown: it is dropped, not guessed."""
+    if 0 <= before and after <= before:
+        return
+    record = read_cpu_record(out)
+    entry = record.get(key)
+    if before < 0:  # unknown
+        record.pop(key, None)
+    elif before == 0:
+        record[key] = {"deals": after, "seconds": seconds}
+    elif entry is not None and entry["deals"] == before:
+        record[key] = {"deals": after, "seconds": entry["seconds"] + seconds}
+    else:
+        record.pop(key, None)
+    try:
+        write_json(Path(out) / CPU_RECORD, record)
+    except (OSError, FileError):  # a folder this process may only read: the record stays as it was
+        pass
+
+
+def _forget_cpu(out: str | os.PathLike, key: str) -> None:
+    """Drop entry ``key`` of the folder's CPU record: its deals were played where this process
+    cannot see the CPU (a Dask cluster)."""
+    record = read_cpu_record(out)
+    if key in record:
+        record.pop(key)
+        try:
+            write_json(Path(out) / CPU_RECORD, record)
+        except (OSError, FileError):
+            pass
+
+
+def cpu_per_deal(out: str | os.PathLike, key: str, deals: int) -> float:
+    """CPU seconds one deal of entry ``key`` cost, from the folder's record, when the record
+    covers at least the first ``deals`` deals; NaN otherwise."""
+    entry = read_cpu_record(out).get(key)
+    if entry is None or entry["deals"] < deals:
+        return math.nan
+    return entry["seconds"] / entry["deals"]
+
+
+def _deals_played(out: str | os.PathLike) -> int:
+    """Deals (from deal 0, every seating) a comparison folder holds: its batch files' records;
+    0 for a folder not yet made, -1 when a record cannot be read (the run itself then says why)."""
+    if not Path(out).is_dir():
+        return 0
+    counts = []
+    try:
+        for seating in SEATINGS:
+            directory = seating_dir(out, seating)
+            manifest = read_manifest(directory) if directory.is_dir() else None
+            files = (manifest or {}).get(FILES) or {}
+            counts.append(sum(int(record.get("deals", 0)) for record in files.values() if isinstance(record, dict)))
+    except (SimkitError, OSError, TypeError, ValueError):
+        return -1
+    return min(counts)
 
 
 LUCK_SLICE_PLAYOUTS = 20  # deals replayed (and kept) at a time under play-out values: progress, and a resume point
@@ -443,6 +545,9 @@ def _replayed_luck(policy_a: PolicySpec, policy_b: PolicySpec, seed: int, rules:
     slices = [(lo, min(stop, lo + step)) for lo in range(start, stop, step)]
     parts = [np.zeros((0, len(SEATINGS)))]
     replays = _luck_slices(policy_a, policy_b, seed, rules, model, slices, client)
+    if keep and client is not None:
+        _forget_cpu(out, _luck_key(model))  # the replay's CPU is spent on the cluster's workers
+    clock = cpu_seconds()
     try:
         for (lo, hi), (replayed, luck) in zip(slices, replays):
             expected = per_seating[lo - first_deal : hi - first_deal]
@@ -454,6 +559,10 @@ def _replayed_luck(policy_a: PolicySpec, policy_b: PolicySpec, seed: int, rules:
             progress.update(hi - lo)
             if keep:
                 _save_luck(path, np.concatenate([kept] + parts))
+                if client is None:  # what the slice cost, kept beside it
+                    now = cpu_seconds()
+                    _record_cpu(out, _luck_key(model), lo, hi, now - clock)
+                    clock = now
     finally:
         replays.close()  # on Dask: the slices not yet back are cancelled
         progress.close()
@@ -565,15 +674,18 @@ def _compare(policy_a, policy_b, spec_a: PolicySpec, spec_b: PolicySpec, text_a:
     label = model.describe() if model is not None else ""
     start = cpu_seconds()
     if sprt is None:
+        before = _deals_played(out)
         run_duplicate(policy_a, policy_b, deals, seed, out, rules, batch_size, workers, quiet, backend=backend,
                       client=client)
         per_seating = seating_differences(out)
         duplicate_cpu = cpu_seconds() - start
+        _note_duplicate_cpu(out, before, duplicate_cpu, client)
         luck_table = (_replayed_luck(spec_a, spec_b, seed, rules, model, per_seating, out=out, quiet=quiet,
                                      client=client) if model else None)
         result = summarise(per_seating, text_a, text_b, seed, confidence, luck=luck_table, model=label,
                            regression=regression)
-        return dataclasses.replace(result, cpu_seconds=cpu_seconds() - start, cpu_duplicate=duplicate_cpu)
+        result = dataclasses.replace(result, cpu_seconds=cpu_seconds() - start, cpu_duplicate=duplicate_cpu)
+        return _with_cpu_per_deal(result, out, model, client)
     delta, alpha, beta = sprt
     test = EmpiricalMeanSPRT(delta, alpha, beta, min_n=burn_in)
     n_batches = math.ceil(deals / batch_size)
@@ -582,10 +694,12 @@ def _compare(policy_a, policy_b, spec_a: PolicySpec, spec_b: PolicySpec, text_a:
     per_parts, luck_parts = [], []
     for k in range(1, n_batches + 1):
         before_batch = cpu_seconds()
+        before = _deals_played(out)
         run_duplicate(policy_a, policy_b, deals, seed, out, rules, batch_size, workers, quiet, max_batches=k,
                       backend=backend, client=client)
         per = seating_differences(out, batches=k)
         duplicate_cpu += cpu_seconds() - before_batch
+        _note_duplicate_cpu(out, before, cpu_seconds() - before_batch, client)
         new = per[fed:]
         new_luck = (_replayed_luck(spec_a, spec_b, seed, rules, model, new, fed, out, quiet, client) if model
                     else np.zeros_like(new))
@@ -600,7 +714,39 @@ def _compare(policy_a, policy_b, spec_a: PolicySpec, spec_b: PolicySpec, text_a:
     luck_table = np.concatenate(luck_parts, axis=0) if model else None
     result = summarise(per_seating, text_a, text_b, seed, confidence, sprt=test, deals_computed=fed, luck=luck_table,
                        model=label)
-    return dataclasses.replace(result, cpu_seconds=cpu_seconds() - start, cpu_duplicate=duplicate_cpu)
+    result = dataclasses.replace(result, cpu_seconds=cpu_seconds() - start, cpu_duplicate=duplicate_cpu)
+    return _with_cpu_per_deal(result, out, model, client)
+
+
+def _note_duplicate_cpu(out, before: int, seconds: float, client) -> None:
+    """Record in the comparison folder what its new duplicate deals cost (:func:`_record_cpu`);
+    on a Dask cluster the workers' CPU is not seen here, so the record forgets them."""
+    if client is not None:
+        _forget_cpu(out, CPU_DUPLICATE)
+    else:
+        _record_cpu(out, CPU_DUPLICATE, before, _deals_played(out), seconds)
+
+
+def _with_cpu_per_deal(result: ComparisonResult, out, model: ValueModel | None, client) -> ComparisonResult:
+    """``result`` with the CPU per deal of its duplicate deals and of its adjustment: from the
+    folder's CPU record (the luck replay's entry under ``model``), or this run's for the
+    regression (fitted anew each run); NaN, with the reason, where they are unknown."""
+    if result.adjusted is None:
+        return result
+    deals = result.deals_computed or result.deals
+    duplicate = cpu_per_deal(out, CPU_DUPLICATE, deals)
+    if model is not None:
+        adjustment = cpu_per_deal(out, _luck_key(model), deals)
+    else:
+        adjustment = (result.cpu_seconds - result.cpu_duplicate) / result.deals
+    why = ""
+    if not (math.isfinite(duplicate) and math.isfinite(adjustment)):
+        why = ("its deals or their luck were played on a Dask cluster, whose workers' CPU is not measured here"
+               if client is not None else
+               "the folder holds deals or luck played without a CPU record (by an older simkit); "
+               "play them in a new folder to measure it")
+    return dataclasses.replace(result, cpu_per_deal_duplicate=duplicate, cpu_per_deal_adjustment=adjustment,
+                               cpu_unmeasured=why)
 
 
 def cpu_seconds() -> float:
@@ -657,6 +803,9 @@ def comparison_section(results: list[ComparisonResult], directory: str | Path, p
             if r.adjusted is not None else "—" for r in results]
         table["adjusted vs duplicate"] = [f"{r.adjusted.reduction_factor:.2f}x" if r.adjusted is not None
                                           and math.isfinite(r.adjusted.reduction_factor) else "—" for r in results]
+        table["efficiency per CPU-second"] = [
+            (f"{r.efficiency:.2f}x" if math.isfinite(r.efficiency) else "not measured") if r.adjusted is not None
+            else "—" for r in results]
     if any(sequential):
         table["SPRT: decision; estimate and interval under the stopping rule"] = [
             f"{decision_text(r.sprt.decision, r.sprt.mu0, r.sprt.mu1)} at {r.sprt.n:,}; {r.sequential.estimate:+.4f} "
@@ -668,7 +817,9 @@ def comparison_section(results: list[ComparisonResult], directory: str | Path, p
              + (f" Holm p: Holm-adjusted over the family of these {len(results)} comparisons' tests." if len(results) > 1
                 else "")
              + (" Luck-adjusted: the same deals with the luck of every draw taken out (docs/analysis.md); "
-                "adjusted vs duplicate: the variance reduction of that adjustment." if any(
+                "adjusted vs duplicate: the variance reduction of that adjustment per deal; efficiency per "
+                "CPU-second: that reduction times plain duplicate's share of the CPU the deals and their luck cost "
+                "when played (above 1 the adjustment pays for its CPU)." if any(
                     r.adjusted is not None for r in results) else ""), ""]
     lines += markdown_table(table) + [""]
     if any(sequential):
