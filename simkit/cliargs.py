@@ -757,7 +757,7 @@ COMMANDS: tuple[Command, ...] = (
         WORKERS(help="worker processes (default 1); with --backend dask and no --scheduler, the local cluster's"),
         BACKEND(help="where the simulations, comparisons and the tournament run: local (default) or one Dask "
                      "cluster for the whole experiment (--scheduler, or a local cluster of --workers processes); "
-                     "luck-adjusted steps and the probabilities stay in this process"),
+                     "the probabilities stay in this process"),
         SCHEDULER,
         CONFIDENCE,
         QUIET,
