@@ -572,3 +572,22 @@ def test_value_features_match_their_naive_twin(options):
                 gained += int(expected[V_PHI_GAIN] > 0)
                 outs += int(expected[V_OUTS] > 0)
     assert compared > 1000 and claimed > 50 and gained > 20 and outs > 100 and ready >= 10
+
+
+def test_an_adjustment_of_constant_differences_has_no_efficiency_and_says_why():
+    """Two policies that score alike on every deal (learned and expert): the variance reduction,
+    and so the efficiency, is undefined, whatever the CPU; the text and the report's column say
+    that, not that the CPU is unknown (as the shipped report first said)."""
+    import dataclasses
+    import warnings
+
+    from simkit.studies.compare import summarise
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = summarise(np.zeros((30, 6)), "learned", "expert", 1, 0.95, luck=np.zeros((30, 6)), model="m")
+    result = dataclasses.replace(result, cpu_seconds=1.0, cpu_duplicate=0.5, cpu_per_deal_duplicate=0.01,
+                                 cpu_per_deal_adjustment=0.02)
+    assert math.isnan(result.efficiency)
+    cpu_line = [line for line in result.text().splitlines() if "CPU:" in line][0]
+    assert "undefined" in cpu_line and "not measured" not in cpu_line

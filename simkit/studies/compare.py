@@ -264,6 +264,9 @@ class ComparisonResult(Result):
                          f"adjustment {1000 * self.cpu_per_deal_adjustment:.2f} ms; efficiency of the {method} "
                          f"adjustment per CPU-second vs plain duplicate: {self.efficiency:.2f}x "
                          f"({'it pays' if self.efficiency > 1 else 'it costs more than it saves'})")
+            elif not math.isfinite(self.adjusted.reduction_factor):
+                line += (f"; efficiency of the {method} adjustment per CPU-second: undefined (so is its variance "
+                         "reduction: the plain differences are constant)")
             else:
                 line += (f"; efficiency of the {method} adjustment per CPU-second: not measured "
                          f"({self.cpu_unmeasured or 'the CPU of its deals is unknown'})")
@@ -804,8 +807,8 @@ def comparison_section(results: list[ComparisonResult], directory: str | Path, p
         table["adjusted vs duplicate"] = [f"{r.adjusted.reduction_factor:.2f}x" if r.adjusted is not None
                                           and math.isfinite(r.adjusted.reduction_factor) else "—" for r in results]
         table["efficiency per CPU-second"] = [
-            (f"{r.efficiency:.2f}x" if math.isfinite(r.efficiency) else "not measured") if r.adjusted is not None
-            else "—" for r in results]
+            "—" if r.adjusted is None or not math.isfinite(r.adjusted.reduction_factor)
+            else f"{r.efficiency:.2f}x" if math.isfinite(r.efficiency) else "not measured" for r in results]
     if any(sequential):
         table["SPRT: decision; estimate and interval under the stopping rule"] = [
             f"{decision_text(r.sprt.decision, r.sprt.mu0, r.sprt.mu1)} at {r.sprt.n:,}; {r.sequential.estimate:+.4f} "
