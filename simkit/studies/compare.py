@@ -424,10 +424,7 @@ def _record_cpu(out: str | os.PathLike, key: str, before: int, after: int, secon
         record[key] = {"deals": after, "seconds": entry["seconds"] + seconds}
     else:
         record.pop(key, None)
-    try:
-        write_json(Path(out) / CPU_RECORD, record)
-    except (OSError, FileError):  # a folder this process may only read: the record stays as it was
-        pass
+    _write_cpu_record(out, record)
 
 
 def _forget_cpu(out: str | os.PathLike, key: str) -> None:
@@ -436,10 +433,15 @@ def _forget_cpu(out: str | os.PathLike, key: str) -> None:
     record = read_cpu_record(out)
     if key in record:
         record.pop(key)
-        try:
-            write_json(Path(out) / CPU_RECORD, record)
-        except (OSError, FileError):
-            pass
+        _write_cpu_record(out, record)
+
+
+def _write_cpu_record(out: str | os.PathLike, record: dict[str, dict[str, float]]) -> None:
+    """Write the folder's CPU record; in a folder this process may only read it stays as it was."""
+    try:
+        write_json(Path(out) / CPU_RECORD, record)
+    except (OSError, FileError):
+        pass
 
 
 def cpu_per_deal(out: str | os.PathLike, key: str, deals: int) -> float:
