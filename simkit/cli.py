@@ -11,6 +11,7 @@
     simkit compare A B [--deals N | --sprt delta,alpha,beta [--burn-in N]] [--seed S] [--out DIR] [--confidence C]
                    [--luck [MODEL]] [--json]   # --luck: also the luck-adjusted (AIVAT-style) estimate
                    [--variance-reduction none|regression|luck]   # the adjusted estimate (default none)
+                   [--design six|pairs]                          # which deals the seatings play (default six)
                    [--backend local|dask] [--scheduler ADDRESS]   # also tournament, equity,
                                                                   # review, tune, train, luck-model, experiment run
     simkit luck-model --out FILE.npz [--seed S] [--deals N] [--pair A,B ...]   # the value model of --luck
@@ -195,12 +196,13 @@ def _cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
-def _check_variance_reduction(method: str | None, luck: bool | str | None, sprt) -> None:
-    """``--variance-reduction`` with ``--luck`` and ``--sprt`` (a value model with another
-    method, regression with an SPRT): a one-line error before any work."""
+def _check_variance_reduction(method: str | None, luck: bool | str | None, sprt, design: str) -> None:
+    """``--variance-reduction`` with ``--luck``, ``--sprt`` and ``--design`` (a value model with
+    another method, regression with an SPRT, an adjustment with design pairs): a one-line error
+    before any work."""
     from simkit.studies.compare import check_variance_reduction
 
-    check_variance_reduction(method, luck, sprt)
+    check_variance_reduction(method, luck, sprt, design)
 
 
 def _luck_argument(value: str | None) -> bool | str | None:
@@ -218,13 +220,14 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     luck = _luck_argument(args.luck)
     rules = RuleSet.from_strings(args.rule)
     _check_value_model(luck, args.seed)  # bad input is one line before any work, compiling included
-    _check_variance_reduction(args.variance_reduction, luck, args.sprt)
+    _check_variance_reduction(args.variance_reduction, luck, args.sprt, args.design)
     _compile_first(lambda: _warm_simulate(f"{args.policy_a},{args.policy_b},{args.policy_b}", rules, 1, "fixed"),
                    args.quiet)
     result = compare(args.policy_a, args.policy_b, out, deals=args.deals, seed=args.seed,
                      rules=RuleSet.from_strings(args.rule), batch_size=args.batch_size, workers=args.workers,
                      sprt=args.sprt, confidence=args.confidence, quiet=args.quiet, luck=luck, burn_in=args.burn_in,
-                     backend=args.backend, scheduler=args.scheduler, variance_reduction=args.variance_reduction)
+                     backend=args.backend, scheduler=args.scheduler, variance_reduction=args.variance_reduction,
+                     design=args.design)
     text = json.dumps(result.to_json(), ensure_ascii=False) if args.json else result.text()
     if not _writable(out):  # e.g. on read-only media: compare read the finished comparison, wrote nothing
         print(text)

@@ -38,3 +38,13 @@ DEFAULT_BELIEF = 256  # analyze --belief: draws of the hidden cards given the ta
 # CPU (efficiency 0.88), the network luck model 0.25 (docs/analysis.md, "Regression adjustment")
 VARIANCE_REDUCTION_METHODS = ("none", "regression", "luck")
 DEFAULT_VARIANCE_REDUCTION = "none"
+# compare --design: which deals the six seatings play.  "six": every deal under all six (what the
+# luck and regression adjustments adjust, and what a tournament plays); "pairs": each
+# complementary pair of seatings (ABB+BAA, BAB+ABA, BBA+AAB) on deals of its own seed, unbiased
+# for the same difference at the same CPU per row.  A deal's three pairs are positively
+# correlated, so pairs gave 1.15x [1.13, 1.18] (expert - greedy) and 1.14x [1.12, 1.15]
+# (expert - patient) the precision per CPU-second (100,000 deals of seeds 5205001, 5205002,
+# experiments/seating_designs.py, docs/analysis.md "Designs of the deals").  It stays opt-in:
+# only "six" measures an adjustment's efficiency against plain duplicate on the same deals
+DUPLICATE_DESIGNS = ("six", "pairs")
+DEFAULT_DUPLICATE_DESIGN = "six"

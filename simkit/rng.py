@@ -26,7 +26,9 @@ stream                        draws
 
 So a deal is a pure function of (rules, policies, S, N), whatever batch, thread, process or
 machine plays it, and the same deal N has the same cards whatever the policies, which is what
-duplicate (seat-rotated) comparisons need.
+duplicate (seat-rotated) comparisons need.  A comparison of design ``pairs`` plays each of its
+three pairs of seatings on the deals of a seed of its own (:func:`seating_pair_seed`, derived
+from S here and nowhere else).
 
 >>> state = seed_state(2026)
 >>> a = next_below(state, 112)
@@ -110,6 +112,25 @@ def root_key(seed: int) -> np.ndarray:
     if int(seed) < 0:
         raise ValueError(f"seed must be >= 0, got {seed}")
     return np.random.SeedSequence(int(seed)).generate_state(4, dtype=np.uint64)
+
+
+PAIR_SEED_KEY = 0x5E47  # the key of the seeds of a pairs-design comparison's seating pairs
+
+
+def seating_pair_seed(seed: int, pair: int) -> int:
+    """The seed whose deals seating pair ``pair`` (0, 1, 2) of a ``pairs``-design comparison of
+    seed ``seed`` plays: pair 0 plays the comparison's own deals, pairs 1 and 2 those of a seed
+    derived from (``seed``, ``pair``) by ``SeedSequence`` (62 bits, so a valid seed anywhere).
+
+    >>> seating_pair_seed(7, 0), seating_pair_seed(7, 1) == seating_pair_seed(7, 1) != seating_pair_seed(7, 2)
+    (7, True)
+    """
+    if int(seed) < 0 or pair not in (0, 1, 2):
+        raise ValueError(f"a seating pair's seed needs seed >= 0 and pair 0, 1 or 2, got {seed}, {pair}")
+    if pair == 0:
+        return int(seed)
+    words = np.random.SeedSequence([int(seed), PAIR_SEED_KEY, int(pair)]).generate_state(1, dtype=np.uint64)
+    return int(words[0] >> np.uint64(2))
 
 
 @njit(cache=True, nogil=True)

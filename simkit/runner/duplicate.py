@@ -6,6 +6,14 @@ simulated on the *same* deals (deal N has the same cards whatever the policies, 
 the per-deal comparison. Each seating is an ordinary resumable dataset under
 ``OUT/seating-XYZ``; ``OUT/comparison.json`` records what is compared.
 
+A deal's payoffs sum to zero, so a seating's difference is 1.5 x the lone policy's payoff and
+a *pair* of complementary seatings (:data:`SEATING_PAIRS`: A alone at seat i, then B alone
+there) is a duplicate comparison of its own.  Design ``six`` (the default) plays every deal under
+the six seatings; design ``pairs`` plays each pair on the deals of its own seed
+(:func:`seating_seed`), so row N of a comparison holds three independent deals, one per pair:
+unbiased for the same mean difference, and more precise per CPU-second where a deal's three
+pairs are positively correlated (docs/analysis.md, "Designs of the deals").
+
 >>> import tempfile
 >>> out = run_duplicate("greedy", "random", deals=20, seed=3, out=tempfile.mkdtemp(), batch_size=10, quiet=True)
 >>> sorted(p.name for p in out.iterdir())[:3]
@@ -17,10 +25,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from simkit.defaults import DEFAULT_DUPLICATE_DESIGN, DUPLICATE_DESIGNS
 from simkit.errors import SimkitError
 from simkit.policies.registry import PolicySpec, effective_params, is_user_policy, params_by_name, parse_policies, \
     parse_policy
 from simkit.rules import RuleSet
+from simkit.rng import seating_pair_seed
 from simkit.runner.batch import check_batch_memory
 from simkit.runner.simulate import SimulationConfig, dask_session, simulate, submit_ahead
 from simkit.storage.lock import FolderLock
@@ -29,6 +39,38 @@ from simkit.storage.runs import COMPARISON_FILE, check_run_folder, check_run_ide
 from simkit.storage.files import FileError, read_checked_json
 
 SEATINGS: tuple[str, ...] = ("ABB", "BAB", "BBA", "AAB", "ABA", "BAA")
+# the complementary pairs: A alone at seat i, B alone at seat i (i = 0, 1, 2)
+SEATING_PAIRS: tuple[tuple[str, str], ...] = (("ABB", "BAA"), ("BAB", "ABA"), ("BBA", "AAB"))
+
+
+def check_design(design: str) -> str:
+    """A comparison's design, one of :data:`simkit.defaults.DUPLICATE_DESIGNS`; a one-line
+    :class:`SimkitError` otherwise."""
+    if not isinstance(design, str) or design not in DUPLICATE_DESIGNS:
+        raise SimkitError(f"design must be one of {', '.join(DUPLICATE_DESIGNS)}, got {design!r}",
+                          parameters=("design",))
+    return design
+
+
+def seating_seed(seed: int, seating: str, design: str = DEFAULT_DUPLICATE_DESIGN) -> int:
+    """The seed whose deals ``seating`` plays in a comparison of ``seed``: ``seed`` itself under
+    design ``six``; under ``pairs`` its pair's (:func:`simkit.rng.seating_pair_seed`).
+
+    >>> seating_seed(5, "ABB", "pairs") == seating_seed(5, "BAA", "pairs") == seating_seed(5, "BAB") == 5
+    True
+    >>> seating_seed(5, "BAB", "pairs") == seating_seed(5, "ABA", "pairs") != seating_seed(5, "AAB", "pairs")
+    True
+    """
+    if check_design(design) == "six":
+        return int(seed)
+    pair = next(i for i, members in enumerate(SEATING_PAIRS) if seating in members)
+    return seating_pair_seed(seed, pair)
+
+
+def comparison_design(identity: dict) -> str:
+    """The design of a comparison's identity (:func:`read_comparison`): ``six`` for a folder
+    written before designs were recorded."""
+    return identity.get("design", "six")
 
 
 def _spec(policy: str | PolicySpec) -> PolicySpec:
@@ -58,8 +100,12 @@ def run_duplicate(
     backend: str = "local",
     scheduler: str | None = None,
     client=None,
+    design: str = DEFAULT_DUPLICATE_DESIGN,
 ) -> Path:
     """Simulate the six seatings of A and B on deals 0..deals-1 (resumable); returns ``out``.
+
+    ``design``: ``six`` (every seating on the deals of ``seed``) or ``pairs`` (each pair of
+    seatings on the deals of its own seed, :func:`seating_seed`).
 
     ``backend='dask'``: the seatings' batches run on a Dask cluster (as
     :func:`~simkit.runner.simulate.simulate`'s), through ``client`` when given, else one client
@@ -79,6 +125,7 @@ def run_duplicate(
     identity = {"kind": "simkit.duplicate", "policy_a": PolicySpec(a.name, effective_params(a)).text(),
                 "policy_b": PolicySpec(b.name, effective_params(b)).text(), "seed": int(seed), "deals": int(deals),
                 "batch_size": int(batch_size), "rules": rules.to_dict(), "seatings": list(SEATINGS)}
+    identity["design"] = check_design(design)  # a folder written before designs holds design six
     # a new identity also records each policy's parameters by name (as dataset manifests do); they
     # are not compared (the texts identify the policies), and files written before them lack them
     recorded = {"policy_a_params": params_by_name(a), "policy_b_params": params_by_name(b)}
@@ -90,16 +137,36 @@ def run_duplicate(
             if not os.fspath(out) or not (directory / COMPARISON_FILE).is_file():
                 raise
             check_outside_datasets(directory)
-            check_run_identity(directory, "comparison", identity, recorded=recorded, stored=read_comparison(directory))
+            check_run_identity(directory, "comparison", identity, recorded=recorded,
+                               stored=_with_design(read_comparison(directory)))
             quiet = True  # each seating is complete (or its one-line error says what cannot be written)
         else:
             with FolderLock(make_out_dir(directory)):
-                check_run_identity(directory, "comparison", identity, recorded=recorded)
+                check_run_identity(directory, "comparison", identity, recorded=recorded,
+                                   stored=_identity_held(directory))
         for seating in SEATINGS:  # each a run of fixed seats: the six runs are the rotation
-            simulate(deals, list(seating_policies(a, b, seating)), seed, seating_dir(directory, seating), rules=rules,
+            simulate(deals, list(seating_policies(a, b, seating)), seating_seed(seed, seating, design),
+                     seating_dir(directory, seating), rules=rules,
                      batch_size=batch_size, workers=workers, quiet=quiet, max_batches=max_batches, seating="fixed",
                      backend=backend, client=client)
     return directory
+
+
+def _with_design(identity: dict) -> dict:
+    """A stored identity with its design, ``six`` where it was written before designs."""
+    return {**identity, "design": comparison_design(identity)}
+
+
+def _identity_held(directory: Path) -> dict | None:
+    """The comparison identity ``directory`` holds, with its design (:func:`_with_design`); None
+    when it holds none, or one that cannot be read (:func:`check_run_identity` then reads it
+    itself and says why in its own words)."""
+    if not (directory / COMPARISON_FILE).is_file():
+        return None
+    try:
+        return _with_design(read_comparison(directory))
+    except FileError:
+        return None
 
 
 def submit_duplicate_ahead(policy_a: str | PolicySpec, policy_b: str | PolicySpec, deals: int, seed: int,
@@ -137,4 +204,6 @@ def read_comparison(out: str | os.PathLike) -> dict:
     if identity.get("kind") != "simkit.duplicate" or not typed or not by_name:
         raise FileError(path, f"is not a comparison's identity (no kind simkit.duplicate with "
                               f"{', '.join(fields)}); {repair}")
+    if comparison_design(identity) not in DUPLICATE_DESIGNS:
+        raise FileError(path, f"has design {identity['design']!r}, not one of {', '.join(DUPLICATE_DESIGNS)}; {repair}")
     return identity

@@ -18,6 +18,11 @@ variance reduction of the adjustment over duplicate alone, and the SPRT runs on 
 ``variance_reduction="regression"`` the adjusted estimate is the cross-fitted regression
 adjustment on the dealt hands' features (:mod:`simkit.analysis.regression`,
 :func:`simkit.studies.dealt.dealt_feature_matrix`); ``"none"`` (the default) is plain duplicate.
+
+With ``design="pairs"`` each complementary pair of seatings plays deals of its own seed
+(:func:`simkit.runner.duplicate.seating_seed`): a row is then three independent deals, one per
+pair, and its difference the mean over the six seatings as before (unbiased for the same
+difference); no adjustment, which needs a deal's six seatings.
 """
 
 from __future__ import annotations
@@ -46,12 +51,13 @@ from simkit.analysis.stats import (
     paired_bootstrap_interval,
     paired_mean_test,
 )
-from simkit.defaults import DEFAULT_VARIANCE_REDUCTION, VARIANCE_REDUCTION_METHODS
+from simkit.defaults import DEFAULT_DUPLICATE_DESIGN, DEFAULT_VARIANCE_REDUCTION, VARIANCE_REDUCTION_METHODS
 from simkit.errors import SimkitError, loads_json
 from simkit.policies.registry import PolicySpec, label_of_text, parse_policy, policy_label, policy_sources, \
     require_policy_sources
 from simkit.rules import RuleSet
-from simkit.runner.duplicate import SEATINGS, read_comparison, run_duplicate, seating_dir
+from simkit.runner.duplicate import SEATINGS, check_design, comparison_design, read_comparison, run_duplicate, \
+    seating_dir
 from simkit.runner.luck import duplicate_luck
 from simkit.runner.simulate import check_backend, dask_session, stream_dask_in_order, use_threads
 from simkit.progress import Progress, progress_enabled
@@ -171,6 +177,7 @@ class ComparisonResult(Result):
     cpu_per_deal_duplicate: float = math.nan
     cpu_per_deal_adjustment: float = math.nan
     cpu_unmeasured: str = ""  # why the per-deal CPU is unknown, for the text
+    design: str = DEFAULT_DUPLICATE_DESIGN  # six: a row is one deal; pairs: three, one per seating pair
 
     @property
     def deals(self) -> int:
@@ -199,7 +206,8 @@ class ComparisonResult(Result):
     def summary_row(self) -> dict:
         """One row of the comparison table; after an SPRT, ``estimate``/``lo``/``hi`` are the
         estimate and interval under the stopping rule (``plain_mean`` is the biased sample mean)."""
-        row = {"label": f"{self.policy_a} - {self.policy_b}", "estimate": self.test.mean,
+        row = {"label": f"{self.policy_a} - {self.policy_b}" + (" (pairs design)" if self.design == "pairs" else ""),
+               "estimate": self.test.mean,
                "lo": self.bootstrap.lo, "hi": self.bootstrap.hi, "n": self.deals,
                "t_lo": self.test.lo, "t_hi": self.test.hi, "p_value": self.test.p_value,
                "reduction_factor": self.variance.reduction_factor,
@@ -221,14 +229,19 @@ class ComparisonResult(Result):
         if self.sprt is not None:
             return self._sprt_text()
         lines = [
-            f"{self.policy_a} - {self.policy_b}: {self.test.mean:+.4f} 牌 per seat per deal over {self.deals:,} deals "
-            f"x 6 seatings",
+            f"{self.policy_a} - {self.policy_b}: {self.test.mean:+.4f} 牌 per seat per deal over {self._rows_text()}",
             f"  {format_level(self.confidence)} paired bootstrap (BCa) {interval_text(self.bootstrap.lo, self.bootstrap.hi)}"
             f"; t interval [{self.test.lo:+.4f}, {self.test.hi:+.4f}], t = {self.test.t:.2f}, "
             f"p = {format_p(self.test.p_value)}",
             self._duplicate_reduction_line(),
         ]
         return "\n".join(lines + (self._adjusted_lines() if self.adjusted is not None else self._cpu_lines()))
+
+    def _rows_text(self) -> str:
+        if self.design == "pairs":
+            return (f"{self.deals:,} rows x 3 seating pairs, each pair on deals of its own seed "
+                    f"({3 * self.deals:,} deals, design pairs)")
+        return f"{self.deals:,} deals x 6 seatings"
 
     def _duplicate_reduction_line(self) -> str:
         factor = self.variance.reduction_factor
@@ -283,7 +296,8 @@ class ComparisonResult(Result):
                     "t_hi": test.hi, "p_value": test.p_value, "standard_error": test.standard_error}
 
         out = {"policy_a": self.policy_a, "policy_b": self.policy_b, "seed": self.seed, "deals": self.deals,
-               "deals_computed": self.deals_computed, "seatings": len(SEATINGS), "confidence": self.confidence,
+               "deals_computed": self.deals_computed, "seatings": len(SEATINGS), "design": self.design,
+               "confidence": self.confidence,
                "duplicate": interval(self.test, self.bootstrap),
                "variance_reduction": {"duplicate_vs_unpaired": self.variance.reduction_factor,
                                       "adjusted_vs_duplicate": None, "adjusted_vs_unpaired": None},
@@ -325,7 +339,8 @@ class ComparisonResult(Result):
         return "\n".join([
             f"{self.policy_a} - {self.policy_b}: SPRT on the {tested} per-deal differences, H0: mean = {test.mu0:g} "
             f"vs H1: mean = {test.mu1:g} (alpha {test.alpha:g}, beta {test.beta:g}, burn-in {test.min_n:,} deals): "
-            f"{decision} after {test.n:,} deals x 6 seatings (llr {test.llr:+.2f}, bounds "
+            f"{decision} after {test.n:,} {'rows x 3 seating pairs' if self.design == 'pairs' else 'deals x 6 seatings'}"
+            f" (llr {test.llr:+.2f}, bounds "
             f"{test.lower_boundary:+.2f} / {test.upper_boundary:+.2f})",
             f"  estimate under the stopping rule: {estimate.estimate:+.4f} 牌 per seat per deal, {level} interval "
             f"[{estimate.lo:+.4f}, {estimate.hi:+.4f}] (median-unbiased, stage-wise ordering); the test only weighs "
@@ -350,12 +365,13 @@ def interval_text(lo: float, hi: float) -> str:
 def summarise(per_seating: np.ndarray, policy_a: str, policy_b: str, seed: int, confidence: float = 0.95,
               resamples: int = 5_000, sprt: EmpiricalMeanSPRT | None = None,
               deals_computed: int | None = None, luck: np.ndarray | None = None,
-              model: str = "", regression: bool = False) -> ComparisonResult:
+              model: str = "", regression: bool = False, design: str = DEFAULT_DUPLICATE_DESIGN) -> ComparisonResult:
     """Statistics of a (deals, seatings) difference array (``sprt``: the test that chose the deals;
     ``deals_computed``: the deals simulated, default all of ``per_seating``'s; ``luck``: the
     differences' luck under the value model ``model``, for the luck-adjusted figures;
     ``regression``: the regression-adjusted figures instead, :func:`regression_adjustment`, the
-    rows being deals 0 .. n-1 of ``seed``).
+    rows being deals 0 .. n-1 of ``seed``); ``design``: the comparison's (a ``pairs`` row is three
+    deals, and takes no adjustment).
 
     Per-deal differences that are all equal (a policy against itself) have no bootstrap
     interval: NaN bounds and a :class:`~simkit.errors.DegenerateDataWarning`."""
@@ -368,13 +384,15 @@ def summarise(per_seating: np.ndarray, policy_a: str, policy_b: str, seed: int, 
     variance = duplicate_variance_reduction(per_seating)
     sequential = sprt.estimate(confidence) if sprt is not None else None
     computed = per_seating.shape[0] if deals_computed is None else int(deals_computed)
+    if check_design(design) == "pairs" and (luck is not None or regression):
+        raise SimkitError("an adjustment (luck, regression) adjusts the six seatings of one deal: not with design pairs")
     adjusted = None
     if luck is not None:
         adjusted = luck_adjustment(per_seating, luck, model, seed, variance.reduction_factor, confidence, resamples)
     elif regression:
         adjusted = regression_adjustment(per_seating, seed, variance.reduction_factor, confidence, resamples)
     return ComparisonResult(policy_a, policy_b, seed, per_seating, test, boot, variance, sprt, computed,
-                            sequential, confidence, adjusted)
+                            sequential, confidence, adjusted, design=design)
 
 
 def _luck_key(model: ValueModel) -> str:
@@ -605,6 +623,7 @@ def compare(
     scheduler: str | None = None,
     client=None,
     variance_reduction: str | None = None,
+    design: str = DEFAULT_DUPLICATE_DESIGN,
 ) -> ComparisonResult:
     """Compare A with B on ``deals`` duplicate deals (or, with ``sprt=(delta, alpha, beta)``,
     sequentially, batch by batch, until the SPRT decides or ``deals`` are used up; the test
@@ -621,6 +640,10 @@ def compare(
     model when ``luck`` is not given); None (the default): ``"luck"`` when ``luck`` is given,
     else :data:`DEFAULT_VARIANCE_REDUCTION` (:func:`check_variance_reduction`).
 
+    ``design``: ``six`` (every deal under the six seatings) or ``pairs`` (each complementary pair
+    of seatings on deals of its own seed, :mod:`simkit.runner.duplicate`: more precise per
+    CPU-second where a deal's pairs are positively correlated; no adjustment with it).
+
     ``backend='dask'``: the duplicate deals run on a Dask cluster (``client``, else one client
     connected once for the whole comparison, an SPRT's batches included: to ``scheduler``, or a
     ``LocalCluster`` of ``workers``); the result is the same as local, byte for byte, and so
@@ -634,21 +657,22 @@ def compare(
     spec_a = policy_a if isinstance(policy_a, PolicySpec) else parse_policy(str(policy_a))
     spec_b = policy_b if isinstance(policy_b, PolicySpec) else parse_policy(str(policy_b))
     text_a, text_b = policy_label(spec_a), policy_label(spec_b)  # plain labels: comparison.json keeps the vectors
-    method, luck = check_variance_reduction(variance_reduction, luck, sprt)
+    method, luck = check_variance_reduction(variance_reduction, luck, sprt, design)
     check_backend(backend, workers, scheduler)
     model = value_model_for(luck, seed)
     with dask_session(backend, workers, scheduler, client) as client:  # once for every seating and batch
         return _compare(policy_a, policy_b, spec_a, spec_b, text_a, text_b, model, out, deals, seed, rules,
                         batch_size, workers, sprt, confidence, quiet, burn_in, backend, client,
-                        regression=method == "regression")
+                        regression=method == "regression", design=design)
 
 
-def check_variance_reduction(variance_reduction: str | None, luck=None, sprt=None) -> tuple[str, object]:
+def check_variance_reduction(variance_reduction: str | None, luck=None, sprt=None,
+                             design: str = DEFAULT_DUPLICATE_DESIGN) -> tuple[str, object]:
     """(method, luck) of :func:`compare`'s ``variance_reduction`` and ``luck``: the method one
     of :data:`VARIANCE_REDUCTION_METHODS` (None: ``"luck"`` when ``luck`` is given, else
     :data:`DEFAULT_VARIANCE_REDUCTION`), ``luck`` True (the shipped value model) for ``"luck"``
-    without one; a one-line :class:`SimkitError` for an unknown method, a value model with
-    another method, or ``"regression"`` with an SPRT.
+    without one; a one-line :class:`SimkitError` for an unknown method or design, a value model
+    with another method, ``"regression"`` with an SPRT, or an adjustment with design ``pairs``.
 
     >>> check_variance_reduction(None), check_variance_reduction("luck"), check_variance_reduction(None, "m.npz")
     (('none', None), ('luck', True), ('luck', 'm.npz'))
@@ -659,6 +683,11 @@ def check_variance_reduction(variance_reduction: str | None, luck=None, sprt=Non
     if not isinstance(variance_reduction, str) or variance_reduction not in VARIANCE_REDUCTION_METHODS:
         raise SimkitError(f"variance_reduction must be one of {', '.join(VARIANCE_REDUCTION_METHODS)}, got "
                           f"{variance_reduction!r}", parameters=("variance_reduction",))
+    if check_design(design) == "pairs" and (with_luck or variance_reduction != "none"):
+        raise SimkitError(f"design 'pairs' plays each pair of seatings on deals of its own, and "
+                          f"{'a value model (luck)' if with_luck else repr(variance_reduction)} adjusts the six seatings "
+                          "of one deal: use design 'six' for an adjusted comparison",
+                          parameters=("design", "variance_reduction"))
     if variance_reduction == "luck":
         return "luck", luck if with_luck else True
     if with_luck:
@@ -673,7 +702,7 @@ def check_variance_reduction(variance_reduction: str | None, luck=None, sprt=Non
 def _compare(policy_a, policy_b, spec_a: PolicySpec, spec_b: PolicySpec, text_a: str, text_b: str,
              model: ValueModel | None, out, deals: int, seed: int, rules: RuleSet | None, batch_size: int,
              workers: int, sprt, confidence: float, quiet: bool, burn_in: int, backend: str,
-             client, regression: bool = False) -> ComparisonResult:
+             client, regression: bool = False, design: str = DEFAULT_DUPLICATE_DESIGN) -> ComparisonResult:
     """:func:`compare` with its value model loaded and its Dask client (or None) connected
     (``regression``: the regression-adjusted figures, no SPRT)."""
     label = model.describe() if model is not None else ""
@@ -681,14 +710,14 @@ def _compare(policy_a, policy_b, spec_a: PolicySpec, spec_b: PolicySpec, text_a:
     if sprt is None:
         before = _deals_played(out)
         run_duplicate(policy_a, policy_b, deals, seed, out, rules, batch_size, workers, quiet, backend=backend,
-                      client=client)
+                      client=client, design=design)
         per_seating = seating_differences(out)
         duplicate_cpu = cpu_seconds() - start
         _note_duplicate_cpu(out, before, duplicate_cpu, client)
         luck_table = (_replayed_luck(spec_a, spec_b, seed, rules, model, per_seating, out=out, quiet=quiet,
                                      client=client) if model else None)
         result = summarise(per_seating, text_a, text_b, seed, confidence, luck=luck_table, model=label,
-                           regression=regression)
+                           regression=regression, design=design)
         result = dataclasses.replace(result, cpu_seconds=cpu_seconds() - start, cpu_duplicate=duplicate_cpu)
         return _with_cpu_per_deal(result, out, model, client)
     delta, alpha, beta = sprt
@@ -701,7 +730,7 @@ def _compare(policy_a, policy_b, spec_a: PolicySpec, spec_b: PolicySpec, text_a:
         before_batch = cpu_seconds()
         before = _deals_played(out)
         run_duplicate(policy_a, policy_b, deals, seed, out, rules, batch_size, workers, quiet, max_batches=k,
-                      backend=backend, client=client)
+                      backend=backend, client=client, design=design)
         per = seating_differences(out, batches=k)
         duplicate_cpu += cpu_seconds() - before_batch
         _note_duplicate_cpu(out, before, cpu_seconds() - before_batch, client)
@@ -718,7 +747,7 @@ def _compare(policy_a, policy_b, spec_a: PolicySpec, spec_b: PolicySpec, text_a:
     per_seating = np.concatenate(per_parts, axis=0)
     luck_table = np.concatenate(luck_parts, axis=0) if model else None
     result = summarise(per_seating, text_a, text_b, seed, confidence, sprt=test, deals_computed=fed, luck=luck_table,
-                       model=label)
+                       model=label, design=design)
     result = dataclasses.replace(result, cpu_seconds=cpu_seconds() - start, cpu_duplicate=duplicate_cpu)
     return _with_cpu_per_deal(result, out, model, client)
 
@@ -765,7 +794,7 @@ def load_comparison(out: str | os.PathLike, confidence: float = 0.95) -> Compari
     """Statistics of a finished comparison folder."""
     identity = read_comparison(out)
     return summarise(seating_differences(out), label_of_text(identity["policy_a"]), label_of_text(identity["policy_b"]),
-                     identity["seed"], confidence)
+                     identity["seed"], confidence, design=comparison_design(identity))
 
 
 def sprt_plot_stem(prefix: str, index: int) -> str:
@@ -819,6 +848,9 @@ def comparison_section(results: list[ComparisonResult], directory: str | Path, p
              "Each deal is played under the six seatings of A and B; the per-deal difference is the mean over "
              "seatings of (A's mean seat payoff - B's). Variance reduction = how many times more deals unpaired "
              "play (each game on a fresh deal) would need for the same standard error."
+             + (" A row marked (pairs design) plays each complementary pair of seatings (A alone at a seat, then "
+                "B alone there) on deals of its own seed: its deals column counts rows of three deals."
+                if any(r.design == "pairs" for r in results) else "")
              + (f" Holm p: Holm-adjusted over the family of these {len(results)} comparisons' tests." if len(results) > 1
                 else "")
              + (" Luck-adjusted: the same deals with the luck of every draw taken out (docs/analysis.md); "
