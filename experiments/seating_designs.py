@@ -64,9 +64,10 @@ PLAYED = SEATINGS + ("AAA", "BBB")
 RESAMPLES = 2000
 
 
-def play_seatings(a: str, b: str, seed: int, deals: int) -> tuple[dict[str, np.ndarray], dict[str, float]]:
-    """Payoffs ``(deals, 3)`` and CPU seconds per deal of every seating of :data:`PLAYED`."""
-    payoffs, cpu = {}, {}
+def play_seatings(a: str, b: str, seed: int, deals: int) -> tuple[dict[str, np.ndarray], dict[str, float], float]:
+    """Payoffs ``(deals, 3)`` and CPU seconds per deal of every seating of :data:`PLAYED`, and the
+    mean number of cards drawn from the stock in a game of the six seatings."""
+    payoffs, cpu, draws = {}, {}, []
     columns = [f"payoff_{k}" for k in range(N_SEATS)]
     with tempfile.TemporaryDirectory() as root:
         for seating in PLAYED:
@@ -76,8 +77,11 @@ def play_seatings(a: str, b: str, seed: int, deals: int) -> tuple[dict[str, np.n
             simulate(deals, policies, seed, f"{root}/{seating}", quiet=True, seating="fixed",
                      batch_size=min(deals, 10_000))
             cpu[seating] = (time.process_time() - start) / deals
-            payoffs[seating] = load_dataset(f"{root}/{seating}", columns=columns)[columns].to_numpy(float)
-    return payoffs, cpu
+            frame = load_dataset(f"{root}/{seating}", columns=columns + ["draws"])
+            payoffs[seating] = frame[columns].to_numpy(float)
+            if seating in SEATINGS:
+                draws.append(float(frame["draws"].mean()))
+    return payoffs, cpu, float(np.mean(draws))
 
 
 def design_rows(payoffs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -150,7 +154,7 @@ def prefix_share(a: str, b: str, seed: int, deals: int) -> dict[str, float]:
 
 def main(a: str, b: str, seed: int, deals: int, prefix_deals: int = 300) -> None:
     wall = time.perf_counter()
-    payoffs, cpu = play_seatings(a, b, seed, deals)
+    payoffs, cpu, draws = play_seatings(a, b, seed, deals)
     worst = max(float(np.abs(p.sum(axis=1)).max()) for p in payoffs.values())
     assert worst == 0.0, f"a deal's payoffs do not sum to zero (by {worst})"
     rows = design_rows(payoffs)
@@ -170,6 +174,8 @@ def main(a: str, b: str, seed: int, deals: int, prefix_deals: int = 300) -> None
     print(f"{a} − {b}, seed {seed}, {deals:,} deals under each of ABB BAB BBA AAB ABA BAA AAA BBB; "
           f"{time.perf_counter() - wall:.0f} s\n")
     print("CPU ms per deal: " + ", ".join(f"{s} {cpu[s] * 1e3:.4f}" for s in PLAYED))
+    print(f"cards drawn from the stock per game of the six seatings: {draws:.2f}, so plain duplicate spends "
+          f"{plain_cpu / 6 / draws * 1e6:.2f} µs of CPU per draw")
     means = pair.mean(axis=0)
     correlation = np.corrcoef(pair.T)
     print(f"pair means by seat {np.round(means, 3).tolist()}, correlations between a deal's pairs "
