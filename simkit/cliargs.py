@@ -607,7 +607,8 @@ COMMANDS: tuple[Command, ...] = (
         arg("--design", default=D.DEFAULT_DUPLICATE_DESIGN, metavar="DESIGN", check=duplicate_design,
             help="six (the default: every deal under the six seatings) or pairs (each complementary pair of "
                  "seatings on deals of its own: about 1.14x the precision per CPU-second measured for expert "
-                 "against greedy and patient; no --luck or --variance-reduction with it)"),
+                 "against greedy and patient; --deals then counts rows of three deals; no --luck or "
+                 "--variance-reduction with it)"),
         arg("--json", action="store_true", help="print the result as one JSON object"),
         SEED,
         OUT_DIR(help="comparison folder (default runs/compare-A-B-seedS; resumable)", check=run_folder("comparison", resumable=True)),
