@@ -11,7 +11,8 @@
     simkit compare A B [--deals N | --sprt delta,alpha,beta [--burn-in N]] [--seed S] [--out DIR] [--confidence C]
                    [--luck [MODEL]] [--json]   # --luck: also the luck-adjusted (AIVAT-style) estimate
                    [--variance-reduction none|regression|luck]   # the adjusted estimate (default none)
-                   [--design six|pairs]                          # which deals the seatings play (default six)
+                   [--design six|pairs]                          # which deals the seatings play (default six;
+                                                                  # also tournament)
                    [--backend local|dask] [--scheduler ADDRESS]   # also tournament, equity,
                                                                   # review, tune, train, luck-model, experiment run
     simkit luck-model --out FILE.npz [--seed S] [--deals N] [--pair A,B ...]   # the value model of --luck
@@ -258,12 +259,13 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     luck = _luck_argument(args.luck)
     _check_value_model(luck, args.seed)  # bad input is one line before any work, compiling included
+    _check_variance_reduction(None, luck, args.sprt, args.design)
     seated = (list(args.policies) * 3)[:3]  # a first run says it compiles before it plays
     _compile_first(lambda: _warm_simulate(seated, RuleSet.from_strings(args.rule), 1, "fixed"), args.quiet)
     result = run_tournament(args.policies, out, deals=args.deals, seed=args.seed, rules=RuleSet.from_strings(args.rule),
                             batch_size=args.batch_size, workers=args.workers, sprt=args.sprt, confidence=confidence,
                             resamples=args.resamples, quiet=args.quiet, luck=luck, burn_in=args.burn_in,
-                            backend=args.backend, scheduler=args.scheduler)
+                            backend=args.backend, scheduler=args.scheduler, design=args.design)
     report = write_tournament_report(result, out)
     ladder = result.ladder()
     print(f"ladder (payoff rating in 牌 per seat per deal, and Davidson rating on the Elo scale; {result.anchor} = 0; "

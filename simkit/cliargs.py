@@ -381,6 +381,11 @@ POSITIVE = integer(1)
 
 # shared arguments, defined once
 SEED = arg("--seed", type=int, default=0, check=NONNEG)
+DESIGN = arg("--design", default=D.DEFAULT_DUPLICATE_DESIGN, metavar="DESIGN", check=duplicate_design,
+             help="six (the default: every deal under the six seatings) or pairs (each complementary pair of "
+                  "seatings on deals of its own: about 1.14x the precision per CPU-second measured for expert "
+                  "against greedy and patient; --deals then counts rows of three deals; no --luck or "
+                  "--variance-reduction with it)")
 DEALS = arg("--deals", type=int, check=POSITIVE)
 BATCH_SIZE = arg("--batch-size", type=int, default=10_000, check=POSITIVE)
 WORKERS = arg("--workers", type=int, default=1, check=POSITIVE)
@@ -604,11 +609,7 @@ COMMANDS: tuple[Command, ...] = (
             help="the adjusted estimate beside plain duplicate's: none (the default: plain duplicate only), "
                  "regression (cross-fitted regression on the dealt hands' features; not with --sprt) or luck "
                  "(as --luck, the shipped value model unless --luck names one)"),
-        arg("--design", default=D.DEFAULT_DUPLICATE_DESIGN, metavar="DESIGN", check=duplicate_design,
-            help="six (the default: every deal under the six seatings) or pairs (each complementary pair of "
-                 "seatings on deals of its own: about 1.14x the precision per CPU-second measured for expert "
-                 "against greedy and patient; --deals then counts rows of three deals; no --luck or "
-                 "--variance-reduction with it)"),
+        DESIGN,
         arg("--json", action="store_true", help="print the result as one JSON object"),
         SEED,
         OUT_DIR(help="comparison folder (default runs/compare-A-B-seedS; resumable)", check=run_folder("comparison", resumable=True)),
@@ -629,6 +630,7 @@ COMMANDS: tuple[Command, ...] = (
             help=f"deals before a pairing's sequential test may decide (default {D.DEFAULT_BURN_IN})"),
         arg("--luck", nargs="?", const="builtin", default=None, metavar="MODEL",
             help="luck-adjust every pairing (as compare --luck); the payoff ratings then use adjusted differences"),
+        DESIGN,
         SEED,
         OUT_DIR(help="tournament folder (default runs/tournament-seedS; resumable)", check=run_folder("tournament")),
         RULE,

@@ -157,3 +157,58 @@ def test_a_sequential_test_plays_the_pairs_design_too(tmp_path):
     assert "rows x 3 seating pairs" in result.text()
     first, other = _dealt(out, "ABB", batches=1).to_numpy(), _dealt(out, "BAB", batches=1).to_numpy()
     assert (first != other).any(axis=1).mean() > 0.9
+
+
+# -- tournaments and experiments take the design too ------------------------------------------
+
+
+def test_a_tournament_of_design_pairs_plays_the_same_pairs_of_deals_in_every_pairing(tmp_path):
+    from simkit.studies.tournament import pairing_dir, run_tournament, tournament_section
+
+    out = tmp_path / "t"
+    result = run_tournament(["random", "greedy", "patient"], out, deals=40, seed=SEED, batch_size=40, resamples=50,
+                            quiet=True, design="pairs")
+    assert result.design == "pairs" and read_checked_json(out / "tournament.json", "identity")["design"] == "pairs"
+    for i, j in ((0, 1), (0, 2), (1, 2)):
+        assert read_comparison(pairing_dir(out, i, j))["design"] == "pairs"
+    for seating in ("ABB", "BAB", "AAB"):  # the joint bootstrap over rows needs the same deals in every pairing
+        pd.testing.assert_frame_equal(_dealt(pairing_dir(out, 0, 1), seating), _dealt(pairing_dir(out, 1, 2), seating))
+    assert (_dealt(pairing_dir(out, 0, 1), "ABB").to_numpy() != _dealt(pairing_dir(out, 0, 1), "BAB").to_numpy()).any()
+    text = "\n".join(tournament_section(result, tmp_path / "report"))
+    assert "each pair of seatings on deals of its own seed" in text and "40 rows per pairing" in text
+    with pytest.raises(SimkitError, match="its design is 'pairs', this run's is 'six'"):
+        run_tournament(["random", "greedy", "patient"], out, deals=40, seed=SEED, batch_size=40, resamples=50,
+                       quiet=True)
+
+
+def test_a_tournament_refuses_luck_with_pairs_and_resumes_an_old_folder_as_six(tmp_path):
+    from simkit.studies.tournament import run_tournament
+
+    with pytest.raises(SimkitError, match="design 'pairs'"):
+        run_tournament(["random", "greedy"], tmp_path / "x", deals=20, seed=SEED, quiet=True, luck=True, design="pairs")
+    assert not (tmp_path / "x").exists()
+    out = tmp_path / "old"
+    first = run_tournament(["random", "greedy"], out, deals=20, seed=SEED, batch_size=20, resamples=50, quiet=True)
+    path = out / "tournament.json"
+    write_checked_json(path, {k: v for k, v in read_checked_json(path, "identity").items() if k != "design"})
+    before = path.read_bytes()
+    again = run_tournament(["random", "greedy"], out, deals=20, seed=SEED, batch_size=20, resamples=50, quiet=True)
+    assert path.read_bytes() == before and again.design == "six"
+    np.testing.assert_array_equal(again.payoff_ratings, first.payoff_ratings)
+
+
+def test_an_experiment_passes_its_entries_design(tmp_path):
+    from simkit.experiment.run import run_experiment
+    from simkit.experiment.spec import ExperimentError, parse_experiment
+
+    head = 'name = "d"\nseed = 3\nbatch_size = 20\n[[comparison]]\na = "greedy"\nb = "random"\ndeals = 20\n'
+    assert parse_experiment(head).comparisons[0].design == "six"
+    for extra, words in (('design = "trio"\n', "'design' must be one of six, pairs"),
+                         ('design = "pairs"\nluck = true\n', "'design' pairs")):
+        with pytest.raises(ExperimentError, match=words):
+            parse_experiment(head + extra)
+    path = tmp_path / "d.toml"
+    path.write_text(head + 'design = "pairs"\n', encoding="utf-8")
+    run_experiment(path, out=tmp_path / "run", quiet=True)
+    folders = [p for p in (tmp_path / "run" / "data").iterdir() if p.name.startswith("cmp-")]
+    assert len(folders) == 1 and read_comparison(folders[0])["design"] == "pairs"

@@ -259,7 +259,8 @@ def _comparison_lines(spec: ExperimentSpec, data_dir: Path, report_dir: Path, wo
         result = compare(entry.a, entry.b, folder, deals=entry.deals, seed=entry.seed, rules=entry.rules,
                          batch_size=_sprt_batch(spec.batch_size, entry.deals) if entry.sprt else spec.batch_size,
                          workers=workers, sprt=entry.sprt, confidence=confidence, quiet=quiet,
-                         luck=entry.luck or None, burn_in=entry.burn_in, backend=_backend(client), client=client)
+                         luck=entry.luck or None, burn_in=entry.burn_in, backend=_backend(client), client=client,
+                         design=entry.design)
         if not quiet:
             print(f"comparison {entry.a} vs {entry.b}: {result.deals:,} deals ({time.perf_counter() - start:.0f} s)")
         results.append(result)
@@ -276,7 +277,7 @@ def _tournament_lines(spec: ExperimentSpec, data_dir: Path, report_dir: Path, wo
     result = run_tournament(list(entry.policies), data_dir / "tournament", deals=entry.deals, seed=entry.seed,
                             rules=entry.rules, batch_size=batch_size, workers=workers, sprt=entry.sprt,
                             confidence=confidence, quiet=quiet, luck=entry.luck or None, burn_in=entry.burn_in,
-                            backend=_backend(client), client=client)
+                            backend=_backend(client), client=client, design=entry.design)
     if not quiet:
         print(f"tournament {', '.join(entry.policies)}: {time.perf_counter() - start:.0f} s")
     return tournament_section(result, report_dir)

@@ -29,6 +29,8 @@ estimates behind one report.
     burn_in = 300                      # optional: deals before the sequential test may decide
     luck = true                        # optional: also luck-adjusted (true: the shipped value model,
                                        # a value-model file's path, or "playouts:K")
+    design = "six"                     # optional: six (the default) or pairs (each pair of seatings
+                                       # on deals of its own; not with luck; docs/analysis.md)
 
     [tournament]                       # optional: one round robin of duplicate matches (simkit tournament)
     policies = ["random", "greedy", "patient", "mc"]
@@ -36,6 +38,7 @@ estimates behind one report.
     sprt = [0.2, 0.05, 0.05]           # optional: every pairing as a sequential test; deals is the cap
     burn_in = 300                      # optional, as for a comparison
     luck = true                        # optional, as for a comparison: payoff ratings on adjusted differences
+    design = "six"                     # optional, as for a comparison
 
     [[probabilities]]                  # dealt-hand event probabilities (simkit prob)
     deals = 1000000
@@ -60,6 +63,7 @@ from typing import Any
 
 from simkit.analysis.sequential import DEFAULT_BURN_IN
 from simkit.analysis.exact import normalise_events, parse_event
+from simkit.defaults import DEFAULT_DUPLICATE_DESIGN, DUPLICATE_DESIGNS
 from simkit.errors import SimkitError
 from simkit.policies.registry import parse_policies, parse_policy
 from simkit.rules import RuleSet
@@ -92,6 +96,7 @@ class ComparisonEntry:
     sprt: tuple[float, float, float] | None
     burn_in: int = DEFAULT_BURN_IN
     luck: bool | str = False
+    design: str = DEFAULT_DUPLICATE_DESIGN
 
 
 @dataclasses.dataclass(frozen=True)
@@ -103,6 +108,7 @@ class TournamentEntry:
     sprt: tuple[float, float, float] | None
     burn_in: int = DEFAULT_BURN_IN
     luck: bool | str = False
+    design: str = DEFAULT_DUPLICATE_DESIGN
 
 
 @dataclasses.dataclass(frozen=True)
@@ -200,6 +206,17 @@ def _luck(entry: dict[str, Any], where: str) -> bool | str:
     return value
 
 
+def _design(entry: dict[str, Any], where: str) -> str:
+    """A comparison's or tournament's ``design``: six (the default) or pairs, and not pairs with luck."""
+    value = entry.get("design", DEFAULT_DUPLICATE_DESIGN)
+    if value not in DUPLICATE_DESIGNS:
+        raise ExperimentError(f"{where}: 'design' must be one of {', '.join(DUPLICATE_DESIGNS)}, got {value!r}")
+    if value == "pairs" and entry.get("luck", False) is not False:
+        raise ExperimentError(f"{where}: 'design' pairs plays each pair of seatings on deals of its own, and 'luck' "
+                              "adjusts the six seatings of one deal: drop one of them")
+    return value
+
+
 def _sprt(entry: dict[str, Any], where: str) -> tuple[float, float, float] | None:
     sprt = _take(entry, "sprt", list, where, None)
     if sprt is None:
@@ -259,7 +276,7 @@ def parse_experiment(text: str, source: str = "experiment") -> ExperimentSpec:
     for i, entry in enumerate(_take(data, "comparison", list, source, [])):
         where = f"{source}: comparison[{i}]"
         entry = _entry(entry, where, "comparison")
-        _check_keys(entry, {"a", "b", "deals", "seed", "rules", "sprt", "burn_in", "luck"}, where)
+        _check_keys(entry, {"a", "b", "deals", "seed", "rules", "sprt", "burn_in", "luck", "design"}, where)
         a, b = _take(entry, "a", str, where), _take(entry, "b", str, where)
         try:
             parse_policy(a)
@@ -271,7 +288,7 @@ def parse_experiment(text: str, source: str = "experiment") -> ExperimentSpec:
         if deals < 2:
             raise ExperimentError(f"{where}: 'deals' must be >= 2, got {deals}")
         comps.append(ComparisonEntry(a, b, deals, _take(entry, "seed", int, where, seed), _rules(entry, where), sprt,
-                                     _burn_in(entry, where), _luck(entry, where)))
+                                     _burn_in(entry, where), _luck(entry, where), _design(entry, where)))
     probs = []
     for i, entry in enumerate(_take(data, "probabilities", list, source, [])):
         where = f"{source}: probabilities[{i}]"
@@ -292,7 +309,7 @@ def parse_experiment(text: str, source: str = "experiment") -> ExperimentSpec:
     if "tournament" in data:
         where = f"{source}: tournament"
         entry = _entry(data["tournament"], where, "tournament")
-        _check_keys(entry, {"policies", "deals", "seed", "rules", "sprt", "burn_in", "luck"}, where)
+        _check_keys(entry, {"policies", "deals", "seed", "rules", "sprt", "burn_in", "luck", "design"}, where)
         policies = _take(entry, "policies", list, where)
         if len(policies) < 2 or not all(isinstance(p, str) for p in policies):
             raise ExperimentError(f"{where}: 'policies' must list 2 or more policy names, got {policies!r}")
@@ -306,7 +323,7 @@ def parse_experiment(text: str, source: str = "experiment") -> ExperimentSpec:
             raise ExperimentError(f"{where}: 'deals' must be >= 2, got {deals}")
         tournament = TournamentEntry(tuple(policies), deals, _take(entry, "seed", int, where, seed),
                                      _rules(entry, where), _sprt(entry, where), _burn_in(entry, where),
-                                     _luck(entry, where))
+                                     _luck(entry, where), _design(entry, where))
     if not (sims or comps or probs or tournament):
         raise ExperimentError(f"{source}: nothing to run (add [[simulation]], [[comparison]], [tournament] or "
                               "[[probabilities]])")

@@ -67,10 +67,15 @@ def seating_seed(seed: int, seating: str, design: str = DEFAULT_DUPLICATE_DESIGN
     return seating_pair_seed(seed, pair)
 
 
+# the identity fields added after comparison folders were first written, with the value an older
+# folder implies (simkit.storage.runs.check_run_identity's ``implied``)
+IMPLIED = {"design": "six"}
+
+
 def comparison_design(identity: dict) -> str:
-    """The design of a comparison's identity (:func:`read_comparison`): ``six`` for a folder
-    written before designs were recorded."""
-    return identity.get("design", "six")
+    """The design of a comparison's or a tournament's identity: ``six`` for a folder written
+    before designs were recorded."""
+    return identity.get("design", IMPLIED["design"])
 
 
 def _spec(policy: str | PolicySpec) -> PolicySpec:
@@ -137,13 +142,12 @@ def run_duplicate(
             if not os.fspath(out) or not (directory / COMPARISON_FILE).is_file():
                 raise
             check_outside_datasets(directory)
-            check_run_identity(directory, "comparison", identity, recorded=recorded,
-                               stored=_with_design(read_comparison(directory)))
+            check_run_identity(directory, "comparison", identity, recorded=recorded, stored=read_comparison(directory),
+                               implied=IMPLIED)
             quiet = True  # each seating is complete (or its one-line error says what cannot be written)
         else:
             with FolderLock(make_out_dir(directory)):
-                check_run_identity(directory, "comparison", identity, recorded=recorded,
-                                   stored=_identity_held(directory))
+                check_run_identity(directory, "comparison", identity, recorded=recorded, implied=IMPLIED)
         for seating in SEATINGS:  # each a run of fixed seats: the six runs are the rotation
             simulate(deals, list(seating_policies(a, b, seating)), seating_seed(seed, seating, design),
                      seating_dir(directory, seating), rules=rules,
@@ -152,25 +156,9 @@ def run_duplicate(
     return directory
 
 
-def _with_design(identity: dict) -> dict:
-    """A stored identity with its design, ``six`` where it was written before designs."""
-    return {**identity, "design": comparison_design(identity)}
-
-
-def _identity_held(directory: Path) -> dict | None:
-    """The comparison identity ``directory`` holds, with its design (:func:`_with_design`); None
-    when it holds none, or one that cannot be read (:func:`check_run_identity` then reads it
-    itself and says why in its own words)."""
-    if not (directory / COMPARISON_FILE).is_file():
-        return None
-    try:
-        return _with_design(read_comparison(directory))
-    except FileError:
-        return None
-
-
 def submit_duplicate_ahead(policy_a: str | PolicySpec, policy_b: str | PolicySpec, deals: int, seed: int,
-                           out: str | os.PathLike, rules: RuleSet | None, batch_size: int, client) -> list:
+                           out: str | os.PathLike, rules: RuleSet | None, batch_size: int, client,
+                           design: str = DEFAULT_DUPLICATE_DESIGN) -> list:
     """The batches of :func:`run_duplicate`'s six seatings (the same arguments) that ``out``
     lacks, submitted now to the Dask cluster of ``client`` as the seatings' runs will submit
     them (:func:`~simkit.runner.simulate.submit_ahead`): a tournament keeps the workers busy
@@ -182,8 +170,8 @@ def submit_duplicate_ahead(policy_a: str | PolicySpec, policy_b: str | PolicySpe
     rules = rules if rules is not None else RuleSet()
     futures = []
     for seating in SEATINGS:
-        config = SimulationConfig(int(deals), int(seed), parse_policies(list(seating_policies(a, b, seating))), rules,
-                                  int(batch_size), 1, "fixed")
+        config = SimulationConfig(int(deals), seating_seed(seed, seating, design),
+                                  parse_policies(list(seating_policies(a, b, seating))), rules, int(batch_size), 1, "fixed")
         futures += submit_ahead(config, seating_dir(out, seating), client)
     return futures
 

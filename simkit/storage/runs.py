@@ -144,11 +144,13 @@ def identity_mismatch(folder: Path, kind: str, stored: Mapping[str, Any], identi
 
 def check_run_identity(folder: Path, kind: str, identity: Mapping[str, Any],
                        recorded: Mapping[str, Any] | None = None, option: str = "out",
-                       stored: Mapping[str, Any] | None = None) -> None:
+                       stored: Mapping[str, Any] | None = None, implied: Mapping[str, Any] | None = None) -> None:
     """Write ``identity`` to the kind's identity file in ``folder`` (with its digest) if there
     is none; otherwise refuse, in one line naming the first differing field, a folder that holds
     another run of ``kind``.  ``recorded``: fields written with a new identity but not compared
     (what the identity implies, such as parameters by name; older files lack them).
+    ``implied``: compared fields added to the identity later, with the value a file written
+    before them implied (a comparison's ``design``: ``six``); such a file is read, not rewritten.
     ``stored``: the identity already read (a folder that cannot be written is checked, not
     written).  An identity file that is unreadable or edited is a one-line error naming it."""
     recorded = dict(recorded or {})
@@ -160,7 +162,7 @@ def check_run_identity(folder: Path, kind: str, identity: Mapping[str, Any],
             raise DatasetError(str(exc), parameters=(option,) if option.isidentifier() else ()) from None
         if stored is None:
             return
-    compared = {k: v for k, v in stored.items() if k not in recorded}
+    compared = {**dict(implied or {}), **{k: v for k, v in stored.items() if k not in recorded}}
     problem = identity_mismatch(folder, kind, compared, identity, option)
     if problem is not None:
         raise DatasetError(problem, parameters=(option,) if option.isidentifier() else ())

@@ -38,7 +38,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from simkit.studies.compare import ComparisonResult, compare
+from simkit.studies.compare import ComparisonResult, check_variance_reduction, compare
 from simkit.analysis.plots import crosstable_plot, forest_plot, save_figure
 from simkit.analysis.ratings import (
     AdditiveFit,
@@ -60,7 +60,8 @@ from simkit.errors import SimkitError
 from simkit.policies.registry import PolicySpec, effective_params, params_by_name, parse_policy, policy_label
 from simkit.rules import RuleSet
 from simkit.runner.batch import check_batch_memory
-from simkit.runner.duplicate import submit_duplicate_ahead
+from simkit.defaults import DEFAULT_DUPLICATE_DESIGN
+from simkit.runner.duplicate import IMPLIED, check_design, submit_duplicate_ahead
 from simkit.runner.simulate import check_backend, dask_session, run_dask_in_order
 from simkit.storage.dataset import POLICY_PARAMS
 from simkit.storage.files import write_text
@@ -96,6 +97,11 @@ class TournamentResult:
     payoff_draws: np.ndarray = dataclasses.field(default=None, repr=False)  # (resamples, k)
     tie_parameter: float = float("nan")
     adjusted: bool = False  # payoff ratings fitted to luck-adjusted differences
+
+    @property
+    def design(self) -> str:
+        """The pairings' design (:mod:`simkit.runner.duplicate`): ``six`` or ``pairs``."""
+        return next(iter(self.pairings.values())).design if self.pairings else DEFAULT_DUPLICATE_DESIGN
 
     def _bounds(self, draws: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         alpha = 1.0 - self.confidence
@@ -197,11 +203,11 @@ class TournamentResult:
 
 
 def _identity(specs: Sequence[PolicySpec], deals: int, seed: int, rules: RuleSet, batch_size: int,
-              sprt: tuple[float, float, float] | None) -> dict:
+              sprt: tuple[float, float, float] | None, design: str) -> dict:
     return {"kind": "simkit.tournament",
             "policies": [PolicySpec(s.name, effective_params(s)).text() for s in specs],
             "deals": int(deals), "seed": int(seed), "rules": rules.to_dict(), "batch_size": int(batch_size),
-            "sprt": list(sprt) if sprt is not None else None}
+            "sprt": list(sprt) if sprt is not None else None, "design": design}
 
 
 def run_tournament(
@@ -222,11 +228,15 @@ def run_tournament(
     backend: str = "local",
     scheduler: str | None = None,
     client=None,
+    design: str = DEFAULT_DUPLICATE_DESIGN,
 ) -> TournamentResult:
     """Play every pairing of ``policies`` (2 or more, all different) on duplicate deals
     0 .. ``deals`` - 1 (resumable: a pairing already played is read back) and rate them
     (``prior_draws``: virtual ties per pairing of the Davidson ratings; ``luck``: as
-    :func:`~simkit.studies.compare.compare`'s, the payoff ratings then use adjusted differences).
+    :func:`~simkit.studies.compare.compare`'s, the payoff ratings then use adjusted differences;
+    ``design``: the pairings', as :func:`~simkit.studies.compare.compare`'s: ``pairs`` plays each
+    pair of seatings on deals of its own seed, the same seeds in every pairing, so the bootstrap
+    over rows stays joint across pairings; not with ``luck``).
 
     ``backend='dask'``: every pairing's deals run on one Dask cluster, its client connected
     once for the whole tournament (``client`` when given; else to ``scheduler``, or a
@@ -244,6 +254,7 @@ def run_tournament(
     if int(deals) < 2:
         raise SimkitError(f"a tournament needs deals >= 2, got {deals}")
     rules = rules if rules is not None else RuleSet()
+    check_variance_reduction(None, luck, sprt, check_design(design))  # luck with pairs: one line, before any work
     check_backend(backend, workers, scheduler)
     if backend == "local":  # (a Dask worker's memory is its machine's)
         check_batch_memory(min(int(batch_size), int(deals)),
@@ -252,8 +263,8 @@ def run_tournament(
     pairings: dict[tuple[int, int], ComparisonResult] = {}
     with dask_session(backend, workers, scheduler, client) as client:  # once, before anything is written
         with FolderLock(make_out_dir(directory)):
-            check_run_identity(directory, "tournament", _identity(specs, deals, seed, rules, batch_size, sprt),
-                               recorded={POLICY_PARAMS: [params_by_name(s) for s in specs]})
+            check_run_identity(directory, "tournament", _identity(specs, deals, seed, rules, batch_size, sprt, design),
+                               recorded={POLICY_PARAMS: [params_by_name(s) for s in specs]}, implied=IMPLIED)
         order = list(combinations(range(len(specs)), 2))
         ahead: dict[tuple[int, int], list] = {}  # on Dask: the batches of this pairing and the next, submitted
 
@@ -261,7 +272,7 @@ def run_tournament(
             if client is not None and sprt is None and n < len(order) and order[n] not in ahead:
                 i, j = order[n]
                 ahead[order[n]] = submit_duplicate_ahead(specs[i], specs[j], deals, seed, pairing_dir(directory, i, j),
-                                                         rules, batch_size, client)
+                                                         rules, batch_size, client, design)
 
         for n, (i, j) in enumerate(order):
             submit(n)
@@ -271,7 +282,7 @@ def run_tournament(
             pairings[(i, j)] = compare(specs[i], specs[j], pairing_dir(directory, i, j), deals=deals, seed=seed,
                                        rules=rules, batch_size=batch_size, workers=workers, sprt=sprt,
                                        confidence=confidence, quiet=quiet, luck=luck, burn_in=burn_in,
-                                       backend=backend, client=client)
+                                       backend=backend, client=client, design=design)
             ahead.pop((i, j), None)  # consumed: its tables leave the workers
         k = len(specs)
         differences = {p: r.per_seating.mean(axis=1) for p, r in pairings.items()}
@@ -337,8 +348,10 @@ def tournament_section(result: TournamentResult, directory: str | os.PathLike, p
     sequential = any(r.sprt is not None for r in result.pairings.values())
     deals = sorted({int(x) for x in n.to_numpy().ravel() if np.isfinite(x)})
     lines = [f"{heading} Tournament", "",
-             f"Round robin of {len(result.policies)} policies, every pairing on the same duplicate deals (six seatings "
-             f"each; {', '.join(f'{d:,}' for d in deals)} deals per pairing"
+             f"Round robin of {len(result.policies)} policies, every pairing on the same duplicate deals ("
+             + ("each pair of seatings on deals of its own seed, the same in every pairing; rows of three deals: "
+                if result.design == "pairs" else "six seatings each; ")
+             + f"{', '.join(f'{d:,}' for d in deals)} {'rows' if result.design == 'pairs' else 'deals'} per pairing"
              + ("; pairings stopped by their sequential test" if sequential else "") + "). "
              "Payoff rating: additive ratings in 牌 per seat per deal fitted to the pairings' mean duplicate "
              + ("luck-adjusted " if result.adjusted else "") + "differences, weighted by their precision: a gap "
