@@ -383,9 +383,9 @@ POSITIVE = integer(1)
 SEED = arg("--seed", type=int, default=0, check=NONNEG)
 DESIGN = arg("--design", default=D.DEFAULT_DUPLICATE_DESIGN, metavar="DESIGN", check=duplicate_design,
              help="six (the default: every deal under the six seatings) or pairs (each complementary pair of "
-                  "seatings on deals of its own: about 1.14x the precision per CPU-second measured for expert "
-                  "against greedy and patient; --deals then counts rows of three deals; no --luck or "
-                  "--variance-reduction with it)")
+                  "seatings on deals of its own: 1.14x to 1.56x the precision per CPU-second of six, measured on "
+                  "five pairs of policies, docs/analysis.md; --deals then counts rows of three deals; no --luck "
+                  "or --variance-reduction with it)")
 DEALS = arg("--deals", type=int, check=POSITIVE)
 BATCH_SIZE = arg("--batch-size", type=int, default=10_000, check=POSITIVE)
 WORKERS = arg("--workers", type=int, default=1, check=POSITIVE)
