@@ -129,8 +129,8 @@ def run_duplicate(
         check_batch_memory(min(config.batch_size, config.deals), min(int(workers), config.n_batches))
     identity = {"kind": "simkit.duplicate", "policy_a": PolicySpec(a.name, effective_params(a)).text(),
                 "policy_b": PolicySpec(b.name, effective_params(b)).text(), "seed": int(seed), "deals": int(deals),
-                "batch_size": int(batch_size), "rules": rules.to_dict(), "seatings": list(SEATINGS)}
-    identity["design"] = check_design(design)  # a folder written before designs holds design six
+                "batch_size": int(batch_size), "rules": rules.to_dict(), "seatings": list(SEATINGS),
+                "design": check_design(design)}  # a folder written before designs holds design six (IMPLIED)
     # a new identity also records each policy's parameters by name (as dataset manifests do); they
     # are not compared (the texts identify the policies), and files written before them lack them
     recorded = {"policy_a_params": params_by_name(a), "policy_b_params": params_by_name(b)}

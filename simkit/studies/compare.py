@@ -237,11 +237,15 @@ class ComparisonResult(Result):
         ]
         return "\n".join(lines + (self._adjusted_lines() if self.adjusted is not None else self._cpu_lines()))
 
+    def _unit(self) -> str:
+        """What one row of the differences is, after its count."""
+        return "rows x 3 seating pairs" if self.design == "pairs" else "deals x 6 seatings"
+
     def _rows_text(self) -> str:
         if self.design == "pairs":
-            return (f"{self.deals:,} rows x 3 seating pairs, each pair on deals of its own seed "
+            return (f"{self.deals:,} {self._unit()}, each pair on deals of its own seed "
                     f"({3 * self.deals:,} deals, design pairs)")
-        return f"{self.deals:,} deals x 6 seatings"
+        return f"{self.deals:,} {self._unit()}"
 
     def _duplicate_reduction_line(self) -> str:
         factor = self.variance.reduction_factor
@@ -339,8 +343,7 @@ class ComparisonResult(Result):
         return "\n".join([
             f"{self.policy_a} - {self.policy_b}: SPRT on the {tested} per-deal differences, H0: mean = {test.mu0:g} "
             f"vs H1: mean = {test.mu1:g} (alpha {test.alpha:g}, beta {test.beta:g}, burn-in {test.min_n:,} deals): "
-            f"{decision} after {test.n:,} {'rows x 3 seating pairs' if self.design == 'pairs' else 'deals x 6 seatings'}"
-            f" (llr {test.llr:+.2f}, bounds "
+            f"{decision} after {test.n:,} {self._unit()} (llr {test.llr:+.2f}, bounds "
             f"{test.lower_boundary:+.2f} / {test.upper_boundary:+.2f})",
             f"  estimate under the stopping rule: {estimate.estimate:+.4f} 牌 per seat per deal, {level} interval "
             f"[{estimate.lo:+.4f}, {estimate.hi:+.4f}] (median-unbiased, stage-wise ordering); the test only weighs "
