@@ -13,7 +13,7 @@ import pytest
 
 from simkit.cli import main
 from simkit.evaluator.patterns import PATTERN_CHINESE, PATTERN_NAMES
-from simkit.glossary import ACTION_CHINESE, DECISION_CHINESE, MEASURE_CHINESE, WIN_KIND_CHINESE, action_words, in_words
+from simkit.glossary import ACTION_CHINESE, DECISION_CHINESE, MEASURE_CHINESE, WIN_KIND_CHINESE, action_words, display_width, in_words, pad
 from simkit.replay import log_decisions, replay_jsonl
 from simkit.studies.analyze import analyze_position
 from simkit.studies.review import parse_decision_log, review_decisions, review_table
@@ -39,6 +39,22 @@ def test_every_code_has_a_chinese_name():
 def test_words_keep_the_code_beside_the_name():
     assert in_words("steps5_qing3", PATTERN_CHINESE) == "三清五步 (steps5_qing3)"
     assert action_words("kong") == "发子 (kong)" and action_words("discard YJ") == "打 YJ (discard)"
+    # a code with no Chinese name stays as it is (not "None (code)"), and an action word the
+    # engine does not use is not translated
+    assert in_words("no_such_code", PATTERN_CHINESE) == "no_such_code"
+    assert action_words("shout YJ") == "shout YJ"
+
+
+@pytest.mark.parametrize("text, columns", [
+    ("", 0), ("peng", 4), ("碰", 2), ("碰 (peng)", 9),
+    ("ＡＢ", 4),          # full-width Latin letters (east-asian width "F") take two columns each
+    ("ｱ", 1),            # a half-width katakana ("H") takes one
+    ("é", 1),            # an ambiguous-width letter ("A") counts as one, as terminals draw it
+])
+def test_display_width_counts_wide_and_full_width_characters_as_two_columns(text, columns):
+    assert display_width(text) == columns
+    assert pad(text, 12) == text + " " * (12 - columns)
+    assert pad(text, 0) == text
 
 
 def test_a_datasets_report_names_endings_patterns_and_measures_in_chinese(tmp_path):

@@ -62,7 +62,12 @@ def prepare_copy(module: str, tests: list[str], scratch: Path) -> None:
         f"only_mutate = {json.dumps([module])}",
         f"pytest_add_cli_args = {json.dumps(PYTEST_ARGS)}",
         f"pytest_add_cli_args_test_selection = {json.dumps(tests)}",
-        "use_git_change_detection = false", ""])
+        "use_git_change_detection = false",
+        # a fresh server process forks each mutant's tests: forking the process that ran the
+        # suite once (mutmut's default) copies numba's and pyarrow's thread pools mid-lock, and
+        # such a child can hang in a futex with no CPU time to trip mutmut's CPU limit
+        'process_isolation = "forkserver"',
+        "timeout_multiplier = 5.0", ""])
     (scratch / "pyproject.toml").write_text(pyproject + section, "utf-8")
 
 
