@@ -411,7 +411,7 @@ def console_lines(result: TournamentResult) -> list[str]:
     width = max(len(n) for n in names + ["better - worse"])
     lines = [f"WARNING: the ladder misleads: the pairings are not additive ({statistic},",
              "shared deals' covariance). Read each pairing directly, not the ladder's gaps:",
-             f"  {'better - worse':<{width}}  {'direct [' + level + ']':<25} {'Holm p':>9} {'ladder gap':>11}"]
+             f"  {'better - worse':<{width}}  {'direct [' + level + ']':<24} {'Holm p':>9} {'ladder gap':>11}"]
     for name, row in zip(names, pairwise.itertuples()):
         lines.append(f"  {name:<{width}}  {row.difference:+.3f} [{row.lo:+.3f}, {row.hi:+.3f}]  "
                      f"{format_p(row.p_holm):>9} {row.ladder_gap:+11.3f}")
