@@ -144,6 +144,7 @@ def test_tournament_ladder_and_crosstable(played, tmp_path):
     assert direct[("greedy", "random")] == pytest.approx(est.loc["greedy", "random"])
     fit = result.fit()
     assert fit.df == 1 and f"χ² = {fit.chi2:.2f} on 1 degrees of freedom" in text and "Holm" in text
+    assert fit.reference == "F" and "every pairing on the same 60 deals" in text
     assert (out / "pairwise.csv").exists()
 
 
@@ -415,6 +416,12 @@ def test_the_additive_fit_is_generalised_least_squares_on_the_shared_deals_and_f
              (0, 3): data[(0, 3)], (1, 3): data[(1, 3)], (2, 3): data[(1, 3)].copy()}  # 1 and 2 play alike
     same = additive_fit(4, alike)
     assert same.df == 1 and np.isfinite(same.chi2)
+    # no variance at all: an intransitive table is rejected outright, an additive one is undefined
+    constant = {(0, 1): np.full(50, 1.0), (0, 2): np.full(50, 1.0), (1, 2): np.full(50, 1.0)}
+    assert additive_fit(3, constant).chi2 == np.inf and not additive_fit(3, constant).fits
+    constant[(0, 2)] = np.full(50, 2.0)
+    exact = additive_fit(3, constant)
+    assert exact.df == 0 and np.isnan(exact.p_value) and exact.fits
     with pytest.raises(ValueError, match="connect"):
         additive_fit(4, {(0, 1): data[(0, 1)], (2, 3): data[(2, 3)]})
 
