@@ -252,7 +252,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
 def _cmd_tournament(args: argparse.Namespace) -> int:
     from simkit.analysis.results import format_level
-    from simkit.studies.tournament import run_tournament, write_tournament_report
+    from simkit.studies.tournament import console_lines, run_tournament, write_tournament_report
     from simkit.rules import RuleSet
 
     out, confidence = args.out, args.confidence
@@ -274,6 +274,7 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
         print(f"  {rank}. {row.policy:<16} {row.payoff:+.3f} [{row.payoff_lo:+.3f}, {row.payoff_hi:+.3f}]  "
               f"{row.rating:+5.0f} [{row.lo:+.0f}, {row.hi:+.0f}]  ahead {row.ahead:.3f}, level {row.level:.3f}  "
               f"({row.deals:,} deals)")
+    print("\n".join(console_lines(result)))
     print(f"({time.perf_counter() - start:.1f} s) -> {report}")
     return 0
 

@@ -317,39 +317,103 @@ def _davidson_fits(prior_ties: float, task: tuple[int, list], threads: int | Non
 
 @dataclasses.dataclass(frozen=True)
 class AdditiveFit:
-    """Goodness of fit of the additive payoff ratings: ``chi2`` = Σ w_ij (mean d_ij - (r_i -
-    r_j))² with w the inverse variances of the pairings' means, on ``df`` = pairs - (k - 1)
-    degrees of freedom; a small ``p_value`` says the pairings are not additive (one policy does
-    better against some opponents than its rating says), so the direct pairings, not the
-    ladder's gaps, are what to read."""
+    """Goodness of fit of an additive model ``mean d_ij = r_i - r_j`` to the pairings: the Wald
+    statistic ``chi2`` of the pairings' cycle contrasts (the combinations of the pairings' means
+    that every additive model makes 0, such as ``d_01 - d_02 + d_12``), with the covariance of
+    the pairings' means estimated from their per-deal differences over the deals they share (the
+    pairings play the same cards, so their means are correlated), on ``df`` = pairs - (k - 1)
+    degrees of freedom (fewer where a contrast is exactly 0 on every deal: two policies that
+    play alike).  It equals the generalised least-squares residual ``min_r (m - X r)' V⁻¹ (m - X r)``,
+    whatever weights the ladder's ratings use.  ``reference``: ``F`` when every pairing played
+    the same deals (``chi2`` is then Hotelling's T² of the per-deal contrasts and
+    ``(n - df) T² / (df (n - 1))`` is F(df, n - df), exact for normal differences), else
+    ``chi2`` (χ²(df), asymptotic).  A small ``p_value`` says the pairings are not additive (a
+    policy does better against some opponents than its rating says), so the direct pairings,
+    not the ladder's gaps, are what to read."""
 
     chi2: float
     df: int
     p_value: float
+    reference: str = "chi2"
+    deals: int = 0  # deals every pairing played (the F reference's n); 0 when they differ
 
     @property
     def fits(self) -> bool:
         return not self.p_value < 0.05
 
 
-def additive_fit(n_policies: int, differences: dict[tuple[int, int], np.ndarray]) -> AdditiveFit:
-    """:class:`AdditiveFit` of :func:`payoff_ratings` (inverse-variance weights).
+def _mean_covariance(arrays: Sequence[np.ndarray]) -> np.ndarray:
+    """Covariance of the pairings' means: for pairings a and b of n_a and n_b deals sharing
+    their first c = min(n_a, n_b) deals (deal indices 0 .. n - 1 of one seed in every pairing),
+    ``c · s_ab / (n_a n_b)``, s_ab the sample covariance of their per-deal differences over the
+    shared deals (for a = b the variance of the mean)."""
+    count = len(arrays)
+    out = np.zeros((count, count))
+    for a in range(count):
+        for b in range(a, count):
+            x, y = arrays[a], arrays[b]
+            shared = min(x.size, y.size)
+            if shared < 2:
+                continue
+            xs, ys = x[:shared], y[:shared]
+            s_ab = float(np.dot(xs - xs.mean(), ys - ys.mean())) / (shared - 1)
+            out[a, b] = out[b, a] = shared * s_ab / (x.size * y.size)
+    return out
 
-    >>> d = {(0, 1): np.array([1.0, 1.2, 0.8]), (0, 2): np.array([2.0, 2.1, 1.9]), (1, 2): np.array([1.0, 0.9, 1.1])}
+
+def additive_fit(n_policies: int, differences: dict[tuple[int, int], np.ndarray]) -> AdditiveFit:
+    """:class:`AdditiveFit` of the pairings' per-deal differences ``differences[(i, j)]`` (i
+    minus j; row r of every pairing is the same deal).
+
+    Three policies whose per-deal differences are additive up to noise fit:
+
+    >>> g = np.random.default_rng(1); e = g.normal(size=(200, 3))
+    >>> d = {(0, 1): 0.3 + e[:, 0] - e[:, 1] + g.normal(size=200), (0, 2): 0.5 + e[:, 0] - e[:, 2] + g.normal(size=200),
+    ...      (1, 2): 0.2 + e[:, 1] - e[:, 2] + g.normal(size=200)}
     >>> fit = additive_fit(3, d)
-    >>> round(fit.chi2, 6) + 0.0, fit.df, fit.fits
-    (0.0, 1, True)
+    >>> fit.df, fit.reference, fit.deals, fit.fits
+    (1, 'F', 200, True)
     """
-    pairs, means, variances = _pair_means(differences)
-    ratings = payoff_ratings(n_policies, differences)
-    positive = variances[variances > 0]
-    floor = positive.min() if positive.size else 1.0
-    weights = 1.0 / np.maximum(variances, floor)
-    residual = means - np.array([ratings[i] - ratings[j] for i, j in pairs])
-    chi2 = float(np.sum(weights * residual ** 2))
-    df = len(pairs) - (n_policies - 1)
-    p_value = float(stats.chi2.sf(chi2, df)) if df > 0 else math.nan
-    return AdditiveFit(chi2, df, p_value)
+    pairs = sorted(differences)
+    arrays = [np.asarray(differences[p], dtype=float) for p in pairs]
+    for p, a in zip(pairs, arrays):
+        if a.ndim != 1 or a.size < 2 or not np.isfinite(a).all():
+            raise ValueError(f"additive_fit: pairing {p} needs 2 or more finite per-deal differences")
+    design = np.zeros((len(pairs), n_policies))
+    for row, (i, j) in enumerate(pairs):
+        if not 0 <= i < j < n_policies:
+            raise ValueError(f"additive_fit: pairing {(i, j)} is not (i, j) with 0 <= i < j < {n_policies}")
+        design[row, i], design[row, j] = 1.0, -1.0
+    _check_connected(np.abs(design.T @ design) > 0)
+    lengths = {a.size for a in arrays}
+    return _additive_fit(design, np.array([a.mean() for a in arrays]), _mean_covariance(arrays),
+                         lengths.pop() if len(lengths) == 1 else 0)
+
+
+def _additive_fit(design: np.ndarray, means: np.ndarray, covariance: np.ndarray, n: int) -> AdditiveFit:
+    """The fit of means with the given covariance; ``n``: the deals every pairing played (0 when
+    they differ)."""
+    from scipy.linalg import null_space
+
+    contrasts = null_space(design.T).T  # (q, pairs), orthonormal, contrasts @ design = 0
+    q = contrasts.shape[0]
+    if q == 0:
+        return AdditiveFit(0.0, 0, math.nan)
+    values = contrasts @ means
+    eigenvalues, vectors = np.linalg.eigh(contrasts @ covariance @ contrasts.T)
+    kept = eigenvalues > 1e-10 * max(float(eigenvalues.max()), 0.0)
+    projected = vectors.T @ values
+    scale = max(1.0, float(np.abs(means).max()))
+    if np.any(np.abs(projected[~kept]) > 1e-9 * scale):  # a contrast with no variance that is not 0
+        return AdditiveFit(math.inf, q, 0.0)
+    df = int(kept.sum())
+    if df == 0:  # every contrast exactly 0 on every deal
+        return AdditiveFit(0.0, 0, math.nan)
+    chi2 = float(np.sum(projected[kept] ** 2 / eigenvalues[kept]))
+    if n > df:
+        p_value = float(stats.f.sf((n - df) * chi2 / (df * (n - 1)), df, n - df))
+        return AdditiveFit(chi2, df, p_value, "F", n)
+    return AdditiveFit(chi2, df, float(stats.chi2.sf(chi2, df)), "chi2", 0)
 
 
 def holm_adjusted(p_values: Sequence[float]) -> np.ndarray:

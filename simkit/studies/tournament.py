@@ -69,7 +69,7 @@ from simkit.storage.lock import FolderLock
 from simkit.storage.paths import make_out_dir
 from simkit.storage.runs import TOURNAMENT_FILE, check_run_folder, check_run_identity
 
-__all__ = ["TOURNAMENT_FILE", "TournamentResult", "pairing_dir", "run_tournament", "write_tournament_report"]
+__all__ = ["TOURNAMENT_FILE", "TournamentResult", "console_lines", "pairing_dir", "run_tournament", "write_tournament_report"]
 
 ANCHOR = "random"  # rated 0 when it plays
 
@@ -178,7 +178,8 @@ class TournamentResult:
         return out
 
     def fit(self) -> AdditiveFit:
-        """Goodness of fit of the additive payoff ratings to the pairings
+        """Goodness of fit of an additive model (the payoff ratings') to the pairings, the
+        covariance of the pairings' shared deals accounted for
         (:func:`~simkit.analysis.ratings.additive_fit`)."""
         return additive_fit(len(self.policies), self._differences())
 
@@ -369,7 +370,11 @@ def tournament_section(result: TournamentResult, directory: str | os.PathLike, p
               f"(Bonferroni over the {len(pairwise)} pairings: all cover together at {level} or more), the t test's "
               "p-value and Holm's adjusted p-value (family-wise error), beside the ladder's gap. Fit of the additive "
               f"payoff ratings to the pairings: χ² = {fit.chi2:.2f} on {fit.df} degrees of freedom, p = "
-              f"{format_p(fit.p_value) if np.isfinite(fit.p_value) else 'undefined (as many ratings as pairings)'}"
+              f"{format_p(fit.p_value) if np.isfinite(fit.p_value) else 'undefined (no contrast of the pairings varies)'}"
+              " (Wald test of the pairings' cycle contrasts, with the covariance of the pairings' means estimated "
+              "from their per-deal differences on the deals they share; "
+              + (f"Hotelling's T² with its F reference, every pairing on the same {fit.deals:,} "
+                 f"{'rows' if result.design == 'pairs' else 'deals'})" if fit.reference == "F" else "χ² reference)")
               + (" — **the ratings do not fit the pairings: read the direct differences, not the ladder's gaps**."
                  if not fit.fits else "."), ""]
     lines += markdown_table(pd.DataFrame({
@@ -386,6 +391,30 @@ def tournament_section(result: TournamentResult, directory: str | os.PathLike, p
     lines += markdown_table(cross) + [""]
     lines += [f"![tournament ladder]({prefix}tournament_ratings.png)", "",
               f"![tournament crosstable]({prefix}tournament_crosstable.png)", ""]
+    return lines
+
+
+def console_lines(result: TournamentResult) -> list[str]:
+    """What ``simkit tournament`` prints under the ladder: the fit of the additive payoff ratings
+    to the pairings (:meth:`TournamentResult.fit`, one line) and, when the pairings reject it, a
+    warning and every pairing's direct mean difference with its interval, Holm's adjusted p-value
+    and the ladder's gap for the same two policies (within 100 columns for labels of up to 16
+    characters)."""
+    fit = result.fit()
+    p = format_p(fit.p_value) if np.isfinite(fit.p_value) else "undefined"
+    statistic = f"χ² {fit.chi2:.1f} on {fit.df} df, p {p}"
+    if fit.fits:
+        return [f"additive fit: {statistic} (shared deals' covariance): the pairings do not reject the ladder"]
+    level = format_level(result.confidence)
+    pairwise = result.pairwise()
+    names = [f"{b} - {w}" for b, w in zip(pairwise["better"], pairwise["worse"])]
+    width = max(len(n) for n in names + ["better - worse"])
+    lines = [f"WARNING: the ladder misleads: the pairings are not additive ({statistic},",
+             "shared deals' covariance). Read each pairing directly, not the ladder's gaps:",
+             f"  {'better - worse':<{width}}  {'direct [' + level + ']':<24} {'Holm p':>9} {'ladder gap':>11}"]
+    for name, row in zip(names, pairwise.itertuples()):
+        lines.append(f"  {name:<{width}}  {row.difference:+.3f} [{row.lo:+.3f}, {row.hi:+.3f}]  "
+                     f"{format_p(row.p_holm):>9} {row.ladder_gap:+11.3f}")
     return lines
 
 
