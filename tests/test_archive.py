@@ -16,6 +16,7 @@ import time
 import zipfile
 
 import numpy as np
+import pytest
 
 from simkit.archive import ZIP_EPOCH, npz_bytes
 from simkit.policies.model import BUILTIN_MODEL, load_model
@@ -50,3 +51,11 @@ def test_the_shipped_models_load_and_their_format_is_the_writers():
         assert model.digest == hashlib.sha256(data).hexdigest()
         with np.load(path, allow_pickle=False) as stored:
             assert npz_bytes({"block": stored["block"], "meta": stored["meta"]}) == data, path.name
+
+
+def test_an_array_of_python_objects_is_refused_not_pickled():
+    """No pickles in a model file (loading one would need ``allow_pickle=True``, which runs
+    code from the file): an object array is refused, not written as a pickle that
+    ``load_model``'s ``allow_pickle=False`` could not read back."""
+    with pytest.raises(ValueError, match="Object arrays cannot be saved when allow_pickle=False"):
+        npz_bytes({"block": np.arange(3.0), "meta": np.array([{"format": "x"}], dtype=object)})

@@ -19,7 +19,7 @@ import pytest
 from simkit.cliargs import build_parser, check_arguments
 from simkit.errors import SimkitError
 from simkit.storage.dataset import LEGACY_MANIFEST, MANIFEST, DatasetError
-from simkit.storage.runs import RUN_KINDS, check_run_folder, check_run_identity
+from simkit.storage.runs import RUN_KINDS, check_run_folder, check_run_identity, identity_mismatch
 
 # every command that writes a run's folder, the command line that names it, and its kind
 COMMAND_FOLDERS = (
@@ -163,3 +163,132 @@ def test_the_command_line_refuses_before_importing_numba(tmp_path):
             "except Exception as exc:\n    print(type(exc).__name__, 'numba' in sys.modules)\n")
     out = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["SimkitError", "False"]
+
+
+def _read_only(monkeypatch, folder: Path) -> None:
+    """os.access as on read-only media for ``folder`` and what it holds (we may run as root,
+    for whom permission bits do not stop a write, so chmod would not do)."""
+    real_access = os.access
+
+    def read_only(path, mode, *args, **kwargs):
+        if mode & os.W_OK and Path(path).resolve().is_relative_to(folder.resolve()):
+            return False
+        return real_access(path, mode, *args, **kwargs)
+
+    monkeypatch.setattr(os, "access", read_only)
+
+
+def test_a_finished_folder_on_read_only_media_passes_only_when_asked_and_marked(tmp_path, monkeypatch):
+    """``finished_readable`` (an equity study resumed where nothing can be written): the kind's
+    folder passes, as the Path given; not by default, not without the kind's marker (a user's
+    read-only folder), and not where the rule's other parts refuse it (a dataset's folder).
+    Catches the clause's conditions joined by ``or``, its ``not`` dropped, a mode that asks
+    only whether the folder exists, the default turned on, and the wrong ``itself``."""
+    media = tmp_path / "media"
+    study = media / "study"
+    (study / "equity").mkdir(parents=True)  # the marker of an equity study
+    users = media / "users"
+    users.mkdir()
+    (users / "notes.txt").write_text("mine")
+    _read_only(monkeypatch, media)
+    assert check_run_folder(str(study), "equity", finished_readable=True) == study
+    with pytest.raises(SimkitError, match=r"^--out .*/study: cannot write in .*/study \(no permission"):
+        check_run_folder(study, "equity", "--out")  # by default: a folder to write in
+    with pytest.raises(SimkitError, match=r"^out .*/users: cannot write in"):
+        check_run_folder(users, "equity", finished_readable=True)
+    # a dataset kind's finished folder is its own dataset (its older marker too); another kind's is refused
+    dataset, legacy = media / "data", media / "legacy"
+    dataset.mkdir()
+    (dataset / MANIFEST).write_text("{}")
+    legacy.mkdir()
+    (legacy / LEGACY_MANIFEST).write_text("{}")
+    (legacy / "batch-000000.parquet").write_bytes(b"x")
+    assert check_run_folder(dataset, "simulation", finished_readable=True) == dataset
+    assert check_run_folder(legacy, "simulation", finished_readable=True) == legacy
+    (dataset / "comparison.json").write_text("{}")
+    with pytest.raises(SimkitError, match=r"^--out .*/data is the folder of a simkit dataset") as info:
+        check_run_folder(dataset, "comparison", "--out", finished_readable=True)
+    assert info.value.parameters == ()
+
+
+def test_finished_readable_still_refuses_a_writable_folder_of_users_files(tmp_path):
+    (tmp_path / "notes.txt").write_text("mine")
+    with pytest.raises(SimkitError, match="holds notes.txt and no equity: an equity study writes only into"):
+        check_run_folder(tmp_path, "equity", "--out", finished_readable=True)
+
+
+def test_every_refusal_names_the_option_given_or_out(tmp_path):
+    """The option a caller names (the CLI's ``--out``) or, by default, ``out`` starts each
+    refusal and is its parameter when it is a name: a refusal that named another option, or
+    none, would send a user to the wrong setting."""
+    a_file = tmp_path / "a.txt"
+    a_file.write_text("x")
+    with pytest.raises(SimkitError) as info:
+        check_run_folder(a_file, "comparison")
+    assert str(info.value) == f"out {a_file} is a file, not a folder" and info.value.parameters == ("out",)
+    with pytest.raises(SimkitError) as info:
+        check_run_folder(a_file, "comparison", "--out")
+    assert str(info.value) == f"--out {a_file} is a file, not a folder" and info.value.parameters == ()
+    (tmp_path / MANIFEST).write_text("{}")
+    with pytest.raises(SimkitError, match=r"^--out .*/inner is inside the simkit dataset"):
+        check_run_folder(tmp_path / "inner", "comparison", "--out")
+
+
+@pytest.mark.parametrize("kind, refusal", [
+    ("simulation", "holds notes.txt and no _manifest.json: a simulation writes only into a new or empty folder"),
+    ("comparison", "holds notes.txt and no comparison.json: a comparison writes only into a new or empty folder"),
+])
+def test_a_users_folder_is_refused_naming_the_kind(tmp_path, kind, refusal):
+    """A dataset kind and another: the refusal says which kind writes only into its own folder."""
+    (tmp_path / "notes.txt").write_text("mine")
+    with pytest.raises(SimkitError) as info:
+        check_run_folder(tmp_path, kind, "--out")
+    assert str(info.value) == f"--out {tmp_path} {refusal} or one it wrote; choose another folder"
+
+
+def test_in_a_datasets_folder_names_parquet_readers_skip_and_batches_do_not_count(tmp_path):
+    """A simulation's folder holding ``_…`` and ``.…`` names and batch files (a run killed
+    before its manifest) is its own; a comparison's folder holding any of them is not."""
+    names = ("_notes", ".DS_Store", "batch-000000.parquet")
+    for name in names:
+        folder = tmp_path / name.strip("._")
+        folder.mkdir()
+        (folder / name).write_text("x")
+        assert check_run_folder(folder, "simulation") == folder, name
+    with pytest.raises(SimkitError, match="holds _notes and no comparison.json"):
+        check_run_folder(tmp_path / "notes", "comparison")
+    with pytest.raises(SimkitError, match="holds batch-000000.parquet and no comparison.json"):
+        check_run_folder(tmp_path / "batch-000000.parquet", "comparison")
+
+
+def test_the_identity_refusal_names_the_folder_and_the_option(tmp_path):
+    check_run_identity(tmp_path, "tune", {"seed": 1})
+    with pytest.raises(DatasetError) as info:
+        check_run_identity(tmp_path, "tune", {"seed": 2})
+    assert str(info.value) == f"{tmp_path} holds another tuning: its seed is 1, this run's is 2 (use another folder for out)"
+    assert info.value.parameters == ("out",)
+    with pytest.raises(DatasetError) as info:
+        check_run_identity(tmp_path, "tune", {"seed": 2}, option="--out")
+    assert str(info.value).endswith("(use another folder for --out)") and info.value.parameters == ()
+    assert identity_mismatch(tmp_path, "tune", {"seed": 1}, {"seed": 2}).endswith("(use another folder for out)")
+    assert identity_mismatch(tmp_path, "tune", {"seed": 1}, {"seed": 1}) is None
+
+
+def test_an_identity_file_that_is_no_object_is_named_with_its_kind(tmp_path):
+    """The unreadable identity file's error says whose identity it should be, and names the
+    option as a parameter only when it is a name."""
+    (tmp_path / "tune.json").write_text("[1]")
+    with pytest.raises(DatasetError) as info:
+        check_run_identity(tmp_path, "tune", {"seed": 1})
+    assert "tune.json: is not a tuning's identity (a JSON list, not an object)" in str(info.value)
+    assert info.value.parameters == ("out",)
+    with pytest.raises(DatasetError) as info:
+        check_run_identity(tmp_path, "tune", {"seed": 1}, option="--out")
+    assert info.value.parameters == ()
+
+
+def test_an_unknown_run_kind_names_the_known_ones():
+    with pytest.raises(ValueError) as info:
+        check_run_folder("x", "tournaments")
+    assert str(info.value).startswith("unknown run kind 'tournaments' (known: simulation, equity-deals, hands, comparison, ")
+    assert str(info.value).endswith(", experiment, equity)")
