@@ -6,7 +6,8 @@
     python tools/mutation.py simkit/archive.py --survivors    # and the diff of each survivor
 
 Each module runs in a scratch copy of the working tree (``runs/mutation/<module>/``, kept, so
-a second run re-tests only the functions whose source changed) whose ``pyproject.toml`` tells
+a second run re-tests only the functions whose source changed, or every mutant when a file
+under ``tests/`` changed) whose ``pyproject.toml`` tells
 mutmut to mutate that module alone and to run only the tests named for it in
 ``tools/mutation.toml``.  mutmut writes every mutant of the module into one copy of the sources
 and picks the mutant at run time (its "trampolines"), so the copy's source digest, and with it
@@ -22,6 +23,7 @@ that no test of the module runs counts against it, as a survivor does.  The scor
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import shutil
@@ -91,9 +93,23 @@ def score(statuses: dict[str, str]) -> dict[str, object]:
             "by_status": {s: sum(v == s for v in statuses.values()) for s in sorted(set(statuses.values()))}}
 
 
+def tests_digest(files: list[str]) -> str:
+    """The sha256 of every file under ``tests/`` (the module's tests, their helpers, conftest)."""
+    digest = hashlib.sha256()
+    for name in sorted(f for f in files if f.startswith("tests/")):
+        digest.update(name.encode() + b"\0" + (ROOT / name).read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
 def run_module(module: str, tests: list[str], out: Path, jobs: int, show_survivors: bool) -> dict[str, object]:
     scratch = out / module.replace("/", "__").removesuffix(".py")
+    # mutmut keeps a mutant's result while its function's source is unchanged, whatever the
+    # tests: when the tests changed, every mutant is tested again
+    stamp, digest = scratch / "tests.sha256", tests_digest(tracked_files())
+    if (scratch / "mutants").exists() and (not stamp.exists() or stamp.read_text() != digest):
+        shutil.rmtree(scratch / "mutants")
     prepare_copy(module, tests, scratch)
+    stamp.write_text(digest)
     env = dict(os.environ, NUMBA_CACHE_DIR=str(out / ".numba-cache"))
     print(f"== {module}: mutants run against {' '.join(tests)}", flush=True)
     run = subprocess.run([sys.executable, "-m", "mutmut", "run", "--max-children", str(jobs)], cwd=scratch,
