@@ -299,6 +299,33 @@ def test_estimate_under_unequal_levels_covers() -> None:
     assert coverage >= 0.93 and abs(float(runs["estimate"].mean()) - 0.2) < 0.03, coverage
 
 
+def test_estimate_of_the_class_under_unequal_levels_is_the_simulated_one() -> None:
+    """The class ``compare --sprt`` runs (EmpiricalMeanSPRT.estimate) gives, for a stream that the
+    simulation also draws, the estimate and interval that simulate_sprt gives, at alpha = 0.01,
+    beta = 0.2, where test_estimate_under_unequal_levels_covers checks the simulation's coverage.
+    Mutant: alpha and beta exchanged in the class's estimate only (the simulation path keeps them):
+    on issue 50's stopped test the estimate moved from 0.108 [-0.053, 0.310] to 0.001."""
+    values, counts = payoff_differences()
+    probabilities = counts / counts.sum()
+    shifted = values - probabilities @ values + 0.1
+    cumulative = np.cumsum(probabilities)
+    cumulative[-1] = 1.0
+    stops = set()
+    for seed in range(4):
+        run = simulate_sprt(values, 0.1, 0.2, 0.01, 0.2, sequences=1, seed=seed, weights=counts, confidence=0.95)
+        generator = np.random.default_rng(seed)
+        test = EmpiricalMeanSPRT(delta=0.2, alpha=0.01, beta=0.2)
+        while test.decision == "continue":
+            codes = np.searchsorted(cumulative, generator.random((1, sequential._SIMULATION_BLOCK)), side="right")
+            test.update(shifted[codes[0]])
+        assert test.n == int(run["n"].iloc[0])
+        result = test.estimate()
+        assert (result.estimate, result.lo, result.hi) == pytest.approx(
+            (run["estimate"].iloc[0], run["lo"].iloc[0], run["hi"].iloc[0]), abs=1e-4)
+        stops.add((test.decision, test.n > test.min_n))
+    assert len(stops) >= 2  # more than one kind of stop among the four
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(("delta", "true_mean"), [(0.2, 0.0), (0.2, 0.1), (0.2, 0.2), (0.1, 0.1)])
 def test_estimate_coverage_under_the_stopping_rule(delta: float, true_mean: float) -> None:
