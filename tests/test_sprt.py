@@ -205,8 +205,8 @@ def test_small_effect_on_heavy_tails_keeps_beta_fast() -> None:
     burn-in (900 deals here) keeps it near 0.07.  1,500 sequences: standard error about 0.007."""
     values, counts = payoff_differences(HEAVY)
     under_h1 = simulate_sprt(values, 0.1, 0.1, 0.05, 0.10, sequences=1_500, seed=5_001, weights=counts)
-    assert int(under_h1["n"].min()) == 900 and (under_h1["decision"] != 0).all()
     assert float(np.mean(under_h1["decision"] == -1)) <= 0.10
+    assert int(under_h1["n"].min()) == 900 and (under_h1["decision"] != 0).all()
 
 
 @pytest.mark.slow
@@ -427,6 +427,11 @@ def test_compare_sprt_result_fields(tmp_path: pathlib.Path) -> None:
 def test_burn_in_reaches_the_test_from_every_entry_point(tmp_path: pathlib.Path, capsys) -> None:
     """The CLI's default is the library's; --burn-in and compare(burn_in=) move the first look."""
     from simkit.cliargs import COMMANDS
+    from simkit.experiment.spec import parse_experiment
+
+    entry = 'name = "x"\n[[comparison]]\na = "greedy"\nb = "random"\ndeals = 900\nsprt = [0.1, 0.05, 0.05]\n'
+    plain, given = parse_experiment(entry), parse_experiment(entry + "burn_in = 150\n")
+    assert plain.comparisons[0].burn_in is None and given.comparisons[0].burn_in == 150  # None: default_burn_in
 
     for command in ("compare", "tournament"):  # None: the library's default_burn_in(delta)
         flag = next(a for a in next(c for c in COMMANDS if c.name == command).args if "--burn-in" in a.flags)
