@@ -29,7 +29,7 @@ DEFAULT_BOTS = ("expert", "expert")  # simkit play: the two bots at the table
 # 300 keeps α, β ≤ 0.055 there and on the plain differences (docs/analysis.md, "The burn-in
 # under heavy tails").  At a small effect a fixed burn-in comes early in a long test and β rose to
 # 0.077-0.133 on that sample at δ = 0.1 (issue 50); the default burn-in is therefore
-# max(DEFAULT_BURN_IN, ⌈BURN_IN_INFORMATION / δ²⌉) deals (900 at δ = 0.1, 300 from δ ≈ 0.17 up),
+# max(DEFAULT_BURN_IN, ⌈BURN_IN_INFORMATION / δ²⌉) deals (900 at δ = 0.1, 300 from δ ≈ 0.173 up),
 # which keeps α, β ≤ 1.1 × nominal at δ = 0.1 and 0.2 for (α, β) = (0.05, 0.05) and (0.05, 0.10)
 # (simkit.analysis.sequential.default_burn_in; docs/analysis.md, "Small effects")
 DEFAULT_BURN_IN = 300
