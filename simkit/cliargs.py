@@ -600,8 +600,9 @@ COMMANDS: tuple[Command, ...] = (
                   "log-likelihood ratio path in the report"),
         arg("--burn-in", type=int, default=None, metavar="N", check=integer(2),
             help=f"deals before the sequential test may decide (default max({D.DEFAULT_BURN_IN}, "
-                 f"{D.BURN_IN_INFORMATION:g}/DELTA²): 900 at DELTA 0.1, 300 at 0.2, where α and β stayed within "
-                 "1.1x nominal on heavy-tailed greedy - patient differences, docs/analysis.md)"),
+                 f"{D.BURN_IN_INFORMATION:g}/DELTA²): 900 at DELTA 0.1, 300 at 0.2; measured at those two DELTAs with α, β "
+                 "= 0.05, 0.05 and 0.05, 0.10 on heavy-tailed greedy - patient differences: each error at most "
+                 "1.05x nominal, docs/analysis.md)"),
         arg("--luck", nargs="?", const="builtin", default=None, metavar="MODEL",
             help="also give the luck-adjusted estimate (AIVAT-style corrections at every draw) under the shipped "
                  "value model, the value-model file MODEL, or playouts:K (K play-outs per card by the table's "
