@@ -230,9 +230,9 @@ def test_error_rates_on_heavy_tails_within_a_tenth_of_nominal(delta: float, alph
 @pytest.mark.slow
 @pytest.mark.parametrize("delta", [0.1, 0.2])
 def test_error_rates_on_real_payoff_differences(delta: float) -> None:
-    """Issue 39: each error rate at most 0.055 at the default burn-in (issue 12 asked for 1.5 points
-    of nominal; the burn-in that keeps the levels under heavy tails makes the test conservative on
-    plain data: about 0.027 at 300, docs/analysis.md), and not absurdly conservative (>= 0.015: a
+    """Issue 39: each error rate at most 0.055 at the default burn-in (300 at delta = 0.2, 900 at 0.1;
+    issue 12 asked for 1.5 points of nominal; the burn-in that keeps the levels under heavy tails
+    makes the test conservative on plain data: about 0.027 at 300, docs/analysis.md), and not absurdly conservative (>= 0.015: a
     burn-in or boundary error that wastes most of its deals fails)."""
     rates = error_rates(delta, 6_000, seed=1_200)
     assert rates["undecided"] == 0.0
