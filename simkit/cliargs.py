@@ -598,9 +598,11 @@ COMMANDS: tuple[Command, ...] = (
                   "stop when H1: A - B = DELTA or H0: A - B = 0 is preferred; prints the "
                   "decision, the deals and the estimate valid under the stopping rule, and plots the "
                   "log-likelihood ratio path in the report"),
-        arg("--burn-in", type=int, default=D.DEFAULT_BURN_IN, metavar="N", check=integer(2),
-            help=f"deals before the sequential test may decide (default {D.DEFAULT_BURN_IN}: α and β hold under "
-                 "heavy tails, docs/analysis.md)"),
+        arg("--burn-in", type=int, default=None, metavar="N", check=integer(2),
+            help=f"deals before the sequential test may decide (default max({D.DEFAULT_BURN_IN}, "
+                 f"{D.BURN_IN_INFORMATION:g}/DELTA²): 900 at DELTA 0.1, 300 at 0.2; measured at those two DELTAs with α, β "
+                 "= 0.05, 0.05 and 0.05, 0.10 on heavy-tailed greedy - patient differences: each error at most "
+                 "1.05x nominal, docs/analysis.md)"),
         arg("--luck", nargs="?", const="builtin", default=None, metavar="MODEL",
             help="also give the luck-adjusted estimate (AIVAT-style corrections at every draw) under the shipped "
                  "value model, the value-model file MODEL, or playouts:K (K play-outs per card by the table's "
@@ -626,8 +628,9 @@ COMMANDS: tuple[Command, ...] = (
         DEALS(default=2_000, check=integer(2),
               help="duplicate deals per pairing (each in 6 seatings; the cap of an SPRT; default 2000)"),
         SPRT(help="each pairing as a sequential test (as compare --sprt)"),
-        arg("--burn-in", type=int, default=D.DEFAULT_BURN_IN, metavar="N", check=integer(2),
-            help=f"deals before a pairing's sequential test may decide (default {D.DEFAULT_BURN_IN})"),
+        arg("--burn-in", type=int, default=None, metavar="N", check=integer(2),
+            help=f"deals before a pairing's sequential test may decide (default max({D.DEFAULT_BURN_IN}, "
+                 f"{D.BURN_IN_INFORMATION:g}/DELTA²), as compare)"),
         arg("--luck", nargs="?", const="builtin", default=None, metavar="MODEL",
             help="luck-adjust every pairing (as compare --luck); the payoff ratings then use adjusted differences"),
         DESIGN,

@@ -27,8 +27,13 @@ DEFAULT_BOTS = ("expert", "expert")  # simkit play: the two bots at the table
 # greedy − patient differences with three heavy deals (+34.5, +30, +28 牌) a burn-in of 200 let
 # β reach 0.056 ± 0.002 (seed 5151, 20,000 sequences; an audit saw 0.060–0.066 on another seed);
 # 300 keeps α, β ≤ 0.055 there and on the plain differences (docs/analysis.md, "The burn-in
-# under heavy tails")
+# under heavy tails").  At a small effect a fixed burn-in comes early in a long test and β rose to
+# 0.077-0.133 on that sample at δ = 0.1 (issue 50); the default burn-in is therefore
+# max(DEFAULT_BURN_IN, ⌈BURN_IN_INFORMATION / δ²⌉) deals (900 at δ = 0.1, 300 from δ ≈ 0.173 up),
+# which keeps α, β ≤ 1.1 × nominal at δ = 0.1 and 0.2 for (α, β) = (0.05, 0.05) and (0.05, 0.10)
+# (simkit.analysis.sequential.default_burn_in; docs/analysis.md, "Small effects")
 DEFAULT_BURN_IN = 300
+BURN_IN_INFORMATION = 9.0  # 牌²: n δ² at the first look of a small-effect test
 DEFAULT_BELIEF_NOISE = 0.1  # the belief's chance that a seat plays any legal action instead of its policy's
 DEFAULT_BELIEF = 256  # analyze --belief: draws of the hidden cards given the table's play (Metropolis particles)
 # compare --variance-reduction: the adjusted estimate beside plain duplicate's.  The default is

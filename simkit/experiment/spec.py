@@ -27,6 +27,7 @@ estimates behind one report.
     deals = 100000
     sprt = [0.05, 0.05, 0.05]          # optional: delta, alpha, beta; deals is then the cap
     burn_in = 300                      # optional: deals before the sequential test may decide
+                                       # (default max(300, 9 / delta²), as compare --sprt)
     luck = true                        # optional: also luck-adjusted (true: the shipped value model,
                                        # a value-model file's path, or "playouts:K")
     design = "six"                     # optional: six (the default) or pairs (each pair of seatings
@@ -61,7 +62,6 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from simkit.analysis.sequential import DEFAULT_BURN_IN
 from simkit.analysis.exact import normalise_events, parse_event
 from simkit.defaults import DEFAULT_DUPLICATE_DESIGN, DUPLICATE_DESIGNS
 from simkit.errors import SimkitError
@@ -94,7 +94,7 @@ class ComparisonEntry:
     seed: int
     rules: RuleSet
     sprt: tuple[float, float, float] | None
-    burn_in: int = DEFAULT_BURN_IN
+    burn_in: int | None = None
     luck: bool | str = False
     design: str = DEFAULT_DUPLICATE_DESIGN
 
@@ -106,7 +106,7 @@ class TournamentEntry:
     seed: int
     rules: RuleSet
     sprt: tuple[float, float, float] | None
-    burn_in: int = DEFAULT_BURN_IN
+    burn_in: int | None = None
     luck: bool | str = False
     design: str = DEFAULT_DUPLICATE_DESIGN
 
@@ -192,9 +192,9 @@ def _rules(table: dict[str, Any], where: str) -> RuleSet:
     raise ExperimentError(f"{where}: 'rules' must be a table or a list of key=value strings, got {value!r}")
 
 
-def _burn_in(entry: dict[str, Any], where: str) -> int:
-    value = _take(entry, "burn_in", int, where, DEFAULT_BURN_IN)
-    if value < 2:
+def _burn_in(entry: dict[str, Any], where: str) -> int | None:
+    value = _take(entry, "burn_in", int, where, None)
+    if value is not None and value < 2:
         raise ExperimentError(f"{where}: 'burn_in' must be >= 2, got {value}")
     return value
 

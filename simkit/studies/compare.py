@@ -42,7 +42,7 @@ from simkit.analysis.plots import convergence_plot, decision_text, forest_plot, 
 from simkit.analysis.report import format_p, markdown_table
 from simkit.analysis.regression import DEFAULT_FOLDS, cross_fitted_adjustment
 from simkit.analysis.results import Interval, MeanTest, Result, VarianceReduction, finite_or_none, format_level
-from simkit.analysis.sequential import DEFAULT_BURN_IN, EmpiricalMeanSPRT, SequentialEstimate
+from simkit.analysis.sequential import EmpiricalMeanSPRT, SequentialEstimate
 from simkit.analysis.stats import (
     check_confidence,
     convergence_curve,
@@ -621,7 +621,7 @@ def compare(
     confidence: float = 0.95,
     quiet: bool = False,
     luck: bool | str | os.PathLike | ValueModel | None = None,
-    burn_in: int = DEFAULT_BURN_IN,
+    burn_in: int | None = None,
     backend: str = "local",
     scheduler: str | None = None,
     client=None,
@@ -630,7 +630,8 @@ def compare(
 ) -> ComparisonResult:
     """Compare A with B on ``deals`` duplicate deals (or, with ``sprt=(delta, alpha, beta)``,
     sequentially, batch by batch, until the SPRT decides or ``deals`` are used up; the test
-    checks after every deal, in deal order, and decides no earlier than ``burn_in`` deals).
+    checks after every deal, in deal order, and decides no earlier than ``burn_in`` deals; default
+    :func:`simkit.analysis.sequential.default_burn_in` of delta).
 
     ``luck``: also give the luck-adjusted estimate (:mod:`simkit.runner.luck`) under a value
     model: True for the shipped one, or a model file (refused if it was trained on ``seed``);
@@ -704,7 +705,7 @@ def check_variance_reduction(variance_reduction: str | None, luck=None, sprt=Non
 
 def _compare(policy_a, policy_b, spec_a: PolicySpec, spec_b: PolicySpec, text_a: str, text_b: str,
              model: ValueModel | None, out, deals: int, seed: int, rules: RuleSet | None, batch_size: int,
-             workers: int, sprt, confidence: float, quiet: bool, burn_in: int, backend: str,
+             workers: int, sprt, confidence: float, quiet: bool, burn_in: int | None, backend: str,
              client, regression: bool = False, design: str = DEFAULT_DUPLICATE_DESIGN) -> ComparisonResult:
     """:func:`compare` with its value model loaded and its Dask client (or None) connected
     (``regression``: the regression-adjusted figures, no SPRT)."""

@@ -54,7 +54,6 @@ from simkit.analysis.ratings import (
 )
 from simkit.analysis.report import format_p, markdown_table
 from simkit.analysis.results import format_level
-from simkit.analysis.sequential import DEFAULT_BURN_IN
 from simkit.analysis.stats import check_confidence
 from simkit.errors import SimkitError
 from simkit.policies.registry import PolicySpec, effective_params, params_by_name, parse_policy, policy_label
@@ -225,7 +224,7 @@ def run_tournament(
     prior_draws: float = 1.0,
     quiet: bool = False,
     luck: bool | str | os.PathLike | None = None,
-    burn_in: int = DEFAULT_BURN_IN,
+    burn_in: int | None = None,
     backend: str = "local",
     scheduler: str | None = None,
     client=None,
