@@ -408,8 +408,8 @@ def test_a_first_runs_luck_cpu_does_not_include_compilation(tmp_path, monkeypatc
     calls = _first_call_burns(monkeypatch, 1.0)
     result = _cpu_run(tmp_path, "c", rng=7)
     luck = [entry for key, entry in read_cpu_record(tmp_path / "c").items() if key.startswith("luck-")]
-    assert len(calls) == 7  # the warm-up, then the six seatings
     assert len(luck) == 1 and luck[0]["deals"] == 60 and 0 < luck[0]["seconds"] < 0.5
+    assert len(calls) == 7  # the warm-up, then the six seatings
     assert math.isfinite(result.efficiency)
 
 
@@ -715,3 +715,32 @@ def test_an_adjustment_of_constant_differences_has_no_efficiency_and_says_why():
     assert math.isnan(result.efficiency)
     cpu_line = [line for line in result.text().splitlines() if "CPU:" in line][0]
     assert "undefined" in cpu_line and "not measured" not in cpu_line
+
+
+def test_a_kernel_compiled_while_the_duplicate_clock_runs_leaves_its_cpu_unmeasured(tmp_path, monkeypatch):
+    """Likewise for the duplicate deals: a kernel compiled while they are played (one the
+    warm-up missed) drops their entry from the record, and the efficiency is not measured."""
+    import numba
+
+    from simkit.runner import duplicate as duplicate_module
+    from simkit.studies.compare import read_cpu_record
+
+    original = duplicate_module.simulate
+    calls = []
+
+    def simulate(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 1:
+
+            @numba.njit
+            def fresh(x):
+                return x + 1
+
+            fresh(1)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(duplicate_module, "simulate", simulate)
+    result = _cpu_run(tmp_path, "c", rng=9)
+    assert len(calls) == 6
+    assert "duplicate" not in read_cpu_record(tmp_path / "c")
+    _not_measured(result, "while kernels compiled")
