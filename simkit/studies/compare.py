@@ -53,8 +53,8 @@ from simkit.analysis.stats import (
 )
 from simkit.defaults import DEFAULT_DUPLICATE_DESIGN, DEFAULT_VARIANCE_REDUCTION, VARIANCE_REDUCTION_METHODS
 from simkit.errors import SimkitError
-from simkit.policies.registry import PolicySpec, label_of_text, parse_policy, policy_label, policy_sources, \
-    require_policy_sources
+from simkit.policies.registry import PolicySpec, is_python_policy, label_of_text, parse_policy, policy_label, \
+    policy_sources, require_policy_sources
 from simkit.rules import RuleSet
 from simkit.runner.duplicate import SEATINGS, check_design, comparison_design, read_comparison, run_duplicate, \
     seating_dir, seating_policies
@@ -800,10 +800,12 @@ def _compare(policy_a, policy_b, spec_a: PolicySpec, spec_b: PolicySpec, text_a:
 def _warm_duplicate(policy_a: PolicySpec, policy_b: PolicySpec, rules: RuleSet | None) -> None:
     """Compile (or load from the cache) the deal kernels of A and B before the duplicate deals'
     CPU clock starts (:func:`~simkit.runner.simulate.warm_simulate`: one deal, in a temporary
-    folder), so that compilation is never counted as their CPU."""
+    folder), so that compilation is never counted as their CPU.  A Python-tier policy's deals
+    are played in Python (:mod:`simkit.runner.python_play`): no deal kernel to warm."""
     from simkit.runner.simulate import warm_simulate
 
-    warm_simulate([policy_a, policy_b, policy_b], rules, 1, "fixed")
+    if not any(is_python_policy(spec) for spec in (policy_a, policy_b)):
+        warm_simulate([policy_a, policy_b, policy_b], rules, 1, "fixed")
 
 
 _WARM_LUCK: set[tuple] = set()  # (policies, value model, rules) whose luck kernels this process has run
