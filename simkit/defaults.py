@@ -46,12 +46,12 @@ DEFAULT_VARIANCE_REDUCTION = "none"
 # compare --design: which deals the six seatings play.  "six": every deal under all six (what the
 # luck and regression adjustments adjust, and what a tournament plays); "pairs": each
 # complementary pair of seatings (ABB+BAA, BAB+ABA, BBA+AAB) on deals of its own seed, unbiased
-# for the same difference at the same CPU per row.  A deal's three pairs are positively
-# correlated, so pairs gave 1.15x [1.13, 1.18] (expert - greedy) and 1.14x [1.12, 1.15]
-# (expert - patient) the precision per CPU-second on the same deals (100,000 deals of seeds
-# 5205001, 5205002, experiments/seating_designs.py), 1.17x-1.56x for three other pairs, and
-# 1.22x, 1.27x by the CPU of whole commands (experiments/compare_efficiency.py; docs/analysis.md
-# "Designs of the deals").  It stays opt-in: only "six" gives the adjusted estimates and measures
-# an adjustment's efficiency against plain duplicate on the same deals
+# for the same difference at the same CPU per row (by construction), so its gain is the variance
+# ratio, variance per row of six / of pairs.  A deal's three pairs are positively correlated, so
+# it was 1.15x [1.13, 1.18] (expert - greedy) and 1.14x [1.12, 1.15] (expert - patient) on the same
+# deals (100,000 deals of seeds 5205001, 5205002, experiments/seating_designs.py), 1.17x-1.56x for
+# three other pairs, and is measured on separate runs of each design in docs/analysis.md "Designs
+# of the deals" (experiments/compare_efficiency.py).  It stays opt-in: only "six" gives the
+# adjusted estimates and measures an adjustment's efficiency against plain duplicate on the same deals
 DUPLICATE_DESIGNS = ("six", "pairs")
 DEFAULT_DUPLICATE_DESIGN = "six"

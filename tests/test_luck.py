@@ -301,8 +301,11 @@ def first_digest(path) -> str:
 def test_the_cpu_record_adds_only_what_extends_what_it_knows(tmp_path):
     """_record_cpu: from deal 0 it starts an entry; a run that extends exactly the deals it
     covers adds to it; deals it does not know (a gap, or an unknown count) drop the entry."""
+    from simkit.storage.files import write_checked_json
     from simkit.studies.compare import _record_cpu, read_cpu_record
 
+    write_checked_json(tmp_path / "comparison.json", {"kind": "simkit.duplicate", "policy_a": "greedy",
+                                                      "policy_b": "random", "seed": 1, "deals": 90, "batch_size": 30})
     _record_cpu(tmp_path, "duplicate", 0, 30, 2.0)
     assert read_cpu_record(tmp_path) == {"duplicate": {"deals": 30, "seconds": 2.0}}
     _record_cpu(tmp_path, "duplicate", 30, 30, 5.0)  # nothing new played: unchanged
@@ -317,6 +320,127 @@ def test_the_cpu_record_adds_only_what_extends_what_it_knows(tmp_path):
     assert read_cpu_record(tmp_path) == {}
     (tmp_path / "cpu.json").write_text('{"duplicate": {"deals": "many", "seconds": 1}}')
     assert read_cpu_record(tmp_path) == {}  # malformed: unknown, never guessed
+
+
+def _cpu_run(tmp_path, folder, seed=4, rng=2):
+    from simkit.studies.compare import compare
+
+    block = _random_block(np.random.default_rng(rng))
+    block[VB_WEIGHT] = 0.5
+    path = _model_file(tmp_path, block, name=f"v{rng}.npz")
+    return compare("greedy", "random", tmp_path / folder, deals=60, seed=seed, batch_size=30, quiet=True, luck=path)
+
+
+def _not_measured(result, why: str) -> None:
+    assert math.isnan(result.efficiency) and result.to_json()["efficiency_vs_duplicate"] is None
+    assert "efficiency of the luck adjustment per CPU-second: not measured" in result.text() and why in result.text()
+
+
+def test_an_edited_cpu_record_gives_not_measured_never_a_number(tmp_path):
+    """cpu.json carries its digest as comparison.json does: with the luck seconds edited to 0 a
+    re-run reported an efficiency of 0.54x for 0.006x (issue 50).  An edited record, or one
+    whose digest was removed, is not measured (null in JSON), never a number."""
+    import shutil
+
+    from simkit.storage.files import JSON_DIGEST
+    from simkit.studies.compare import CPU_RECORD
+
+    first = _cpu_run(tmp_path, "c")
+    assert math.isfinite(first.efficiency)
+    data = json.loads((tmp_path / "c" / CPU_RECORD).read_text())
+    for key in data["entries"]:
+        if key.startswith("luck-"):
+            data["entries"][key]["seconds"] = 0.0
+    shutil.copytree(tmp_path / "c", tmp_path / "edited")
+    (tmp_path / "edited" / CPU_RECORD).write_text(json.dumps(data))  # the digest no longer matches
+    _not_measured(_cpu_run(tmp_path, "edited"), "edited")
+    del data[JSON_DIGEST]
+    shutil.copytree(tmp_path / "c", tmp_path / "undigested")
+    (tmp_path / "undigested" / CPU_RECORD).write_text(json.dumps(data))  # no digest at all
+    _not_measured(_cpu_run(tmp_path, "undigested"), "edited")
+    assert _cpu_run(tmp_path, "c").efficiency == first.efficiency  # the untouched folder still reads its record
+
+
+def test_a_cpu_record_from_another_comparison_gives_not_measured(tmp_path):
+    """A cpu.json copied from another comparison's folder (its digest intact) is bound to that
+    comparison's identity, not this one's: not measured."""
+    import shutil
+
+    from simkit.studies.compare import CPU_RECORD
+
+    _cpu_run(tmp_path, "c")
+    _cpu_run(tmp_path, "other", seed=5)
+    shutil.copy(tmp_path / "other" / CPU_RECORD, tmp_path / "c" / CPU_RECORD)
+    _not_measured(_cpu_run(tmp_path, "c"), "another comparison")
+
+
+def _first_call_burns(monkeypatch, seconds: float):
+    """simkit.runner.luck.luck_rows whose first call burns ``seconds`` of CPU, as a first run's
+    compilation of the luck kernels does; the process's luck warm-ups forgotten."""
+    import time
+
+    from simkit.runner import luck as luck_module
+    from simkit.studies import compare as compare_module
+
+    original = luck_module.luck_rows
+    calls = []
+
+    def luck_rows(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 1:
+            end = time.process_time() + seconds
+            while time.process_time() < end:
+                pass
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(luck_module, "luck_rows", luck_rows)
+    monkeypatch.setattr(compare_module, "_WARM_LUCK", set())
+    return calls
+
+
+def test_a_first_runs_luck_cpu_does_not_include_compilation(tmp_path, monkeypatch):
+    """A first --luck playouts:1 run recorded 25.9 s of luck CPU for 60 deals (compilation) and
+    re-runs 1.3-1.5 s, so its folder reported 0.01x for ever (issue 50): the luck kernels are
+    compiled (one deal of one seating replayed) before the luck's CPU clock starts.  Here the
+    first call of the luck kernels burns 1 s: it must not be in the record."""
+    from simkit.studies.compare import read_cpu_record
+
+    calls = _first_call_burns(monkeypatch, 1.0)
+    result = _cpu_run(tmp_path, "c", rng=7)
+    luck = [entry for key, entry in read_cpu_record(tmp_path / "c").items() if key.startswith("luck-")]
+    assert len(luck) == 1 and luck[0]["deals"] == 60 and 0 < luck[0]["seconds"] < 0.5
+    assert len(calls) == 7  # the warm-up, then the six seatings
+    assert math.isfinite(result.efficiency)
+
+
+def test_a_kernel_compiled_while_the_luck_clock_runs_leaves_its_cpu_unmeasured(tmp_path, monkeypatch):
+    """Compilation the warm-up missed (a kernel compiled inside the luck replay) is never counted
+    as the luck's CPU: the record drops the entry and the efficiency is not measured."""
+    import numba
+
+    from simkit.runner import luck as luck_module
+    from simkit.studies import compare as compare_module
+
+    original = luck_module.luck_rows
+    calls = []
+
+    def luck_rows(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:  # the first call inside the clock: a new kernel compiles
+
+            @numba.njit
+            def fresh(x):
+                return x + 1
+
+            fresh(1)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(luck_module, "luck_rows", luck_rows)
+    monkeypatch.setattr(compare_module, "_WARM_LUCK", set())
+    result = _cpu_run(tmp_path, "c", rng=8)
+    assert len(calls) == 7
+    assert [key for key in compare_module.read_cpu_record(tmp_path / "c")] == ["duplicate"]
+    _not_measured(result, "while kernels compiled")
 
 
 def test_adjusted_estimate_uses_the_models_luck(tmp_path):
@@ -591,3 +715,32 @@ def test_an_adjustment_of_constant_differences_has_no_efficiency_and_says_why():
     assert math.isnan(result.efficiency)
     cpu_line = [line for line in result.text().splitlines() if "CPU:" in line][0]
     assert "undefined" in cpu_line and "not measured" not in cpu_line
+
+
+def test_a_kernel_compiled_while_the_duplicate_clock_runs_leaves_its_cpu_unmeasured(tmp_path, monkeypatch):
+    """Likewise for the duplicate deals: a kernel compiled while they are played (one the
+    warm-up missed) drops their entry from the record, and the efficiency is not measured."""
+    import numba
+
+    from simkit.runner import duplicate as duplicate_module
+    from simkit.studies.compare import read_cpu_record
+
+    original = duplicate_module.simulate
+    calls = []
+
+    def simulate(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 1:
+
+            @numba.njit
+            def fresh(x):
+                return x + 1
+
+            fresh(1)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(duplicate_module, "simulate", simulate)
+    result = _cpu_run(tmp_path, "c", rng=9)
+    assert len(calls) == 6
+    assert "duplicate" not in read_cpu_record(tmp_path / "c")
+    _not_measured(result, "while kernels compiled")

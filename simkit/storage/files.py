@@ -17,7 +17,8 @@
   byte, so a FIFO named ``_manifest.json`` or ``batch-000000.parquet`` is a one-line error,
   never a hang.
 * **Digested JSON.** The JSON files a run is resumed from (tune's ``state.json``, the identity
-  files ``tune.json``, ``tournament.json``, ``comparison.json``) carry a sha256 of their own
+  files ``tune.json``, ``tournament.json``, ``comparison.json``; a comparison's CPU record
+  ``cpu.json``, which must carry it) carry a sha256 of their own
   content (:data:`JSON_DIGEST`, as a dataset's manifest carries ``manifest_sha256``):
   :func:`write_checked_json` adds it, :func:`read_checked_json` verifies it, so an edited
   value, a truncated file, ``[]`` or ``"x"`` is a one-line :class:`FileError` naming the file,
@@ -257,16 +258,19 @@ def write_checked_json(path: Path, data: dict) -> dict:
     return body
 
 
-def read_checked_json(path: str | os.PathLike, what: str, repair: str = "") -> dict:
+def read_checked_json(path: str | os.PathLike, what: str, repair: str = "", require_digest: bool = False) -> dict:
     """The JSON object of ``path`` written by :func:`write_checked_json`, verified: a file that
     is no JSON object, or whose content does not match its :data:`JSON_DIGEST`, is a one-line
     :class:`FileError` naming it (``what`` says what it should be; ``repair`` how to recover).
-    A file without the field (written before these digests) is read as it is.  The digest
+    A file without the field (written before these digests) is read as it is, unless
+    ``require_digest`` (a file no simkit that digests it wrote: an error too).  The digest
     field is not part of the result."""
     data = read_json(path)
     hint = f"; {repair}" if repair else ""
     if not isinstance(data, dict):
         raise FileError(path, f"is not {what} (a JSON {type(data).__name__}, not an object){hint}")
+    if require_digest and JSON_DIGEST not in data:
+        raise FileError(path, f"is not {what} (no {JSON_DIGEST}){hint}")
     stored = data.pop(JSON_DIGEST, None)
     if stored is not None and stored != json_digest(data):
         raise FileError(path, f"its content does not match its {JSON_DIGEST} (edited or damaged){hint}")

@@ -52,19 +52,21 @@ from simkit.analysis.stats import (
     paired_mean_test,
 )
 from simkit.defaults import DEFAULT_DUPLICATE_DESIGN, DEFAULT_VARIANCE_REDUCTION, VARIANCE_REDUCTION_METHODS
-from simkit.errors import SimkitError, loads_json
-from simkit.policies.registry import PolicySpec, label_of_text, parse_policy, policy_label, policy_sources, \
-    require_policy_sources
+from simkit.errors import SimkitError
+from simkit.policies.registry import PolicySpec, is_python_policy, label_of_text, parse_policy, policy_label, \
+    policy_sources, require_policy_sources
 from simkit.rules import RuleSet
 from simkit.runner.duplicate import SEATINGS, check_design, comparison_design, read_comparison, run_duplicate, \
-    seating_dir
+    seating_dir, seating_policies
+from simkit.jit import CompileTimer
 from simkit.runner.luck import duplicate_luck
 from simkit.runner.simulate import check_backend, dask_session, stream_dask_in_order, use_threads
 from simkit.progress import Progress, progress_enabled
 from simkit.runner.value_model import ValueModel, value_model_for
 from simkit.storage import load_dataset
 from simkit.storage.dataset import FILES, read_manifest
-from simkit.storage.files import FileError, atomic_write, read_regular, write_json, write_parquet, write_text
+from simkit.storage.files import FileError, atomic_write, json_digest, read_checked_json, write_checked_json, \
+    write_parquet, write_text
 from simkit.studies.dealt import REGRESSION_FEATURES, dealt_feature_matrix
 
 
@@ -410,29 +412,57 @@ def _luck_file(out: str | os.PathLike, model: ValueModel) -> Path:
 
 CPU_RECORD = "cpu.json"  # a comparison folder's record of what its deals and their luck cost to play
 CPU_DUPLICATE = "duplicate"  # its entry for the duplicate deals; "luck-<model digest>" for a luck replay
+CPU_COMPARISON = "comparison"  # the record's field naming its comparison: the digest of comparison.json's identity
+CPU_ENTRIES = "entries"  # the record's field of entries
+
+
+def _comparison_digest(out: str | os.PathLike) -> str | None:
+    """The digest of the identity in the folder's ``comparison.json`` (what its CPU record is
+    bound to), None when that file cannot be read."""
+    try:
+        return json_digest(read_comparison(out))
+    except (SimkitError, OSError):
+        return None
+
+
+def _cpu_record(out: str | os.PathLike) -> tuple[dict[str, dict[str, float]], str]:
+    """The folder's CPU record (:func:`read_cpu_record`) and, when a ``cpu.json`` is there but
+    cannot be used (edited, damaged, without its digest, or bound to another comparison), why."""
+    path = Path(out) / CPU_RECORD
+    if not os.path.lexists(path):
+        return {}, ""
+    problem = (f"its CPU record {CPU_RECORD} was edited, damaged or written for another comparison; play the deals "
+               "in a new folder to measure it")
+    try:
+        data = read_checked_json(path, "a comparison's CPU record", require_digest=True)
+    except (FileError, OSError):
+        return {}, problem
+    owner = _comparison_digest(out)
+    entries = data.get(CPU_ENTRIES)
+    if owner is None or data.get(CPU_COMPARISON) != owner or not isinstance(entries, dict):
+        return {}, problem
+    return {key: {"deals": int(entry["deals"]), "seconds": float(entry["seconds"])} for key, entry in entries.items()
+            if isinstance(entry, dict) and isinstance(entry.get("deals"), int) and entry["deals"] > 0
+            and isinstance(entry.get("seconds"), (int, float)) and math.isfinite(entry["seconds"])
+            and entry["seconds"] >= 0}, ""
 
 
 def read_cpu_record(out: str | os.PathLike) -> dict[str, dict[str, float]]:
     """A comparison folder's CPU record: per entry (:data:`CPU_DUPLICATE`, ``luck-<digest>``) the
-    deals it covers (from deal 0) and the CPU seconds they took to play; entries that are
-    missing, unreadable or malformed are left out (their CPU is then unknown, never guessed)."""
-    try:
-        data = loads_json(read_regular(Path(out) / CPU_RECORD))
-    except (FileError, ValueError):
-        return {}
-    if not isinstance(data, dict):
-        return {}
-    return {key: {"deals": int(entry["deals"]), "seconds": float(entry["seconds"])} for key, entry in data.items()
-            if isinstance(entry, dict) and isinstance(entry.get("deals"), int) and entry["deals"] > 0
-            and isinstance(entry.get("seconds"), (int, float)) and math.isfinite(entry["seconds"])
-            and entry["seconds"] >= 0}
+    deals it covers (from deal 0) and the CPU seconds they took to play.  ``cpu.json`` carries
+    its digest (:func:`~simkit.storage.files.write_checked_json`, as ``comparison.json`` does)
+    and the digest of the folder's comparison identity (:data:`CPU_COMPARISON`): a record that
+    is missing, edited, damaged, without its digest or copied from another comparison is
+    empty, and entries that are malformed are left out (their CPU is then unknown, never
+    guessed: the efficiency is "not measured")."""
+    return _cpu_record(out)[0]
 
 
 def _record_cpu(out: str | os.PathLike, key: str, before: int, after: int, seconds: float) -> None:
     """Add to entry ``key`` of the folder's CPU record the ``seconds`` that took its deals from
     ``before`` to ``after``.  Deals played before the record knew them (a folder from an older
-    version, or played on a Dask cluster, whose workers' CPU this process does not see) make
-    the entry unknown: it is dropped, not guessed."""
+    version, or played on a Dask cluster, whose workers' CPU this process does not see, or
+    while kernels compiled: ``before`` -1) make the entry unknown: it is dropped, not guessed."""
     if 0 <= before and after <= before:
         return
     record = read_cpu_record(out)
@@ -458,9 +488,13 @@ def _forget_cpu(out: str | os.PathLike, key: str) -> None:
 
 
 def _write_cpu_record(out: str | os.PathLike, record: dict[str, dict[str, float]]) -> None:
-    """Write the folder's CPU record; in a folder this process may only read it stays as it was."""
+    """Write the folder's CPU record with its digest, bound to the folder's comparison; in a
+    folder this process may only read, or without a readable ``comparison.json``, nothing is written."""
+    owner = _comparison_digest(out)
+    if owner is None:
+        return
     try:
-        write_json(Path(out) / CPU_RECORD, record)
+        write_checked_json(Path(out) / CPU_RECORD, {CPU_COMPARISON: owner, CPU_ENTRIES: record})
     except (OSError, FileError):
         pass
 
@@ -573,25 +607,29 @@ def _replayed_luck(policy_a: PolicySpec, policy_b: PolicySpec, seed: int, rules:
     replays = _luck_slices(policy_a, policy_b, seed, rules, model, slices, client)
     if keep and client is not None:
         _forget_cpu(out, _luck_key(model))  # the replay's CPU is spent on the cluster's workers
-    clock = cpu_seconds()
-    try:
-        for (lo, hi), (replayed, luck) in zip(slices, replays):
-            expected = per_seating[lo - first_deal : hi - first_deal]
-            if not np.array_equal(replayed, expected):
-                bad = int(np.argwhere(np.any(replayed != expected, axis=1))[0, 0]) + lo
-                raise SimkitError(f"the luck replay of deal {bad} differs from the stored comparison: the folder "
-                                  "was written by another simkit version or its files were changed")
-            parts.append(luck)
-            progress.update(hi - lo)
-            if keep:
-                _save_luck(path, np.concatenate([kept] + parts))
-                if client is None:  # what the slice cost, kept beside it
-                    now = cpu_seconds()
-                    _record_cpu(out, _luck_key(model), lo, hi, now - clock)
-                    clock = now
-    finally:
-        replays.close()  # on Dask: the slices not yet back are cancelled
-        progress.close()
+    if keep and client is None and slices:  # compiled before the clock starts: never counted as the luck's CPU
+        _warm_luck(policy_a, policy_b, seed, rules, model)
+    # a kernel compiled while the clock runs (one the warm-up missed) makes the record unknown
+    with CompileTimer() as compiling:
+        clock = cpu_seconds()
+        try:
+            for (lo, hi), (replayed, luck) in zip(slices, replays):
+                expected = per_seating[lo - first_deal : hi - first_deal]
+                if not np.array_equal(replayed, expected):
+                    bad = int(np.argwhere(np.any(replayed != expected, axis=1))[0, 0]) + lo
+                    raise SimkitError(f"the luck replay of deal {bad} differs from the stored comparison: the folder "
+                                      "was written by another simkit version or its files were changed")
+                parts.append(luck)
+                progress.update(hi - lo)
+                if keep:
+                    _save_luck(path, np.concatenate([kept] + parts))
+                    if client is None:  # what the slice cost, kept beside it
+                        now = cpu_seconds()
+                        _record_cpu(out, _luck_key(model), -1 if compiling.compiled else lo, hi, now - clock)
+                        clock = now
+        finally:
+            replays.close()  # on Dask: the slices not yet back are cancelled
+            progress.close()
     luck = np.concatenate(parts)
     if start > first_deal:
         return np.concatenate([kept[first_deal:start], luck])
@@ -710,14 +748,17 @@ def _compare(policy_a, policy_b, spec_a: PolicySpec, spec_b: PolicySpec, text_a:
     """:func:`compare` with its value model loaded and its Dask client (or None) connected
     (``regression``: the regression-adjusted figures, no SPRT)."""
     label = model.describe() if model is not None else ""
+    if client is None:  # compiled (or loaded from the cache) before any CPU is counted
+        _warm_duplicate(spec_a, spec_b, rules)
     start = cpu_seconds()
     if sprt is None:
         before = _deals_played(out)
-        run_duplicate(policy_a, policy_b, deals, seed, out, rules, batch_size, workers, quiet, backend=backend,
-                      client=client, design=design)
+        with CompileTimer() as compiling:
+            run_duplicate(policy_a, policy_b, deals, seed, out, rules, batch_size, workers, quiet, backend=backend,
+                          client=client, design=design)
         per_seating = seating_differences(out)
         duplicate_cpu = cpu_seconds() - start
-        _note_duplicate_cpu(out, before, duplicate_cpu, client)
+        _note_duplicate_cpu(out, -1 if compiling.compiled else before, duplicate_cpu, client)
         luck_table = (_replayed_luck(spec_a, spec_b, seed, rules, model, per_seating, out=out, quiet=quiet,
                                      client=client) if model else None)
         result = summarise(per_seating, text_a, text_b, seed, confidence, luck=luck_table, model=label,
@@ -733,11 +774,12 @@ def _compare(policy_a, policy_b, spec_a: PolicySpec, spec_b: PolicySpec, text_a:
     for k in range(1, n_batches + 1):
         before_batch = cpu_seconds()
         before = _deals_played(out)
-        run_duplicate(policy_a, policy_b, deals, seed, out, rules, batch_size, workers, quiet, max_batches=k,
-                      backend=backend, client=client, design=design)
+        with CompileTimer() as compiling:
+            run_duplicate(policy_a, policy_b, deals, seed, out, rules, batch_size, workers, quiet, max_batches=k,
+                          backend=backend, client=client, design=design)
         per = seating_differences(out, batches=k)
         duplicate_cpu += cpu_seconds() - before_batch
-        _note_duplicate_cpu(out, before, cpu_seconds() - before_batch, client)
+        _note_duplicate_cpu(out, -1 if compiling.compiled else before, cpu_seconds() - before_batch, client)
         new = per[fed:]
         new_luck = (_replayed_luck(spec_a, spec_b, seed, rules, model, new, fed, out, quiet, client) if model
                     else np.zeros_like(new))
@@ -756,9 +798,39 @@ def _compare(policy_a, policy_b, spec_a: PolicySpec, spec_b: PolicySpec, text_a:
     return _with_cpu_per_deal(result, out, model, client)
 
 
+def _warm_duplicate(policy_a: PolicySpec, policy_b: PolicySpec, rules: RuleSet | None) -> None:
+    """Compile (or load from the cache) the deal kernels of A and B before the duplicate deals'
+    CPU clock starts (:func:`~simkit.runner.simulate.warm_simulate`: one deal, in a temporary
+    folder), so that compilation is never counted as their CPU.  A Python-tier policy's deals
+    are played in Python (:mod:`simkit.runner.python_play`): no deal kernel to warm."""
+    from simkit.runner.simulate import warm_simulate
+
+    if not any(is_python_policy(spec) for spec in (policy_a, policy_b)):
+        warm_simulate([policy_a, policy_b, policy_b], rules, 1, "fixed")
+
+
+_WARM_LUCK: set[tuple] = set()  # (policies, value model, rules) whose luck kernels this process has run
+
+
+def _warm_luck(policy_a: PolicySpec, policy_b: PolicySpec, seed: int, rules: RuleSet | None,
+               model: ValueModel) -> None:
+    """Compile (or load from the cache) the luck replay's kernels of A and B under ``model``
+    before its CPU clock starts: one deal of one seating replayed
+    (:func:`simkit.runner.luck.luck_rows`; every seating runs the same kernels), once per process."""
+    from simkit.runner import luck as luck_module
+
+    rules = rules if rules is not None else RuleSet()
+    key = (policy_a.text(), policy_b.text(), model.digest, tuple(rules.to_array().tolist()))
+    if key in _WARM_LUCK:
+        return
+    luck_module.luck_rows(seating_policies(policy_a, policy_b, SEATINGS[0]), seed, 1, model.block, rules)
+    _WARM_LUCK.add(key)
+
+
 def _note_duplicate_cpu(out, before: int, seconds: float, client) -> None:
-    """Record in the comparison folder what its new duplicate deals cost (:func:`_record_cpu`);
-    on a Dask cluster the workers' CPU is not seen here, so the record forgets them."""
+    """Record in the comparison folder what its new duplicate deals cost (:func:`_record_cpu`;
+    ``before`` -1 when kernels compiled meanwhile: unknown); on a Dask cluster the workers' CPU
+    is not seen here, so the record forgets them."""
     if client is not None:
         _forget_cpu(out, CPU_DUPLICATE)
     else:
@@ -780,9 +852,9 @@ def _with_cpu_per_deal(result: ComparisonResult, out, model: ValueModel | None, 
     why = ""
     if not (math.isfinite(duplicate) and math.isfinite(adjustment)):
         why = ("its deals or their luck were played on a Dask cluster, whose workers' CPU is not measured here"
-               if client is not None else
-               "the folder holds deals or luck played without a CPU record (by an older simkit); "
-               "play them in a new folder to measure it")
+               if client is not None else _cpu_record(out)[1] or
+               "the folder holds deals or luck played without a CPU record (by an older simkit, or while kernels "
+               "compiled); play them in a new folder to measure it")
     return dataclasses.replace(result, cpu_per_deal_duplicate=duplicate, cpu_per_deal_adjustment=adjustment,
                                cpu_unmeasured=why)
 
