@@ -39,10 +39,12 @@ NOT_COUNTED = ("skipped",)
 PYTEST_ARGS = ["-p", "no:cacheprovider", "-q", "-o", "addopts=", "-x"]
 
 
-def module_table(config_path: Path = CONFIG) -> dict[str, list[str]]:
-    """The modules to mutate and, for each, the test files run against its mutants."""
+def module_table(config_path: Path = CONFIG) -> dict[str, dict[str, list[str]]]:
+    """The modules to mutate and, for each, the test files run against its mutants (``tests``)
+    and any further pytest arguments (``pytest_args``, e.g. ``["-m", "not slow"]``)."""
     table = tomllib.loads(config_path.read_text("utf-8"))["modules"]
-    return {module: list(entry["tests"]) for module, entry in table.items()}
+    return {module: {"tests": list(entry["tests"]), "pytest_args": list(entry.get("pytest_args", []))}
+            for module, entry in table.items()}
 
 
 def tracked_files() -> list[str]:
@@ -51,7 +53,7 @@ def tracked_files() -> list[str]:
     return [name for name in listed.decode().split("\0") if name and (ROOT / name).is_file()]
 
 
-def prepare_copy(module: str, tests: list[str], scratch: Path) -> None:
+def prepare_copy(module: str, tests: list[str], pytest_args: list[str], scratch: Path) -> None:
     """Copy the working tree's files into ``scratch`` and write its mutmut section."""
     for name in tracked_files():
         target = scratch / name
@@ -62,7 +64,7 @@ def prepare_copy(module: str, tests: list[str], scratch: Path) -> None:
         "", "[tool.mutmut]",
         'source_paths = ["simkit"]',
         f"only_mutate = {json.dumps([module])}",
-        f"pytest_add_cli_args = {json.dumps(PYTEST_ARGS)}",
+        f"pytest_add_cli_args = {json.dumps(PYTEST_ARGS + pytest_args)}",
         f"pytest_add_cli_args_test_selection = {json.dumps(tests)}",
         "use_git_change_detection = false",
         # a fresh server process forks each mutant's tests: forking the process that ran the
@@ -93,25 +95,28 @@ def score(statuses: dict[str, str]) -> dict[str, object]:
             "by_status": {s: sum(v == s for v in statuses.values()) for s in sorted(set(statuses.values()))}}
 
 
-def tests_digest(files: list[str]) -> str:
-    """The sha256 of every file under ``tests/`` (the module's tests, their helpers, conftest)."""
-    digest = hashlib.sha256()
+def tests_digest(files: list[str], entry: dict[str, list[str]]) -> str:
+    """The sha256 of the module's entry and of every file under ``tests/`` (the module's tests,
+    their helpers, conftest)."""
+    digest = hashlib.sha256(json.dumps(entry, sort_keys=True).encode())
     for name in sorted(f for f in files if f.startswith("tests/")):
         digest.update(name.encode() + b"\0" + (ROOT / name).read_bytes() + b"\0")
     return digest.hexdigest()
 
 
-def run_module(module: str, tests: list[str], out: Path, jobs: int, show_survivors: bool) -> dict[str, object]:
+def run_module(module: str, entry: dict[str, list[str]], out: Path, jobs: int,
+               show_survivors: bool) -> dict[str, object]:
+    tests = entry["tests"]
     scratch = out / module.replace("/", "__").removesuffix(".py")
     # mutmut keeps a mutant's result while its function's source is unchanged, whatever the
-    # tests: when the tests changed, every mutant is tested again
-    stamp, digest = scratch / "tests.sha256", tests_digest(tracked_files())
+    # tests: when the tests or the module's entry changed, every mutant is tested again
+    stamp, digest = scratch / "tests.sha256", tests_digest(tracked_files(), entry)
     if (scratch / "mutants").exists() and (not stamp.exists() or stamp.read_text() != digest):
         shutil.rmtree(scratch / "mutants")
-    prepare_copy(module, tests, scratch)
+    prepare_copy(module, tests, entry["pytest_args"], scratch)
     stamp.write_text(digest)
     env = dict(os.environ, NUMBA_CACHE_DIR=str(out / ".numba-cache"))
-    print(f"== {module}: mutants run against {' '.join(tests)}", flush=True)
+    print(f"== {module}: mutants run against {' '.join(tests + entry['pytest_args'])}", flush=True)
     run = subprocess.run([sys.executable, "-m", "mutmut", "run", "--max-children", str(jobs)], cwd=scratch,
                          env=env, capture_output=True, text=True)
     if run.returncode != 0:
