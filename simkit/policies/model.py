@@ -406,10 +406,11 @@ def _check(path: str, block: np.ndarray, meta: dict) -> np.ndarray:
         raise _refuse(path, f"was trained for another feature layout (version {_short(version)}, {n} feature groups; "
                             f"this simkit reads versions {LEGACY_LAYOUT_VERSION} and {LAYOUT_VERSION}, "
                             f"{len(FEATURE_NAMES)}): train it again with `simkit train`")
-    legacy = block.ndim == 1 and block.size > 0 and block[0] == LEGACY_LEARNED_MAGIC
-    if legacy != (version == LEGACY_LAYOUT_VERSION):
-        raise _refuse(path, f"its metadata claim layout version {version}, its block is "
-                            f"{'of layout version ' + str(LEGACY_LAYOUT_VERSION) if legacy else 'not'} (damaged?)")
+    first = block[0] if block.ndim == 1 and block.size > 0 else None
+    of_block = {LEGACY_LEARNED_MAGIC: LEGACY_LAYOUT_VERSION, MODEL_MAGIC: LAYOUT_VERSION}.get(first)
+    if of_block is not None and of_block != version:  # another magic number: checked_block names it
+        raise _refuse(path, f"its metadata claim layout version {version}, its block is of layout version "
+                            f"{of_block} (damaged?)")
     try:
         block = checked_block(block, H_SIZE, MODEL_MAGIC, N_FEATURES, (2,), LEGACY_LEARNED_MAGIC, _from_legacy)
     except NetworkError as exc:
