@@ -439,14 +439,15 @@ class ModelCache(Generic[M]):
         """The checked model of the file ``path`` (a one-line :class:`ModelError` naming it)."""
         text = os.fspath(path)
         data = _read(text, self.layout.max_file_bytes)
-        key = (os.path.realpath(text), hashlib.sha256(data).hexdigest())
+        digest = hashlib.sha256(data).hexdigest()
+        key = (os.path.realpath(text), digest)
         with self._lock:
             model = self._models.get(key)
             if model is not None:
                 self._models.move_to_end(key)
         if model is None:
             block, meta = _parse(text, data, self.layout)
-            model = self._check(text, block, meta, key[1])
+            model = self._check(text, block, meta, digest)
             with self._lock:
                 self._models[key] = model
                 while len(self._models) > self.maxsize:
