@@ -95,7 +95,9 @@ def test_bad_train_arguments_are_one_line(tmp_path, argv, flag):
 def test_a_layer_wider_than_a_model_file_holds_is_refused_before_any_work(tmp_path, capsys, monkeypatch):
     """``luck-model --hidden 300`` trained 30 s (445 MB) before the network's packing refused the
     width: the command line, ``train_value_model`` and ``TrainSettings`` check the one limit,
-    :data:`simkit.defaults.MAX_HIDDEN_WIDTH`, before any deal (here the work raises if reached)."""
+    :data:`simkit.defaults.MAX_HIDDEN_WIDTH`, before any deal (here the work raises if reached;
+    the command line before it even loads scikit-learn)."""
+    import simkit.cli as cli
     import simkit.learn.train as training
     import simkit.learn.value as value
     from simkit.defaults import MAX_HIDDEN_WIDTH
@@ -109,6 +111,7 @@ def test_a_layer_wider_than_a_model_file_holds_is_refused_before_any_work(tmp_pa
 
     monkeypatch.setattr(value, "_training_rows", reached)
     monkeypatch.setattr(training, "_train", reached)
+    monkeypatch.setattr(cli, "_learn_module", reached)  # the command line's own check: before the library's
     out = tmp_path / "v.npz"
     for width in (MAX_HIDDEN_WIDTH + 1, 1_000_000):
         rc, err = run_cli(["luck-model", "--out", out, "--seed", "1", "--hidden", width, "--quiet"], capsys)
