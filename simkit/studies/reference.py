@@ -154,9 +154,9 @@ def builtin_policy(text: str, where: str, from_log: bool = False) -> PolicySpec:
 
 
 def _shown(text: str) -> str:
-    """A policy name from a file, in a message (80 characters at most)."""
+    """A policy name from a file, in a message (200 characters at most)."""
     shown = repr(str(text))
-    return shown if len(shown) <= 80 else shown[:77] + "..."
+    return shown if len(shown) <= 200 else shown[:197] + "..."
 
 
 def table_from_log(header: dict[str, Any], seat: int, reference: PolicySpec) -> tuple[PolicySpec, ...]:
