@@ -305,6 +305,21 @@ def test_the_next_deal_prompt_plays_exactly_the_deals_asked(tmp_path, deals, nex
     assert [p.name for p in setup.logs if p.exists()] == [p.name for p in setup.logs[:played]]
 
 
+class StopsAfterEachDeal(ScriptedPerson):
+    def end_deal(self, outcome, totals, more) -> bool:
+        super().end_deal(outcome, totals, more)
+        return False
+
+
+@pytest.mark.parametrize("deals, played, quit", [(1, 1, False), (2, 1, True)])
+def test_stopping_after_the_last_deal_is_no_quit(deals, played, quit):
+    """A person who answers "stop" after every deal: after the last one the sitting has simply
+    ended (not quit, which a check of the answer without ``more`` reported); before it, it stops."""
+    result = play_table(table_setup(seat=0, bots=["greedy", "greedy"], seed=11, deals=deals, log=None),
+                        StopsAfterEachDeal())
+    assert (len(result.outcomes), result.quit) == (played, quit)
+
+
 def test_the_terminals_card_and_hand_forms():
     assert card_text(7) == "红将(RJ)" and card_text(27, 2) == "绿卒(GZ)×2"
     counts = [0] * 28

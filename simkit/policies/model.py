@@ -27,18 +27,22 @@ keys and the zip members carry a fixed date and system (:func:`simkit.archive.np
 it, with its relative ``--out``; it is kept as it is, since reports record its digest.)
 
 :func:`load_model` refuses, in one line naming the file, a missing or unreadable file, a
-truncated or foreign one, and a model of another feature layout.  A model's identity is the
-SHA-256 of its file (:attr:`LoadedModel.digest`), which datasets record.
+truncated or foreign one, and a model of another feature layout or layout version.  A model's
+identity is the SHA-256 of its file (:attr:`LoadedModel.digest`), which datasets record; the
+loaders of both kinds cache a model by its resolved path and that digest (:class:`ModelCache`),
+so a file rewritten in place, whatever its size and modification time, is read anew.
 
 A file may be hostile (a few KB that inflate to GBs, an ``.npy`` header declaring 10^12
-numbers), so :func:`read_model_file`, which reads the value models of the luck adjustment too
-(:mod:`simkit.runner.value_model`), reads nothing it has not bounded first, each bound derived
-from the kind's :class:`ModelLayout` (its block's largest legal size): the file's size; the
-zip's member list (exactly ``block.npy`` and ``meta.npy``, stored or deflated) and each
-member's declared uncompressed size; each member's ``.npy`` header (dtype and shape, checked
+numbers), so the reader of both kinds (:func:`read_model_file`, :class:`ModelCache`; the value
+models of the luck adjustment are :mod:`simkit.runner.value_model`'s) reads nothing it has not
+bounded first, each bound derived from the kind's :class:`ModelLayout` (its block's largest
+legal size): the file's size; the zip's member list (exactly ``block.npy`` and ``meta.npy``,
+stored or deflated, none flagged encrypted or patched) and each member's declared uncompressed
+size; each member's ``.npy`` header (dtype and shape, checked
 against the layout before any data is read); then no more than the bytes the header declares.
-Metadata are JSON of at most :data:`MAX_META_BYTES`, their ``rules`` rule options of this
-simkit.  Refusing a 1 MB file of 1 GiB of compressed zeros takes milliseconds and no memory.
+Metadata are JSON of at most :data:`MAX_META_BYTES`, of a layout version the kind reads
+(:attr:`ModelLayout.versions`, checked before the block is read), their ``rules`` rule options
+of this simkit.  Refusing a 1 MB file of 1 GiB of compressed zeros takes milliseconds and no memory.
 
 >>> import numpy as np, tempfile, os
 >>> block = model_block(np.zeros((N_FEATURES, 4)), np.zeros(4), np.zeros((4, 2)), np.zeros(2),

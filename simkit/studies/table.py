@@ -411,7 +411,7 @@ def play_table(setup: TableSetup, person: Person | None) -> TableResult:
     dealer = 0
     log: _LogFile | None = None  # the open deal's
     try:
-        for k in range(setup.deals - 1):
+        for k in range(setup.deals):
             start = DealStart(setup=setup, deal=k, number=k + 1, dealer=dealer, policies=texts,
                               log=setup.logs[k] if setup.logs is not None else None)
             if person is not None:
