@@ -138,13 +138,14 @@ def nonnegative_finite(value: float, flag: str) -> float:
 
 
 def hidden_widths(text: str, flag: str) -> tuple[int, int]:
-    """``H1,H2``: two hidden layer widths in 1..256."""
+    """``H1,H2``: two hidden layer widths in 1..:data:`simkit.defaults.MAX_HIDDEN_WIDTH`."""
     try:
         h1, h2 = (int(x) for x in text.split(","))
     except ValueError:
         raise SimkitError(f"{flag} takes two widths H1,H2 (e.g. 64,16), got {text!r}") from None
-    if not (1 <= h1 <= 256 and 1 <= h2 <= 256):
-        raise SimkitError(f"{flag} widths must be in 1..256, got {text!r}")
+    if not (1 <= h1 <= D.MAX_HIDDEN_WIDTH and 1 <= h2 <= D.MAX_HIDDEN_WIDTH):
+        raise SimkitError(f"{flag} widths must be in 1..{D.MAX_HIDDEN_WIDTH} (the widest layer a model file "
+                          f"holds), got {text!r}")
     return h1, h2
 
 
@@ -709,7 +710,8 @@ COMMANDS: tuple[Command, ...] = (
         arg("--pair", action="append", default=None, metavar="A,B", check=each(policy_pair),
             help="a policy pair whose duplicate deals it fits on (repeatable; default expert,greedy and "
                  "greedy,random)"),
-        arg("--hidden", type=int, default=64, check=POSITIVE, help="hidden layer width (default 64)"),
+        arg("--hidden", type=int, default=64, check=integer(1, D.MAX_HIDDEN_WIDTH, "the widest layer a model file holds"),
+            help=f"hidden layer width, 1..{D.MAX_HIDDEN_WIDTH} (default 64)"),
         arg("--epochs", type=int, default=20, check=POSITIVE, help="epochs of the fit (default 20)"),
         RULE,
         WORKERS(help="with --backend dask and no --scheduler, the local cluster's worker processes (default 1; a "

@@ -55,3 +55,8 @@ DEFAULT_VARIANCE_REDUCTION = "none"
 # adjusted estimates and measures an adjustment's efficiency against plain duplicate on the same deals
 DUPLICATE_DESIGNS = ("six", "pairs")
 DEFAULT_DUPLICATE_DESIGN = "six"
+# the widest hidden layer of every model kind's network (simkit.policies.network.MAX_WIDTH: the
+# kernels' scratch holds this many values per layer): `simkit train --hidden H1,H2`, `simkit
+# luck-model --hidden H` and the library's training functions refuse a wider one before any work,
+# and a model file declaring one is refused at load (docs/models.md, "Limits of a model file")
+MAX_HIDDEN_WIDTH = 256

@@ -170,6 +170,61 @@ def test_policies_named_in_a_log_are_never_imported(hostile, logged, tmp_path, c
     assert hostile.exists()
 
 
+@pytest.fixture
+def untouched(tmp_path, monkeypatch):
+    """A valid model file (the shipped one's bytes) whose every open or stat is recorded: the
+    file a hostile log names, there so that a reader that follows the name would succeed."""
+    import builtins
+    import os
+
+    sentinel = tmp_path / "named-by-the-log.npz"
+    sentinel.write_bytes(BUILTIN_MODEL.read_bytes())
+    touched: list[str] = []
+    real_open, real_stat = builtins.open, os.stat
+
+    def watch(path) -> None:
+        if isinstance(path, (str, bytes, os.PathLike)) and os.path.basename(os.fsdecode(path)) == sentinel.name:
+            touched.append(os.fsdecode(path))
+
+    def spy_open(file, *args, **kwargs):
+        watch(file)
+        return real_open(file, *args, **kwargs)
+
+    def spy_stat(path, *args, **kwargs):
+        watch(path)
+        return real_stat(path, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", spy_open)
+    monkeypatch.setattr(os, "stat", spy_stat)
+    yield sentinel, touched
+
+
+def test_a_model_file_named_in_a_log_is_never_opened(untouched, logged, tmp_path, capsys):
+    """A log's deal line naming ``learned:PATH`` made the review against a reference open PATH
+    (a log may come from anyone: it must never make simkit open or import a file).  The loss
+    against the default reference is left out, saying why in one line; the review goes on."""
+    sentinel, touched = untouched
+    lines, decisions = logged
+    header = json.loads(lines[0])
+    header["policies"] = ["greedy", f"learned:{sentinel}", "greedy"]
+    log = tmp_path / "deal.jsonl"
+    log.write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n")
+    seat = 0
+    with pytest.raises(SimkitError) as info:
+        review_against_reference(log.read_text().splitlines(), seat, samples=2)
+    one_line(info.value, "the log's deal line", f"'learned:{sentinel}' names a model file",
+             "nothing named in a log is opened or imported")
+    rc, err = run_cli(["review", log, "--seat", seat, "--rollouts", "4", "--samples", "2", "--sharpen", "0",
+                       "--quiet", "--json"], capsys)
+    assert rc == 0, err
+    assert "no loss against expert" in err and "names a model file" in err and err.count("\n") == 1, err
+    assert touched == []
+    header["policies"] = ["greedy", "learned", "greedy"]  # the shipped model is simkit's own: it plays
+    log.write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n")
+    review = review_against_reference(log.read_text().splitlines(), seat, samples=2)
+    assert review.table[1] == "learned" and touched == []
+
+
 # ---------------------------------------------------------------------------- review --out's lock
 
 

@@ -12,6 +12,7 @@ seat is one line before any play.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import pty
@@ -32,6 +33,7 @@ from simkit.rules import RuleSet
 from simkit.studies.table import (
     HUMAN,
     ScriptedPerson,
+    TerminalPerson,
     bots_deal,
     card_text,
     hand_lines,
@@ -268,6 +270,54 @@ def test_turns_are_the_logs_decisions_and_sessions_follow_next_dealer(tmp_path):
         dealer = winner if winner >= 0 else dealer  # winner_else_same
     assert next(turns, None) is None
     assert list(result.totals) == [sum(o.end["payoffs"][q] for o in result.outcomes) for q in range(3)]
+
+
+class Answers:
+    """The answers of a person on a terminal (:class:`TerminalPerson`'s ``read``): action 1 at
+    every decision, ``next_deal[i]`` at the i-th "next deal" prompt (Enter, or q to stop)."""
+
+    def __init__(self, next_deal: list[str]) -> None:
+        self.next_deal = list(next_deal)
+        self.asked = 0  # "next deal" prompts
+
+    def __call__(self, prompt: str) -> str:
+        if NEXT_DEAL.fullmatch(prompt):
+            self.asked += 1
+            return self.next_deal.pop(0)
+        assert PROMPT.fullmatch(prompt), prompt
+        return "1"
+
+
+@pytest.mark.parametrize("deals, next_deal, played", [(1, [], 1), (3, ["", ""], 3), (3, ["", "q"], 2),
+                                                       (3, ["q"], 1), (4, ["", "", ""], 4)])
+def test_the_next_deal_prompt_plays_exactly_the_deals_asked(tmp_path, deals, next_deal, played):
+    """``--deals K``: the "next deal" prompt comes after each deal but the last (K - 1 times,
+    each answered), and the sitting plays K deals, or stops after the deal a q answers (an off
+    by one in the loop asks once more, or plays one deal fewer or more)."""
+    read = Answers(next_deal)
+    out = io.StringIO()
+    setup = table_setup(seat=0, bots=["greedy", "greedy"], seed=11, deals=deals, log=tmp_path / "p.jsonl")
+    result = play_table(setup, TerminalPerson(read=read, out=out))
+    assert read.asked == len(next_deal) and read.next_deal == []
+    assert len(result.outcomes) == played and result.quit == (played < deals)
+    shown = re.findall(r"=== deal (\d+) of (\d+) ", out.getvalue())
+    assert shown == [(str(k), str(deals)) for k in range(1, played + 1)]
+    assert [p.name for p in setup.logs if p.exists()] == [p.name for p in setup.logs[:played]]
+
+
+class StopsAfterEachDeal(ScriptedPerson):
+    def end_deal(self, outcome, totals, more) -> bool:
+        super().end_deal(outcome, totals, more)
+        return False
+
+
+@pytest.mark.parametrize("deals, played, quit", [(1, 1, False), (2, 1, True)])
+def test_stopping_after_the_last_deal_is_no_quit(deals, played, quit):
+    """A person who answers "stop" after every deal: after the last one the sitting has simply
+    ended (not quit, which a check of the answer without ``more`` reported); before it, it stops."""
+    result = play_table(table_setup(seat=0, bots=["greedy", "greedy"], seed=11, deals=deals, log=None),
+                        StopsAfterEachDeal())
+    assert (len(result.outcomes), result.quit) == (played, quit)
 
 
 def test_the_terminals_card_and_hand_forms():

@@ -92,6 +92,45 @@ def test_bad_train_arguments_are_one_line(tmp_path, argv, flag):
     assert not (tmp_path / "x").exists()
 
 
+def test_a_layer_wider_than_a_model_file_holds_is_refused_before_any_work(tmp_path, capsys, monkeypatch):
+    """``luck-model --hidden 300`` trained 30 s (445 MB) before the network's packing refused the
+    width: the command line, ``train_value_model`` and ``TrainSettings`` check the one limit,
+    :data:`simkit.defaults.MAX_HIDDEN_WIDTH`, before any deal (here the work raises if reached;
+    the command line before it even loads scikit-learn)."""
+    import simkit.cli as cli
+    import simkit.learn.train as training
+    import simkit.learn.value as value
+    from simkit.defaults import MAX_HIDDEN_WIDTH
+    from simkit.policies.network import MAX_WIDTH
+    from tests.helpers import one_line_error, run_cli
+
+    assert MAX_WIDTH == MAX_HIDDEN_WIDTH  # the kernels' limit is the one the checks read
+
+    def reached(*args, **kwargs):
+        raise AssertionError("the work started")
+
+    monkeypatch.setattr(value, "_training_rows", reached)
+    monkeypatch.setattr(training, "_train", reached)
+    monkeypatch.setattr(cli, "_learn_module", reached)  # the command line's own check: before the library's
+    out = tmp_path / "v.npz"
+    for width in (MAX_HIDDEN_WIDTH + 1, 1_000_000):
+        rc, err = run_cli(["luck-model", "--out", out, "--seed", "1", "--hidden", width, "--quiet"], capsys)
+        one_line_error(rc, err, "--hidden", f"at most {MAX_HIDDEN_WIDTH}", str(width))
+        with pytest.raises(SimkitError, match=f"hidden must be at most {MAX_HIDDEN_WIDTH}") as info:
+            value.train_value_model(out, seed=1, deals=10, hidden=width, quiet=True)
+        assert "\n" not in str(info.value)
+        rc, err = run_cli(["train", "--out", tmp_path / "t", "--hidden", f"16,{width}", "--quiet"], capsys)
+        one_line_error(rc, err, "--hidden", f"1..{MAX_HIDDEN_WIDTH}")
+        with pytest.raises(SimkitError, match=f"two layer widths in 1..{MAX_HIDDEN_WIDTH}"):
+            TrainSettings(fit=FitSettings(hidden=(width, 16)))
+    for hidden in ((64, 16, 8), (64,), (64.0, 16)):  # not two whole widths: one line, not a ValueError
+        with pytest.raises(SimkitError, match="two layer widths"):
+            TrainSettings(fit=FitSettings(hidden=hidden))
+    assert list(tmp_path.iterdir()) == []  # nothing written
+    with pytest.raises(AssertionError, match="the work started"):  # the widest layer is trained
+        value.train_value_model(out, seed=1, deals=10, hidden=MAX_HIDDEN_WIDTH, quiet=True)
+
+
 def _pause_and_move_the_clock(monkeypatch) -> None:
     """Between two runs: more than a zip date's 2 s resolution of real time, and this process's
     clock (``time.time``, which zipfile's ``writestr`` dates members by) an hour on."""

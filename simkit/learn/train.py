@@ -58,6 +58,7 @@ import numpy as np
 from simkit import __version__
 from simkit.analysis.plots import training_loss_plot, training_strength_plot
 from simkit.analysis.stats import mean_interval
+from simkit.defaults import MAX_HIDDEN_WIDTH
 from simkit.errors import SimkitError
 from simkit.learn.fit import LIBRARY, FitSettings, fit_network, network_block, offline_gains, predict
 from simkit.learn.selfplay import MAX_SAMPLES_PER_DEAL, record_selfplay
@@ -103,9 +104,12 @@ class TrainSettings:
             raise SimkitError(f"rate must be in (0, 1], got {self.rate}", parameters=("rate",))
         if self.check_deals < 2:
             raise SimkitError(f"check_deals must be >= 2, got {self.check_deals}", parameters=("check_deals",))
-        h1, h2 = self.fit.hidden
-        if not (1 <= h1 <= 256 and 1 <= h2 <= 256):
-            raise SimkitError(f"hidden layers must be 1..256 wide, got {h1},{h2}", parameters=("hidden",))
+        hidden = self.fit.hidden
+        if (not isinstance(hidden, (tuple, list)) or len(hidden) != 2
+                or not all(isinstance(h, (int, np.integer)) and not isinstance(h, bool) for h in hidden)
+                or not all(1 <= h <= MAX_HIDDEN_WIDTH for h in hidden)):
+            raise SimkitError(f"hidden must be two layer widths in 1..{MAX_HIDDEN_WIDTH} (the widest layer a model "
+                              f"file holds), got {hidden!r}", parameters=("hidden",))
         if self.fit.epochs < 1:
             raise SimkitError(f"epochs must be >= 1, got {self.fit.epochs}", parameters=("epochs",))
 

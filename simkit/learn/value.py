@@ -44,6 +44,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from simkit import __version__
+from simkit.defaults import MAX_HIDDEN_WIDTH
 from simkit.learn.fit import LIBRARY, FitSettings, fit_mlp, r_squared, sklearn_network
 from simkit.policies.registry import LEARNED, PolicySpec, is_user_policy, learned_model, learned_model_path, \
     parse_policy, policy_sources, require_policy_sources
@@ -191,6 +192,9 @@ def train_value_model(out: str | os.PathLike, seed: int, deals: int,
                                ("hidden", hidden, 1)):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
             raise SimkitError(f"{name} must be an integer >= {least}, got {value!r}", parameters=(name,))
+    if hidden > MAX_HIDDEN_WIDTH:  # before any deal: a wider network is no model file
+        raise SimkitError(f"hidden must be at most {MAX_HIDDEN_WIDTH} (the widest layer a model file holds), got "
+                          f"{hidden!r}", parameters=("hidden",))
     specs = [tuple(p if isinstance(p, PolicySpec) else parse_policy(p) for p in pair) for pair in pairs]
     if not specs:
         raise SimkitError("a value model needs at least one policy pair", parameters=("pairs",))

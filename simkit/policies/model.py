@@ -27,18 +27,22 @@ keys and the zip members carry a fixed date and system (:func:`simkit.archive.np
 it, with its relative ``--out``; it is kept as it is, since reports record its digest.)
 
 :func:`load_model` refuses, in one line naming the file, a missing or unreadable file, a
-truncated or foreign one, and a model of another feature layout.  A model's identity is the
-SHA-256 of its file (:attr:`LoadedModel.digest`), which datasets record.
+truncated or foreign one, and a model of another feature layout or layout version.  A model's
+identity is the SHA-256 of its file (:attr:`LoadedModel.digest`), which datasets record; the
+loaders of both kinds cache a model by its resolved path and that digest (:class:`ModelCache`),
+so a file rewritten in place, whatever its size and modification time, is read anew.
 
 A file may be hostile (a few KB that inflate to GBs, an ``.npy`` header declaring 10^12
-numbers), so :func:`read_model_file`, which reads the value models of the luck adjustment too
-(:mod:`simkit.runner.value_model`), reads nothing it has not bounded first, each bound derived
-from the kind's :class:`ModelLayout` (its block's largest legal size): the file's size; the
-zip's member list (exactly ``block.npy`` and ``meta.npy``, stored or deflated) and each
-member's declared uncompressed size; each member's ``.npy`` header (dtype and shape, checked
+numbers), so the reader of both kinds (:func:`read_model_file`, :class:`ModelCache`; the value
+models of the luck adjustment are :mod:`simkit.runner.value_model`'s) reads nothing it has not
+bounded first, each bound derived from the kind's :class:`ModelLayout` (its block's largest
+legal size): the file's size; the zip's member list (exactly ``block.npy`` and ``meta.npy``,
+stored or deflated, none flagged encrypted or patched) and each member's declared uncompressed
+size; each member's ``.npy`` header (dtype and shape, checked
 against the layout before any data is read); then no more than the bytes the header declares.
-Metadata are JSON of at most :data:`MAX_META_BYTES`, their ``rules`` rule options of this
-simkit.  Refusing a 1 MB file of 1 GiB of compressed zeros takes milliseconds and no memory.
+Metadata are JSON of at most :data:`MAX_META_BYTES`, of a layout version the kind reads
+(:attr:`ModelLayout.versions`, checked before the block is read), their ``rules`` rule options
+of this simkit.  Refusing a 1 MB file of 1 GiB of compressed zeros takes milliseconds and no memory.
 
 >>> import numpy as np, tempfile, os
 >>> block = model_block(np.zeros((N_FEATURES, 4)), np.zeros(4), np.zeros((4, 2)), np.zeros(2),
@@ -52,16 +56,18 @@ simkit.  Refusing a 1 MB file of 1 GiB of compressed zeros takes milliseconds an
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import functools
 import hashlib
 import io
 import json
 import os
+import threading
 import zipfile
 import zlib
 from pathlib import Path
-from typing import IO, Any, Callable
+from typing import IO, Any, Callable, Generic, TypeVar
 
 import numpy as np
 
@@ -100,7 +106,13 @@ BLOCK_MEMBER, META_MEMBER = MEMBERS = ("block.npy", "meta.npy")  # an .npz's mem
 MAX_META_BYTES = 1 << 20  # the most bytes of metadata (a model's is a few KB: format, features, rules, training)
 MAX_NPY_HEADER = 10_000  # the longest .npy header read (numpy's own default bound)
 NPY_PREAMBLE = 12  # an .npy member's magic, version and header length (version 2.0: 6 + 2 + 4 bytes)
+# general-purpose flag bits of a zip member that zipfile cannot read without a password or at all
+# (it raises RuntimeError / NotImplementedError): refused by name before any member is opened
+ZIP_UNREADABLE_FLAGS = ((0x1, "encrypted"), (0x20, "compressed patched data"), (0x40, "strongly encrypted"))
 ZIP_SLACK = 1 << 17  # room for the zip's own records and a deflated member's growth (a few hundred bytes in practice)
+
+
+M = TypeVar("M")  # the model a ModelCache holds (LoadedModel, or a value model)
 
 
 class ModelError(SimkitError):
@@ -115,12 +127,21 @@ def _npy_bytes(data_bytes: int) -> int:
 
 @dataclasses.dataclass(frozen=True)
 class ModelLayout:
-    """What a model file of one kind may hold: its ``format`` (the metadata's) and its block's
-    largest legal size in floats.  Every other bound follows: a member's declared size, the
-    file's size (the members at their largest, stored, plus the zip's own records)."""
+    """What a model file of one kind may hold: its ``format`` (the metadata's), its block's
+    largest legal size in floats and the ``layout_version`` values of its metadata this simkit
+    reads (None: the field absent), checked with the metadata, before the block is read.  Every
+    other bound follows: a member's declared size, the file's size (the members at their
+    largest, stored, plus the zip's own records)."""
 
     fmt: str
     max_block: int
+    versions: tuple[int | None, ...]
+
+    def versions_text(self) -> str:
+        """The layout versions read, in words (for a message)."""
+        known = [str(v) for v in self.versions if v is not None]
+        absent = "no layout_version field" if None in self.versions else ""
+        return " or ".join([*([f"layout version {' or '.join(known)}"] if known else []), *([absent] if absent else [])])
 
     def member_limits(self) -> dict[str, int]:
         """The most bytes each member (``block.npy``, ``meta.npy``) may declare."""
@@ -132,7 +153,8 @@ class ModelLayout:
         return sum(self.member_limits().values()) + ZIP_SLACK
 
 
-LEARNED_LAYOUT = ModelLayout(MODEL_FORMAT, block_size(N_FEATURES, MAX_HIDDEN, MAX_HIDDEN))  # a learned model's
+LEARNED_LAYOUT = ModelLayout(MODEL_FORMAT, block_size(N_FEATURES, MAX_HIDDEN, MAX_HIDDEN),
+                             (LEGACY_LAYOUT_VERSION, LAYOUT_VERSION))  # a learned model's
 MAX_MODEL_BYTES = LEARNED_LAYOUT.max_file_bytes  # a larger file is not a model of this layout
 
 
@@ -233,7 +255,7 @@ def _read(path: str, limit: int) -> bytes:
 
 def _members(path: str, archive: zipfile.ZipFile, layout: ModelLayout) -> dict[str, zipfile.ZipInfo]:
     """The archive's two members, checked before any is read: exactly ``block`` and ``meta``,
-    stored or deflated, unencrypted, each declaring no more bytes than its layout allows."""
+    stored or deflated, neither encrypted nor patched (:data:`ZIP_UNREADABLE_FLAGS`), each declaring no more bytes than its layout allows."""
     names = archive.namelist()
     if sorted(names) != sorted(MEMBERS):
         shown = ", ".join(_short(n.removesuffix(".npy")) for n in names[:8]) + (", ..." if len(names) > 8 else "")
@@ -242,8 +264,9 @@ def _members(path: str, archive: zipfile.ZipFile, layout: ModelLayout) -> dict[s
     infos = {info.filename: info for info in archive.infolist()}
     for name, limit in layout.member_limits().items():
         info = infos[name]
-        if info.flag_bits & 0x1:
-            raise _refuse(path, f"its member {name} is encrypted (not a simkit model)")
+        for bit, what in ZIP_UNREADABLE_FLAGS:
+            if info.flag_bits & bit:
+                raise _refuse(path, f"its member {name} is {what} (zip flag bit 0x{bit:x}; not a simkit model)")
         if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
             raise _refuse(path, f"its member {name} is compressed by method {info.compress_type}; an .npz is "
                                 "stored or deflated (not a simkit model)")
@@ -291,7 +314,7 @@ def _parse(path: str, data: bytes, layout: ModelLayout) -> tuple[np.ndarray, dic
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             infos = _members(path, archive, layout)
             meta_text = str(_member_array(path, archive, infos[META_MEMBER], "metadata", _text_problem)[()])
-            meta = _metadata(path, meta_text, layout.fmt)
+            meta = _metadata(path, meta_text, layout)
             block = _member_array(path, archive, infos[BLOCK_MEMBER], "block",
                                   functools.partial(_block_problem, layout=layout)).copy()
     except ModelError:
@@ -327,9 +350,11 @@ def _shape_text(shape: tuple[int, ...]) -> str:
     return str(shape) if len(shape) <= 4 else f"({len(shape)} dimensions)"
 
 
-def _metadata(path: str, text: str, fmt: str) -> dict:
-    """The metadata of a model file of format ``fmt``: a JSON object of that format, whose
-    ``rules`` (if any) are rule options this simkit knows."""
+def _metadata(path: str, text: str, layout: ModelLayout) -> dict:
+    """The metadata of a model file of ``layout``: a JSON object of its format and of a layout
+    version it reads (checked here, before the block is read), whose ``rules`` (if any) are rule
+    options this simkit knows."""
+    fmt = layout.fmt
     try:
         meta = loads_json(text)
     except json.JSONDecodeError as exc:
@@ -337,6 +362,11 @@ def _metadata(path: str, text: str, fmt: str) -> dict:
     if not isinstance(meta, dict) or meta.get("format") != fmt:
         found = meta.get("format") if isinstance(meta, dict) else None
         raise _refuse(path, f"is not a {fmt} file (format {_short(found)})")
+    version = meta.get("layout_version")
+    if not (version is None or type(version) is int) or version not in layout.versions:  # no 3.0, no true
+        claim = "no layout_version" if version is None else f"layout version {_short(version)}"
+        raise _refuse(path, f"its metadata claim {claim}; this simkit reads {fmt} files of {layout.versions_text()} "
+                            "(made by another simkit, or damaged)")
     try:
         RuleSet.from_dict(meta.get("rules", {}))
     except RuleError as exc:
@@ -380,6 +410,11 @@ def _check(path: str, block: np.ndarray, meta: dict) -> np.ndarray:
         raise _refuse(path, f"was trained for another feature layout (version {_short(version)}, {n} feature groups; "
                             f"this simkit reads versions {LEGACY_LAYOUT_VERSION} and {LAYOUT_VERSION}, "
                             f"{len(FEATURE_NAMES)}): train it again with `simkit train`")
+    first = block[0] if block.ndim == 1 and block.size > 0 else None
+    of_block = {LEGACY_LEARNED_MAGIC: LEGACY_LAYOUT_VERSION, MODEL_MAGIC: LAYOUT_VERSION}.get(first)
+    if of_block is not None and of_block != version:  # another magic number: checked_block names it
+        raise _refuse(path, f"its metadata claim layout version {version}, its block is of layout version "
+                            f"{of_block} (damaged?)")
     try:
         block = checked_block(block, H_SIZE, MODEL_MAGIC, N_FEATURES, (2,), LEGACY_LEARNED_MAGIC, _from_legacy)
     except NetworkError as exc:
@@ -389,33 +424,59 @@ def _check(path: str, block: np.ndarray, meta: dict) -> np.ndarray:
     return block
 
 
-@functools.lru_cache(maxsize=16)
-def _load_cached(path: str, mtime_ns: int, size: int) -> LoadedModel:
-    block, meta, digest = read_model_file(path, LEARNED_LAYOUT)
+class ModelCache(Generic[M]):
+    """The checked models of one kind's files, cached by (resolved path, SHA-256 of the file's
+    bytes): every load reads the file (bounded by ``layout``) and hashes it, and only a file
+    whose bytes were checked before skips the parsing and the checks.  A file rewritten in
+    place is read anew whatever its size and modification time (a key of path, mtime and size
+    served the old weights of a file rewritten at the same size within the clock's tick, or
+    with its time set back).  ``check(path, block, meta, digest)`` makes the model of a parsed
+    file (a dataclass with a ``path`` field: a hit under another name of the same file comes
+    back under the name asked for); the ``maxsize`` models used last are kept."""
+
+    def __init__(self, layout: ModelLayout, check: Callable[[str, np.ndarray, dict, str], M], maxsize: int) -> None:
+        self.layout, self._check, self.maxsize = layout, check, maxsize
+        self._models: collections.OrderedDict[tuple[str, str], M] = collections.OrderedDict()
+        self._lock = threading.Lock()
+
+    def load(self, path: str | os.PathLike) -> M:
+        """The checked model of the file ``path`` (a one-line :class:`ModelError` naming it)."""
+        text = os.fspath(path)
+        data = _read(text, self.layout.max_file_bytes)
+        digest = hashlib.sha256(data).hexdigest()
+        key = (os.path.realpath(text), digest)
+        with self._lock:
+            model = self._models.get(key)
+            if model is not None:
+                self._models.move_to_end(key)
+        if model is None:
+            block, meta = _parse(text, data, self.layout)
+            model = self._check(text, block, meta, digest)
+            with self._lock:
+                self._models[key] = model
+                while len(self._models) > self.maxsize:
+                    self._models.popitem(last=False)
+        return model if model.path == text else dataclasses.replace(model, path=text)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._models.clear()
+
+
+def _checked_model(path: str, block: np.ndarray, meta: dict, digest: str) -> LoadedModel:
     block = _check(path, block, meta)
     block.setflags(write=False)
     return LoadedModel(path, block, meta, digest)
 
 
-def file_key(path: str | os.PathLike) -> tuple[str, int, int]:
-    """(path, modification time in ns, size) of a model file: the key under which loaders cache
-    it (a changed file is read again); a one-line :class:`ModelError` naming the file when it is
-    missing or cannot be read."""
-    text = os.fspath(path)
-    try:
-        stat = os.stat(text)
-    except FileNotFoundError:
-        raise _refuse(text, "does not exist") from None
-    except OSError as exc:
-        raise _refuse(text, f"cannot be read ({exc.strerror or exc})") from None
-    return text, stat.st_mtime_ns, stat.st_size
+MODELS = ModelCache(LEARNED_LAYOUT, _checked_model, maxsize=16)  # load_model's
 
 
 def load_model(path: str | os.PathLike) -> LoadedModel:
-    """The checked model of file ``path`` (cached while the file is unchanged); a one-line
-    :class:`ModelError` naming the file when it is missing, unreadable, truncated, foreign or
-    of another layout."""
-    return _load_cached(*file_key(path))
+    """The checked model of file ``path`` (cached by its resolved path and its bytes' SHA-256,
+    :class:`ModelCache`); a one-line :class:`ModelError` naming the file when it is missing,
+    unreadable, truncated, foreign or of another layout."""
+    return MODELS.load(path)
 
 
 def _option_text(value: Any) -> str:

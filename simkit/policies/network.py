@@ -60,12 +60,13 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from numba import njit
 
+from simkit.defaults import MAX_HIDDEN_WIDTH
 from simkit.errors import SimkitError
 from simkit.jit import hot_kernel
 
 NETWORK_MAGIC = 7_310_580.0
 NET_MAX_LAYERS = 4  # the most hidden layers a block may have
-MAX_WIDTH = 256  # the widest hidden layer
+MAX_WIDTH = MAX_HIDDEN_WIDTH  # the widest hidden layer (declared once, in simkit.defaults)
 NET_MAGIC = 0
 NET_INPUTS = 1
 NET_LAYERS = 2

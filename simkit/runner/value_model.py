@@ -47,7 +47,6 @@ simkit.runner.value_model.ValueModelError: value model ...v.npz: was trained on 
 from __future__ import annotations
 
 import dataclasses
-import functools
 import hashlib
 import json
 import os
@@ -58,7 +57,7 @@ import numpy as np
 
 from simkit.archive import npz_bytes
 from simkit.errors import SimkitError
-from simkit.policies.model import ModelError, ModelLayout, file_key, read_model_file
+from simkit.policies.model import ModelCache, ModelError, ModelLayout
 from simkit.policies.network import (
     LEGACY_VALUE_MAGIC,
     NetworkError,
@@ -88,7 +87,9 @@ BUILTIN_VALUE_MODEL = Path(__file__).parent / "models" / "value.npz"  # the ship
 PLAYOUTS_NAME = "playouts"  # the name of play-out value models: playouts:K
 DEFAULT_PLAYOUTS = 64  # K of ``playouts`` alone (docs/analysis.md: variance reduction against K)
 RUN_RECORD_SUFFIX = ".run.json"  # a value model's run record: FILE.npz.run.json (paths, times, machine)
-VALUE_LAYOUT = ModelLayout(VALUE_FORMAT, value_block_size(N_VALUE_FEATURES, MAX_VALUE_HIDDEN))  # a file's bounds
+# a file's bounds; a value model's metadata hold no layout_version (its block's magic number names
+# its layout): one that claims any is of another simkit, refused before its block is read
+VALUE_LAYOUT = ModelLayout(VALUE_FORMAT, value_block_size(N_VALUE_FEATURES, MAX_VALUE_HIDDEN), (None,))
 
 
 class ValueModelError(SimkitError):
@@ -191,15 +192,13 @@ def _check(path: str, block: np.ndarray, meta: dict) -> np.ndarray:
     return block
 
 
-@functools.lru_cache(maxsize=8)
-def _load_cached(path: str, mtime_ns: int, size: int) -> ValueModel:
-    try:
-        block, meta, digest = read_model_file(path, VALUE_LAYOUT)
-    except ModelError as exc:
-        raise ValueModelError(str(exc).replace("model file ", "value model ", 1)) from None
+def _checked_model(path: str, block: np.ndarray, meta: dict, digest: str) -> ValueModel:
     block = _check(path, block, meta)
     block.setflags(write=False)
     return ValueModel(path, block, meta, digest)
+
+
+VALUE_MODELS = ModelCache(VALUE_LAYOUT, _checked_model, maxsize=8)  # load_value_model's
 
 
 def playout_value_model(playouts: int = DEFAULT_PLAYOUTS) -> ValueModel:
@@ -230,14 +229,14 @@ def load_value_model(path: str | os.PathLike | None = None) -> ValueModel:
     """The checked value model of file ``path`` (default: the shipped one,
     :data:`BUILTIN_VALUE_MODEL`), or play-out values for the name ``playouts:K``; a one-line
     :class:`ValueModelError` naming the file when it is missing, unreadable, truncated, foreign
-    or of another layout."""
+    or of another layout.  Cached as a learned model is (:class:`simkit.policies.model.ModelCache`:
+    by resolved path and the SHA-256 of the file's bytes)."""
     if isinstance(path, str) and (model := _playouts_named(path)) is not None:
         return model
     try:
-        key = file_key(BUILTIN_VALUE_MODEL if path is None else path)
+        return VALUE_MODELS.load(BUILTIN_VALUE_MODEL if path is None else path)
     except ModelError as exc:
         raise ValueModelError(str(exc).replace("model file ", "value model ", 1)) from None
-    return _load_cached(*key)
 
 
 def check_evaluation_seed(model: ValueModel, seed: int) -> None:

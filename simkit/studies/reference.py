@@ -25,8 +25,10 @@ in quadrature.
 
 Unlike a loss "against the best action" (:mod:`simkit.studies.review`), this loss needs no
 argmax over noisy estimates (no winner's curse) and no belief over hidden cards; it measures
-the gap to a named policy, never to an unknown optimum.  Nothing named in a log is imported:
-the table's policies must be built-in (:func:`table_from_log`).
+the gap to a named policy, never to an unknown optimum.  Nothing named in a log is imported or
+opened: the table's policies must be built-in, and ``learned:PATH`` is refused before PATH is
+touched (:func:`table_from_log`); ``simkit review`` then goes on without the loss against the
+default reference, saying why in one line (an explicitly named ``--reference`` fails in one line).
 """
 
 from __future__ import annotations
@@ -50,7 +52,7 @@ from simkit.cards import N_SEATS
 from simkit.defaults import DEFAULT_REFERENCE, DEFAULT_SAMPLES
 from simkit.engine.position import action_text, decision_kind
 from simkit.errors import SimkitError
-from simkit.policies.registry import PolicySpec, builtin_policy_name, parse_policy, policy_label
+from simkit.policies.registry import LEARNED, PolicySpec, builtin_policy_name, parse_policy, policy_label
 from simkit.replay import LoggedDecision, log_decisions, replay_jsonl
 from simkit.rules import RuleSet
 from simkit.runner.rollout import OUT_ERROR, OUT_PAYOFF, POLICY_DECIDES, rollouts
@@ -135,14 +137,26 @@ class NotBuiltinPolicyError(SimkitError):
 BUILTIN_NAMES = frozenset(name for name in (builtin_policy_name(i) for i in range(64)) if name)
 
 
-def builtin_policy(text: str, where: str) -> PolicySpec:
+def builtin_policy(text: str, where: str, from_log: bool = False) -> PolicySpec:
     """A built-in policy named in ``where`` (a log's header, say), parsed without importing
-    anything: a name that is not one of simkit's built-in policies is refused in one line."""
+    anything: a name that is not one of simkit's built-in policies is refused in one line.
+    ``from_log``: ``text`` comes from a file simkit reads (a log), which must never make it open
+    a file either: ``learned:PATH`` (a model file) is refused too, before PATH is touched
+    (``learned``, the shipped model, is simkit's own)."""
     name = str(text).partition(":")[0].strip()
     if name not in BUILTIN_NAMES:
         raise NotBuiltinPolicyError(f"{where}: policy {str(text)!r} is not one of simkit's built-in policies "
                           f"({', '.join(sorted(BUILTIN_NAMES))}); nothing named in a log is imported")
+    if from_log and name == LEARNED and str(text).strip() != LEARNED:
+        raise NotBuiltinPolicyError(f"{where}: policy {_shown(text)} names a model file; nothing named in a log is "
+                                    "opened or imported (only the shipped model, learned, plays from a log)")
     return parse_policy(str(text))
+
+
+def _shown(text: str) -> str:
+    """A policy name from a file, in a message (200 characters at most)."""
+    shown = repr(str(text))
+    return shown if len(shown) <= 200 else shown[:197] + "..."
 
 
 def table_from_log(header: dict[str, Any], seat: int, reference: PolicySpec) -> tuple[PolicySpec, ...]:
@@ -154,7 +168,8 @@ def table_from_log(header: dict[str, Any], seat: int, reference: PolicySpec) -> 
     if not isinstance(policies, list) or len(policies) != N_SEATS:
         raise SimkitError("the log's deal line names no three policies (by seat): a review against a reference "
                           "continues with the table's policies")
-    return tuple(reference if k == seat else builtin_policy(p, "the log's deal line") for k, p in enumerate(policies))
+    return tuple(reference if k == seat else builtin_policy(p, "the log's deal line", from_log=True)
+                 for k, p in enumerate(policies))
 
 
 def review_against_reference(
