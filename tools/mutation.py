@@ -144,9 +144,11 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"not in {CONFIG.name}: {', '.join(unknown)} (add the module and its tests there)")
     args.out.mkdir(parents=True, exist_ok=True)
     scores_path = args.out / "scores.json"
-    scores = json.loads(scores_path.read_text("utf-8")) if scores_path.exists() else {}
     for module in args.modules or list(table):
-        scores[module] = run_module(module, table[module], args.out, args.jobs, args.survivors)
+        result = run_module(module, table[module], args.out, args.jobs, args.survivors)
+        # read again just before writing: runs of other modules may have written meanwhile
+        scores = json.loads(scores_path.read_text("utf-8")) if scores_path.exists() else {}
+        scores[module] = result
         scores_path.write_text(json.dumps(scores, indent=1, sort_keys=True) + "\n", "utf-8")
     print("\n| module | mutants | killed | score |\n|---|---:|---:|---:|")
     for module in args.modules or list(table):
