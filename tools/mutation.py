@@ -4,6 +4,7 @@
     python tools/mutation.py                                  # every module of tools/mutation.toml
     python tools/mutation.py simkit/analysis/ratings.py       # one module
     python tools/mutation.py simkit/archive.py --survivors    # and the diff of each survivor
+    python tools/mutation.py --report                         # the last runs' scores, nothing run
 
 Each module runs in a scratch copy of the working tree (``runs/mutation/<module>/``, kept, so
 a second run re-tests only the functions whose source changed, or every mutant when a file
@@ -137,6 +138,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=1, help="mutants tested at once (mutmut's --max-children)")
     parser.add_argument("--out", type=Path, default=ROOT / "runs" / "mutation", help="scratch copies and scores")
     parser.add_argument("--survivors", action="store_true", help="print the diff of every surviving mutant")
+    parser.add_argument("--report", action="store_true",
+                        help="run nothing: the scores of the modules' last runs, as their scratch copies hold them")
     args = parser.parse_args(argv)
     table = module_table()
     unknown = [m for m in args.modules if m not in table]
@@ -145,13 +148,21 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     scores_path = args.out / "scores.json"
     for module in args.modules or list(table):
-        result = run_module(module, table[module], args.out, args.jobs, args.survivors)
+        scratch = args.out / module.replace("/", "__").removesuffix(".py")
+        if args.report:
+            if not (scratch / "mutants").exists():
+                continue
+            result = score(mutant_statuses(scratch, dict(os.environ)))
+        else:
+            result = run_module(module, table[module], args.out, args.jobs, args.survivors)
         # read again just before writing: runs of other modules may have written meanwhile
         scores = json.loads(scores_path.read_text("utf-8")) if scores_path.exists() else {}
         scores[module] = result
         scores_path.write_text(json.dumps(scores, indent=1, sort_keys=True) + "\n", "utf-8")
     print("\n| module | mutants | killed | score |\n|---|---:|---:|---:|")
     for module in args.modules or list(table):
+        if module not in scores:
+            continue
         s = scores[module]
         print(f"| `{module}` | {s['mutants']} | {s['killed']} | "
               f"{'-' if s['score'] is None else format(s['score'], '.1%')} |")
