@@ -287,3 +287,66 @@ def test_a_deals_interval_covers_a_fresh_re_evaluation():
         covered += lo <= fresh.total <= hi
         counted += 1
     assert counted >= 15 and covered / counted >= 0.8, (covered, counted)
+
+
+def _relabelled(lines, **changes):
+    """The log with its deal line's fields changed (``deal``, ``seed``): the same cards and play."""
+    return [json.dumps(dict(json.loads(lines[0]), **changes)), *lines[1:]]
+
+
+def test_each_deal_draws_rollouts_of_its_own():
+    """Issue 50 item 5: decision k's rollouts are keyed by (review seed, the deal, k), the deal
+    being its log's seed and deal number.  The same cards and play under another deal number or
+    another seed (one review seed) give other estimates at most decisions; the same log reviewed
+    again gives the same review.  With the deal left out of the key, decision k of every deal
+    reviewed with one seed reuses the same stock orders (the old keying: every relabelled review
+    equals the first); a log that names no deal is refused, never keyed by a default."""
+    lines = replay_jsonl(8, 5, "expert,random,expert", seating="fixed").splitlines()
+    one = review_against_reference(lines, 1, samples=8, seed=2)
+    assert review_against_reference(_relabelled(lines), 1, samples=8, seed=2) == one  # determinism
+    noisy = [k for k, d in enumerate(one.decisions) if d.se > 0]
+    assert len(noisy) >= 4, one
+    for changes in ({"deal": 6}, {"seed": 9}, {"seed": 5, "deal": 8}):
+        other = review_against_reference(_relabelled(lines, **changes), 1, samples=8, seed=2)
+        assert [d.index for d in other.decisions] == [d.index for d in one.decisions]
+        differ = [k for k in noisy if (other.decisions[k].value, other.decisions[k].chosen_value)
+                  != (one.decisions[k].value, one.decisions[k].chosen_value)]
+        assert len(differ) >= len(noisy) - 1, (changes, differ, noisy)
+    for bad in ({"deal": None}, {"seed": -1}, {"deal": "5"}):
+        with pytest.raises(SimkitError, match="names no seed and deal number") as caught:
+            review_against_reference(_relabelled(lines, **bad), 1, samples=4)
+        assert "\n" not in str(caught.value)
+
+
+def test_a_calibrated_deal_is_a_function_of_its_number_not_of_its_batch():
+    """Deal N of a calibration is keyed by N: deals 1 and 2 of a run from deal 0 equal the same
+    deals of a run from deal 1, on two threads.  Keyed by the deal's place in the run (k), or by
+    the thread, they would differ."""
+    whole = calibrate("random", seat=1, deals=3, seed=860_601, samples=4)
+    later = calibrate("random", seat=1, deals=2, seed=860_601, samples=4, first_deal=1, workers=2)
+    assert whole.predicted[1:].tolist() == later.predicted.tolist()
+    assert whole.predicted_se[1:].tolist() == later.predicted_se.tolist()
+    assert whole.realised[1:].tolist() == later.realised.tolist()
+    assert whole.decisions[1:].tolist() == later.decisions.tolist() and whole.decisions.sum() > 0
+
+
+@pytest.mark.parametrize("extra", ["last", "end", "nowin"])
+def test_nothing_may_follow_the_end_line(extra, tmp_path, capsys):
+    """A replay log ends with its end line: a line after it (a repeated move, a second end, a
+    stray event) is refused in one line naming it, by the log reader and by ``simkit review``;
+    a reader that stopped at the end line would review the log as if the line were not there."""
+    from simkit.replay import LogError
+
+    lines = replay_jsonl(3, 0, "expert,greedy,expert", seating="fixed").splitlines()
+    assert json.loads(lines[-1])["event"] == "end"
+    tail = {"last": lines[-2], "end": lines[-1],
+            "nowin": json.dumps({"event": "nowin", "player": 1, "reason": "passed", "card": "RJ"})}[extra]
+    bad = [*lines, tail]
+    assert len(log_decisions(lines)) > 0
+    with pytest.raises(LogError, match=rf"^line {len(bad)}: the deal has ended, but the log goes on with") as caught:
+        log_decisions(bad)
+    assert "\n" not in str(caught.value)
+    log = tmp_path / "deal.jsonl"
+    log.write_text("\n".join(bad) + "\n", encoding="utf-8")
+    rc, err = run_cli(["review", log, "--seat", "1", "--rollouts", "2", "--samples", "2", "--quiet"], capsys)
+    one_line_error(rc, err, f"line {len(bad)}", "the deal has ended")
