@@ -337,7 +337,8 @@ def _deal_deck(header: dict[str, Any]) -> tuple[np.ndarray, int, RuleSet]:
 def log_decisions(lines: Sequence[str | dict[str, Any]]) -> list[LoggedDecision]:
     """Every decision of the deal a replay log (``simkit replay``'s lines, text or dicts)
     records: the deal is rebuilt from its first line and followed move by move; each line must
-    be what the deal gives (else a one-line :class:`LogError` naming the line)."""
+    be what the deal gives, and none may follow the end line (else a one-line :class:`LogError`
+    naming the line)."""
     entries: list[dict[str, Any]] = []
     for number, line in enumerate(lines, 1):
         if isinstance(line, str):
@@ -412,6 +413,9 @@ def log_decisions(lines: Sequence[str | dict[str, Any]]) -> list[LoggedDecision]
             raise LogError(f"line {entry['_line']}: {_plain(entry)} is not legal here")
         decisions.append(LoggedDecision(len(decisions), player, position, action, int(entry["_line"]), before))
         follow(int(ev_n[0]))
+    if cursor < len(entries):  # the end line is the last: a deal has nothing after its end
+        raise LogError(f"line {entries[cursor]['_line']}: the deal has ended, but the log goes on with "
+                       f"{_plain(entries[cursor])}")
     return decisions
 
 

@@ -28,7 +28,10 @@ So a deal is a pure function of (rules, policies, S, N), whatever batch, thread,
 machine plays it, and the same deal N has the same cards whatever the policies, which is what
 duplicate (seat-rotated) comparisons need.  A comparison of design ``pairs`` plays each of its
 three pairs of seatings on the deals of a seed of its own (:func:`seating_pair_seed`, derived
-from S here and nowhere else).
+from S here and nowhere else).  A review against a reference rolls deal (S', N) of a log out
+with a seed of its own too (:func:`deal_review_seed`, derived from the review's seed, S' and N):
+decision k of every deal reviewed with one review seed draws other numbers, so the reviews of
+different deals are independent, as the intervals over deals of ``simkit calibrate`` assume.
 
 >>> state = seed_state(2026)
 >>> a = next_below(state, 112)
@@ -130,6 +133,27 @@ def seating_pair_seed(seed: int, pair: int) -> int:
     if pair == 0:
         return int(seed)
     words = np.random.SeedSequence([int(seed), PAIR_SEED_KEY, int(pair)]).generate_state(1, dtype=np.uint64)
+    return int(words[0] >> np.uint64(2))
+
+
+REVIEW_SEED_KEY = 0x5EED  # the key of the seeds of a review's rollouts of one deal
+
+
+def deal_review_seed(seed: int, deal_seed: int, deal: int) -> int:
+    """The seed of the rollouts with which a review of seed ``seed`` rolls out deal ``deal`` of
+    seed ``deal_seed`` (a replay log's deal line names both): derived from the three by
+    ``SeedSequence`` (62 bits, so a valid seed anywhere).  Decision k's rollouts are then keyed by
+    (``seed``, the deal, k): two deals reviewed with one seed draw independent numbers, and the
+    same deal reviewed again the same ones, whatever else was reviewed or on how many threads.
+
+    >>> deal_review_seed(0, 5, 1) == deal_review_seed(0, 5, 1) != deal_review_seed(0, 5, 2) != deal_review_seed(0, 6, 2)
+    True
+    """
+    for name, value in (("seed", seed), ("deal_seed", deal_seed), ("deal", deal)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or int(value) < 0:
+            raise ValueError(f"a review's rollout seed needs integers >= 0, got {name} {value!r}")
+    words = np.random.SeedSequence([int(seed), REVIEW_SEED_KEY, int(deal_seed), int(deal)]).generate_state(
+        1, dtype=np.uint64)
     return int(words[0] >> np.uint64(2))
 
 

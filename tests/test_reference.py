@@ -106,16 +106,22 @@ def test_the_review_is_a_pure_function_of_its_arguments():
     assert lo < one.total < hi and hi - lo == pytest.approx(2 * 1.959964 * one.total_se, rel=1e-5)
 
 
-@pytest.mark.parametrize(("policy", "deals", "seed"), [("random", 60, 860_301), ("greedy", 150, 860_302)])
-def test_predicted_losses_agree_with_paired_play(policy, deals, seed):
+@pytest.mark.parametrize(("policy", "deals", "seed", "worth"), [("random", 60, 860_301, False),
+                                                                  ("greedy", 150, 860_302, True)])
+def test_predicted_losses_agree_with_paired_play(policy, deals, seed, worth):
     """Seeds no choice used.  Measured: random 60 deals, greedy 150 deals (numbers in the
-    assertion messages); the full-size runs are in docs/analysis.md."""
+    assertion messages); the full-size runs are in docs/analysis.md.  A reviewed deal is worth
+    more than a paired one (variance ratio > 1) is checked for greedy (3.4 at 600 deals), not
+    for random: its ratio is 1.3-1.4 at 200-600 deals, and 60 deals' sample variances cannot
+    separate that from 1 (measured here with the rollouts keyed by the deal: 0.97; the shared
+    stock orders' keying had given 1.21; greedy 2.89)."""
     c = calibrate(policy, seat=1, deals=deals, seed=seed, samples=32)
     p, r, bias = c.predicted_mean(), c.realised_mean(), c.bias()
     assert c.calibrated(), c.text()
     assert bias.lo <= 0.0 <= bias.hi, c.text()
     assert p.lo > 0.0, c.text()  # both lose against expert, and the review sees it
-    assert c.variance_ratio() > 1.0, c.text()  # a reviewed deal tells more than a paired one
+    if worth:
+        assert c.variance_ratio() > 1.0, c.text()  # a reviewed deal tells more than a paired one
 
 
 @pytest.mark.slow
@@ -124,8 +130,8 @@ def test_calibration_goals_of_issue_38():
     on seeds no choice used: each mean within the other's interval; random's review loss
     separated from expert's (exactly 0) and greedy's between.  The issue's "random >= 1.0" is a
     fact about the policies, not the review: a calibrated review reports what paired play says
-    (measured here: random 0.864 [0.459, 1.270] predicted, 0.860 [0.266, 1.454] realised; on
-    seed 31337001, 200 deals, 1.497 and 1.480), so its interval must reach 1.0."""
+    (measured here: random 0.792 [0.437, 1.148] predicted, 0.860 [0.266, 1.454] realised; on
+    seed 31337001, 200 deals, 1.519 and 1.480), so its interval must reach 1.0."""
     random_ = calibrate("random", seat=1, deals=100, seed=860_401, samples=64)
     greedy = calibrate("greedy", seat=1, deals=300, seed=860_402, samples=64)
     for c in (random_, greedy):
@@ -287,3 +293,65 @@ def test_a_deals_interval_covers_a_fresh_re_evaluation():
         covered += lo <= fresh.total <= hi
         counted += 1
     assert counted >= 15 and covered / counted >= 0.8, (covered, counted)
+
+
+def _relabelled(lines, **changes):
+    """The log with its deal line's fields changed (``deal``, ``seed``): the same cards and play."""
+    return [json.dumps(dict(json.loads(lines[0]), **changes)), *lines[1:]]
+
+
+def test_each_deal_draws_rollouts_of_its_own():
+    """Issue 50 item 5: decision k's rollouts are keyed by (review seed, the deal, k), the deal
+    being its log's seed and deal number.  The same cards and play under another deal number or
+    another seed (one review seed) give other estimates (measured: 9, 4 and 7 of the seat's 15
+    decisions differ; at the others every rollout paid 0 or the same); the same log reviewed
+    again gives the same review.  With the deal left out of the key, decision k of every deal
+    reviewed with one seed reuses the same stock orders (the old keying: every relabelled review
+    equals the first); a log that names no deal is refused, never keyed by a default."""
+    lines = replay_jsonl(8, 5, "expert,random,expert", seating="fixed").splitlines()
+    one = review_against_reference(lines, 1, samples=8, seed=2)
+    assert review_against_reference(_relabelled(lines), 1, samples=8, seed=2) == one  # determinism
+    for changes in ({"deal": 6}, {"seed": 9}, {"seed": 5, "deal": 8}):
+        other = review_against_reference(_relabelled(lines, **changes), 1, samples=8, seed=2)
+        assert [d.index for d in other.decisions] == [d.index for d in one.decisions]
+        differ = [a.index for a, b in zip(one.decisions, other.decisions)
+                  if (a.value, a.chosen_value) != (b.value, b.chosen_value)]
+        assert len(differ) >= 3, (changes, differ)
+    for bad in ({"deal": None}, {"seed": -1}, {"deal": "5"}):
+        with pytest.raises(SimkitError, match="names no seed and deal number") as caught:
+            review_against_reference(_relabelled(lines, **bad), 1, samples=4)
+        assert "\n" not in str(caught.value)
+
+
+def test_a_calibrated_deal_is_a_function_of_its_number_not_of_its_batch():
+    """Deal N of a calibration is keyed by N: deals 1 and 2 of a run from deal 0 equal the same
+    deals of a run from deal 1, on two threads.  Keyed by the deal's place in the run (k), or by
+    the thread, they would differ."""
+    whole = calibrate("random", seat=1, deals=3, seed=860_601, samples=4)
+    later = calibrate("random", seat=1, deals=2, seed=860_601, samples=4, first_deal=1, workers=2)
+    assert whole.predicted[1:].tolist() == later.predicted.tolist()
+    assert whole.predicted_se[1:].tolist() == later.predicted_se.tolist()
+    assert whole.realised[1:].tolist() == later.realised.tolist()
+    assert whole.decisions[1:].tolist() == later.decisions.tolist() and whole.decisions.sum() > 0
+
+
+@pytest.mark.parametrize("extra", ["last", "end", "nowin"])
+def test_nothing_may_follow_the_end_line(extra, tmp_path, capsys):
+    """A replay log ends with its end line: a line after it (a repeated move, a second end, a
+    stray event) is refused in one line naming it, by the log reader and by ``simkit review``;
+    a reader that stopped at the end line would review the log as if the line were not there."""
+    from simkit.replay import LogError
+
+    lines = replay_jsonl(3, 0, "expert,greedy,expert", seating="fixed").splitlines()
+    assert json.loads(lines[-1])["event"] == "end"
+    tail = {"last": lines[-2], "end": lines[-1],
+            "nowin": json.dumps({"event": "nowin", "player": 1, "reason": "passed", "card": "RJ"})}[extra]
+    bad = [*lines, tail]
+    assert len(log_decisions(lines)) > 0
+    with pytest.raises(LogError, match=rf"^line {len(bad)}: the deal has ended, but the log goes on with") as caught:
+        log_decisions(bad)
+    assert "\n" not in str(caught.value)
+    log = tmp_path / "deal.jsonl"
+    log.write_text("\n".join(bad) + "\n", encoding="utf-8")
+    rc, err = run_cli(["review", log, "--seat", "1", "--rollouts", "2", "--samples", "2", "--quiet"], capsys)
+    one_line_error(rc, err, f"line {len(bad)}", "the deal has ended")

@@ -202,6 +202,23 @@ def test_every_text_is_escaped(reviewed):
     assert parse_page(page).problems == []
 
 
+def test_an_event_this_version_does_not_know_is_escaped(reviewed):
+    """A log line of an unknown kind is shown as its JSON (the step text's fallback), escaped
+    like every other text: a kind and a field holding markup come out as text, the page's tags
+    still balance.  A fallback that printed the JSON as it is would let the log's markup into
+    the page."""
+    from simkit.studies.review_page import review_html
+
+    _, _, _, review, log = reviewed
+    lines = log.read_text(encoding="utf-8").splitlines()
+    odd = json.dumps({"event": "<b>bonus</b>", "player": 1, "note": "<script>alert(2)</script> & <i>"})
+    page = review_html(review, [*lines[:-1], odd, lines[-1]])
+    assert "<script>alert(2)" not in page and "<b>bonus" not in page and "<i>" not in page
+    assert "&lt;b&gt;bonus&lt;/b&gt;" in page and "&lt;script&gt;alert(2)&lt;/script&gt; &amp; &lt;i&gt;" in page
+    parser = parse_page(page)
+    assert parser.problems == [] and parser.stack == [] and "script" not in parser.tags and "b" not in parser.tags
+
+
 def test_missing_intervals_and_a_typed_log_render(reviewed):
     """With one rollout per action the intervals are undefined (NaN): shown as a dash; a typed
     decision log (positions and choices) is told decision by decision."""

@@ -11,6 +11,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 import simkit
 from simkit import rng
 
@@ -45,3 +47,19 @@ def test_the_registry_keeps_the_streams_datasets_were_made_with():
                                                                  "sample": 8, "playout": 9}
     assert {name for name in vars(rng) if name.startswith("STREAM_")} == REGISTRY_NAMES | {"STREAM_SEAT",
                                                                                            "STREAM_BELIEF_SEAT"}
+
+
+def test_a_reviews_rollout_seed_is_keyed_by_seed_deal_seed_and_deal():
+    """Issue 50 item 5: a review's rollouts of a deal draw from a seed of (review seed, the deal's
+    seed, its number): every one of 27 keys gives its own seed, an order of the three counts (a key
+    that dropped the deal, or added its parts, would repeat), and none is the review's seed itself
+    or a pairs-design seating seed.  Bad parts are a one-line ValueError."""
+    keys = [(s, ds, d) for s in range(3) for ds in range(3) for d in range(3)]
+    seeds = [rng.deal_review_seed(*k) for k in keys]
+    assert len(set(seeds)) == len(keys)
+    assert rng.deal_review_seed(0, 5, 1) != rng.deal_review_seed(0, 1, 5) != rng.deal_review_seed(5, 0, 1)
+    assert all(0 <= x < 2 ** 62 for x in seeds)
+    assert not set(seeds) & ({0, 1, 2} | {rng.seating_pair_seed(s, p) for s in range(3) for p in (1, 2)})
+    for bad in ((-1, 0, 0), (0, -1, 0), (0, 0, -1), (0, True, 0), (0, 0, 1.5)):
+        with pytest.raises(ValueError, match="a review's rollout seed needs integers >= 0"):
+            rng.deal_review_seed(*bad)

@@ -20,8 +20,11 @@ remaining cards (:func:`simkit.runner.rollout.rollouts` with ``known``): no poli
 stock, so given the deal so far its order is uniform.  Both actions of a decision share each
 sample's stock order and policy streams (common random numbers), so a decision where the seat
 did what a deterministic reference does costs exactly 0.  Decision ``k``'s samples are
-``k * samples ..``: independent between decisions, so the deal's standard error adds theirs
-in quadrature.
+``k * samples ..`` of a seed of the deal's own (:func:`simkit.rng.deal_review_seed` of the
+review's seed and the deal line's seed and deal number): the rollouts are keyed by (seed, deal,
+decision), so they are independent between decisions, whose standard errors the deal's adds in
+quadrature, and between deals, which :func:`calibrate`'s intervals over deals take as
+independent.
 
 Unlike a loss "against the best action" (:mod:`simkit.studies.review`), this loss needs no
 argmax over noisy estimates (no winner's curse) and no belief over hidden cards; it measures
@@ -54,6 +57,7 @@ from simkit.engine.position import action_text, decision_kind
 from simkit.errors import SimkitError
 from simkit.policies.registry import LEARNED, PolicySpec, builtin_policy_name, parse_policy, policy_label
 from simkit.replay import LoggedDecision, log_decisions, replay_jsonl
+from simkit.rng import deal_review_seed
 from simkit.rules import RuleSet
 from simkit.runner.rollout import OUT_ERROR, OUT_PAYOFF, POLICY_DECIDES, rollouts
 from simkit.storage.files import write_json, write_parquet, write_text
@@ -184,7 +188,8 @@ def review_against_reference(
 ) -> ReferenceReview:
     """The reference loss of seat ``seat``'s decisions in a replay log (module docstring).
     ``decisions``: the log's decisions when already followed (:func:`simkit.replay.log_decisions`).
-    A pure function of its arguments, whatever ``workers``."""
+    A pure function of its arguments, whatever ``workers``; the rollouts draw from the deal's own
+    seed (:func:`simkit.rng.deal_review_seed`: ``seed`` and the deal line's seed and deal)."""
     if isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < N_SEATS:
         raise SimkitError(f"seat must be 0, 1 or 2, got {seat!r}", parameters=("seat",))
     samples = _check_count(samples, "samples", 2)
@@ -203,6 +208,7 @@ def review_against_reference(
         raise SimkitError("a review against a reference needs a simkit replay log (first line: the deal), whose "
                           "hands it rolls out from")
     table = table_from_log(header, int(seat), spec)
+    rollout_seed = deal_review_seed(seed, *_deal_identity(header))
     if decisions is None:
         decisions = log_decisions(list(text_lines))
     rules = RuleSet.from_dict(header.get("rules", {}))
@@ -215,7 +221,7 @@ def review_against_reference(
         if len(legal) < 2:
             continue
         out = rollouts(d.position.observation(), [POLICY_DECIDES, d.action], [True, True], d.index * samples, samples,
-                       seed, table, rules, workers=workers, known=d.state)
+                       rollout_seed, table, rules, workers=workers, known=d.state)
         if (out[..., OUT_ERROR] != 0).any():
             raise SimkitError(f"decision {d.index}: a rollout stopped early (error code "
                               f"{int(out[..., OUT_ERROR][out[..., OUT_ERROR] != 0][0])})")
@@ -229,6 +235,15 @@ def review_against_reference(
                                   hi=loss + z * se, samples=samples))
     return ReferenceReview(seat=int(seat), reference=policy_label(spec), table=tuple(policy_label(p) for p in table),
                            seed=seed, samples=samples, confidence=confidence, decisions=tuple(rows))
+
+
+def _deal_identity(header: dict[str, Any]) -> tuple[int, int]:
+    """(seed, deal number) of a log's deal line: what a review keys the deal's rollouts by."""
+    identity = header.get("seed"), header.get("deal")
+    if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in identity):
+        raise SimkitError("the log's deal line names no seed and deal number (integers >= 0): a review against a "
+                          "reference keys the deal's rollouts by them")
+    return identity
 
 
 # ---------------------------------------------------------------------------- calibration against paired play
@@ -341,8 +356,9 @@ def calibrate(
     """Play deals ``first_deal ..`` of ``seed`` twice, with ``policy`` in ``seat`` and with
     ``reference`` there (the reference in the other seats both times, seats fixed, the dealer
     rotating by deal), review the seat's decisions of the first against the reference
-    (:func:`review_against_reference`, review seed ``seed``) and compare predicted and realised
-    losses deal by deal."""
+    (:func:`review_against_reference`, review seed ``seed``: deal N's rollouts are keyed by
+    (``seed``, deal N, decision), so the deals' errors are independent) and compare predicted and
+    realised losses deal by deal."""
     seat_spec = builtin_policy(policy, "the policy")
     reference_spec = builtin_policy(reference, "the reference")
     deals = _check_count(deals, "deals", 2)
