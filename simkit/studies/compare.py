@@ -59,8 +59,9 @@ from simkit.rules import RuleSet
 from simkit.runner.duplicate import SEATINGS, check_design, comparison_design, read_comparison, run_duplicate, \
     seating_dir, seating_policies
 from simkit.jit import CompileTimer
+from simkit.runner import luck as luck_module
 from simkit.runner.luck import duplicate_luck
-from simkit.runner.simulate import check_backend, dask_session, stream_dask_in_order, use_threads
+from simkit.runner.simulate import check_backend, dask_session, stream_dask_in_order, use_threads, warm_simulate
 from simkit.progress import Progress, progress_enabled
 from simkit.runner.value_model import ValueModel, value_model_for
 from simkit.storage import load_dataset
@@ -803,8 +804,6 @@ def _warm_duplicate(policy_a: PolicySpec, policy_b: PolicySpec, rules: RuleSet |
     CPU clock starts (:func:`~simkit.runner.simulate.warm_simulate`: one deal, in a temporary
     folder), so that compilation is never counted as their CPU.  A Python-tier policy's deals
     are played in Python (:mod:`simkit.runner.python_play`): no deal kernel to warm."""
-    from simkit.runner.simulate import warm_simulate
-
     if not any(is_python_policy(spec) for spec in (policy_a, policy_b)):
         warm_simulate([policy_a, policy_b, policy_b], rules, 1, "fixed")
 
@@ -817,8 +816,6 @@ def _warm_luck(policy_a: PolicySpec, policy_b: PolicySpec, seed: int, rules: Rul
     """Compile (or load from the cache) the luck replay's kernels of A and B under ``model``
     before its CPU clock starts: one deal of one seating replayed
     (:func:`simkit.runner.luck.luck_rows`; every seating runs the same kernels), once per process."""
-    from simkit.runner import luck as luck_module
-
     rules = rules if rules is not None else RuleSet()
     key = (policy_a.text(), policy_b.text(), model.digest, tuple(rules.to_array().tolist()))
     if key in _WARM_LUCK:
