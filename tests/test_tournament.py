@@ -552,7 +552,7 @@ def test_the_bootstraps_are_seeded_and_draw_every_deal():
         draws = bootstrap_payoff_ratings(3, {(0, 1): spike, (1, 2): np.ones(other)}, resamples=4_000, seed=1)
         gap = draws[:, 0] - draws[:, 1]
         assert abs(gap.mean() - 2.0) < 0.15, gap.mean()  # 5 standard errors
-        assert gap.std() > 1.5
+        assert 1.6 < gap.std() < 2.0, gap.std()  # n draws per resample, not one
 
 
 def test_the_bootstraps_fit_with_the_stated_prior():
@@ -615,12 +615,15 @@ def test_payoff_weights_are_the_inverse_variances_of_the_means():
     precise = max(data[p].size / data[p].var(ddof=1) for p in ((0, 1), (1, 2)))
     assert np.allclose(payoff_ratings(3, data), wls([data[(0, 1)].size / data[(0, 1)].var(ddof=1), precise,
                                                       data[(1, 2)].size / data[(1, 2)].var(ddof=1)]), atol=1e-12)
-    same = {p: np.concatenate([d, d[:1]]) for p, d in data.items()}  # 4, 5 and 13 deals ...
-    same = {p: d[: 5] for p, d in same.items()}  # ... cut to the same 5 deals (joint draws)
-    same[(0, 2)] = np.array([0.25, 0.3, 0.2, 0.25, 0.25])
-    draws = bootstrap_payoff_ratings(3, same, resamples=4_000, seed=9)
-    assert np.isfinite(draws).all()
-    assert np.allclose(draws.mean(axis=0), payoff_ratings(3, same), atol=0.04), draws.mean(axis=0)
+    # the bootstrap: an outlier on one deal of (0, 1) makes its resampled variance, and so its
+    # weight, follow its resampled mean; with the full data's weights the rows average to the
+    # estimate (4,000 resamples: s.e. under 0.001), with each resample's own they drift by 0.38
+    noise = np.random.default_rng(0)
+    table = {(0, 1): noise.normal(0, 0.3, 10).round(2), (0, 2): noise.normal(0, 0.3, 10).round(2),
+             (1, 2): noise.normal(0, 0.3, 10).round(2) + 3.0}
+    table[(0, 1)][0] += 10.0
+    draws = bootstrap_payoff_ratings(3, table, resamples=4_000, seed=9)
+    assert np.allclose(draws.mean(axis=0), payoff_ratings(3, table), atol=0.01), draws.mean(axis=0)
 
 
 def _cycle_rows(data: dict) -> np.ndarray:
