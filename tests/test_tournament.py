@@ -734,3 +734,61 @@ def test_pairwise_tests_are_scipys_t_tests_with_bonferroni_and_holm(confidence):
         assert row["p_value"] == pytest.approx(t.pvalue, rel=1e-9) and row["p_holm"] == pytest.approx(h, rel=1e-9)
     flat = pairwise_tests({(0, 1): np.full(5, 0.5), (0, 2): np.zeros(5)}, confidence)
     assert [r["p_value"] for r in flat] == [0.0, 1.0] and [r["p_holm"] for r in flat] == [0.0, 1.0]
+
+
+def test_the_stated_defaults():
+    """Defaults are part of the interface: 2,000 resamples from seed 0, 95 % confidence, and
+    bootstrap_ratings passes a prior other than the default on."""
+    from simkit.analysis.ratings import bootstrap_davidson, bootstrap_payoff_ratings, pairwise_tests
+
+    differences = {(0, 1): np.array([1.0, 0.0, -2.0, 3.0])}
+    outcomes = {(0, 1): deal_outcomes(differences[(0, 1)])}
+    assert np.array_equal(bootstrap_ratings(2, outcomes), bootstrap_ratings(2, outcomes, resamples=2_000, seed=0))
+    assert np.array_equal(bootstrap_payoff_ratings(2, differences),
+                          bootstrap_payoff_ratings(2, differences, resamples=2_000, seed=0))
+    assert np.array_equal(bootstrap_davidson(2, differences), bootstrap_davidson(2, differences, resamples=2_000, seed=0))
+    assert pairwise_tests(differences) == pairwise_tests(differences, 0.95)
+    constant = {(0, 1): np.ones(6), (0, 2): np.full(6, 0.5), (1, 2): np.zeros(6)}
+    points, _ = points_matrix(3, constant)
+    assert np.allclose(bootstrap_ratings(3, constant, resamples=2, prior_draws=2.0), bradley_terry(points, prior_draws=2.0),
+                       atol=1e-5)
+
+
+def test_a_pairing_of_one_deal_or_one_point_counts():
+    """A pair that met once has played (it gets its virtual draw); a policy with one point is
+    not pointless (the module's example: 9 points to 1 is 400 log10 9 apart); Davidson's
+    pairings that played count whatever their outcomes: only ties, wins level, one deal."""
+    from simkit.analysis.ratings import davidson, outcome_counts
+
+    once = np.array([[0.0, 1.0, 0.0], [0.0, 0.0, 4.0], [0.0, 2.0, 0.0]])  # 0 beat 1 on the one deal they played
+    assert np.allclose(bradley_terry(once, prior_draws=1.0), _mle_by_scipy(once + 0.5 * (once + once.T > 0)), atol=1e-3)
+    r = bradley_terry(np.array([[0.0, 9.0], [1.0, 0.0]]), prior_draws=0.0)
+    assert r[0] - r[1] == pytest.approx(400 * np.log10(9.0))
+    chain = {(0, 1): np.zeros(4), (1, 2): np.array([1.0, -1.0, 2.0, -2.0]), (2, 3): np.array([0.5])}
+    wins, ties = outcome_counts(4, chain)
+    ratings, nu = davidson(wins, ties)
+    assert np.isfinite(ratings).all() and ratings[2] > ratings[3] and nu > 0
+
+
+def test_payoff_ratings_of_a_table_with_no_variance_are_unweighted_least_squares():
+    """Every pairing constant: equal weights.  The cycle 1, 1, 1 (0 over 1, 1 over 2, 0 over 2
+    by only 1) spreads its residual 1 evenly: r = (2/3, 0, -2/3), in the bootstrap as well."""
+    from simkit.analysis.ratings import bootstrap_payoff_ratings, payoff_ratings
+
+    cycle = {(0, 1): np.ones(5), (0, 2): np.ones(5), (1, 2): np.ones(5)}
+    assert np.allclose(payoff_ratings(3, cycle), [2 / 3, 0.0, -2 / 3], atol=1e-12)
+    assert np.allclose(bootstrap_payoff_ratings(3, cycle, resamples=3), [2 / 3, 0.0, -2 / 3], atol=1e-12)
+
+
+def test_the_additive_fit_tolerates_rounding_but_not_a_departure():
+    """No variance: an exactly additive table is additive whatever the rounding of its values
+    (thirds and sixths, tenths, means up to 10⁵); a constant departure of 3·10⁻⁹ 牌 on unit
+    means is a departure."""
+    from simkit.analysis.ratings import additive_fit
+
+    for values in ((33333.3, 99999.9, 66666.6), (1 / 3, 1 / 2, 1 / 6), (0.1, 0.3, 0.2)):
+        # before the fix the rounding of the means' covariance (1e-34) read as variance: df 1, p < 0.05
+        exact = additive_fit(3, {p: np.full(n, v) for p, v, n in zip(((0, 1), (0, 2), (1, 2)), values, (20, 60, 7))})
+        assert exact.df == 0 and exact.fits, (values, exact)
+    off = additive_fit(3, {(0, 1): np.full(20, 1.0 + 3e-9), (0, 2): np.full(20, 1.0), (1, 2): np.full(20, 0.0)})
+    assert off.chi2 == np.inf and not off.fits
