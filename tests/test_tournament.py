@@ -737,8 +737,8 @@ def test_pairwise_tests_are_scipys_t_tests_with_bonferroni_and_holm(confidence):
 
 
 def test_the_stated_defaults():
-    """Defaults are part of the interface: 2,000 resamples from seed 0, 95 % confidence, and
-    bootstrap_ratings passes a prior other than the default on."""
+    """Defaults are part of the interface: 2,000 resamples from seed 0, 95 % confidence, one
+    virtual draw, and bootstrap_ratings passes a prior other than the default on."""
     from simkit.analysis.ratings import bootstrap_davidson, bootstrap_payoff_ratings, pairwise_tests
 
     differences = {(0, 1): np.array([1.0, 0.0, -2.0, 3.0])}
@@ -748,6 +748,8 @@ def test_the_stated_defaults():
                           bootstrap_payoff_ratings(2, differences, resamples=2_000, seed=0))
     assert np.array_equal(bootstrap_davidson(2, differences), bootstrap_davidson(2, differences, resamples=2_000, seed=0))
     assert pairwise_tests(differences) == pairwise_tests(differences, 0.95)
+    points = np.array([[0.0, 9.0, 2.0], [1.0, 0.0, 4.0], [3.0, 5.0, 0.0]])
+    assert np.array_equal(bradley_terry(points), bradley_terry(points, prior_draws=1.0))
     constant = {(0, 1): np.ones(6), (0, 2): np.full(6, 0.5), (1, 2): np.zeros(6)}
     points, _ = points_matrix(3, constant)
     assert np.allclose(bootstrap_ratings(3, constant, resamples=2, prior_draws=2.0), bradley_terry(points, prior_draws=2.0),
