@@ -736,10 +736,14 @@ def test_pairwise_tests_are_scipys_t_tests_with_bonferroni_and_holm(confidence):
     assert [r["p_value"] for r in flat] == [0.0, 1.0] and [r["p_holm"] for r in flat] == [0.0, 1.0]
 
 
-def test_the_stated_defaults():
+def test_the_stated_defaults(monkeypatch):
     """Defaults are part of the interface: 2,000 resamples from seed 0, 95 % confidence, one
-    virtual draw, and bootstrap_ratings passes a prior other than the default on."""
+    virtual draw, and bootstrap_ratings passes a prior other than the default on.  (Davidson's
+    bootstrap with its fit replaced by the resample's counts: 4,000 fits would take a minute.)"""
+    from simkit.analysis import ratings
     from simkit.analysis.ratings import bootstrap_davidson, bootstrap_payoff_ratings, pairwise_tests
+
+    monkeypatch.setattr(ratings, "davidson", lambda wins, ties, prior_ties=1.0: (np.array([wins[0, 1], ties[0, 1]]), 1.0))
 
     differences = {(0, 1): np.array([1.0, 0.0, -2.0, 3.0])}
     outcomes = {(0, 1): deal_outcomes(differences[(0, 1)])}
