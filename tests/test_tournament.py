@@ -461,3 +461,340 @@ def test_simultaneous_intervals_cover_together():
         joint += all(r["simultaneous_lo"] <= truth[r["pair"]] <= r["simultaneous_hi"] for r in rows)
         marginal += all(r["lo"] <= truth[r["pair"]] <= r["hi"] for r in rows)
     assert joint / 2_000 >= 0.94 and marginal / 2_000 < 0.85, (joint, marginal)
+
+
+# ---- mutation testing (issue 50): each test below kills named mutants of simkit/analysis/ratings.py
+
+
+def test_bad_input_is_refused_with_a_message_naming_the_problem():
+    """Each validation clause on its own, with its message (an ``or`` turned ``and``, a bound
+    moved by one, a message lost)."""
+    from simkit.analysis.ratings import additive_fit
+
+    with pytest.raises(ValueError, match="^deal_outcomes: the differences hold NaN$"):
+        deal_outcomes(np.array([1.0, np.nan]))
+    for pair in ((1, 0), (1, 1), (0, 3), (-1, 2)):
+        with pytest.raises(ValueError, match=r"^points_matrix: pairing .* is not \(i, j\) with 0 <= i < j < 3$"):
+            points_matrix(3, {pair: np.array([1.0])})
+    shape = "^bradley_terry: points must be a square matrix of 2 or more policies, got shape"
+    for bad in (np.zeros(4), np.zeros((2, 3)), np.zeros((1, 1))):
+        with pytest.raises(ValueError, match=shape):
+            bradley_terry(bad)
+    for bad in (np.array([[0.0, -1.0], [2.0, 0.0]]), np.array([[0.0, np.inf], [2.0, 0.0]])):
+        with pytest.raises(ValueError, match=r"^bradley_terry: points must be finite and >= 0$"):
+            bradley_terry(bad)
+    with pytest.raises(ValueError, match=r"^bradley_terry: prior_draws must be >= 0, got -0.5$"):
+        bradley_terry(np.array([[0.0, 2.0], [1.0, 0.0]]), prior_draws=-0.5)
+    with pytest.raises(ValueError, match=r"^bradley_terry: a policy scored no point at all \(use prior_draws > 0\)$"):
+        bradley_terry(np.array([[0.0, 2.0], [0.0, 0.0]]), prior_draws=0.0)
+    with pytest.raises(ValueError, match="^bradley_terry: the pairings played do not connect every policy$"):
+        bradley_terry(np.array([[0.0, 1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 0.0]]))
+    with pytest.raises(ValueError, match="^resamples must be >= 1, got 0$"):
+        bootstrap_ratings(2, {(0, 1): np.array([1.0, 0.0])}, resamples=0)
+    good = np.array([0.5, -0.5, 1.0])
+    for bad in (np.ones((3, 2)), np.array([1.0]), np.array([1.0, np.nan]), np.array([1.0, np.inf])):
+        with pytest.raises(ValueError, match=r"^additive_fit: pairing \(0, 2\) needs 2 or more finite per-deal differences$"):
+            additive_fit(3, {(0, 1): good, (0, 2): bad, (1, 2): good})
+    for pair in ((1, 0), (1, 1), (0, 3), (-1, 2)):
+        with pytest.raises(ValueError, match=r"^additive_fit: pairing .* is not \(i, j\) with 0 <= i < j < 3$"):
+            additive_fit(3, {(0, 1): good, pair: good})
+
+
+def test_the_diagonal_of_the_points_is_ignored():
+    """A policy's points against itself are not games (mutant: the diagonal filled with 1)."""
+    points = np.array([[0.0, 9.0, 4.0], [1.0, 0.0, 5.0], [6.0, 5.0, 0.0]])
+    selfish = points + np.diag([7.0, 3.0, 11.0])
+    assert np.allclose(bradley_terry(selfish, prior_draws=0.0), _mle_by_scipy(points), atol=1e-3)
+
+
+def test_a_star_of_pairings_connects_every_policy():
+    """Every pairing through policy 0 (a star) is connected: the search must go on from 0's
+    neighbours, not start from 1 (mutant ``frontier = [1]``), in every fit that checks it."""
+    from simkit.analysis.ratings import additive_fit, davidson, outcome_counts, payoff_ratings
+
+    star = {(0, 1): np.array([1.0, 0.5, 1.5]), (0, 2): np.array([2.0, 2.5, 1.5]), (0, 3): np.array([-1.0, -0.5, -1.5])}
+    assert np.allclose(payoff_ratings(4, star), np.array([0.0, -1.0, -2.0, 1.0]) + 0.5)
+    points = np.zeros((4, 4))
+    points[0, 1:], points[1:, 0] = [6.0, 3.0, 2.0], [2.0, 3.0, 6.0]
+    assert np.allclose(bradley_terry(points, prior_draws=0.0), _mle_by_scipy(points), atol=1e-3)
+    wins, ties = outcome_counts(4, star)
+    assert np.isfinite(davidson(wins, ties)[0]).all()
+    assert additive_fit(4, star).df == 0
+    with pytest.raises(ValueError, match="connect"):
+        davidson(np.array([[0.0, 3.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 0.0]]), np.zeros((3, 3)))
+
+
+def test_ties_are_counted_on_both_sides():
+    from simkit.analysis.ratings import outcome_counts
+
+    wins, ties = outcome_counts(3, {(0, 1): np.array([0.0, 1.0, -1.0, 0.0]), (1, 2): np.array([-2.0, 0.0])})
+    assert wins.tolist() == [[0.0, 1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]
+    assert ties.tolist() == [[0.0, 2.0, 0.0], [2.0, 0.0, 1.0], [0.0, 1.0, 0.0]]
+
+
+def test_the_bootstraps_are_seeded_and_draw_every_deal():
+    """Same seed, same draws; another seed, other draws (mutant: the seed not passed on).  Each
+    deal is drawn once per resample on average, the first included (mutant: indices drawn from 1):
+    a pairing whose only non-zero deal is the first averages its mean over the resamples, jointly
+    and each pairing on its own."""
+    from simkit.analysis.ratings import bootstrap_payoff_ratings
+
+    rng = np.random.default_rng(8)
+    outcomes = {(0, 1): (rng.random(40) < 0.6).astype(float), (0, 2): (rng.random(40) < 0.7).astype(float),
+                (1, 2): (rng.random(40) < 0.5).astype(float)}
+    first = bootstrap_ratings(3, outcomes, resamples=20, seed=3)
+    assert np.array_equal(first, bootstrap_ratings(3, outcomes, resamples=20, seed=3))
+    assert not np.allclose(first, bootstrap_ratings(3, outcomes, resamples=20, seed=4))
+    assert bootstrap_ratings(3, outcomes, resamples=1, seed=3).shape == (1, 3)
+    spike = np.zeros(5)
+    spike[0] = 10.0  # mean 2; a resample's mean is 10 x (draws of deal 0) / 5, sd 1.79
+    for other in (5, 7):  # the same deals (joint draws), then another length (each on its own)
+        draws = bootstrap_payoff_ratings(3, {(0, 1): spike, (1, 2): np.ones(other)}, resamples=4_000, seed=1)
+        gap = draws[:, 0] - draws[:, 1]
+        assert abs(gap.mean() - 2.0) < 0.15, gap.mean()  # 5 standard errors
+        assert 1.6 < gap.std() < 2.0, gap.std()  # n draws per resample, not one
+
+
+def test_the_bootstraps_fit_with_the_stated_prior():
+    """Outcomes that every resample reproduces (constant per pairing): each bootstrap row is the
+    full fit, with the default prior of one virtual draw (tie) per pairing, to the precision of
+    the point fit."""
+    from simkit.analysis.ratings import bootstrap_davidson, davidson, outcome_counts
+
+    outcomes = {(0, 1): np.ones(10), (0, 2): np.full(10, 0.5), (1, 2): np.zeros(10)}
+    points, _ = points_matrix(3, outcomes)
+    draws = bootstrap_ratings(3, outcomes, resamples=3, seed=2)
+    assert np.allclose(draws, bradley_terry(points, prior_draws=1.0), atol=1e-5)
+    differences = {(0, 1): np.ones(10), (0, 2): np.zeros(10), (1, 2): -np.ones(10)}
+    ratings = davidson(*outcome_counts(3, differences), prior_ties=1.0)[0]
+    assert np.allclose(bootstrap_davidson(3, differences, resamples=3, seed=2), ratings, atol=1e-4)
+
+
+def test_the_davidson_bootstrap_on_a_cluster_draws_the_same_bytes():
+    """``run_in_order`` (here a serial stand-in for a Dask cluster's: each piece numbered, its
+    result in order) gives the same bytes as the plain loop, 250 resamples being pieces of
+    100, 100 and 50, with the prior passed on."""
+    from simkit.analysis.ratings import bootstrap_davidson
+
+    calls = []
+
+    def in_order(function, config, pieces):
+        calls.append((config, [len(p) for p in pieces]))
+        return [function(config, (number, piece))[1] for number, piece in enumerate(pieces)]
+
+    rng = np.random.default_rng(6)
+    differences = {(0, 1): rng.normal(0.3, 1, 30).round(), (0, 2): rng.normal(0, 1, 30).round(),
+                   (1, 2): rng.normal(-0.2, 1, 30).round()}
+    plain = bootstrap_davidson(3, differences, resamples=250, seed=5, prior_ties=2.0)
+    assert np.array_equal(bootstrap_davidson(3, differences, resamples=250, seed=5, prior_ties=2.0,
+                                             run_in_order=in_order), plain)
+    assert calls == [(2.0, [100, 100, 50])]
+    assert not np.allclose(plain, bootstrap_davidson(3, differences, resamples=250, seed=5, prior_ties=1.0))
+
+
+def test_payoff_weights_are_the_inverse_variances_of_the_means():
+    """Pairings of 3, 4 and 12 deals on a table that is not additive: the default weights are
+    n / s² (statsmodels' weighted least squares, ratings mean 0), a pairing with no variance
+    weighs as the most precise other one, and the bootstrap keeps the full data's weights
+    (its rows average to the estimate: the estimator is linear in the resampled means)."""
+    import statsmodels.api as sm
+
+    from simkit.analysis.ratings import bootstrap_payoff_ratings, payoff_ratings
+
+    data = {(0, 1): np.array([1.0, 2.5, 0.2]), (0, 2): np.array([0.1, 0.4, -0.3, 0.9]),
+            (1, 2): np.array([0.5, -1.5, 2.0, 0.0, 1.0, -0.5, 1.5, 0.7, -0.2, 0.3, 2.2, -1.0])}
+
+    def wls(weights: list) -> np.ndarray:
+        design = np.array([[1.0, -1.0, 0.0], [1.0, 0.0, -1.0], [0.0, 1.0, -1.0]])[:, 1:]  # r_0 = 0
+        means = [data[p].mean() for p in sorted(data)]
+        r = np.concatenate([[0.0], sm.WLS(means, design, weights=weights).fit().params])
+        return r - r.mean()
+
+    assert np.allclose(payoff_ratings(3, data), wls([d.size / d.var(ddof=1) for d in data.values()]), atol=1e-12)
+    data[(0, 2)] = np.full(4, 0.25)
+    precise = max(data[p].size / data[p].var(ddof=1) for p in ((0, 1), (1, 2)))
+    assert np.allclose(payoff_ratings(3, data), wls([data[(0, 1)].size / data[(0, 1)].var(ddof=1), precise,
+                                                      data[(1, 2)].size / data[(1, 2)].var(ddof=1)]), atol=1e-12)
+    # the bootstrap: an outlier on one deal of (0, 1) makes its resampled variance, and so its
+    # weight, follow its resampled mean; with the full data's weights the rows average to the
+    # estimate (4,000 resamples: s.e. under 0.001), with each resample's own they drift by 0.38
+    noise = np.random.default_rng(0)
+    table = {(0, 1): noise.normal(0, 0.3, 10).round(2), (0, 2): noise.normal(0, 0.3, 10).round(2),
+             (1, 2): noise.normal(0, 0.3, 10).round(2) + 3.0}
+    table[(0, 1)][0] += 10.0
+    draws = bootstrap_payoff_ratings(3, table, resamples=4_000, seed=9)
+    assert np.allclose(draws.mean(axis=0), payoff_ratings(3, table), atol=0.01), draws.mean(axis=0)
+
+
+def _cycle_rows(data: dict) -> np.ndarray:
+    """Per-deal cycle contrasts of four policies' six pairings: d01 - d02 + d12, d01 - d03 + d13,
+    d02 - d03 + d23 (a basis of the combinations every additive model makes 0)."""
+    return np.column_stack([data[(0, 1)] - data[(0, 2)] + data[(1, 2)], data[(0, 1)] - data[(0, 3)] + data[(1, 3)],
+                            data[(0, 2)] - data[(0, 3)] + data[(2, 3)]])
+
+
+@pytest.mark.parametrize("deals, shift", [(30, 0.0), (12, 0.4), (2, 0.0)])
+def test_the_additive_fit_is_hotellings_test_of_the_cycle_contrasts(deals, shift):
+    """Every pairing on the same deals: χ² is Hotelling's T² of the per-deal cycle contrasts and
+    the p-value its exact F test (statsmodels' test_mvmean, another basis of the contrasts), on
+    few deals where F and χ² differ, on a table off additivity, and on two deals (one contrast's
+    variance from two rows: Student's t); the fit does not depend on the unit (the same
+    differences in 10⁻⁶)."""
+    from scipy import stats
+    from statsmodels.stats.multivariate import test_mvmean
+
+    from simkit.analysis.ratings import additive_fit
+
+    data = _null_tournament(np.random.default_rng(deals), max(deals, 3))
+    data[(1, 3)] = data[(1, 3)] + shift
+    if deals == 2:  # three policies, one contrast
+        data = {p: data[p][:2] for p in ((0, 1), (0, 2), (1, 2))}
+        rows = (data[(0, 1)] - data[(0, 2)] + data[(1, 2)])[:, None]
+    else:
+        rows = _cycle_rows(data)
+    fit = additive_fit(4 if deals > 2 else 3, data)
+    if rows.shape[1] > 1:
+        hotelling = test_mvmean(rows, 0.0)
+        t2, p_value = float(hotelling.t2), float(hotelling.pvalue)
+    else:  # one contrast: T² is Student's t squared
+        t_test = stats.ttest_1samp(rows[:, 0], 0.0)
+        t2, p_value = float(t_test.statistic) ** 2, float(t_test.pvalue)
+    assert (fit.df, fit.reference, fit.deals) == (rows.shape[1], "F", deals)
+    assert fit.chi2 == pytest.approx(t2, rel=1e-9)
+    assert fit.p_value == pytest.approx(p_value, rel=1e-9)
+    small = additive_fit(4 if deals > 2 else 3, {p: d * 1e-6 for p, d in data.items()})
+    assert small.chi2 == pytest.approx(fit.chi2, rel=1e-6) and small.df == fit.df
+
+
+def test_the_additive_fit_of_pairings_of_other_lengths_is_asymptotic():
+    """Pairings of other lengths (stopped early): the χ² reference, p = P(χ²(df) > χ²), with the
+    means' covariance over the deals each two pairings share (statsmodels' GLS, sigma built from
+    the shared rows); a design with no cycle (a star) has nothing to test."""
+    import statsmodels.api as sm
+    from scipy import stats
+
+    from simkit.analysis.ratings import AdditiveFit, additive_fit
+
+    full = _null_tournament(np.random.default_rng(17), 60)
+    full[(0, 3)] = full[(0, 3)] + 1.0
+    lengths = dict(zip(sorted(full), (60, 45, 60, 30, 52, 60)))
+    data = {p: full[p][: lengths[p]] for p in sorted(full)}
+    pairs = sorted(data)
+    sigma = np.zeros((6, 6))
+    for a, pa in enumerate(pairs):
+        for b, pb in enumerate(pairs):
+            c = min(lengths[pa], lengths[pb])
+            sigma[a, b] = c * np.cov(data[pa][:c], data[pb][:c])[0, 1] / (lengths[pa] * lengths[pb])
+    design = np.array([[1.0 * (col == i) - (col == j) for col in range(1, 4)] for i, j in pairs])
+    gls = sm.GLS(np.array([data[p].mean() for p in pairs]), design, sigma=sigma).fit()
+    fit = additive_fit(4, data)
+    assert (fit.df, fit.reference, fit.deals) == (3, "chi2", 0)
+    assert fit.chi2 == pytest.approx(float(gls.ssr), rel=1e-9)
+    assert fit.p_value == pytest.approx(float(stats.chi2.sf(gls.ssr, 3)), rel=1e-9) and fit.p_value < 0.05
+    star = additive_fit(4, {p: data[p] for p in ((0, 1), (0, 2), (0, 3))})
+    assert (star.chi2, star.df, star.reference, star.deals, star.fits) == (0.0, 0, "chi2", 0, True)
+    assert np.isnan(star.p_value)
+
+
+def test_a_table_with_no_variance_is_judged_by_its_means_alone():
+    """No variance: an intransitive table is rejected outright (χ² infinite, p 0, no F), three
+    policies that play alike (every difference 0: the contrasts are exactly 0) fit with nothing
+    to test; ``fits`` is p >= 0.05 (not a NaN p either)."""
+    from simkit.analysis.ratings import AdditiveFit, additive_fit
+
+    cycle = {(0, 1): np.full(50, 1.0), (0, 2): np.full(50, 1.0), (1, 2): np.full(50, 1.0)}
+    assert additive_fit(3, cycle) == AdditiveFit(np.inf, 1, 0.0, "chi2", 0)
+    alike = additive_fit(3, {p: np.zeros(50) for p in cycle})
+    assert (alike.chi2, alike.df, alike.fits) == (0.0, 0, True) and np.isnan(alike.p_value)
+    assert AdditiveFit(1.0, 1, 0.05).fits and not AdditiveFit(1.0, 1, 0.0499).fits
+    assert AdditiveFit(1.0, 1, 0.5).reference == "chi2" and AdditiveFit(1.0, 1, 0.5).deals == 0
+
+
+@pytest.mark.parametrize("confidence", [0.95, 0.8])
+def test_pairwise_tests_are_scipys_t_tests_with_bonferroni_and_holm(confidence):
+    """Each pairing's row against scipy's one-sample t test (its interval at ``confidence``, and
+    at 1 - (1 - confidence) / m for the simultaneous one; its p-value) and statsmodels' Holm;
+    pairings of 2, 9 and 40 deals; a pairing with no variance has p 0 (or 1 when its mean is 0)."""
+    from scipy import stats
+    from statsmodels.stats.multitest import multipletests
+
+    from simkit.analysis.ratings import pairwise_tests
+
+    rng = np.random.default_rng(11)
+    data = {(0, 1): np.array([0.3, 1.9]), (0, 2): rng.normal(0.4, 1.0, 9), (1, 2): rng.normal(-0.5, 2.0, 40)}
+    rows = pairwise_tests(data, confidence)
+    tests = [stats.ttest_1samp(data[p], 0.0) for p in sorted(data)]
+    holm = multipletests([t.pvalue for t in tests], method="holm")[1]
+    for row, p, t, h in zip(rows, sorted(data), tests, holm):
+        marginal, joint = t.confidence_interval(confidence), t.confidence_interval(1 - (1 - confidence) / 3)
+        assert row["pair"] == p and row["deals"] == data[p].size
+        assert row["estimate"] == pytest.approx(data[p].mean(), rel=1e-12)
+        assert (row["lo"], row["hi"]) == pytest.approx((marginal.low, marginal.high), rel=1e-9)
+        assert (row["simultaneous_lo"], row["simultaneous_hi"]) == pytest.approx((joint.low, joint.high), rel=1e-9)
+        assert row["p_value"] == pytest.approx(t.pvalue, rel=1e-9) and row["p_holm"] == pytest.approx(h, rel=1e-9)
+    flat = pairwise_tests({(0, 1): np.full(5, 0.5), (0, 2): np.zeros(5)}, confidence)
+    assert [r["p_value"] for r in flat] == [0.0, 1.0] and [r["p_holm"] for r in flat] == [0.0, 1.0]
+
+
+def test_the_stated_defaults(monkeypatch):
+    """Defaults are part of the interface: 2,000 resamples from seed 0, 95 % confidence, one
+    virtual draw, and bootstrap_ratings passes a prior other than the default on.  (Davidson's
+    bootstrap with its fit replaced by the resample's counts: 4,000 fits would take a minute.)"""
+    from simkit.analysis import ratings
+    from simkit.analysis.ratings import bootstrap_davidson, bootstrap_payoff_ratings, pairwise_tests
+
+    monkeypatch.setattr(ratings, "davidson", lambda wins, ties, prior_ties=1.0: (np.array([wins[0, 1], ties[0, 1]]), 1.0))
+
+    differences = {(0, 1): np.array([1.0, 0.0, -2.0, 3.0])}
+    outcomes = {(0, 1): deal_outcomes(differences[(0, 1)])}
+    assert np.array_equal(bootstrap_ratings(2, outcomes), bootstrap_ratings(2, outcomes, resamples=2_000, seed=0))
+    assert np.array_equal(bootstrap_payoff_ratings(2, differences),
+                          bootstrap_payoff_ratings(2, differences, resamples=2_000, seed=0))
+    assert np.array_equal(bootstrap_davidson(2, differences), bootstrap_davidson(2, differences, resamples=2_000, seed=0))
+    assert pairwise_tests(differences) == pairwise_tests(differences, 0.95)
+    points = np.array([[0.0, 9.0, 2.0], [1.0, 0.0, 4.0], [3.0, 5.0, 0.0]])
+    assert np.array_equal(bradley_terry(points), bradley_terry(points, prior_draws=1.0))
+    constant = {(0, 1): np.ones(6), (0, 2): np.full(6, 0.5), (1, 2): np.zeros(6)}
+    points, _ = points_matrix(3, constant)
+    assert np.allclose(bootstrap_ratings(3, constant, resamples=2, prior_draws=2.0), bradley_terry(points, prior_draws=2.0),
+                       atol=1e-5)
+
+
+def test_a_pairing_of_one_deal_or_one_point_counts():
+    """A pair that met once has played (it gets its virtual draw); a policy with one point is
+    not pointless (the module's example: 9 points to 1 is 400 log10 9 apart); Davidson's
+    pairings that played count whatever their outcomes: only ties, wins level, one deal."""
+    from simkit.analysis.ratings import davidson, outcome_counts
+
+    once = np.array([[0.0, 1.0, 0.0], [0.0, 0.0, 4.0], [0.0, 2.0, 0.0]])  # 0 beat 1 on the one deal they played
+    assert np.allclose(bradley_terry(once, prior_draws=1.0), _mle_by_scipy(once + 0.5 * (once + once.T > 0)), atol=1e-3)
+    r = bradley_terry(np.array([[0.0, 9.0], [1.0, 0.0]]), prior_draws=0.0)
+    assert r[0] - r[1] == pytest.approx(400 * np.log10(9.0))
+    chain = {(0, 1): np.zeros(4), (1, 2): np.array([1.0, -1.0, 2.0, -2.0]), (2, 3): np.array([0.5])}
+    wins, ties = outcome_counts(4, chain)
+    ratings, nu = davidson(wins, ties)
+    assert np.isfinite(ratings).all() and ratings[2] > ratings[3] and nu > 0
+
+
+def test_payoff_ratings_of_a_table_with_no_variance_are_unweighted_least_squares():
+    """Every pairing constant: equal weights.  The cycle 1, 1, 1 (0 over 1, 1 over 2, 0 over 2
+    by only 1) spreads its residual 1 evenly: r = (2/3, 0, -2/3), in the bootstrap as well."""
+    from simkit.analysis.ratings import bootstrap_payoff_ratings, payoff_ratings
+
+    cycle = {(0, 1): np.ones(5), (0, 2): np.ones(5), (1, 2): np.ones(5)}
+    assert np.allclose(payoff_ratings(3, cycle), [2 / 3, 0.0, -2 / 3], atol=1e-12)
+    assert np.allclose(bootstrap_payoff_ratings(3, cycle, resamples=3), [2 / 3, 0.0, -2 / 3], atol=1e-12)
+
+
+def test_the_additive_fit_tolerates_rounding_but_not_a_departure():
+    """No variance: an exactly additive table is additive whatever the rounding of its values
+    (thirds and sixths, tenths, means up to 10⁵); a constant departure of 3·10⁻⁹ 牌 on unit
+    means is a departure."""
+    from simkit.analysis.ratings import additive_fit
+
+    for values in ((33333.3, 99999.9, 66666.6), (1 / 3, 1 / 2, 1 / 6), (0.1, 0.3, 0.2)):
+        # before the fix the rounding of the means' covariance (1e-34) read as variance: df 1, p < 0.05
+        exact = additive_fit(3, {p: np.full(n, v) for p, v, n in zip(((0, 1), (0, 2), (1, 2)), values, (20, 60, 7))})
+        assert exact.df == 0 and exact.fits, (values, exact)
+    off = additive_fit(3, {(0, 1): np.full(20, 1.0 + 3e-9), (0, 2): np.full(20, 1.0), (1, 2): np.full(20, 0.0)})
+    assert off.chi2 == np.inf and not off.fits

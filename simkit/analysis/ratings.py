@@ -401,9 +401,11 @@ def _additive_fit(design: np.ndarray, means: np.ndarray, covariance: np.ndarray,
         return AdditiveFit(0.0, 0, math.nan)
     values = contrasts @ means
     eigenvalues, vectors = np.linalg.eigh(contrasts @ covariance @ contrasts.T)
-    kept = eigenvalues > 1e-10 * max(float(eigenvalues.max()), 0.0)
-    projected = vectors.T @ values
     scale = max(1.0, float(np.abs(means).max()))
+    # a contrast's variance counts above 1e-10 of the largest one and above rounding: a table
+    # with no variance at all (constant pairings) has variances of 1e-34 from the mean's rounding
+    kept = eigenvalues > max(1e-10 * float(eigenvalues.max()), (1e-12 * scale) ** 2)
+    projected = vectors.T @ values
     if np.any(np.abs(projected[~kept]) > 1e-9 * scale):  # a contrast with no variance that is not 0
         return AdditiveFit(math.inf, q, 0.0)
     df = int(kept.sum())
