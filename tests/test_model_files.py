@@ -383,3 +383,65 @@ def test_a_file_rewritten_in_place_is_read_anew(kind, tmp_path):
     link.symlink_to(path)
     again = load(link)  # the same file by another name: cached, under the name asked for
     assert again.path == str(link) and again.digest == after.digest and again.block is after.block
+
+
+# --- mutation tests (docs/testing.md): the reader, the writer and the words of the messages ---
+
+def test_read_model_file_returns_the_block_the_metadata_and_the_files_sha256(tmp_path):
+    """The public reader: the SHA-256 is of the file's bytes (hashlib on the bytes read here),
+    the block is the stored float64 block, and a foreign file is a one-line ModelError."""
+    import hashlib
+
+    from simkit.policies.model import read_model_file
+
+    block, meta, digest = read_model_file(BUILTIN_MODEL, LEARNED_LAYOUT)
+    assert digest == hashlib.sha256(BUILTIN_MODEL.read_bytes()).hexdigest()
+    with np.load(BUILTIN_MODEL) as stored:
+        np.testing.assert_array_equal(block, stored["block"])
+    assert meta["format"] == LEARNED_LAYOUT.fmt and block.dtype == np.float64
+    foreign = tmp_path / "foreign.npz"
+    foreign.write_bytes(b"PK not a zip")
+    with pytest.raises(ModelError, match=r"^model file .*foreign\.npz: ") as caught:
+        read_model_file(foreign, LEARNED_LAYOUT)
+    assert "\n" not in str(caught.value)
+
+
+def test_model_bytes_is_a_function_of_the_contents_not_of_the_order_of_the_metadata():
+    """Written metadata: keys sorted (the same bytes whatever the order the caller built its dict
+    in), the layout's fields under their names, the block stored as float64 whatever it came as."""
+    from simkit.policies.model import model_bytes
+
+    with np.load(BUILTIN_MODEL) as stored:
+        shipped = json.loads(str(stored["meta"]))
+    block = load_model(BUILTIN_MODEL).block           # the current layout's block of the shipped model
+    first = model_bytes(block, {"seed": 1, "generations": 2})
+    assert first == model_bytes(block, {"generations": 2, "seed": 1})
+    with np.load(io.BytesIO(model_bytes(block.astype(np.float32), {}))) as written:
+        assert written["block"].dtype == np.float64
+        meta = json.loads(str(written["meta"]))
+    assert list(meta) == sorted(meta)
+    assert {"format", "layout_version", "features", "feature_regions", "hidden"} <= set(meta)
+    # the shipped file's own record of its layout (written when it was trained)
+    assert meta["hidden"] == shipped["hidden"] and meta["feature_regions"] == shipped["feature_regions"]
+
+
+@pytest.mark.parametrize("versions, words", [
+    ((2, 3), "layout version 2 or 3"),
+    ((None,), "no layout_version field"),
+    ((2, None), "layout version 2 or no layout_version field"),
+])
+def test_a_layouts_versions_in_words(versions, words):
+    from simkit.policies.model import ModelLayout
+
+    assert ModelLayout("f", 10, versions).versions_text() == words
+
+
+def test_the_words_messages_use_for_a_files_values():
+    from simkit.policies.model import _option_text, _shape_text, _short
+
+    assert [_short(v) for v in ("abc", 5, 2.5, None)] == ["'abc'", "5", "2.5", "None"]
+    assert _short([1, 2]) == "a JSON list" and _short({"a": 1}) == "a JSON dict"
+    assert _short("x" * 78) == "'" + "x" * 78 + "'"          # 80 characters: kept whole
+    assert _short("x" * 79) == "'" + "x" * 76 + "..."        # 81: cut to 80
+    assert _shape_text((1, 2, 3, 4)) == "(1, 2, 3, 4)" and _shape_text((1,) * 5) == "(5 dimensions)"
+    assert [_option_text(v) for v in (True, False, 3, "x")] == ["on", "off", "3", "x"]
