@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import numpy as np
@@ -187,8 +188,12 @@ def test_a_typed_decision_log_is_reviewed_like_a_replay_log(logged):
     lines, decisions = logged
     typed = [json.dumps({"position": d.position.text(), "chosen": action_text(d.action, d.position)})
              for d in decisions if d.seat == 1]
-    from_typed = review_decisions(parse_decision_log(typed), 1, rollouts=64, seed=4)
-    from_replay = review_decisions(parse_decision_log(lines), 1, rollouts=64, seed=4)
+    replayed = parse_decision_log(lines)
+    # a typed log names no deal: given the replay's deal and decision numbers (the rollouts' key), the same review
+    keyed = [dataclasses.replace(t, index=d.index, deal=d.deal)
+             for t, d in zip(parse_decision_log(typed), [d for d in replayed if d.position.seat == 1], strict=True)]
+    from_typed = review_decisions(keyed, 1, rollouts=64, seed=4)
+    from_replay = review_decisions(replayed, 1, rollouts=64, seed=4)
     columns = ["kind", "hand", "chosen", "best", "loss", "loss_lo", "loss_hi"]
     assert from_typed.to_frame()[columns].equals(from_replay.to_frame()[columns])
     with pytest.raises(SimkitError, match="log line 2: action 'discard XX'"):

@@ -355,3 +355,66 @@ def test_nothing_may_follow_the_end_line(extra, tmp_path, capsys):
     log.write_text("\n".join(bad) + "\n", encoding="utf-8")
     rc, err = run_cli(["review", log, "--seat", "1", "--rollouts", "2", "--samples", "2", "--quiet"], capsys)
     one_line_error(rc, err, f"line {len(bad)}", "the deal has ended")
+
+
+def _payoffs(review):
+    """Every reviewed decision's estimates, action by action (the analyses' confirmed payoffs)."""
+    return [tuple((a.action, a.payoff) for a in d.analysis.actions) for d in review.decisions]
+
+
+def test_the_best_action_analyses_are_keyed_by_the_deal(monkeypatch):
+    """Issue 50: the best-action part of ``simkit review`` analyses each decision from the
+    deal's own seed (:func:`simkit.rng.deal_review_seed` of ``--seed`` and the log's deal), so
+    two deals reviewed with one seed draw independent determinisations, as intervals over deals
+    and logs assume.  Two logs of the same cards differing only in the deal number give other
+    estimates (catches a key without the deal number, or the bare ``--seed`` of before); the
+    same log reviewed twice gives the same review (catches a key that is not a pure function of
+    the log and the seed)."""
+    from simkit.studies.review import parse_decision_log, review_decisions
+
+    lines = replay_jsonl(9, 2, "expert,random,expert", seating="fixed").splitlines()
+    header = json.loads(lines[0])
+    renumbered = [json.dumps(dict(header, deal=header["deal"] + 1))] + lines[1:]
+    one, other = parse_decision_log(lines)[:8], parse_decision_log(renumbered)[:8]
+    assert [(d.position, d.action) for d in one] == [(d.position, d.action) for d in other]  # the same cards
+    assert one[0].deal == (9, 2) and other[0].deal == (9, 3)
+
+    def review(decisions):
+        return review_decisions(decisions, 1, rollouts=8, seed=3)
+
+    first = review(one)
+    assert len(first.decisions) >= 2
+    assert _payoffs(first) != _payoffs(review(other))
+    again = review(one)
+    assert _payoffs(again) == _payoffs(first) and again.to_frame().equals(first.to_frame())
+
+
+def test_the_decisions_of_one_deal_are_analysed_on_their_own_determinisations(monkeypatch):
+    """Each decision's analysis (race and confirmation) uses determinisations no other decision
+    of the deal uses (``index * rollouts ..`` of the deal's seed), so the decisions' errors are
+    independent, as the review's total interval (standard errors in quadrature) assumes.
+    Catches a key without the decision's number (every decision on determinisations 0 ..) or
+    ranges that overlap (a stride below ``rollouts``)."""
+    from simkit.studies import analyze as analyze_module
+    from simkit.studies.review import ReviewSettings, parse_decision_log, review_decision, review_decisions
+
+    used = []
+    original = analyze_module.play_rollouts
+
+    def spy(obs, chosen, alive, first, size, seed, *args, **kwargs):
+        used.append((seed, int(first), int(size)))
+        return original(obs, chosen, alive, first, size, seed, *args, **kwargs)
+
+    monkeypatch.setattr(analyze_module, "play_rollouts", spy)
+    lines = replay_jsonl(9, 2, "expert,random,expert", seating="fixed").splitlines()
+    decisions = parse_decision_log(lines)[:8]
+    review = review_decisions(decisions, 1, rollouts=8, seed=3)
+    assert len(review.decisions) >= 2 and len({seed for seed, _, _ in used}) == 1
+    drawn = [(seed, j) for seed, first, size in used for j in range(first, first + size)]
+    assert len(set(drawn)) == len(drawn), "two analyses of one deal drew the same determinisations"
+    monkeypatch.setattr(analyze_module, "play_rollouts", original)
+    d = next(d for d in decisions if d.position.seat == 1 and len(d.position.legal_actions()) >= 2)
+    settings = ReviewSettings(seat=1, rollouts=8, seed=3)
+    moved = review_decision(settings, dataclasses.replace(d, index=d.index + 1))
+    assert _payoffs(dataclasses.replace(review, decisions=(moved,))) != _payoffs(
+        dataclasses.replace(review, decisions=(review_decision(settings, d),)))

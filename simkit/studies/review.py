@@ -60,7 +60,8 @@ from simkit.storage.lock import FolderLock
 from simkit.storage.paths import make_out_dir
 from simkit.storage.runs import REVIEW_FILE, REVIEWS_FILE, check_run_folder
 from simkit.defaults import DEFAULT_REFERENCE, DEFAULT_REVIEW_ROLLOUTS, DEFAULT_SAMPLES
-from simkit.studies.reference import ReferenceReview, review_against_reference
+from simkit.rng import deal_review_seed
+from simkit.studies.reference import ReferenceReview, _deal_identity, review_against_reference
 from simkit.studies.analyze import (
     DEFAULT_BATCH,
     DEFAULT_POLICY,
@@ -183,12 +184,15 @@ def _size_label(loss: float) -> str:
 
 @dataclasses.dataclass(frozen=True)
 class LogDecision:
-    """A decision read from a log: its number, the log line, the position and the action taken."""
+    """A decision read from a log: its number, the log line, the position and the action taken;
+    ``deal``: the (seed, deal number) that a replay log's deal line names, which the review keys
+    the decision's rollouts by (None for a decision log typed in: it names no deal)."""
 
     index: int
     line: int
     position: Position
     action: int
+    deal: tuple[int, int] | None = None
 
 
 def read_decision_log(path: str | os.PathLike) -> list[LogDecision]:
@@ -213,8 +217,9 @@ def parse_decision_log(lines: Sequence[str], name: str = "log") -> list[LogDecis
     except json.JSONDecodeError as exc:
         raise SimkitError(f"{name} line {rows[0][0]}: not JSON ({exc.msg})") from None
     if isinstance(first, dict) and first.get("event") == "deal":
+        deal = _log_deal(first)
         try:
-            return [LogDecision(d.index, d.line, d.position, d.action) for d in log_decisions(list(lines))]
+            return [LogDecision(d.index, d.line, d.position, d.action, deal) for d in log_decisions(list(lines))]
         except (LogError, PositionError) as exc:
             raise SimkitError(f"{name}: {exc}") from None
     out = []
@@ -233,6 +238,14 @@ def parse_decision_log(lines: Sequence[str], name: str = "log") -> list[LogDecis
             raise SimkitError(f"{name} line {number}: {exc}") from None
         out.append(LogDecision(len(out), number, position, action))
     return out
+
+
+def _log_deal(header: dict[str, Any]) -> tuple[int, int] | None:
+    """(seed, deal number) of a replay log's deal line, or None when it names none (integers >= 0)."""
+    try:
+        return tuple(_deal_identity(header))
+    except SimkitError:
+        return None
 
 
 # ---------------------------------------------------------------------------- the review
@@ -258,9 +271,11 @@ def review_decisions(
 ) -> GameReview:
     """Review seat ``seat``'s decisions with two or more legal actions (see the module
     docstring); ``progress(done, total)`` is called after each; ``sharpen``, ``belief`` and
-    ``belief_noise`` go to every analysis (:func:`~simkit.studies.analyze.analyze_position`).  The analysis of every
-    decision uses ``seed``: a review is a pure function of its arguments, whatever ``workers``
-    or ``backend``.
+    ``belief_noise`` go to every analysis (:func:`~simkit.studies.analyze.analyze_position`).  Each decision's
+    analysis is keyed by (``seed``, the log's deal, the decision's number) (:func:`review_decision`),
+    so the decisions' errors are independent, as :meth:`GameReview.total_interval` assumes, and
+    so are those of different deals; a review is a pure function of its arguments, whatever
+    ``workers`` or ``backend``.
 
     ``backend='dask'``: each decision's review (:func:`review_decision`: its analysis, and the
     measure of its loss) is one task on a Dask cluster (:func:`~simkit.runner.simulate.run_dask`:
@@ -272,6 +287,9 @@ def review_decisions(
         raise SimkitError(f"seat must be 0, 1 or 2, got {seat!r}", parameters=("seat",))
     if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1:
         raise SimkitError(f"workers must be >= 1, got {workers!r}", parameters=("workers",))
+    for name, value, least in (("seed", seed, 0), ("rollouts", rollouts, 1)):  # both key the analyses' rollouts
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
+            raise SimkitError(f"{name} must be a whole number >= {least}, got {value!r}", parameters=(name,))
     todo = [d for d in decisions if d.position.seat == seat and len(d.position.legal_actions()) >= 2]
     if not todo:
         raise SimkitError(f"seat {seat} has no decision with two or more legal actions in the log",
@@ -321,10 +339,20 @@ def review_decision(settings: ReviewSettings, d: LogDecision, workers: int | Non
     """The review of one decision: its analysis, the best action, and the chosen action's loss
     measured on determinisations the choice of the best never saw (module docstring).  A pure
     function of its arguments (``workers``: threads, default ``settings.workers``; the result is
-    the same for any), wherever it runs: the unit of a review's work on a Dask cluster."""
+    the same for any), wherever it runs: the unit of a review's work on a Dask cluster.
+
+    The analysis's rollouts are keyed by (review seed, deal, decision), as the loss against a
+    reference's are (:mod:`simkit.studies.reference`): they are determinisations
+    ``d.index * rollouts ..`` (and the confirmation's, :data:`~simkit.studies.analyze.CONFIRM_FIRST`
+    on from there) of the deal's own seed, :func:`simkit.rng.deal_review_seed` of the review's
+    seed and the log's deal (``d.deal``); a decision log typed in names no deal, and its
+    decisions are keyed by (review seed, decision) alone.  (Belief particles, ``belief``, are
+    drawn from that seed, shared by the deal's decisions.)"""
     s = settings
     workers = s.workers if workers is None else workers
-    analysis = analyze_position(d.position, policy=s.policy, rollouts=s.rollouts, seed=s.seed, workers=workers,
+    seed = s.seed if d.deal is None else deal_review_seed(int(s.seed), *d.deal)
+    analysis = analyze_position(d.position, policy=s.policy, rollouts=s.rollouts, seed=seed,
+                                first=d.index * int(s.rollouts), workers=workers,
                                 luck=s.luck, batch=s.batch, confidence=s.confidence, sharpen=s.sharpen,
                                 belief=s.belief, belief_noise=s.belief_noise)
     chosen = analysis.estimate(d.action)
