@@ -447,3 +447,117 @@ def test_burn_in_reaches_the_test_from_every_entry_point(tmp_path: pathlib.Path,
     payload = json.loads(capsys.readouterr().out)
     assert payload["sprt"]["burn_in"] == 900 and payload["sprt"]["deals"] == 200
     assert payload["sprt"]["decision"] == "continue"
+
+
+# ----------------------------------------------------------------------------- mutation-testing pins (issue 50)
+
+
+def upper_tail(x: float) -> float:
+    """1 - Phi(x) from math.erfc (accurate far into the upper tail; independent of scipy)."""
+    return 0.5 * math.erfc(x / math.sqrt(2.0))
+
+
+@pytest.mark.parametrize(("a", "b"), [
+    (-1.0, 2.0), (0.5, 0.6), (-3.0, -2.0), (5.0, 5.001),
+    (10.0, 11.0), (30.0, 30.5), (-35.0, -34.5), (12.0, math.inf), (-math.inf, -20.0),
+])
+def test_log_diff_normal_cdf_in_both_tails(a: float, b: float) -> None:
+    """log(Phi(b) - Phi(a)) against erfc differences taken on the side where they do not cancel:
+    at (10, 11) a plain Phi(b) - Phi(a) is 1 - 1 = 0 in floats (log -inf); the answer is -53.2."""
+    if a >= 0:
+        expected = math.log(upper_tail(a) - upper_tail(b))
+    elif b <= 0:
+        expected = math.log(upper_tail(-b) - upper_tail(-a))
+    else:
+        expected = math.log(1.0 - upper_tail(b) - upper_tail(-a))
+    got = sequential._log_diff_normal_cdf(np.array([a]), np.array([b]))
+    assert got.shape == (1,) and got[0] == pytest.approx(expected, rel=1e-10, abs=1e-12)
+
+
+def test_log_diff_normal_cdf_of_an_empty_interval_is_silent() -> None:
+    """a = b is log(0) = -inf, with no floating-point warning (also where both ends are -inf)."""
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        empty = sequential._log_diff_normal_cdf(np.array([-2.0, 0.0, 3.0, 40.0]), np.array([-2.0, 0.0, 3.0, 40.0]))
+        assert np.all(empty == -math.inf)
+        sequential._log_diff_normal_cdf(np.array([-math.inf]), np.array([-math.inf]))
+
+
+def one_barrier(nu: np.ndarray, up: np.ndarray, time: np.ndarray, level: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(P(hit up by time), P(not hit up by time and W_t >= level)) for W_t = nu t + B_t, by the
+    reflection principle: the sub-density of W_t on {max < up} is phi_t(x - nu t) - exp(2 nu up) phi_t(x - 2 up - nu t)."""
+    root = np.sqrt(time)
+    hit = stats.norm.cdf((nu * time - up) / root) + np.exp(2 * nu * up) * stats.norm.cdf((-nu * time - up) / root)
+    free = stats.norm.cdf((up - nu * time) / root) - stats.norm.cdf((level - nu * time) / root)
+    mirrored = stats.norm.cdf((-up - nu * time) / root) - stats.norm.cdf((level - 2 * up - nu * time) / root)
+    return hit, free - np.exp(2 * nu * up) * mirrored
+
+
+def test_brownian_pieces_on_arrays_against_one_barrier_formulas() -> None:
+    """Vectors and a 2-d grid of (drift, barrier, time, level): with the lower barrier 60 standard
+    deviations away the two-barrier series must equal the one-barrier reflection formulas,
+    element by element; results are floats in [0, 1]."""
+    nu = np.array([-0.8, -0.1, 0.0, 0.3, 1.2])[:, None]
+    up = np.array([0.4, 1.0, 2.5])[None, :, None]
+    time = np.array([0.2, 1.0, 3.0])
+    level = np.array([-1.0, 0.1, 0.3])
+    down = 60.0 * math.sqrt(3.0) + 20.0
+    hit, alive = one_barrier(nu[..., None], up, time, np.minimum(level, up))
+    got_hit = sequential._exit_upper_by(nu[..., None], up, down, time)
+    got_alive = sequential._alive_above(nu[..., None], up, down, time, np.minimum(level, up))
+    for got, expected in ((got_hit, hit), (got_alive, alive)):
+        assert got.shape == (5, 3, 3) and got.dtype == np.float64
+        assert np.allclose(got, expected, rtol=1e-9, atol=1e-13)
+    # the same on flat vectors (one element per case)
+    flat = sequential._alive_above(np.repeat(nu[:, 0], 3), 1.0, down, np.tile(time, 5), 0.2)
+    assert flat.shape == (15,) and np.allclose(flat, one_barrier(np.repeat(nu[:, 0], 3), 1.0, np.tile(time, 5), 0.2)[1],
+                                               rtol=1e-9, atol=1e-13)
+
+
+def test_alive_probability_is_never_negative() -> None:
+    """Where almost no path survives, the alternating image series sums to about -1e-16 in
+    floats; the probability returned is clipped at 0 (the rows after it would take its log)."""
+    nu = np.linspace(-3.0, 3.0, 13)[:, None, None]
+    up = np.array([0.1, 0.5, 1.0, 3.0, 8.0])[None, :, None]
+    time = np.array([0.01, 0.1, 1.0, 10.0, 100.0, 1000.0])
+    for down in (0.1, 1.0, 5.0):
+        alive = sequential._alive_above(nu, up, down, time, 0.5 * (up - down))
+        assert alive.min() >= 0.0 and alive.max() <= 1.0
+
+
+def test_image_series_truncation() -> None:
+    """_image_count images on each side leave out only terms below 1e-17 (exp(-2 k^2 L^2 / t) at
+    the first image left out), and the count is capped: an absurd time asks for 4.5e20 images."""
+    for ratio in (0.05, 0.3, 0.7, 1.0, 1.5, 3.0, 10.0):  # sqrt(t) / L
+        time, width = np.array([ratio**2]), np.array([1.0])
+        images = sequential._image_count(time, width)
+        assert math.exp(-2.0 * (images + 1) ** 2 / ratio**2) < 1e-17
+    assert sequential._image_count(np.array([1e40]), np.array([1.0])) == 400
+    assert 0.0 <= float(sequential._exit_upper_by(0.0, 1.0, 1.0, 1e40)) <= 1.0
+
+
+def test_empirical_log_likelihood_on_two_values_and_one() -> None:
+    """On two distinct values the mean fixes the distribution: P = ((x2 - s), (s - x1)) / (x2 - x1),
+    shared by the c1 and c2 observations of each value: l(s) = c1 log(n P1 / c1) + c2 log(n P2 / c2);
+    on one value l is 0 at it and -inf elsewhere."""
+    for s in (-0.9, 0.0, 0.7, 1.9):
+        p1, p2 = (2.0 - s) / 3.0, (s + 1.0) / 3.0
+        expected = 3 * math.log(5 * p1 / 3) + 2 * math.log(5 * p2 / 2)
+        assert empirical_log_likelihood([-1.0, 2.0, -1.0, 2.0, -1.0], s) == pytest.approx(expected, rel=1e-12)
+    assert empirical_log_likelihood([2.0], 2.0) == 0.0
+    assert empirical_log_likelihood(np.array([[2.0]]), 1.0) == -math.inf
+
+
+@pytest.mark.parametrize("bad", [[], [1.0, math.nan], [0.0, math.inf], [1.0, None]])
+def test_empirical_log_likelihood_rejects_bad_values(bad: list) -> None:
+    with pytest.raises(ValueError, match=r"^values must be a non-empty array of finite values$"):
+        empirical_log_likelihood(bad, 0.5)
+
+
+def test_estimate_text_wording() -> None:
+    estimate = SequentialEstimate(estimate=0.12345, lo=-0.01, hi=0.25, confidence=0.9, naive_mean=0.2,
+                                  n=1_000, decision="accept_h1")
+    assert estimate.text() == ("estimate under the stopping rule +0.1235, 90% interval [-0.0100, +0.2500] "
+                               "(median-unbiased, stage-wise ordering); plain mean +0.2000 "
+                               "(conditional on stopping, biased)")
