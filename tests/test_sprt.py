@@ -561,3 +561,43 @@ def test_estimate_text_wording() -> None:
     assert estimate.text() == ("estimate under the stopping rule +0.1235, 90% interval [-0.0100, +0.2500] "
                                "(median-unbiased, stage-wise ordering); plain mean +0.2000 "
                                "(conditional on stopping, biased)")
+
+
+def test_simulate_sprt_sample_and_weights_validation() -> None:
+    sample = [-1.0, 0.0, 2.0]
+    for bad in ([1.0], [1.0, math.nan], [1.0, None], [[0.0, math.inf]]):
+        with pytest.raises(ValueError, match=r"^sample needs at least 2 finite values$"):
+            simulate_sprt(bad, 0.0, 0.5, sequences=1)
+    for weights in ([1.0, 1.0], [2.0, -1.0, 1.0], [0.0, 0.0, 0.0], [1.0, None, 1.0]):
+        with pytest.raises(ValueError, match=r"^weights must be non-negative, one per sample value, with a positive sum$"):
+            simulate_sprt(sample, 0.0, 0.5, sequences=1, weights=weights)
+    for sequences in (0, 2.5, True):
+        with pytest.raises(ValueError, match=r"^sequences must be a positive integer, got "):
+            simulate_sprt(sample, 0.0, 0.5, sequences=sequences)
+    delta = 3.0 / math.sqrt(1_000_000.5)  # default burn-in 1,000,001: one more than the default max_n
+    assert default_burn_in(delta) == 1_000_001
+    with pytest.raises(ValueError, match=r"^max_n must be an integer >= min_n, got 1000000$"):
+        simulate_sprt(sample, 0.0, delta, sequences=1)
+    two = simulate_sprt([0.0, 1.0], 0.5, 0.5, min_n=20, sequences=3, seed=4)  # two values are enough
+    assert len(two) == 3
+
+
+def test_simulate_sprt_weights_are_counts_or_probabilities() -> None:
+    """Repeating a value, giving it a count as weight, or a probability as weight (a zero weight
+    drops a value) are the same resampling distribution, hence the same runs for one seed."""
+    keywords = dict(true_mean=0.3, delta=0.5, min_n=20, sequences=40, seed=9)
+    repeated = simulate_sprt([-1.0, 0.0, 0.0, 0.0, 2.0], **keywords)
+    as_counts = simulate_sprt([-1.0, 0.0, 2.0, 5.0], weights=[1, 3, 1, 0], **keywords)
+    as_probabilities = simulate_sprt([-1.0, 0.0, 2.0], weights=[0.2, 0.6, 0.2], **keywords)
+    pd.testing.assert_frame_equal(repeated, as_counts)
+    pd.testing.assert_frame_equal(repeated, as_probabilities)
+    uniform = simulate_sprt([-1.0, 0.0, 2.0], **keywords)
+    assert not uniform.equals(repeated)
+
+
+def test_simulate_sprt_defaults_and_given_burn_in() -> None:
+    """Defaults: 5,000 sequences, seed 0; a given min_n (not the default burn-in of delta, 300)
+    is the first look."""
+    runs = simulate_sprt([-1.0, 0.0, 2.0, 3.0], 0.25, 0.5, min_n=12)
+    assert len(runs) == 5_000 and int(runs["n"].min()) == 12 and runs["n"].nunique() > 20
+    pd.testing.assert_frame_equal(runs, simulate_sprt([-1.0, 0.0, 2.0, 3.0], 0.25, 0.5, min_n=12, sequences=5_000, seed=0))
