@@ -601,3 +601,31 @@ def test_simulate_sprt_defaults_and_given_burn_in() -> None:
     runs = simulate_sprt([-1.0, 0.0, 2.0, 3.0], 0.25, 0.5, min_n=12)
     assert len(runs) == 5_000 and int(runs["n"].min()) == 12 and runs["n"].nunique() > 20
     pd.testing.assert_frame_equal(runs, simulate_sprt([-1.0, 0.0, 2.0, 3.0], 0.25, 0.5, min_n=12, sequences=5_000, seed=0))
+
+
+def test_increasing_root_finds_each_root_and_evaluates_only_what_is_left() -> None:
+    """Roots of tanh(x - shift) = 0.3 (at shift + atanh 0.3) and of exp(x) = 2 (at log 2, where
+    false position without the Illinois step crawls from one side) on wide brackets; an element
+    whose bracket is already within its tolerance is the midpoint and is never evaluated."""
+    shifts = np.array([-3.0, 0.2, 5.0, 0.0, 1.0])
+    calls: list[np.ndarray | None] = []
+
+    def function(x: np.ndarray, index: np.ndarray | None) -> np.ndarray:
+        calls.append(None if index is None else index.copy())
+        rows = np.arange(shifts.size) if index is None else index
+        assert x.shape == rows.shape
+        curved = rows == 4
+        return np.where(curved, np.exp(x) / 2.0 * 0.3, np.tanh(x - shifts[rows]))
+
+    root = np.r_[shifts[:4] + math.atanh(0.3), math.log(2.0)]
+    low = np.r_[shifts[:3] - 10.0, root[3] - 4e-11, -20.0]
+    high = np.r_[shifts[:3] + 7.0, root[3] + 3e-11, 20.0]
+    tolerance = np.full(5, 1e-10)
+    tolerance[4] = 1e-9
+    found = sequential._increasing_root(function, 0.3, low, high, tolerance)
+    assert np.all(np.abs(found - root) <= tolerance)
+    assert found[3] == 0.5 * (low[3] + high[3])
+    assert calls[0] is None and calls[1] is None and len(calls) <= 50  # the two ends, then 44 steps
+    later = [index for index in calls[2:] if index is not None]
+    assert len(later) == len(calls) - 2 and all(3 not in index and np.all(np.diff(index) > 0) for index in later)
+    assert later[0].tolist() == [0, 1, 2, 4]
