@@ -627,5 +627,35 @@ def test_increasing_root_finds_each_root_and_evaluates_only_what_is_left() -> No
     assert found[3] == 0.5 * (low[3] + high[3])
     assert calls[0] is None and calls[1] is None and len(calls) <= 50  # the two ends, then 44 steps
     later = [index for index in calls[2:] if index is not None]
+    # Illinois is superlinear on tanh: 10 evaluations each from brackets 17 wide (bisection: 38)
+    assert max(sum(1 for index in later if row in index) for row in range(3)) <= 12
     assert len(later) == len(calls) - 2 and all(3 not in index and np.all(np.diff(index) > 0) for index in later)
     assert later[0].tolist() == [0, 1, 2, 4]
+
+
+def test_increasing_root_on_steps_and_flat_ends() -> None:
+    """Where |f - level| never gets near 0 (a step at r, or a loose tolerance) the answer is the
+    middle of the last bracket: within tolerance / 2 of the root; a bracket exactly as wide as
+    its tolerance is not searched; a flat function (f equal at both ends: no root in the bracket)
+    stays inside its bracket, with no floating-point warning."""
+    import warnings
+    steps = np.array([0.3, -2.0, 7.5, 0.0, 0.0, 1.0])
+    calls: list[np.ndarray | None] = []
+
+    def function(x: np.ndarray, index: np.ndarray | None) -> np.ndarray:
+        calls.append(index)
+        rows = np.arange(steps.size) if index is None else index
+        step = np.where(x >= steps[rows], 1.0, -1.0)
+        smooth = np.tanh(x)
+        return np.select([rows <= 2, rows == 3, rows == 4], [step, smooth, np.zeros_like(x)], np.nan) + 0.25
+
+    low = np.array([-5.0, -9.0, 0.0, -3.0, -1.0, 1.0])
+    high = np.array([5.0, 4.0, 8.0, 6.0, 2.0, 1.25])
+    tolerance = np.array([1e-6, 1e-6, 1e-6, 1e-3, 1e-6, 0.25])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        found = sequential._increasing_root(function, 0.25, low, high, tolerance)
+    assert np.all(np.abs(found[:3] - steps[:3]) <= 0.5 * tolerance[:3])
+    assert abs(found[3]) <= 0.5e-3
+    assert low[4] <= found[4] <= high[4]
+    assert found[5] == 1.125 and all(index is None or 5 not in index for index in calls)
