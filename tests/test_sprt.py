@@ -636,26 +636,30 @@ def test_increasing_root_finds_each_root_and_evaluates_only_what_is_left() -> No
 def test_increasing_root_on_steps_and_flat_ends() -> None:
     """Where |f - level| never gets near 0 (a step at r, or a loose tolerance) the answer is the
     middle of the last bracket: within tolerance / 2 of the root; a bracket exactly as wide as
-    its tolerance is not searched; a flat function (f equal at both ends: no root in the bracket)
-    stays inside its bracket, with no floating-point warning."""
+    its tolerance is not searched; a linear function is solved by the first false-position step;
+    a step with tolerance 0 stops after 100 steps at its last guess, next to the step; a flat
+    function (f equal at both ends: no root in the bracket) stays inside its bracket, with no
+    floating-point warning."""
     import warnings
-    steps = np.array([0.3, -2.0, 7.5, 0.0, 0.0, 1.0])
+    steps = np.array([0.3, -2.0, 7.5, 0.0, 0.0, 1.0, 0.0, 0.0, 0.7])
     calls: list[np.ndarray | None] = []
 
     def function(x: np.ndarray, index: np.ndarray | None) -> np.ndarray:
         calls.append(index)
         rows = np.arange(steps.size) if index is None else index
         step = np.where(x >= steps[rows], 1.0, -1.0)
-        smooth = np.tanh(x)
-        return np.select([rows <= 2, rows == 3, rows == 4], [step, smooth, np.zeros_like(x)], np.nan) + 0.25
+        return np.select([(rows <= 2) | (rows == 8), rows == 3, rows == 4, rows == 6, rows == 7],
+                         [step, np.tanh(x), np.zeros_like(x), np.ones_like(x), x], np.nan) + 0.25
 
-    low = np.array([-5.0, -9.0, 0.0, -3.0, -1.0, 1.0])
-    high = np.array([5.0, 4.0, 8.0, 6.0, 2.0, 1.25])
-    tolerance = np.array([1e-6, 1e-6, 1e-6, 1e-3, 1e-6, 0.25])
+    low = np.array([-5.0, -9.0, 0.0, -3.0, -1.0, 1.0, -1.0, -1.0, 0.0])
+    high = np.array([5.0, 4.0, 8.0, 6.0, 2.0, 1.25, 2.0, 3.0, 1.0])
+    tolerance = np.array([1e-6, 1e-6, 1e-6, 1e-3, 1e-6, 0.25, 1e-6, 1e-6, 0.0])
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         found = sequential._increasing_root(function, 0.25, low, high, tolerance)
     assert np.all(np.abs(found[:3] - steps[:3]) <= 0.5 * tolerance[:3])
     assert abs(found[3]) <= 0.5e-3
-    assert low[4] <= found[4] <= high[4]
+    assert low[4] <= found[4] <= high[4] and low[6] <= found[6] <= high[6]
     assert found[5] == 1.125 and all(index is None or 5 not in index for index in calls)
+    assert found[7] == 0.0 and sum(1 for index in calls if index is not None and 7 in index) == 1
+    assert abs(found[8] - 0.7) <= 1e-12
