@@ -693,7 +693,8 @@ def test_stagewise_probability_against_a_simulated_random_walk() -> None:
     m, low, high, paths = 10, -3.0, 4.5, 40_000
     generator = np.random.default_rng(12)
     cases = [(0.15, 1, 10, 5.0), (0.15, 1, 25, 0.0), (0.15, 0, 16, 2.0), (-0.1, -1, 18, 0.0), (-0.1, -1, 10, -4.0),
-             (-0.1, 0, 14, -1.0), (0.02, 0, 60, 1.0), (0.02, 0, 13, -2.0), (0.02, 0, 20, 0.5), (0.3, 1, 14, 0.0)]
+             (-0.1, 0, 14, -1.0), (0.02, 0, 60, 1.0), (0.02, 0, 13, -2.0), (0.02, 0, 20, 0.5), (0.3, 1, 14, 0.0),
+             (0.3, 1, 20, 0.0), (0.3, -1, 20, 0.0), (0.3, 0, 15, 0.0), (-0.1, -1, 25, 0.0)]
     for nu in sorted({case[0] for case in cases}):
         mine = [case for case in cases if case[0] == nu]
         walk = np.cumsum(nu + generator.standard_normal((paths, 60)), axis=1)
