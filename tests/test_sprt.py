@@ -718,3 +718,15 @@ def test_stagewise_probability_against_a_simulated_random_walk() -> None:
                                                 np.array([case[3] for case in mine]), m)
         for case, p, q in zip(mine, got, simulated):
             assert abs(p - q) <= 4.0 * math.sqrt(q * (1.0 - q) / paths) + 0.02, (case, p, q)
+
+
+def test_a_new_test_is_empty_and_its_design_is_checked() -> None:
+    fresh = EmpiricalMeanSPRT(delta=1.0, min_n=2)  # delta 1 and a first look at 2 are allowed
+    assert (fresh.n, fresh.llr, fresh.decision, fresh.used_in_last_update) == (0, 0.0, "continue", 0)
+    assert fresh.values.size == 0 and fresh.counts.size == 0 and fresh.path.size == 0 and math.isnan(fresh.mean)
+    fresh.update([0.0, 2.0])
+    assert fresh.n == 2 and fresh.counts.tolist() == [1, 1] and fresh.values.tolist() == [0.0, 2.0]
+    for keywords, name in (({"delta": math.inf, "min_n": 10}, "delta"), ({"delta": -math.inf, "min_n": 10}, "delta"),
+                           ({"delta": 0.1, "min_n": 2.5}, "min_n"), ({"delta": 0.1, "min_n": True}, "min_n")):
+        with pytest.raises(ValueError, match=f"^{name} must be"):
+            EmpiricalMeanSPRT(**keywords)
