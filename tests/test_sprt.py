@@ -722,6 +722,7 @@ def test_stagewise_probability_against_a_simulated_random_walk() -> None:
 
 def test_a_new_test_is_empty_and_its_design_is_checked() -> None:
     fresh = EmpiricalMeanSPRT(delta=1.0, min_n=2)  # delta 1 and a first look at 2 are allowed
+    assert (fresh.mu0, fresh.mu1) == (0.0, 1.0)  # H0: mean 0 by default
     assert (fresh.n, fresh.llr, fresh.decision, fresh.used_in_last_update) == (0, 0.0, "continue", 0)
     assert fresh.values.size == 0 and fresh.counts.size == 0 and fresh.path.size == 0 and math.isnan(fresh.mean)
     fresh.update([0.0, 2.0])
