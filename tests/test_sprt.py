@@ -447,3 +447,287 @@ def test_burn_in_reaches_the_test_from_every_entry_point(tmp_path: pathlib.Path,
     payload = json.loads(capsys.readouterr().out)
     assert payload["sprt"]["burn_in"] == 900 and payload["sprt"]["deals"] == 200
     assert payload["sprt"]["decision"] == "continue"
+
+
+# ----------------------------------------------------------------------------- mutation-testing pins (issue 50)
+
+
+def upper_tail(x: float) -> float:
+    """1 - Phi(x) from math.erfc (accurate far into the upper tail; independent of scipy)."""
+    return 0.5 * math.erfc(x / math.sqrt(2.0))
+
+
+@pytest.mark.parametrize(("a", "b"), [
+    (-1.0, 2.0), (0.5, 0.6), (-3.0, -2.0), (5.0, 5.001),
+    (10.0, 11.0), (30.0, 30.5), (-35.0, -34.5), (12.0, math.inf), (-math.inf, -20.0),
+])
+def test_log_diff_normal_cdf_in_both_tails(a: float, b: float) -> None:
+    """log(Phi(b) - Phi(a)) against erfc differences taken on the side where they do not cancel:
+    at (10, 11) a plain Phi(b) - Phi(a) is 1 - 1 = 0 in floats (log -inf); the answer is -53.2."""
+    if a >= 0:
+        expected = math.log(upper_tail(a) - upper_tail(b))
+    elif b <= 0:
+        expected = math.log(upper_tail(-b) - upper_tail(-a))
+    else:
+        expected = math.log(1.0 - upper_tail(b) - upper_tail(-a))
+    got = sequential._log_diff_normal_cdf(np.array([a]), np.array([b]))
+    assert got.shape == (1,) and got[0] == pytest.approx(expected, rel=1e-10, abs=1e-12)
+
+
+def test_log_diff_normal_cdf_of_an_empty_interval_is_silent() -> None:
+    """a = b is log(0) = -inf, with no floating-point warning (also where both ends are -inf)."""
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        empty = sequential._log_diff_normal_cdf(np.array([-2.0, 0.0, 3.0, 40.0]), np.array([-2.0, 0.0, 3.0, 40.0]))
+        assert np.all(empty == -math.inf)
+        sequential._log_diff_normal_cdf(np.array([-math.inf]), np.array([-math.inf]))
+
+
+def one_barrier(nu: np.ndarray, up: np.ndarray, time: np.ndarray, level: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(P(hit up by time), P(not hit up by time and W_t >= level)) for W_t = nu t + B_t, by the
+    reflection principle: the sub-density of W_t on {max < up} is phi_t(x - nu t) - exp(2 nu up) phi_t(x - 2 up - nu t)."""
+    root = np.sqrt(time)
+    hit = stats.norm.cdf((nu * time - up) / root) + np.exp(2 * nu * up) * stats.norm.cdf((-nu * time - up) / root)
+    free = stats.norm.cdf((up - nu * time) / root) - stats.norm.cdf((level - nu * time) / root)
+    mirrored = stats.norm.cdf((-up - nu * time) / root) - stats.norm.cdf((level - 2 * up - nu * time) / root)
+    return hit, free - np.exp(2 * nu * up) * mirrored
+
+
+def test_brownian_pieces_on_arrays_against_one_barrier_formulas() -> None:
+    """Vectors and a 2-d grid of (drift, barrier, time, level): with the lower barrier 60 standard
+    deviations away the two-barrier series must equal the one-barrier reflection formulas,
+    element by element; results are floats in [0, 1]."""
+    nu = np.array([-0.8, -0.1, 0.0, 0.3, 1.2])[:, None]
+    up = np.array([0.4, 1.0, 2.5])[None, :, None]
+    time = np.array([0.2, 1.0, 3.0])
+    level = np.array([-1.0, 0.1, 0.3])
+    down = 60.0 * math.sqrt(3.0) + 20.0
+    hit, alive = one_barrier(nu[..., None], up, time, np.minimum(level, up))
+    got_hit = sequential._exit_upper_by(nu[..., None], up, down, time)
+    got_alive = sequential._alive_above(nu[..., None], up, down, time, np.minimum(level, up))
+    for got, expected in ((got_hit, hit), (got_alive, alive)):
+        assert got.shape == (5, 3, 3) and got.dtype == np.float64
+        assert np.allclose(got, expected, rtol=1e-9, atol=1e-13)
+    # the same on flat vectors (one element per case)
+    flat = sequential._alive_above(np.repeat(nu[:, 0], 3), 1.0, down, np.tile(time, 5), 0.2)
+    assert flat.shape == (15,) and np.allclose(flat, one_barrier(np.repeat(nu[:, 0], 3), 1.0, np.tile(time, 5), 0.2)[1],
+                                               rtol=1e-9, atol=1e-13)
+
+
+def test_alive_probability_is_never_negative() -> None:
+    """Where almost no path survives, the alternating image series sums to about -1e-16 in
+    floats; the probability returned is clipped at 0 (the rows after it would take its log)."""
+    nu = np.linspace(-3.0, 3.0, 13)[:, None, None]
+    up = np.array([0.1, 0.5, 1.0, 3.0, 8.0])[None, :, None]
+    time = np.array([0.01, 0.1, 1.0, 10.0, 100.0, 1000.0])
+    for down in (0.1, 1.0, 5.0):
+        alive = sequential._alive_above(nu, up, down, time, 0.5 * (up - down))
+        assert alive.min() >= 0.0 and alive.max() <= 1.0
+
+
+def test_image_series_truncation() -> None:
+    """_image_count images on each side leave out only terms below 1e-17 (exp(-2 k^2 L^2 / t) at
+    the first image left out), and the count is capped: an absurd time asks for 4.5e20 images."""
+    for ratio in (0.05, 0.3, 0.7, 1.0, 1.5, 3.0, 10.0):  # sqrt(t) / L
+        time, width = np.array([ratio**2]), np.array([1.0])
+        images = sequential._image_count(time, width)
+        assert math.exp(-2.0 * (images + 1) ** 2 / ratio**2) < 1e-17
+    assert sequential._image_count(np.array([1e40]), np.array([1.0])) == 400
+    assert 0.0 <= float(sequential._exit_upper_by(0.0, 1.0, 1.0, 1e40)) <= 1.0
+
+
+def test_empirical_log_likelihood_on_two_values_and_one() -> None:
+    """On two distinct values the mean fixes the distribution: P = ((x2 - s), (s - x1)) / (x2 - x1),
+    shared by the c1 and c2 observations of each value: l(s) = c1 log(n P1 / c1) + c2 log(n P2 / c2);
+    on one value l is 0 at it and -inf elsewhere."""
+    for s in (-0.9, 0.0, 0.7, 1.9):
+        p1, p2 = (2.0 - s) / 3.0, (s + 1.0) / 3.0
+        expected = 3 * math.log(5 * p1 / 3) + 2 * math.log(5 * p2 / 2)
+        assert empirical_log_likelihood([-1.0, 2.0, -1.0, 2.0, -1.0], s) == pytest.approx(expected, rel=1e-12)
+    assert empirical_log_likelihood([2.0], 2.0) == 0.0
+    assert empirical_log_likelihood(np.array([[2.0]]), 1.0) == -math.inf
+
+
+@pytest.mark.parametrize("bad", [[], [1.0, math.nan], [0.0, math.inf], [1.0, None]])
+def test_empirical_log_likelihood_rejects_bad_values(bad: list) -> None:
+    with pytest.raises(ValueError, match=r"^values must be a non-empty array of finite values$"):
+        empirical_log_likelihood(bad, 0.5)
+
+
+def test_estimate_text_wording() -> None:
+    estimate = SequentialEstimate(estimate=0.12345, lo=-0.01, hi=0.25, confidence=0.9, naive_mean=0.2,
+                                  n=1_000, decision="accept_h1")
+    assert estimate.text() == ("estimate under the stopping rule +0.1235, 90% interval [-0.0100, +0.2500] "
+                               "(median-unbiased, stage-wise ordering); plain mean +0.2000 "
+                               "(conditional on stopping, biased)")
+
+
+def test_simulate_sprt_sample_and_weights_validation() -> None:
+    sample = [-1.0, 0.0, 2.0]
+    for bad in ([1.0], [1.0, math.nan], [1.0, None], [[0.0, math.inf]]):
+        with pytest.raises(ValueError, match=r"^sample needs at least 2 finite values$"):
+            simulate_sprt(bad, 0.0, 0.5, sequences=1)
+    for weights in ([1.0, 1.0], [2.0, -1.0, 1.0], [0.0, 0.0, 0.0], [1.0, None, 1.0]):
+        with pytest.raises(ValueError, match=r"^weights must be non-negative, one per sample value, with a positive sum$"):
+            simulate_sprt(sample, 0.0, 0.5, sequences=1, weights=weights)
+    for sequences in (0, 2.5, True):
+        with pytest.raises(ValueError, match=r"^sequences must be a positive integer, got "):
+            simulate_sprt(sample, 0.0, 0.5, sequences=sequences)
+    delta = 3.0 / math.sqrt(1_000_000.5)  # default burn-in 1,000,001: one more than the default max_n
+    assert default_burn_in(delta) == 1_000_001
+    with pytest.raises(ValueError, match=r"^max_n must be an integer >= min_n, got 1000000$"):
+        simulate_sprt(sample, 0.0, delta, sequences=1)
+    two = simulate_sprt([0.0, 1.0], 0.5, 0.5, min_n=20, sequences=3, seed=4)  # two values are enough
+    assert len(two) == 3
+
+
+def test_simulate_sprt_weights_are_counts_or_probabilities() -> None:
+    """Repeating a value, giving it a count as weight, or a probability as weight (a zero weight
+    drops a value) are the same resampling distribution, hence the same runs for one seed."""
+    keywords = dict(true_mean=0.3, delta=0.5, min_n=20, sequences=40, seed=9)
+    repeated = simulate_sprt([-1.0, 0.0, 0.0, 0.0, 2.0], **keywords)
+    as_counts = simulate_sprt([-1.0, 0.0, 2.0, 5.0], weights=[1, 3, 1, 0], **keywords)
+    as_probabilities = simulate_sprt([-1.0, 0.0, 2.0], weights=[0.2, 0.6, 0.2], **keywords)
+    pd.testing.assert_frame_equal(repeated, as_counts)
+    pd.testing.assert_frame_equal(repeated, as_probabilities)
+    uniform = simulate_sprt([-1.0, 0.0, 2.0], **keywords)
+    assert not uniform.equals(repeated)
+
+
+def test_simulate_sprt_defaults_and_given_burn_in() -> None:
+    """Defaults: 5,000 sequences, seed 0; a given min_n (not the default burn-in of delta, 300)
+    is the first look."""
+    runs = simulate_sprt([-1.0, 0.0, 2.0, 3.0], 0.25, 0.5, min_n=12)
+    assert len(runs) == 5_000 and int(runs["n"].min()) == 12 and runs["n"].nunique() > 20
+    pd.testing.assert_frame_equal(runs, simulate_sprt([-1.0, 0.0, 2.0, 3.0], 0.25, 0.5, min_n=12, sequences=5_000, seed=0))
+
+
+def test_increasing_root_finds_each_root_and_evaluates_only_what_is_left() -> None:
+    """Roots of tanh(x - shift) = 0.3 (at shift + atanh 0.3) and of exp(x) = 2 (at log 2, where
+    false position without the Illinois step crawls from one side) on wide brackets; an element
+    whose bracket is already within its tolerance is the midpoint and is never evaluated."""
+    shifts = np.array([-3.0, 0.2, 5.0, 0.0, 1.0])
+    calls: list[np.ndarray | None] = []
+
+    def function(x: np.ndarray, index: np.ndarray | None) -> np.ndarray:
+        calls.append(None if index is None else index.copy())
+        rows = np.arange(shifts.size) if index is None else index
+        assert x.shape == rows.shape
+        curved = rows == 4
+        return np.where(curved, np.exp(x) / 2.0 * 0.3, np.tanh(x - shifts[rows]))
+
+    root = np.r_[shifts[:4] + math.atanh(0.3), math.log(2.0)]
+    low = np.r_[shifts[:3] - 10.0, root[3] - 4e-11, -20.0]
+    high = np.r_[shifts[:3] + 7.0, root[3] + 3e-11, 20.0]
+    tolerance = np.full(5, 1e-10)
+    tolerance[4] = 1e-9
+    found = sequential._increasing_root(function, 0.3, low, high, tolerance)
+    assert np.all(np.abs(found - root) <= tolerance)
+    assert found[3] == 0.5 * (low[3] + high[3])
+    assert calls[0] is None and calls[1] is None and len(calls) <= 50  # the two ends, then 44 steps
+    later = [index for index in calls[2:] if index is not None]
+    # Illinois is superlinear on tanh: 10 evaluations each from brackets 17 wide (bisection: 38)
+    assert max(sum(1 for index in later if row in index) for row in range(3)) <= 12
+    assert len(later) == len(calls) - 2 and all(3 not in index and np.all(np.diff(index) > 0) for index in later)
+    assert later[0].tolist() == [0, 1, 2, 4]
+
+
+def test_increasing_root_on_steps_and_flat_ends() -> None:
+    """Where |f - level| never gets near 0 (a step at r, or a loose tolerance) the answer is the
+    middle of the last bracket: within tolerance / 2 of the root; a bracket exactly as wide as
+    its tolerance is not searched; a linear function is solved by the first false-position step;
+    a step with tolerance 0 stops after 100 steps at its last guess, next to the step; a flat
+    function (f equal at both ends: no root in the bracket) stays inside its bracket, with no
+    floating-point warning."""
+    import warnings
+    steps = np.array([0.3, -2.0, 7.5, 0.0, 0.0, 1.0, 0.0, 0.0, 0.7])
+    calls: list[np.ndarray | None] = []
+
+    def function(x: np.ndarray, index: np.ndarray | None) -> np.ndarray:
+        calls.append(index)
+        rows = np.arange(steps.size) if index is None else index
+        step = np.where(x >= steps[rows], 1.0, -1.0)
+        return np.select([(rows <= 2) | (rows == 8), rows == 3, rows == 4, rows == 6, rows == 7],
+                         [step, np.tanh(x), np.zeros_like(x), np.ones_like(x), x], np.nan) + 0.25
+
+    low = np.array([-5.0, -9.0, 0.0, -3.0, -1.0, 1.0, -1.0, -1.0, 0.0])
+    high = np.array([5.0, 4.0, 8.0, 6.0, 2.0, 1.25, 2.0, 3.0, 1.0])
+    tolerance = np.array([1e-6, 1e-6, 1e-6, 1e-3, 1e-6, 0.25, 1e-6, 1e-6, 0.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        found = sequential._increasing_root(function, 0.25, low, high, tolerance)
+    assert np.all(np.abs(found[:3] - steps[:3]) <= 0.5 * tolerance[:3])
+    assert abs(found[3]) <= 0.5e-3
+    assert low[4] <= found[4] <= high[4] and low[6] <= found[6] <= high[6]
+    assert found[5] == 1.125 and all(index is None or 5 not in index for index in calls)
+    assert found[7] == 0.0 and sum(1 for index in calls if index is not None and 7 in index) == 1
+    assert abs(found[8] - 0.7) <= 1e-12
+
+
+@pytest.mark.parametrize(("function", "level", "low", "high", "root", "evaluations"), [
+    (np.exp, 2.0, -5.0, 5.0, math.log(2.0), 18),
+    (lambda x: x**3, 1.0, 0.0, 4.0, 1.0, 15),
+    (lambda x: -(-x) ** 3, -1.0, -4.0, 0.0, -1.0, 15),
+])
+def test_increasing_root_illinois_steps_on_convex_and_concave(function, level, low, high, root, evaluations) -> None:
+    """False position keeps one end of a convex (concave) function's bracket fixed and crawls;
+    the Illinois step (halving the value kept twice) restores fast convergence: 15-18 evaluations
+    to 1e-10 here, where bisection needs 37 and plain false position more than 100."""
+    count = [0]
+
+    def counted(x: np.ndarray, index: np.ndarray | None) -> np.ndarray:
+        count[0] += 1
+        return function(x)
+
+    found = sequential._increasing_root(counted, level, np.array([low]), np.array([high]), np.array([1e-10]))
+    assert abs(found[0] - root) <= 1e-10 and count[0] <= evaluations + 1
+
+
+def test_stagewise_probability_against_a_simulated_random_walk() -> None:
+    """P(outcome >= the observed one) for a Gaussian random walk (drift nu, unit variance per step)
+    looked at from step m = 10 on, stopped outside (-3, 4.5), undecided at its cap (the n of an
+    undecided case), against 40,000 seeded walks (ties count half: the Brownian model has none);
+    tolerance 4 standard errors plus 0.02 for the continuous-time model with Siegmund's
+    correction.  The cases of one drift go in one call (one row each)."""
+    m, low, high, paths = 10, -3.0, 4.5, 40_000
+    generator = np.random.default_rng(12)
+    cases = [(0.15, 1, 10, 5.0), (0.15, 1, 25, 0.0), (0.15, 0, 16, 2.0), (-0.1, -1, 18, 0.0), (-0.1, -1, 10, -4.0),
+             (-0.1, 0, 14, -1.0), (0.02, 0, 60, 1.0), (0.02, 0, 13, -2.0), (0.02, 0, 20, 0.5), (0.3, 1, 14, 0.0),
+             (0.3, 1, 20, 0.0), (0.3, -1, 20, 0.0), (0.3, 0, 15, 0.0), (-0.1, -1, 25, 0.0)]
+    for nu in sorted({case[0] for case in cases}):
+        mine = [case for case in cases if case[0] == nu]
+        walk = np.cumsum(nu + generator.standard_normal((paths, 60)), axis=1)
+        outside = (walk <= low) | (walk >= high)
+        outside[:, :m - 1] = False
+        simulated = []
+        for _, case_decision, n, y in mine:
+            cap = n if case_decision == 0 else 60
+            stopped = outside[:, :cap].any(axis=1)
+            stop = np.where(stopped, outside[:, :cap].argmax(axis=1) + 1, cap)
+            final = walk[np.arange(paths), stop - 1]
+            decision = np.where(stopped, np.where(final >= high, 1, -1), 0)
+            at_first = np.where(stop == m, final, 0.0)
+            rank = np.select([decision == 1, decision == 0], [1e6 - stop + at_first, final], -1e6 + stop + at_first)
+            observed = {1: 1e6 - n, 0: y, -1: -1e6 + n}[case_decision] + (y if n == m and case_decision else 0.0)
+            simulated.append(np.mean(rank > observed) + 0.5 * np.mean(rank == observed))
+        size = len(mine)
+        got = sequential._stagewise_probability(np.full(size, nu), np.full(size, low), np.full(size, high),
+                                                np.array([float(case[1]) for case in mine]),
+                                                np.array([float(case[2]) for case in mine]),
+                                                np.array([case[3] for case in mine]), m)
+        for case, p, q in zip(mine, got, simulated):
+            assert abs(p - q) <= 4.0 * math.sqrt(q * (1.0 - q) / paths) + 0.02, (case, p, q)
+
+
+def test_a_new_test_is_empty_and_its_design_is_checked() -> None:
+    fresh = EmpiricalMeanSPRT(delta=1.0, min_n=2)  # delta 1 and a first look at 2 are allowed
+    assert (fresh.mu0, fresh.mu1) == (0.0, 1.0)  # H0: mean 0 by default
+    assert (fresh.n, fresh.llr, fresh.decision, fresh.used_in_last_update) == (0, 0.0, "continue", 0)
+    assert fresh.values.size == 0 and fresh.counts.size == 0 and fresh.path.size == 0 and math.isnan(fresh.mean)
+    fresh.update([0.0, 2.0])
+    assert fresh.n == 2 and fresh.counts.tolist() == [1, 1] and fresh.values.tolist() == [0.0, 2.0]
+    for keywords, name in (({"delta": math.inf, "min_n": 10}, "delta"), ({"delta": -math.inf, "min_n": 10}, "delta"),
+                           ({"delta": 0.1, "min_n": 2.5}, "min_n"), ({"delta": 0.1, "min_n": True}, "min_n")):
+        with pytest.raises(ValueError, match=f"^{name} must be"):
+            EmpiricalMeanSPRT(**keywords)
