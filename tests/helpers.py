@@ -166,3 +166,16 @@ def paused_tables(policies: str, seed: int, deals: int, rules: RuleSet, every: i
             action = builtin_act_state(ids[p], s, p, obs, mask, params[p], rngs[p], rules_array, pwork)
             E.apply_legal(s, action, rules_array, mask, work, ev, ev_n)
     return out
+
+
+def read_only(monkeypatch, folder: Path) -> None:
+    """``os.access`` as on read-only media for ``folder`` and what it holds (the tests may run
+    as root, for whom permission bits do not stop a write, so chmod would not do)."""
+    real_access = os.access
+
+    def access(path, mode, *args, **kwargs):
+        if mode & os.W_OK and Path(path).resolve().is_relative_to(folder.resolve()):
+            return False
+        return real_access(path, mode, *args, **kwargs)
+
+    monkeypatch.setattr(os, "access", access)

@@ -413,20 +413,13 @@ def test_a_first_runs_luck_cpu_does_not_include_compilation(tmp_path, monkeypatc
     assert math.isfinite(result.efficiency)
 
 
-def test_a_kernel_compiled_while_the_luck_clock_runs_leaves_its_cpu_unmeasured(tmp_path, monkeypatch):
-    """Compilation the warm-up missed (a kernel compiled inside the luck replay) is never counted
-    as the luck's CPU: the record drops the entry and the efficiency is not measured."""
+def _compiling_at_call(original, calls: list, at: int):
+    """``original`` that counts its calls in ``calls`` and compiles a new numba kernel at call ``at``."""
     import numba
 
-    from simkit.runner import luck as luck_module
-    from simkit.studies import compare as compare_module
-
-    original = luck_module.luck_rows
-    calls = []
-
-    def luck_rows(*args, **kwargs):
+    def wrapped(*args, **kwargs):
         calls.append(1)
-        if len(calls) == 2:  # the first call inside the clock: a new kernel compiles
+        if len(calls) == at:
 
             @numba.njit
             def fresh(x):
@@ -435,7 +428,18 @@ def test_a_kernel_compiled_while_the_luck_clock_runs_leaves_its_cpu_unmeasured(t
             fresh(1)
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(luck_module, "luck_rows", luck_rows)
+    return wrapped
+
+
+def test_a_kernel_compiled_while_the_luck_clock_runs_leaves_its_cpu_unmeasured(tmp_path, monkeypatch):
+    """Compilation the warm-up missed (a kernel compiled inside the luck replay) is never counted
+    as the luck's CPU: the record drops the entry and the efficiency is not measured."""
+    from simkit.runner import luck as luck_module
+    from simkit.studies import compare as compare_module
+
+    calls = []
+    # the first call inside the clock (the second: the first is the warm-up) compiles a kernel
+    monkeypatch.setattr(luck_module, "luck_rows", _compiling_at_call(luck_module.luck_rows, calls, 2))
     monkeypatch.setattr(compare_module, "_WARM_LUCK", set())
     result = _cpu_run(tmp_path, "c", rng=8)
     assert len(calls) == 7
@@ -720,26 +724,11 @@ def test_an_adjustment_of_constant_differences_has_no_efficiency_and_says_why():
 def test_a_kernel_compiled_while_the_duplicate_clock_runs_leaves_its_cpu_unmeasured(tmp_path, monkeypatch):
     """Likewise for the duplicate deals: a kernel compiled while they are played (one the
     warm-up missed) drops their entry from the record, and the efficiency is not measured."""
-    import numba
-
     from simkit.runner import duplicate as duplicate_module
     from simkit.studies.compare import read_cpu_record
 
-    original = duplicate_module.simulate
     calls = []
-
-    def simulate(*args, **kwargs):
-        calls.append(1)
-        if len(calls) == 1:
-
-            @numba.njit
-            def fresh(x):
-                return x + 1
-
-            fresh(1)
-        return original(*args, **kwargs)
-
-    monkeypatch.setattr(duplicate_module, "simulate", simulate)
+    monkeypatch.setattr(duplicate_module, "simulate", _compiling_at_call(duplicate_module.simulate, calls, 1))
     result = _cpu_run(tmp_path, "c", rng=9)
     assert len(calls) == 6
     assert "duplicate" not in read_cpu_record(tmp_path / "c")

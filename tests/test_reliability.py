@@ -33,7 +33,7 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import alive, descendants, one_line_error, proc_table, run_cli
+from helpers import alive, descendants, one_line_error, proc_table, read_only, run_cli
 
 from simkit.cli import main
 from simkit.runner import batch as batch_module
@@ -373,18 +373,6 @@ def test_a_full_disk_names_the_file(data, capsys, monkeypatch):
     assert not list(data.glob(".*.tmp"))
 
 
-def _read_only(monkeypatch, folder: Path) -> None:
-    """os.access as on read-only media for ``folder`` and what it holds (root ignores permission bits)."""
-    real_access = os.access
-
-    def read_only(path, mode, *args, **kwargs):
-        if mode & os.W_OK and Path(path).resolve().is_relative_to(folder.resolve()):
-            return False
-        return real_access(path, mode, *args, **kwargs)
-
-    monkeypatch.setattr(os, "access", read_only)
-
-
 def _stamps(folder: Path) -> dict:
     return {str(p.relative_to(folder)): p.stat().st_mtime_ns for p in folder.rglob("*")}
 
@@ -399,7 +387,7 @@ def test_a_finished_comparison_where_nothing_can_be_written_is_complete(tmp_path
     assert main(COMPARE + ["--out", str(out), "--quiet"]) == 0
     result = capsys.readouterr().out.splitlines()[0]
     before = _stamps(out)
-    _read_only(monkeypatch, out)
+    read_only(monkeypatch, out)
     assert main(COMPARE + ["--out", str(out)]) == 0
     captured = capsys.readouterr()
     assert captured.out.splitlines()[0] == result and "complete" in captured.err and "Traceback" not in captured.err
@@ -424,7 +412,7 @@ def test_a_finished_equity_run_where_nothing_can_be_written_is_complete(tmp_path
     assert main(EQUITY + ["--out", str(out), "--quiet"]) == 0
     result = capsys.readouterr().out.splitlines()[:-1]  # the last line: time and files written
     before = _stamps(out)
-    _read_only(monkeypatch, out)
+    read_only(monkeypatch, out)
     assert main(EQUITY + ["--out", str(out)]) == 0
     captured = capsys.readouterr()
     assert captured.out.splitlines()[:-1] == result and "complete" in captured.err, captured.err
@@ -444,14 +432,7 @@ def test_a_truncated_manifest_says_how_to_recover(data, capsys):
 
 
 def test_a_complete_dataset_where_nothing_can_be_written_is_complete(data, capsys, monkeypatch):
-    real_access = os.access
-
-    def read_only(path, mode, *args, **kwargs):  # as on read-only media (root ignores permission bits)
-        if mode & os.W_OK and Path(path).resolve().is_relative_to(data.resolve()):
-            return False
-        return real_access(path, mode, *args, **kwargs)
-
-    monkeypatch.setattr(os, "access", read_only)
+    read_only(monkeypatch, data)
     before = {p.name: p.stat().st_mtime_ns for p in data.iterdir()}
     data.chmod(0o555)
     try:

@@ -21,6 +21,8 @@ from simkit.errors import SimkitError
 from simkit.storage.dataset import LEGACY_MANIFEST, MANIFEST, DatasetError
 from simkit.storage.runs import RUN_KINDS, check_run_folder, check_run_identity, identity_mismatch
 
+from helpers import read_only
+
 # every command that writes a run's folder, the command line that names it, and its kind
 COMMAND_FOLDERS = (
     ("simulate", ["simulate", "--deals", "10", "--policies", "random,random,random", "--seed", "1", "--out", "{out}"], "simulation"),
@@ -165,19 +167,6 @@ def test_the_command_line_refuses_before_importing_numba(tmp_path):
     assert out.stdout.split() == ["SimkitError", "False"]
 
 
-def _read_only(monkeypatch, folder: Path) -> None:
-    """os.access as on read-only media for ``folder`` and what it holds (we may run as root,
-    for whom permission bits do not stop a write, so chmod would not do)."""
-    real_access = os.access
-
-    def read_only(path, mode, *args, **kwargs):
-        if mode & os.W_OK and Path(path).resolve().is_relative_to(folder.resolve()):
-            return False
-        return real_access(path, mode, *args, **kwargs)
-
-    monkeypatch.setattr(os, "access", read_only)
-
-
 def test_a_finished_folder_on_read_only_media_passes_only_when_asked_and_marked(tmp_path, monkeypatch):
     """``finished_readable`` (an equity study resumed where nothing can be written): the kind's
     folder passes, as the Path given; not by default, not without the kind's marker (a user's
@@ -190,7 +179,7 @@ def test_a_finished_folder_on_read_only_media_passes_only_when_asked_and_marked(
     users = media / "users"
     users.mkdir()
     (users / "notes.txt").write_text("mine")
-    _read_only(monkeypatch, media)
+    read_only(monkeypatch, media)
     assert check_run_folder(str(study), "equity", finished_readable=True) == study
     with pytest.raises(SimkitError, match=r"^--out .*/study: cannot write in .*/study \(no permission"):
         check_run_folder(study, "equity", "--out")  # by default: a folder to write in
