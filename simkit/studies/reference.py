@@ -208,7 +208,7 @@ def review_against_reference(
         raise SimkitError("a review against a reference needs a simkit replay log (first line: the deal), whose "
                           "hands it rolls out from")
     table = table_from_log(header, int(seat), spec)
-    rollout_seed = deal_review_seed(seed, *_deal_identity(header))
+    rollout_seed = deal_review_seed(seed, *deal_identity(header))
     if decisions is None:
         decisions = log_decisions(list(text_lines))
     rules = RuleSet.from_dict(header.get("rules", {}))
@@ -237,7 +237,7 @@ def review_against_reference(
                            seed=seed, samples=samples, confidence=confidence, decisions=tuple(rows))
 
 
-def _deal_identity(header: dict[str, Any]) -> tuple[int, int]:
+def deal_identity(header: dict[str, Any]) -> tuple[int, int]:
     """(seed, deal number) of a log's deal line: what a review keys the deal's rollouts by."""
     identity = header.get("seed"), header.get("deal")
     if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in identity):

@@ -61,7 +61,7 @@ from simkit.storage.paths import make_out_dir
 from simkit.storage.runs import REVIEW_FILE, REVIEWS_FILE, check_run_folder
 from simkit.defaults import DEFAULT_REFERENCE, DEFAULT_REVIEW_ROLLOUTS, DEFAULT_SAMPLES
 from simkit.rng import deal_review_seed
-from simkit.studies.reference import ReferenceReview, _deal_identity, review_against_reference
+from simkit.studies.reference import ReferenceReview, deal_identity, review_against_reference
 from simkit.studies.analyze import (
     DEFAULT_BATCH,
     DEFAULT_POLICY,
@@ -243,7 +243,7 @@ def parse_decision_log(lines: Sequence[str], name: str = "log") -> list[LogDecis
 def _log_deal(header: dict[str, Any]) -> tuple[int, int] | None:
     """(seed, deal number) of a replay log's deal line, or None when it names none (integers >= 0)."""
     try:
-        return tuple(_deal_identity(header))
+        return tuple(deal_identity(header))
     except SimkitError:
         return None
 
