@@ -904,7 +904,8 @@ COMMANDS: tuple[Command, ...] = (
             help=f"stock orders per reviewed decision (default {D.DEFAULT_SAMPLES})"),
         RULE(help="rule option (repeatable)"),
         SEED,
-        WORKERS(help="threads (default 1; the result is the same for any number)"),
+        WORKERS(help="worker processes, each playing and reviewing whole deals (default 1; the result is the same "
+                     "for any number)"),
         CONFIDENCE,
         OUT_DIR(help="write OUT/report.md (with the calibration plot), calibration.json and deals.parquet",
                 check=run_folder("calibration")),

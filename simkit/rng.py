@@ -22,6 +22,8 @@ stream                        draws
 (p) (11+p)
 :data:`STREAM_BELIEF_PICK`    which belief particle rollout N plays from
 (14)
+:data:`STREAM_REFERENCE`      a review's search reference deciding decision N itself
+(15)                          (:mod:`simkit.studies.reference`)
 ============================  ==========================================================
 
 So a deal is a pure function of (rules, policies, S, N), whatever batch, thread, process or
@@ -56,10 +58,12 @@ STREAM_PLAYOUT = 9  # the stocks of play-out values
 STREAM_BELIEF = 10  # belief candidate N's hidden cards
 STREAM_BELIEF_SEAT = 11  # STREAM_BELIEF_SEAT + p: seat p's policy replaying candidate N (streams 11-13)
 STREAM_BELIEF_PICK = 14  # which belief particle rollout N plays from
+STREAM_REFERENCE = 15  # a review's search reference deciding decision N itself (its determinisations)
 STREAMS = {"cards": STREAM_CARDS, "seat 0": STREAM_SEAT, "seat 1": STREAM_SEAT + 1, "seat 2": STREAM_SEAT + 2,
            "sample": STREAM_SAMPLE, "playout": STREAM_PLAYOUT, "belief": STREAM_BELIEF,
            "belief seat 0": STREAM_BELIEF_SEAT, "belief seat 1": STREAM_BELIEF_SEAT + 1,
-           "belief seat 2": STREAM_BELIEF_SEAT + 2, "belief pick": STREAM_BELIEF_PICK}
+           "belief seat 2": STREAM_BELIEF_SEAT + 2, "belief pick": STREAM_BELIEF_PICK,
+           "reference": STREAM_REFERENCE}
 
 
 def seed_state(seed: int | np.random.SeedSequence) -> np.ndarray:

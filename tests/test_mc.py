@@ -59,11 +59,11 @@ def _candidates(obs, mask, max_cands=4):
     return greedy, cands, n_c
 
 
-def _search(obs, cands, n_c, rollouts, race, stream, sharpen=0, horizon=0, base=M.BASE_GREEDY):
+def _search(obs, cands, n_c, rollouts, race, stream, sharpen=0, horizon=0, base=M.BASE_GREEDY, recut=M.RECUT_OFF):
     pay = np.empty((n_c, rollouts))
     alive = np.empty(n_c, dtype=np.bool_)
     rng = stream.copy()
-    n_det = M.mc_search(obs, cands, n_c, rollouts, race, sharpen, horizon, base, rng, RULES, pay, alive)
+    n_det = M.mc_search(obs, cands, n_c, rollouts, race, recut, sharpen, horizon, base, rng, RULES, pay, alive)
     return pay, alive, n_det, rng
 
 
@@ -147,6 +147,84 @@ def test_racing_is_the_full_search_cut_short():
         z = 1.0
         assert M.mc_decide(raced, n_c, n_det, alive, z) == M.mc_decide(full, n_c, n_full, alive, z)
     assert kept > 3 and stopped > 3 and dropped > 0  # every branch was exercised
+
+
+def _recut_survivors(full, n_c, rollouts, race):
+    """Plain Python twin of racing with ``recut``: the cuts at race, 2 race, 4 race, ... (below
+    ``rollouts``), each keeping the candidates alive so far whose summed difference to the base
+    choice over every determinisation so far is above 0; (alive, determinisations played)."""
+    alive = [True] * n_c
+    cut = race
+    while cut < rollouts:
+        for i in range(1, n_c):
+            alive[i] = alive[i] and sum(full[i, r] - full[0, r] for r in range(cut)) > 0
+        if not any(alive[1:]):
+            return alive, cut
+        cut *= 2
+    return alive, rollouts
+
+
+def test_recut_races_again_at_every_doubling():
+    """``recut`` 1: the race is run again after 2k, 4k, ... determinisations over all of them.
+    Checked against the plain twin above on the full search's payoffs: the same survivors, the
+    same number of determinisations, and the full search's payoffs wherever a candidate was
+    still alive (a cut that forgot earlier determinisations, revived a dropped candidate or
+    never cut again fails here)."""
+    stream = np.array([61, 62, 63, 64], dtype=np.uint64)
+    rollouts, race = 16, 2
+    recut_more = checked = 0
+    for k, (obs, mask) in enumerate(_decisions(seed=39, deals=4)):
+        if k % 3:
+            continue
+        _, cands, n_c = _candidates(obs, mask)
+        if n_c == 1:
+            continue
+        full, _, n_full, _ = _search(obs, cands, n_c, rollouts, 0, stream)
+        assert n_full == rollouts
+        raced, alive, n_det, _ = _search(obs, cands, n_c, rollouts, race, stream, recut=M.RECUT_ON)
+        once = _search(obs, cands, n_c, rollouts, race, stream)[1]
+        expected_alive, expected_n = _recut_survivors(full, n_c, rollouts, race)
+        assert list(alive) == expected_alive and n_det == expected_n
+        for i in range(n_c):
+            if alive[i]:
+                assert np.array_equal(raced[i, :n_det], full[i, :n_det])
+        recut_more += int(sum(once) > sum(alive))
+        checked += 1
+    assert checked > 10 and recut_more > 0  # some candidate survived the first cut, not a later one
+
+
+def test_confirmation_replays_the_choice_on_fresh_determinisations():
+    """``confirm`` C: a challenger the search picked is played only when its paired mean over
+    C further determinisations (the stream going on from the search's) is above 0; otherwise the
+    base choice.  The confirmation's determinisations are new: its payoffs are not the search's
+    first C (a confirmation that re-used the search's sample would agree with it always)."""
+    stream = np.array([71, 72, 73, 74], dtype=np.uint64)
+    work = np.zeros(POLICY_WORK_SIZE, dtype=np.int64)
+    rollouts, race, confirm = 8, 2, 6
+    params = _params(f"mc:rollouts={rollouts}:candidates=3:z=0.5:race={race}:focus=0:confirm={confirm}")
+    plain = _params(f"mc:rollouts={rollouts}:candidates=3:z=0.5:race={race}:focus=0")
+    kept = overruled = 0
+    for k, (obs, mask) in enumerate(_decisions(seed=40, deals=6)):
+        greedy, cands, n_c = _candidates(obs, mask, max_cands=3)
+        if n_c == 1 or obs[L.O_PHASE] == L.PH_DISCARD:
+            continue  # mc's default search mode searches claims only
+        pay, alive, n_det, rng = _search(obs, cands, n_c, rollouts, race, stream)
+        chosen = M.mc_decide(pay, n_c, n_det, alive, 0.5)
+        action = M.mc_act(obs, mask, params, stream.copy(), RULES, work)
+        assert M.mc_act(obs, mask, plain, stream.copy(), RULES, work) == cands[chosen]
+        if chosen == M.BASE_CANDIDATE:
+            assert action == greedy
+            continue
+        pair = np.array([greedy, cands[chosen]], dtype=np.int64)
+        fresh, _, n_fresh, _ = _search(obs, pair, 2, confirm, 0, rng)
+        assert n_fresh == confirm
+        first = _search(obs, pair, 2, confirm, 0, stream)[0]
+        assert not np.array_equal(fresh, first)
+        confirmed = (fresh[1] - fresh[0]).sum() > 0
+        assert action == (cands[chosen] if confirmed else greedy)
+        kept += confirmed
+        overruled += not confirmed
+    assert kept > 0 and overruled > 0
 
 
 def test_racing_off_or_longer_than_the_search_is_the_full_search():

@@ -32,7 +32,7 @@ from simkit.replay import log_decisions, replay_jsonl
 from simkit.rng import next_below, root_key, stream_state
 from simkit.rules import RuleSet
 from simkit.runner.rollout import OUT_PAYOFF, POLICY_DECIDES, rollouts
-from simkit.studies.reference import calibrate, review_against_reference
+from simkit.studies.reference import Calibration, calibrate, review_against_reference
 
 
 def _plain_known_rollout(state, seat, action, seed, r, policies, rules):
@@ -333,6 +333,37 @@ def test_a_calibrated_deal_is_a_function_of_its_number_not_of_its_batch():
     assert whole.predicted_se[1:].tolist() == later.predicted_se.tolist()
     assert whole.realised[1:].tolist() == later.realised.tolist()
     assert whole.decisions[1:].tolist() == later.decisions.tolist() and whole.decisions.sum() > 0
+    # CPU is measured per deal, for both plays, and the cost per decision is the difference over
+    # the seat's decisions (random in the seat is cheaper than expert there: it may be below 0)
+    assert later.cpu_played.shape == later.cpu_reference.shape == (2,) and (later.cpu_played > 0).all()
+    expected = (later.cpu_played.sum() - later.cpu_reference.sum()) / later.decisions.sum()
+    assert later.cpu_per_decision() == pytest.approx(expected)
+    back = Calibration.from_dict(json.loads(json.dumps(later.to_dict())))
+    assert back.to_dict() == later.to_dict() and back.cpu_played.tolist() == later.cpu_played.tolist()
+
+
+def test_an_experiment_calibration_is_run_once_and_read_back(tmp_path, monkeypatch):
+    """A ``[[calibration]]`` entry of an experiment file: its row in the report (gain = minus the
+    realised loss), stored under the data folder and read back by a second run instead of being
+    played again (the stored identity matches); a changed entry plays again."""
+    from simkit.experiment import run as experiment_run
+    from simkit.experiment.run import run_experiment
+
+    spec = tmp_path / "cal.toml"
+    spec.write_text('name = "cal"\nseed = 860701\n[[calibration]]\npolicy = "random"\ndeals = 2\nsamples = 4\n')
+    report = run_experiment(spec, reports=tmp_path / "reports", data=tmp_path / "data", quiet=True)
+    text = report.read_text(encoding="utf-8")
+    direct = calibrate("random", seat=1, deals=2, seed=860_701, samples=4)
+    gain = -direct.realised.mean()
+    assert f"| random | expert | 1 | 860701 | 2 | {gain:+.3f} [" in text
+    assert (report.parent / "calibration_0.png").is_file()
+    calls = []
+    monkeypatch.setattr(experiment_run, "calibrate", lambda *a, **k: calls.append(1) or direct)
+    run_experiment(spec, reports=tmp_path / "reports", data=tmp_path / "data", quiet=True)
+    assert calls == []  # read back
+    spec.write_text('name = "cal"\nseed = 860701\n[[calibration]]\npolicy = "random"\ndeals = 2\nsamples = 5\n')
+    run_experiment(spec, reports=tmp_path / "reports", data=tmp_path / "data", quiet=True)
+    assert calls == [1]  # another entry: played again
 
 
 @pytest.mark.parametrize("extra", ["last", "end", "nowin"])
@@ -418,3 +449,47 @@ def test_the_decisions_of_one_deal_are_analysed_on_their_own_determinisations(mo
     moved = review_decision(settings, dataclasses.replace(d, index=d.index + 1))
     assert _payoffs(dataclasses.replace(review, decisions=(moved,))) != _payoffs(
         dataclasses.replace(review, decisions=(review_decision(settings, d),)))
+
+
+UNREACHABLE_SEARCH = "mc:rollouts=2:race=0:z=1e9:base=1"  # searches, never leaves expert's choice
+
+
+def test_a_search_reference_decides_itself_and_its_base_rolls_out(monkeypatch):
+    """A search reference (mc's family) decides the reviewed decision itself and expert (its base)
+    plays its seat, and any search seat of the log, in the rollouts.  A search that can never
+    leave expert's choice must give exactly expert's review: the same losses, decision by
+    decision (a stand-in other than the base, or rollouts seeded apart, would differ); and the
+    rollouts never run a search (the table handed to them holds no mc)."""
+    rules = RuleSet()
+    lines = replay_jsonl(860_801, 4, parse_policies(f"expert,greedy,{UNREACHABLE_SEARCH}"), rules, dealer=1,
+                         seating="fixed").splitlines()
+    against_expert = review_against_reference(lines, 1, "expert", samples=8, seed=3)
+    from simkit.studies import reference as R
+
+    tables = []
+    real = R.rollouts
+
+    def spy(*args, **kwargs):
+        tables.append(tuple(p.name for p in args[6]))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(R, "rollouts", spy)
+    against_search = review_against_reference(lines, 1, UNREACHABLE_SEARCH, samples=8, seed=3)
+    assert [r.loss for r in against_search.decisions] == [r.loss for r in against_expert.decisions]
+    assert len(against_search.decisions) > 3 and any(r.loss != 0 for r in against_search.decisions)
+    assert tables and set(tables) == {("expert", "expert", "expert")}
+    assert against_search.reference.startswith("mc")
+
+
+def test_a_search_reference_takes_the_searchs_own_choice():
+    """A search that does search (search's preset, a few determinisations) makes choices of its own:
+    at some decision of a greedy seat its review differs from expert's, and the review is the
+    same when run again (its determinisations are keyed by the deal and the decision)."""
+    lines = replay_jsonl(860_802, 5, parse_policies("expert,greedy,expert"), RuleSet(), dealer=2,
+                         seating="fixed").splitlines()
+    cheap = "search:rollouts=8:confirm=0"
+    first = review_against_reference(lines, 1, cheap, samples=4, seed=5)
+    again = review_against_reference(lines, 1, cheap, samples=4, seed=5)
+    expert = review_against_reference(lines, 1, "expert", samples=4, seed=5)
+    assert [r.loss for r in first.decisions] == [r.loss for r in again.decisions]
+    assert [r.loss for r in first.decisions] != [r.loss for r in expert.decisions]

@@ -21,7 +21,7 @@ from scipy import stats
 import simkit
 from simkit.studies.compare import comparison_section, compare
 from simkit.studies.tournament import run_tournament, tournament_section
-from simkit.analysis.plots import convergence_plot, forest_plot, save_figure
+from simkit.analysis.plots import calibration_plot, convergence_plot, forest_plot, save_figure
 from simkit.analysis.exact import parse_event
 from simkit.studies.probability import batch_convergence, probability_table
 from simkit.analysis.report import REPORT_COLUMNS, dataset_section, format_p, markdown_table, plain_policy_columns
@@ -29,7 +29,10 @@ from simkit.analysis.results import format_level
 from simkit.analysis.stats import check_confidence, holm_adjust, paired_mean_test, paired_ratio_difference
 from simkit.analysis.summary import XIAOJIA_UNITS, dealer_advantage, distributions, exhausted_rate, tail_probabilities
 from simkit.bench import hardware_line
-from simkit.experiment.spec import ExperimentError, ExperimentSpec, ProbabilityEntry, SimulationEntry, load_experiment, slug
+from simkit.experiment.spec import (CalibrationEntry, ExperimentError, ExperimentSpec, ProbabilityEntry, SimulationEntry,
+                                    load_experiment, slug)
+from simkit.kernel_cache import source_digest
+from simkit.studies.reference import Calibration, calibrate, interval_text, write_calibration_report
 from simkit.policies.registry import PolicySpec, effective_params, parse_policies
 from simkit.rules import RuleSet
 from simkit.runner import simulate
@@ -37,8 +40,8 @@ from simkit.runner.simulate import check_backend, dask_session, default_seating
 from simkit.errors import SimkitError
 from simkit.storage import load_dataset
 from simkit.storage.paths import make_out_dir
-from simkit.storage.runs import EXPERIMENT_FILE, check_run_folder
-from simkit.storage.files import write_json, write_text
+from simkit.storage.runs import CALIBRATION_FILE, EXPERIMENT_FILE, check_run_folder
+from simkit.storage.files import read_json, write_json, write_text
 
 
 def _rules_text(rules: RuleSet) -> str:
@@ -283,6 +286,67 @@ def _tournament_lines(spec: ExperimentSpec, data_dir: Path, report_dir: Path, wo
     return tournament_section(result, report_dir)
 
 
+def _calibration_identity(entry: CalibrationEntry, confidence: float) -> dict:
+    """What a stored calibration must match to be reused: the entry, the level and simkit's
+    sources (a calibration of a bot is a calibration of its code)."""
+    return {"policy": entry.policy, "reference": entry.reference, "seat": entry.seat, "deals": entry.deals,
+            "seed": entry.seed, "first_deal": entry.first_deal, "samples": entry.samples,
+            "rules": entry.rules.to_dict(), "confidence": confidence, "sources": source_digest()}
+
+
+def _calibration(entry: CalibrationEntry, folder: Path, workers: int, quiet: bool, confidence: float) -> Calibration:
+    """The entry's calibration: read back from ``folder`` when it holds this one, else run
+    (``workers`` processes) and stored there."""
+    identity = _calibration_identity(entry, confidence)
+    stored = folder / "identity.json"
+    if stored.is_file() and (folder / CALIBRATION_FILE).is_file():
+        try:
+            if read_json(stored) == identity:
+                return Calibration.from_dict(read_json(folder / CALIBRATION_FILE))
+        except (SimkitError, KeyError, TypeError, ValueError):
+            pass  # unreadable: run it again
+    start = time.perf_counter()
+    result = calibrate(entry.policy, seat=entry.seat, deals=entry.deals, seed=entry.seed, reference=entry.reference,
+                       samples=entry.samples, first_deal=entry.first_deal, rules=entry.rules, confidence=confidence,
+                       workers=workers)
+    write_calibration_report(result, folder)
+    write_json(stored, identity)
+    if not quiet:
+        print(f"calibration {entry.policy} against {entry.reference}: {result.deals:,} deals "
+              f"({time.perf_counter() - start:.0f} s)")
+    return result
+
+
+def _calibration_lines(spec: ExperimentSpec, data_dir: Path, report_dir: Path, workers: int, quiet: bool,
+                       confidence: float = 0.95) -> list[str]:
+    level = format_level(confidence)
+    lines = ["## Paired play and the review's prediction (calibrations)", "",
+             f"Each deal is played twice on the same cards, seats fixed and the dealer rotating: with the policy in "
+             f"its seat and with the reference there (the reference in the other two seats both times). *Gain* is "
+             f"the seat's payoff with the policy minus its payoff with the reference (牌 a deal; the realised loss "
+             f"with its sign turned); *predicted loss* is the review of the policy's decisions against the "
+             f"reference; *bias* is realised minus predicted loss, paired by deal (0 for a calibrated review). "
+             f"CPU: the policy's plays minus the reference's, per reviewed decision of its seat (a decision with a "
+             f"choice), one core. Intervals: {level}, Student t over deals.", "",
+             "| policy | reference | seat | seed | deals | gain (牌/deal) | predicted loss | bias | decisions/deal | "
+             "CPU s/decision |", "|---|---|---:|---:|---:|---|---|---|---:|---:|"]
+    texts = []
+    for i, entry in enumerate(spec.calibrations):
+        folder = data_dir / f"cal-{i}-{slug(entry.policy)}-vs-{slug(entry.reference)}"
+        result = _calibration(entry, folder, workers, quiet, confidence)
+        realised = result.realised_mean()
+        cpu = result.cpu_per_decision()
+        lines.append(f"| {result.policy} | {result.reference} | {result.seat} | {result.seed} | {result.deals:,} | "
+                     f"{-realised.estimate:+.3f} [{-realised.hi:+.3f}, {-realised.lo:+.3f}] | "
+                     f"{interval_text(result.predicted_mean())} | {interval_text(result.bias())} | "
+                     f"{result.decisions.mean():.1f} | {f'{cpu:.4f}' if math.isfinite(cpu) else 'not measured'} |")
+        save_figure(calibration_plot(result.bins()).figure, report_dir, f"calibration_{i}")
+        texts.append(result.text())
+    lines += ["", "By predicted loss (deals in five groups; the plots `calibration_K.png`, K the row):", "", "```",
+              *texts, "```", ""]
+    return lines
+
+
 def _probability_lines(entry: ProbabilityEntry, index: int, spec: ExperimentSpec, report_dir: Path,
                        confidence: float = 0.95) -> list[str]:
     level = format_level(confidence)
@@ -343,7 +407,7 @@ def check_scale(scale: float) -> float:
 
 def scale_experiment(spec: ExperimentSpec, scale: float) -> ExperimentSpec:
     """``spec`` with every deal count (simulations, comparisons and their SPRT caps, the
-    tournament, probabilities) multiplied by ``scale``, rounded, at least
+    tournament, probabilities, calibrations) multiplied by ``scale``, rounded, at least
     :data:`MIN_SCALED_DEALS` (or the file's own count if smaller)."""
     scale = check_scale(scale)
     if scale == 1.0:
@@ -353,12 +417,13 @@ def scale_experiment(spec: ExperimentSpec, scale: float) -> ExperimentSpec:
         simulations=tuple(dataclasses.replace(e, deals=_scaled(e.deals, scale)) for e in spec.simulations),
         comparisons=tuple(dataclasses.replace(e, deals=_scaled(e.deals, scale)) for e in spec.comparisons),
         probabilities=tuple(dataclasses.replace(e, deals=_scaled(e.deals, scale)) for e in spec.probabilities),
+        calibrations=tuple(dataclasses.replace(e, deals=_scaled(e.deals, scale)) for e in spec.calibrations),
         tournament=(dataclasses.replace(spec.tournament, deals=_scaled(spec.tournament.deals, scale))
                     if spec.tournament is not None else None))
 
 
 def _total_deals(spec: ExperimentSpec) -> int:
-    entries = [*spec.simulations, *spec.comparisons, *spec.probabilities]
+    entries = [*spec.simulations, *spec.comparisons, *spec.probabilities, *spec.calibrations]
     return sum(e.deals for e in entries) + (spec.tournament.deals if spec.tournament is not None else 0)
 
 
@@ -422,6 +487,8 @@ def _run_experiment(path: str | os.PathLike, full: ExperimentSpec, spec: Experim
         body += _comparison_lines(spec, data_dir, report_dir, workers, quiet, confidence, client)
     if spec.tournament is not None:
         body += _tournament_lines(spec, data_dir, report_dir, workers, quiet, confidence, client)
+    if spec.calibrations:
+        body += _calibration_lines(spec, data_dir, report_dir, workers, quiet, confidence)
     for i, entry in enumerate(spec.probabilities):
         body += _probability_lines(entry, i, spec, report_dir, confidence)
     elapsed = time.perf_counter() - start

@@ -41,6 +41,14 @@ estimates behind one report.
     luck = true                        # optional, as for a comparison: payoff ratings on adjusted differences
     design = "six"                     # optional, as for a comparison
 
+    [[calibration]]                    # paired play and the review's prediction (simkit calibrate)
+    policy = "search"                  # in seat `seat`, the reference in the other two
+    reference = "expert"               # optional (default expert): the seat's other player, and the review's
+    seat = 1                           # optional (default 1)
+    deals = 1000                       # each played twice: with the policy and with the reference in the seat
+    first_deal = 0                     # optional (default 0)
+    samples = 64                       # optional: stock orders per reviewed decision (default 64)
+
     [[probabilities]]                  # dealt-hand event probabilities (simkit prob)
     deals = 1000000
     events = ["nao", "jiang_at_least_k:k=8"]   # optional; default: all events
@@ -63,7 +71,7 @@ from pathlib import Path
 from typing import Any
 
 from simkit.analysis.exact import normalise_events, parse_event
-from simkit.defaults import DEFAULT_DUPLICATE_DESIGN, DUPLICATE_DESIGNS
+from simkit.defaults import DEFAULT_DUPLICATE_DESIGN, DEFAULT_REFERENCE, DEFAULT_SAMPLES, DUPLICATE_DESIGNS
 from simkit.errors import SimkitError
 from simkit.policies.registry import parse_policies, parse_policy
 from simkit.rules import RuleSet
@@ -112,6 +120,21 @@ class TournamentEntry:
 
 
 @dataclasses.dataclass(frozen=True)
+class CalibrationEntry:
+    """A ``[[calibration]]``: ``policy`` in ``seat`` against ``reference`` (in the other seats),
+    paired play and the review's predicted loss (:func:`simkit.studies.reference.calibrate`)."""
+
+    policy: str
+    reference: str
+    seat: int
+    deals: int
+    seed: int
+    first_deal: int
+    samples: int
+    rules: RuleSet
+
+
+@dataclasses.dataclass(frozen=True)
 class ProbabilityEntry:
     deals: int
     seed: int
@@ -130,6 +153,7 @@ class ExperimentSpec:
     comparisons: tuple[ComparisonEntry, ...]
     probabilities: tuple[ProbabilityEntry, ...]
     tournament: TournamentEntry | None = None
+    calibrations: tuple[CalibrationEntry, ...] = ()
 
 
 def slug(text: str) -> str:
@@ -236,7 +260,7 @@ def parse_experiment(text: str, source: str = "experiment") -> ExperimentSpec:
     except tomllib.TOMLDecodeError as exc:
         raise ExperimentError(f"{source}: not valid TOML ({exc})") from None
     _check_keys(data, {"name", "title", "description", "seed", "batch_size", "simulation", "comparison",
-                       "probabilities", "tournament"}, source)
+                       "probabilities", "tournament", "calibration"}, source)
     name = _take(data, "name", str, source)
     if not name or slug(name) != name:
         raise ExperimentError(f"{source}: 'name' must be a plain folder name (letters, digits, _ . -), got {name!r}")
@@ -324,11 +348,37 @@ def parse_experiment(text: str, source: str = "experiment") -> ExperimentSpec:
         tournament = TournamentEntry(tuple(policies), deals, _take(entry, "seed", int, where, seed),
                                      _rules(entry, where), _sprt(entry, where), _burn_in(entry, where),
                                      _luck(entry, where), _design(entry, where))
-    if not (sims or comps or probs or tournament):
-        raise ExperimentError(f"{source}: nothing to run (add [[simulation]], [[comparison]], [tournament] or "
-                              "[[probabilities]])")
+    calibrations = []
+    for i, entry in enumerate(_take(data, "calibration", list, source, [])):
+        where = f"{source}: calibration[{i}]"
+        entry = _entry(entry, where, "calibration")
+        _check_keys(entry, {"policy", "reference", "seat", "deals", "seed", "first_deal", "samples", "rules"}, where)
+        policy = _take(entry, "policy", str, where)
+        reference = _take(entry, "reference", str, where, DEFAULT_REFERENCE)
+        try:
+            parse_policy(policy)
+            parse_policy(reference)
+        except SimkitError as exc:
+            raise ExperimentError(f"{where}: {exc}") from None
+        seat = _take(entry, "seat", int, where, 1)
+        if seat not in (0, 1, 2):
+            raise ExperimentError(f"{where}: 'seat' must be 0, 1 or 2, got {seat}")
+        deals = _take(entry, "deals", int, where)
+        if deals < 2:
+            raise ExperimentError(f"{where}: 'deals' must be >= 2, got {deals}")
+        first_deal = _take(entry, "first_deal", int, where, 0)
+        if first_deal < 0:
+            raise ExperimentError(f"{where}: 'first_deal' must be >= 0, got {first_deal}")
+        samples = _take(entry, "samples", int, where, DEFAULT_SAMPLES)
+        if samples < 2:
+            raise ExperimentError(f"{where}: 'samples' must be >= 2, got {samples}")
+        calibrations.append(CalibrationEntry(policy, reference, seat, deals, _take(entry, "seed", int, where, seed),
+                                             first_deal, samples, _rules(entry, where)))
+    if not (sims or comps or probs or tournament or calibrations):
+        raise ExperimentError(f"{source}: nothing to run (add [[simulation]], [[comparison]], [tournament], "
+                              "[[calibration]] or [[probabilities]])")
     return ExperimentSpec(name, _take(data, "title", str, source, name), _take(data, "description", str, source, ""),
-                          seed, batch_size, tuple(sims), tuple(comps), tuple(probs), tournament)
+                          seed, batch_size, tuple(sims), tuple(comps), tuple(probs), tournament, tuple(calibrations))
 
 
 def load_experiment(path: str | Path) -> ExperimentSpec:

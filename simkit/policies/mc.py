@@ -65,7 +65,7 @@ from simkit.evaluator import kernel as K
 from simkit.jit import static_function
 from simkit.rng import next_below
 
-MAX_ROLLOUTS = 64
+MAX_ROLLOUTS = 1024
 
 
 @njit(cache=True, nogil=True)
@@ -209,6 +209,7 @@ DEFAULT_Z = 1.5  # R, candidates and z of a zero params (the exhaustive search o
 SEARCH_ALL, SEARCH_CLAIMS, SEARCH_DISCARDS = 0, 1, 2  # params[MC_SEARCH_MODE]
 FOCUS_OFF, FOCUS_ON = 0, 1  # params[MC_FOCUS]
 BASE_GREEDY, BASE_EXPERT = 0, 1  # params[MC_BASE]: the policy mc improves on and rolls out with
+RECUT_OFF, RECUT_ON = 0, 1  # params[MC_RECUT]: race once (after ``race``) or at every doubling of it
 
 # ---- parameters: ONE table, params[i] is row i: (name, default, lo, hi, kind); kind "int" takes
 # whole numbers, "real" any number in [lo, hi], "positive" one in (lo, hi].  The registry's
@@ -223,6 +224,8 @@ MC_PARAMS = (
     ("focus", float(FOCUS_ON), FOCUS_OFF, FOCUS_ON, "int"),
     ("horizon", 0.0, 0, 1000, "int"),
     ("base", float(BASE_GREEDY), BASE_GREEDY, BASE_EXPERT, "int"),
+    ("recut", float(RECUT_OFF), RECUT_OFF, RECUT_ON, "int"),
+    ("confirm", 0.0, 0, MAX_ROLLOUTS, "int"),
 )
 MC_PARAM_NAMES = tuple(row[0] for row in MC_PARAMS)
 MC_DEFAULTS = tuple(float(row[1]) for row in MC_PARAMS)
@@ -235,6 +238,8 @@ MC_RACE = MC_PARAM_NAMES.index("race")
 MC_FOCUS = MC_PARAM_NAMES.index("focus")
 MC_HORIZON = MC_PARAM_NAMES.index("horizon")
 MC_BASE = MC_PARAM_NAMES.index("base")
+MC_RECUT = MC_PARAM_NAMES.index("recut")
+MC_CONFIRM = MC_PARAM_NAMES.index("confirm")
 N_EXPERT_PARAMS = len(EXPERT_DEFAULTS)
 
 
@@ -343,7 +348,7 @@ def mc_decide(pay, n_c, n_det, alive, z):
 
 
 @njit(cache=True, nogil=True)
-def mc_search(obs, cands, n_c, rollouts, race, sharpen, horizon, base, rng, rules, pay, alive):
+def mc_search(obs, cands, n_c, rollouts, race, recut, sharpen, horizon, base, rng, rules, pay, alive):
     """Fill ``pay[i, r]``: my payoff when candidate i is applied in determinisation r and the
     deal is played out by greedy (:data:`NOT_EVALUATED` where racing dropped i first);
     ``alive[i]``: whether i stayed in the race.  Returns the number of determinisations.
@@ -353,7 +358,10 @@ def mc_search(obs, cands, n_c, rollouts, race, sharpen, horizon, base, rng, rule
     random stream is consumed exactly as by a search without racing.  With ``race`` k in
     1 .. rollouts - 1, after the first k determinisations only the candidates
     :func:`race_survives` keeps go on (the base choice always); when none does, the search
-    stops there.  ``race`` 0 evaluates every candidate in every determinisation."""
+    stops there.  ``recut`` :data:`RECUT_ON`: the race is run again after 2k, 4k, ...
+    determinisations (while fewer than ``rollouts``), each time over all the determinisations
+    so far, among the candidates still alive.  ``race`` 0 evaluates every candidate in every
+    determinisation."""
     me = obs[L.O_SEAT]
     d = np.empty(L.N_STATE, dtype=np.int64)
     s2 = np.empty(L.N_STATE, dtype=np.int64)
@@ -371,15 +379,18 @@ def mc_search(obs, cands, n_c, rollouts, race, sharpen, horizon, base, rng, rule
         for r in range(rollouts):
             pay[i, r] = NOT_EVALUATED
     n_det = 0
+    cut = race
     for _ in range(rollouts):
-        if n_det == race and race > 0:
+        if n_det == cut and race > 0:
             n_alive = 0
             for i in range(1, n_c):
-                alive[i] = race_survives(pay, i, race)
+                alive[i] = alive[i] and race_survives(pay, i, cut)
                 if alive[i]:
                     n_alive += 1
             if n_alive == 0:
                 break  # no candidate can leave the base choice: stop early
+            if recut == RECUT_ON:
+                cut *= 2
         if not determinise(obs, rng, d):
             continue
         for p in range(N_SEATS):
@@ -437,10 +448,35 @@ def mc_act(obs, mask, params, rng, rules, work):
     sharpen = int(params[MC_SHARPEN]) if params[MC_SHARPEN] >= 0 else 0
     race = int(params[MC_RACE]) if params[MC_RACE] >= 1 else 0
     horizon = int(params[MC_HORIZON]) if params[MC_HORIZON] >= 1 else 0
+    recut = RECUT_ON if int(params[MC_RECUT]) == RECUT_ON else RECUT_OFF
     pay = np.empty((n_c, rollouts), dtype=np.float64)
     alive = np.empty(n_c, dtype=np.bool_)
-    n_det = mc_search(obs, cands, n_c, rollouts, race, sharpen, horizon, base, rng, rules, pay, alive)
+    n_det = mc_search(obs, cands, n_c, rollouts, race, recut, sharpen, horizon, base, rng, rules, pay, alive)
     if n_det == 0:
         return base_choice
     z = params[MC_Z] if params[MC_Z] > 0 else DEFAULT_Z
-    return cands[mc_decide(pay, n_c, n_det, alive, z)]
+    chosen = mc_decide(pay, n_c, n_det, alive, z)
+    confirm = min(int(params[MC_CONFIRM]), MAX_ROLLOUTS) if params[MC_CONFIRM] >= 1 else 0
+    if chosen == BASE_CANDIDATE or confirm == 0:
+        return cands[chosen]
+    return cands[chosen] if mc_confirms(obs, base_choice, cands[chosen], confirm, sharpen, horizon, base, rng,
+                                        rules) else base_choice
+
+
+@njit(cache=True, nogil=True)
+def mc_confirms(obs, base_choice, challenger, confirm, sharpen, horizon, base, rng, rules):
+    """Confirmation (``confirm`` C > 0): the search chose ``challenger`` over the base choice on
+    its own determinisations, so its margin there is biased upwards (the winner's curse of a
+    maximum over candidates).  Both are rolled out again on C fresh determinisations (the
+    stream goes on from the search's, so they are new ones) and the challenger is played only
+    when its paired mean over them is above 0."""
+    cands = np.empty(2, dtype=np.int64)
+    cands[BASE_CANDIDATE] = base_choice
+    cands[1] = challenger
+    pay = np.empty((2, confirm), dtype=np.float64)
+    alive = np.empty(2, dtype=np.bool_)
+    n_det = mc_search(obs, cands, 2, confirm, 0, RECUT_OFF, sharpen, horizon, base, rng, rules, pay, alive)
+    total = 0.0
+    for r in range(n_det):
+        total += pay[1, r] - pay[BASE_CANDIDATE, r]
+    return n_det > 0 and total > 0

@@ -32,14 +32,28 @@ the gap to a named policy, never to an unknown optimum.  Nothing named in a log 
 opened: the table's policies must be built-in, and ``learned:PATH`` is refused before PATH is
 touched (:func:`table_from_log`); ``simkit review`` then goes on without the loss against the
 default reference, saying why in one line (an explicitly named ``--reference`` fails in one line).
+
+**A search reference** (``search``, any ``mc:...``): its rollouts would run a search at every
+decision of every rollout, about a thousand times the cost of expert's.  So a search reference
+decides the reviewed decision itself, as it would in play (its own determinisations of the
+position, from stream :data:`~simkit.rng.STREAM_REFERENCE` keyed by the deal's review seed and
+the decision), and the rollouts of both actions continue with each search seat's base policy
+(``expert`` for ``search``; :func:`rollout_stand_in`).  ``V`` is then the value of the search's
+choice with its base continuing, not with the search continuing: what the search adds at the
+later decisions is left out of both ``V`` and ``Q`` alike, so the difference keeps its meaning
+(the bias intervals of ``calibrate P --reference search`` are in reports/search_strength).
+Cost per reviewed decision: expert's (2 x ``samples`` rollouts, about 3 ms at 64) plus one
+search (about 0.1 s for ``search``).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import math
 import os
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -49,15 +63,20 @@ import pandas as pd
 from scipy import stats
 
 from simkit.analysis.plots import calibration_plot, save_figure
-from simkit.analysis.results import Interval
+from simkit.analysis.results import Interval, finite_or_none
 from simkit.analysis.stats import check_confidence, mean_interval, t_interval_or_nan
 from simkit.cards import N_SEATS
 from simkit.defaults import DEFAULT_REFERENCE, DEFAULT_SAMPLES
 from simkit.engine.position import action_text, decision_kind
 from simkit.errors import SimkitError
-from simkit.policies.registry import LEARNED, PolicySpec, builtin_policy_name, parse_policy, policy_label
+from simkit.engine.layout import N_ACTIONS
+from simkit.policies.builtin import POLICY_WORK_SIZE
+from simkit.policies.dispatch import builtin_act
+from simkit.policies.mc import BASE_EXPERT
+from simkit.policies.registry import (LEARNED, PolicySpec, builtin_policy_name, effective_params, param_index,
+                                      parse_policy, policy_arrays, policy_label)
 from simkit.replay import LoggedDecision, log_decisions, replay_jsonl
-from simkit.rng import deal_review_seed
+from simkit.rng import STREAM_REFERENCE, deal_review_seed, root_key, stream_state
 from simkit.rules import RuleSet
 from simkit.runner.rollout import OUT_ERROR, OUT_PAYOFF, POLICY_DECIDES, rollouts
 from simkit.storage.files import write_json, write_parquet, write_text
@@ -208,10 +227,12 @@ def review_against_reference(
         raise SimkitError("a review against a reference needs a simkit replay log (first line: the deal), whose "
                           "hands it rolls out from")
     table = table_from_log(header, int(seat), spec)
+    rules = rules_of(header)
+    rollout_table = tuple(rollout_stand_in(p) for p in table)
+    decides = reference_decider(spec, rules) if rollout_stand_in(spec) != spec else None
     rollout_seed = deal_review_seed(seed, *deal_identity(header))
     if decisions is None:
         decisions = log_decisions(list(text_lines))
-    rules = RuleSet.from_dict(header.get("rules", {}))
     z = _z(confidence)
     rows = []
     for d in decisions:
@@ -220,8 +241,9 @@ def review_against_reference(
         legal = d.position.legal_actions()
         if len(legal) < 2:
             continue
-        out = rollouts(d.position.observation(), [POLICY_DECIDES, d.action], [True, True], d.index * samples, samples,
-                       rollout_seed, table, rules, workers=workers, known=d.state)
+        first = POLICY_DECIDES if decides is None else decides(d, rollout_seed)
+        out = rollouts(d.position.observation(), [first, d.action], [True, True], d.index * samples, samples,
+                       rollout_seed, rollout_table, rules, workers=workers, known=d.state)
         if (out[..., OUT_ERROR] != 0).any():
             raise SimkitError(f"decision {d.index}: a rollout stopped early (error code "
                               f"{int(out[..., OUT_ERROR][out[..., OUT_ERROR] != 0][0])})")
@@ -235,6 +257,45 @@ def review_against_reference(
                                   hi=loss + z * se, samples=samples))
     return ReferenceReview(seat=int(seat), reference=policy_label(spec), table=tuple(policy_label(p) for p in table),
                            seed=seed, samples=samples, confidence=confidence, decisions=tuple(rows))
+
+
+def rollout_stand_in(spec: PolicySpec) -> PolicySpec:
+    """The policy that plays ``spec``'s seat in a review's rollouts: ``spec`` itself, except a
+    search (``mc``'s family: ``search``, ``mc:...``), which its base policy stands in for
+    (``expert`` when its ``base`` is 1, else ``greedy``; module docstring).
+
+    >>> rollout_stand_in(parse_policy("search")).name, rollout_stand_in(parse_policy("mc")).name
+    ('expert', 'greedy')
+    >>> rollout_stand_in(parse_policy("patient:min_units=3")).text()
+    'patient:3'
+    """
+    if spec.is_import_path or builtin_policy_name(int(policy_arrays([spec] * N_SEATS)[0][0])) != "mc":
+        return spec
+    base = effective_params(spec)[param_index("mc", "base")]
+    return parse_policy("expert" if int(base) == BASE_EXPERT else "greedy")
+
+
+def reference_decider(spec: PolicySpec, rules: RuleSet) -> Callable[[LoggedDecision, int], int]:
+    """``decide(decision, rollout_seed)``: the action a search reference ``spec`` takes at a logged
+    decision, from the position the player saw (not the log's true state), its random numbers from
+    :data:`~simkit.rng.STREAM_REFERENCE` keyed by ``rollout_seed`` and the decision's index."""
+    ids, params, _ = policy_arrays([spec] * N_SEATS)
+    rules_array = rules.to_array()
+
+    def decide(d: LoggedDecision, rollout_seed: int) -> int:
+        mask = np.zeros(N_ACTIONS, dtype=np.bool_)
+        mask[list(d.position.legal_actions())] = True
+        rng = np.empty(4, dtype=np.uint64)
+        stream_state(root_key(rollout_seed), d.index, STREAM_REFERENCE, rng)
+        work = np.zeros(POLICY_WORK_SIZE, dtype=np.int64)
+        return int(builtin_act(int(ids[0]), d.position.observation(), mask, params[0], rng, rules_array, work))
+
+    return decide
+
+
+def rules_of(header: dict[str, Any]) -> RuleSet:
+    """The rules of a log's deal line."""
+    return RuleSet.from_dict(header.get("rules", {}))
 
 
 def deal_identity(header: dict[str, Any]) -> tuple[int, int]:
@@ -271,6 +332,18 @@ class Calibration:
     predicted_se: np.ndarray
     realised: np.ndarray
     decisions: np.ndarray  # the seat's reviewed decisions per deal
+    # CPU seconds of each deal's two plays (the policy in the seat; the reference there), in the
+    # process that played them; None where not measured (a calibration read back from an older file)
+    cpu_played: np.ndarray | None = dataclasses.field(default=None, compare=False)
+    cpu_reference: np.ndarray | None = dataclasses.field(default=None, compare=False)
+
+    def cpu_per_decision(self) -> float:
+        """The policy's CPU seconds per reviewed decision of its seat (a decision with a choice):
+        the plays with the policy in the seat minus those with the reference there, over the
+        seat's decisions; NaN when not measured."""
+        if self.cpu_played is None or self.cpu_reference is None or not self.decisions.sum():
+            return math.nan
+        return float((self.cpu_played.sum() - self.cpu_reference.sum()) / self.decisions.sum())
 
     @property
     def deals(self) -> int:
@@ -316,8 +389,25 @@ class Calibration:
                 "predicted": dataclasses.asdict(self.predicted_mean()),
                 "realised": dataclasses.asdict(self.realised_mean()), "bias": dataclasses.asdict(self.bias()),
                 "variance_ratio": self.variance_ratio(), "calibrated": self.calibrated(), "bins": self.bins(),
+                "cpu_per_decision": finite_or_none(self.cpu_per_decision()),
                 "per_deal": {"predicted": self.predicted.tolist(), "predicted_se": self.predicted_se.tolist(),
-                             "realised": self.realised.tolist(), "decisions": self.decisions.tolist()}}
+                             "realised": self.realised.tolist(), "decisions": self.decisions.tolist(),
+                             **({"cpu_played": self.cpu_played.tolist(), "cpu_reference": self.cpu_reference.tolist()}
+                                if self.cpu_played is not None and self.cpu_reference is not None else {})}}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Calibration":
+        """The calibration of :meth:`to_dict`'s object (its per-deal arrays; the rest recomputed)."""
+        per_deal = data["per_deal"]
+        cpu = {k: np.array(per_deal[k], dtype=np.float64) for k in ("cpu_played", "cpu_reference") if k in per_deal}
+        return cls(policy=data["policy"], reference=data["reference"], seat=int(data["seat"]), seed=int(data["seed"]),
+                   first_deal=int(data["first_deal"]), samples=int(data["samples"]),
+                   confidence=float(data["confidence"]),
+                   predicted=np.array(per_deal["predicted"], dtype=np.float64),
+                   predicted_se=np.array(per_deal["predicted_se"], dtype=np.float64),
+                   realised=np.array(per_deal["realised"], dtype=np.float64),
+                   decisions=np.array(per_deal["decisions"], dtype=np.int64),
+                   cpu_played=cpu.get("cpu_played"), cpu_reference=cpu.get("cpu_reference"))
 
     def text(self) -> str:
         lines = [f"{self.policy} in seat {self.seat} against {self.reference} (the other seats {self.reference}), "
@@ -332,6 +422,9 @@ class Calibration:
                  "  by predicted loss: " + "; ".join(f"{b['predicted']:+.2f} -> {b['realised']:+.2f} "
                                                      f"[{b['realised_lo']:+.2f}, {b['realised_hi']:+.2f}]"
                                                      for b in self.bins())]
+        if math.isfinite(self.cpu_per_decision()):
+            lines.append(f"  {self.policy}'s CPU per reviewed decision of seat {self.seat}: "
+                         f"{self.cpu_per_decision():.4f} s (its plays minus the reference's, one core)")
         return "\n".join(lines)
 
 
@@ -368,27 +461,45 @@ def calibrate(
     if isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < N_SEATS:
         raise SimkitError(f"seat must be 0, 1 or 2, got {seat!r}", parameters=("seat",))
     rules = rules if rules is not None else RuleSet()
-    played = [reference_spec] * N_SEATS
-    played[seat] = seat_spec
-    predicted, predicted_se, realised, counts = [], [], [], []
-    for k in range(deals):
-        deal = first_deal + k
-        dealer = deal % N_SEATS
-        lines = replay_jsonl(seed, deal, played, rules, dealer=dealer, seating="fixed").splitlines()
-        base = replay_jsonl(seed, deal, [reference_spec] * N_SEATS, rules, dealer=dealer, seating="fixed").splitlines()
-        review = review_against_reference(lines, seat, reference_spec, samples, seed, confidence, workers)
-        predicted.append(review.total)
-        predicted_se.append(review.total_se)
-        realised.append(_payoff(base, seat) - _payoff(lines, seat))
-        counts.append(len(review.decisions))
+    workers = _check_count(workers, "workers", 1)
+    task = functools.partial(_calibration_deal, seat_spec, reference_spec, int(seat), seed, rules, int(samples),
+                             confidence)
+    numbers = range(first_deal, first_deal + deals)
+    rows = []
+    if workers == 1 or deals == 1:
+        results = map(task, numbers)
+    else:  # whole deals in worker processes (each keyed by its own number: the same rows, whatever workers)
+        from joblib import Parallel, delayed
+
+        results = Parallel(n_jobs=min(workers, deals), return_as="generator")(delayed(task)(k) for k in numbers)
+    for k, row in enumerate(results):
+        rows.append(row)
         if progress is not None:
             progress(k + 1, deals)
+    predicted, predicted_se, realised, counts, cpu_played, cpu_reference = (list(column) for column in zip(*rows))
     return Calibration(policy=policy_label(seat_spec), reference=policy_label(reference_spec), seat=int(seat), seed=seed,
                        first_deal=first_deal, samples=int(samples), confidence=confidence,
                        predicted=np.array(predicted), predicted_se=np.array(predicted_se),
-                       realised=np.array(realised), decisions=np.array(counts, dtype=np.int64))
+                       realised=np.array(realised), decisions=np.array(counts, dtype=np.int64),
+                       cpu_played=np.array(cpu_played), cpu_reference=np.array(cpu_reference))
 
 
+def _calibration_deal(seat_spec: PolicySpec, reference_spec: PolicySpec, seat: int, seed: int, rules: RuleSet,
+                      samples: int, confidence: float, deal: int) -> tuple[float, float, float, int, float, float]:
+    """Deal ``deal`` of a calibration: (predicted loss, its standard error, realised loss, decisions
+    reviewed, CPU seconds of the play with ``seat_spec`` in ``seat``, of the play with the
+    reference there)."""
+    dealer = deal % N_SEATS
+    played = [reference_spec] * N_SEATS
+    played[seat] = seat_spec
+    start = time.process_time()
+    lines = replay_jsonl(seed, deal, played, rules, dealer=dealer, seating="fixed").splitlines()
+    middle = time.process_time()
+    base = replay_jsonl(seed, deal, [reference_spec] * N_SEATS, rules, dealer=dealer, seating="fixed").splitlines()
+    end = time.process_time()
+    review = review_against_reference(lines, seat, reference_spec, samples, seed, confidence, 1)
+    return (review.total, review.total_se, _payoff(base, seat) - _payoff(lines, seat), len(review.decisions),
+            middle - start, end - middle)
 
 
 def write_calibration_report(calibration: Calibration, out: str | os.PathLike) -> Path:
