@@ -523,6 +523,9 @@ def _play_checks(args: argparse.Namespace) -> None:
 
     for bot in args.bots:
         parse_policy(bot)
+    from simkit.studies.table import check_hint_policy
+
+    check_hint_policy(args.hint_policy)
 
 
 def _replay_position_checks(args: argparse.Namespace) -> None:
@@ -892,6 +895,9 @@ COMMANDS: tuple[Command, ...] = (
             check=out_file),
         arg("--hint-rollouts", type=int, default=D.DEFAULT_HINT_ROLLOUTS, metavar="N", check=integer(1, 1_000_000),
             help=f"determinisations per action of a hint (h) at most (default {D.DEFAULT_HINT_ROLLOUTS})"),
+        arg("--hint-policy", default=D.DEFAULT_POLICY, metavar="POLICY",
+            help="the rollout policy at every seat of a hint's analysis: any policy the rollouts play (a built-in "
+                 f"name, parameters too: search, mc:rollouts=8; or learned:PATH; default {D.DEFAULT_POLICY})"),
     ), (_play_checks,)),
     Command("calibrate", "check the review against paired play: a policy's predicted and realised loss in one seat", (
         arg("policy", help="the policy in the seat: any compiled policy (a built-in name, parameters too: search, "
