@@ -16,8 +16,8 @@ every row once per round, so that a slow stretch of the machine weighs on all ro
 Throughput is measured, never asserted in tests.
 
 ``bench engine`` plays every built-in policy of the registry
-(:func:`simkit.policies.registry.policy_names`, so a new built-in gets its row without an
-edit here) three times at the table, on the same deals of the same seed.  Policies of mc's
+(:func:`simkit.policies.registry.builtin_names`, so a new built-in gets its row without an
+edit here; ``learned``, which plays a model file of the user's, is none) three times at the table, on the same deals of the same seed.  Policies of mc's
 family (``mc``, ``search``) and any built-in slower than :data:`SLOW_DEALS_PER_S` in a short
 probe play one seat against greedy × 2 on ``deals // SLOW_SHARE`` deals, and their row says
 so.  It also plays :func:`greedy_by_import`, a user policy named by import path
@@ -55,14 +55,7 @@ from simkit.evaluator.score import score_record, score_records
 from simkit.generate import random_group_holdings, random_holdings, random_score_records
 from simkit.engine.layout import N_ACTIONS
 from simkit.policies.builtin import P_MC, POLICY_WORK_SIZE, greedy_like
-from simkit.policies.registry import (
-    N_PARAMS,
-    PolicySpec,
-    is_user_policy,
-    parse_policies,
-    policy_arrays,
-    policy_names,
-)
+from simkit.policies.registry import N_PARAMS, builtin_names, parse_policies, policy_arrays
 from simkit.rules import RuleSet
 from simkit.runner.play import R_WINNER, play_deals
 from simkit.runner.python_play import actors_for, play_deals_python
@@ -312,9 +305,9 @@ PYTHON_SHARE = 20  # the Python-tier row plays deals // PYTHON_SHARE deals
 
 
 def builtin_policies() -> list[str]:
-    """The registry's built-in policy names, greedy (the reference) first, then by name."""
-    names = [n for n in policy_names() if not is_user_policy(PolicySpec(n))]
-    return sorted(names, key=lambda n: (n != REFERENCE, n))
+    """The registry's built-in policy names (:func:`~simkit.policies.registry.builtin_names`:
+    ``learned``, which plays a model file, is none), greedy (the reference) first, then by name."""
+    return sorted(builtin_names(), key=lambda n: (n != REFERENCE, n))
 
 
 def _play(deals: int, seed: int, arrays: tuple, rules_array: np.ndarray) -> np.ndarray:

@@ -648,7 +648,8 @@ def _cmd_play(args: argparse.Namespace) -> int:
     from simkit.studies.table import TerminalPerson, play_table, table_setup, warm_table
 
     setup = table_setup(seat=args.seat, bots=args.bots, rules=RuleSet.from_strings(args.rule), seed=args.seed,
-                        deals=args.deals, log=args.log or "", hint_rollouts=args.hint_rollouts)  # before any work
+                        deals=args.deals, log=args.log or "", hint_rollouts=args.hint_rollouts,
+                        hint_policy=args.hint_policy)  # before any work
     _compile_first(lambda: warm_table(setup.bots, setup.rules))
     play_table(setup, TerminalPerson())
     return 0

@@ -320,7 +320,7 @@ def new_value_model_file(path: str | None, flag: str) -> str | None:
 
 
 def policy_pair(value: str, flag: str) -> tuple[str, str]:
-    """Two policies ``A,B`` (built-in names, ``learned:PATH`` included)."""
+    """Two policies ``A,B`` (any policy names: built-in, parameterised, ``learned:PATH``, import paths)."""
     parts = value.split(",")
     if len(parts) != 2 or not all(p.strip() for p in parts):
         raise SimkitError(f"{flag} takes two policies A,B (e.g. expert,greedy), got {value!r}")
@@ -523,6 +523,9 @@ def _play_checks(args: argparse.Namespace) -> None:
 
     for bot in args.bots:
         parse_policy(bot)
+    from simkit.studies.table import check_hint_policy
+
+    check_hint_policy(args.hint_policy)
 
 
 def _replay_position_checks(args: argparse.Namespace) -> None:
@@ -677,7 +680,7 @@ COMMANDS: tuple[Command, ...] = (
         SCHEDULER,
         QUIET(help="no progress lines"),
     ), (_simulate_checks, _tune_checks)),
-    Command("train", "learn a value model for the learned policy from self-play (needs simkit[learn])", (
+    Command("train", "learn a policy model from self-play, played as learned:OUT/model.npz (needs simkit[learn])", (
         OUT_DIR(help="training folder (default runs/train-seedS; resumable: a killed run resumes, more "
                      "--generations continue); the model is OUT/model.npz, played as learned:OUT/model.npz",
                 check=run_folder("train", resumable=True)),
@@ -861,8 +864,9 @@ COMMANDS: tuple[Command, ...] = (
                      "in this process"),
         SCHEDULER,
         arg("--reference", default=D.DEFAULT_REFERENCE,
-            help="for a replay log: also the loss against this built-in policy playing the seat, from the deal's "
-                 f"true cards (default {D.DEFAULT_REFERENCE}; none: skip)"),
+            help="for a replay log: also the loss against this policy playing the seat, from the deal's true cards "
+                 f"(a built-in name, parameters too: search, mc:rollouts=8; or learned:PATH; default "
+                 f"{D.DEFAULT_REFERENCE}; none: skip)"),
         arg("--samples", type=int, default=D.DEFAULT_SAMPLES, check=integer(2, 1_000_000),
             help=f"stock orders per decision of the loss against the reference (default {D.DEFAULT_SAMPLES})"),
         CONFIDENCE,
@@ -891,12 +895,17 @@ COMMANDS: tuple[Command, ...] = (
             check=out_file),
         arg("--hint-rollouts", type=int, default=D.DEFAULT_HINT_ROLLOUTS, metavar="N", check=integer(1, 1_000_000),
             help=f"determinisations per action of a hint (h) at most (default {D.DEFAULT_HINT_ROLLOUTS})"),
+        arg("--hint-policy", default=D.DEFAULT_POLICY, metavar="POLICY",
+            help="the rollout policy at every seat of a hint's analysis: any policy the rollouts play (a built-in "
+                 f"name, parameters too: search, mc:rollouts=8; or learned:PATH; default {D.DEFAULT_POLICY})"),
     ), (_play_checks,)),
     Command("calibrate", "check the review against paired play: a policy's predicted and realised loss in one seat", (
-        arg("policy", help="the built-in policy in the seat (random, greedy, patient, ...)"),
+        arg("policy", help="the policy in the seat: any compiled policy (a built-in name, parameters too: search, "
+                           "mc:rollouts=8, expert:danger=20; learned:PATH; package.module:function)"),
         arg("--seat", type=int, default=1, help="the seat it plays (default 1)", check=seat),
         arg("--reference", default=D.DEFAULT_REFERENCE,
-            help=f"the policy it is measured against, also in the other seats (default {D.DEFAULT_REFERENCE})"),
+            help="the policy it is measured against, also in the other seats: any policy the rollouts play (a "
+                 f"built-in name, parameters too, or learned:PATH; default {D.DEFAULT_REFERENCE})"),
         arg("--deals", type=int, default=100, check=integer(2, 10_000_000),
             help="deals played both ways (default 100)"),
         arg("--first-deal", type=int, default=0, check=NONNEG, help="the first deal number (default 0)"),

@@ -115,7 +115,8 @@ def fake_engine(monkeypatch):
 
 def test_engine_times_thread_cpu_and_gives_a_row_per_builtin_policy(fake_engine, monkeypatch):
     """Catches wall-clock timing (the figures would not be the fake clock's), a fixed list of
-    policies (the two policies added to the registry here get no row), a slow policy played × 3
+    policies (the two policies added to the registry here get no row), a row for ``learned`` (no
+    built-in: it played exactly as expert), a slow policy played × 3
     or labelled as × 3, and a ratio taken to anything but greedy × 3."""
     monkeypatch.setitem(registry._REGISTRY, "greedy2", registry._REGISTRY["greedy"])
     slow = registry._builtin(P_PATIENT, registry.param_table(registry.PATIENT_PARAMS, min_units=99), "a slow one")
@@ -123,8 +124,9 @@ def test_engine_times_thread_cpu_and_gives_a_row_per_builtin_policy(fake_engine,
     n = 2_000
     res = bench.bench_engine(n=n, seed=5, repeats=2)
     rows = {r["policy"]: r for r in res["rows"]}
-    builtins = [name for name in registry.policy_names() if not registry.is_user_policy(registry.PolicySpec(name))]
+    builtins = list(registry.builtin_names())
     assert {"greedy2", "slowpoke", "expert", "mc", "search", "random", "patient"} <= set(builtins)
+    assert "learned" not in builtins  # it played exactly as expert: no row (issue 51)
     expected = {f"{name} vs greedy ×2" if name in ("mc", "search", "slowpoke") else f"{name} ×3" for name in builtins}
     assert set(rows) == expected | {"greedy by import path ×3", "greedy in Python vs greedy ×2"}
     assert res["rows"][0]["policy"] == "greedy ×3"

@@ -21,6 +21,7 @@ from simkit.engine import layout as L
 from simkit.engine.env import Game
 from simkit.policies.builtin import P_EXPERT, P_GREEDY, P_LEARNED, P_MC, P_PATIENT, P_RANDOM, POLICY_WORK_SIZE
 from simkit.policies.dispatch import builtin_act_state
+from simkit.policies.model import BUILTIN_MODEL
 from simkit.policies.registry import parse_policies, policy_arrays
 from simkit.rules import RuleSet
 
@@ -97,7 +98,9 @@ def _decision_points(seed: int, deals: int, every: int):
             state.apply_action(_act("greedy", s, p, rules, np.array([1, 2, 3, 4], dtype=np.uint64)))
 
 
-@pytest.mark.parametrize("policy", ["random", "greedy", "patient", "expert", "learned"])
+# learned plays a model file (learned:PATH; plain learned is no built-in): the shipped model's
+@pytest.mark.parametrize("policy", ["random", "greedy", "patient", "expert", f"learned:{BUILTIN_MODEL}"],
+                         ids=["random", "greedy", "patient", "expert", "learned"])
 def test_policy_ignores_hidden_cards(policy):
     rules = RuleSet().to_array()
     rng = np.random.default_rng(7)

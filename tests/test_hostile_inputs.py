@@ -219,10 +219,19 @@ def test_a_model_file_named_in_a_log_is_never_opened(untouched, logged, tmp_path
     assert rc == 0, err
     assert "no loss against expert" in err and "names a model file" in err and err.count("\n") == 1, err
     assert touched == []
-    header["policies"] = ["greedy", "learned", "greedy"]  # the shipped model is simkit's own: it plays
+    # plain learned (the shipped model, which played exactly as expert) is no built-in any more
+    header["policies"] = ["greedy", "learned", "greedy"]
+    log.write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n")
+    with pytest.raises(SimkitError) as info:
+        review_against_reference(log.read_text().splitlines(), seat, samples=2)
+    one_line(info.value, "the log's deal line", "'learned' is not one of simkit's built-in policies",
+             "search", "nothing named in a log is imported")
+    assert touched == []
+    # every built-in name plays from a log, presets and parameters included (search shares mc's id)
+    header["policies"] = ["greedy", "search:rollouts=2", "mc:rollouts=2"]
     log.write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n")
     review = review_against_reference(log.read_text().splitlines(), seat, samples=2)
-    assert review.table[1] == "learned" and touched == []
+    assert review.table == ("expert", "search:rollouts=2", "mc:rollouts=2") and touched == []
 
 
 # ---------------------------------------------------------------------------- review --out's lock

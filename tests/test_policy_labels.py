@@ -43,12 +43,13 @@ def _full_text(text: str) -> str:
     ("greedy", "greedy"),
     ("search", "search"),
     ("mc", "mc"),
-    ("learned", "learned"),
     ("patient:2,6,1", "patient"),  # the defaults given by position: still plain
     ("patient:3,6,1", "patient:min_units=3"),
     ("patient:peng_slack=2:min_units=3", "patient:min_units=3:peng_slack=2"),  # the policy's order
     ("expert:danger=20", "expert:danger=20"),
     ("mc:16,4", "mc:rollouts=16"),
+    ("mc:rollouts=2", "mc:rollouts=2"),
+    ("search:rollouts=2", "search:rollouts=2"),  # a preset: its own defaults, not mc's
     ("simkit.bench:greedy_by_import", "simkit.bench:greedy_by_import"),
     ("simkit.bench:greedy_by_import:1", "simkit.bench:greedy_by_import:p0=1"),
 ])
@@ -66,6 +67,7 @@ def test_a_label_names_only_the_parameters_that_differ(text, label):
 def test_a_recorded_text_is_labelled_without_importing_anything():
     assert label_of_text("no_such_module_xyz:policy:1,2") == "no_such_module_xyz:policy:p0=1:p1=2"  # not imported
     assert label_of_text("learned:no/such/model.npz") == "learned:no/such/model.npz"
+    assert label_of_text("learned") == "learned"  # an old record of the former built-in: its text, no error
 
 
 # ---- datasets --------------------------------------------------------------------------------

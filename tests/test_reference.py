@@ -159,7 +159,9 @@ def test_nothing_named_in_a_log_is_imported(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize(("kwargs", "needle"), [
     ({"seat": 3}, "seat must be"), ({"samples": 1}, "samples must be"), ({"confidence": 1.5}, "confidence"),
-    ({"reference": "nosuch"}, "not one of simkit's built-in"),
+    ({"reference": "nosuch"}, "unknown policy 'nosuch'"),
+    ({"reference": "simkit.bench:greedy_by_import"}, "rollouts play built-in policies only"),  # the user's: why
+    ({"reference": "learned"}, "no longer a built-in policy"),
 ])
 def test_bad_arguments_are_one_line(kwargs, needle):
     lines = replay_jsonl(3, 0, "expert,greedy,expert", seating="fixed").splitlines()

@@ -64,8 +64,7 @@ TASK_DEALS = 500  # deals per Dask task (the rows and the check do not depend on
 
 def policy_identity(spec: PolicySpec) -> str:
     """A policy as a value model records it: its text, except that a ``learned:PATH`` policy
-    is named by its model file's SHA-256, not by where the file lies (the shipped ``learned``
-    keeps its name: its model is part of simkit).
+    is named by its model file's SHA-256, not by where the file lies.
 
     >>> policy_identity(PolicySpec("patient", (3.0, 6.0)))
     'patient:3,6'
@@ -104,7 +103,7 @@ class _Tasks:
 
 def _absolute(spec: PolicySpec) -> PolicySpec:
     path = learned_model_path(spec.name)
-    if path is None or spec.name == LEARNED:
+    if path is None:
         return spec
     return PolicySpec(f"{LEARNED}:{os.path.abspath(path)}", spec.params)
 

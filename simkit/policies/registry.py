@@ -76,11 +76,11 @@ from simkit.policies.builtin import P_EXPERT, P_GREEDY, P_LEARNED, P_MC, P_PATIE
 from simkit.policies.expert import EXPERT_PARAMS
 from simkit.policies.learned import MODEL_OFFSET
 from simkit.policies.mc import MC_PARAMS
-from simkit.policies.model import BUILTIN_MODEL, LoadedModel, load_model, rules_difference
+from simkit.policies.model import LoadedModel, load_model, rules_difference
 
 N_PARAMS = 16  # parameters per policy (the width of the params array every policy receives)
 assert N_PARAMS == MODEL_OFFSET  # a learned policy's model block follows its N_PARAMS parameters
-LEARNED = "learned"  # the shipped model; ``learned:PATH`` plays the model file PATH
+LEARNED = "learned"  # ``learned:PATH`` plays the model file PATH (plain ``learned`` is no built-in: it played as expert)
 USER_SLOT_BASE = 100  # policy ids of a run's distinct user policies: 100, 101, 102 (in order of first seat)
 POLICY_ARGUMENTS = ("obs", "mask", "params", "rng", "rules", "work")
 _MODULE_PATH = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
@@ -215,21 +215,24 @@ _REGISTRY: dict[str, _Entry] = {
                        "mc tuned: expert as base and in rollouts, 48 determinisations raced after 4, claims searched"),
     "expert": _builtin(P_EXPERT, param_table(EXPERT_PARAMS),
                        "hand-value heuristic: outs, pairs, 子, chariot/清/天地 prospects, locks, discard danger"),
-    LEARNED: _builtin(P_LEARNED, (), "value network fitted to self-play returns (simkit train); learned:PATH plays "
-                                     "a model file"),
+    # not a built-in name: the family of ``learned:PATH`` (a model file of simkit train's); plain
+    # ``learned`` played the shipped model, which decides exactly as expert (issue 51), so it is
+    # refused (:func:`_entry`) and left out of :func:`policy_names` / :func:`builtin_names`
+    LEARNED: _builtin(P_LEARNED, (), "value network fitted to self-play returns (simkit train): learned:PATH plays "
+                                     "the model file PATH"),
 }
+LEARNED_REFUSED = (f"policy {LEARNED!r} is no longer a built-in policy (it played the shipped model, which decides "
+                   f"exactly as expert); play a model of your own as {LEARNED}:PATH, made by simkit train")
 
 
 def learned_model_path(name: str) -> str | None:
-    """The model file a ``learned`` policy name plays (``learned``: the shipped model,
-    ``learned:PATH``: PATH); None for any other name.
+    """The model file a ``learned:PATH`` policy name plays (PATH); None for any other name
+    (plain ``learned`` included: it is no built-in policy, :data:`LEARNED_REFUSED`).
 
-    >>> learned_model_path("learned:models/mine.npz"), learned_model_path("expert")
-    ('models/mine.npz', None)
+    >>> learned_model_path("learned:models/mine.npz"), learned_model_path("expert"), learned_model_path("learned")
+    ('models/mine.npz', None, None)
     """
-    if name == LEARNED:
-        return str(BUILTIN_MODEL)
-    if name.startswith(LEARNED + ":"):
+    if name.startswith(LEARNED + ":") and name[len(LEARNED) + 1 :]:
         return name[len(LEARNED) + 1 :]
     return None
 
@@ -324,8 +327,22 @@ def unregister_policy(name: str) -> None:
 
 
 def policy_names() -> list[str]:
-    """Names of all registered policies."""
-    return sorted(_REGISTRY)
+    """Names of all policies offered by name: the built-in ones (:func:`builtin_names`) and
+    those registered in this process (``learned``, the family of ``learned:PATH``, is no name
+    of its own)."""
+    return sorted(name for name in _REGISTRY if name != LEARNED)
+
+
+def builtin_names() -> tuple[str, ...]:
+    """The names of simkit's built-in policies, presets such as ``search`` (which shares mc's
+    id) included, ``learned`` not (it plays a model file, ``learned:PATH``): what a policy named
+    where only built-in policies are taken (a replay log's deal line) may be, with or without
+    parameters.
+
+    >>> builtin_names()
+    ('expert', 'greedy', 'mc', 'patient', 'random', 'search')
+    """
+    return tuple(sorted(name for name, entry in _REGISTRY.items() if entry.builtin_id >= 0 and name != LEARNED))
 
 
 def builtin_policy_name(policy_id: int) -> str | None:
@@ -439,7 +456,10 @@ def import_policy(name: str) -> Any:
 
 def _entry(name: str) -> _Entry:
     """The registry entry of a policy name, or the entry of an import path (imported now);
-    a ``learned`` name's model file is checked now."""
+    a ``learned:PATH`` name's model file is checked now; plain ``learned`` is refused in one
+    line (:data:`LEARNED_REFUSED`)."""
+    if name.strip() == LEARNED:
+        raise PolicyError(LEARNED_REFUSED)
     entry = _REGISTRY.get(_base_name(name))
     if entry is not None:
         learned_model(name)
@@ -450,8 +470,8 @@ def _entry(name: str) -> _Entry:
         if is_python_tier(function):
             return _Entry(-1, (), None, doc, python=function)
         return _Entry(-1, (), function, doc)
-    raise PolicyError(f"unknown policy {name!r} (known: {', '.join(policy_names())}; "
-                      "or a user policy by import path, package.module:function)")
+    raise PolicyError(f"unknown policy {name!r} (known: {', '.join(policy_names())}; {LEARNED}:PATH, a model file "
+                      "of simkit train's; or a user policy by import path, package.module:function)")
 
 
 def _split(text: str) -> tuple[str, str]:

@@ -29,9 +29,14 @@ independent.
 Unlike a loss "against the best action" (:mod:`simkit.studies.review`), this loss needs no
 argmax over noisy estimates (no winner's curse) and no belief over hidden cards; it measures
 the gap to a named policy, never to an unknown optimum.  Nothing named in a log is imported or
-opened: the table's policies must be built-in, and ``learned:PATH`` is refused before PATH is
-touched (:func:`table_from_log`); ``simkit review`` then goes on without the loss against the
-default reference, saying why in one line (an explicitly named ``--reference`` fails in one line).
+opened: the table's policies must be built-in (:func:`simkit.policies.registry.builtin_names`,
+``search`` and parameters such as ``mc:rollouts=8`` included), and ``learned:PATH`` is refused
+before PATH is touched (:func:`table_from_log`); ``simkit review`` then goes on without the loss
+against the default reference, saying why in one line (an explicitly named ``--reference`` fails
+in one line).  The reference and :func:`calibrate`'s policy come from the user, not from a log:
+any policy the rollouts play (:func:`reference_policy`: every built-in name, parameterised or not,
+and ``learned:PATH``) may be the reference, and any compiled policy (an import path, a model file)
+may be the policy :func:`calibrate` plays in the seat.
 
 **A search reference** (``search``, any ``mc:...``): its rollouts would run a search at every
 decision of every rollout, about a thousand times the cost of expert's.  So a search reference
@@ -73,12 +78,12 @@ from simkit.engine.layout import N_ACTIONS
 from simkit.policies.builtin import POLICY_WORK_SIZE
 from simkit.policies.dispatch import builtin_act
 from simkit.policies.mc import BASE_EXPERT
-from simkit.policies.registry import (LEARNED, PolicySpec, builtin_policy_name, effective_params, param_index,
-                                      parse_policy, policy_arrays, policy_label)
+from simkit.policies.registry import (LEARNED, PolicyError, PolicySpec, builtin_names, builtin_policy_name,
+                                      effective_params, param_index, parse_policy, policy_arrays, policy_label)
 from simkit.replay import LoggedDecision, log_decisions, replay_jsonl
 from simkit.rng import STREAM_REFERENCE, deal_review_seed, root_key, stream_state
 from simkit.rules import RuleSet
-from simkit.runner.rollout import OUT_ERROR, OUT_PAYOFF, POLICY_DECIDES, rollouts
+from simkit.runner.rollout import OUT_ERROR, OUT_PAYOFF, POLICY_DECIDES, rollout_policy_arrays, rollouts
 from simkit.storage.files import write_json, write_parquet, write_text
 from simkit.storage.lock import FolderLock
 from simkit.storage.paths import make_out_dir
@@ -157,23 +162,47 @@ class NotBuiltinPolicyError(SimkitError):
     """A policy named where only simkit's built-in policies are taken (a log's deal line)."""
 
 
-BUILTIN_NAMES = frozenset(name for name in (builtin_policy_name(i) for i in range(64)) if name)
-
-
 def builtin_policy(text: str, where: str, from_log: bool = False) -> PolicySpec:
-    """A built-in policy named in ``where`` (a log's header, say), parsed without importing
-    anything: a name that is not one of simkit's built-in policies is refused in one line.
-    ``from_log``: ``text`` comes from a file simkit reads (a log), which must never make it open
-    a file either: ``learned:PATH`` (a model file) is refused too, before PATH is touched
-    (``learned``, the shipped model, is simkit's own)."""
+    """A built-in policy named in ``where`` (a log's deal line, say), parsed without importing
+    anything: a name that is not one of simkit's built-in policies
+    (:func:`~simkit.policies.registry.builtin_names`: ``search`` too, with or without parameters)
+    is refused in one line.  ``from_log``: ``text`` comes from a file simkit reads (a log), which
+    must never make it open a file either: ``learned:PATH`` (a model file) is refused before PATH
+    is touched."""
     name = str(text).partition(":")[0].strip()
-    if name not in BUILTIN_NAMES:
-        raise NotBuiltinPolicyError(f"{where}: policy {str(text)!r} is not one of simkit's built-in policies "
-                          f"({', '.join(sorted(BUILTIN_NAMES))}); nothing named in a log is imported")
     if from_log and name == LEARNED and str(text).strip() != LEARNED:
         raise NotBuiltinPolicyError(f"{where}: policy {_shown(text)} names a model file; nothing named in a log is "
-                                    "opened or imported (only the shipped model, learned, plays from a log)")
+                                    "opened or imported")
+    builtin = builtin_names()
+    if name not in builtin:
+        raise NotBuiltinPolicyError(f"{where}: policy {_shown(text)} is not one of simkit's built-in policies "
+                                    f"({', '.join(builtin)}); nothing named in a log is imported")
     return parse_policy(str(text))
+
+
+def reference_policy(policy: str | PolicySpec, where: str = "the reference") -> PolicySpec:
+    """A reference named by the user (not by a log): any policy the rollouts play, every
+    built-in name with or without parameters (``search``, ``mc:rollouts=8``,
+    ``expert:danger=20``) and ``learned:PATH``; a user policy by import path is refused in one
+    line saying why (the rollouts run in one compiled kernel of built-in policies)."""
+    spec = parse_policy(policy) if isinstance(policy, str) else policy
+    try:
+        rollout_policy_arrays(spec)
+    except PolicyError as exc:
+        raise PolicyError(f"{where}: {exc} (it plays the rollouts of every decision)") from None
+    return spec
+
+
+def seat_policy(policy: str | PolicySpec, where: str = "the policy") -> PolicySpec:
+    """The policy :func:`calibrate` plays in the seat, named by the user: any compiled policy (a
+    built-in name with or without parameters, ``learned:PATH``, a user ``@njit`` policy by import
+    path); a Python policy is refused in one line (the deals are replay logs, played compiled)."""
+    spec = parse_policy(policy) if isinstance(policy, str) else policy
+    try:
+        policy_arrays([spec] * N_SEATS)
+    except PolicyError as exc:
+        raise PolicyError(f"{where}: {exc}") from None
+    return spec
 
 
 def _shown(text: str) -> str:
@@ -215,7 +244,14 @@ def review_against_reference(
     seed = _check_count(seed, "seed", 0)
     workers = _check_count(workers, "workers", 1)
     confidence = _check_confidence(confidence)
-    spec = builtin_policy(reference, "the reference") if isinstance(reference, str) else reference
+    spec = reference_policy(reference)
+    text_lines, header = _deal_log(lines)
+    return _review(text_lines, header, int(seat), spec, table_from_log(header, int(seat), spec), samples, seed,
+                   confidence, workers, decisions)
+
+
+def _deal_log(lines: Sequence[str]) -> tuple[list[str], dict[str, Any]]:
+    """A replay log's non-blank lines and its deal line (a one-line error for anything else)."""
     text_lines = [line for line in lines if str(line).strip()]
     if not text_lines:
         raise SimkitError("the log is empty")
@@ -226,7 +262,14 @@ def review_against_reference(
     if not isinstance(header, dict) or header.get("event") != "deal":
         raise SimkitError("a review against a reference needs a simkit replay log (first line: the deal), whose "
                           "hands it rolls out from")
-    table = table_from_log(header, int(seat), spec)
+    return text_lines, header
+
+
+def _review(text_lines: list[str], header: dict[str, Any], seat: int, spec: PolicySpec,
+            table: tuple[PolicySpec, ...], samples: int, seed: int, confidence: float, workers: int,
+            decisions: Sequence[LoggedDecision] | None = None) -> ReferenceReview:
+    """:func:`review_against_reference` of checked arguments, the rollouts' ``table`` given (the
+    log's, or the one :func:`calibrate` played the deal with)."""
     rules = rules_of(header)
     rollout_table = tuple(rollout_stand_in(p) for p in table)
     decides = reference_decider(spec, rules) if rollout_stand_in(spec) != spec else None
@@ -434,11 +477,11 @@ def _payoff(lines: Sequence[str], seat: int) -> float:
 
 
 def calibrate(
-    policy: str,
+    policy: str | PolicySpec,
     seat: int = 1,
     deals: int = 100,
     seed: int = 0,
-    reference: str = DEFAULT_REFERENCE,
+    reference: str | PolicySpec = DEFAULT_REFERENCE,
     samples: int = DEFAULT_SAMPLES,
     first_deal: int = 0,
     rules: RuleSet | None = None,
@@ -451,9 +494,12 @@ def calibrate(
     rotating by deal), review the seat's decisions of the first against the reference
     (:func:`review_against_reference`, review seed ``seed``: deal N's rollouts are keyed by
     (``seed``, deal N, decision), so the deals' errors are independent) and compare predicted and
-    realised losses deal by deal."""
-    seat_spec = builtin_policy(policy, "the policy")
-    reference_spec = builtin_policy(reference, "the reference")
+    realised losses deal by deal.  ``policy``: any compiled policy (:func:`seat_policy`: a
+    built-in name with or without parameters, ``search`` included, ``learned:PATH``, a user
+    ``@njit`` policy by import path); ``reference``: any policy the rollouts play
+    (:func:`reference_policy`)."""
+    seat_spec = seat_policy(policy)
+    reference_spec = reference_policy(reference)
     deals = _check_count(deals, "deals", 2)
     seed = _check_count(seed, "seed", 0)
     first_deal = _check_count(first_deal, "first_deal", 0)
@@ -497,7 +543,10 @@ def _calibration_deal(seat_spec: PolicySpec, reference_spec: PolicySpec, seat: i
     middle = time.process_time()
     base = replay_jsonl(seed, deal, [reference_spec] * N_SEATS, rules, dealer=dealer, seating="fixed").splitlines()
     end = time.process_time()
-    review = review_against_reference(lines, seat, reference_spec, samples, seed, confidence, 1)
+    # the table is the one the deal was played with (the reference at the other seats), not read
+    # back from the log written here: any reference the rollouts play goes
+    review = _review(*_deal_log(lines), seat, reference_spec, (reference_spec,) * N_SEATS, samples, seed,
+                     confidence, 1)
     return (review.total, review.total_se, _payoff(base, seat) - _payoff(lines, seat), len(review.decisions),
             middle - start, end - middle)
 

@@ -59,7 +59,7 @@ from simkit.cards import (
     type_name,
 )
 from simkit.deck import deal_deck
-from simkit.defaults import DEFAULT_BOTS, DEFAULT_HINT_ROLLOUTS
+from simkit.defaults import DEFAULT_BOTS, DEFAULT_HINT_ROLLOUTS, DEFAULT_POLICY
 from simkit.engine import layout as L
 from simkit.engine.env import DealError, deal_error_text
 from simkit.engine.position import Position, PositionError, action_text, parse_action, position_from_state
@@ -68,13 +68,14 @@ from simkit.evaluator import evaluate
 from simkit.exposed import ExposedGroup, parse_exposed
 from simkit.glossary import ACTION_CHINESE, GROUP_CHINESE, NOWIN_CHINESE
 from simkit.jit import compile_note, end_note
-from simkit.policies.registry import PolicySpec, parse_policy, warn_model_rules
+from simkit.policies.registry import PolicyError, PolicySpec, parse_policy, policy_label, warn_model_rules
 from simkit.replay import deal_line, end_line, event_dict, log_line, state_melds
 from simkit.rng import root_key
 from simkit.rules import RuleSet
 from simkit.runner.play import N_RESULT, R_ERROR, SEATING_FIXED, check_rows, new_scratch, next_dealer
 from simkit.runner.python_play import Actor, actors_for
 from simkit.runner.python_play import play_one as play_deal_python
+from simkit.runner.rollout import rollout_policy_arrays
 from simkit.storage.paths import check_out_file
 from simkit.studies.analyze import analyze_position
 
@@ -105,6 +106,7 @@ class TableSetup:
     deals: int
     logs: tuple[Path, ...] | None
     hint_rollouts: int = DEFAULT_HINT_ROLLOUTS
+    hint_policy: PolicySpec = PolicySpec(DEFAULT_POLICY)  # the rollout policy of a hint's analysis
 
     def policies(self) -> tuple[PolicySpec | None, ...]:
         """The policy of each seat (None: the person's)."""
@@ -143,6 +145,7 @@ def table_setup(
     deals: int = 1,
     log: str | os.PathLike | None = "",
     hint_rollouts: int = DEFAULT_HINT_ROLLOUTS,
+    hint_policy: str | PolicySpec = DEFAULT_POLICY,
 ) -> TableSetup:
     """The settings of a sitting, each checked before anything is played (a one-line
     :class:`SimkitError` naming the setting): ``seat`` 0..2 (None: three bots, ``bots`` then
@@ -150,7 +153,9 @@ def table_setup(
     import path), in seat order; ``seed`` (None: a random one, which the person is told, so the
     game can be replayed); ``deals`` 1..:data:`MAX_DEALS`; ``log`` the log file (``""``: the
     default ``play-SEED.jsonl`` in the current folder; None: no log), which must not exist yet
-    (nor, for a session, any deal's file: :func:`log_paths`)."""
+    (nor, for a session, any deal's file: :func:`log_paths`); ``hint_policy`` the rollout policy
+    at every seat of a hint's analysis (any policy the rollouts play: a built-in name with or
+    without parameters, ``search`` included, or ``learned:PATH``)."""
     if seat is not None:
         seat = _whole(seat, "seat", 0, N_SEATS - 1)
     count = N_SEATS if seat is None else N_SEATS - 1
@@ -171,6 +176,7 @@ def table_setup(
     seed = secrets.randbelow(1_000_000_000) if seed is None else _whole(seed, "seed", 0, 2**63 - 1)
     deals = _whole(deals, "deals", 1, MAX_DEALS)
     hint_rollouts = _whole(hint_rollouts, "hint_rollouts", 1, 1_000_000)
+    hint_spec = check_hint_policy(hint_policy)
     logs = None
     if log is not None:
         logs = log_paths(log if os.fspath(log) else f"play-{seed}.jsonl", deals)
@@ -180,7 +186,20 @@ def table_setup(
                 raise SimkitError(f"log {path} exists already (a game is never written over): name another log file, "
                                   "or move it away", parameters=("log",))
     return TableSetup(seat=seat, bots=tuple(specs), rules=rules, seed=seed, deals=deals, logs=logs,
-                      hint_rollouts=hint_rollouts)
+                      hint_rollouts=hint_rollouts, hint_policy=hint_spec)
+
+
+def check_hint_policy(policy: str | PolicySpec) -> PolicySpec:
+    """The hint's rollout policy, checked (one line: it must be one the rollouts play)."""
+    spec = parse_policy(policy) if isinstance(policy, str) else policy
+    if not isinstance(spec, PolicySpec):
+        raise SimkitError(f"hint_policy must be a policy name or a PolicySpec value, got {policy!r}",
+                          parameters=("hint_policy",))
+    try:
+        rollout_policy_arrays(spec)
+    except PolicyError as exc:
+        raise PolicyError(f"the hint's policy: {exc}", parameters=("hint_policy",)) from None
+    return spec
 
 
 # ---------------------------------------------------------------------------- what the person sees and answers
@@ -692,10 +711,11 @@ class TerminalPerson:
     def hint(self, turn: Turn) -> None:
         """The analysis of the position (:func:`analyze_position`, ``hint_rollouts`` per action at most)."""
         rollouts = self.setup.hint_rollouts if self.setup is not None else DEFAULT_HINT_ROLLOUTS
-        self.say(f"(analysing: up to {rollouts} rollouts per action, expert at every seat ...)")
+        policy = self.setup.hint_policy if self.setup is not None else PolicySpec(DEFAULT_POLICY)
+        self.say(f"(analysing: up to {rollouts} rollouts per action, {policy_label(policy)} at every seat ...)")
         with compile_note() as timer:
             try:
-                analysis = analyze_position(turn.position, rollouts=rollouts, seed=self.hint_seed,
+                analysis = analyze_position(turn.position, policy=policy, rollouts=rollouts, seed=self.hint_seed,
                                             batch=min(64, rollouts))
             finally:
                 end_note(timer)
