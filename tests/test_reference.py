@@ -484,12 +484,13 @@ def test_a_search_reference_decides_itself_and_its_base_rolls_out(monkeypatch):
 
 
 def test_a_search_reference_takes_the_searchs_own_choice():
-    """A search that does search (search's preset, a few determinisations) makes choices of its own:
-    at some decision of a greedy seat its review differs from expert's, and the review is the
-    same when run again (its determinisations are keyed by the deal and the decision)."""
+    """A search that does search (every decision, a few determinisations, a low bar to leave
+    expert's choice) makes choices of its own: at some decision of a greedy seat its review differs
+    from expert's, and the review is the same when run again (its determinisations are keyed by
+    the deal and the decision)."""
     lines = replay_jsonl(860_802, 5, parse_policies("expert,greedy,expert"), RuleSet(), dealer=2,
                          seating="fixed").splitlines()
-    cheap = "search:rollouts=8:confirm=0"
+    cheap = "mc:rollouts=8:race=0:z=0.1:search_mode=0:focus=0:base=1"
     first = review_against_reference(lines, 1, cheap, samples=4, seed=5)
     again = review_against_reference(lines, 1, cheap, samples=4, seed=5)
     expert = review_against_reference(lines, 1, "expert", samples=4, seed=5)

@@ -31,7 +31,6 @@ from simkit.analysis.summary import XIAOJIA_UNITS, dealer_advantage, distributio
 from simkit.bench import hardware_line
 from simkit.experiment.spec import (CalibrationEntry, ExperimentError, ExperimentSpec, ProbabilityEntry, SimulationEntry,
                                     load_experiment, slug)
-from simkit.kernel_cache import source_digest
 from simkit.studies.reference import Calibration, calibrate, interval_text, write_calibration_report
 from simkit.policies.registry import PolicySpec, effective_params, parse_policies
 from simkit.rules import RuleSet
@@ -287,11 +286,13 @@ def _tournament_lines(spec: ExperimentSpec, data_dir: Path, report_dir: Path, wo
 
 
 def _calibration_identity(entry: CalibrationEntry, confidence: float) -> dict:
-    """What a stored calibration must match to be reused: the entry, the level and simkit's
-    sources (a calibration of a bot is a calibration of its code)."""
-    return {"policy": entry.policy, "reference": entry.reference, "seat": entry.seat, "deals": entry.deals,
+    """What a stored calibration must match to be reused: the entry (its policies with every
+    parameter, as a dataset's identity records them: a changed preset is another calibration) and
+    the level."""
+    policies = [PolicySpec(s.name, effective_params(s)).text() for s in parse_policies([entry.policy, entry.reference])]
+    return {"policy": policies[0], "reference": policies[1], "seat": entry.seat, "deals": entry.deals,
             "seed": entry.seed, "first_deal": entry.first_deal, "samples": entry.samples,
-            "rules": entry.rules.to_dict(), "confidence": confidence, "sources": source_digest()}
+            "rules": entry.rules.to_dict(), "confidence": confidence}
 
 
 def _calibration(entry: CalibrationEntry, folder: Path, workers: int, quiet: bool, confidence: float) -> Calibration:
@@ -481,14 +482,14 @@ def _run_experiment(path: str | os.PathLike, full: ExperimentSpec, spec: Experim
     data_dir.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
     body: list[str] = []
+    if spec.calibrations:  # first: a study of a bot leads with its paired play
+        body += _calibration_lines(spec, data_dir, report_dir, workers, quiet, confidence)
     if spec.simulations:
         body += _simulation_lines(spec, data_dir, report_dir, workers, quiet, confidence, client)
     if spec.comparisons:
         body += _comparison_lines(spec, data_dir, report_dir, workers, quiet, confidence, client)
     if spec.tournament is not None:
         body += _tournament_lines(spec, data_dir, report_dir, workers, quiet, confidence, client)
-    if spec.calibrations:
-        body += _calibration_lines(spec, data_dir, report_dir, workers, quiet, confidence)
     for i, entry in enumerate(spec.probabilities):
         body += _probability_lines(entry, i, spec, report_dir, confidence)
     elapsed = time.perf_counter() - start

@@ -209,10 +209,13 @@ _REGISTRY: dict[str, _Entry] = {
     "mc": _builtin(P_MC, param_table(MC_PARAMS),
                    "determinised Monte Carlo, greedy rollouts (expert: base 1): races candidates at claim decisions, "
                    "leaves greedy's choice at t > z"),
-    # the strong search bot: mc with expert as its baseline choice and rollout policy, 48
-    # determinisations raced after 4, every claim option searched (issue 14's tuned search)
-    "search": _builtin(P_MC, param_table(MC_PARAMS, rollouts=48, race=4, focus=0, base=1),
-                       "mc tuned: expert as base and in rollouts, 48 determinisations raced after 4, claims searched"),
+    # the strong search bot (issue 51): mc over expert at every decision with a choice, every legal
+    # candidate, determinisations sharpened towards complete opponent hands, raced at every doubling
+    # from 32 up to 512, a choice leaving expert's confirmed on 256 fresh determinisations
+    "search": _builtin(P_MC, param_table(MC_PARAMS, rollouts=512, candidates=28, z=1, search_mode=0, sharpen=20,
+                                         race=32, focus=0, base=1, recut=1, confirm=256),
+                       "mc over expert: every decision, every candidate, sharpened determinisations, raced, "
+                       "confirmed on fresh ones"),
     "expert": _builtin(P_EXPERT, param_table(EXPERT_PARAMS),
                        "hand-value heuristic: outs, pairs, 子, chariot/清/天地 prospects, locks, discard danger"),
     # not a built-in name: the family of ``learned:PATH`` (a model file of simkit train's); plain
