@@ -32,7 +32,7 @@ from simkit.bench import hardware_line
 from simkit.experiment.spec import (CalibrationEntry, ExperimentError, ExperimentSpec, ProbabilityEntry, SimulationEntry,
                                     load_experiment, slug)
 from simkit.studies.reference import Calibration, calibrate, interval_text, write_calibration_report
-from simkit.policies.registry import PolicySpec, effective_params, parse_policies
+from simkit.policies.registry import PolicySpec, effective_params, parse_policies, parse_policy
 from simkit.rules import RuleSet
 from simkit.runner import simulate
 from simkit.runner.simulate import check_backend, dask_session, default_seating
@@ -289,7 +289,7 @@ def _calibration_identity(entry: CalibrationEntry, confidence: float) -> dict:
     """What a stored calibration must match to be reused: the entry (its policies with every
     parameter, as a dataset's identity records them: a changed preset is another calibration) and
     the level."""
-    policies = [PolicySpec(s.name, effective_params(s)).text() for s in parse_policies([entry.policy, entry.reference])]
+    policies = [PolicySpec(s.name, effective_params(s)).text() for s in map(parse_policy, (entry.policy, entry.reference))]
     return {"policy": policies[0], "reference": policies[1], "seat": entry.seat, "deals": entry.deals,
             "seed": entry.seed, "first_deal": entry.first_deal, "samples": entry.samples,
             "rules": entry.rules.to_dict(), "confidence": confidence}
