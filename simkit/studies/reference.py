@@ -530,6 +530,9 @@ def calibrate(
                        cpu_played=np.array(cpu_played), cpu_reference=np.array(cpu_reference))
 
 
+_WARM: set[tuple] = set()  # the plays whose kernels this process has run once (calibrate's clocks start warm)
+
+
 def _calibration_deal(seat_spec: PolicySpec, reference_spec: PolicySpec, seat: int, seed: int, rules: RuleSet,
                       samples: int, confidence: float, deal: int) -> tuple[float, float, float, int, float, float]:
     """Deal ``deal`` of a calibration: (predicted loss, its standard error, realised loss, decisions
@@ -538,6 +541,11 @@ def _calibration_deal(seat_spec: PolicySpec, reference_spec: PolicySpec, seat: i
     dealer = deal % N_SEATS
     played = [reference_spec] * N_SEATS
     played[seat] = seat_spec
+    warm = (tuple(s.text() for s in played), reference_spec.text(), rules.to_json())
+    if warm not in _WARM:  # compile (or load) the kernels of both plays before either is timed
+        replay_jsonl(seed, deal, played, rules, dealer=dealer, seating="fixed")
+        replay_jsonl(seed, deal, [reference_spec] * N_SEATS, rules, dealer=dealer, seating="fixed")
+        _WARM.add(warm)
     start = time.process_time()
     lines = replay_jsonl(seed, deal, played, rules, dealer=dealer, seating="fixed").splitlines()
     middle = time.process_time()
