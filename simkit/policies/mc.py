@@ -40,7 +40,20 @@ table of their names, defaults and ranges, ``params[MC_ROLLOUTS]`` ... in the co
 * ``[7]`` horizon: 0 (default) plays rollouts to the end; h > 0 stops them after h discard
   phases, a deal still on paying 0 (cheaper, measured weaker);
 * ``[8]`` base: 0 greedy (default), 1 expert with its default parameters: the policy whose
-  choice is candidate 0 and that plays the rollouts (about 4× the time of greedy's).
+  choice is candidate 0 and that plays the rollouts (about 4× the time of greedy's);
+* ``[9]`` recut: 0 (default) races once, after ``race`` determinisations; 1 races again after
+  2·race, 4·race, ... (each time over all the determinisations so far, among the candidates still
+  alive), so a long search spends its determinisations on the candidates that keep beating the
+  base choice;
+* ``[10]`` confirm: 0 (default), or C fresh determinisations on which a candidate the search
+  chose over the base choice must beat it again (paired mean above 0) to be played: the search's
+  own margin for its choice is biased upwards (the winner's curse of a maximum over candidates),
+  the fresh one is not.
+
+``search`` (the registry's preset) is mc over expert at every decision with a choice, with every
+legal candidate, sharpened determinisations (20 steps), 512 determinisations raced at 32, 64,
+..., and confirmation on 256 fresh ones: the settings and the runs that chose them are in
+experiments/search_tuning.md, its strength against expert in reports/search_strength.
 
 Where this docstring says greedy's choice, read the base policy's when ``base`` is 1.
 
