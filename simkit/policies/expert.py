@@ -621,6 +621,19 @@ def _discard_change(conc, part, t, value_now, unseen, out_comp, lock, params):
     return delta
 
 
+@hot_kernel(cache=True, nogil=True, inline="always")
+def _has_discard(conc, part):
+    """Whether ``part`` holds a card the player may discard (any but a 将): without one,
+    :func:`_part_discards` returns (-1, ``floor``) and records nothing, so its caller may skip
+    it and the part's value it would be given."""
+    first, step, size = K.part_span(part)
+    for i in range(size):
+        t = first + i * step
+        if conc[t] > 0 and t % N_RANKS != JIANG:
+            return True
+    return False
+
+
 @hot_kernel(cache=True, nogil=True)
 def _part_discards(conc, part, value_now, unseen, out_comp, lock, params, floor, danger_weight,
                    danger_cache, danger_done, src, exp_all_at, me, n_unseen, n_next, n_other, can_next, can_other,
@@ -671,7 +684,7 @@ def _other_parts_discard(conc, claim_part, part_values, unseen, out_comp, lock, 
     its cross terms taken as they are now (``part_values`` holds each part's Φ)."""
     other_delta = NO_VALUE
     for part in range(N_PARTS):
-        if part != claim_part:
+        if part != claim_part and _has_discard(conc, part):
             _, delta = _part_discards(conc, part, part_values[part], unseen, out_comp, lock, params,
                                       other_delta if prune else NO_VALUE, danger_weight, danger_cache, danger_done,
                                       src, exp_all_at, me, n_unseen, n_next, n_other, can_next, can_other, no_scores,
@@ -805,6 +818,8 @@ def _expert_core(src, me, conc_at, exp_all_at, expcards_at, dead_at, lock_at, n_
         best_t = -1
         best_delta = NO_VALUE
         for part in range(N_PARTS):
+            if not _has_discard(conc, part):
+                continue  # nothing to discard: neither its value nor a search is needed
             value = part_value(conc, part, unseen, out_comp, lock, params)
             # recording scores every discard (the part's first best is the pruned search's too)
             part_t, delta = _part_discards(conc, part, value, unseen, out_comp, lock, params,
