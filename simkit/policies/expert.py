@@ -812,7 +812,6 @@ def _expert_core(src, me, conc_at, exp_all_at, expcards_at, dead_at, lock_at, n_
     # only the best of several parts' discards counts: with a danger that can only lower a
     # change, a part's discards need only beat the best so far (the same best, found sooner)
     prune = danger_weight >= 0.0
-    cross_now = cross_value(conc, unseen, out_comp, params)
     if phase == PH_DISCARD:
         # the discard maximising the change of Φ minus its danger (the first of equals)
         best_t = -1
@@ -835,7 +834,8 @@ def _expert_core(src, me, conc_at, exp_all_at, expcards_at, dead_at, lock_at, n_
     # claim decision on the active card t: its part is the only one a claim changes
     claim_part = K.part_of(t)
     # Φ of each part, and the best discard outside the claim's part (its cross terms taken as
-    # they are now)
+    # they are now; a discard decision reads only their changes, _cross_change)
+    cross_now = cross_value(conc, unseen, out_comp, params)
     total = cross_now
     for part in range(N_PARTS):
         value = part_value(conc, part, unseen, out_comp, lock, params)
