@@ -779,11 +779,17 @@ def _expert_core(src, me, conc_at, exp_all_at, expcards_at, dead_at, lock_at, n_
     danger_done = work[XW_DANGER_DONE : XW_DANGER_DONE + N_TYPES]
     exp_at = exp_all_at + EXP_BLOCK * me
     n_unseen = 0
+    # the regions read as slices indexed by the loop's counter (known >= 0: numba's indexing
+    # then skips its negative-index wraparound, which an offset + counter index pays)
+    src_conc = src[conc_at : conc_at + N_TYPES]
+    src_dead = src[dead_at : dead_at + N_TYPES]
+    src_shown = src[expcards_at : expcards_at + N_SEATS * N_TYPES]
+    src_peng = src[exp_at + N_TYPES * K.EXP_PENG : exp_at + N_TYPES * (K.EXP_PENG + 1)]
+    src_kong = src[exp_at + N_TYPES * K.EXP_KONG : exp_at + N_TYPES * (K.EXP_KONG + 1)]
+    src_lock = src[lock_at : lock_at + N_TYPES]
     for x in range(N_TYPES):
-        conc[x] = src[conc_at + x]
-        seen = conc[x] + src[dead_at + x]
-        for q in range(N_SEATS):
-            seen += src[expcards_at + N_TYPES * q + x]
+        conc[x] = src_conc[x]
+        seen = conc[x] + src_dead[x] + src_shown[x] + src_shown[N_TYPES + x] + src_shown[2 * N_TYPES + x]
         if x == t:
             seen += 1  # the active card
         u = N_COPIES - seen
@@ -791,8 +797,8 @@ def _expert_core(src, me, conc_at, exp_all_at, expcards_at, dead_at, lock_at, n_
             u = 0
         unseen[x] = u
         n_unseen += u
-        out_comp[x] = src[exp_at + N_TYPES * K.EXP_PENG + x] + src[exp_at + N_TYPES * K.EXP_KONG + x]
-        lock[x] = src[lock_at + x]
+        out_comp[x] = src_peng[x] + src_kong[x]
+        lock[x] = src_lock[x]
         danger_done[x] = 0
     can_next = xianggong_next == 0
     can_other = xianggong_other == 0
