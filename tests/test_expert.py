@@ -440,3 +440,62 @@ def test_a_single_claim_decides_as_the_full_search_does():
         assert lazy == X.expert_act_scores(obs, mask, params, rules, work, scores, np.inf)
         taken += lazy == L.A_PENG
     assert 300 < taken < 2700  # both choices are made
+
+
+# ---- speed work leaves every decision and every score unchanged (issue 51)
+
+# sha256 of the choices and the scores (expert_act_scores) on the observations of 60 deals of
+# expert ×3 (seed 51) under three parameter vectors, recorded at commit 0e5cbaa before the
+# speed changes of issue 51 part 3 ("a faster expert")
+FROZEN_DECISIONS = "1c52e2d1e56090463a35880e1800fe8d24cc28b5a358eb709e4d943d09ccf4e5"
+_FROZEN_PARAMS = (None, "70,4,2,40,10,80,2,4,5,20,0.5,1,2,6,25,1", "60,6,1,30,15,50,3,2,8,35,1,2,1,3,10,2")
+
+
+def _decisions_digest() -> str:
+    import hashlib
+
+    rules = RuleSet().to_array()
+    work = np.zeros(POLICY_WORK_SIZE, dtype=np.int64)
+    scores = np.zeros(L.N_ACTIONS)
+    digest = hashlib.sha256()
+    for values in _FROZEN_PARAMS:
+        params = np.zeros(N_PARAMS)
+        params[:16] = effective_params(parse_policy("expert" if values is None else "expert:" + values))
+        game = Game(policies=("expert", "expert", "expert"))
+        for deal in range(20):
+            state = game.new_initial_state(seed=51, deal=deal)
+            while not state.is_terminal():
+                s = np.array(state.state_array)
+                p = state.current_player()
+                mask = np.zeros(L.N_ACTIONS, dtype=np.bool_)
+                E.legal_mask(s.copy(), rules, mask, E.new_engine_workspace())
+                obs = np.zeros(L.N_OBS, dtype=np.int64)
+                E.observe(s, p, obs)
+                action = X.expert_act_scores(obs, mask, params, rules, work, scores, np.inf)
+                assert action == X.expert_state(s.copy(), p, mask, params, rules, work)
+                digest.update(np.int64(action).tobytes())
+                digest.update(scores.tobytes())
+                state.apply_action(int(action))
+    return digest.hexdigest()
+
+
+def test_decisions_and_scores_match_those_frozen_before_the_speed_work():
+    """Every choice and every candidate's score, bit for bit, on the positions of real play
+    (discards, claims, wins, 相公 and cannot-win seats as they come) with the tuned defaults and
+    two other weight vectors: catches a skipped part that had a discard, a pruning or a cached
+    value that changes a score, or a reordered sum (a different rounding)."""
+    assert _decisions_digest() == FROZEN_DECISIONS
+
+
+def test_has_discard_matches_its_definition_on_random_holdings():
+    """_has_discard against the plain rule (a held type of the part other than a 将), for every
+    part of random holdings: catches a wrong part span or a 将 taken as discardable."""
+    from simkit.evaluator.tables import N_PARTS
+
+    rng = np.random.default_rng(51)
+    for _ in range(300):
+        conc = (rng.choice(5, size=28, p=[0.7, 0.1, 0.1, 0.05, 0.05])).astype(np.int64)
+        for part in range(N_PARTS):
+            members = [t for t in range(28) if K.part_of(t) == part]
+            want = any(conc[t] > 0 and t % N_RANKS != JIANG for t in members)
+            assert X._has_discard(conc, part) == want, (part, conc.tolist())

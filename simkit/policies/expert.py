@@ -621,6 +621,19 @@ def _discard_change(conc, part, t, value_now, unseen, out_comp, lock, params):
     return delta
 
 
+@hot_kernel(cache=True, nogil=True, inline="always")
+def _has_discard(conc, part):
+    """Whether ``part`` holds a card the player may discard (any but a 将): without one,
+    :func:`_part_discards` returns (-1, ``floor``) and records nothing, so its caller may skip
+    it and the part's value it would be given."""
+    first, step, size = K.part_span(part)
+    for i in range(size):
+        t = first + i * step
+        if conc[t] > 0 and t % N_RANKS != JIANG:
+            return True
+    return False
+
+
 @hot_kernel(cache=True, nogil=True)
 def _part_discards(conc, part, value_now, unseen, out_comp, lock, params, floor, danger_weight,
                    danger_cache, danger_done, src, exp_all_at, me, n_unseen, n_next, n_other, can_next, can_other,
@@ -671,7 +684,7 @@ def _other_parts_discard(conc, claim_part, part_values, unseen, out_comp, lock, 
     its cross terms taken as they are now (``part_values`` holds each part's Φ)."""
     other_delta = NO_VALUE
     for part in range(N_PARTS):
-        if part != claim_part:
+        if part != claim_part and _has_discard(conc, part):
             _, delta = _part_discards(conc, part, part_values[part], unseen, out_comp, lock, params,
                                       other_delta if prune else NO_VALUE, danger_weight, danger_cache, danger_done,
                                       src, exp_all_at, me, n_unseen, n_next, n_other, can_next, can_other, no_scores,
@@ -766,11 +779,17 @@ def _expert_core(src, me, conc_at, exp_all_at, expcards_at, dead_at, lock_at, n_
     danger_done = work[XW_DANGER_DONE : XW_DANGER_DONE + N_TYPES]
     exp_at = exp_all_at + EXP_BLOCK * me
     n_unseen = 0
+    # the regions read as slices indexed by the loop's counter (known >= 0: numba's indexing
+    # then skips its negative-index wraparound, which an offset + counter index pays)
+    src_conc = src[conc_at : conc_at + N_TYPES]
+    src_dead = src[dead_at : dead_at + N_TYPES]
+    src_shown = src[expcards_at : expcards_at + N_SEATS * N_TYPES]
+    src_peng = src[exp_at + N_TYPES * K.EXP_PENG : exp_at + N_TYPES * (K.EXP_PENG + 1)]
+    src_kong = src[exp_at + N_TYPES * K.EXP_KONG : exp_at + N_TYPES * (K.EXP_KONG + 1)]
+    src_lock = src[lock_at : lock_at + N_TYPES]
     for x in range(N_TYPES):
-        conc[x] = src[conc_at + x]
-        seen = conc[x] + src[dead_at + x]
-        for q in range(N_SEATS):
-            seen += src[expcards_at + N_TYPES * q + x]
+        conc[x] = src_conc[x]
+        seen = conc[x] + src_dead[x] + src_shown[x] + src_shown[N_TYPES + x] + src_shown[2 * N_TYPES + x]
         if x == t:
             seen += 1  # the active card
         u = N_COPIES - seen
@@ -778,8 +797,8 @@ def _expert_core(src, me, conc_at, exp_all_at, expcards_at, dead_at, lock_at, n_
             u = 0
         unseen[x] = u
         n_unseen += u
-        out_comp[x] = src[exp_at + N_TYPES * K.EXP_PENG + x] + src[exp_at + N_TYPES * K.EXP_KONG + x]
-        lock[x] = src[lock_at + x]
+        out_comp[x] = src_peng[x] + src_kong[x]
+        lock[x] = src_lock[x]
         danger_done[x] = 0
     can_next = xianggong_next == 0
     can_other = xianggong_other == 0
@@ -799,12 +818,13 @@ def _expert_core(src, me, conc_at, exp_all_at, expcards_at, dead_at, lock_at, n_
     # only the best of several parts' discards counts: with a danger that can only lower a
     # change, a part's discards need only beat the best so far (the same best, found sooner)
     prune = danger_weight >= 0.0
-    cross_now = cross_value(conc, unseen, out_comp, params)
     if phase == PH_DISCARD:
         # the discard maximising the change of Φ minus its danger (the first of equals)
         best_t = -1
         best_delta = NO_VALUE
         for part in range(N_PARTS):
+            if not _has_discard(conc, part):
+                continue  # nothing to discard: neither its value nor a search is needed
             value = part_value(conc, part, unseen, out_comp, lock, params)
             # recording scores every discard (the part's first best is the pruned search's too)
             part_t, delta = _part_discards(conc, part, value, unseen, out_comp, lock, params,
@@ -820,7 +840,8 @@ def _expert_core(src, me, conc_at, exp_all_at, expcards_at, dead_at, lock_at, n_
     # claim decision on the active card t: its part is the only one a claim changes
     claim_part = K.part_of(t)
     # Φ of each part, and the best discard outside the claim's part (its cross terms taken as
-    # they are now)
+    # they are now; a discard decision reads only their changes, _cross_change)
+    cross_now = cross_value(conc, unseen, out_comp, params)
     total = cross_now
     for part in range(N_PARTS):
         value = part_value(conc, part, unseen, out_comp, lock, params)
