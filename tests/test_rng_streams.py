@@ -17,7 +17,7 @@ import simkit
 from simkit import rng
 
 PACKAGE = Path(simkit.__file__).parent
-REGISTRY_NAMES = {"STREAM_CARDS", "STREAM_SAMPLE", "STREAM_PLAYOUT", "STREAM_BELIEF", "STREAM_BELIEF_PICK"}
+REGISTRY_NAMES = {"STREAM_CARDS", "STREAM_SAMPLE", "STREAM_PLAYOUT", "STREAM_BELIEF", "STREAM_BELIEF_PICK", "STREAM_REFERENCE"}
 
 
 def _stream_arguments():
