@@ -104,12 +104,26 @@ def test_plays_only_legal_actions_and_is_deterministic(policies):
 
 def test_observation_and_state_paths_choose_alike():
     """expert_act (observation) and expert_state (the player's view read from the state)."""
-    game = Game(policies=("expert", "greedy", "expert"))
     rules = RuleSet().to_array()
     params = _params()
     checked = 0
-    for deal in range(6):
-        state = game.new_initial_state(seed=31, deal=deal)
+    for state, s, p, mask, obs in _decision_points(("expert", "greedy", "expert"), 31, 6, rules):
+        stream = np.array([1, 2, 3, 4], dtype=np.uint64)
+        work = np.zeros(POLICY_WORK_SIZE, dtype=np.int64)
+        by_obs = builtin_act(P_EXPERT, obs, mask, params, stream.copy(), rules, work)
+        by_state = builtin_act_state(P_EXPERT, s.copy(), p, obs, mask, params, stream.copy(), rules, work)
+        assert by_obs == by_state
+        state.apply_action(int(by_state))
+        checked += 1
+    assert checked > 100
+
+
+def _decision_points(policies, seed, deals, rules):
+    """(state, state array, player, legal mask, observation) at every decision of deals 0 ..
+    deals - 1 of ``seed``; the caller applies the action before asking for the next."""
+    game = Game(policies=policies)
+    for deal in range(deals):
+        state = game.new_initial_state(seed=seed, deal=deal)
         while not state.is_terminal():
             s = np.array(state.state_array)
             p = state.current_player()
@@ -117,14 +131,7 @@ def test_observation_and_state_paths_choose_alike():
             E.legal_mask(s.copy(), rules, mask, E.new_engine_workspace())
             obs = np.zeros(L.N_OBS, dtype=np.int64)
             E.observe(s, p, obs)
-            stream = np.array([1, 2, 3, 4], dtype=np.uint64)
-            work = np.zeros(POLICY_WORK_SIZE, dtype=np.int64)
-            by_obs = builtin_act(P_EXPERT, obs, mask, params, stream.copy(), rules, work)
-            by_state = builtin_act_state(P_EXPERT, s.copy(), p, obs, mask, params, stream.copy(), rules, work)
-            assert by_obs == by_state
-            state.apply_action(int(by_state))
-            checked += 1
-    assert checked > 100
+            yield state, s, p, mask, obs
 
 
 # ---- features on hand-built positions
@@ -461,21 +468,12 @@ def _decisions_digest() -> str:
     for values in _FROZEN_PARAMS:
         params = np.zeros(N_PARAMS)
         params[:16] = effective_params(parse_policy("expert" if values is None else "expert:" + values))
-        game = Game(policies=("expert", "expert", "expert"))
-        for deal in range(20):
-            state = game.new_initial_state(seed=51, deal=deal)
-            while not state.is_terminal():
-                s = np.array(state.state_array)
-                p = state.current_player()
-                mask = np.zeros(L.N_ACTIONS, dtype=np.bool_)
-                E.legal_mask(s.copy(), rules, mask, E.new_engine_workspace())
-                obs = np.zeros(L.N_OBS, dtype=np.int64)
-                E.observe(s, p, obs)
-                action = X.expert_act_scores(obs, mask, params, rules, work, scores, np.inf)
-                assert action == X.expert_state(s.copy(), p, mask, params, rules, work)
-                digest.update(np.int64(action).tobytes())
-                digest.update(scores.tobytes())
-                state.apply_action(int(action))
+        for state, s, p, mask, obs in _decision_points(("expert", "expert", "expert"), 51, 20, rules):
+            action = X.expert_act_scores(obs, mask, params, rules, work, scores, np.inf)
+            assert action == X.expert_state(s.copy(), p, mask, params, rules, work)
+            digest.update(np.int64(action).tobytes())
+            digest.update(scores.tobytes())
+            state.apply_action(int(action))
     return digest.hexdigest()
 
 

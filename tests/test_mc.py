@@ -59,6 +59,17 @@ def _candidates(obs, mask, max_cands=4):
     return greedy, cands, n_c
 
 
+def _searched(seed: int, deals: int):
+    """(observation, candidates, their number) at every third decision of greedy deals that has
+    more than one candidate."""
+    for k, (obs, mask) in enumerate(_decisions(seed=seed, deals=deals)):
+        if k % 3:
+            continue
+        _, cands, n_c = _candidates(obs, mask)
+        if n_c > 1:
+            yield obs, cands, n_c
+
+
 def _search(obs, cands, n_c, rollouts, race, stream, sharpen=0, horizon=0, base=M.BASE_GREEDY, recut=M.RECUT_OFF):
     pay = np.empty((n_c, rollouts))
     alive = np.empty(n_c, dtype=np.bool_)
@@ -117,12 +128,7 @@ def test_racing_is_the_full_search_cut_short():
     stream = np.array([11, 12, 13, 14], dtype=np.uint64)
     rollouts, race = 8, 3
     dropped = kept = stopped = 0
-    for k, (obs, mask) in enumerate(_decisions(seed=32, deals=4)):
-        if k % 3:
-            continue
-        _, cands, n_c = _candidates(obs, mask)
-        if n_c == 1:
-            continue
+    for obs, cands, n_c in _searched(seed=32, deals=4):
         full, full_alive, n_full, rng_full = _search(obs, cands, n_c, rollouts, 0, stream)
         raced, alive, n_det, rng_raced = _search(obs, cands, n_c, rollouts, race, stream)
         assert n_full == rollouts and full_alive.all()
@@ -173,12 +179,7 @@ def test_recut_races_again_at_every_doubling():
     stream = np.array([61, 62, 63, 64], dtype=np.uint64)
     rollouts, race = 16, 2
     recut_more = checked = 0
-    for k, (obs, mask) in enumerate(_decisions(seed=39, deals=4)):
-        if k % 3:
-            continue
-        _, cands, n_c = _candidates(obs, mask)
-        if n_c == 1:
-            continue
+    for obs, cands, n_c in _searched(seed=39, deals=4):
         full, _, n_full, _ = _search(obs, cands, n_c, rollouts, 0, stream)
         assert n_full == rollouts
         raced, alive, n_det, _ = _search(obs, cands, n_c, rollouts, race, stream, recut=M.RECUT_ON)

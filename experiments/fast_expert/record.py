@@ -8,7 +8,6 @@ import sys
 
 import numpy as np
 
-from simkit.engine import kernel as E
 from simkit.engine import layout as L
 from simkit.engine.env import Game
 from simkit.policies.builtin import POLICY_WORK_SIZE
@@ -26,16 +25,11 @@ def record(n_deals: int, seed: int = 2026):
     for deal in range(n_deals):
         state = game.new_initial_state(seed=seed, deal=deal)
         while not state.is_terminal():
-            s = np.array(state.state_array)
-            p = state.current_player()
-            mask = np.zeros(L.N_ACTIONS, dtype=np.bool_)
-            E.legal_mask(s.copy(), rules, mask, E.new_engine_workspace())
-            a = int(expert_state(s.copy(), p, mask, params, rules, work))
-            states.append(s)
-            players.append(p)
-            masks.append(mask)
-            actions.append(a)
-            state.apply_action(a)
+            players.append(state.current_player())
+            states.append(np.array(state.state_array))
+            masks.append(np.isin(np.arange(L.N_ACTIONS), state.legal_actions()))
+            actions.append(int(expert_state(states[-1].copy(), players[-1], masks[-1], params, rules, work)))
+            state.apply_action(actions[-1])
     return np.array(states), np.array(players), np.array(masks), np.array(actions), params
 
 
