@@ -402,3 +402,19 @@ def test_mc_is_deterministic_and_its_levers_change_play():
         other = _play("mc:" + ",".join(f"{x:g}" for x in values) + ",greedy,greedy", 30, 3)
         assert other[:, R_ERROR].sum() == 0
         assert not np.array_equal(other, default), lever
+
+
+CHEAP_SEARCH = "mc:rollouts=16:race=4:recut=1:confirm=8:search_mode=0:focus=0:base=1:sharpen=2:candidates=28"
+
+
+def test_a_confirmed_recut_search_is_a_function_of_the_deal_alone():
+    """search's levers (recut, confirm, every decision, sharpened samples) draw only from the
+    seat's stream keyed by (seed, deal): deals played in one batch on every thread and deal by
+    deal in batches of one give the same rows; and confirmation changes play (it is not a no-op)."""
+    ids, params, user = policy_arrays(parse_policies(f"expert,{CHEAP_SEARCH},expert"))
+    together = play_deals(6, 8, ids, params, RULES, first_deal=3)
+    one_by_one = np.concatenate([play_deals(1, 8, ids, params, RULES, first_deal=3 + k) for k in range(6)])
+    assert together[:, R_ERROR].sum() == 0 and np.array_equal(together, one_by_one)
+    unconfirmed = _play(f"expert,{CHEAP_SEARCH.replace('confirm=8', 'confirm=0')},expert", 6, 8)
+    confirmed = _play(f"expert,{CHEAP_SEARCH},expert", 6, 8)
+    assert not np.array_equal(unconfirmed, confirmed)
