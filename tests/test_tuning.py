@@ -33,6 +33,7 @@ from simkit.studies.tuning import (
 from simkit.cli import main
 from simkit.errors import DegenerateDataWarning, SimkitError
 from simkit.policies import PolicyError
+from simkit.policies.registry import param_index
 from simkit.runner.duplicate import read_comparison
 from simkit.storage import DatasetError
 
@@ -340,3 +341,22 @@ def test_a_mistuned_patient_is_tuned_back_to_at_least_its_default_strength(tmp_p
           f"{against_start.bootstrap.hi:+.4f}]; vs default {against_default.test.mean:+.4f} "
           f"[{against_default.bootstrap.lo:+.4f}, {against_default.bootstrap.hi:+.4f}]; "
           f"{time.perf_counter() - start:.1f} s", file=sys.__stderr__)
+
+
+def test_a_whole_number_parameter_is_tuned_in_whole_numbers(tmp_path, monkeypatch):
+    """mc's ``race`` takes whole numbers only: SPSA's probes and the tuned value land on whole
+    numbers inside the range given (a probe at race = 3.6 was refused by the policy's range check,
+    stopping the run after it had started its folder)."""
+    played = []
+    real = T._spec_at
+
+    def spy(*args):
+        spec = real(*args)
+        played.append(spec.params[param_index("mc", "race")])
+        return spec
+
+    monkeypatch.setattr(T, "_spec_at", spy)
+    result = tune("mc:rollouts=2", {"race": (1, 4)}, ["greedy", "random"], PLAYS_PER_DEAL * 30 * 3, seed=3,
+                  out=tmp_path / "t", **SMALL)
+    assert played and all(v == int(v) and 1 <= v <= 4 for v in played)
+    assert result.tuned[0] == int(result.tuned[0])

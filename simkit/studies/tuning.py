@@ -88,6 +88,7 @@ from simkit.policies.registry import (
     is_python_policy,
     is_user_policy,
     param_index,
+    param_table_of,
     parse_policy,
     parse_policy_list,
     policy_arrays,
@@ -311,10 +312,15 @@ def _start_vector(spec: PolicySpec, ranges: Sequence[ParameterRange]) -> np.ndar
 
 
 def _spec_at(spec: PolicySpec, start: np.ndarray, ranges: Sequence[ParameterRange], x: np.ndarray) -> PolicySpec:
-    """The candidate policy at normalised point ``x``."""
+    """The candidate policy at normalised point ``x``; a parameter that takes whole numbers only
+    (``mc``'s ``rollouts``, ``race``, ...) at the nearest whole number in its range."""
     values = start.copy()
+    table = param_table_of(spec.name) or ()
     for r, xi in zip(ranges, x):
-        values[r.index] = r.to_real(xi)
+        value = r.to_real(xi)
+        if r.index < len(table) and table[r.index].integer:
+            value = min(max(float(round(value)), math.ceil(r.lo)), math.floor(r.hi))
+        values[r.index] = value
     return PolicySpec(spec.name, tuple(float(v) for v in values))
 
 
