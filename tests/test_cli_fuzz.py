@@ -193,7 +193,7 @@ CASES = [
     ("review-out-file", ["review", "IN/afile", "--seat", "0", "--out", "IN/afile"], "afile"),
     ("calibrate-no-policy", ["calibrate"], "policy"),
     ("calibrate-unknown-policy", ["calibrate", "nosuch", "--deals", "3"], "nosuch"),
-    ("calibrate-import-path", ["calibrate", "os:system", "--deals", "3"], "built-in"),
+    ("calibrate-import-path", ["calibrate", "os:system", "--deals", "3"], "@njit"),
     ("calibrate-deals", ["calibrate", "greedy", "--deals", "1"], "--deals"),
     ("calibrate-samples", ["calibrate", "greedy", "--samples", "1"], "--samples"),
     ("calibrate-seat", ["calibrate", "greedy", "--seat", "3"], "--seat"),

@@ -59,7 +59,7 @@ def test_the_policy_list_separator_is_never_confused_with_parameters():
     ("patient:late_stock=-inf", ["late_stock", "-inf"]),
     ("mc:-5", ["'mc'", "rollouts", "-5", "range"]),
     ("mc:0,0,0", ["'mc'", "rollouts", "0", "range"]),
-    ("mc:rollouts=65", ["rollouts", "65", "[1, 64]"]),
+    ("mc:rollouts=1025", ["rollouts", "1025", "[1, 1024]"]),
     ("mc:rollouts=8.5", ["rollouts", "whole number"]),
     ("mc:z=0", ["z", "(0,"]),
     ("mc:search_mode=3", ["search_mode", "3"]),
@@ -105,12 +105,14 @@ def test_every_builtin_parameter_has_a_name_a_default_and_a_range():
             assert param_index(name, p.name) == i and p.lo <= p.default <= p.hi
     # the kernels' own indices name the same parameters as the tables
     assert [param_index("mc", n) for n in ("rollouts", "candidates", "z", "search_mode", "sharpen", "race", "focus",
-                                            "horizon", "base")] == [
+                                            "horizon", "base", "recut", "confirm")] == [
         M.MC_ROLLOUTS, M.MC_CANDIDATES, M.MC_Z, M.MC_SEARCH_MODE, M.MC_SHARPEN, M.MC_RACE, M.MC_FOCUS, M.MC_HORIZON,
-        M.MC_BASE] == list(range(9))
+        M.MC_BASE, M.MC_RECUT, M.MC_CONFIRM] == list(range(11))
     assert [param_index("expert", n) for n in ("idle", "danger", "min_units", "late_stock", "danger_late")] == [
         X.X_IDLE, X.X_DANGER, X.X_MIN_UNITS, X.X_LATE_STOCK, X.X_DANGER_LATE]
-    assert effective_params(PolicySpec("search")) == (48, 4, 1, 1, 0, 4, 0, 0, 1)  # the preset of issue 14
+    # the preset of issue 51 (experiments/search_tuning.md): every decision, every candidate,
+    # sharpen 20, raced from 32 to 512 with recut, confirmed on 256
+    assert effective_params(PolicySpec("search")) == (512, 28, 1, 0, 20, 32, 0, 0, 1, 1, 256)
     with pytest.raises(PolicyError, match="takes no parameters"):
         param_index("greedy", "p0")
 
