@@ -354,3 +354,22 @@ def test_the_library_checks_its_settings():
     setup = table_setup(log=None)
     assert setup.seed >= 0 and setup.logs is None and setup.policy_texts() == [HUMAN, "expert", "expert"]
     assert [p.name for p in log_paths("x/play-3.jsonl", 1)] == ["play-3.jsonl"]
+
+
+def test_odd_answers_are_refused_in_one_line_and_a_long_one_is_echoed_cut_short(tmp_path):
+    """At the first prompt: '²' (``str.isdigit`` is true, ``int`` fails: the game ended with status
+    2) and a 100,000-character line (echoed whole before); each is refused in one short line and
+    asked again, and the game goes on to its end."""
+    answers = iter(["²", "y" * 100_000])
+
+    def read(prompt: str) -> str:
+        return next(answers, "1") if PROMPT.fullmatch(prompt) else ""
+
+    out = io.StringIO()
+    setup = table_setup(seat=0, bots=["greedy", "greedy"], seed=11, log=tmp_path / "p.jsonl")
+    result = play_table(setup, TerminalPerson(read=read, out=out))
+    text = out.getvalue()
+    assert len(result.outcomes) == 1 and not result.quit
+    assert "'²' is not a choice here" in text
+    assert "... (100,000 characters) is not a choice here" in text and "y" * 1000 not in text
+    assert max(len(line) for line in text.splitlines()) < 400

@@ -82,6 +82,7 @@ from simkit.studies.analyze import analyze_position
 HUMAN = "human"  # the policy a log records for the person's seat
 MAX_DEALS = 10_000  # deals of one sitting
 EVENT_CAPACITY = 8192  # event rows of one deal (as simkit replay's)
+MAX_ACTION_TEXT = 80  # characters of an answer read as an action in words, and echoed back when refused
 _DECISION_EVENTS = (L.E_DISCARD, L.E_CLAIM, L.E_PASS, L.E_WIN)  # one per decision (and a win is declared)
 
 
@@ -696,17 +697,20 @@ class TerminalPerson:
             if answer.lower() in ("h", "hint", "?"):
                 self.hint(turn)
                 continue
-            if answer.isdigit() and 1 <= int(answer) <= len(turn.legal):
+            number = answer.isascii() and answer.isdigit()  # not '²' or '٣': digits int() does not read
+            if number and 1 <= int(answer) <= len(turn.legal):
                 return turn.legal[int(answer) - 1]
             why = ""
-            if answer and not answer.isdigit():
+            if answer and not number and len(answer) <= MAX_ACTION_TEXT:
                 try:
                     action = parse_action(answer, position)  # an action in words: discard RC, peng, pass
                     if action in turn.legal:
                         return action
                 except PositionError as exc:
                     why = f" ({' '.join(str(exc).split())})"
-            self.say(f"{answer!r} is not a choice here{why}: type a number 1-{len(turn.legal)}, h (hint) or q (quit)")
+            shown = (repr(answer) if len(answer) <= MAX_ACTION_TEXT
+                     else f"{answer[:MAX_ACTION_TEXT]!r}... ({len(answer):,} characters)")
+            self.say(f"{shown} is not a choice here{why}: type a number 1-{len(turn.legal)}, h (hint) or q (quit)")
 
     def hint(self, turn: Turn) -> None:
         """The analysis of the position (:func:`analyze_position`, ``hint_rollouts`` per action at most)."""
