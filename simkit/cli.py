@@ -192,8 +192,9 @@ def _cmd_compile(args: argparse.Namespace) -> int:
 
 def _cmd_report(args: argparse.Namespace) -> int:
     from simkit.analysis.report import write_report
+    from simkit.policies.registry import label_of_text
 
-    print(write_report(args.dataset, args.out, confidence=args.confidence))
+    print(write_report(args.dataset, args.out, confidence=args.confidence, policy_label=label_of_text))
     return 0
 
 
@@ -468,7 +469,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     out = mark_report_dir(check_report_dir(args.out))  # new, empty or a report's (also checked by simkit.cliargs)
     _compile_first(lambda: _warm_demo(args.policies, args.seating))
     dataset = simulate(args.deals, args.policies, args.seed, out / "dataset", batch_size=5_000, seating=args.seating)
-    report = write_report(dataset, out)
+    report = write_report(dataset, out)  # a new dataset: its manifest holds the labels
     _write_hands(args.deals, args.seed, 10_000, RuleSet(), out / "dealt_hands")
     comparison = compare("greedy", "patient", out / "compare", deals=max(2, args.deals // 10), seed=args.seed,
                          batch_size=1_000, quiet=True)

@@ -285,6 +285,33 @@ def private_uses() -> list[str]:
     return sorted(set(out))
 
 
+STATISTICS = "simkit.analysis"
+BOT_LAYERS = ("simkit.policies", "simkit.runner", "simkit.engine", "simkit.replay")
+
+
+def statistics_bot_imports() -> list[str]:
+    """Every path by which a statistics module (:data:`STATISTICS`) reaches a policy, runner or
+    engine module (:data:`BOT_LAYERS`), directly or through the modules it imports (issue 53:
+    the statistics layer knows no bot; policy labels arrive as data)."""
+    modules = simkit_modules()
+    graph = {name: sorted({imp.target for imp in imports_of(name, path, modules)}) for name, path in modules.items()}
+    out = []
+    for start in sorted(m for m in modules if m == STATISTICS or m.startswith(STATISTICS + ".")):
+        seen = {start: [start]}
+        queue = [start]
+        while queue:
+            here = queue.pop(0)
+            for target in graph.get(here, []):
+                if target in seen:
+                    continue
+                seen[target] = seen[here] + [target]
+                if target.startswith(BOT_LAYERS):
+                    out.append(" -> ".join(seen[target]))
+                    continue
+                queue.append(target)
+    return out
+
+
 # ---------------------------------------------------------------------------- the tests
 
 
@@ -304,6 +331,11 @@ def test_engine_asks_no_policy():
         if layer_of(name) <= engine:
             for imp in imports_of(name, path, modules):
                 assert not imp.target.startswith(("simkit.policies", "simkit.runner")), (name, imp.target)
+
+
+def test_statistics_know_no_bot():
+    """``simkit.analysis`` reaches no policy, runner or engine module, even through another."""
+    assert statistics_bot_imports() == []
 
 
 def test_no_function_level_imports():
@@ -335,7 +367,15 @@ def test_checks_catch_breaches(tmp_path, monkeypatch):
         "import simkit.engine.kernel\nfrom simkit.engine.kernel import _step\n"
         "def _greedy(x):\n    return simkit.engine.kernel._step\n")
     (pkg / "oddity.py").write_text("")
+    (pkg / "analysis").mkdir()
+    (pkg / "storage").mkdir()
+    (pkg / "analysis" / "__init__.py").write_text("")
+    (pkg / "storage" / "__init__.py").write_text("")
+    (pkg / "analysis" / "report.py").write_text("from simkit.storage.files import write\n")
+    (pkg / "storage" / "files.py").write_text("from simkit.policies.builtin import act\n")
     monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
+    assert statistics_bot_imports() == [
+        "simkit.analysis.report -> simkit.storage.files -> simkit.policies.builtin"]
     assert unplaced_modules() == ["simkit.oddity"]
     assert [line.split(": ", 1)[1] for line in upward_imports()] == [
         "simkit.engine.kernel (engine) imports simkit.policies.builtin (policies)",
@@ -357,6 +397,7 @@ if __name__ == "__main__":
         ("function-level imports", function_level_imports()),
         ("import cycles", [" <-> ".join(c) for c in import_cycles()]),
         ("private names used from another module", private_uses()),
+        ("statistics that reach a bot", statistics_bot_imports()),
     )
     for title, lines in sections:
         print(f"{title}: {len(lines)}")

@@ -119,7 +119,7 @@ def test_an_old_dataset_resumes_in_its_own_labels_and_reports_plainly(tmp_path, 
     df = load_dataset(out)
     assert len(df) == 6 and set(df.policy_0.astype(str)) == {long}  # one form in the whole folder
     assert POLICY_LABELS not in read_manifest(out)
-    report = write_report(out, tmp_path / "report").read_text(encoding="utf-8")
+    report = write_report(out, tmp_path / "report", policy_label=label_of_text).read_text(encoding="utf-8")
     assert "57.6" not in report and "| expert |" in report
 
     # batch files adopted without their manifest keep their labels too

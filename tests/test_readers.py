@@ -17,7 +17,7 @@ import pytest
 from simkit.analysis.report import plain_policy_columns
 from simkit.analysis.summary import distributions, tail_probabilities
 from simkit.evaluator import evaluate
-from simkit.policies.registry import parse_policies
+from simkit.policies.registry import label_of_text, parse_policies
 from simkit.runner import simulate
 from simkit.runner.simulate import SimulationConfig
 from simkit.storage import DatasetError, load_dataset, read_manifest
@@ -142,7 +142,7 @@ def test_a_legacy_dataset_reads_with_nulls_and_resumes_in_its_own_format(tmp_pat
     old, new = load_dataset(legacy), load_dataset(fresh)
     # its policy columns hold the positional texts of before plain labels; the report's reader relabels them
     assert set(old["policy_1"].astype(str)) == {"patient:2,6,1"} and set(new["policy_1"].astype(str)) == {"patient"}
-    pd.testing.assert_frame_equal(plain_policy_columns(old), new)
+    pd.testing.assert_frame_equal(plain_policy_columns(old, label_of_text), new)
     pd.testing.assert_frame_equal(load_dataset(legacy, columns=["units", "lou"]),
                                   load_dataset(fresh, columns=["units", "lou"]))
     # resume: a lost batch is recomputed in version 1, under manifest.json, byte for byte
@@ -158,7 +158,7 @@ def test_a_legacy_dataset_reads_with_nulls_and_resumes_in_its_own_format(tmp_pat
     (legacy / LEGACY_MANIFEST).unlink()
     simulate(DEALS, MIXED, SEED, legacy, batch_size=BATCH, quiet=True, seating="fixed")
     assert read_manifest(legacy)["schema_version"] == 1
-    pd.testing.assert_frame_equal(plain_policy_columns(load_dataset(legacy)), new)
+    pd.testing.assert_frame_equal(plain_policy_columns(load_dataset(legacy), label_of_text), new)
 
 
 def test_two_manifests_and_future_versions_are_refused(fresh, tmp_path):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Callable
 
 import pandas as pd
 
@@ -43,9 +44,9 @@ from simkit.analysis.summary import (
 from simkit.evaluator import PATTERN_NAMES
 from simkit.evaluator.patterns import PATTERN_CHINESE
 from simkit.glossary import MEASURE_CHINESE, WIN_KIND_CHINESE, in_words
-from simkit.policies.registry import label_of_text
 from simkit.rules import RuleSet
 from simkit.storage import load_dataset, read_manifest
+from simkit.storage.dataset import POLICY_LABELS
 from simkit.storage.dataset import seating as manifest_seating
 from simkit.storage.files import write_json, write_text
 from simkit.storage.hands import HANDS_FILE, write_hands_dataset
@@ -59,19 +60,29 @@ REPORT_COLUMNS = (["deal_id", "session", "deal_in_session", "dealer", "winner", 
                   + [f"pattern_{p}" for p in PATTERN_NAMES])
 
 
-def plain_policy_columns(df: pd.DataFrame) -> pd.DataFrame:
-    """``df`` with its ``policy_0..2`` columns in plain labels (``expert``, parameters only
-    where they differ from the defaults, :func:`~simkit.policies.registry.policy_label`): a
-    dataset written before plain labels holds each policy's full positional vector there."""
+def plain_policy_columns(df: pd.DataFrame, policy_label: Callable[[str], str]) -> pd.DataFrame:
+    """``df`` with its ``policy_0..2`` columns relabelled by ``policy_label`` (a text -> label
+    map given by the caller, e.g. :func:`simkit.policies.registry.label_of_text`, which gives
+    ``expert`` with parameters only where they differ from the defaults): a dataset written
+    before plain labels holds each policy's full positional vector there.  The statistics
+    layer knows no bot: the labels arrive as data (issue 53)."""
     for k in range(3):
         column = f"policy_{k}"
         if column not in df.columns or not isinstance(df[column].dtype, pd.CategoricalDtype):
             continue
         before = [str(c) for c in df[column].cat.categories]
-        after = [label_of_text(c) for c in before]
+        after = [policy_label(c) for c in before]
         if after != before and len(set(after)) == len(after):
             df[column] = df[column].cat.rename_categories(after)
     return df
+
+
+def _manifest_labels(manifest: dict, policy_label: Callable[[str], str]) -> list[str]:
+    """The policies' labels a manifest records, else ``policy_label`` of its policy texts."""
+    labels = manifest.get(POLICY_LABELS)
+    if labels:
+        return [str(x) for x in labels]
+    return [policy_label(str(p)) for p in manifest.get("policies", [])]
 
 
 def format_p(p: float) -> str:
@@ -323,15 +334,19 @@ def mark_report_dir(directory: Path) -> Path:
     return directory
 
 
-def write_report(dataset: str | os.PathLike, out: str | os.PathLike | None = None, confidence: float = 0.95) -> Path:
+def write_report(dataset: str | os.PathLike, out: str | os.PathLike | None = None, confidence: float = 0.95,
+                 policy_label: Callable[[str], str] = str) -> Path:
     """Write ``report.md`` (and plots) for a dataset, intervals at ``confidence``; the report's
     path.  By default into the dataset's sibling folder ``DATASET-report`` (see
     :func:`default_report_dir`), so the dataset folder keeps only Parquet files and
     ``pd.read_parquet(DATASET)`` keeps working.  The folder must be new, empty or a report's
-    (:func:`check_report_dir`): a folder of other files is refused, never written into."""
+    (:func:`check_report_dir`): a folder of other files is refused, never written into.
+    ``policy_label`` relabels the policy texts of a dataset written before plain labels (see
+    :func:`plain_policy_columns`; the command line passes the registry's ``label_of_text``);
+    a newer dataset's manifest records its labels, which are used as they are."""
     level = format_level(check_confidence(confidence))
     directory = check_report_dir(out if out is not None else default_report_dir(dataset))
-    df = plain_policy_columns(load_dataset(dataset, columns=REPORT_COLUMNS))  # verified before anything is written
+    df = plain_policy_columns(load_dataset(dataset, columns=REPORT_COLUMNS), policy_label)  # verified before anything is written
     manifest = read_manifest(Path(dataset)) or {}
     mark_report_dir(directory)
     k = int(manifest.get("session_length", 1))
@@ -347,7 +362,7 @@ def write_report(dataset: str | os.PathLike, out: str | os.PathLike | None = Non
         "# Simulation report",
         "",
         f"{deals:,} deals, seed {manifest.get('seed')}, "
-        f"policies {', '.join(label_of_text(p) for p in manifest.get('policies', []))}, "
+        f"policies {', '.join(_manifest_labels(manifest, policy_label))}, "
         f"{seating_text}, "
         f"{sessions}batch size {manifest.get('batch_size')}, simkit {manifest.get('simkit_version')}. "
         f"Intervals are {level}: Wilson for proportions, Student t for means; payoffs in 牌 per deal.",

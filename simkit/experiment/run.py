@@ -32,7 +32,7 @@ from simkit.bench import hardware_line
 from simkit.experiment.spec import (CalibrationEntry, ExperimentError, ExperimentSpec, ProbabilityEntry, SimulationEntry,
                                     load_experiment, slug)
 from simkit.studies.reference import Calibration, calibrate, interval_text, write_calibration_report
-from simkit.policies.registry import PolicySpec, effective_params, parse_policies, parse_policy
+from simkit.policies.registry import PolicySpec, effective_params, label_of_text, parse_policies, parse_policy
 from simkit.rules import RuleSet
 from simkit.runner import simulate
 from simkit.runner.simulate import check_backend, dask_session, default_seating
@@ -187,7 +187,7 @@ def _simulation_lines(spec: ExperimentSpec, data_dir: Path, report_dir: Path, wo
         elapsed = time.perf_counter() - start
         if not quiet:
             print(f"simulation {entry.label}: {entry.deals:,} deals ready ({elapsed:.0f} s)")
-        df = plain_policy_columns(load_dataset(folder, columns=REPORT_COLUMNS))
+        df = plain_policy_columns(load_dataset(folder, columns=REPORT_COLUMNS), label_of_text)
         rows.append(_variant_row(entry, df, confidence))
         paired.append(_paired_arrays(entry, df))
         if entry.session_length == 1:
