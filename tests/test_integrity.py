@@ -631,3 +631,38 @@ def test_scheduler_needs_the_dask_backend(tmp_path, capsys):
     with pytest.raises(SimkitError, match="scheduler needs backend='dask'") as info:  # the library names parameters
         _simulate(tmp_path / "d", scheduler="tcp://127.0.0.1:1")
     assert "--" not in str(info.value) and info.value.parameters == ("scheduler", "backend")
+
+
+def test_one_parquet_writer_checksums_every_page_and_returns_the_digest(tmp_path):
+    """storage.files.write_parquet is simkit's one Parquet writer (issue 53): a flipped byte in a
+    data page of a file it wrote is caught on reading (a writer without page CRCs would read the
+    flip back as data), its record is the size and sha256 of the bytes on disk, and a dataset
+    batch is the same bytes as write_parquet of its table."""
+    import hashlib
+
+    import numpy as np
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from simkit.storage.dataset import write_batch
+    from simkit.storage.files import parquet_bytes, write_parquet
+
+    frame = pd.DataFrame({"x": np.arange(4_000, dtype=np.int64) * 7919 % 10_007})
+    path = tmp_path / "x.parquet"
+    record = write_parquet(frame, path)
+    data = path.read_bytes()
+    assert record == {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+    meta = pq.read_metadata(path)
+    page_at = meta.row_group(0).column(0).data_page_offset
+    bad = bytearray(data)
+    bad[page_at + 200] ^= 0xFF  # inside the first data page, past its header
+    (tmp_path / "bad.parquet").write_bytes(bytes(bad))
+    with pytest.raises(OSError, match="CRC checksum verification"):
+        pq.read_table(tmp_path / "bad.parquet", page_checksum_verification=True)
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    write_batch(tmp_path, 0, table, {"batch": 0, "first_deal": 0, "deals": len(frame)})
+    written = next(tmp_path.glob("batch-*.parquet")).read_bytes()
+    merged = table.replace_schema_metadata({**(table.schema.metadata or {}), b"simkit.batch": b"0",
+                                            b"simkit.first_deal": b"0", b"simkit.deals": b"4000"})
+    assert written == parquet_bytes(merged)

@@ -57,7 +57,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from simkit.errors import SimkitError
-from simkit.storage.files import FileError, atomic_write, json_digest, read_regular, regular_file_problem, write_json
+from simkit.storage.files import FileError, json_digest, read_regular, regular_file_problem, write_json, write_parquet
 
 SCHEMA_VERSION = 2  # 2: winner columns null on 穿牌, seating; 1: -1 / 0 there, seats fixed
 READABLE_SCHEMA_VERSIONS = (1, 2)
@@ -290,17 +290,8 @@ def write_batch(directory: Path, batch: int, table: pa.Table, meta: dict[str, An
     merged = dict(existing)
     merged.update({f"simkit.{k}".encode(): str(v).encode() for k, v in meta.items()})
     table = table.replace_schema_metadata(merged)
-    sink = pa.BufferOutputStream()
-    pq.write_table(table, sink, compression="zstd", write_page_checksum=True)
-    data = sink.getvalue()
-
-    def writer(tmp: str) -> None:
-        with open(tmp, "wb") as fh:
-            fh.write(data)
-
-    atomic_write(batch_path(directory, batch), writer)
-    return {"batch": int(meta["batch"]), "first_deal": int(meta["first_deal"]), "deals": int(meta["deals"]),
-            "bytes": data.size, "sha256": hashlib.sha256(data).hexdigest()}
+    record = write_parquet(table, batch_path(directory, batch))  # simkit's one Parquet writer
+    return {"batch": int(meta["batch"]), "first_deal": int(meta["first_deal"]), "deals": int(meta["deals"]), **record}
 
 
 def _one_line(exc: BaseException) -> str:

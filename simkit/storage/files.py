@@ -309,10 +309,32 @@ def write_text(path: Path, text: str) -> None:
     atomic_write(path, writer)
 
 
-def write_parquet(frame: pd.DataFrame, path: Path) -> None:
-    """A DataFrame as zstd Parquet (no index)."""
-    table = pa.Table.from_pandas(frame, preserve_index=False)
-    atomic_write(path, lambda tmp: pq.write_table(table, tmp, compression="zstd"))
+def parquet_bytes(table: pa.Table) -> bytes:
+    """``table`` as the bytes of simkit's one Parquet format: zstd pages, each with its CRC
+    (``write_page_checksum``, verified on reading with ``page_checksum_verification``).  Every
+    Parquet file simkit writes is these bytes (:func:`write_parquet`, and the dataset batches
+    of :func:`simkit.storage.dataset.write_batch`)."""
+    sink = pa.BufferOutputStream()
+    pq.write_table(table, sink, compression="zstd", write_page_checksum=True)
+    return sink.getvalue().to_pybytes()
+
+
+def write_parquet(data: pd.DataFrame | pa.Table, path: str | os.PathLike) -> dict[str, Any]:
+    """Write a DataFrame (no index) or an Arrow table atomically as :func:`parquet_bytes`;
+    returns the file's record, ``{"bytes": size, "sha256": digest of the bytes}``, for the
+    caller's manifest or identity file.
+
+    >>> import tempfile, pandas as pd, pyarrow.parquet as pq
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     record = write_parquet(pd.DataFrame({"x": [1, 2]}), Path(d) / "x.parquet")
+    ...     back = pq.read_table(Path(d) / "x.parquet", page_checksum_verification=True).to_pandas()
+    >>> sorted(record), back["x"].tolist()
+    (['bytes', 'sha256'], [1, 2])
+    """
+    table = data if isinstance(data, pa.Table) else pa.Table.from_pandas(data, preserve_index=False)
+    blob = parquet_bytes(table)
+    atomic_write_bytes(path, blob)
+    return {"bytes": len(blob), "sha256": hashlib.sha256(blob).hexdigest()}
 
 
 def write_figure(fig, directory: Path, stem: str) -> None:
