@@ -462,7 +462,7 @@ def default_out(kind: str, name: str, seed: int) -> str:
 
 def _compare_checks(args: argparse.Namespace) -> None:
     if args.deals is None:
-        args.deals = 1_000_000 if args.sprt else 10_000  # an SPRT's cap, or a fixed size
+        args.deals = D.DEFAULT_SPRT_MAX_DEALS if args.sprt else D.DEFAULT_COMPARE_DEALS  # an SPRT's cap, or a fixed size
     if args.out is None:
         args.out = run_folder("comparison")(default_out("compare", f"{args.policy_a}-{args.policy_b}", args.seed), "--out")
 
@@ -707,9 +707,11 @@ COMMANDS: tuple[Command, ...] = (
         arg("--out", required=True, metavar="FILE", check=new_value_model_file,
             help="the value-model file to write (.npz; an existing one is replaced whole)"),
         SEED(help="seed of the training deals (default 0); evaluations on this seed will refuse the model"),
-        DEALS(default=6_000, check=integer(10), help="duplicate deals per policy pair to fit on (default 6000)"),
-        arg("--check-deals", type=int, default=2_000, check=integer(10),
-            help="further deals of the seed that choose the corrections' weight (default 2000)"),
+        DEALS(default=D.DEFAULT_LUCK_MODEL_DEALS, check=integer(10),
+              help=f"duplicate deals per policy pair to fit on (default {D.DEFAULT_LUCK_MODEL_DEALS})"),
+        arg("--check-deals", type=int, default=D.DEFAULT_LUCK_MODEL_CHECK_DEALS, check=integer(10),
+            help=f"further deals of the seed that choose the corrections' weight (default "
+                 f"{D.DEFAULT_LUCK_MODEL_CHECK_DEALS})"),
         arg("--pair", action="append", default=None, metavar="A,B", check=each(policy_pair),
             help="a policy pair whose duplicate deals it fits on (repeatable; default expert,greedy and "
                  "greedy,random)"),

@@ -10,6 +10,12 @@ True
 from __future__ import annotations
 
 DEFAULT_POLICY = "expert"  # the rollout policy at every seat
+DEFAULT_COMPARE_DEALS = 10_000  # compare: deals of a fixed-size comparison
+DEFAULT_SPRT_MAX_DEALS = 1_000_000  # compare --sprt: the sequential test's cap when --deals is not given
+# luck-model (simkit.learn.value.train_value_model and its command): the shipped value model's
+# settings (simkit/runner/models/value.npz records them: 6,000 deals a pair, 2,000 check deals)
+DEFAULT_LUCK_MODEL_DEALS = 6_000
+DEFAULT_LUCK_MODEL_CHECK_DEALS = 2_000
 DEFAULT_ROLLOUTS = 16384  # analyze: determinisations per action at most
 DEFAULT_TOLERANCE = 0.05  # 牌: an action whose difference to the best is surely within this stops as equal
 DEFAULT_BATCH = 64  # determinisations per racing round

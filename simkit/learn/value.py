@@ -44,7 +44,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from simkit import __version__
-from simkit.defaults import MAX_HIDDEN_WIDTH
+from simkit.defaults import DEFAULT_LUCK_MODEL_CHECK_DEALS, DEFAULT_LUCK_MODEL_DEALS, MAX_HIDDEN_WIDTH
 from simkit.learn.fit import LIBRARY, FitSettings, fit_mlp, r_squared, sklearn_network
 from simkit.policies.registry import LEARNED, PolicySpec, is_user_policy, learned_model, learned_model_path, \
     parse_policy, policy_sources, require_policy_sources
@@ -172,9 +172,9 @@ def _check_rows(pairs: Sequence[tuple[PolicySpec, PolicySpec]], seed: int, deals
     return np.concatenate([d for d, _ in parts]), np.concatenate([luck for _, luck in parts])
 
 
-def train_value_model(out: str | os.PathLike, seed: int, deals: int,
+def train_value_model(out: str | os.PathLike, seed: int, deals: int = DEFAULT_LUCK_MODEL_DEALS,
                       pairs: Sequence[tuple[str | PolicySpec, str | PolicySpec]] = DEFAULT_PAIRS,
-                      rules: RuleSet | None = None, hidden: int = 64, epochs: int = 20, check_deals: int = 1_000,
+                      rules: RuleSet | None = None, hidden: int = 64, epochs: int = 20, check_deals: int = DEFAULT_LUCK_MODEL_CHECK_DEALS,
                       quiet: bool = False, command: str = "", backend: str = "local", workers: int = 1,
                       scheduler: str | None = None, client=None) -> ValueModel:
     """Fit a value model on ``deals`` duplicate deals of ``seed`` for each policy pair, choose

@@ -51,7 +51,7 @@ from simkit.analysis.stats import (
     paired_bootstrap_interval,
     paired_mean_test,
 )
-from simkit.defaults import DEFAULT_DUPLICATE_DESIGN, DEFAULT_VARIANCE_REDUCTION, VARIANCE_REDUCTION_METHODS
+from simkit.defaults import DEFAULT_COMPARE_DEALS, DEFAULT_DUPLICATE_DESIGN, DEFAULT_VARIANCE_REDUCTION, VARIANCE_REDUCTION_METHODS
 from simkit.errors import SimkitError
 from simkit.policies.registry import PolicySpec, is_python_policy, label_of_text, parse_policy, policy_label, \
     policy_sources, require_policy_sources
@@ -651,7 +651,7 @@ def compare(
     policy_a: str | PolicySpec,
     policy_b: str | PolicySpec,
     out: str | os.PathLike,
-    deals: int = 10_000,
+    deals: int = DEFAULT_COMPARE_DEALS,
     seed: int = 0,
     rules: RuleSet | None = None,
     batch_size: int = 2_000,
