@@ -64,6 +64,8 @@ hand-tuned values — docs/analysis.md "Tuning"; the hand-tuned start is :data:`
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numpy as np
 from numba import njit
 
@@ -188,6 +190,25 @@ EXPERT_WORK = chain_regions((
  XW_DANGER_DONE) = EXPERT_WORK.offsets
 EXPERT_WORK_SIZE = EXPERT_WORK.size
 EXPERT_WORK_REGIONS = EXPERT_WORK.table  # (name, offset, size) of each region, in order
+
+# ---- the kernels' grouped arguments (issue 53: short signatures), numba named tuples built once a
+# decision by :func:`_expert_core`
+HandView = namedtuple("HandView", ("conc", "unseen", "out_comp", "lock", "params"))
+HandView.__doc__ = """The acting player's view that Φ reads: concealed counts (changed and restored
+by the searches), unseen copies, exposed 出 and locks per type (int64 arrays of N_TYPES), and the
+policy's parameters."""
+DangerContext = namedtuple("DangerContext", ("weight", "cache", "done", "src", "exp_all_at", "me", "n_unseen",
+                                             "n_next", "n_other", "can_next", "can_other"))
+DangerContext.__doc__ = """What :func:`discard_danger` reads, and its once-a-decision cache: the danger
+``weight`` of the decision, ``cache`` / ``done`` (float64 / int64 per type), the source array
+with its exposed block at ``exp_all_at``, the acting seat ``me``, the unseen total, the
+opponents' concealed counts and whether each may claim."""
+SeatView = namedtuple("SeatView", ("me", "conc_at", "exp_all_at", "expcards_at", "dead_at", "lock_at", "n_chow",
+                                   "phase", "t", "stock_left", "n_next", "n_other", "xianggong_next",
+                                   "xianggong_other", "cannot_win"))
+SeatView.__doc__ = """Where player ``me``'s view lies in an observation or the state (the region
+offsets, the same layout in both) and the scalars of the decision: 吃 count, phase, active card,
+stock left, the opponents' concealed counts and 相公 flags, whether ``me`` can no longer win."""
 
 
 # ---- speed (issue 14): the kernels below that Φ and the danger evaluate many times a decision
@@ -593,15 +614,14 @@ def discard_danger(src, exp_all_at, me, d, unseen, n_unseen, n_next, n_other, ca
 
 
 @hot_kernel(cache=True, nogil=True)
-def _cached_danger(d, danger_cache, danger_done, src, exp_all_at, me, unseen, n_unseen, n_next, n_other, can_next,
-                   can_other, params):
+def _cached_danger(d, danger, view):
     """:func:`discard_danger` of type d, computed once per decision (it reads nothing a claim
-    under consideration changes): ``danger_done[d]`` marks the value in ``danger_cache[d]``."""
-    if danger_done[d] == 0:
-        danger_cache[d] = discard_danger(src, exp_all_at, me, d, unseen, n_unseen, n_next, n_other, can_next,
-                                         can_other, params)
-        danger_done[d] = 1
-    return danger_cache[d]
+    under consideration changes): ``danger.done[d]`` marks the value in ``danger.cache[d]``."""
+    if danger.done[d] == 0:
+        danger.cache[d] = discard_danger(danger.src, danger.exp_all_at, danger.me, d, view.unseen, danger.n_unseen,
+                                         danger.n_next, danger.n_other, danger.can_next, danger.can_other, view.params)
+        danger.done[d] = 1
+    return danger.cache[d]
 
 
 @hot_kernel(cache=True, nogil=True, inline="always")
@@ -635,14 +655,13 @@ def _has_discard(conc, part):
 
 
 @hot_kernel(cache=True, nogil=True)
-def _part_discards(conc, part, value_now, unseen, out_comp, lock, params, floor, danger_weight,
-                   danger_cache, danger_done, src, exp_all_at, me, n_unseen, n_next, n_other, can_next, can_other,
-                   scores, reference, behind):
+def _part_discards(view, part, value_now, floor, danger, scores, reference, behind):
     """(best discard of ``part``, its change of Φ minus its danger) among the discards that
     beat ``floor`` strictly, else (-1, ``floor``): ``value_now`` is the part's value before
-    the discard.  With ``floor`` = NO_VALUE this is
+    the discard (``view`` a :class:`HandView`, ``danger`` a :class:`DangerContext`).  With
+    ``floor`` = NO_VALUE this is
     the part's best discard; a caller that only wants the best over several parts passes the
-    best so far (when ``danger_weight`` >= 0: the danger can only lower a change, so a
+    best so far (when ``danger.weight`` >= 0: the danger can only lower a change, so a
     discard that does not beat it before its danger is skipped unweighed).
 
     With a ``scores`` array (not empty; then ``floor`` should be NO_VALUE), every discard's
@@ -651,6 +670,8 @@ def _part_discards(conc, part, value_now, unseen, out_comp, lock, params, floor,
     at least ``behind`` below the best).  Without (an empty array) ``reference`` and ``behind``
     are not read."""
     record = scores.shape[0] > 0
+    conc = view.conc
+    danger_weight = danger.weight
     first, step, size = K.part_span(part)
     best_t = -1
     best_delta = floor
@@ -658,7 +679,7 @@ def _part_discards(conc, part, value_now, unseen, out_comp, lock, params, floor,
         t = first + i * step
         if conc[t] == 0 or t % N_RANKS == JIANG:
             continue
-        delta = _discard_change(conc, part, t, value_now, unseen, out_comp, lock, params)
+        delta = _discard_change(conc, part, t, value_now, view.unseen, view.out_comp, view.lock, view.params)
         if record:
             if danger_weight >= 0.0 and delta <= max(reference, best_delta) - behind:
                 scores[t] = -np.inf  # far behind: its score is not needed
@@ -666,8 +687,7 @@ def _part_discards(conc, part, value_now, unseen, out_comp, lock, params, floor,
         elif delta <= best_delta:
             continue  # the danger (>= 0) can only lower it further
         if danger_weight != 0.0:
-            delta -= danger_weight * _cached_danger(t, danger_cache, danger_done, src, exp_all_at, me, unseen,
-                                                    n_unseen, n_next, n_other, can_next, can_other, params)
+            delta -= danger_weight * _cached_danger(t, danger, view)
         if record:
             scores[t] = delta
         if delta > best_delta:
@@ -677,18 +697,14 @@ def _part_discards(conc, part, value_now, unseen, out_comp, lock, params, floor,
 
 
 @hot_kernel(cache=True, nogil=True)
-def _other_parts_discard(conc, claim_part, part_values, unseen, out_comp, lock, params, prune, danger_weight,
-                         danger_cache, danger_done, src, exp_all_at, me, n_unseen, n_next, n_other, can_next,
-                         can_other, no_scores):
+def _other_parts_discard(view, claim_part, part_values, prune, danger, no_scores):
     """The best discard's change of Φ minus its danger outside ``claim_part`` (NO_VALUE: none),
     its cross terms taken as they are now (``part_values`` holds each part's Φ)."""
     other_delta = NO_VALUE
     for part in range(N_PARTS):
-        if part != claim_part and _has_discard(conc, part):
-            _, delta = _part_discards(conc, part, part_values[part], unseen, out_comp, lock, params,
-                                      other_delta if prune else NO_VALUE, danger_weight, danger_cache, danger_done,
-                                      src, exp_all_at, me, n_unseen, n_next, n_other, can_next, can_other, no_scores,
-                                      0.0, 0.0)
+        if part != claim_part and _has_discard(view.conc, part):
+            _, delta = _part_discards(view, part, part_values[part], other_delta if prune else NO_VALUE, danger,
+                                      no_scores, 0.0, 0.0)
             if delta > other_delta:
                 other_delta = delta
     return other_delta
@@ -757,14 +773,20 @@ def _evaluate(conc, src, exp_at, n_chow, exp_row, t, rules, work):
 
 
 @njit(cache=True, nogil=True)
-def _expert_core(src, me, conc_at, exp_all_at, expcards_at, dead_at, lock_at, n_chow, phase, t, stock_left,
-                 n_next, n_other, xianggong_next, xianggong_other, cannot_win, mask, params, rules, work, scores,
-                 scores_behind):
-    """expert on player ``me``'s view of ``src`` (an observation or the state: the offsets
-    name the regions, which have the same layout in both).  A ``scores`` array of N_ACTIONS
+def _expert_core(src, seat, mask, params, rules, work, scores, scores_behind):
+    """expert on the view of ``src`` (an observation or the state) that ``seat`` (a
+    :class:`SeatView`) locates: its offsets name the regions, which have the same layout in both.  A ``scores`` array of N_ACTIONS
     floats (an empty one: none) also receives the score of every legal discard, claim and
     pass of the decision (-inf elsewhere, and for a discard at least ``scores_behind`` below
     the best; comparable within the decision, the choice's the largest)."""
+    me = seat.me
+    exp_all_at = seat.exp_all_at
+    expcards_at = seat.expcards_at
+    n_chow = seat.n_chow
+    phase = seat.phase
+    t = seat.t
+    stock_left = seat.stock_left
+    cannot_win = seat.cannot_win
     record = scores.shape[0] > 0
     no_scores = scores[:0]  # the claims' searches of the best discard record nothing
     if record:
@@ -781,12 +803,12 @@ def _expert_core(src, me, conc_at, exp_all_at, expcards_at, dead_at, lock_at, n_
     n_unseen = 0
     # the regions read as slices indexed by the loop's counter (known >= 0: numba's indexing
     # then skips its negative-index wraparound, which an offset + counter index pays)
-    src_conc = src[conc_at : conc_at + N_TYPES]
-    src_dead = src[dead_at : dead_at + N_TYPES]
+    src_conc = src[seat.conc_at : seat.conc_at + N_TYPES]
+    src_dead = src[seat.dead_at : seat.dead_at + N_TYPES]
     src_shown = src[expcards_at : expcards_at + N_SEATS * N_TYPES]
     src_peng = src[exp_at + N_TYPES * K.EXP_PENG : exp_at + N_TYPES * (K.EXP_PENG + 1)]
     src_kong = src[exp_at + N_TYPES * K.EXP_KONG : exp_at + N_TYPES * (K.EXP_KONG + 1)]
-    src_lock = src[lock_at : lock_at + N_TYPES]
+    src_lock = src[seat.lock_at : seat.lock_at + N_TYPES]
     for x in range(N_TYPES):
         conc[x] = src_conc[x]
         seen = conc[x] + src_dead[x] + src_shown[x] + src_shown[N_TYPES + x] + src_shown[2 * N_TYPES + x]
@@ -800,8 +822,7 @@ def _expert_core(src, me, conc_at, exp_all_at, expcards_at, dead_at, lock_at, n_
         out_comp[x] = src_peng[x] + src_kong[x]
         lock[x] = src_lock[x]
         danger_done[x] = 0
-    can_next = xianggong_next == 0
-    can_other = xianggong_other == 0
+    view = HandView(conc, unseen, out_comp, lock, params)
     if phase == PH_DISCARD and mask[A_WIN]:
         out = _evaluate(conc, src, exp_at, n_chow, -1, -1, rules, work)
         if out[K.OUT_UNITS] >= params[X_MIN_UNITS] or stock_left <= params[X_LATE_STOCK]:
@@ -818,6 +839,8 @@ def _expert_core(src, me, conc_at, exp_all_at, expcards_at, dead_at, lock_at, n_
     # only the best of several parts' discards counts: with a danger that can only lower a
     # change, a part's discards need only beat the best so far (the same best, found sooner)
     prune = danger_weight >= 0.0
+    danger = DangerContext(danger_weight, danger_cache, danger_done, src, exp_all_at, me, n_unseen, seat.n_next,
+                           seat.n_other, seat.xianggong_next == 0, seat.xianggong_other == 0)
     if phase == PH_DISCARD:
         # the discard maximising the change of Φ minus its danger (the first of equals)
         best_t = -1
@@ -827,10 +850,8 @@ def _expert_core(src, me, conc_at, exp_all_at, expcards_at, dead_at, lock_at, n_
                 continue  # nothing to discard: neither its value nor a search is needed
             value = part_value(conc, part, unseen, out_comp, lock, params)
             # recording scores every discard (the part's first best is the pruned search's too)
-            part_t, delta = _part_discards(conc, part, value, unseen, out_comp, lock, params,
-                                           best_delta if prune and not record else NO_VALUE, danger_weight,
-                                           danger_cache, danger_done, src, exp_all_at, me, n_unseen, n_next, n_other,
-                                           can_next, can_other, scores, best_delta, scores_behind)
+            part_t, delta = _part_discards(view, part, value, best_delta if prune and not record else NO_VALUE,
+                                           danger, scores, best_delta, scores_behind)
             if part_t >= 0 and delta > best_delta:
                 best_delta = delta
                 best_t = part_t
@@ -852,9 +873,7 @@ def _expert_core(src, me, conc_at, exp_all_at, expcards_at, dead_at, lock_at, n_
     other_known = n_claims > 1 or record
     other_delta = NO_VALUE
     if other_known:
-        other_delta = _other_parts_discard(conc, claim_part, part_values, unseen, out_comp, lock, params, prune,
-                                           danger_weight, danger_cache, danger_done, src, exp_all_at, me, n_unseen,
-                                           n_next, n_other, can_next, can_other, no_scores)
+        other_delta = _other_parts_discard(view, claim_part, part_values, prune, danger, no_scores)
     zhan_in_chariot = rules[RULE_ZHAN_IN_CHARIOT] == 1
     # which choices forbid winning (docs/rules.md §7)
     kong_forced = mask[A_KONG] and rules[RULE_MUST_KONG] == 1
@@ -901,10 +920,8 @@ def _expert_core(src, me, conc_at, exp_all_at, expcards_at, dead_at, lock_at, n_
             cross_after = cross_value(conc, unseen, out_comp, params)
             part_after = part_value(conc, claim_part, unseen, out_comp, lock, params)
             # the best discard after the claim: from the claim's part, or the best elsewhere
-            _, delta = _part_discards(conc, claim_part, part_after, unseen, out_comp, lock, params,
-                                      other_delta if prune and other_known else NO_VALUE, danger_weight,
-                                      danger_cache, danger_done, src, exp_all_at, me, n_unseen, n_next, n_other,
-                                      can_next, can_other, no_scores, 0.0, 0.0)
+            _, delta = _part_discards(view, claim_part, part_after, other_delta if prune and other_known else NO_VALUE,
+                                      danger, no_scores, 0.0, 0.0)
             if exposes_out:
                 out_comp[t] -= 1
             penalised = (kong_forced and a != A_KONG) or (peng_forced and a != A_PENG)
@@ -920,10 +937,7 @@ def _expert_core(src, me, conc_at, exp_all_at, expcards_at, dead_at, lock_at, n_
                     for i in range(MELD_TYPES):  # searched on the holding before the claim
                         if used[i] >= 0:
                             conc[used[i]] += 1
-                    other_delta = _other_parts_discard(conc, claim_part, part_values, unseen, out_comp, lock, params,
-                                                       prune, danger_weight, danger_cache, danger_done, src,
-                                                       exp_all_at, me, n_unseen, n_next, n_other, can_next, can_other,
-                                                       no_scores)
+                    other_delta = _other_parts_discard(view, claim_part, part_values, prune, danger, no_scores)
                     other_known = True
                     for i in range(MELD_TYPES):
                         if used[i] >= 0:
@@ -960,10 +974,10 @@ def expert_act_scores(obs, mask, params, rules, work, scores, behind):
     me = obs[O_SEAT]
     nxt = (me + 1) % N_SEATS
     other = (me + 2) % N_SEATS
-    return _expert_core(obs, me, O_CONC, O_EXP, O_EXPCARDS, O_DEAD, O_LOCK + N_TYPES * me, obs[O_NCHOW + me],
-                        obs[O_PHASE], obs[O_ACTIVE], obs[O_STOCK_LEFT], obs[O_NCONC + nxt], obs[O_NCONC + other],
-                        obs[O_XIANGGONG + nxt], obs[O_XIANGGONG + other], obs[O_NOWIN + me] == 1, mask, params,
-                        rules, work, scores, behind)
+    seat = SeatView(me, O_CONC, O_EXP, O_EXPCARDS, O_DEAD, O_LOCK + N_TYPES * me, obs[O_NCHOW + me], obs[O_PHASE],
+                    obs[O_ACTIVE], obs[O_STOCK_LEFT], obs[O_NCONC + nxt], obs[O_NCONC + other], obs[O_XIANGGONG + nxt],
+                    obs[O_XIANGGONG + other], obs[O_NOWIN + me] == 1)
+    return _expert_core(obs, seat, mask, params, rules, work, scores, behind)
 
 
 @njit(cache=True, nogil=True)
@@ -979,7 +993,7 @@ def expert_state(s, p, mask, params, rules, work):
     for x in range(N_TYPES):
         n_next += s[S_CONC + N_TYPES * nxt + x]
         n_other += s[S_CONC + N_TYPES * other + x]
-    return _expert_core(s, p, S_CONC + N_TYPES * p, S_EXP, S_EXPCARDS, S_DEAD, S_LOCK + N_TYPES * p, s[S_NCHOW + p],
-                        s[S_PHASE], s[S_ACTIVE], N_CARDS - s[S_STOCK_POS], n_next, n_other, s[S_XIANGGONG + nxt],
-                        s[S_XIANGGONG + other], s[S_NOWIN + p] == 1, mask, params, rules, work,
-                        work[:0].view(np.float64), np.inf)
+    seat = SeatView(p, S_CONC + N_TYPES * p, S_EXP, S_EXPCARDS, S_DEAD, S_LOCK + N_TYPES * p, s[S_NCHOW + p],
+                    s[S_PHASE], s[S_ACTIVE], N_CARDS - s[S_STOCK_POS], n_next, n_other, s[S_XIANGGONG + nxt],
+                    s[S_XIANGGONG + other], s[S_NOWIN + p] == 1)
+    return _expert_core(s, seat, mask, params, rules, work, work[:0].view(np.float64), np.inf)
