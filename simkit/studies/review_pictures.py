@@ -225,7 +225,7 @@ def action_picture(name: str, card: int = -1) -> str:
     version does not know, as its text.
 
     >>> action_picture("pass")
-    '<span class="act" title="pass (过): let the card go">过</span>'
+    '<span class="action"><span class="act" title="pass (过): let the card go">过</span></span>'
     """
     text = str(name)
     head, _, rest = text.partition(" ")
@@ -243,16 +243,16 @@ def action_picture(name: str, card: int = -1) -> str:
 
 
 def action_text_shown(name: str) -> str:
-    """The text :func:`action_picture` shows (without a claimed card): ``打 红将``, ``吃 黄卒 红卒 白卒``.
+    """The text :func:`action_picture` shows (without a claimed card): ``打 红将``, ``吃 黄卒红卒白卒``.
 
-    >>> action_text_shown("chow YZ,RZ,WZ"), action_text_shown("peng")
-    ('吃 黄卒 红卒 白卒', '碰')
+    >>> action_text_shown("chow YZ,RZ,WZ"), action_text_shown("peng"), action_text_shown("shout")
+    ('吃 黄卒红卒白卒', '碰', 'shout')
     """
     head, _, rest = str(name).partition(" ")
     if head not in ACTION_CHINESE:
         return str(name)
-    cards = [type_name(parse_type(c), chinese=True) for c in rest.replace(",", " ").split()]
-    return " ".join([ACTION_CHINESE[head], *cards])
+    cards = "".join(type_name(parse_type(c), chinese=True) for c in rest.replace(",", " ").split())
+    return f"{ACTION_CHINESE[head]} {cards}" if cards else ACTION_CHINESE[head]
 
 
 # ---------------------------------------------------------------------------- the table
@@ -299,38 +299,38 @@ def table_picture(p: Position, chosen: str = "", best: str = "") -> str:
     out = ["<div class=\"table-picture\">"]
     if p.decision == "claim" and 0 <= p.card < N_TYPES:
         word, source = ("打出", "discarded") if p.source == "discard" else ("摸", "drawn")
-        out.append(f"<div class=\"question\"><span class=\"label\">to claim</span>"
+        out.append(f"<div class=\"question\"><span class=\"label\">to claim</span> "
                    f"{card_picture(p.card, 'hot', f'{source} by seat {p.source_player}')} "
                    f"<span class=\"note\">seat {_e(p.source_player)} <span class=\"act\" title=\"{source}\">"
                    f"{word}</span></span></div>")
     elif hot:
         got = {"draw": "摸 (drawn)", "discard": "claimed", "table": "from the table"}.get(p.got, p.got)
-        out.append(f"<div class=\"question\"><span class=\"label\">just taken</span>"
+        out.append(f"<div class=\"question\"><span class=\"label\">just taken</span> "
                    f"{card_picture(p.got_card, 'hot', str(got))} <span class=\"note\">({_e(got)})</span></div>")
     for q in [seat, *[(seat + k) % N_SEATS for k in range(1, N_SEATS)]]:
         who = f"seat {q}" + (" (庄)" if q == p.dealer else "") + (" — this player" if q == seat else "")
         if p.xianggong[q]:
             who += " 相公"
-        rows = [f"<div class=\"seat{' me' if q == seat else ''}\" data-seat=\"{q}\"><span class=\"who\">{_e(who)}</span>"]
+        rows = [f"<div class=\"seat{' me' if q == seat else ''}\" data-seat=\"{q}\"><span class=\"who\">{_e(who)}</span> "]
         if q == seat:
-            rows.append(f"<div class=\"row\"><span class=\"label\" title=\"the hand\">手牌</span>"
+            rows.append(f"<div class=\"row\"><span class=\"label\" title=\"the hand\">手牌</span> "
                         f"{hand_picture(p.hand, hot, marks)}</div>")
         else:
             rows.append(f"<span class=\"note\">{sizes[q]} cards in hand</span>")
         if p.exposed[q]:
-            rows.append(f"<div class=\"row\"><span class=\"label\" title=\"exposed groups\">桌上</span>"
+            rows.append(f"<div class=\"row\"><span class=\"label\" title=\"exposed groups\">桌上</span> "
                         f"{groups_picture(p.exposed[q])}</div>")
         if discards is not None and discards[q]:
             cards = "".join(card_picture(t, "claimed" if note else "", note) for t, note in discards[q])
-            rows.append(f"<div class=\"row small\"><span class=\"label\" title=\"discards, in order\">打出的牌</span>"
+            rows.append(f"<div class=\"row small\"><span class=\"label\" title=\"discards, in order\">打出的牌</span> "
                         f"<span class=\"cards\">{cards}</span></div>")
         rows.append("</div>")
-        out.append("".join(rows))
+        out.append(" ".join(rows))
     dead = f"{hand_picture(p.dead, small=True)}" if sum(p.dead) else "<span class=\"note\">none</span>"
-    out.append(f"<div class=\"row\"><span class=\"label\">stock</span>{p.stock} cards; "
-               f"<span class=\"label\" title=\"discarded and out of play\">out of play</span>{dead}</div>")
+    out.append(f"<div class=\"row\"><span class=\"label\">stock</span> {p.stock} cards; "
+               f"<span class=\"label\" title=\"discarded and out of play\">out of play</span> {dead}</div>")
     out.append("</div>")
-    return "".join(out)
+    return "\n".join(out)
 
 
 def _num(value: float, places: int = 3, signed: bool = False) -> str:
