@@ -27,7 +27,6 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import numpy as np
-import pytest
 from fontTools.ttLib import TTFont
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -286,6 +285,11 @@ def test_candidate_actions_are_ranked_by_the_payoff_shown():
     rows = [line for line in rp.ranked_actions(analysis, "pass", "peng", "95%") if line.startswith("<tr data-")]
     order = [re.search(r'data-action="(\w+)" data-rank="(\d)"', r).groups() for r in rows]
     assert order == [("peng", "1"), ("pass", "2"), ("kong", "3"), ("zhan", "4")]  # highest first, no value last
+    # equal payoffs share a rank; among them the recommended first, then the chosen
+    tied = _analysis(p, {"pass": 0.1, "zhan": 0.3, "kong": 0.3, "peng": 0.3})
+    rows_tied = [line for line in rp.ranked_actions(tied, "peng", "kong", "95%") if line.startswith("<tr data-")]
+    assert [re.search(r'data-action="(\w+)" data-rank="(\d)"', r).groups() for r in rows_tied] == [
+        ("kong", "1"), ("peng", "1"), ("zhan", "1"), ("pass", "4")]
     assert 'class="best-row"' in rows[0] and "碰 绿士 (recommended)" in shown(rows[0])
     assert 'class="chosen-row"' in rows[1] and "(chosen)" in rows[1]
     assert "+0.300" in rows[0] and "[-0.700, +1.300]" in rows[0] and "–" in rows[3]

@@ -82,10 +82,10 @@ PICTURE_STYLE = """
         width: 1.55em; height: 2.5em; margin: 0 1px; border: 1px solid #9a8f78; border-radius: 3px;
         background: #fffdf4; box-shadow: 0 1px 1px rgba(0,0,0,0.15); vertical-align: middle; line-height: 1;
         font-family: "simkit-cjk", system-ui, sans-serif; }
-.card small { font-size: 0.6em; color: #6d6453; margin-bottom: 0.12em; }
-.card b { font-size: 1.1em; font-weight: 400; }
-.c-y b { color: #b07d00; } .c-r b { color: #c4161c; } .c-g b { color: #18804a; }
-.c-w { background: #6f7a8b; border-color: #4f5866; } .c-w b { color: #fff; } .c-w small { color: #e8ebf0; }
+.card .co { font-size: 0.6em; color: #6d6453; margin-bottom: 0.12em; }
+.card .ch { font-size: 1.1em; }
+.c-y .ch { color: #b07d00; } .c-r .ch { color: #c4161c; } .c-g .ch { color: #18804a; }
+.c-w { background: #6f7a8b; border-color: #4f5866; } .c-w .ch { color: #fff; } .c-w .co { color: #e8ebf0; }
 .card.hot { outline: 3px solid #e08600; outline-offset: 1px; }
 .card.chosen-card { box-shadow: 0 0 0 3px #3d6fd6; } .card.best-card { box-shadow: 0 0 0 3px #2e9a3e; }
 .card.claimed { opacity: 0.45; }
@@ -127,13 +127,13 @@ def card_picture(t: int, css: str = "", note: str = "") -> str:
     card in question); ``note``: added to the tooltip.
 
     >>> card_picture(7)
-    '<span class="card c-r" title="RJ 红将 (red jiang)"><small>红</small><b>将</b></span>'
+    '<span class="card c-r" title="RJ 红将 (red jiang)"><span class="co">红</span><span class="ch">将</span></span>'
     """
     t = int(t)
     c, r = divmod(t, N_RANKS)
     title = card_title(t) + (f"; {note}" if note else "")
     return (f"<span class=\"card c-{_COLOUR_CLASS[c]}{' ' + css if css else ''}\" title=\"{_e(title)}\">"
-            f"<small>{COLOUR_CHINESE[c]}</small><b>{RANK_CHINESE[r]}</b></span>")
+            f"<span class=\"co\">{COLOUR_CHINESE[c]}</span><span class=\"ch\">{RANK_CHINESE[r]}</span></span>")
 
 
 def cards_picture(types: Iterable[int], css: str = "") -> str:
@@ -346,17 +346,23 @@ def _iv(lo: float, hi: float, signed: bool = False) -> str:
 
 
 def ranked_actions(analysis: Any, chosen: str, best: str, level: str) -> list[str]:
-    """The candidate actions of a decision ranked by the payoff shown (highest first, ties in
-    the analysis' order), each drawn in the player's words, the chosen and the recommended tagged
-    (HTML lines of a ``<table class="actions">``)."""
+    """The candidate actions of a decision ranked by the payoff shown (highest first; equal
+    payoffs share a rank, the recommended then the chosen first among them; no value last), each
+    drawn in the player's words, the chosen and the recommended tagged (HTML lines of a
+    ``<table class="actions">``)."""
     p = analysis.position
     card = p.card if p.decision == "claim" else -1
-    actions = sorted(analysis.actions, key=lambda a: -a.payoff if a.payoff == a.payoff else float("inf"))
+    def value(a: Any) -> float:
+        return a.payoff if a.payoff is not None and math.isfinite(a.payoff) else -math.inf
+
+    # highest payoff first; among equal payoffs the recommended, then the chosen, then the analysis' order
+    actions = sorted(analysis.actions, key=lambda a: (-value(a), a.name != best, a.name != chosen))
     out = ["<table class=\"actions\">", "<thead><tr>" + "".join(
         f"<th>{_e(h)}</th>" for h in ("rank", "action", f"payoff (牌), {level} interval",
                                       f"vs the best, {level} interval", "P(win)", "P(lose)", "rollouts",
                                       "status")) + "</tr></thead>", "<tbody>"]
-    for rank, a in enumerate(actions, 1):
+    for a in actions:
+        rank = 1 + sum(value(b) > value(a) for b in actions)  # equal payoffs, equal ranks
         tags = [t for t, on in (("chosen", a.name == chosen), ("recommended", a.name == best)) if on]
         css = "chosen-row" if a.name == chosen else "best-row" if a.name == best else ""
         cells = [f"<td class=\"rank\">{rank}</td>",
@@ -382,7 +388,7 @@ def legend() -> list[str]:
            "<p class=\"note\">Actions and cards are shown as a player says and holds them; point at one for its "
            "code and English.</p>", "<table><thead><tr><th>word</th><th>action</th></tr></thead><tbody>"]
     for code in ("win", "pass", "peng", "kong", "zhan", "chow", "discard"):
-        out.append(f"<tr><td>{action_word(code)}</td><td>{_e(ACTION_ENGLISH[code])}</td></tr>")
+        out.append(f"<tr><td>{action_word(code)}</td>\n<td>{_e(ACTION_ENGLISH[code])}</td></tr>")
     out.append("</tbody></table>")
     colours = " ".join(f"{card_picture(c * N_RANKS)} {COLOUR_ENGLISH[c]}" for c in range(N_COLOURS))
     ranks = " ".join(f"{RANK_CHINESE[r]} {RANK_ENGLISH[r]}" for r in range(N_RANKS))
