@@ -27,6 +27,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import numpy as np
+import pytest
 from fontTools.ttLib import TTFont
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -354,3 +355,39 @@ def test_a_page_whose_font_does_not_decode_logs_a_console_error(tmp_path):
     run = chromium.run_browser(page, tmp_path / "browser", screenshot=tmp_path / "broken.png", size=(200, 100))
     messages = chromium.console_messages(run.stderr)
     assert any("Failed to decode downloaded font" in m or "OTS parsing error" in m for m in messages), run.stderr[-2000:]
+
+
+# ---------------------------------------------------------------------------- the set-up script
+
+
+def _bin(folder: Path, fakes: dict[str, str]) -> str:
+    """A PATH of one folder: bash and the few tools the script uses, and ``fakes`` (name -> script)."""
+    import shutil
+    import stat
+
+    folder.mkdir()
+    for tool in ("bash", "mktemp", "tail", "rm", "head", "id"):
+        (folder / tool).symlink_to(shutil.which(tool))
+    for name, body in fakes.items():
+        (folder / name).unlink(missing_ok=True)
+        (folder / name).write_text("#!" + shutil.which("bash") + "\n" + body + "\n", encoding="utf-8")
+        (folder / name).chmod(stat.S_IRWXU)
+    return str(folder)
+
+
+@pytest.mark.parametrize("fakes, says", [
+    ({}, "cannot install chromium: no apt-get"),
+    ({"apt-get": "exit 0", "id": "echo 1000"}, "cannot install chromium: not root and no password-less sudo"),
+    ({"apt-get": "echo 'E: Unable to locate package chromium' >&2; exit 100", "id": "echo 0"},
+     "cannot install chromium: apt-get failed: E: Unable to locate package chromium"),
+    ({"chromium": "exit 0"}, "chromium is already installed"),
+])
+def test_the_install_script_says_why_it_cannot_install_and_exits_0(tmp_path, fakes, says):
+    """tools/install-browser.sh never fails the test command: where it cannot install it says why
+    (the browser tests then skip with that line)."""
+    import subprocess
+
+    path = _bin(tmp_path / "bin", fakes)
+    run = subprocess.run(["bash", str(chromium.INSTALL)], capture_output=True, text=True, timeout=60,
+                         env={"PATH": path, "HOME": str(tmp_path)})
+    assert run.returncode == 0 and run.stdout.startswith("install-browser: ") and says in run.stdout, run
