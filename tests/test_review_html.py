@@ -5,9 +5,14 @@ rollouts per action, 2 stock orders per decision) and written as a page.  The pa
 with the standard library's :mod:`html.parser`: its tags balance, it loads nothing (no
 ``http(s)://`` source or link, no script, no style sheet from elsewhere), it has one section
 per reviewed decision of the seat, and each shows the chosen and the recommended action and
-the losses the review computed (against the best action and against the reference).  Where a
-headless Chromium or Chrome is installed, the page is loaded in it and every decision must be
-in the document it builds; elsewhere that test is skipped, saying why."""
+the losses the review computed (against the best action and against the reference), in the
+player's words (actions in Chinese, cards drawn, no letter code or engine word outside a
+tooltip), with a drawing of the table and the candidates ranked.  In a headless Chromium
+(``tests/browser.py``: installed by ``tools/install-browser.sh`` where missing; the tests skip,
+saying why, only where it cannot be) the page loads with no console message, every decision
+is in the document it builds, and its screenshot without a CJK font on the machine differs
+from the same page with its embedded font taken out (``tests/test_review_pictures.py`` shows
+glyph by glyph that the font draws each character and not the missing-glyph box)."""
 
 from __future__ import annotations
 
@@ -16,19 +21,20 @@ import dataclasses
 import io
 import json
 import math
-import shutil
-import subprocess
+import re
 import sys
 from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
 
+from simkit import cards
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import browser as chromium  # noqa: E402
 from helpers import one_line_error, run_cli  # noqa: E402
 
 VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
-BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome")
 SEAT = 1
 
 
@@ -139,11 +145,15 @@ def test_the_page_is_well_formed_and_loads_nothing(reviewed):
     for tag, name, value in parser.loads:
         assert not value.lower().startswith(("http://", "https://", "//")), (tag, name, value)
         assert tag != "a" or value.startswith("#"), (tag, name, value)  # links stay inside the page
-    assert "@import" not in text and "url(" not in text
+    assert "@import" not in text
+    # the one url( is the embedded font, a data: URL
+    assert re.findall(r"url\(([a-z]+:[a-z/]+)", text) == ["data:font/otf"] and text.count("url(") == 1
     assert "http://" not in text and "https://" not in text
 
 
 def test_one_section_per_decision_with_chosen_recommended_and_loss(reviewed):
+    from simkit.studies.review_pictures import action_text_shown
+
     _, text, data, review, _ = reviewed
     parser = parse_page(text)
     decisions = data["decisions"]
@@ -154,7 +164,8 @@ def test_one_section_per_decision_with_chosen_recommended_and_loss(reviewed):
         attrs, shown = section["attrs"], " ".join("".join(section["text"]).split())
         assert attrs["id"] == f"decision-{d['index']}"
         assert attrs["data-chosen"] == d["chosen"] and attrs["data-recommended"] == d["best"]
-        assert f"chosen: {d['chosen']}" in shown and f"recommended: {d['best']}" in shown
+        chosen, best = action_text_shown(d["chosen"]), action_text_shown(d["best"])  # 打 红将, 碰, 吃 黄卒红卒白卒
+        assert f"chosen: {chosen}" in shown and f"recommended: {best}" in shown
         assert float(attrs["data-loss"]) == d["loss"]
         assert f"loss against the best action: {d['loss']:.3f}" in shown
         ref = reference[d["index"]]
@@ -188,7 +199,13 @@ def test_the_deal_is_told_step_by_step(reviewed):
     assert steps.count("<li ") == len(lines)  # every line of the log, in words
     first = json.loads(lines[0])
     assert f"deal {first['deal']} of seed {first['seed']}" in steps
-    assert "discards <code>" in steps and "红" in steps  # cards by code and Chinese name
+    items = dict(re.findall(r'<li value="(\d+)"[^>]*>(.*?)</li>', steps, flags=re.S))
+    discards = [(n, json.loads(line)) for n, line in enumerate(lines, 1) if json.loads(line)["event"] == "discard"]
+    assert discards
+    for number, entry in discards:  # 打 (its English in the tooltip), the card drawn (its code in the tooltip)
+        item = items[str(number)]
+        assert item.startswith(f'seat {entry["player"]} <span class="act" title="discards'), item
+        assert f'title="{entry["card"]} ' in item and ">打</span>" in item
 
 
 def test_every_text_is_escaped(reviewed):
@@ -242,22 +259,94 @@ def test_an_html_file_that_cannot_be_written_is_refused_before_any_work(reviewed
     one_line_error(rc, err, "--html")
 
 
-def _browser() -> str | None:
-    return next((path for path in map(shutil.which, BROWSERS) if path), None)
+ACTION_WORDS = re.compile(r"\b(peng|chow|discards?|kong|zhan)\b")
+CARD_CODE = re.compile(r"\b[YRWG][JSXCMPZ]\b")
 
 
-def test_the_page_opens_in_a_headless_browser(reviewed):
-    browser = _browser()
-    if browser is None:
-        pytest.skip(f"no headless browser here (none of {', '.join(BROWSERS)} on PATH)")
-    page, _, data, _, _ = reviewed
-    try:
-        run = subprocess.run([browser, "--headless", "--disable-gpu", "--no-sandbox", "--no-first-run",
-                              "--dump-dom", page.resolve().as_uri()], capture_output=True, text=True, timeout=120)
-    except subprocess.TimeoutExpired:
-        pytest.fail(f"{browser} did not print the page's DOM within 120 s")
-    assert run.returncode == 0, run.stderr[-2000:]
+class Visible(HTMLParser):
+    """The text a reader sees, less ``<style>`` (tooltips are attributes: not in it)."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.text: list[str] = []
+        self._hidden = 0
+
+    def handle_starttag(self, tag, attrs):
+        self._hidden += tag == "style"
+
+    def handle_endtag(self, tag):
+        self._hidden -= tag == "style"
+
+    def handle_data(self, data):
+        if not self._hidden:
+            self.text.append(data)
+
+
+def visible(fragment: str) -> str:
+    parser = Visible()
+    parser.feed(fragment)
+    return " ".join("".join(parser.text).split())
+
+
+def test_the_deal_and_the_decisions_speak_the_players_words(reviewed):
+    """No engine word (peng, chow, discard) nor card code (RJ) is shown in the deal step by step
+    or at a decision, outside the position's text: they are in the tooltips; the legend gives the
+    English of every word."""
+    _, text, data, review, _ = reviewed
+    check_players_words(text)
+    legend = visible(text[text.index('id="legend"'): text.index('id="summary"')])
+    for word, english in (("碰", "peng"), ("吃", "chow"), ("占", "zhan"), ("打", "discard"), ("过", "pass"),
+                          ("发子", "kong"), ("胡", "win")):
+        assert re.search(rf"{word} ?{english} \({word}\)", legend), (word, legend)
+    assert text.index('id="legend"') < text.index('id="summary"')
+
+
+def check_players_words(text: str) -> None:
+    for start, end in (('id="deal"', 'id="decisions"'), ('id="decisions"', "<footer")):
+        part = re.sub(r'<p class="note">position: <code>.*?</code></p>', "", text[text.index(start): text.index(end)])
+        shown = visible(part)
+        assert ACTION_WORDS.search(shown) is None, ACTION_WORDS.search(shown)
+        assert CARD_CODE.search(shown) is None, CARD_CODE.search(shown)
+
+
+def test_each_decision_draws_the_table_and_ranks_the_candidates(reviewed):
+    _, text, data, review, _ = reviewed
+    sections = text.split('<section class="decision')[1:]
+    assert len(sections) == len(review.decisions)
+    for section, d in zip(sections, review.decisions):
+        p = d.analysis.position
+        assert section.count('class="table-picture"') == 1 and section.count('data-seat="') == 3
+        hot = re.findall(r'class="card c-\w hot" title="(\w\w) ', section)
+        question = p.card if p.decision == "claim" else p.got_card
+        assert question < 0 or hot[0] == cards.TYPE_NAMES[question]  # the card in question, ringed
+        hand = section[section.index(">手牌</span>"): section.index("</div>", section.index(">手牌</span>"))]
+        assert hand.count('class="card ') == sum(p.hand)  # the whole hand, drawn
+        ranked = re.findall(r'<tr data-action="([^"]+)" data-rank="(\d+)"', section)
+        payoff = {a.name: a.payoff for a in d.analysis.actions}
+        assert sorted(name for name, _ in ranked) == sorted(payoff)  # every candidate, once
+        values = [payoff[name] for name, _ in ranked]
+        assert values == sorted(values, reverse=True)  # ranked by the payoff shown, equal ones sharing a rank
+        assert [int(r) for _, r in ranked] == [1 + sum(v > value for v in values) for value in values]
+
+
+def test_the_page_opens_in_a_headless_browser(reviewed, tmp_path):
+    """Loaded in Chromium with no CJK font on the machine: no console message (a font that does
+    not decode would log one), every decision in the DOM, and its screenshot differs from that of
+    the same page with its embedded font taken out (drawn with it, not as boxes)."""
+    page, text, data, _, _ = reviewed
+    run = chromium.run_browser(page, tmp_path / "dom", dump_dom=True)
+    assert chromium.console_messages(run.stderr) == []
     dom = run.stdout
-    assert "Seat 1" in dom or "seat 1" in dom
+    assert "Seat 1" in dom
     for d in data["decisions"]:
         assert f'id="decision-{d["index"]}"' in dom, d["index"]
+    without = tmp_path / "without-font.html"
+    rule = re.search(r"@font-face \{[^}]*\}", text).group(0)
+    without.write_text(text.replace(rule, ""), encoding="utf-8")
+    shots = {}
+    for name, source in (("with", page), ("without", without)):
+        png = tmp_path / f"{name}.png"
+        run = chromium.run_browser(source, tmp_path / name, screenshot=png, size=(1000, 1400))
+        assert chromium.console_messages(run.stderr) == []
+        shots[name] = png.read_bytes()
+    assert shots["with"] != shots["without"]

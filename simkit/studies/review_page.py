@@ -2,20 +2,28 @@
 
 :func:`review_html` renders a :class:`~simkit.studies.review.GameReview` (and, when given, the
 log it reviewed) as a single HTML document that needs nothing else: no network, no script, no
-external style sheet or font (the style is inline, in the page's ``<style>``).  Every text is
-escaped (:func:`html.escape`).  The page holds:
+external style sheet; its font is in it (the style is inline, in the page's ``<style>``, with
+the bundled subset of Noto Sans SC as a base64 ``data:`` URL, so its Chinese draws the same on a
+machine with no CJK font).  Every text is escaped (:func:`html.escape`).  The words and the
+pictures are the player's (:mod:`simkit.studies.review_pictures`): actions in Chinese (胡 过 碰
+发子 占 吃 打, the terminal table's words, :data:`simkit.glossary.ACTION_CHINESE`) with the
+engine's words and their English in tooltips and a legend, cards drawn as four-colour cards with
+their codes in tooltips.  The page holds:
 
-* a summary, at the top: the figures ``simkit review`` prints and ``review.md`` holds (the loss
+* a legend of the words and the colours;
+* a summary: the figures ``simkit review`` prints and ``review.md`` holds (the loss
   against the reference policy with its interval, for a replay log; decisions, errors, the total
   loss against the best action with its interval; errors by size; decisions and loss by kind),
   and a table of every decision linking to its section;
-* the deal step by step: each line of a ``simkit replay`` log in words (cards by code and
-  Chinese name, :func:`simkit.cards.type_name`), or each decision of a typed decision log,
-  with the reviewed seat's decisions marked and linked;
+* the deal step by step: each line of a ``simkit replay`` log in the player's words and
+  pictures (the dealt hands grouped by colour, the win's patterns by their Chinese names), or
+  each decision of a typed decision log, with the reviewed seat's decisions marked and linked;
 * one section per reviewed decision (``id="decision-N"``, N the decision's number in the log):
-  the hand and exposed groups, the position, the action chosen against the one recommended, the
-  loss against the best action and against the reference (each with its interval), and every
-  action's estimates (payoff, difference to the best, P(win), P(lose), with intervals).
+  a drawing of the table (the hand grouped by colour, every seat's exposed groups and discards,
+  the card in question highlighted), the position's text, the action chosen against the one
+  recommended, the loss against the best action and against the reference (each with its
+  interval), and the candidate actions ranked by their payoff (difference to the best, P(win),
+  P(lose), with intervals).
 
 :func:`write_review_html` writes it atomically (:func:`simkit.storage.files.write_text`).
 """
@@ -31,19 +39,34 @@ from pathlib import Path
 from typing import Any
 
 import simkit
-from simkit.cards import N_TYPES, format_counts, parse_counts, parse_type, type_name
+from simkit.cards import parse_counts, parse_type
 from simkit.engine.position import Position
 from simkit.errors import CardError, SimkitError
-from simkit.exposed import format_exposed
 from simkit.rules import RuleSet
 from simkit.storage.files import read_regular, write_text
+from simkit.glossary import ACTION_CHINESE, NOWIN_CHINESE
 from simkit.studies.reference import ReferenceLoss
 from simkit.studies.review import DecisionReview, GameReview
+from simkit.studies.review_pictures import (
+    PICTURE_STYLE,
+    action_picture,
+    action_word,
+    card_picture,
+    font_face_css,
+    groups_picture,
+    hand_picture,
+    kind_picture,
+    legend,
+    pattern_picture,
+    ranked_actions,
+    table_picture,
+    win_kind_picture,
+)
 
 __all__ = ["review_html", "step_text", "write_review_html"]
 
 _STYLE = """
-body { font-family: system-ui, -apple-system, "Segoe UI", "Noto Sans", "PingFang SC", "Microsoft YaHei", sans-serif;
+body { font-family: "simkit-cjk", system-ui, -apple-system, "Segoe UI", "Noto Sans", "PingFang SC", "Microsoft YaHei", sans-serif;
        margin: 0 auto; max-width: 64rem; padding: 1rem 1.5rem 3rem; color: #1d2330; background: #fff; line-height: 1.45; }
 h1 { margin-bottom: 0.2rem; } h2 { border-bottom: 2px solid #d8dde6; padding-bottom: 0.2rem; margin-top: 2rem; }
 .meta, .note { color: #556; font-size: 0.92rem; }
@@ -85,37 +108,33 @@ def _level(confidence: float) -> str:
 
 
 def _card(code: Any) -> str:
-    """A card by its code and Chinese name (escaped HTML): ``RJ <span>红将</span>``."""
+    """A card drawn as a player holds it (:func:`~simkit.studies.review_pictures.card_picture`,
+    its code in the tooltip); a code that is no card, as escaped text."""
     try:
         t = parse_type(str(code))
     except CardError:
         return _e(code)
-    return f"<code>{_e(type_name(t))}</code> <span class=\"zh\">{_e(type_name(t, chinese=True))}</span>"
+    return card_picture(t)
 
 
 def _cards(text: Any) -> str:
-    """Cards in ``simkit score`` notation (``RJ*3 RS``) by code and Chinese name (escaped HTML)."""
+    """Cards in ``simkit score`` notation (``RJ*3 RS``) drawn grouped by colour (each colour's
+    codes in its tooltip); text that does not parse, as escaped code."""
     text = str(text or "").strip()
     if not text:
         return "—"
     try:
-        chinese = format_counts(parse_counts(text), chinese=True)
+        counts = parse_counts(text)
     except (CardError, ValueError):
         return f"<code>{_e(text)}</code>"
-    return f"<code>{_e(text)}</code> <span class=\"zh\">{_e(chinese)}</span>"
+    return hand_picture(counts, small=True)
 
 
 def _action(name: str) -> str:
-    """An action's words (:func:`simkit.engine.position.action_text`), its cards also by their
-    Chinese names (escaped HTML)."""
-    head, _, rest = str(name).partition(" ")
-    if head in ("discard", "chow") and rest:
-        try:
-            chinese = " ".join(type_name(parse_type(c), chinese=True) for c in rest.replace(",", " ").split())
-        except CardError:
-            return f"<code>{_e(name)}</code>"
-        return f"<code>{_e(name)}</code> <span class=\"zh\">{_e(chinese)}</span>"
-    return f"<code>{_e(name)}</code>"
+    """An action (:func:`simkit.engine.position.action_text`'s words) in the player's word and
+    its cards drawn (:func:`~simkit.studies.review_pictures.action_picture`; the words in the
+    tooltip)."""
+    return action_picture(name)
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]], numeric: Sequence[int] = (),
@@ -143,19 +162,19 @@ def _seat(player: Any) -> str:
 # ---------------------------------------------------------------------------- the deal in words
 
 
-_SOURCES = {"discard": "the discard", "draw": "the draw"}
+_SOURCES = {"discard": ("打出", "the discard"), "draw": ("摸", "the draw")}
 _STAGES = {"peng": "a 碰 or 发子", "chow": "a 吃", "chow_next": "a 吃 (as the next player)"}
 _NOWIN = {"unkonged_zi": "an un-konged 子 was claimed", "chariot_not_out": "the chariot is not out"}
-_HOW = {"discard": "on a discard", "draw": "on a draw", "table": "on a card laid on the table",
-        "tianhu": "with the hand dealt (天胡)"}
+_MEASURES = (("hu", "胡数"), ("lou", "楼"), ("steps", "步"), ("units", "牌数"))
 
 
 def step_text(entry: dict[str, Any]) -> str:
-    """One line of a ``simkit replay`` log (:mod:`simkit.replay`'s schema) in words, as escaped
-    HTML; an event this version does not know is shown as its JSON.
+    """One line of a ``simkit replay`` log (:mod:`simkit.replay`'s schema) in the player's words
+    and pictures (the engine's words and the cards' codes in tooltips), as escaped HTML; an event
+    this version does not know is shown as its JSON.
 
-    >>> step_text({"event": "discard", "player": 1, "card": "RJ"})
-    'seat 1 discards <code>RJ</code> <span class="zh">红将</span>'
+    >>> step_text({"event": "pass", "player": 1, "card": "RJ", "stage": "chow"})  # doctest: +ELLIPSIS
+    'seat 1 <span class="act" title="passes...">过</span> <span class="card c-r" ...>...</span> (declines a 吃)'
     """
     event = entry.get("event")
     who = _seat(entry.get("player"))
@@ -176,26 +195,33 @@ def step_text(entry: dict[str, Any]) -> str:
         rule_text = ("default rules" if not changed else
                      "rules " + ", ".join(f"<code>{_e(k)}={_e(v)}</code>" for k, v in changed.items()))
         hands = entry.get("hands")
-        dealt = ("; dealt " + ", ".join(f"seat {k} {_cards(h)}" for k, h in enumerate(hands))
+        dealt = ("; dealt:" + "".join(f"<div class=\"dealt\">seat {k} {_cards(h)}</div>" for k, h in enumerate(hands))
                  if isinstance(hands, list) else "")
         stock = entry.get("stock")
-        left = f"; {len(stock)} cards in the stock" if isinstance(stock, list) else ""
-        return f"{where}: seat {_e(dealer)} deals{seats}; {rule_text}{dealt}{left}"
+        left = f"{len(stock)} cards in the stock; " if isinstance(stock, list) else ""
+        return f"{where}: seat {_e(dealer)} deals (庄){seats}; {left}{rule_text}{dealt}"
     if event == "discard":
-        return f"{who} discards {_card(entry.get('card'))}"
+        return f"{who} {action_word('discard', 'discards')} {_card(entry.get('card'))}"
     if event == "draw":
-        return f"{who} draws {_card(entry.get('card'))} (shown to all)"
+        return f"{who} <span class=\"act\" title=\"draws (shown to all)\">摸</span> {_card(entry.get('card'))}"
     if event == "claim":
         cards = entry.get("cards") if isinstance(entry.get("cards"), list) else []
-        group = " ".join(_e(c) for c in cards)
-        return (f"{who} claims {_e(entry.get('kind'))} on {_card(entry.get('card'))} from "
-                f"{_e(_SOURCES.get(entry.get('source'), entry.get('source')))}: exposes <code>{group}</code>")
+        kind = entry.get("kind")
+        word = action_word(kind, f"claims {kind}") if kind in ACTION_CHINESE else f"claims <code>{_e(kind)}</code>"
+        source = _SOURCES.get(entry.get("source"))
+        where = (f"<span class=\"act\" title=\"{source[1]}\">{source[0]}</span>" if source
+                 else _e(entry.get("source")))
+        return (f"{who} {word} {_card(entry.get('card'))} ({where}), exposing "
+                f"{' '.join(_card(c) for c in cards) or '—'}")
     if event == "pass":
         stage = _STAGES.get(entry.get("stage"), entry.get("stage"))
-        return f"{who} passes on {_card(entry.get('card'))} (declines {_e(stage)})"
+        return f"{who} {action_word('pass', 'passes')} {_card(entry.get('card'))} (declines {_e(stage)})"
     if event == "nowin":
-        reason = _NOWIN.get(entry.get("reason"), entry.get("reason"))
-        return f"{who} may no longer win ({_e(reason)}; card {_card(entry.get('card'))})"
+        reason = entry.get("reason")
+        name = NOWIN_CHINESE.get(reason)
+        words = (f"<span class=\"act\" title=\"{_e(_NOWIN.get(reason, reason))}\">{name}</span>" if name
+                 else _e(reason))
+        return f"{who} may no longer win ({words}; card {_card(entry.get('card'))})"
     if event == "table":
         return f"{who} lays {_card(entry.get('card'))} on the table (an unclaimed drawn 将)"
     if event == "xianggong":
@@ -204,13 +230,14 @@ def step_text(entry: dict[str, Any]) -> str:
         payoffs = entry.get("payoffs")
         pay = (", ".join(f"seat {k} {_e(p)}" for k, p in enumerate(payoffs)) if isinstance(payoffs, list) else "")
         if entry.get("result") == "win":
-            patterns = entry.get("patterns") or []
-            extra = f"; patterns {_e(', '.join(map(str, patterns)))}" if patterns else ""
-            return (f"seat {_e(entry.get('winner'))} wins {_e(_HOW.get(entry.get('how'), entry.get('how')))}: "
-                    f"胡 {_e(entry.get('hu'))}, 楼 {_e(entry.get('lou'))}, 步 {_e(entry.get('steps'))}, units "
-                    f"{_e(entry.get('units'))}{extra}; concealed {_cards(entry.get('concealed'))}, exposed "
-                    f"<code>{_e(entry.get('exposed', ''))}</code>; payoffs {pay}")
-        return f"穿牌: the stock ran out, no winner; payoffs {pay}"
+            patterns = entry.get("patterns") if isinstance(entry.get("patterns"), list) else []
+            extra = f"; patterns {' '.join(pattern_picture(x) for x in patterns)}" if patterns else ""
+            measures = ", ".join(f"<span title=\"{key}\">{name}</span> {_e(entry.get(key))}" for key, name in _MEASURES)
+            return (f"seat {_e(entry.get('winner'))} {action_word('win', 'wins')} "
+                    f"({win_kind_picture(entry.get('how'))}): {measures}{extra}; concealed "
+                    f"{_cards(entry.get('concealed'))}, exposed {groups_picture(str(entry.get('exposed', '')))}; "
+                    f"payoffs {pay}")
+        return f"<span class=\"act\" title=\"the stock ran out, no winner\">穿牌</span>: payoffs {pay}"
     return f"<code>{_e(json.dumps(entry, ensure_ascii=False))}</code>"
 
 
@@ -321,28 +348,11 @@ def _reference_row(review: GameReview, d: DecisionReview) -> ReferenceLoss | Non
     return next((r for r in review.reference.decisions if r.index == d.index), None)
 
 
-def _position_lines(p: Position, seat: int) -> list[str]:
-    rows = [["hand", _cards(format_counts(p.hand))]]
-    for q in range(len(p.exposed)):
-        if p.exposed[q]:
-            who = "exposed (this seat)" if q == seat else f"exposed by seat {q}"
-            rows.append([who, f"<code>{_e(format_exposed(p.exposed[q]))}</code>"])
-    if sum(p.dead):
-        rows.append(["discarded and out of play", _cards(format_counts(p.dead))])
-    rows.append(["stock", f"{p.stock} cards left"])
-    if p.decision == "claim":
-        rows.append(["to claim", f"{_card_index(p.card)} from {_e(p.source)} of seat {_e(p.source_player)}"])
-    elif p.got_card >= 0:
-        rows.append(["the card just taken", f"{_card_index(p.got_card)} (from the {_e(p.got)})"])
-    out = ["<table class=\"position\"><tbody>"]
-    out += [f"<tr><th>{_e(k)}</th><td>{v}</td></tr>" for k, v in rows]
-    out += ["</tbody></table>",
+def _position_lines(p: Position, chosen: str = "", best: str = "") -> list[str]:
+    """The table at the decision, drawn (:func:`~simkit.studies.review_pictures.table_picture`),
+    and the position's text (what ``simkit analyze`` reads)."""
+    return [table_picture(p, chosen, best),
             f"<p class=\"note\">position: <code>{_e(p.text())}</code></p>"]
-    return out
-
-
-def _card_index(t: int) -> str:
-    return _card(type_name(int(t))) if 0 <= int(t) < N_TYPES else "—"
 
 
 def _decision(review: GameReview, d: DecisionReview) -> list[str]:
@@ -354,8 +364,8 @@ def _decision(review: GameReview, d: DecisionReview) -> list[str]:
         attrs["data-reference-loss"] = repr(ref.loss)
     head = " ".join(f"{k}={_q(v)}" for k, v in attrs.items())
     out = [f"<section class=\"decision{' flagged' if d.error else ''}\" {head}>",
-           f"<h3>Decision {d.index} <span class=\"note\">({_e(d.kind)}, log line {d.line})</span></h3>"]
-    out += _position_lines(d.analysis.position, d.seat)
+           f"<h3>Decision {d.index} <span class=\"note\">({kind_picture(d.kind)}, log line {d.line})</span></h3>"]
+    out += _position_lines(d.analysis.position, d.chosen, d.best)
     same = d.chosen == d.best
     out.append(f"<p class=\"verdict\">chosen: <strong class=\"chosen\">{_action(d.chosen)}</strong>; recommended: "
                f"<strong class=\"recommended\">{_action(d.best)}</strong>"
@@ -370,18 +380,7 @@ def _decision(review: GameReview, d: DecisionReview) -> list[str]:
                    f"{_e(_level(review.reference.confidence))} interval {_interval(ref.lo, ref.hi)} "
                    f"({ref.samples} stock orders)</li>")
     out.append("</ul>")
-    rows, classes = [], []
-    for a in d.analysis.actions:
-        tags = [t for t, on in (("chosen", a.name == d.chosen), ("recommended", a.name == d.best)) if on]
-        rows.append([_action(a.name) + (f" <em>({', '.join(tags)})</em>" if tags else ""), str(a.rollouts),
-                     _number(a.payoff, signed=True), _interval(a.payoff_lo, a.payoff_hi, signed=True),
-                     _number(a.difference, signed=True), _interval(a.difference_lo, a.difference_hi, signed=True),
-                     f"{_number(a.p_win)} {_interval(a.p_win_lo, a.p_win_hi)}",
-                     f"{_number(a.p_loss)} {_interval(a.p_loss_lo, a.p_loss_hi)}", _e(a.status)])
-        classes.append("chosen-row" if a.name == d.chosen else "best-row" if a.name == d.best else "")
-    out += _table(["action", "rollouts", "payoff (牌)", f"{level} interval", "vs best", f"{level} interval",
-                   "P(win)", "P(lose)", "status"], rows, numeric=(1, 2, 3, 4, 5, 6, 7), row_classes=classes,
-                  cls="actions")
+    out += ranked_actions(d.analysis, d.chosen, d.best, level)
     out.append("</section>")
     return out
 
@@ -399,8 +398,9 @@ def review_html(review: GameReview, log: str | os.PathLike | Sequence[str] | Non
             f"whose {level} interval excludes 0.")
     parts = ["<!DOCTYPE html>", "<html lang=\"en\">", "<head>", "<meta charset=\"utf-8\">",
              "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">",
-             f"<title>{_e(title)}</title>", f"<style>{_STYLE}</style>", "</head>", "<body>",
-             "<header>", f"<h1>{_e(title)}</h1>", f"<p class=\"meta\">{meta}</p>", "</header>"]
+             f"<title>{_e(title)}</title>", f"<style>{font_face_css()}\n{_STYLE}{PICTURE_STYLE}</style>", "</head>",
+             "<body>", "<header>", f"<h1>{_e(title)}</h1>", f"<p class=\"meta\">{meta}</p>", "</header>"]
+    parts += legend()
     parts += _summary(review)
     parts += ["<section id=\"deal\">", "<h2>The deal step by step</h2>",
               "<p class=\"note\">Numbered by the log's lines; this seat's moves are shaded, its reviewed decisions "
