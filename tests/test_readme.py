@@ -17,7 +17,7 @@ import test_architecture as arch  # noqa: E402
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 ARCHITECTURE = ROOT / "docs" / "architecture.md"
-TEST_COMMAND = 'python3 -m venv .venv && . .venv/bin/activate && pip install -e ".[test]" && python -m pytest -n logical --maxprocesses 4 --dist loadfile'
+TEST_COMMAND = 'bash tools/install-browser.sh && python3 -m venv .venv && . .venv/bin/activate && pip install -e ".[test]" && python -m pytest -n logical --maxprocesses 4 --dist loadfile'
 
 
 def layout_rows(text: str) -> dict[str, str]:
