@@ -311,8 +311,8 @@ MAX_SHOWN = 200  # characters of a value from a log shown in a message
 
 
 def _shown(value: Any) -> str:
-    """A value from a log, in a message (:data:`MAX_SHOWN` characters at most)."""
-    text = json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else repr(value)
+    """A value from a log, in a message: as JSON (:data:`MAX_SHOWN` characters at most)."""
+    text = json.dumps(value, ensure_ascii=False)
     return text if len(text) <= MAX_SHOWN else text[: MAX_SHOWN - 3] + "..."
 
 

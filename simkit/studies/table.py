@@ -725,9 +725,9 @@ def hint_lines(analysis: Any, legal: Sequence[int], position: Position) -> list[
             for a in actions]
     verdict = hint_verdict(rows)
     level = f"{round(100 * analysis.confidence, 6):g}%"
-    lines = wrap_line(f"hint ({analysis.policy} at every seat, up to {analysis.determinisations} rollouts per "
-                      f"action, {level} intervals):", indent="      ")
-    lines.append(f"{'#':>4}  {pad('action', 18)} {'n':>5}  payoff 牌  {pad('against the best', 18)} verdict")
+    lines = wrap_line(f"hint (rollouts: {analysis.policy} at every seat, up to {analysis.determinisations} per "
+                      f"action; payoffs in 牌, {level} intervals):", indent="      ")
+    lines.append(f"{'#':>3}  {pad('action', 22)}{'n':>5} {'payoff':>7}  {pad('against the best', 18)} verdict")
     for i in verdict.order:
         row, estimate = rows[i], estimates[actions[i]]
         lo, hi = verdict.against[i]
@@ -736,8 +736,8 @@ def hint_lines(analysis: Any, legal: Sequence[int], position: Position) -> list[
         else:
             against = f"[{_signed(lo)}, {_signed(hi)}]"
             word = "as good as the best" if i in verdict.as_good else "worse"
-        lines.append(f"{row.number:>4}  {pad(action_words(actions[i], position, codes=False), 18)} "
-                     f"{estimate.rollouts:>5} {_signed(row.payoff):>9}  {against:<18} {word}")
+        lines.append(f"{row.number:>3}  {pad(action_words(actions[i], position, codes=False), 22)}"
+                     f"{estimate.rollouts:>5} {_signed(row.payoff):>7}  {against:<18} {word}")
     best = rows[verdict.best]
     words = action_words(actions[verdict.best], position)
     if len(rows) == 1:
