@@ -482,8 +482,8 @@ def log_decisions(lines: Sequence[str | dict[str, Any]]) -> list[LoggedDecision]
         except (ValueError, KeyError, TypeError) as exc:
             raise LogError(f"line {numbers[look]}: {' '.join(str(exc).split())[:MAX_SHOWN]}") from None
         if action is None:
-            raise LogError(f"line {numbers[look]}: seat {player} is to {'discard' if phase == L.PH_DISCARD else 'claim'}"
-                           f", but the log says {_shown(entry)}")
+            to = "discard" if phase == L.PH_DISCARD else "claim"
+            raise LogError(f"line {numbers[look]}: seat {player} is to {to}, but the log says {_shown(entry)}")
         if not engine_apply(s, action, rules_array, mask, work, ev, ev_n):
             raise LogError(f"line {numbers[look]}: {_shown(entry)} is not legal here")
         decisions.append(LoggedDecision(len(decisions), player, position, action, numbers[look], before))

@@ -20,12 +20,17 @@ With every seat a bot (``seat`` None) the log is byte for byte ``simkit replay``
 deal, seating fixed (tests/test_play.py).
 
 What the person sees and answers is a :class:`Person`; :class:`TerminalPerson` is the one of
-the command line: at each decision the moves since the last one in words, every seat's exposed
+the command line, every line at most :data:`WIDTH` (80) terminal columns (:func:`wrap_line`):
+at each decision the moves since the last one in words, one a line, every seat's exposed
 groups, 出 and discards, the stock, the person's hand grouped by colour in Chinese card names
-with the codes beside them (``红将(RJ)``), and the legal actions numbered; ``h`` prints the
-analysis of the position (:func:`simkit.studies.analyze.analyze_position`, up to a thousand
-rollouts per action), ``q`` stops.  At the end of a deal: the payoffs and the winner's decomposition
-(:func:`simkit.evaluator.evaluate`'s ``best``).
+with the codes beside them (``红将(RJ)``), and the legal actions numbered in the player's words
+(打 碰 吃 占 发子 过 胡, :func:`action_words`; the English in a legend, :data:`ACTION_LEGEND`);
+an answer is read by :func:`read_answer` (a line over :data:`MAX_ACTION_TEXT` characters is
+refused unread).  ``h`` prints the hint (:func:`hint_lines`): the analysis of the position
+(:func:`simkit.studies.analyze.analyze_position`, up to a thousand rollouts per action), its
+best the action with the highest payoff shown and the others "as good as the best" or worse by
+their interval against it (:func:`hint_verdict`); ``q`` stops.  At the end of a deal: the
+payoffs and the winner's decomposition (:func:`simkit.evaluator.evaluate`'s ``best``).
 """
 
 from __future__ import annotations
