@@ -578,7 +578,7 @@ def _cmd_review(args: argparse.Namespace) -> int:
     """``simkit review LOG [LOG ...] --seat K``: each decision against rollouts of every option
     (several logs: each in turn, on one Dask connection with ``--backend dask``)."""
     from simkit.runner.simulate import dask_session
-    from simkit.studies.reference import NotBuiltinPolicyError
+    from simkit.studies.reference import LogPolicyError
     from simkit.studies.review import (
         read_decision_log,
         review_decisions,
@@ -612,8 +612,8 @@ def _cmd_review(args: argparse.Namespace) -> int:
                 try:
                     reference = review_log_against_reference(log, args.seat, args.reference, args.samples,
                                                              args.seed, args.confidence, args.workers)
-                except NotBuiltinPolicyError as exc:
-                    if args.reference != D.DEFAULT_REFERENCE or "the log's deal line" not in str(exc):
+                except LogPolicyError as exc:  # a bot of the log's deal line the rollouts cannot seat
+                    if args.reference != D.DEFAULT_REFERENCE:  # the reference asked for: no review without it
                         raise
                     where = f"{log}: " if several else ""
                     print(f"simkit: note: {where}no loss against {args.reference}: {exc}", file=sys.stderr)

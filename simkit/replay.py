@@ -305,27 +305,80 @@ def _action_of(entry: dict[str, Any], phase: int, player: int) -> int | None:
     return None
 
 
-def _deal_deck(header: dict[str, Any]) -> tuple[np.ndarray, int, RuleSet]:
+DEAL_FIELDS = ("event", "seed", "deal", "dealer", "policies", "rules", "hands", "stock")  # a deal line's own
+SESSION_FIELDS = ("session_length", "session", "deal_in_session")  # and, in a run in sessions, these three
+MAX_SHOWN = 200  # characters of a value from a log shown in a message
+
+
+def _shown(value: Any) -> str:
+    """A value from a log, in a message: as JSON (:data:`MAX_SHOWN` characters at most)."""
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= MAX_SHOWN else text[: MAX_SHOWN - 3] + "..."
+
+
+def _whole_number(header: dict[str, Any], name: str, number: int, least: int = 0) -> int:
+    value = header.get(name)
+    if isinstance(value, bool) or not isinstance(value, int) or value < least:
+        raise LogError(f"line {number}: the deal line's {name} must be an integer >= {least}, got {_shown(value)}")
+    return value
+
+
+def check_deal_line(header: dict[str, Any], number: int = 1) -> None:
+    """The deal line (log line ``number``) checked field by field, a one-line :class:`LogError`
+    naming the line and the field: exactly :data:`DEAL_FIELDS` (and :data:`SESSION_FIELDS`
+    together, or none of them), ``seed``, ``deal`` and ``dealer`` integers (a dealer 0..2),
+    ``policies`` three strings.  The hands, the stock and the rules are checked when the deal
+    is rebuilt from them (:func:`log_decisions`)."""
+    fields = set(DEAL_FIELDS) | (set(SESSION_FIELDS) if any(k in header for k in SESSION_FIELDS) else set())
+    unknown = [k for k in header if k not in fields]
+    if unknown:
+        raise LogError(f"line {number}: the deal line has an unknown field {_shown(unknown[0])} (a deal line has "
+                       f"{', '.join(DEAL_FIELDS[1:])}, and in a session {', '.join(SESSION_FIELDS)})")
+    missing = [k for k in DEAL_FIELDS + SESSION_FIELDS if k in fields and k not in header]
+    if missing:
+        raise LogError(f"line {number}: the deal line has no {missing[0]}")
+    _whole_number(header, "seed", number)
+    deal = _whole_number(header, "deal", number)
+    dealer = _whole_number(header, "dealer", number)
+    if dealer >= N_SEATS:
+        raise LogError(f"line {number}: the deal line's dealer must be 0, 1 or 2, got {dealer}")
+    if "session_length" in header:
+        length = _whole_number(header, "session_length", number, 2)
+        for name, want in (("session", deal // length), ("deal_in_session", deal % length)):
+            if _whole_number(header, name, number) != want:
+                raise LogError(f"line {number}: the deal line's {name} is {header[name]}, but deal {deal} of "
+                               f"sessions of {length} is {name} {want}")
+    policies = header["policies"]
+    if not isinstance(policies, list) or len(policies) != N_SEATS or not all(isinstance(p, str) for p in policies):
+        raise LogError(f"line {number}: the deal line's policies must be three names (by seat), got "
+                       f"{_shown(policies)}")
+
+
+def _deal_deck(header: dict[str, Any], number: int = 1) -> tuple[np.ndarray, int, RuleSet]:
+    check_deal_line(header, number)
+    dealer = int(header["dealer"])
     try:
-        dealer = int(header["dealer"])
-        rules = RuleSet.from_dict(header.get("rules", {}))
+        rules = RuleSet.from_dict(header["rules"])
+        if not isinstance(header["hands"], list) or not isinstance(header["stock"], list):
+            raise TypeError("the hands and the stock are lists")
         hands = [parse_counts(str(h)) for h in header["hands"]]
         stock = [parse_type(str(c)) for c in header["stock"]]
     except (KeyError, TypeError, ValueError) as exc:
-        raise LogError(f"line 1: the deal line is incomplete or malformed ({exc})") from None
-    if not 0 <= dealer < N_SEATS or len(hands) != N_SEATS:
-        raise LogError("line 1: the deal line needs a dealer 0..2 and three hands")
+        raise LogError(f"line {number}: the deal line is incomplete or malformed ({' '.join(str(exc).split())})") \
+            from None
+    if len(hands) != N_SEATS:
+        raise LogError(f"line {number}: the deal line needs three hands")
     order = [(dealer + k) % N_SEATS for k in range(N_SEATS)]
     sizes = [DEALER_CARDS, PLAYER_CARDS, PLAYER_CARDS]
     types: list[int] = []
     for k, seat in enumerate(order):
         if int(hands[seat].sum()) != sizes[k]:
-            raise LogError(f"line 1: seat {seat} is dealt {int(hands[seat].sum())} cards, not {sizes[k]}")
+            raise LogError(f"line {number}: seat {seat} is dealt {int(hands[seat].sum())} cards, not {sizes[k]}")
         types += [t for t in range(N_TYPES) for _ in range(int(hands[seat][t]))]
     types += stock
     counts = np.bincount(np.array(types, dtype=np.int64), minlength=N_TYPES)
     if len(types) != N_COPIES * N_TYPES or (counts != N_COPIES).any():
-        raise LogError("line 1: the hands and the stock are not the 112 cards, four of each")
+        raise LogError(f"line {number}: the hands and the stock are not the 112 cards, four of each")
     copy = np.zeros(N_TYPES, dtype=np.int64)
     deck = np.zeros(len(types), dtype=np.int64)
     for i, t in enumerate(types):
@@ -334,12 +387,29 @@ def _deal_deck(header: dict[str, Any]) -> tuple[np.ndarray, int, RuleSet]:
     return deck, dealer, rules
 
 
+def _same(a: Any, b: Any) -> bool:
+    """Equal as JSON: ``1`` is not ``true`` nor ``1.0``, whatever Python's ``==`` says."""
+    return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+
+
+def _differences(entry: dict[str, Any], want: dict[str, Any]) -> str:
+    """How a log line differs from the one the deal gives, field by field (one line)."""
+    parts = [f"an unknown field {_shown(k)}" for k in entry if k not in want]
+    parts += [f"no {k}" for k in want if k not in entry]
+    parts += [f"{k} {_shown(entry[k])} (the replay gives {_shown(want[k])})" for k in want
+              if k in entry and not _same(entry[k], want[k])]
+    return "; ".join(parts)
+
+
 def log_decisions(lines: Sequence[str | dict[str, Any]]) -> list[LoggedDecision]:
     """Every decision of the deal a replay log (``simkit replay``'s lines, text or dicts)
-    records: the deal is rebuilt from its first line and followed move by move; each line must
-    be what the deal gives, and none may follow the end line (else a one-line :class:`LogError`
-    naming the line)."""
+    records: the deal is rebuilt from its first line (:func:`check_deal_line`) and followed
+    move by move; each line must be the very line the deal gives (no field more or less), the
+    end line too (the winner, how, the hand, hu, 楼, 步, units, patterns and payoffs of the
+    replay of the logged moves), and none may follow the end line; else a one-line
+    :class:`LogError` naming the line."""
     entries: list[dict[str, Any]] = []
+    numbers: list[int] = []  # each entry's line in the log (1-based, blank lines counted)
     for number, line in enumerate(lines, 1):
         if isinstance(line, str):
             if not line.strip():
@@ -350,13 +420,14 @@ def log_decisions(lines: Sequence[str | dict[str, Any]]) -> list[LoggedDecision]
                 raise LogError(f"line {number}: not JSON ({exc.msg})") from None
         if not isinstance(line, dict) or "event" not in line:
             raise LogError(f"line {number}: not a replay event (an object with an \"event\")")
-        entries.append(dict(line, _line=number))
+        entries.append(dict(line))
+        numbers.append(number)
     if not entries or entries[0]["event"] != "deal":
-        raise LogError("line 1: a replay log starts with its deal line")
+        raise LogError(f"line {numbers[0] if numbers else 1}: a replay log starts with its deal line")
     try:
-        deck, dealer, rules = _deal_deck(entries[0])
+        deck, dealer, rules = _deal_deck(entries[0], numbers[0])
     except RuleError as exc:
-        raise LogError(f"line 1: {exc}") from None
+        raise LogError(f"line {numbers[0]}: {exc}") from None
     rules_array = rules.to_array()
     s = np.zeros(L.N_STATE, dtype=np.int64)
     mask = np.zeros(L.N_ACTIONS, dtype=np.bool_)
@@ -373,19 +444,23 @@ def log_decisions(lines: Sequence[str | dict[str, Any]]) -> list[LoggedDecision]
         for row in ev[seen:upto]:
             kind = int(row[0])
             if kind in (L.E_WIN, L.E_EXHAUSTED):
-                want = {"event": "end", "result": "win" if kind == L.E_WIN else "exhausted"}
-                if kind == L.E_WIN:
-                    want["winner"] = int(row[1])
+                want = end_line(s)  # the deal is over: the end line is the final state's
             else:
                 want = event_dict(row, melds)
                 if want is None:
                     continue
             if cursor >= len(entries):
-                raise LogError(f"the log ends before the deal does (the deal goes on with {want})")
-            got = {k: v for k, v in entries[cursor].items() if k in want}
-            if got != want:
-                raise LogError(f"line {entries[cursor]['_line']}: the log says {_plain(entries[cursor])}, the deal "
-                               f"gives {want}")
+                raise LogError(f"the log ends before the deal does (the deal goes on with {_shown(want)})")
+            got = entries[cursor]
+            if not _same(got, want):
+                if want["event"] == "end" and got.get("event") == "end":
+                    raise LogError(f"line {numbers[cursor]}: the end line is not the replay's of the logged moves: "
+                                   + _differences(got, want))
+                if got.keys() == want.keys():
+                    raise LogError(f"line {numbers[cursor]}: the log says {_shown(got)}, the deal gives "
+                                   f"{_shown(want)}")
+                raise LogError(f"line {numbers[cursor]}: the {_shown(got.get('event'))} line is not the deal's "
+                               f"{want['event']} line: {_differences(got, want)}")
             cursor += 1
         seen = upto
 
@@ -405,19 +480,16 @@ def log_decisions(lines: Sequence[str | dict[str, Any]]) -> list[LoggedDecision]
         try:
             action = _action_of(entry, phase, player)
         except (ValueError, KeyError, TypeError) as exc:
-            raise LogError(f"line {entry['_line']}: {exc}") from None
+            raise LogError(f"line {numbers[look]}: {' '.join(str(exc).split())[:MAX_SHOWN]}") from None
         if action is None:
-            raise LogError(f"line {entry['_line']}: seat {player} is to {'discard' if phase == L.PH_DISCARD else 'claim'}"
-                           f", but the log says {_plain(entry)}")
+            to = "discard" if phase == L.PH_DISCARD else "claim"
+            raise LogError(f"line {numbers[look]}: seat {player} is to {to}, but the log says {_shown(entry)}")
         if not engine_apply(s, action, rules_array, mask, work, ev, ev_n):
-            raise LogError(f"line {entry['_line']}: {_plain(entry)} is not legal here")
-        decisions.append(LoggedDecision(len(decisions), player, position, action, int(entry["_line"]), before))
+            raise LogError(f"line {numbers[look]}: {_shown(entry)} is not legal here")
+        decisions.append(LoggedDecision(len(decisions), player, position, action, numbers[look], before))
         follow(int(ev_n[0]))
     if cursor < len(entries):  # the end line is the last: a deal has nothing after its end
-        raise LogError(f"line {entries[cursor]['_line']}: the deal has ended, but the log goes on with "
-                       f"{_plain(entries[cursor])}")
+        raise LogError(f"line {numbers[cursor]}: the deal has ended, but the log goes on with "
+                       f"{_shown(entries[cursor])}")
     return decisions
 
-
-def _plain(entry: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in entry.items() if k != "_line"}

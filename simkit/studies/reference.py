@@ -162,6 +162,12 @@ class NotBuiltinPolicyError(SimkitError):
     """A policy named where only simkit's built-in policies are taken (a log's deal line)."""
 
 
+class LogPolicyError(NotBuiltinPolicyError):
+    """A policy in a log's deal line that is no built-in one (:func:`builtin_policy` with
+    ``from_log``): the rollouts of a review against a reference cannot seat it, and a review
+    that asked for no particular reference goes on without that loss."""
+
+
 def builtin_policy(text: str, where: str, from_log: bool = False) -> PolicySpec:
     """A built-in policy named in ``where`` (a log's deal line, say), parsed without importing
     anything: a name that is not one of simkit's built-in policies
@@ -170,12 +176,13 @@ def builtin_policy(text: str, where: str, from_log: bool = False) -> PolicySpec:
     must never make it open a file either: ``learned:PATH`` (a model file) is refused before PATH
     is touched."""
     name = str(text).partition(":")[0].strip()
+    error = LogPolicyError if from_log else NotBuiltinPolicyError
     if from_log and name == LEARNED and str(text).strip() != LEARNED:
-        raise NotBuiltinPolicyError(f"{where}: policy {_shown(text)} names a model file; nothing named in a log is "
+        raise error(f"{where}: policy {_shown(text)} names a model file; nothing named in a log is "
                                     "opened or imported")
     builtin = builtin_names()
     if name not in builtin:
-        raise NotBuiltinPolicyError(f"{where}: policy {_shown(text)} is not one of simkit's built-in policies "
+        raise error(f"{where}: policy {_shown(text)} is not one of simkit's built-in policies "
                                     f"({', '.join(builtin)}); nothing named in a log is imported")
     return parse_policy(str(text))
 

@@ -220,7 +220,9 @@ def parse_decision_log(lines: Sequence[str], name: str = "log") -> list[LogDecis
         deal = _log_deal(first)
         try:
             return [LogDecision(d.index, d.line, d.position, d.action, deal) for d in log_decisions(list(lines))]
-        except (LogError, PositionError) as exc:
+        except LogError as exc:  # the log checked whole (simkit.replay.log_decisions): one line naming the line
+            raise LogError(f"{name}: {exc}") from None
+        except PositionError as exc:
             raise SimkitError(f"{name}: {exc}") from None
     out = []
     for number, line in rows:

@@ -20,18 +20,25 @@ With every seat a bot (``seat`` None) the log is byte for byte ``simkit replay``
 deal, seating fixed (tests/test_play.py).
 
 What the person sees and answers is a :class:`Person`; :class:`TerminalPerson` is the one of
-the command line: at each decision the moves since the last one in words, every seat's exposed
+the command line, every line at most :data:`WIDTH` (80) terminal columns (:func:`wrap_line`):
+at each decision the moves since the last one in words, one a line, every seat's exposed
 groups, 出 and discards, the stock, the person's hand grouped by colour in Chinese card names
-with the codes beside them (``红将(RJ)``), and the legal actions numbered; ``h`` prints the
-analysis of the position (:func:`simkit.studies.analyze.analyze_position`, up to a thousand
-rollouts per action), ``q`` stops.  At the end of a deal: the payoffs and the winner's decomposition
-(:func:`simkit.evaluator.evaluate`'s ``best``).
+with the codes beside them (``红将(RJ)``), and the legal actions numbered in the player's words
+(打 碰 吃 占 发子 过 胡, :func:`action_words`; the English in a legend, :data:`ACTION_LEGEND`);
+an answer is read by :func:`read_answer` (a line over :data:`MAX_ACTION_TEXT` characters is
+refused unread).  ``h`` prints the hint (:func:`hint_lines`): the analysis of the position
+(:func:`simkit.studies.analyze.analyze_position`, up to a thousand rollouts per action), its
+best the action with the highest payoff shown and the others "as good as the best" or worse by
+their interval against it (:func:`hint_verdict`); ``q`` stops.  At the end of a deal: the
+payoffs and the winner's decomposition (:func:`simkit.evaluator.evaluate`'s ``best``).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
+import re
 import secrets
 import sys
 from collections.abc import Callable, Sequence
@@ -66,7 +73,8 @@ from simkit.engine.position import Position, PositionError, action_text, parse_a
 from simkit.errors import SimkitError
 from simkit.evaluator import evaluate
 from simkit.exposed import ExposedGroup, parse_exposed
-from simkit.glossary import ACTION_CHINESE, GROUP_CHINESE, NOWIN_CHINESE
+from simkit.evaluator.patterns import PATTERN_CHINESE
+from simkit.glossary import ACTION_CHINESE, GROUP_CHINESE, NOWIN_CHINESE, display_width, pad
 from simkit.jit import compile_note, end_note
 from simkit.policies.registry import PolicyError, PolicySpec, parse_policy, policy_label, warn_model_rules
 from simkit.replay import deal_line, end_line, event_dict, log_line, state_melds
@@ -82,7 +90,9 @@ from simkit.studies.analyze import analyze_position
 HUMAN = "human"  # the policy a log records for the person's seat
 MAX_DEALS = 10_000  # deals of one sitting
 EVENT_CAPACITY = 8192  # event rows of one deal (as simkit replay's)
-MAX_ACTION_TEXT = 80  # characters of an answer read as an action in words, and echoed back when refused
+MAX_ACTION_TEXT = 80  # characters of an answer read at all: a longer line is refused unread, never echoed
+MAX_ECHO = 24  # terminal columns of a refused answer echoed back (a longer one is "that answer")
+WIDTH = 80  # terminal columns of every line the table prints
 _DECISION_EVENTS = (L.E_DISCARD, L.E_CLAIM, L.E_PASS, L.E_WIN)  # one per decision (and a win is declared)
 
 
@@ -516,6 +526,65 @@ _ACTION_CODE = {L.A_WIN: "win", L.A_PASS: "pass", L.A_PENG: "peng", L.A_KONG: "k
 _NOWIN_WHY = {"unkonged_zi": "a declined 发子", "chariot_not_out": "a declined 碰 of a chariot"}
 _HOW_WORD = {"discard": "on a discard", "draw": "on a drawn card", "table": "with a 将 on the table",
              "tianhu": "天胡, on the dealt hand"}
+# the legend of the action words (the English in the legend only; an answer may use either)
+ACTION_LEGEND = "打 discard, 碰 peng, 吃 chow, 占 zhan, 发子 kong, 过 pass, 胡 win"
+
+
+def wrap_line(text: str, width: int = WIDTH, indent: str | None = None, sep: str = " ") -> list[str]:
+    """``text`` as lines of at most ``width`` terminal columns (:func:`simkit.glossary.display_width`:
+    a Chinese character takes two), broken where ``sep`` is (the spaces as they were kept within
+    a line), each next line starting with ``indent`` (default: the line's own leading spaces and
+    four more); a piece wider than a line is broken at its spaces, then cut.
+
+    >>> wrap_line("seat 1 (expert)  打 红士(RS)", 16)
+    ['seat 1 (expert)', '    打 红士(RS)']
+    >>> wrap_line("exposed: 碰 红车(RC)×3, 吃 黄将(YJ) 黄士(YS) 黄相(YX)", 40, "  ", sep=", ")
+    ['exposed: 碰 红车(RC)×3,', '  吃 黄将(YJ) 黄士(YS) 黄相(YX)']
+    """
+    if display_width(text) <= width:
+        return [text]
+    lead = text[: len(text) - len(text.lstrip(" "))]
+    indent = lead + "    " if indent is None else indent
+    if display_width(indent) > width // 2:
+        indent = " " * (width // 2)
+    if sep == " ":
+        pieces = re.findall(r" *[^ ]+", text[len(lead):])  # each word with the spaces before it
+        pieces[0] = lead + pieces[0]
+        glue = ""
+    else:
+        pieces = text.split(sep)
+        glue = sep.rstrip() if sep.strip() else ""
+        pieces = [p + glue if k < len(pieces) - 1 else p for k, p in enumerate(pieces)]
+        pieces = [pieces[0]] + [" " * (len(sep) - len(sep.rstrip())) + p for p in pieces[1:]]
+    lines: list[str] = []
+    line = ""
+    for piece in pieces:
+        if line and display_width(line + piece) <= width:
+            line += piece
+            continue
+        if line:
+            lines.append(line)
+            piece = indent + piece.lstrip(" ")
+        line = piece
+        if display_width(line) > width:  # one piece wider than a line: broken at its spaces, then cut
+            parts = wrap_line(line, width, indent) if sep != " " else _cut(line, width, indent)
+            lines += parts[:-1]
+            line = parts[-1]
+    if line.strip():
+        lines.append(line)
+    return lines
+
+
+def _cut(text: str, width: int, indent: str) -> list[str]:
+    """A word wider than a line, cut into lines of ``width`` columns (the next ones after ``indent``)."""
+    lines = []
+    while display_width(text) > width:
+        cut = 0
+        while display_width(text[: cut + 1]) <= width:
+            cut += 1
+        lines.append(text[:cut])
+        text = indent + text[cut:]
+    return lines + [text]
 
 
 def card_text(t: int, count: int = 1) -> str:
@@ -560,16 +629,21 @@ def group_text(group: ExposedGroup) -> str:
     return f"{GROUP_CHINESE[group.kind]}{'(table)' if group.kind == 'table' else ''} {cards}"
 
 
-def action_words(action: int, position: Position) -> str:
-    """An action in Chinese with its code and its words as ``simkit review`` prints them."""
-    words = action_text(action, position)
+def action_words(action: int, position: Position, codes: bool = True) -> str:
+    """An action in the player's words (:data:`ACTION_LEGEND`), its cards in Chinese with their
+    codes (``codes`` False: the Chinese names alone, as the hint's table shows them): ``打 红士(RS)``,
+    ``碰 红车(RC)``, ``发子 红车(RC)``, ``吃 黄卒(YZ) 红卒(RZ) 绿卒(GZ)``, ``过``, ``胡``."""
+
+    def card(t: int) -> str:
+        return card_text(t) if codes else type_name(t, chinese=True)
+
     if 0 <= action < N_TYPES:
-        return f"打 {card_text(action)}"
+        return f"{ACTION_CHINESE['discard']} {card(action)}"
     if L.A_CHOW_TRIAD <= action:
-        return "吃 " + " ".join(card_text(parse_type(x)) for x in words.split(None, 1)[1].split(",")) + f"  [{words}]"
-    code = _ACTION_CODE[action]
-    words = f"{ACTION_CHINESE[code]} {code}" + (" (楼)" if action == L.A_KONG else "")
-    return f"{words} {card_text(position.card)}" if action in (L.A_PENG, L.A_KONG, L.A_ZHAN) else words
+        words = action_text(action, position)
+        return f"{ACTION_CHINESE['chow']} " + " ".join(card(parse_type(x)) for x in words.split(None, 1)[1].split(","))
+    word = ACTION_CHINESE[_ACTION_CODE[action]]
+    return f"{word} {card(position.card)}" if action in (L.A_PENG, L.A_KONG, L.A_ZHAN) else word
 
 
 def _outs(counts: np.ndarray, groups: Sequence[ExposedGroup]) -> tuple[int, int]:
@@ -578,9 +652,122 @@ def _outs(counts: np.ndarray, groups: Sequence[ExposedGroup]) -> tuple[int, int]
     return exposed, int((np.asarray(counts) >= 3).sum())
 
 
+# ---------------------------------------------------------------------------- the hint
+
+
+@dataclasses.dataclass(frozen=True)
+class HintRow:
+    """One action of a hint as its table shows it: ``number`` in the menu, the expected
+    ``payoff`` and the interval (``lo``, ``hi``) of its difference to the analysis's reference
+    action (the one the analysis lists first, whose own interval is [0, 0]), paired over the
+    determinisations both saw."""
+
+    number: int
+    payoff: float
+    lo: float
+    hi: float
+
+
+@dataclasses.dataclass(frozen=True)
+class HintVerdict:
+    """:func:`hint_verdict`: ``order`` the rows' indices by payoff, the best first (``order[0]``);
+    ``against[i]`` row i's interval against the best ((0, 0) for the best itself); ``as_good``
+    the rows the evidence does not separate from the best (their interval against it reaches 0
+    or is unknown), in ``order``."""
+
+    order: tuple[int, ...]
+    against: tuple[tuple[float, float], ...]
+    as_good: tuple[int, ...]
+
+    @property
+    def best(self) -> int:
+        return self.order[0]
+
+
+def hint_verdict(rows: Sequence[HintRow]) -> HintVerdict:
+    """The hint's one story, from the rows it shows: the best is the action with the highest
+    payoff shown (the first listed among equals); another action is worse only where its
+    interval against the best lies below 0, else it is "as good as the best".
+
+    Row i's interval against the best b is ``[lo_i - hi_b, hi_i - lo_b]``: the difference of
+    their two differences to the reference action, each interval's half-width bounding its
+    own error (symmetric intervals of one level: the standard error of a difference is at
+    most the sum of the two), so it is at the shown level or wider.  Where the best is the
+    reference action (the usual case) it is row i's own interval.
+
+    >>> v = hint_verdict([HintRow(1, 3.938, 0.0, 0.0), HintRow(2, 4.291, -0.1, 0.8),
+    ...                   HintRow(3, 1.0, -3.0, -2.0)])
+    >>> v.best, v.as_good, v.against[0], v.against[2]
+    (1, (0,), (-0.8, 0.1), (-3.8, -1.9))
+    """
+    rows = list(rows)
+    if not rows:
+        raise SimkitError("a hint needs at least one action")
+
+    def key(i: int) -> tuple[float, int]:
+        payoff = rows[i].payoff
+        return (-payoff if math.isfinite(payoff) else math.inf, i)
+
+    order = tuple(sorted(range(len(rows)), key=key))
+    b = rows[order[0]]
+    against = tuple((0.0, 0.0) if i == order[0] else (r.lo - b.hi, r.hi - b.lo) for i, r in enumerate(rows))
+    as_good = tuple(i for i in order[1:] if not against[i][1] < 0)  # NaN (too few rollouts): not separated
+    return HintVerdict(order=order, against=against, as_good=as_good)
+
+
+def _signed(x: float) -> str:
+    return f"{x:+.3f}" if math.isfinite(x) else "?"
+
+
+def hint_lines(analysis: Any, legal: Sequence[int], position: Position) -> list[str]:
+    """The hint as the terminal shows it (each line at most :data:`WIDTH` columns): every legal
+    action by its menu number, best first, with its expected payoff, its interval against the
+    best and whether it is "as good as the best" or worse (:func:`hint_verdict`), then one
+    sentence naming the best."""
+    estimates = {a.action: a for a in analysis.actions}
+    actions = [a for a in legal if a in estimates]
+    rows = [HintRow(legal.index(a) + 1, estimates[a].payoff, estimates[a].difference_lo, estimates[a].difference_hi)
+            for a in actions]
+    verdict = hint_verdict(rows)
+    level = f"{round(100 * analysis.confidence, 6):g}%"
+    lines = wrap_line(f"hint (rollouts: {analysis.policy} at every seat, up to {analysis.determinisations} per "
+                      f"action; payoffs in 牌, {level} intervals):", indent="      ")
+    lines.append(f"{'#':>3}  {pad('action', 22)}{'n':>5} {'payoff':>7}  {pad('against the best', 18)} verdict")
+    for i in verdict.order:
+        row, estimate = rows[i], estimates[actions[i]]
+        lo, hi = verdict.against[i]
+        if i == verdict.best:
+            against, word = "", "the best"
+        else:
+            against = f"[{_signed(lo)}, {_signed(hi)}]"
+            word = "as good as the best" if i in verdict.as_good else "worse"
+        lines.append(f"{row.number:>3}  {pad(action_words(actions[i], position, codes=False), 22)}"
+                     f"{estimate.rollouts:>5} {_signed(row.payoff):>7}  {against:<18} {word}")
+    best = rows[verdict.best]
+    words = action_words(actions[verdict.best], position)
+    if len(rows) == 1:
+        sentence = f"hint: {best.number} ({words}) is the only action here."
+    else:
+        sentence = f"hint: {best.number} ({words}) has the highest expected payoff, {_signed(best.payoff)} 牌; "
+        if len(verdict.as_good) == len(rows) - 1:
+            sentence += "the evidence separates no other action from it: all are as good as the best."
+        elif verdict.as_good:
+            numbers = [str(rows[i].number) for i in verdict.as_good]
+            sentence += (f"{_and(numbers)} {'is' if len(numbers) == 1 else 'are'} as good as the best (the "
+                         "evidence does not separate them from it).")
+        else:
+            sentence += "every other action is worse (its interval against it lies below 0)."
+    return lines + wrap_line(sentence, indent="      ")
+
+
+def _and(items: Sequence[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
 class TerminalPerson:
     """The person on a terminal (``simkit play``): reads answers with ``read`` (the built-in
-    ``input``), writes with ``write`` (standard output)."""
+    ``input``), writes with ``write`` (standard output); every line it writes is at most
+    :data:`WIDTH` terminal columns (:func:`wrap_line`)."""
 
     def __init__(self, read: Callable[[str], str] = input, out: TextIO | None = None, hint_seed: int = 0) -> None:
         self.read = read
@@ -589,9 +776,11 @@ class TerminalPerson:
         self.setup: TableSetup | None = None
 
     # -- output
-    def say(self, text: str = "") -> None:
+    def say(self, text: str = "", indent: str | None = None, sep: str = " ") -> None:
         out = self.out if self.out is not None else sys.stdout
-        out.write(text + "\n")
+        for line in text.split("\n"):
+            for part in wrap_line(line, WIDTH, indent, sep):
+                out.write(part + "\n")
         out.flush()
 
     def _name(self, seat: int, policies: Sequence[str]) -> str:
@@ -603,14 +792,16 @@ class TerminalPerson:
         seats = ", ".join(f"seat {q}: {'you' if q == setup.seat else next(bots).text()}" for q in range(N_SEATS))
         default = RuleSet().to_dict()
         changed = {k: v for k, v in setup.rules.to_dict().items() if default[k] != v}
-        self.say(f"四色牌 at the table: {seats}; seed {setup.seed} (play this game again with --seed {setup.seed})")
+        self.say(f"四色牌 at the table: {seats}")
+        self.say(f"seed {setup.seed} (play this game again with --seed {setup.seed})")
         self.say("rules: " + (", ".join(f"{k}={v}" for k, v in changed.items()) if changed else "the default rule set")
                  + f"; {setup.deals} deal{'s' if setup.deals > 1 else ''}"
                  + (", the dealer following the rule option next_dealer" if setup.deals > 1 else ""))
         if setup.logs is not None:
             self.say(f"log: {setup.logs[0]}" + (f" .. {setup.logs[-1].name}" if len(setup.logs) > 1 else "")
                      + " (written as you play)")
-        self.say("At each decision type the number of an action (or its words: discard RC, peng, pass), "
+        self.say(f"actions: {ACTION_LEGEND}")
+        self.say("At each decision type the number of an action (or its words: 打 RC, discard RC, 碰, pass), "
                  "h for a hint, q to stop.")
 
     def begin_deal(self, start: DealStart) -> None:
@@ -632,7 +823,7 @@ class TerminalPerson:
                 card_text(parse_type(line["card"]), len(line["cards"]))
             return f"{who} {ACTION_CHINESE[line['kind']]} {cards} (from a {line['source']})"
         if event == "pass":
-            return f"{who} pass on {card_text(parse_type(line['card']))}" if line["player"] == me else None
+            return f"{who} 过 on {card_text(parse_type(line['card']))}" if line["player"] == me else None
         if event == "nowin":
             reason = line["reason"]
             return (f"{who} may no longer win this deal ({NOWIN_CHINESE[reason]}: {_NOWIN_WHY[reason]})"
@@ -644,23 +835,29 @@ class TerminalPerson:
         return None
 
     def _moves(self, moves: Sequence[dict[str, Any]], policies: Sequence[str]) -> None:
+        """The moves since the person's last decision, one a line."""
         words = [w for w in (self._move(m, policies) for m in moves) if w]
         if words:
-            self.say("moves: " + "; ".join(words))
+            self.say("moves:")
+            for w in words:
+                self.say(f"  {w}", indent="      ")
 
     def _table(self, position: Position, discards, policies: Sequence[str]) -> None:
+        under = " " * 21  # the column each seat's lines go on in
         for q in range(N_SEATS):
             groups = position.exposed[q]
             exposed_out, hidden_out = _outs(position.hand if q == position.seat else np.zeros(N_TYPES), groups)
             outs = f"出 {exposed_out}" + (f" (+{hidden_out} in hand)" if q == position.seat and hidden_out else "")
             flags = [w for w, on in (("dealer", q == position.dealer), ("相公", position.xianggong[q])) if on]
-            self.say(f"{self._name(q, policies):<20} {'[' + ', '.join(flags) + '] ' if flags else ''}"
-                     f"{position.concealed_sizes[q]} concealed, {outs}; exposed: "
-                     + (", ".join(group_text(g) for g in groups) or "-"))
+            self.say(f"{pad(self._name(q, policies), 20)} {'[' + ', '.join(flags) + '] ' if flags else ''}"
+                     f"{position.concealed_sizes[q]} concealed, {outs}", indent=under)
+            self.say(f"{under}exposed: " + (", ".join(group_text(g) for g in groups) or "-"), indent=under + "  ",
+                     sep=", ")
             pile = " ".join(card_text(t) + ("*" if taken else "") for t, taken in discards[q])
-            self.say(f"{'':<20} discards: {pile or '-'}")
+            self.say(f"{under}discards: {pile or '-'}", indent=under + "  ")
         dead = _counts_text(position.dead)
-        self.say(f"stock: {position.stock} cards; dead: {dead or '-'}   (* a discard taken by a claim)")
+        self.say(f"stock: {position.stock} cards; dead: {dead or '-'}   (* a discard taken by a claim)",
+                 indent="    ")
 
     def decide(self, turn: Turn) -> int:
         position, policies = turn.position, turn.start.policies
@@ -669,13 +866,13 @@ class TerminalPerson:
         self._table(position, turn.discards, policies)
         self.say(f"your hand ({sum(position.hand)} concealed):")
         for line in hand_lines(position.hand):
-            self.say("  " + line)
+            self.say("  " + line, indent="      ")
         if position.decision == "claim":
             how = "打" if position.source == "discard" else "drew"
             self.say(f"decision #{turn.index}: {self._name(position.source_player, policies)} {how} "
                      f"{card_text(position.card)}: claim it?")
         else:
-            self.say(f"decision #{turn.index}: your discard phase: win, or discard a card (将 stay in hand)")
+            self.say(f"decision #{turn.index}: your discard phase: 胡, or 打 a card (将 stay in hand)")
         notes = []
         if position.nowin:
             notes.append("you may no longer win this deal")
@@ -688,32 +885,24 @@ class TerminalPerson:
         prompt = f"choose 1-{len(turn.legal)} (h hint, q quit): "
         while True:
             try:
-                answer = self.read(prompt).strip()
+                answer = self.read(prompt)
             except EOFError:
                 self.say("")
                 raise QuitTable() from None
-            if answer.lower() in ("q", "quit"):
+            word = answer.strip()
+            if len(answer) <= MAX_ACTION_TEXT and word.lower() in ("q", "quit"):
                 raise QuitTable()
-            if answer.lower() in ("h", "hint", "?"):
+            if len(answer) <= MAX_ACTION_TEXT and word.lower() in ("h", "hint", "?"):
                 self.hint(turn)
                 continue
-            number = answer.isascii() and answer.isdigit()  # not '²' or '٣': digits int() does not read
-            if number and 1 <= int(answer) <= len(turn.legal):
-                return turn.legal[int(answer) - 1]
-            why = ""
-            if answer and not number and len(answer) <= MAX_ACTION_TEXT:
-                try:
-                    action = parse_action(answer, position)  # an action in words: discard RC, peng, pass
-                    if action in turn.legal:
-                        return action
-                except PositionError as exc:
-                    why = f" ({' '.join(str(exc).split())})"
-            shown = (repr(answer) if len(answer) <= MAX_ACTION_TEXT
-                     else f"{answer[:MAX_ACTION_TEXT]!r}... ({len(answer):,} characters)")
-            self.say(f"{shown} is not a choice here{why}: type a number 1-{len(turn.legal)}, h (hint) or q (quit)")
+            action, refusal = read_answer(answer, turn.legal, position)
+            if action is not None:
+                return action
+            self.say(refusal)
 
     def hint(self, turn: Turn) -> None:
-        """The analysis of the position (:func:`analyze_position`, ``hint_rollouts`` per action at most)."""
+        """The analysis of the position (:func:`analyze_position`, ``hint_rollouts`` per action at
+        most), as :func:`hint_lines`."""
         rollouts = self.setup.hint_rollouts if self.setup is not None else DEFAULT_HINT_ROLLOUTS
         policy = self.setup.hint_policy if self.setup is not None else PolicySpec(DEFAULT_POLICY)
         self.say(f"(analysing: up to {rollouts} rollouts per action, {policy_label(policy)} at every seat ...)")
@@ -723,12 +912,8 @@ class TerminalPerson:
                                             batch=min(64, rollouts))
             finally:
                 end_note(timer)
-        self.say(analysis.table())
-        number = turn.legal.index(analysis.best.action) + 1
-        sure = ("" if analysis.separated or len(turn.legal) == 1 else
-                "; not surely better than the actions whose status is open or equal")
-        self.say(f"hint: {number} ({action_words(analysis.best.action, turn.position)}) has the best expected "
-                 f"payoff, {analysis.best.payoff:+.3f} 牌{sure}")
+        for line in hint_lines(analysis, turn.legal, turn.position):
+            self.say(line)
 
     def end_deal(self, outcome: DealOutcome, totals: Sequence[int], more: bool) -> bool:
         start, end = outcome.start, outcome.end
@@ -737,32 +922,35 @@ class TerminalPerson:
         self._moves(outcome.moves, policies)
         if end["result"] == "win":
             w = int(end["winner"])
-            self.say(f"=== {self._name(w, policies)} win{'s' if w != start.setup.seat else ''} "
-                     f"{_HOW_WORD.get(end['how'], end['how'])}: hu {end['hu']}, 楼 {end['lou']}, 步 {end['steps']}, "
-                     f"{end['units']} 牌 each from the other two"
-                     + (f"; patterns: {', '.join(end['patterns'])}" if end["patterns"] else "") + " ===")
+            patterns = ", ".join(f"{PATTERN_CHINESE.get(p, p)}" for p in end["patterns"])
+            self.say(f"=== {self._name(w, policies)} 胡 {_HOW_WORD.get(end['how'], end['how'])}: hu {end['hu']}, "
+                     f"楼 {end['lou']}, 步 {end['steps']}, {end['units']} 牌 each from the other two"
+                     + (f"; patterns: {patterns}" if patterns else "") + " ===")
             groups = ", ".join(group_text(g) for g in parse_exposed(end["exposed"]))
-            self.say(f"winning hand: {outcome.hands[w]}" + (f"; exposed: {groups}" if groups else ""))
+            self.say(f"winning hand: {outcome.hands[w]}", indent="  ")
+            if groups:
+                self.say(f"exposed: {groups}", indent="  ", sep=", ")
             self.say("decomposition:")
             for line in outcome.best:
                 self.say(f"  {line}")
         else:
             self.say("=== 穿牌: the stock ran out, nobody wins ===")
         for q in range(N_SEATS):
-            self.say(f"  {self._name(q, policies):<20} payoff {end['payoffs'][q]:+d} 牌; hand at the end: "
-                     f"{outcome.hands[q] or '-'}")
+            self.say(f"  {pad(self._name(q, policies), 20)} payoff {end['payoffs'][q]:+d} 牌; hand at the end: "
+                     f"{outcome.hands[q] or '-'}", indent=" " * 6)
         if start.setup.deals > 1:
             self.say("totals so far: " + ", ".join(f"{self._name(q, policies)} {totals[q]:+d}" for q in range(N_SEATS)))
         if outcome.log is not None:
             seat = start.setup.seat
-            self.say(f"log: {outcome.log} (review your play: simkit review {outcome.log} --seat {seat})")
+            self.say(f"log: {outcome.log}")
+            self.say(f"review your play: simkit review {outcome.log} --seat {seat}")
         if not more:
             return True
         try:
-            answer = self.read("Enter: next deal, q: stop ").strip().lower()
+            answer = self.read("Enter: next deal, q: stop ")
         except EOFError:
             return False
-        return answer not in ("q", "quit")
+        return len(answer) > MAX_ACTION_TEXT or answer.strip().lower() not in ("q", "quit")
 
     def stopped(self, why: str, log: Path | None, lines: int) -> None:
         where = (f"; the log {log} holds the deal and its {lines - 1} move lines so far (valid JSON lines; "
@@ -772,3 +960,37 @@ class TerminalPerson:
             finished = "; the finished deals' logs are complete"
         self.say(f"{'stopped' if why == 'quit' else 'interrupted'}{where}{finished}")
 
+
+def read_answer(answer: str, legal: Sequence[int], position: Position) -> tuple[int | None, str]:
+    """An answer at a decision: (the action it names, "") or (None, the one line, at most
+    :data:`WIDTH` columns, that refuses it).  A number 1..len(legal) picks from the menu (ASCII
+    digits only: ``'²'`` is refused, not a crash); other text of at most :data:`MAX_ACTION_TEXT`
+    characters is read as an action in words (:func:`~simkit.engine.position.parse_action`:
+    ``打 RC``, ``discard RC``, ``碰``, ``pass``); a longer line is refused unread and never echoed.
+    The answer is echoed back (as ``repr``) only when short (:data:`MAX_ECHO` columns).
+
+    >>> read_answer("x" * 81, [1, 2], None)[1]
+    'too long: at most 80 characters (that had 81); type 1-2, h or q'
+    """
+    choices = f"type 1-{len(legal)}, h or q"
+    if len(answer) > MAX_ACTION_TEXT:
+        return None, f"too long: at most {MAX_ACTION_TEXT} characters (that had {len(answer):,}); {choices}"
+    answer = answer.strip()
+    number = answer.isascii() and answer.isdigit()  # not '²' or '٣': digits int() does not read
+    if number and 1 <= int(answer) <= len(legal):
+        return legal[int(answer) - 1], ""
+    why = ""
+    if answer and not number:
+        try:
+            action = parse_action(answer, position)  # an action in words
+            if action in legal:
+                return action, ""
+        except PositionError as exc:
+            why = f" ({' '.join(str(exc).split())})"
+    shown = repr(answer)
+    if display_width(shown) > MAX_ECHO:
+        shown = "that answer"
+    line = f"{shown} is not a choice here{why}: {choices}"
+    if display_width(line) > WIDTH:
+        line = f"{shown} is not a choice here: {choices}"
+    return None, line
