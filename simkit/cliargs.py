@@ -385,7 +385,7 @@ SEED = arg("--seed", type=int, default=0, check=NONNEG)
 DESIGN = arg("--design", default=D.DEFAULT_DUPLICATE_DESIGN, metavar="DESIGN", check=duplicate_design,
              help="six (the default: every deal under the six seatings) or pairs (each complementary pair of "
                   "seatings on deals of its own, at the same CPU per row: a variance per row 1.14x to 1.56x smaller "
-                  "than six's, measured on five pairs of policies, docs/analysis.md; --deals then counts rows of three deals; no --luck "
+                  "than six's, measured on five pairs of policies, docs/measurements.md; --deals then counts rows of three deals; no --luck "
                   "or --variance-reduction with it)")
 DEALS = arg("--deals", type=int, check=POSITIVE)
 BATCH_SIZE = arg("--batch-size", type=int, default=10_000, check=POSITIVE)
@@ -606,7 +606,7 @@ COMMANDS: tuple[Command, ...] = (
             help=f"deals before the sequential test may decide (default max({D.DEFAULT_BURN_IN}, "
                  f"{D.BURN_IN_INFORMATION:g}/DELTA²): 900 at DELTA 0.1, 300 at 0.2; measured at those two DELTAs with α, β "
                  "= 0.05, 0.05 and 0.05, 0.10 on heavy-tailed greedy - patient differences: each error at most "
-                 "1.05x nominal, docs/analysis.md)"),
+                 "1.05x nominal, docs/methods.md)"),
         arg("--luck", nargs="?", const="builtin", default=None, metavar="MODEL",
             help="also give the luck-adjusted estimate (AIVAT-style corrections at every draw) under the shipped "
                  "value model, the value-model file MODEL, or playouts:K (K play-outs per card by the table's "

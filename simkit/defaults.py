@@ -32,12 +32,12 @@ DEFAULT_BOTS = ("expert", "expert")  # simkit play: the two bots at the table
 # deals before the sequential test (compare --sprt, tournament --sprt) may decide.  On 5,000
 # greedy − patient differences with three heavy deals (+34.5, +30, +28 牌) a burn-in of 200 let
 # β reach 0.056 ± 0.002 (seed 5151, 20,000 sequences; an audit saw 0.060–0.066 on another seed);
-# 300 keeps α, β ≤ 0.055 there and on the plain differences (docs/analysis.md, "The burn-in
+# 300 keeps α, β ≤ 0.055 there and on the plain differences (docs/methods.md, "The burn-in
 # under heavy tails").  At a small effect a fixed burn-in comes early in a long test and β rose to
 # 0.077-0.133 on that sample at δ = 0.1 (issue 50); the default burn-in is therefore
 # max(DEFAULT_BURN_IN, ⌈BURN_IN_INFORMATION / δ²⌉) deals (900 at δ = 0.1, 300 from δ ≈ 0.173 up),
 # which keeps α, β ≤ 1.1 × nominal at δ = 0.1 and 0.2 for (α, β) = (0.05, 0.05) and (0.05, 0.10)
-# (simkit.analysis.sequential.default_burn_in; docs/analysis.md, "Small effects")
+# (simkit.analysis.sequential.default_burn_in; docs/methods.md, "Small effects")
 DEFAULT_BURN_IN = 300
 BURN_IN_INFORMATION = 9.0  # 牌²: n δ² at the first look of a small-effect test
 DEFAULT_BELIEF_NOISE = 0.1  # the belief's chance that a seat plays any legal action instead of its policy's
@@ -46,7 +46,7 @@ DEFAULT_BELIEF = 256  # analyze --belief: draws of the hidden cards given the ta
 # plain duplicate ("none"), the most efficient per CPU-second of the methods measured: the
 # cross-fitted regression on the dealt hands is unbiased but removed almost no variance (1.000x
 # expert - greedy, 1.008x expert - patient on 20,000 deals of seeds 391001, 391002) at 1.14x the
-# CPU (efficiency 0.88), the network luck model 0.25 (docs/analysis.md, "Regression adjustment")
+# CPU (efficiency 0.88), the network luck model 0.25 (docs/measurements.md, "Regression adjustment")
 VARIANCE_REDUCTION_METHODS = ("none", "regression", "luck")
 DEFAULT_VARIANCE_REDUCTION = "none"
 # compare --design: which deals the six seatings play.  "six": every deal under all six (what the
@@ -56,8 +56,8 @@ DEFAULT_VARIANCE_REDUCTION = "none"
 # ratio, variance per row of six / of pairs.  A deal's three pairs are positively correlated, so
 # it was 1.15x [1.13, 1.18] (expert - greedy) and 1.14x [1.12, 1.15] (expert - patient) on the same
 # deals (100,000 deals of seeds 5205001, 5205002, experiments/seating_designs.py), 1.17x-1.56x for
-# three other pairs, and is measured on separate runs of each design in docs/analysis.md "Designs
-# of the deals" (experiments/compare_efficiency.py).  It stays opt-in: only "six" gives the
+# three other pairs, and is measured on separate runs of each design in docs/measurements.md "Designs
+# of the deals: measurements" (experiments/compare_efficiency.py).  It stays opt-in: only "six" gives the
 # adjusted estimates and measures an adjustment's efficiency against plain duplicate on the same deals
 DUPLICATE_DESIGNS = ("six", "pairs")
 DEFAULT_DUPLICATE_DESIGN = "six"

@@ -104,7 +104,7 @@ def test_a_renamed_module_or_name_fails():
     assert problems(text, sources) == []  # so each set below is exactly what the change causes
 
     renamed = dict(sources)
-    renamed["simkit/analysis/sprt.py"] = renamed.pop("simkit/analysis/sequential.py")
+    renamed["simkit/analysis/NAME.py"] = renamed.pop("simkit/analysis/sequential.py")
     assert set(problems(text, renamed)) == {
         "simkit/analysis/sequential.py: no such module",
         "simkit.analysis.sequential: no module simkit.analysis.sequential, nor a name 'sequential' in "
@@ -120,8 +120,8 @@ def test_a_renamed_module_or_name_fails():
     assert problems(text, no_class) == [
         "simkit.rules.RuleSet: no module simkit.rules.RuleSet, nor a name 'RuleSet' in simkit/rules.py"]
 
-    typo = text.replace("`simkit/runner/luck.py`", "`simkit/runner/lucky.py`", 1)
-    assert typo != text and problems(typo, sources) == ["simkit/runner/lucky.py: no such module"]
+    typo = text.replace("`simkit/runner/luck.py`", "`simkit/runner/NAME.py`", 1)
+    assert typo != text and problems(typo, sources) == ["simkit/runner/NAME.py: no such module"]
 
     emptied = text.replace("| `simkit/storage/lock.py` | docs/datasets.md |", "| the lock | docs/datasets.md |")
     assert emptied != text

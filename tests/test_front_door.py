@@ -435,7 +435,7 @@ def test_cli_experiment_bad_scale_or_out_is_one_line(tmp_path, monkeypatch, caps
     assert sorted(p.name for p in tmp_path.iterdir()) == ["small.toml"]
 
 
-# ---- 4. every plot function in docs/analysis.md ----------------------------------------------
+# ---- 4. every plot function in docs/statistics.md --------------------------------------------
 
 
 def _drawing_functions() -> set[str]:
@@ -451,7 +451,7 @@ def _drawing_functions() -> set[str]:
 
 def test_every_plot_function_is_listed_with_an_example():
     """Catches a plot function missing from the doc's plot table, or listed without an example."""
-    doc = (ROOT / "docs" / "analysis.md").read_text(encoding="utf-8")
+    doc = (ROOT / "docs" / "statistics.md").read_text(encoding="utf-8")
     section = doc.split("## Plots", 1)[1].split("\n## ", 1)[0]
     rows = {}
     for line in section.splitlines():
@@ -461,7 +461,7 @@ def test_every_plot_function_is_listed_with_an_example():
     functions = _drawing_functions()
     assert {"win_rate_by_seat_plot", "hu_plot", "sprt_llr_plot"} <= functions
     for name in sorted(functions):
-        assert name in rows, f"{name} is not in docs/analysis.md's plot table"
+        assert name in rows, f"{name} is not in docs/statistics.md's plot table"
         assert rows[name].startswith("`") and f"{name}(" in rows[name], f"{name}: no one-line example"
 
 

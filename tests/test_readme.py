@@ -87,7 +87,8 @@ def test_readme_is_a_front_page():
     block = text.split("<!-- test-command -->", 1)[1].lstrip("\n").splitlines()
     assert block[0] == "```bash" and block[1] == TEST_COMMAND and block[2] == "```"
     for doc in ("docs/rules.md", "docs/evaluator.md", "docs/engine.md", "docs/analysis.md", "docs/datasets.md",
-                "docs/benchmarks.md", "CHANGELOG.md"):
+                "docs/statistics.md", "docs/compare.md", "docs/tournaments.md", "docs/probability.md",
+                "docs/methods.md", "docs/measurements.md", "docs/benchmarks.md", "CHANGELOG.md"):
         assert f"]({doc})" in text and (ROOT / doc).exists(), doc
 
 

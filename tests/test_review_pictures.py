@@ -181,7 +181,7 @@ def test_the_page_embeds_the_bundled_font_for_every_cjk_character():
 
 def test_every_character_the_page_can_emit_is_in_the_embedded_font():
     """Catches a Chinese word (a new action, pattern, label) that the embedded font cannot draw:
-    regenerate it with tools/subset_font.py (docs/analysis.md says how)."""
+    regenerate it with tools/subset_font.py (docs/statistics.md says how)."""
     cmap = _embedded_font().getBestCmap()
     assert ord("龘") not in cmap  # the font is a subset: the check below can fail
     emitted = {ch: "vocabulary_page()" for ch in vocabulary_page() if ord(ch) >= FIRST_CJK}

@@ -215,7 +215,7 @@ def test_small_effect_on_heavy_tails_keeps_beta_fast() -> None:
 def test_error_rates_on_heavy_tails_within_a_tenth_of_nominal(delta: float, alpha: float, beta: float) -> None:
     """Issue 50: on the heavy-tailed sample (three deals of +28 to +34.5 among 5,000) each error
     rate at most 1.1 x nominal plus about one standard error at 4,000 sequences per hypothesis
-    (measured on 10,000, docs/analysis.md "Small effects": at most 0.98 x nominal), and not
+    (measured on 10,000, docs/methods.md "Small effects": at most 0.98 x nominal), and not
     absurdly conservative (>= 0.4 x nominal: a burn-in that wastes most of its deals fails).  The
     former fixed burn-in of 300 gave beta 1.53 x and 1.31 x nominal at delta = 0.1."""
     values, counts = payoff_differences(HEAVY)
@@ -232,7 +232,7 @@ def test_error_rates_on_heavy_tails_within_a_tenth_of_nominal(delta: float, alph
 def test_error_rates_on_real_payoff_differences(delta: float) -> None:
     """Issue 39: each error rate at most 0.055 at the default burn-in (300 at delta = 0.2, 900 at 0.1;
     issue 12 asked for 1.5 points of nominal; the burn-in that keeps the levels under heavy tails
-    makes the test conservative on plain data: about 0.027 at 300, docs/analysis.md), and not absurdly conservative (>= 0.015: a
+    makes the test conservative on plain data: about 0.027 at 300, docs/methods.md), and not absurdly conservative (>= 0.015: a
     burn-in or boundary error that wastes most of its deals fails)."""
     rates = error_rates(delta, 6_000, seed=1_200)
     assert rates["undecided"] == 0.0
@@ -376,7 +376,7 @@ def test_estimate_of_the_class_under_unequal_levels_is_the_simulated_one() -> No
 @pytest.mark.parametrize(("delta", "true_mean"), [(0.2, 0.0), (0.2, 0.1), (0.2, 0.2), (0.1, 0.1)])
 def test_estimate_coverage_under_the_stopping_rule(delta: float, true_mean: float) -> None:
     """2,000 stopped tests on resampled real differences: the 95% interval under the stopping
-    rule covers at least about 95% (measured 0.96-0.97 on these skewed data, docs/analysis.md);
+    rule covers at least about 95% (measured 0.96-0.97 on these skewed data, docs/methods.md);
     the fixed-sample t interval after the same stops covers less."""
     values, counts = payoff_differences()
     runs = simulate_sprt(values, true_mean, delta, sequences=2_000, seed=300, weights=counts, confidence=0.95)

@@ -26,7 +26,7 @@ the llr is then +inf (only H1's mean is possible on the values seen) or -inf.  B
 empirical distribution of a heavy-tailed sample has not yet seen its tails, no decision is taken
 before ``min_n`` observations (default :func:`default_burn_in`: 300, or ⌈9 / delta²⌉ when that is
 more, 900 at delta = 0.1): early decisions are where a plug-in likelihood ratio makes its wrong
-decisions (docs/analysis.md has the measurements behind the default).
+decisions (docs/methods.md has the measurements behind the default).
 
 Estimate after stopping
 -----------------------
@@ -47,7 +47,7 @@ Siegmund's (1985) correction for discrete monitoring (0.5826 standard deviations
 increment).  The exit probabilities are the method-of-images series.  Where mu0 or mu1 lies
 outside the values seen (infinite llr) the linear normal approximation
 llr = (mu1 - mu0) / s^2 * (S_n - n (mu0 + mu1) / 2) with the sample variance s^2 is used instead.
-On resampled real differences the 95% interval covers 0.959-0.972 (docs/analysis.md).
+On resampled real differences the 95% interval covers 0.959-0.972 (docs/methods.md).
 """
 
 from __future__ import annotations
@@ -238,7 +238,7 @@ def default_burn_in(delta: float) -> int:
     A fixed first look comes early in the long test of a small effect, and on heavy-tailed
     differences the streams that have not yet met the rare big deals then accept H0 too often
     (beta 0.077 at nominal 0.05 and 0.131 at 0.10 with delta = 0.1 and a burn-in of 300); a first
-    look at n delta**2 = 9 keeps alpha, beta <= 1.1 x nominal there (docs/analysis.md, "Small effects").
+    look at n delta**2 = 9 keeps alpha, beta <= 1.1 x nominal there (docs/methods.md, "Small effects").
 
     >>> default_burn_in(0.2), default_burn_in(0.1), default_burn_in(-0.05)
     (300, 900, 3600)
@@ -261,7 +261,7 @@ class EmpiricalMeanSPRT:
     outcome into several; each check costs O(number of distinct values).
 
     Measured (burn-in 100) on resampled greedy - patient per-deal differences (alpha = beta = 0.05, 20,000
-    sequences per hypothesis; docs/analysis.md): P(accept H1 | mu = 0) and P(accept H0 | mu = delta)
+    sequences per hypothesis; docs/methods.md): P(accept H1 | mu = 0) and P(accept H0 | mu = delta)
     0.044 / 0.052 for delta = 0.2 and 0.052 / 0.054 for delta = 0.1.
 
     >>> test = EmpiricalMeanSPRT(delta=0.5, alpha=0.05, beta=0.05)

@@ -31,7 +31,7 @@ estimates behind one report.
     luck = true                        # optional: also luck-adjusted (true: the shipped value model,
                                        # a value-model file's path, or "playouts:K")
     design = "six"                     # optional: six (the default) or pairs (each pair of seatings
-                                       # on deals of its own; not with luck; docs/analysis.md)
+                                       # on deals of its own; not with luck; docs/compare.md)
 
     [tournament]                       # optional: one round robin of duplicate matches (simkit tournament)
     policies = ["random", "greedy", "patient", "mc"]

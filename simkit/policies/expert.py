@@ -39,7 +39,7 @@ and the seats' concealed-card counts).  Deterministic: it draws no random number
 
 Parameters (``params[i]``, defaults in :data:`EXPERT_DEFAULTS`: tuned with ``simkit tune`` by
 SPSA against a pool of greedy and expert, two rounds of 1.5 and 1.8 million deals starting from
-hand-tuned values — docs/analysis.md "Tuning"; the hand-tuned start is :data:`EXPERT_HAND_TUNED`)::
+hand-tuned values — docs/tournaments.md "Tuning"; the hand-tuned start is :data:`EXPERT_HAND_TUNED`)::
 
     0 idle         57.6   value lost per idle card
     1 outs_peng    13.4   per unseen card × progress of a 碰 / 发子 on it

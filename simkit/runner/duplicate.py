@@ -12,7 +12,7 @@ there) is a duplicate comparison of its own.  Design ``six`` (the default) plays
 the six seatings; design ``pairs`` plays each pair on the deals of its own seed
 (:func:`seating_seed`), so row N of a comparison holds three independent deals, one per pair:
 unbiased for the same mean difference, and more precise per CPU-second where a deal's three
-pairs are positively correlated (docs/analysis.md, "Designs of the deals").
+pairs are positively correlated (docs/measurements.md, "Designs of the deals: measurements").
 
 >>> import tempfile
 >>> out = run_duplicate("greedy", "random", deals=20, seed=3, out=tempfile.mkdtemp(), batch_size=10, quiet=True)

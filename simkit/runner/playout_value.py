@@ -24,7 +24,7 @@ The shuffles come from their own stream and start from the stock's cards sorted,
 do not depend on the stock's true order, nor on the card actually drawn: for a given stream
 state they are fixed numbers, and the correction averages to exactly zero over the card drawn
 (``tests/test_playout_value.py`` enumerates it).  ``payoff - luck`` is therefore unbiased for
-any K; K only decides how much variance goes (docs/analysis.md measures it against K).
+any K; K only decides how much variance goes (docs/measurements.md measures it against K).
 
 The cost is K x (types in the stock) play-outs per draw: at K = 64 about 2.7 s of CPU per
 duplicate deal of expert - greedy, thousands of times the network model's.  It is for close

@@ -85,7 +85,7 @@ VALUE_FEATURE_NAMES: tuple[str, ...] = tuple(
     f"{seat}:{name}" for seat in ("self", "next", "after_next") for name, _, _ in SEAT_FEATURES.table) + ("stock",)
 BUILTIN_VALUE_MODEL = Path(__file__).parent / "models" / "value.npz"  # the shipped value model
 PLAYOUTS_NAME = "playouts"  # the name of play-out value models: playouts:K
-DEFAULT_PLAYOUTS = 64  # K of ``playouts`` alone (docs/analysis.md: variance reduction against K)
+DEFAULT_PLAYOUTS = 64  # K of ``playouts`` alone (docs/measurements.md: variance reduction against K)
 RUN_RECORD_SUFFIX = ".run.json"  # a value model's run record: FILE.npz.run.json (paths, times, machine)
 # a file's bounds; a value model's metadata hold no layout_version (its block's magic number names
 # its layout): one that claims any is of another simkit, refused before its block is read

@@ -926,7 +926,7 @@ def comparison_section(results: list[ComparisonResult], directory: str | Path, p
                 if any(r.design == "pairs" for r in results) else "")
              + (f" Holm p: Holm-adjusted over the family of these {len(results)} comparisons' tests." if len(results) > 1
                 else "")
-             + (" Luck-adjusted: the same deals with the luck of every draw taken out (docs/analysis.md); "
+             + (" Luck-adjusted: the same deals with the luck of every draw taken out (docs/compare.md); "
                 "adjusted vs duplicate: the variance reduction of that adjustment per deal; efficiency per "
                 "CPU-second: that reduction times plain duplicate's share of the CPU the deals and their luck cost "
                 "when played (above 1 the adjustment pays for its CPU)." if any(
@@ -936,7 +936,7 @@ def comparison_section(results: list[ComparisonResult], directory: str | Path, p
         lines += ["† Stopped by a sequential test (SPRT): the plain mean, the fixed-sample intervals and the p-value "
                   "are conditional on stopping and biased (a test stops early on a lucky run). The SPRT column gives "
                   "the median-unbiased estimate and the confidence interval that are valid under the stopping rule "
-                  "(docs/analysis.md).", ""]
+                  "(docs/methods.md).", ""]
     lines += [f"![comparison forest plot]({prefix}comparison_forest.png)", ""]
     for i, result in enumerate(results):
         d = result.per_seating.mean(axis=1)

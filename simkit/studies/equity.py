@@ -14,7 +14,7 @@ and the same figures for the seat's *unconditional baseline*: the ordinary deals
 the same seed with the same policies (``simkit simulate --seed S``, dealt hands at random), with
 the difference equity - baseline and its interval: Newcombe's hybrid score interval and the
 pooled z test for the rates (:func:`simkit.analysis.stats.two_proportion_test`), Welch's
-interval and test for the means (:func:`welch_test`).  See docs/analysis.md, "Hand equity".
+interval and test for the means (:func:`welch_test`).  See docs/probability.md, "Hand equity".
 
 Deal N of the equity run is a pure function of (seed, N, hand, seat)
 (:mod:`simkit.runner.equity`), so the result is the same for any batch size, thread or worker
@@ -210,7 +210,7 @@ class EquityResult:
         ``baseline_lo`` / ``baseline_hi``, ``difference`` / ``difference_lo`` /
         ``difference_hi``, ``p_value``, ``n`` (deals, or the seat's wins for hu) and
         ``method``: the interval and test used.  Quantile rows have a difference without an
-        interval (see docs/analysis.md)."""
+        interval (see docs/probability.md)."""
         e, b, c = self.equity, self.baseline, self.confidence
         rows = []
 

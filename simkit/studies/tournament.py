@@ -358,7 +358,7 @@ def tournament_section(result: TournamentResult, directory: str | os.PathLike, p
              "is the payoff one policy takes from the other per deal. Davidson rating: Bradley–Terry with ties on "
              "the per-deal outcome (ahead / level / behind on the same cards), Elo scale (400 points = odds of 10 "
              f"to 1), tie parameter ν = {result.tie_parameter:.2f}. {result.anchor} = 0; {level} percentile "
-             "bootstrap over deals, jointly across pairings (docs/analysis.md).", ""]
+             "bootstrap over deals, jointly across pairings (docs/tournaments.md).", ""]
     lines += markdown_table(table) + [""]
     lines += [f"Gaps between neighbours on the ladder, with their own {level} intervals (all pairs: "
               "`gaps.csv`):", ""]
