@@ -5,17 +5,20 @@ log it reviewed) as a single HTML document that needs nothing else: no network, 
 external style sheet or font (the style is inline, in the page's ``<style>``).  Every text is
 escaped (:func:`html.escape`).  The page holds:
 
-* a summary, at the top: the figures ``simkit review`` prints and ``review.md`` holds (the loss
-  against the reference policy with its interval, for a replay log; decisions, errors, the total
-  loss against the best action with its interval; errors by size; decisions and loss by kind),
-  and a table of every decision linking to its section;
+* the headline, at the top (:mod:`simkit.studies.headline`): the result split into luck, the
+  cards dealt and the skill loss against the reference, the agreement with it, and whom the
+  seat played like; then the analysis's totals, labelled, with one sentence on how the best
+  named and the unbiased totals both hold (decisions, as good as the best, errors, the total
+  loss against the analysis's picks; errors by size; decisions and loss by kind), and a table of
+  every decision linking to its section;
 * the deal step by step: each line of a ``simkit replay`` log in words (cards by code and
   Chinese name, :func:`simkit.cards.type_name`), or each decision of a typed decision log,
   with the reviewed seat's decisions marked and linked;
 * one section per reviewed decision (``id="decision-N"``, N the decision's number in the log):
-  the hand and exposed groups, the position, the action chosen against the one recommended, the
-  loss against the best action and against the reference (each with its interval), and every
-  action's estimates (payoff, difference to the best, P(win), P(lose), with intervals).
+  the hand and exposed groups, the position, the action chosen and its verdict (the best, as
+  good as the best, or the best named: :func:`simkit.studies.analyze.shown_verdict`), the loss
+  against the analysis's pick and against the reference (each with its interval), and every
+  action's estimates by payoff (payoff, difference to the best, P(win), P(lose), with intervals).
 
 :func:`write_review_html` writes it atomically (:func:`simkit.storage.files.write_text`).
 """
@@ -38,7 +41,7 @@ from simkit.exposed import format_exposed
 from simkit.rules import RuleSet
 from simkit.storage.files import read_regular, write_text
 from simkit.studies.reference import ReferenceLoss
-from simkit.studies.review import DecisionReview, GameReview
+from simkit.studies.review import TOTALS_NOTE, DecisionReview, GameReview
 
 __all__ = ["review_html", "step_text", "write_review_html"]
 
@@ -255,7 +258,7 @@ def _deal_steps(review: GameReview, entries: list[tuple[int, dict[str, Any]]]) -
         css = "reviewed" if d is not None else "mine" if mine else ""
         if d is not None:
             text += (f" — <a href=\"#decision-{d.index}\">decision {d.index}</a>: chosen {_action(d.chosen)}, "
-                     f"recommended {_action(d.best)}, loss {_number(d.loss)} 牌")
+                     f"{_verdict(d)}, loss {_number(d.loss)} 牌")
         out.append(f"<li value=\"{number}\"{f' class={_q(css)}' if css else ''}>{text}</li>")
     out.append("</ol>")
     return out
@@ -272,21 +275,75 @@ def _position_seat(text: str) -> str:
 # ---------------------------------------------------------------------------- the page
 
 
+def _verdict(d: DecisionReview) -> str:
+    """The decision's verdict (escaped HTML): the chosen action is the best, as good as the best
+    (nothing else named), or the best is named (:func:`simkit.studies.analyze.shown_verdict`)."""
+    if d.chosen == d.best:
+        return "<span class=\"verdict-best\">the best</span>"
+    if d.as_good_as_best:
+        return "<span class=\"verdict-as-good\">as good as the best</span>"
+    return f"best: <strong class=\"recommended\">{_action(d.best)}</strong>"
+
+
+def _headline(review: GameReview) -> list[str]:
+    """The one headline (:mod:`simkit.studies.headline`): result = luck + cards dealt - skill
+    loss, the agreement, and whom the seat played like."""
+    h = review.headline()
+    level = _level(h.confidence)
+    per, per_lo, per_hi = h.per_decision
+    out = ["<section id=\"headline\">", "<h2>Headline</h2>", "<ul class=\"headline\">"]
+    if h.source == "reference" and math.isfinite(h.result) and math.isfinite(h.luck):
+        out.append(f"<li>result <span class=\"result\" data-value={_q(repr(h.result))}>{_number(h.result, signed=True)}"
+                   f"</span> 牌 = luck of the draws <span class=\"luck\" data-value={_q(repr(h.luck))}>"
+                   f"{_number(h.luck, signed=True)}</span> + the cards dealt <span class=\"dealt\" "
+                   f"data-value={_q(repr(h.dealt))}>{_number(h.dealt, signed=True)}</span> − skill loss "
+                   f"<span class=\"skill\" data-value={_q(repr(h.loss))}>{_number(h.loss)}</span> "
+                   f"<span class=\"note\">(luck: what the draws gave or took, value model {_e(h.luck_model)}; the "
+                   f"cards dealt: what {_e(h.reference)} would expect in this seat, result − luck + loss)</span></li>")
+    against = f"<code>{_e(h.reference)}</code>" if h.source == "reference" else "the analysis's picks"
+    out.append(f"<li>skill: lost <span class=\"skill-loss\" data-value={_q(repr(h.loss))}>{_number(h.loss)}</span> "
+               f"{_interval(h.loss_lo, h.loss_hi)} 牌 against {against} in this deal ({level} interval), "
+               f"<span class=\"skill-per-decision\" data-value={_q(repr(per))}>{_number(per)}</span> "
+               f"{_interval(per_lo, per_hi)} per decision ({h.decisions} decisions with a choice)</li>")
+    what = f"took {_e(h.reference)}'s action" if h.source == "reference" else "chose an action as good as the best"
+    out.append(f"<li>agreement: <span class=\"agreement\" data-value={_q(repr(h.agreement))}>{h.agree} of "
+               f"{h.decisions}</span> ({_number(100 * h.agreement, 0)}%) {what}</li>")
+    if not h.bots:
+        out.append(f"<li>played like: {_e(h.bots_note)}</li></ul>")
+    else:
+        out.append(f"<li>played like: <strong class=\"closest\">{_e(h.closest())}</strong> (the bot of the nearest "
+                   "loss per decision)</li></ul>")
+        rows = [["<strong>you</strong>", f"{_number(per)} {_interval(per_lo, per_hi)}",
+                 f"{_number(100 * h.agreement, 0)}%"]]
+        rows += [[f"<code>{_e(b['bot'])}</code>", f"{_number(b['loss_per_decision'])} "
+                  f"{_interval(b['loss_per_decision_lo'], b['loss_per_decision_hi'])}",
+                  f"{_number(100 * b['agreement'], 0)}%"] for b in h.bots]
+        out += _table(["player", f"loss per decision against {h.reference} ({level} interval)", "agreement"], rows,
+                      numeric=(1, 2), cls="played-like")
+        out.append(f"<p class=\"note\">{_e(h.bots_about)}</p>")
+    out.append("</section>")
+    return out
+
+
 def _summary(review: GameReview) -> list[str]:
     s = review.summary()
     level = _level(review.confidence)
-    out = ["<section id=\"summary\">", "<h2>Summary</h2>"]
+    out = _headline(review)
+    out += ["<section id=\"summary\">", "<h2>The analysis's totals</h2>", f"<p class=\"note\">{_e(TOTALS_NOTE)}</p>"]
     rows = []
     if review.reference is not None:
         r = review.reference
         lo, hi = r.total_interval()
-        rows.append([f"loss against <code>{_e(r.reference)}</code> (what playing {_e(r.reference)} in this seat "
-                     f"would have gained, from the deal's true cards; {_e(_level(r.confidence))} interval)",
+        rows.append([f"loss against <code>{_e(r.reference)}</code> (the headline's skill: what playing "
+                     f"{_e(r.reference)} in this seat would have gained, from the deal's true cards; "
+                     f"{_e(_level(r.confidence))} interval)",
                      f"<span class=\"reference-total\" data-value={_q(repr(r.total))}>{_number(r.total)}</span> "
                      f"{_interval(lo, hi)} 牌"])
     rows += [["decisions reviewed", f"<span class=\"decision-count\">{s['decisions']}</span>"],
-             [f"errors (a loss whose {level} interval excludes 0)", str(s["errors"])],
-             [f"total loss against the best action ({level} interval)",
+             ["chosen action as good as the best", f"<span class=\"as-good-count\">{s['as_good_as_best']}</span>"],
+             [f"errors (a loss whose {level} interval excludes 0, the choice not as good as the best)",
+              str(s["errors"])],
+             [f"total loss against the analysis's picks ({level} interval)",
               f"<span class=\"total-loss\" data-value={_q(repr(s['total_loss']))}>{_number(s['total_loss'])}</span> "
               f"{_interval(s['total_loss_lo'], s['total_loss_hi'])} 牌"]]
     out.append("<table class=\"totals\"><tbody>")
@@ -303,13 +360,14 @@ def _summary(review: GameReview) -> list[str]:
     rows, classes = [], []
     for d in review.decisions:
         ref = _reference_row(review, d)
-        rows.append([f"<a href=\"#decision-{d.index}\">{d.index}</a>", _e(d.kind), _action(d.chosen), _action(d.best),
+        rows.append([f"<a href=\"#decision-{d.index}\">{d.index}</a>", _e(d.kind), _action(d.chosen), _verdict(d),
                      _number(d.loss), _interval(d.loss_lo, d.loss_hi),
                      "–" if ref is None else f"{_number(ref.loss)} {_interval(ref.lo, ref.hi)}",
                      "<span class=\"error\">error</span>" if d.error else ""])
         classes.append("flagged" if d.error else "")
     reference = f"loss against {review.reference.reference}" if review.reference is not None else "loss against the reference"
-    out += _table(["#", "kind", "chosen", "recommended", "loss (牌)", f"{level} interval", reference, ""], rows,
+    out += _table(["#", "kind", "chosen", "verdict", "loss against the pick (牌)", f"{level} interval", reference, ""],
+                  rows,
                   numeric=(0, 4, 5, 6), row_classes=classes)
     out.append("</section>")
     return out
@@ -349,19 +407,19 @@ def _decision(review: GameReview, d: DecisionReview) -> list[str]:
     level = _level(review.confidence)
     ref = _reference_row(review, d)
     attrs = {"id": f"decision-{d.index}", "data-index": d.index, "data-line": d.line, "data-chosen": d.chosen,
-             "data-recommended": d.best, "data-loss": repr(d.loss)}
+             "data-best": d.best, "data-as-good-as-best": "true" if d.as_good_as_best else "false",
+             "data-pick": d.pick, "data-loss": repr(d.loss)}
     if ref is not None:
         attrs["data-reference-loss"] = repr(ref.loss)
     head = " ".join(f"{k}={_q(v)}" for k, v in attrs.items())
     out = [f"<section class=\"decision{' flagged' if d.error else ''}\" {head}>",
            f"<h3>Decision {d.index} <span class=\"note\">({_e(d.kind)}, log line {d.line})</span></h3>"]
     out += _position_lines(d.analysis.position, d.seat)
-    same = d.chosen == d.best
-    out.append(f"<p class=\"verdict\">chosen: <strong class=\"chosen\">{_action(d.chosen)}</strong>; recommended: "
-               f"<strong class=\"recommended\">{_action(d.best)}</strong>"
-               + (" (the same)" if same else "") + "</p>")
+    out.append(f"<p class=\"verdict\">chosen: <strong class=\"chosen\">{_action(d.chosen)}</strong> — "
+               f"{_verdict(d)}</p>")
     out.append("<ul class=\"losses\">")
-    out.append(f"<li>loss against the best action: <span class=\"loss\" data-value={_q(repr(d.loss))}>"
+    out.append(f"<li>loss against the analysis's pick {_action(d.pick)} (measured apart from that pick): "
+               f"<span class=\"loss\" data-value={_q(repr(d.loss))}>"
                f"{_number(d.loss)}</span> 牌, {level} interval {_interval(d.loss_lo, d.loss_hi)}"
                + (" — <span class=\"error\">an error</span> (the interval excludes 0)" if d.error else "") + "</li>")
     if ref is not None:
@@ -371,11 +429,12 @@ def _decision(review: GameReview, d: DecisionReview) -> list[str]:
                    f"({ref.samples} stock orders)</li>")
     out.append("</ul>")
     rows, classes = [], []
-    for a in d.analysis.actions:
-        tags = [t for t, on in (("chosen", a.name == d.chosen), ("recommended", a.name == d.best)) if on]
+    for a in sorted(d.analysis.actions, key=lambda a: -a.payoff if math.isfinite(a.payoff) else math.inf):
+        tags = [t for t, on in (("chosen", a.name == d.chosen), ("best", a.name == d.best),
+                                ("the analysis's pick", a.name == d.pick)) if on]
         rows.append([_action(a.name) + (f" <em>({', '.join(tags)})</em>" if tags else ""), str(a.rollouts),
                      _number(a.payoff, signed=True), _interval(a.payoff_lo, a.payoff_hi, signed=True),
-                     _number(a.difference, signed=True), _interval(a.difference_lo, a.difference_hi, signed=True),
+                     _number(a.vs_top, signed=True), _interval(a.vs_top_lo, a.vs_top_hi, signed=True),
                      f"{_number(a.p_win)} {_interval(a.p_win_lo, a.p_win_hi)}",
                      f"{_number(a.p_loss)} {_interval(a.p_loss_lo, a.p_loss_hi)}", _e(a.status)])
         classes.append("chosen-row" if a.name == d.chosen else "best-row" if a.name == d.best else "")
@@ -394,9 +453,9 @@ def review_html(review: GameReview, log: str | os.PathLike | Sequence[str] | Non
     title = title or f"Review of seat {review.seat}"
     level = _level(review.confidence)
     meta = (f"Rollouts: <code>{_e(review.policy)}</code> at every seat, up to {review.rollouts} determinisations per "
-            f"action, seed {review.seed}; luck adjustment: {_e(review.luck or 'off')}. Loss = the best action's "
-            f"expected payoff minus the chosen one's (牌), paired over the same determinisations; an error is a loss "
-            f"whose {level} interval excludes 0.")
+            f"action, seed {review.seed}; luck adjustment of the rollouts: {_e(review.luck or 'off')}. Loss = the "
+            f"analysis's pick's expected payoff minus the chosen one's (牌), paired over the same determinisations; "
+            f"an error is a loss whose {level} interval excludes 0 where the choice is not as good as the best.")
     parts = ["<!DOCTYPE html>", "<html lang=\"en\">", "<head>", "<meta charset=\"utf-8\">",
              "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">",
              f"<title>{_e(title)}</title>", f"<style>{_STYLE}</style>", "</head>", "<body>",
@@ -407,9 +466,10 @@ def review_html(review: GameReview, log: str | os.PathLike | Sequence[str] | Non
               "marked and linked.</p>"]
     parts += _deal_steps(review, entries)
     parts += ["</section>", "<section id=\"decisions\">", f"<h2>Seat {review.seat}'s decisions</h2>",
-              "<p class=\"note\">Each decision's table holds the estimates that picked the recommended action; its "
-              "loss is measured apart, on determinisations that choice never saw (so it may differ from the table's "
-              "difference, and come out negative).</p>"]
+              "<p class=\"note\">Each decision's table lists the actions by payoff, the best first; \"vs best\" is "
+              "an action's payoff minus the best's, paired over the determinisations both were measured on. An "
+              "action whose interval there does not lie wholly below 0 is as good as the best. "
+              f"{_e(TOTALS_NOTE)}</p>"]
     for d in review.decisions:
         parts += _decision(review, d)
     parts += ["</section>", f"<footer class=\"note\"><p>simkit {_e(simkit.__version__)}</p></footer>", "</body>",
