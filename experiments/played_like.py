@@ -76,11 +76,22 @@ def main(argv: list[str] | None = None) -> int:
              "settings": settings_identity(DEFAULT_REFERENCE, DEFAULT_SAMPLES, True),
              "table": {"seat": args.seat, "others": list(DEFAULT_BOTS), "dealer": "deal N: seat N mod 3"},
              "bots": rows}
-    with open(args.out, "w", encoding="utf-8") as f:
-        json.dump(table, f, indent=1, ensure_ascii=False)
-        f.write("\n")
+    write_table(table, args.out)
     print(f"wrote {args.out}")
     return 0
+
+
+def write_table(table: dict, path: str) -> None:
+    """The table as JSON: one key a line, one bot a line (its per-deal figures on it)."""
+    parts = []
+    for key, value in table.items():
+        if key == "bots":
+            bots = ",\n  ".join(json.dumps(b, ensure_ascii=False) for b in value)
+            parts.append(f' "bots": [\n  {bots}\n ]')
+        else:
+            parts.append(f" {json.dumps(key)}: {json.dumps(value, ensure_ascii=False)}")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("{\n" + ",\n".join(parts) + "\n}\n")
 
 
 if __name__ == "__main__":

@@ -159,7 +159,7 @@ def played_like(reference: str, samples: int, default_rules: bool,
         return [], (f"not available for these settings (the bots were reviewed against {have.get('reference')} with "
                     f"{have.get('samples')} stock orders per decision and default rules; this review: against "
                     f"{want['reference']}, {want['samples']} stock orders, {want['rules']} rules)")
-    return [dict(row) for row in table.get("bots", [])], None
+    return [{k: v for k, v in row.items() if k != "per_deal"} for row in table.get("bots", [])], None
 
 
 # ---------------------------------------------------------------------------- the headline

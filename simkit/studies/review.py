@@ -522,8 +522,9 @@ def write_reviews_report(reviews: Sequence[GameReview], logs: Sequence[str | os.
         level = f"{reviews[0].confidence:.0%}" if reviews else "95%"
         md = [f"# Reviews of {len(reviews)} logs", "",
               f"Each log's seat reviewed as `simkit review` reviews one log; the loss is the expected loss in 牌 "
-              f"against the best action at each decision, with its {level} interval.", "",
-              f"| log | seat | decisions | errors | loss (牌) | {level} interval | review |",
+              f"against the analysis's pick at each decision, with its {level} interval; each review leads with "
+              "its headline (skill against the reference, luck, agreement).", "",
+              f"| log | seat | decisions | errors | loss against the picks (牌) | {level} interval | review |",
               "|---|---|---|---|---|---|---|"]
         for entry, review, name in zip(index, reviews, names):
             summary = entry["summary"]
