@@ -220,7 +220,8 @@ def test_review_keeps_its_confidence_level_and_leads_with_the_reference(tmp_path
     reference = review_log_against_reference(log, 1, samples=16, seed=1, confidence=0.9)
     assert reference is not None and reference.confidence == 0.9 and reference.total > 0
     review = dataclasses.replace(review, reference=reference)
-    assert review_table(review).startswith("seat 1 against expert")
+    text = review_table(review)  # one headline: the result, luck and skill against expert, at 90 %
+    assert text.startswith("seat 1: result ") and "against expert (90%)" in text.split("\n\n")[0]
     path = write_review_report(review, tmp_path / "out")
     text = path.read_text(encoding="utf-8")
     assert "90% interval" in text and "95%" not in text and "## Against the reference" in text

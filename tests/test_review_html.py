@@ -159,6 +159,9 @@ def test_one_section_per_decision_with_chosen_recommended_and_loss(reviewed):
                    else f"best: {d['best']}")
         assert f"chosen: {d['chosen']}" in shown and verdict in shown
         assert "recommended" not in shown  # one name for the best, the top shown payoff
+        decision = next(x for x in review.decisions if x.index == d["index"])
+        payoffs = [a.payoff for a in decision.analysis.actions]
+        assert d["best_payoff"] == max(payoffs) and d["best_payoff"] >= d["chosen_payoff"]
         assert float(attrs["data-loss"]) == d["loss"]
         assert f"(measured apart from that pick): {d['loss']:.3f}" in shown
         ref = reference[d["index"]]

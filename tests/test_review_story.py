@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 
 from simkit.engine.position import action_text, parse_position
+from simkit.glossary import display_width
 from simkit.studies import review as review_module
 from simkit.studies.analyze import ActionEstimate, PositionAnalysis, ShownRow, analysis_verdict, shown_verdict
 from simkit.studies.headline import Headline, played_like, played_like_table, ratio_interval
@@ -177,7 +178,7 @@ def test_min_loss_says_how_many_decisions_it_leaves_out(monkeypatch):
     everything = review_table(game, min_loss=-1e9)
     assert "left out" not in everything and _rows(everything) == [0, 1, 2]
     assert "as good as the best" in everything and "best: 碰" in everything
-    assert all(len(line) <= 80 for line in everything.splitlines()), everything
+    assert all(display_width(line) <= 80 for line in everything.splitlines()), everything
 
 
 # ---------------------------------------------------------------------------- the headline
@@ -189,8 +190,8 @@ def test_the_headline_splits_the_result_into_luck_cards_dealt_and_skill():
     assert h.result == pytest.approx(h.luck + h.dealt - h.loss) and h.dealt == pytest.approx(2.3)
     assert h.per_decision == pytest.approx((0.35, 0.05, 0.65)) and h.agreement == 0.75
     text = "\n".join(h.lines())
-    assert "result +3.000 牌 = luck +2.100 + cards dealt +2.300 - skill loss 1.400" in text
-    assert all(len(line) <= 80 for line in h.lines())
+    assert "seat 0: result +3.000 牌\n  = luck +2.100 + cards dealt +2.300 - skill loss 1.400\n" in text
+    assert all(display_width(line) <= 80 for line in h.lines())
 
 
 def test_ratio_interval_is_the_ratio_with_a_delta_method_interval():
@@ -214,6 +215,38 @@ def test_the_bots_table_is_shown_under_its_own_settings_only():
     for args in (("greedy", 64, True), ("expert", 32, True), ("expert", 64, False)):
         rows, note = played_like(*args)
         assert rows == [] and note.startswith("not available for these settings")
+
+
+def _reference(samples: int, losses=(0.5, 0.0, 1.0), agree=(False, True, False)):
+    from simkit.studies.reference import ReferenceLoss, ReferenceReview
+
+    rows = tuple(ReferenceLoss(index=k, line=k + 2, kind="claim", chosen="pass", value=1.0, chosen_value=1.0 - loss,
+                               loss=loss, se=0.1 * (loss != 0.0), lo=loss - 0.2, hi=loss + 0.2, samples=samples,
+                               reference_action="pass" if same else "peng")
+                 for k, (loss, same) in enumerate(zip(losses, agree)))
+    return ReferenceReview(seat=1, reference="expert", table=("expert", "expert", "expert"), seed=0, samples=samples,
+                           confidence=0.95, decisions=rows, result=-2.0, luck=-1.25)
+
+
+def test_a_reference_headline_holds_the_bots_under_the_tables_settings(monkeypatch):
+    import dataclasses
+
+    game = dataclasses.replace(_game(monkeypatch), reference=_reference(64))
+    h = game.headline()
+    assert h.source == "reference" and h.loss == pytest.approx(1.5) and h.agree == 1 and h.decisions == 3
+    assert h.result == pytest.approx(h.luck + h.dealt - h.loss) and h.dealt == pytest.approx(-2.0 + 1.25 + 1.5)
+    assert [b["bot"] for b in h.bots] == ["random", "greedy", "patient", "expert", "search"]
+    assert all("per_deal" not in b for b in h.bots)  # the table's per-deal figures stay in the file
+    text = review_table(game, min_loss=-1e9)
+    head = text.split("\n\n")[0]  # one headline, first; the analysis's totals below, labelled
+    assert "played like" in head and "closest: " in head and "total loss" not in head
+    assert text.count("skill loss") == 1 and "the analysis (rollouts" in text.split("\n\n")[1]
+    assert all(display_width(line) <= 80 for line in text.splitlines()), text
+    data = json.loads(game.to_json())["summary"]["headline"]
+    assert data["result"] == -2.0 and data["luck"] == -1.25 and data["agreement"]["share"] == pytest.approx(1 / 3)
+    assert data["skill"]["loss_per_decision"] == pytest.approx(0.5) and len(data["played_like"]["bots"]) == 5
+    other = dataclasses.replace(game, reference=_reference(16)).headline()
+    assert other.bots == () and other.bots_note.startswith("not available for these settings")
 
 
 # ---------------------------------------------------------------------------- played and reviewed (kernels)

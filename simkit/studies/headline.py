@@ -26,8 +26,8 @@ so that, exactly, ``result = luck + cards dealt - loss``;
   stock orders per decision, default rules) are the table's, else the headline says it is not
   available for these settings.
 
-A decision log typed in (positions only, no true cards) has no reference review and no luck:
-its headline is the loss against the analysis's picks (:mod:`simkit.studies.review`) and the
+A review with no reference review (a decision log typed in has no true cards; a replay log whose
+table names a policy that is not built-in) has no luck or comparison: its headline is the loss against the analysis's picks (:mod:`simkit.studies.review`) and the
 share of decisions where the chosen action was as good as the best shown
 (:func:`simkit.studies.analyze.shown_verdict`).
 """
@@ -227,13 +227,14 @@ class Headline:
         out = []
         against = self.reference if self.source == "reference" else "the analysis's picks"
         if self.source == "reference" and math.isfinite(self.result) and math.isfinite(self.luck):
-            out.append(f"seat {self.seat}: result {self.result:+.3f} 牌 = luck {self.luck:+.3f} + cards dealt "
-                       f"{self.dealt:+.3f} - skill loss {self.loss:.3f}")
+            out.append(f"seat {self.seat}: result {self.result:+.3f} 牌")
+            out.append(f"  = luck {self.luck:+.3f} + cards dealt {self.dealt:+.3f} - skill loss {self.loss:.3f}")
             out.append("  luck: what the draws gave or took (the shipped value model); cards dealt:")
             out.append(f"    what {self.reference} would expect in this seat from the hands dealt "
                        "(result - luck + loss)")
         else:
-            out.append(f"seat {self.seat}: no result or luck (a decision log typed in has no true cards)")
+            out.append(f"seat {self.seat}: no result or luck: no review against a reference (that needs a replay "
+                       "log whose table plays built-in policies)")
         out.append(f"  skill: lost {self.loss:.3f} [{self.loss_lo:.3f}, {self.loss_hi:.3f}] 牌 against {against} "
                    f"({level})")
         out.append(f"    {per:.3f} [{per_lo:.3f}, {per_hi:.3f}] per decision, {self.decisions} decisions with a "
@@ -252,14 +253,37 @@ class Headline:
         return _wrapped(out)
 
 
+def wrap_columns(text: str, width: int = 80, first: str = "", rest: str = "") -> list[str]:
+    """``text`` in lines of at most ``width`` terminal columns (:func:`simkit.glossary.display_width`:
+    a Chinese character takes two), broken at spaces; the first line starts with ``first``, the
+    others with ``rest`` (a word longer than a line stands alone).
+
+    >>> wrap_columns("碰 碰 碰 碰", 6, "", " ")
+    ['碰 碰', ' 碰 碰']
+    """
+    from simkit.glossary import display_width
+
+    out, line, empty = [], first, True
+    for word in text.split():
+        trial = line + ("" if empty else " ") + word
+        if not empty and display_width(trial) > width:
+            out.append(line)
+            line = rest + word
+        else:
+            line = trial
+        empty = False
+    out.append(line)
+    return out
+
+
 def _wrapped(lines: list[str], width: int = 80) -> list[str]:
-    """``lines``, each longer than ``width`` wrapped, its continuation indented two more spaces."""
-    import textwrap
+    """``lines``, each wider than ``width`` columns wrapped, its continuation indented two more spaces."""
+    from simkit.glossary import display_width
 
     out = []
     for line in lines:
-        indent = " " * (len(line) - len(line.lstrip()) + 2)
-        out += [line] if len(line) <= width else textwrap.wrap(line, width, subsequent_indent=indent)
+        indent = " " * (len(line) - len(line.lstrip()))
+        out += [line] if display_width(line) <= width else wrap_columns(line.strip(), width, indent, indent + "  ")
     return out
 
 
@@ -286,8 +310,8 @@ def analysis_headline(review: Any) -> Headline:
     return Headline(seat=review.seat, source="analysis", reference="the best action", decisions=len(review.decisions),
                     loss=review.total_loss, loss_lo=lo, loss_hi=hi,
                     agree=sum(d.as_good_as_best for d in review.decisions), confidence=review.confidence,
-                    bots_note="not available for a decision log typed in (the bots were measured against a "
-                              "reference, which needs the true cards)")
+                    bots_note="not available without a review against a reference (the bots were measured "
+                              "against one)")
 
 
 def headline(review: Any) -> Headline:

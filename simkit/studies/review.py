@@ -449,7 +449,7 @@ def review_table(review: GameReview, min_loss: float = 0.0) -> str:
     """The headline (:meth:`GameReview.headline`), the analysis's totals below it, labelled, and
     the decisions whose loss is at least ``min_loss`` (how many it leaves out said), as text;
     80 columns wide but for long hands' lines, which wrap."""
-    import textwrap
+    from simkit.studies.headline import wrap_columns
 
     s = review.summary()
     lines = review.headline().lines()
@@ -458,12 +458,11 @@ def review_table(review: GameReview, min_loss: float = 0.0) -> str:
               f"  {s['decisions']} decisions, {s['as_good_as_best']} as good as the best, {s['errors']} errors;",
               f"  total loss against its picks {s['total_loss']:.3f} [{s['total_loss_lo']:.3f}, "
               f"{s['total_loss_hi']:.3f}] 牌"]
-    lines += textwrap.wrap(TOTALS_NOTE, 80, initial_indent="  ", subsequent_indent="  ")
-    lines += textwrap.wrap("errors by size: " + ", ".join(f"{k} {v}" for k, v in s["errors_by_size"].items()), 80,
-                           subsequent_indent="  ")
-    lines += textwrap.wrap("by kind: " + "; ".join(f"{k} {v['decisions']} decisions, {v['errors']} errors, loss "
-                                                   f"{v['loss']:.3f}" for k, v in s["by_kind"].items()), 80,
-                           subsequent_indent="  ")
+    lines += wrap_columns(TOTALS_NOTE, 80, "  ", "  ")
+    lines += wrap_columns("errors by size: " + ", ".join(f"{k} {v}" for k, v in s["errors_by_size"].items()), 80,
+                          "", "  ")
+    lines += wrap_columns("by kind: " + "; ".join(f"{k} {v['decisions']} decisions, {v['errors']} errors, loss "
+                                                  f"{v['loss']:.3f}" for k, v in s["by_kind"].items()), 80, "", "  ")
     shown = [d for d in review.decisions if d.loss >= min_loss]
     left = len(review.decisions) - len(shown)
     lines.append("")
@@ -476,7 +475,7 @@ def review_table(review: GameReview, min_loss: float = 0.0) -> str:
         lines.append(f"{d.index:>4} {pad(in_words(d.kind, DECISION_CHINESE), 15)} {pad(action_words(d.chosen), 22)} "
                      f"{d.loss:>7.3f} {f'[{d.loss_lo:.3f}, {d.loss_hi:.3f}]':>18}{mark}")
         verdict = d.verdict if d.chosen == d.best or d.as_good_as_best else f"best: {action_words(d.best)}"
-        lines += textwrap.wrap(f"{verdict}; hand {d.hand}", 80, initial_indent="     ", subsequent_indent="       ")
+        lines += wrap_columns(f"{verdict}; hand {d.hand}", 80, "     ", "       ")
     return "\n".join(lines)
 
 

@@ -429,6 +429,7 @@ def _decision(review: GameReview, d: DecisionReview) -> list[str]:
                    f"({ref.samples} stock orders)</li>")
     out.append("</ul>")
     rows, classes = [], []
+    as_good = set(d.analysis.verdict().as_good)  # the one rule (simkit.studies.analyze.shown_verdict)
     for a in sorted(d.analysis.actions, key=lambda a: -a.payoff if math.isfinite(a.payoff) else math.inf):
         tags = [t for t, on in (("chosen", a.name == d.chosen), ("best", a.name == d.best),
                                 ("the analysis's pick", a.name == d.pick)) if on]
@@ -436,10 +437,12 @@ def _decision(review: GameReview, d: DecisionReview) -> list[str]:
                      _number(a.payoff, signed=True), _interval(a.payoff_lo, a.payoff_hi, signed=True),
                      _number(a.vs_top, signed=True), _interval(a.vs_top_lo, a.vs_top_hi, signed=True),
                      f"{_number(a.p_win)} {_interval(a.p_win_lo, a.p_win_hi)}",
-                     f"{_number(a.p_loss)} {_interval(a.p_loss_lo, a.p_loss_hi)}", _e(a.status)])
+                     f"{_number(a.p_loss)} {_interval(a.p_loss_lo, a.p_loss_hi)}",
+                     "yes" if a.name in as_good else "no"])
         classes.append("chosen-row" if a.name == d.chosen else "best-row" if a.name == d.best else "")
     out += _table(["action", "rollouts", "payoff (牌)", f"{level} interval", "vs best", f"{level} interval",
-                   "P(win)", "P(lose)", "status"], rows, numeric=(1, 2, 3, 4, 5, 6, 7), row_classes=classes,
+                   "P(win)", "P(lose)", "as good as the best"], rows, numeric=(1, 2, 3, 4, 5, 6, 7),
+                  row_classes=classes,
                   cls="actions")
     out.append("</section>")
     return out
