@@ -45,7 +45,14 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from simkit.cards import N_SEATS
+from simkit.cards import N_CARDS, N_SEATS
+from simkit.engine import kernel as E
+from simkit.engine.layout import EVENT_WIDTH, N_ACTIONS, N_STATE, PH_DRAW, PH_OVER, S_DEALER, S_DECK, S_PHASE
+from simkit.glossary import display_width
+from simkit.replay import log_decisions
+from simkit.rules import RuleSet
+from simkit.runner.luck import draw_luck, new_luck_scratch
+from simkit.runner.value_model import ValueModel, load_value_model
 
 PLAYED_LIKE_FILE = Path(__file__).resolve().parent / "data" / "played_like.json"
 PLAYED_LIKE_BOTS = ("random", "greedy", "patient", "expert", "search")
@@ -54,23 +61,23 @@ PLAYED_LIKE_BOTS = ("random", "greedy", "patient", "expert", "search")
 # ---------------------------------------------------------------------------- the luck of a log's draws
 
 
-def log_luck(lines: Sequence[str], model: Any = None) -> np.ndarray:
+def log_luck(lines: Sequence[str], model: ValueModel | None = None) -> np.ndarray:
     """Each seat's luck of the draws (3 numbers, 牌) in the deal a replay log records, under the
-    value model ``model`` (default: the shipped one): the deal is rebuilt from its deal line and
-    played with the log's moves (:func:`simkit.replay.log_decisions`), pausing before each stock
-    draw for its correction (:func:`simkit.runner.luck.draw_luck`), as the luck of a simulated
-    deal is computed."""
-    from simkit.engine import kernel as E
-    from simkit.engine.layout import EVENT_WIDTH, N_ACTIONS, N_STATE, PH_DRAW, PH_OVER, S_PHASE
-    from simkit.replay import _deal_deck, log_decisions
-    from simkit.runner.luck import draw_luck, new_luck_scratch
-    from simkit.runner.value_model import load_value_model
-
+    value model ``model`` (default: the shipped one): the deal is followed with the log's moves
+    (:func:`simkit.replay.log_decisions`, which checks each line against the deal) from its deck
+    (the state before the first decision holds it), pausing before each stock draw for its
+    correction (:func:`simkit.runner.luck.draw_luck`), as the luck of a simulated deal is
+    computed (``tests/test_review_story.py`` checks the two agree)."""
     model = load_value_model() if model is None else model
     text = [line for line in lines if str(line).strip()]
     decisions = log_decisions(list(text))
-    deck, dealer, rules = _deal_deck(json.loads(text[0]))
-    rules_array = rules.to_array()
+    luck = np.zeros(N_SEATS, dtype=np.float64)
+    if not decisions:  # a deal always has one (the dealer's first discard, or its win): nothing to follow
+        return luck
+    first = decisions[0].state
+    deck = np.ascontiguousarray(first[S_DECK : S_DECK + N_CARDS])
+    dealer = int(first[S_DEALER])
+    rules_array = RuleSet.from_dict(json.loads(text[0]).get("rules", {})).to_array()
     s = np.zeros(N_STATE, dtype=np.int64)
     mask = np.zeros(N_ACTIONS, dtype=np.bool_)
     work = E.new_engine_workspace()
@@ -78,7 +85,6 @@ def log_luck(lines: Sequence[str], model: Any = None) -> np.ndarray:
     ev_n = np.zeros(1, dtype=np.int64)
     tab = new_luck_scratch()
     block = np.ascontiguousarray(model.block, dtype=np.float64)
-    luck = np.zeros(N_SEATS, dtype=np.float64)
     work[E.EW_CHANCE] = E.CHANCE_PAUSE
     E.start(s, deck, dealer, rules_array, mask, work, ev, ev_n)
     moves = iter(decisions)
@@ -261,8 +267,6 @@ def wrap_columns(text: str, width: int = 80, first: str = "", rest: str = "") ->
     >>> wrap_columns("碰 碰 碰 碰", 6, "", " ")
     ['碰 碰', ' 碰 碰']
     """
-    from simkit.glossary import display_width
-
     out, line, empty = [], first, True
     for word in text.split():
         trial = line + ("" if empty else " ") + word
@@ -278,8 +282,6 @@ def wrap_columns(text: str, width: int = 80, first: str = "", rest: str = "") ->
 
 def _wrapped(lines: list[str], width: int = 80) -> list[str]:
     """``lines``, each wider than ``width`` columns wrapped, its continuation indented two more spaces."""
-    from simkit.glossary import display_width
-
     out = []
     for line in lines:
         indent = " " * (len(line) - len(line.lstrip()))

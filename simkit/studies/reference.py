@@ -84,6 +84,8 @@ from simkit.replay import LoggedDecision, log_decisions, replay_jsonl
 from simkit.rng import STREAM_REFERENCE, deal_review_seed, root_key, stream_state
 from simkit.rules import RuleSet
 from simkit.runner.rollout import OUT_ERROR, OUT_PAYOFF, POLICY_DECIDES, rollout_policy_arrays, rollouts
+from simkit.runner.value_model import load_value_model
+from simkit.studies.headline import log_luck
 from simkit.storage.files import write_json, write_parquet, write_text
 from simkit.storage.lock import FolderLock
 from simkit.storage.paths import make_out_dir
@@ -276,9 +278,6 @@ def review_against_reference(
 def _deal_result(text_lines: list[str], header: dict[str, Any], seat: int) -> dict[str, Any]:
     """The seat's payoff in the logged deal, its luck of the draws under the shipped value model
     (:func:`simkit.studies.headline.log_luck`) and whether the rules are the default ones."""
-    from simkit.runner.value_model import load_value_model
-    from simkit.studies.headline import log_luck
-
     model = load_value_model()
     try:
         result = float(json.loads(text_lines[-1])["payoffs"][seat])

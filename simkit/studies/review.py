@@ -75,6 +75,7 @@ from simkit.storage.paths import make_out_dir
 from simkit.storage.runs import REVIEW_FILE, REVIEWS_FILE, check_run_folder
 from simkit.defaults import DEFAULT_REFERENCE, DEFAULT_REVIEW_ROLLOUTS, DEFAULT_SAMPLES
 from simkit.rng import deal_review_seed
+from simkit.studies.headline import Headline, headline, wrap_columns
 from simkit.studies.reference import ReferenceReview, deal_identity, review_against_reference
 from simkit.studies.analyze import (
     DEFAULT_BATCH,
@@ -191,10 +192,8 @@ class GameReview:
         summary["headline"] = self.headline().to_dict()
         return summary
 
-    def headline(self) -> Any:
+    def headline(self) -> Headline:
         """The review's one headline (:func:`simkit.studies.headline.headline`)."""
-        from simkit.studies.headline import headline
-
         return headline(self)
 
     def to_json(self) -> str:
@@ -449,8 +448,6 @@ def review_table(review: GameReview, min_loss: float = 0.0) -> str:
     """The headline (:meth:`GameReview.headline`), the analysis's totals below it, labelled, and
     the decisions whose loss is at least ``min_loss`` (how many it leaves out said), as text;
     80 columns wide but for long hands' lines, which wrap."""
-    from simkit.studies.headline import wrap_columns
-
     s = review.summary()
     lines = review.headline().lines()
     lines += ["",
