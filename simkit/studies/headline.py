@@ -235,9 +235,9 @@ class Headline:
         if self.source == "reference" and math.isfinite(self.result) and math.isfinite(self.luck):
             out.append(f"seat {self.seat}: result {self.result:+.3f} 牌")
             out.append(f"  = luck {self.luck:+.3f} + cards dealt {self.dealt:+.3f} - skill loss {self.loss:.3f}")
-            out.append("  luck: what the draws gave or took (the shipped value model); cards dealt:")
-            out.append(f"    what {self.reference} would expect in this seat from the hands dealt "
-                       "(result - luck + loss)")
+            out.append("  luck: what the draws gave or took (the shipped value model)")
+            out.append(f"  cards dealt: what {self.reference} would expect here from these hands")
+            out.append("    (result - luck + loss)")
         else:
             out.append(f"seat {self.seat}: no result or luck: no review against a reference (that needs a replay "
                        "log whose table plays built-in policies)")
