@@ -179,7 +179,8 @@ def test_review_of_a_deal_played_by_the_rollout_policy_finds_little_loss(logged,
     assert abs(np.mean(losses)) < 0.15, np.mean(losses)
     path = write_review_report(review, tmp_path / "review", min_loss=0.0)
     text = path.read_text()
-    assert "## Summary" in text and "![expected loss per decision](loss.png)" in text
+    assert "## Headline" in text and "## The analysis's totals" in text
+    assert "![expected loss per decision](loss.png)" in text
     assert (tmp_path / "review" / "loss.png").stat().st_size > 0
     assert json.loads((tmp_path / "review" / "review.json").read_text())["summary"]["seat"] == 2
 

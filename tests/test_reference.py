@@ -220,7 +220,8 @@ def test_review_keeps_its_confidence_level_and_leads_with_the_reference(tmp_path
     reference = review_log_against_reference(log, 1, samples=16, seed=1, confidence=0.9)
     assert reference is not None and reference.confidence == 0.9 and reference.total > 0
     review = dataclasses.replace(review, reference=reference)
-    assert review_table(review).startswith("seat 1 against expert")
+    text = review_table(review)  # one headline: the result, luck and skill against expert, at 90 %
+    assert text.startswith("seat 1: result ") and "against expert (90%)" in text.split("\n\n")[0]
     path = write_review_report(review, tmp_path / "out")
     text = path.read_text(encoding="utf-8")
     assert "90% interval" in text and "95%" not in text and "## Against the reference" in text
@@ -252,10 +253,11 @@ def test_the_review_measures_a_loss_on_determinisations_the_choice_never_saw(mon
     decisions = review_module.parse_decision_log(lines)
     review = review_module.review_decisions(decisions, 1, rollouts=32, seed=3)
     assert len(calls) == len(review.decisions) and all(c.confirmed for c in calls)
-    changed = [(d, c) for d, c in zip(review.decisions, calls) if d.chosen != d.best]
+    changed = [(d, c) for d, c in zip(review.decisions, calls) if d.chosen != d.pick]
     assert changed
     for d, analysis in changed:
         chosen = next(a for a in analysis.actions if a.name == d.chosen)
+        assert d.pick == analysis.best.name and d.pick_payoff == analysis.best.payoff
         assert d.loss == pytest.approx(analysis.best.payoff - chosen.payoff, abs=1e-9)
         assert d.loss == pytest.approx(-chosen.difference, abs=1e-9)
 
@@ -274,7 +276,7 @@ def test_a_log_of_a_user_policy_is_reviewed_without_the_reference_loss(tmp_path,
     assert main(["review", str(log), "--seat", "1", "--rollouts", "8", "--quiet"]) == 0
     captured = capsys.readouterr()
     assert "simkit: note: no loss against expert" in captured.err and "mymodule:policy" in captured.err
-    assert "total loss against the best action" in captured.out and "against expert (" not in captured.out
+    assert "total loss against its picks" in captured.out and "against expert (" not in captured.out
     rc, err = run_cli(["review", str(log), "--seat", "1", "--reference", "os:system"], capsys)
     one_line_error(rc, err, "os:system")
 

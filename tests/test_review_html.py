@@ -163,11 +163,18 @@ def test_one_section_per_decision_with_chosen_recommended_and_loss(reviewed):
     for section, d in zip(parser.sections, decisions):
         attrs, shown = section["attrs"], " ".join("".join(section["text"]).split())
         assert attrs["id"] == f"decision-{d['index']}"
-        assert attrs["data-chosen"] == d["chosen"] and attrs["data-recommended"] == d["best"]
+        assert attrs["data-chosen"] == d["chosen"] and attrs["data-best"] == d["best"] and attrs["data-pick"] == d["pick"]
+        assert attrs["data-as-good-as-best"] == ("true" if d["as_good_as_best"] else "false")
         chosen, best = action_text_shown(d["chosen"]), action_text_shown(d["best"])  # 打 红将, 碰, 吃 黄卒红卒白卒
-        assert f"chosen: {chosen}" in shown and f"recommended: {best}" in shown
+        verdict = ("the best" if d["chosen"] == d["best"] else "as good as the best" if d["as_good_as_best"]
+                   else f"best: {best}")
+        assert f"chosen: {chosen}" in shown and verdict in shown
+        assert "recommended" not in shown  # one name for the best, the top shown payoff
+        decision = next(x for x in review.decisions if x.index == d["index"])
+        payoffs = [a.payoff for a in decision.analysis.actions]
+        assert d["best_payoff"] == max(payoffs) and d["best_payoff"] >= d["chosen_payoff"]
         assert float(attrs["data-loss"]) == d["loss"]
-        assert f"loss against the best action: {d['loss']:.3f}" in shown
+        assert f"(measured apart from that pick): {d['loss']:.3f}" in shown
         ref = reference[d["index"]]
         assert float(attrs["data-reference-loss"]) == ref["loss"]
         assert f"loss against expert: {ref['loss']:.3f}" in shown
@@ -190,6 +197,29 @@ def test_the_summary_holds_the_reviews_totals(reviewed):
     assert text.index('id="summary"') < text.index('id="deal"') < text.index('id="decisions"')
     for kind, v in s["by_kind"].items():
         assert f"<td>{kind}</td><td class=\"num\">{v['decisions']}</td><td class=\"num\">{v['errors']}</td>" in text
+
+
+def test_one_headline_leads_the_page_and_how_best_and_totals_both_hold(reviewed):
+    """One headline (issue 52, item 2) before the analysis's totals, its figures the review's
+    JSON; the sentence saying how the best named and the unbiased totals both hold."""
+    _, text, data, review, _ = reviewed
+    parser = parse_page(text)
+    h = data["summary"]["headline"]
+    assert h["source"] == "reference" and text.index('id="headline"') < text.index('id="summary"')
+    assert text.count("<h2>Headline</h2>") == 1 and "total loss against the best action" not in text
+    (result,) = parser.spans["result"]
+    (luck,) = parser.spans["luck"]
+    (dealt,) = parser.spans["dealt"]
+    (skill,) = parser.spans["skill"]
+    assert float(result[0]) == h["result"] == data["reference"]["result"]
+    assert float(skill[0]) == pytest.approx(data["reference"]["total"])
+    assert float(result[0]) == pytest.approx(float(luck[0]) + float(dealt[0]) - float(skill[0]))
+    (agreement,) = parser.spans["agreement"]
+    assert agreement[1] == f"{h['agreement']['agree']} of {h['decisions']}"
+    assert h["agreement"]["agree"] == sum(d["agrees"] for d in data["reference"]["decisions"])
+    # 2 stock orders per decision: not the bots' table's settings, and the page says so
+    assert h["played_like"]["bots"] == [] and "not available for these settings" in text
+    assert "carry no winner&#x27;s curse" in text and "highest payoff shown beside it" in text
 
 
 def test_the_deal_is_told_step_by_step(reviewed):

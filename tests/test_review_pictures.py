@@ -122,9 +122,11 @@ def _analysis(position, payoffs: dict[str, float]):
     for name, payoff in payoffs.items():
         actions.append(types.SimpleNamespace(
             name=name, payoff=payoff, payoff_lo=payoff - 1, payoff_hi=payoff + 1, difference=0.0, difference_lo=-1.0,
-            difference_hi=1.0, p_win=0.25, p_win_lo=0.1, p_win_hi=0.4, p_loss=0.5, p_loss_lo=0.3, p_loss_hi=0.7,
-            rollouts=8, status="open"))
-    return types.SimpleNamespace(position=position, actions=tuple(actions))
+            difference_hi=1.0, vs_top=0.0, vs_top_lo=-1.0, vs_top_hi=1.0, p_win=0.25, p_win_lo=0.1, p_win_hi=0.4,
+            p_loss=0.5, p_loss_lo=0.3, p_loss_hi=0.7, rollouts=8, status="open"))
+    as_good = tuple(a.name for a in actions if math.isfinite(a.payoff) and a.payoff >= 0.0)  # the stand-in's verdict
+    return types.SimpleNamespace(position=position, actions=tuple(actions),
+                                 verdict=lambda: types.SimpleNamespace(as_good=as_good))
 
 
 def vocabulary_page() -> str:
@@ -138,7 +140,8 @@ def vocabulary_page() -> str:
     pieces += [rp.kind_picture(k) for k in DECISION_CHINESE] + [rp.pattern_picture(p) for p in PATTERN_CHINESE]
     pieces += [rp.win_kind_picture(k) for k in WIN_KIND_CHINESE]
     pieces += [f"<p>{review_page.step_text(e)}</p>" for e in _events()]
-    pieces += rp.ranked_actions(_analysis(claim, {"pass": 0.1, "peng": 0.3, "zhan": -0.2}), "pass", "peng", "95%")
+    pieces += rp.ranked_actions(_analysis(claim, {"pass": 0.1, "peng": 0.3, "zhan": -0.2}), "pass", "peng", "peng",
+                                "95%")
     body = "\n".join(pieces)
     return ("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><style>" + rp.font_face_css() + review_page._STYLE
             + rp.PICTURE_STYLE + "</style></head><body>" + body + "</body></html>")
@@ -274,16 +277,17 @@ def test_the_table_in_a_discard_phase_rings_the_chosen_and_the_best_discard():
 def test_candidate_actions_are_ranked_by_the_payoff_shown():
     p = parse_position(CLAIM)
     analysis = _analysis(p, {"pass": 0.1, "zhan": math.nan, "peng": 0.3, "kong": -0.2})
-    rows = [line for line in rp.ranked_actions(analysis, "pass", "peng", "95%") if line.startswith("<tr data-")]
+    rows = [line for line in rp.ranked_actions(analysis, "pass", "peng", "pass", "95%") if line.startswith("<tr data-")]
     order = [re.search(r'data-action="(\w+)" data-rank="(\d)"', r).groups() for r in rows]
     assert order == [("peng", "1"), ("pass", "2"), ("kong", "3"), ("zhan", "4")]  # highest first, no value last
-    # equal payoffs share a rank; among them the recommended first, then the chosen
+    # equal payoffs share a rank; among them the best named first, then the chosen
     tied = _analysis(p, {"pass": 0.1, "zhan": 0.3, "kong": 0.3, "peng": 0.3})
-    rows_tied = [line for line in rp.ranked_actions(tied, "peng", "kong", "95%") if line.startswith("<tr data-")]
+    rows_tied = [line for line in rp.ranked_actions(tied, "peng", "kong", "kong", "95%") if line.startswith("<tr data-")]
     assert [re.search(r'data-action="(\w+)" data-rank="(\d)"', r).groups() for r in rows_tied] == [
         ("kong", "1"), ("peng", "1"), ("zhan", "1"), ("pass", "4")]
-    assert 'class="best-row"' in rows[0] and "碰 绿士 (recommended)" in shown(rows[0])
-    assert 'class="chosen-row"' in rows[1] and "(chosen)" in rows[1]
+    assert 'class="best-row"' in rows[0] and "碰 绿士 (best)" in shown(rows[0])
+    assert 'class="chosen-row"' in rows[1] and "(chosen, the analysis's pick)" in rows[1]
+    assert [r.endswith("<td>yes</td></tr>") for r in rows] == [True, True, False, False]  # as good as the best
     assert "+0.300" in rows[0] and "[-0.700, +1.300]" in rows[0] and "–" in rows[3]
 
 

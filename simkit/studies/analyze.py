@@ -127,6 +127,11 @@ class ActionEstimate:
     status: str
     crn_factor: float
     luck_factor: float
+    # the difference to the shown best (the action of the highest ``payoff``), paired over the
+    # determinisations both were measured on (the first min of their counts); 0 for the shown best
+    vs_top: float = math.nan
+    vs_top_lo: float = math.nan
+    vs_top_hi: float = math.nan
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -163,6 +168,17 @@ class PositionAnalysis:
     @property
     def separated(self) -> bool:
         return all(a.difference_hi < 0 for a in self.actions[1:])
+
+    @property
+    def shown_best(self) -> ActionEstimate:
+        """The action of the highest shown payoff (:func:`shown_verdict`): what a player is told is
+        best.  ``best`` is the race's pick, which a review's losses are measured against."""
+        return self.estimate(self.verdict().best_action)
+
+    def verdict(self, chosen: int | None = None) -> "Verdict":
+        """:func:`shown_verdict` of this analysis's rows (payoff, and the paired interval of the
+        difference to the shown best, ``vs_top_lo`` / ``vs_top_hi``), for action id ``chosen``."""
+        return analysis_verdict(self, chosen)
 
     def estimate(self, action: int) -> ActionEstimate:
         """The estimates of action id ``action``."""
@@ -256,6 +272,146 @@ def _estimates(position: Position, actions: Sequence[int], out: np.ndarray, coun
             win_units_hi=units[2], difference=diff[0], difference_lo=diff[1], difference_hi=diff[2], status=status,
             crn_factor=crn, luck_factor=luck_factor))
     return rows
+
+
+def _with_vs_top(rows: list[ActionEstimate], out: np.ndarray, counts: np.ndarray, best: int,
+                 confidence: float) -> list[ActionEstimate]:
+    """``rows`` with each action's difference to the shown best (the highest ``payoff``; ties to
+    the race's pick, then the lowest action id), paired over the determinisations of ``out`` both
+    were measured on (the first min of their two counts), with its interval at ``confidence``."""
+    top = _top_index([r.payoff for r in rows], best)
+    x = out[:, :, OUT_PAYOFF] - out[:, :, OUT_LUCK]
+    done = []
+    for i, row in enumerate(rows):
+        if i == top:
+            vs = (0.0, 0.0, 0.0)
+        else:
+            m = int(min(counts[i], counts[top]))
+            vs = t_interval_or_nan(x[i, :m] - x[top, :m], confidence) if m else (math.nan,) * 3
+        done.append(dataclasses.replace(row, vs_top=float(vs[0]), vs_top_lo=float(vs[1]), vs_top_hi=float(vs[2])))
+    return done
+
+
+def _top_index(values: Sequence[float], pick: int | None = None) -> int:
+    """The index of the highest finite value (ties: ``pick``, then the first); 0 when none is finite."""
+    best_i, best_key = 0, None
+    for i, v in enumerate(values):
+        if v is None or not math.isfinite(v):
+            continue
+        key = (v, i == pick)
+        if best_key is None or key > best_key:
+            best_i, best_key = i, key
+    return best_i
+
+
+# ---------------------------------------------------------------------------- the best shown: one rule
+
+
+@dataclasses.dataclass(frozen=True)
+class ShownRow:
+    """One action as a player is shown it: its name, its value (expected payoff, 牌) and the
+    interval of its difference to the shown best (its value minus the best's, paired; NaN where
+    not measured).  The shown best's own row has the interval [0, 0]."""
+
+    name: str
+    value: float
+    lo: float = math.nan
+    hi: float = math.nan
+
+
+@dataclasses.dataclass(frozen=True)
+class Verdict:
+    """:func:`shown_verdict`'s answer: the shown best (``best``, its ``best_value``), and for the
+    chosen action (None when none was given) its value, its difference to the best with the
+    interval, whether it is the best (``chosen_is_best``) and whether it is as good as the best
+    (``as_good_as_best``); ``as_good``: every action as good as the best, the best first."""
+
+    best: str
+    best_value: float
+    best_action: int | None = None
+    chosen: str | None = None
+    chosen_value: float = math.nan
+    chosen_is_best: bool = False
+    as_good_as_best: bool = False
+    difference: float = math.nan
+    difference_lo: float = math.nan
+    difference_hi: float = math.nan
+    as_good: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def _as_good(row: ShownRow) -> bool:
+    """The evidence does not put the row below the best: its interval of difference does not lie
+    wholly below 0 (NaN, not measured, does not separate either)."""
+    return not (row.hi < 0)
+
+
+def shown_verdict(rows: Sequence[ShownRow | tuple], chosen: str | None = None) -> Verdict:
+    """**The one rule** for naming a best action wherever simkit names one (review text, JSON,
+    page; the play hint):
+
+    * the *shown best* is the row of the highest value (ties: the first row; a row of NaN value
+      is never the best);
+    * an action is *as good as the best* when it is the best, or when the interval of its
+      difference to the best (``lo``, ``hi``: paired, at the analysis's confidence) does not
+      lie wholly below 0 (``hi >= 0``, or not measured): the evidence does not separate it
+      from the best.  Then a verdict says "as good as the best" and names no other action.
+
+    ``rows``: :class:`ShownRow` or ``(name, value, lo, hi)`` tuples; ``chosen``: the name of the
+    action taken (None: none).
+
+    >>> v = shown_verdict([("discard RS", 3.9, -0.5, 0.1), ("discard WX", 4.3, 0.0, 0.0),
+    ...                    ("pass", 1.0, -4.0, -2.6)], chosen="discard RS")
+    >>> v.best, v.chosen_is_best, v.as_good_as_best, v.as_good
+    ('discard WX', False, True, ('discard WX', 'discard RS'))
+    >>> shown_verdict([("a", 1.0, 0, 0), ("b", 0.2, -1.2, -0.4)], chosen="b").as_good_as_best
+    False
+    """
+    shown = [r if isinstance(r, ShownRow) else ShownRow(*r) for r in rows]
+    if not shown:
+        raise ValueError("no rows to name a best among")
+    values = [float(r.value) for r in shown]
+    top = _top_index(values)
+    best = shown[top]
+    as_good = (best.name,) + tuple(r.name for i, r in enumerate(shown) if i != top and _as_good(r))
+    if chosen is None:
+        return Verdict(best=best.name, best_value=best.value, as_good=as_good)
+    row = next((r for r in shown if r.name == chosen), None)
+    if row is None:
+        raise ValueError(f"the chosen action {chosen!r} is not among the rows")
+    is_best = row.name == best.name
+    lo, hi = (0.0, 0.0) if is_best else (float(row.lo), float(row.hi))
+    difference = 0.0 if is_best else float(row.value) - float(best.value)
+    return Verdict(best=best.name, best_value=float(best.value), chosen=row.name, chosen_value=float(row.value),
+                   chosen_is_best=is_best, as_good_as_best=is_best or _as_good(row), difference=difference,
+                   difference_lo=lo, difference_hi=hi, as_good=as_good)
+
+
+def analysis_rows(analysis: "PositionAnalysis") -> list[ShownRow]:
+    """The rows a player is shown of an analysis, highest payoff first: each action's name, its
+    expected payoff and the paired interval of its difference to the shown best."""
+    rows = [ShownRow(a.name, a.payoff, a.vs_top_lo, a.vs_top_hi) for a in analysis.actions]
+    order = sorted(range(len(rows)), key=lambda i: (-(rows[i].value if math.isfinite(rows[i].value) else -math.inf),
+                                                    analysis.actions[i].action != analysis.best.action, i))
+    return [rows[i] for i in order]
+
+
+def analysis_verdict(analysis: "PositionAnalysis", chosen: int | None = None) -> Verdict:
+    """:func:`shown_verdict` of an analysis (:func:`analysis_rows`) for action id ``chosen``
+    (None: none), with the best's action id; the difference to the best is the paired
+    ``vs_top`` of the chosen action (the same determinisations), not the difference of two
+    payoffs measured on different numbers of them."""
+    rows = analysis_rows(analysis)
+    name = None if chosen is None else analysis.estimate(chosen).name
+    verdict = shown_verdict(rows, name)
+    best = next(a for a in analysis.actions if a.name == verdict.best)
+    if name is not None and not verdict.chosen_is_best:
+        a = analysis.estimate(chosen)
+        if math.isfinite(a.vs_top):
+            verdict = dataclasses.replace(verdict, difference=a.vs_top)
+    return dataclasses.replace(verdict, best_action=best.action)
 
 
 _BELIEFS: dict[tuple, Any] = {}  # the last few beliefs drawn (a review analyses each position twice)
@@ -425,6 +581,7 @@ def analyze_position(
     for i, row in enumerate(rows):  # an action still racing at the end is separated if its interval says so
         if row.status == STATUS_OPEN and (race_difference_hi[i] if confirmed else row.difference_hi) < 0:
             rows[i] = dataclasses.replace(row, status=STATUS_SEPARATED)
+    rows = _with_vs_top(rows, out, counts, best, confidence)
     order = sorted(range(k), key=lambda i: (i != best, -rows[i].payoff if math.isfinite(rows[i].payoff) else 0.0,
                                             rows[i].action))
     return PositionAnalysis(position=position, policy=policy_label(spec), seed=seed, rollouts=rollouts, batch=batch,

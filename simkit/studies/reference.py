@@ -84,6 +84,8 @@ from simkit.replay import LoggedDecision, log_decisions, replay_jsonl
 from simkit.rng import STREAM_REFERENCE, deal_review_seed, root_key, stream_state
 from simkit.rules import RuleSet
 from simkit.runner.rollout import OUT_ERROR, OUT_PAYOFF, POLICY_DECIDES, rollout_policy_arrays, rollouts
+from simkit.runner.value_model import load_value_model
+from simkit.studies.headline import log_luck
 from simkit.storage.files import write_json, write_parquet, write_text
 from simkit.storage.lock import FolderLock
 from simkit.storage.paths import make_out_dir
@@ -107,6 +109,14 @@ class ReferenceLoss:
     lo: float
     hi: float
     samples: int
+    # the action the reference takes at the position the seat saw (its random numbers from
+    # STREAM_REFERENCE keyed by the deal's review seed and the decision): "" where not asked
+    reference_action: str = ""
+
+    @property
+    def agrees(self) -> bool:
+        """The seat took the reference's action."""
+        return self.reference_action == self.chosen
 
 
 @dataclasses.dataclass(frozen=True)
@@ -120,10 +130,22 @@ class ReferenceReview:
     samples: int
     confidence: float
     decisions: tuple[ReferenceLoss, ...]
+    # from the log (review_against_reference): the seat's payoff in the deal, its luck of the draws
+    # under the shipped value model (simkit.studies.headline.log_luck) and that model's description;
+    # whether the deal was played under the default rules (the bots' table of the headline is)
+    result: float = math.nan
+    luck: float = math.nan
+    luck_model: str | None = None
+    default_rules: bool = True
 
     @property
     def total(self) -> float:
         return float(sum(d.loss for d in self.decisions))
+
+    @property
+    def agree(self) -> int:
+        """The decisions at which the seat took the reference's action."""
+        return sum(d.agrees for d in self.decisions)
 
     @property
     def total_se(self) -> float:
@@ -137,7 +159,9 @@ class ReferenceReview:
         lo, hi = self.total_interval()
         return {"seat": self.seat, "reference": self.reference, "table": list(self.table), "seed": self.seed,
                 "samples": self.samples, "confidence": self.confidence, "total": self.total, "total_se": self.total_se,
-                "total_lo": lo, "total_hi": hi, "decisions": [dataclasses.asdict(d) for d in self.decisions]}
+                "total_lo": lo, "total_hi": hi, "agree": self.agree, "result": self.result, "luck": self.luck,
+                "luck_model": self.luck_model, "default_rules": self.default_rules,
+                "decisions": [dict(dataclasses.asdict(d), agrees=d.agrees) for d in self.decisions]}
 
 
 def _z(confidence: float) -> float:
@@ -253,8 +277,21 @@ def review_against_reference(
     confidence = _check_confidence(confidence)
     spec = reference_policy(reference)
     text_lines, header = _deal_log(lines)
-    return _review(text_lines, header, int(seat), spec, table_from_log(header, int(seat), spec), samples, seed,
-                   confidence, workers, decisions)
+    review = _review(text_lines, header, int(seat), spec, table_from_log(header, int(seat), spec), samples, seed,
+                     confidence, workers, decisions, actions=True)
+    return dataclasses.replace(review, **_deal_result(text_lines, header, int(seat)))
+
+
+def _deal_result(text_lines: list[str], header: dict[str, Any], seat: int) -> dict[str, Any]:
+    """The seat's payoff in the logged deal, its luck of the draws under the shipped value model
+    (:func:`simkit.studies.headline.log_luck`) and whether the rules are the default ones."""
+    model = load_value_model()
+    try:
+        result = float(json.loads(text_lines[-1])["payoffs"][seat])
+    except (ValueError, KeyError, TypeError, IndexError):
+        result = math.nan
+    return {"result": result, "luck": float(log_luck(text_lines, model)[seat]), "luck_model": model.describe(),
+            "default_rules": rules_of(header) == RuleSet()}
 
 
 def _deal_log(lines: Sequence[str]) -> tuple[list[str], dict[str, Any]]:
@@ -274,12 +311,15 @@ def _deal_log(lines: Sequence[str]) -> tuple[list[str], dict[str, Any]]:
 
 def _review(text_lines: list[str], header: dict[str, Any], seat: int, spec: PolicySpec,
             table: tuple[PolicySpec, ...], samples: int, seed: int, confidence: float, workers: int,
-            decisions: Sequence[LoggedDecision] | None = None) -> ReferenceReview:
+            decisions: Sequence[LoggedDecision] | None = None, actions: bool = False) -> ReferenceReview:
     """:func:`review_against_reference` of checked arguments, the rollouts' ``table`` given (the
-    log's, or the one :func:`calibrate` played the deal with)."""
+    log's, or the one :func:`calibrate` played the deal with); ``actions``: also ask the
+    reference its action at each decision (:attr:`ReferenceLoss.reference_action`; a search
+    reference's is the one it decides with)."""
     rules = rules_of(header)
     rollout_table = tuple(rollout_stand_in(p) for p in table)
     decides = reference_decider(spec, rules) if rollout_stand_in(spec) != spec else None
+    asks = decides if decides is not None else reference_decider(spec, rules) if actions else None
     rollout_seed = deal_review_seed(seed, *deal_identity(header))
     if decisions is None:
         decisions = log_decisions(list(text_lines))
@@ -292,6 +332,7 @@ def _review(text_lines: list[str], header: dict[str, Any], seat: int, spec: Poli
         if len(legal) < 2:
             continue
         first = POLICY_DECIDES if decides is None else decides(d, rollout_seed)
+        own = first if decides is not None else asks(d, rollout_seed) if asks is not None else None
         out = rollouts(d.position.observation(), [first, d.action], [True, True], d.index * samples, samples,
                        rollout_seed, rollout_table, rules, workers=workers, known=d.state)
         if (out[..., OUT_ERROR] != 0).any():
@@ -304,7 +345,8 @@ def _review(text_lines: list[str], header: dict[str, Any], seat: int, spec: Poli
         rows.append(ReferenceLoss(index=d.index, line=d.line, kind=decision_kind(d.position),
                                   chosen=action_text(d.action, d.position), value=float(value.mean()),
                                   chosen_value=float(chosen.mean()), loss=loss, se=se, lo=loss - z * se,
-                                  hi=loss + z * se, samples=samples))
+                                  hi=loss + z * se, samples=samples,
+                                  reference_action="" if own is None else action_text(int(own), d.position)))
     return ReferenceReview(seat=int(seat), reference=policy_label(spec), table=tuple(policy_label(p) for p in table),
                            seed=seed, samples=samples, confidence=confidence, decisions=tuple(rows))
 

@@ -2,16 +2,30 @@
 
 For each decision of one seat in a log, :func:`review_decisions` analyses the position
 (:func:`simkit.studies.analyze.analyze_position`) and reports the action chosen, the best
-action and the expected loss of the choice (best payoff minus the chosen action's, paired over
-the same determinisations) with its interval.  The best is chosen by the analysis's race and
-the loss is its confirmation's, measured on fresh determinisations the choice never saw
-(``confirm``): the best of several noisy estimates is biased upwards (the winner's curse), an
-estimate on independent samples is not; so a loss may come out negative (the
-choice was as good as the "best" or better), and it is kept as it is.  The summary adds the
-losses up, counts the errors (decisions whose loss interval excludes 0) by size and splits the
-loss by kind of decision: ``discard``, ``claim``, and ``win`` (a discard phase in which the
-player could win).  For a replay log the review leads with the loss against a reference policy
-(:mod:`simkit.studies.reference`), calibrated against paired play.
+action and the expected loss of the choice with its interval.
+
+**One story per decision.**  Two measures are kept apart, and each is named for what it is:
+
+* the *best* named (``best``, ``best_payoff``; the page's and the text's "best") is the action
+  of the highest payoff among those shown beside it, and the chosen action is *as good as the
+  best* (``as_good_as_best``) when it is that action or the interval of its difference to it
+  (paired, ``vs_best_lo`` / ``vs_best_hi``) does not lie wholly below 0: one rule,
+  :func:`simkit.studies.analyze.shown_verdict`.  Where it is as good, nothing else is named.
+* the *loss* (``loss``, ``loss_lo``, ``loss_hi``) is measured against the analysis's *pick*
+  (``pick``, ``pick_payoff``: the action its race chose) on fresh determinisations the choice
+  never saw (``confirm``): the best of several noisy estimates is biased upwards (the winner's
+  curse), an estimate on independent samples is not, so the losses add up to an unbiased total.
+  A loss may come out negative (the choice did better than the pick) and is kept as it is.
+
+So a chosen action that beat the pick is the best shown, or as good as it, with a negative loss;
+the shown payoffs come from the same fresh determinisations as the loss.  An *error* is a
+decision whose loss interval excludes 0 and whose chosen action is not as good as the best.
+The summary adds the losses up, counts the errors by size and splits the loss by kind of
+decision: ``discard``, ``claim``, and ``win`` (a discard phase in which the player could win).
+For a replay log the review leads with one headline (:mod:`simkit.studies.headline`): the result
+split into skill (the loss against a reference policy, :mod:`simkit.studies.reference`,
+calibrated against paired play) and luck, the agreement with the reference and whom the seat
+played like.
 
 Two log formats are read (:func:`read_decision_log`):
 
@@ -61,6 +75,7 @@ from simkit.storage.paths import make_out_dir
 from simkit.storage.runs import REVIEW_FILE, REVIEWS_FILE, check_run_folder
 from simkit.defaults import DEFAULT_REFERENCE, DEFAULT_REVIEW_ROLLOUTS, DEFAULT_SAMPLES
 from simkit.rng import deal_review_seed
+from simkit.studies.headline import Headline, headline, wrap_columns
 from simkit.studies.reference import ReferenceReview, deal_identity, review_against_reference
 from simkit.studies.analyze import (
     DEFAULT_BATCH,
@@ -69,6 +84,7 @@ from simkit.studies.analyze import (
     DEFAULT_SHARPEN,
     PositionAnalysis,
     analyze_position,
+    analysis_verdict,
 )
 
 ERROR_SIZES = ((0.0, "small (< 0.2)"), (0.2, "medium (0.2 - 0.5)"), (0.5, "large (0.5 - 1)"), (1.0, "blunder (>= 1)"))
@@ -77,8 +93,11 @@ KIND_ORDER = ("discard", "claim", "win")
 
 @dataclasses.dataclass(frozen=True)
 class DecisionReview:
-    """One reviewed decision: ``loss`` = best payoff - chosen payoff (牌) with its interval
-    (0 when the choice is the best); ``error``: the interval excludes 0."""
+    """One reviewed decision (module docstring): ``best`` the action of the highest payoff shown
+    (``best_payoff``), ``as_good_as_best`` and the chosen one's paired difference to it
+    (``vs_best`` with its interval); ``loss`` = the pick's payoff - the chosen one's (牌), paired
+    on fresh determinisations, with its interval (0 when the choice is the pick); ``error``: the
+    loss interval excludes 0 and the choice is not as good as the best."""
 
     index: int
     line: int
@@ -96,6 +115,19 @@ class DecisionReview:
     best_payoff: float
     rollouts: int
     analysis: PositionAnalysis = dataclasses.field(repr=False, compare=False)
+    pick: str = ""  # the analysis's race pick: what ``loss`` is measured against
+    pick_payoff: float = math.nan
+    as_good_as_best: bool = False
+    vs_best: float = math.nan  # chosen - best, paired (0 when the chosen is the best)
+    vs_best_lo: float = math.nan
+    vs_best_hi: float = math.nan
+
+    @property
+    def verdict(self) -> str:
+        """The decision in words: ``the best``, ``as good as the best`` or ``best: ACTION``."""
+        if self.chosen == self.best:
+            return "the best"
+        return "as good as the best" if self.as_good_as_best else f"best: {self.best}"
 
     def to_dict(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "analysis"}
@@ -150,13 +182,19 @@ class GameReview:
             by_kind[kind] = {"decisions": len(rows), "errors": sum(d.error for d in rows),
                              "loss": float(sum(d.loss for d in rows))}
         summary = {"seat": self.seat, "decisions": len(self.decisions), "errors": sum(d.error for d in self.decisions),
+                   "as_good_as_best": sum(d.as_good_as_best for d in self.decisions),
                    "total_loss": self.total_loss, "total_loss_lo": lo, "total_loss_hi": hi,
                    "confidence": self.confidence, "errors_by_size": by_size, "by_kind": by_kind}
         if self.reference is not None:
             ref_lo, ref_hi = self.reference.total_interval()
             summary.update(reference=self.reference.reference, reference_loss=self.reference.total,
                            reference_loss_lo=ref_lo, reference_loss_hi=ref_hi)
+        summary["headline"] = self.headline().to_dict()
         return summary
+
+    def headline(self) -> Headline:
+        """The review's one headline (:func:`simkit.studies.headline.headline`)."""
+        return headline(self)
 
     def to_json(self) -> str:
         data = {"summary": self.summary(), "policy": self.policy, "seed": self.seed, "rollouts": self.rollouts,
@@ -358,18 +396,21 @@ def review_decision(settings: ReviewSettings, d: LogDecision, workers: int | Non
                                 luck=s.luck, batch=s.batch, confidence=s.confidence, sharpen=s.sharpen,
                                 belief=s.belief, belief_noise=s.belief_noise)
     chosen = analysis.estimate(d.action)
-    best = analysis.best
-    if chosen.action == best.action:
+    pick = analysis.best
+    if chosen.action == pick.action:
         loss, lo, hi = 0.0, 0.0, 0.0
-    else:  # the analysis's confirmation: measured apart from the choice of the best (module docstring)
+    else:  # the analysis's confirmation: measured apart from the choice of the pick (module docstring)
         loss, lo, hi = -chosen.difference, -chosen.difference_hi, -chosen.difference_lo
+    verdict = analysis_verdict(analysis, d.action)  # the one rule for the best named
     p = d.position
     seat = s.seat
     return DecisionReview(
         index=d.index, line=d.line, seat=seat, kind=decision_kind(p), hand=format_counts(p.hand),
-        exposed=format_exposed(p.exposed[seat]), chosen=chosen.name, best=best.name, loss=loss, loss_lo=lo,
-        loss_hi=hi, error=bool(lo > 0), chosen_payoff=chosen.payoff, best_payoff=best.payoff,
-        rollouts=chosen.rollouts, analysis=analysis)
+        exposed=format_exposed(p.exposed[seat]), chosen=chosen.name, best=verdict.best, loss=loss, loss_lo=lo,
+        loss_hi=hi, error=bool(lo > 0) and not verdict.as_good_as_best, chosen_payoff=chosen.payoff,
+        best_payoff=verdict.best_value, rollouts=chosen.rollouts, analysis=analysis, pick=pick.name,
+        pick_payoff=pick.payoff, as_good_as_best=verdict.as_good_as_best, vs_best=verdict.difference,
+        vs_best_lo=verdict.difference_lo, vs_best_hi=verdict.difference_hi)
 
 
 def _review_task(settings: ReviewSettings, d: LogDecision, threads: int) -> tuple[int, DecisionReview]:
@@ -398,30 +439,42 @@ def review_log_against_reference(path: str | os.PathLike, seat: int, reference: 
         raise SimkitError(f"{path}: {exc}") from None
 
 
+# how the best named and the unbiased totals both hold, in one sentence (text, review.md, the page)
+TOTALS_NOTE = ("The best named at each decision is the action of the highest payoff shown beside it; the losses and "
+               "their totals are measured against the analysis's pick on fresh determinisations that pick never saw, "
+               "so they carry no winner's curse and add up without bias (a loss comes out negative where the chosen "
+               "action did better than the pick).")
+
+
 def review_table(review: GameReview, min_loss: float = 0.0) -> str:
-    """The decisions whose loss is at least ``min_loss`` and the summary, as text."""
+    """The headline (:meth:`GameReview.headline`), the analysis's totals below it, labelled, and
+    the decisions whose loss is at least ``min_loss`` (how many it leaves out said), as text;
+    80 columns wide but for long hands' lines, which wrap."""
     s = review.summary()
-    lines = []
-    if review.reference is not None:
-        r = review.reference
-        lo, hi = r.total_interval()
-        lines.append(f"seat {review.seat} against {r.reference} (what playing {r.reference} in this seat would have "
-                     f"gained, from the deal's true cards): loss {r.total:.3f} [{lo:.3f}, {hi:.3f}] 牌")
-    lines += [f"seat {review.seat}: {s['decisions']} decisions, {s['errors']} errors, total loss against the best "
-             f"action {s['total_loss']:.3f} [{s['total_loss_lo']:.3f}, {s['total_loss_hi']:.3f}] 牌 "
-             f"(rollouts: {review.policy}, up to {review.rollouts} per action, seed {review.seed})",
-             "errors by size: " + ", ".join(f"{k} {v}" for k, v in s["errors_by_size"].items()),
-             "by kind: " + ", ".join(f"{k} {v['decisions']} decisions, {v['errors']} errors, loss {v['loss']:.3f}"
-                                     for k, v in s["by_kind"].items()),
-             "",
-             f"{'#':>4} {'kind':<16} {'chosen':<24} {'best':<24} {'loss 牌':>7} {'interval':>18}  hand"]
-    for d in review.decisions:
-        if d.loss < min_loss:
-            continue
+    lines = review.headline().lines()
+    lines += ["",
+              f"the analysis (rollouts: {review.policy}, up to {review.rollouts} per action, seed {review.seed}):",
+              f"  {s['decisions']} decisions, {s['as_good_as_best']} as good as the best, {s['errors']} errors;",
+              f"  total loss against its picks {s['total_loss']:.3f} [{s['total_loss_lo']:.3f}, "
+              f"{s['total_loss_hi']:.3f}] 牌"]
+    lines += wrap_columns(TOTALS_NOTE, 80, "  ", "  ")
+    lines += wrap_columns("errors by size: " + ", ".join(f"{k} {v}" for k, v in s["errors_by_size"].items()), 80,
+                          "", "  ")
+    lines += wrap_columns("by kind: " + "; ".join(f"{k} {v['decisions']} decisions, {v['errors']} errors, loss "
+                                                  f"{v['loss']:.3f}" for k, v in s["by_kind"].items()), 80, "", "  ")
+    shown = [d for d in review.decisions if d.loss >= min_loss]
+    left = len(review.decisions) - len(shown)
+    lines.append("")
+    if left:
+        lines.append(f"{len(shown)} of {len(review.decisions)} decisions shown: {left} with a loss below "
+                     f"--min-loss {min_loss:g} left out")
+    lines.append(f"{'#':>4} {pad('kind', 15)} {pad('chosen', 22)} {'loss 牌':>7} {'interval':>18}")
+    for d in shown:
         mark = "!" if d.error else " "
-        lines.append(f"{d.index:>4} {pad(in_words(d.kind, DECISION_CHINESE), 16)} {pad(action_words(d.chosen), 24)} {pad(action_words(d.best), 24)} "
-                     f"{d.loss:>7.3f} "
-                     f"{f'[{d.loss_lo:.3f}, {d.loss_hi:.3f}]':>18}{mark} {d.hand}")
+        lines.append(f"{d.index:>4} {pad(in_words(d.kind, DECISION_CHINESE), 15)} {pad(action_words(d.chosen), 22)} "
+                     f"{d.loss:>7.3f} {f'[{d.loss_lo:.3f}, {d.loss_hi:.3f}]':>18}{mark}")
+        verdict = d.verdict if d.chosen == d.best or d.as_good_as_best else f"best: {action_words(d.best)}"
+        lines += wrap_columns(f"{verdict}; hand {d.hand}", 80, "     ", "       ")
     return "\n".join(lines)
 
 
@@ -467,8 +520,9 @@ def write_reviews_report(reviews: Sequence[GameReview], logs: Sequence[str | os.
         level = f"{reviews[0].confidence:.0%}" if reviews else "95%"
         md = [f"# Reviews of {len(reviews)} logs", "",
               f"Each log's seat reviewed as `simkit review` reviews one log; the loss is the expected loss in 牌 "
-              f"against the best action at each decision, with its {level} interval.", "",
-              f"| log | seat | decisions | errors | loss (牌) | {level} interval | review |",
+              f"against the analysis's pick at each decision, with its {level} interval; each review leads with "
+              "its headline (skill against the reference, luck, agreement).", "",
+              f"| log | seat | decisions | errors | loss against the picks (牌) | {level} interval | review |",
               "|---|---|---|---|---|---|---|"]
         for entry, review, name in zip(index, reviews, names):
             summary = entry["summary"]
@@ -491,7 +545,7 @@ def _write_review_files(review: GameReview, folder: Path, min_loss: float) -> Pa
     save_figure(decision_loss_plot(frame).figure, folder, "loss")
     s = review.summary()
     level = f"{review.confidence:.0%}"
-    md = [f"# Review of seat {review.seat}", ""]
+    md = [f"# Review of seat {review.seat}", "", "## Headline", "", "```text", *review.headline().lines(), "```", ""]
     if review.reference is not None:
         r = review.reference
         lo, hi = r.total_interval()
@@ -515,19 +569,23 @@ def _write_review_files(review: GameReview, folder: Path, min_loss: float) -> Pa
           + ". Loss = the best action's expected payoff minus the "
           f"chosen one's (牌), paired over the same determinisations; an error is a loss whose {level} interval "
           "excludes 0.",
-          "", "## Summary", "",
-          f"- decisions reviewed: {s['decisions']}; errors: {s['errors']}",
-          f"- total loss: {s['total_loss']:.3f} 牌 ({level} interval {s['total_loss_lo']:.3f} to "
-          f"{s['total_loss_hi']:.3f})",
+          "", "## The analysis's totals", "",
+          TOTALS_NOTE,
+          "",
+          f"- decisions reviewed: {s['decisions']}; as good as the best: {s['as_good_as_best']}; errors: {s['errors']}",
+          f"- total loss against the analysis's picks: {s['total_loss']:.3f} 牌 ({level} interval "
+          f"{s['total_loss_lo']:.3f} to {s['total_loss_hi']:.3f})",
           "- errors by size: " + ", ".join(f"{k}: {v}" for k, v in s["errors_by_size"].items()), "",
           "| kind | decisions | errors | loss (牌) |", "|---|---:|---:|---:|"]
     for kind, v in s["by_kind"].items():
         md.append(f"| {kind} | {v['decisions']} | {v['errors']} | {v['loss']:.3f} |")
     md += ["", "![expected loss per decision](loss.png)", "", "## Decisions", "",
-           f"| # | kind | chosen | best | loss | {level} interval | error |", "|---:|---|---|---|---:|---|---|"]
+           f"| # | kind | chosen | verdict | loss against the pick | {level} interval | error |",
+           "|---:|---|---|---|---:|---|---|"]
     for d in review.decisions:
-        md.append(f"| {d.index} | {in_words(d.kind, DECISION_CHINESE)} | {action_words(d.chosen)} | {action_words(d.best)} | {d.loss:.3f} | {d.loss_lo:.3f} to "
-                  f"{d.loss_hi:.3f} | {'yes' if d.error else ''} |")
+        verdict = d.verdict if d.chosen == d.best or d.as_good_as_best else f"best: {action_words(d.best)}"
+        md.append(f"| {d.index} | {in_words(d.kind, DECISION_CHINESE)} | {action_words(d.chosen)} | {verdict} | "
+                  f"{d.loss:.3f} | {d.loss_lo:.3f} to {d.loss_hi:.3f} | {'yes' if d.error else ''} |")
     flagged = [d for d in review.decisions if d.error and d.loss >= min_loss]
     md += ["", f"## Flagged decisions (errors with loss >= {min_loss:g})", ""]
     if not flagged:
@@ -536,10 +594,12 @@ def _write_review_files(review: GameReview, folder: Path, min_loss: float) -> Pa
         md += [f"### Decision {d.index} ({in_words(d.kind, DECISION_CHINESE)}, log line {d.line})", "",
                f"- hand: `{d.hand}`" + (f"; exposed: `{d.exposed}`" if d.exposed else ""),
                f"- position: `{d.analysis.position.text()}`",
-               f"- chosen: **{action_words(d.chosen)}**, best: **{action_words(d.best)}**, loss {d.loss:.3f} ({d.loss_lo:.3f} to {d.loss_hi:.3f})",
+               f"- chosen: **{action_words(d.chosen)}**, best: **{action_words(d.best)}** (the highest payoff "
+               f"below); loss against the pick {action_words(d.pick)}: {d.loss:.3f} ({d.loss_lo:.3f} to "
+               f"{d.loss_hi:.3f})",
                "", "| action | n | payoff | vs best | P(win) | P(lose) |", "|---|---:|---:|---:|---:|---:|"]
-        for a in d.analysis.actions:
-            md.append(f"| {a.name} | {a.rollouts} | {a.payoff:+.3f} | {a.difference:+.3f} | {a.p_win:.3f} | "
+        for a in sorted(d.analysis.actions, key=lambda a: -a.payoff if math.isfinite(a.payoff) else math.inf):
+            md.append(f"| {a.name} | {a.rollouts} | {a.payoff:+.3f} | {a.vs_top:+.3f} | {a.p_win:.3f} | "
                       f"{a.p_loss:.3f} |")
         md.append("")
     path = folder / "review.md"

@@ -11,19 +11,22 @@ engine's words and their English in tooltips and a legend, cards drawn as four-c
 their codes in tooltips.  The page holds:
 
 * a legend of the words and the colours;
-* a summary: the figures ``simkit review`` prints and ``review.md`` holds (the loss
-  against the reference policy with its interval, for a replay log; decisions, errors, the total
-  loss against the best action with its interval; errors by size; decisions and loss by kind),
-  and a table of every decision linking to its section;
+* the headline, at the top (:mod:`simkit.studies.headline`): the result split into luck, the
+  cards dealt and the skill loss against the reference, the agreement with it, and whom the
+  seat played like; then the analysis's totals, labelled, with one sentence on how the best
+  named and the unbiased totals both hold (decisions, as good as the best, errors, the total
+  loss against the analysis's picks; errors by size; decisions and loss by kind), and a table of
+  every decision linking to its section;
 * the deal step by step: each line of a ``simkit replay`` log in the player's words and
   pictures (the dealt hands grouped by colour, the win's patterns by their Chinese names), or
   each decision of a typed decision log, with the reviewed seat's decisions marked and linked;
 * one section per reviewed decision (``id="decision-N"``, N the decision's number in the log):
   a drawing of the table (the hand grouped by colour, every seat's exposed groups and discards,
-  the card in question highlighted), the position's text, the action chosen against the one
-  recommended, the loss against the best action and against the reference (each with its
-  interval), and the candidate actions ranked by their payoff (difference to the best, P(win),
-  P(lose), with intervals).
+  the card in question highlighted), the position's text, the action chosen and its verdict (the
+  best, as good as the best, or the best named: :func:`simkit.studies.analyze.shown_verdict`),
+  the loss against the analysis's pick and against the reference (each with its interval), and
+  the candidate actions ranked by their payoff (payoff, difference to the best, P(win), P(lose),
+  with intervals, and whether each is as good as the best).
 
 :func:`write_review_html` writes it atomically (:func:`simkit.storage.files.write_text`).
 """
@@ -46,7 +49,7 @@ from simkit.rules import RuleSet
 from simkit.storage.files import read_regular, write_text
 from simkit.glossary import ACTION_CHINESE, NOWIN_CHINESE
 from simkit.studies.reference import ReferenceLoss
-from simkit.studies.review import DecisionReview, GameReview
+from simkit.studies.review import TOTALS_NOTE, DecisionReview, GameReview
 from simkit.studies.review_pictures import (
     PICTURE_STYLE,
     action_picture,
@@ -282,7 +285,7 @@ def _deal_steps(review: GameReview, entries: list[tuple[int, dict[str, Any]]]) -
         css = "reviewed" if d is not None else "mine" if mine else ""
         if d is not None:
             text += (f" — <a href=\"#decision-{d.index}\">decision {d.index}</a>: chosen {_action(d.chosen)}, "
-                     f"recommended {_action(d.best)}, loss {_number(d.loss)} 牌")
+                     f"{_verdict(d)}, loss {_number(d.loss)} 牌")
         out.append(f"<li value=\"{number}\"{f' class={_q(css)}' if css else ''}>{text}</li>")
     out.append("</ol>")
     return out
@@ -299,21 +302,75 @@ def _position_seat(text: str) -> str:
 # ---------------------------------------------------------------------------- the page
 
 
+def _verdict(d: DecisionReview) -> str:
+    """The decision's verdict (escaped HTML): the chosen action is the best, as good as the best
+    (nothing else named), or the best is named (:func:`simkit.studies.analyze.shown_verdict`)."""
+    if d.chosen == d.best:
+        return "<span class=\"verdict-best\">the best</span>"
+    if d.as_good_as_best:
+        return "<span class=\"verdict-as-good\">as good as the best</span>"
+    return f"best: <strong class=\"recommended\">{_action(d.best)}</strong>"
+
+
+def _headline(review: GameReview) -> list[str]:
+    """The one headline (:mod:`simkit.studies.headline`): result = luck + cards dealt - skill
+    loss, the agreement, and whom the seat played like."""
+    h = review.headline()
+    level = _level(h.confidence)
+    per, per_lo, per_hi = h.per_decision
+    out = ["<section id=\"headline\">", "<h2>Headline</h2>", "<ul class=\"headline\">"]
+    if h.source == "reference" and math.isfinite(h.result) and math.isfinite(h.luck):
+        out.append(f"<li>result <span class=\"result\" data-value={_q(repr(h.result))}>{_number(h.result, signed=True)}"
+                   f"</span> 牌 = luck of the draws <span class=\"luck\" data-value={_q(repr(h.luck))}>"
+                   f"{_number(h.luck, signed=True)}</span> + the cards dealt <span class=\"dealt\" "
+                   f"data-value={_q(repr(h.dealt))}>{_number(h.dealt, signed=True)}</span> − skill loss "
+                   f"<span class=\"skill\" data-value={_q(repr(h.loss))}>{_number(h.loss)}</span> "
+                   f"<span class=\"note\">(luck: what the draws gave or took, value model {_e(h.luck_model)}; the "
+                   f"cards dealt: what {_e(h.reference)} would expect in this seat, result − luck + loss)</span></li>")
+    against = f"<code>{_e(h.reference)}</code>" if h.source == "reference" else "the analysis's picks"
+    out.append(f"<li>skill: lost <span class=\"skill-loss\" data-value={_q(repr(h.loss))}>{_number(h.loss)}</span> "
+               f"{_interval(h.loss_lo, h.loss_hi)} 牌 against {against} in this deal ({level} interval), "
+               f"<span class=\"skill-per-decision\" data-value={_q(repr(per))}>{_number(per)}</span> "
+               f"{_interval(per_lo, per_hi)} per decision ({h.decisions} decisions with a choice)</li>")
+    what = f"took {_e(h.reference)}'s action" if h.source == "reference" else "chose an action as good as the best"
+    out.append(f"<li>agreement: <span class=\"agreement\" data-value={_q(repr(h.agreement))}>{h.agree} of "
+               f"{h.decisions}</span> ({_number(100 * h.agreement, 0)}%) {what}</li>")
+    if not h.bots:
+        out.append(f"<li>played like: {_e(h.bots_note)}</li></ul>")
+    else:
+        out.append(f"<li>played like: <strong class=\"closest\">{_e(h.closest())}</strong> (the bot of the nearest "
+                   "loss per decision)</li></ul>")
+        rows = [["<strong>you</strong>", f"{_number(per)} {_interval(per_lo, per_hi)}",
+                 f"{_number(100 * h.agreement, 0)}%"]]
+        rows += [[f"<code>{_e(b['bot'])}</code>", f"{_number(b['loss_per_decision'])} "
+                  f"{_interval(b['loss_per_decision_lo'], b['loss_per_decision_hi'])}",
+                  f"{_number(100 * b['agreement'], 0)}%"] for b in h.bots]
+        out += _table(["player", f"loss per decision against {h.reference} ({level} interval)", "agreement"], rows,
+                      numeric=(1, 2), cls="played-like")
+        out.append(f"<p class=\"note\">{_e(h.bots_about)}</p>")
+    out.append("</section>")
+    return out
+
+
 def _summary(review: GameReview) -> list[str]:
     s = review.summary()
     level = _level(review.confidence)
-    out = ["<section id=\"summary\">", "<h2>Summary</h2>"]
+    out = _headline(review)
+    out += ["<section id=\"summary\">", "<h2>The analysis's totals</h2>", f"<p class=\"note\">{_e(TOTALS_NOTE)}</p>"]
     rows = []
     if review.reference is not None:
         r = review.reference
         lo, hi = r.total_interval()
-        rows.append([f"loss against <code>{_e(r.reference)}</code> (what playing {_e(r.reference)} in this seat "
-                     f"would have gained, from the deal's true cards; {_e(_level(r.confidence))} interval)",
+        rows.append([f"loss against <code>{_e(r.reference)}</code> (the headline's skill: what playing "
+                     f"{_e(r.reference)} in this seat would have gained, from the deal's true cards; "
+                     f"{_e(_level(r.confidence))} interval)",
                      f"<span class=\"reference-total\" data-value={_q(repr(r.total))}>{_number(r.total)}</span> "
                      f"{_interval(lo, hi)} 牌"])
     rows += [["decisions reviewed", f"<span class=\"decision-count\">{s['decisions']}</span>"],
-             [f"errors (a loss whose {level} interval excludes 0)", str(s["errors"])],
-             [f"total loss against the best action ({level} interval)",
+             ["chosen action as good as the best", f"<span class=\"as-good-count\">{s['as_good_as_best']}</span>"],
+             [f"errors (a loss whose {level} interval excludes 0, the choice not as good as the best)",
+              str(s["errors"])],
+             [f"total loss against the analysis's picks ({level} interval)",
               f"<span class=\"total-loss\" data-value={_q(repr(s['total_loss']))}>{_number(s['total_loss'])}</span> "
               f"{_interval(s['total_loss_lo'], s['total_loss_hi'])} 牌"]]
     out.append("<table class=\"totals\"><tbody>")
@@ -330,13 +387,14 @@ def _summary(review: GameReview) -> list[str]:
     rows, classes = [], []
     for d in review.decisions:
         ref = _reference_row(review, d)
-        rows.append([f"<a href=\"#decision-{d.index}\">{d.index}</a>", _e(d.kind), _action(d.chosen), _action(d.best),
+        rows.append([f"<a href=\"#decision-{d.index}\">{d.index}</a>", _e(d.kind), _action(d.chosen), _verdict(d),
                      _number(d.loss), _interval(d.loss_lo, d.loss_hi),
                      "–" if ref is None else f"{_number(ref.loss)} {_interval(ref.lo, ref.hi)}",
                      "<span class=\"error\">error</span>" if d.error else ""])
         classes.append("flagged" if d.error else "")
     reference = f"loss against {review.reference.reference}" if review.reference is not None else "loss against the reference"
-    out += _table(["#", "kind", "chosen", "recommended", "loss (牌)", f"{level} interval", reference, ""], rows,
+    out += _table(["#", "kind", "chosen", "verdict", "loss against the pick (牌)", f"{level} interval", reference, ""],
+                  rows,
                   numeric=(0, 4, 5, 6), row_classes=classes)
     out.append("</section>")
     return out
@@ -359,19 +417,19 @@ def _decision(review: GameReview, d: DecisionReview) -> list[str]:
     level = _level(review.confidence)
     ref = _reference_row(review, d)
     attrs = {"id": f"decision-{d.index}", "data-index": d.index, "data-line": d.line, "data-chosen": d.chosen,
-             "data-recommended": d.best, "data-loss": repr(d.loss)}
+             "data-best": d.best, "data-as-good-as-best": "true" if d.as_good_as_best else "false",
+             "data-pick": d.pick, "data-loss": repr(d.loss)}
     if ref is not None:
         attrs["data-reference-loss"] = repr(ref.loss)
     head = " ".join(f"{k}={_q(v)}" for k, v in attrs.items())
     out = [f"<section class=\"decision{' flagged' if d.error else ''}\" {head}>",
            f"<h3>Decision {d.index} <span class=\"note\">({kind_picture(d.kind)}, log line {d.line})</span></h3>"]
     out += _position_lines(d.analysis.position, d.chosen, d.best)
-    same = d.chosen == d.best
-    out.append(f"<p class=\"verdict\">chosen: <strong class=\"chosen\">{_action(d.chosen)}</strong>; recommended: "
-               f"<strong class=\"recommended\">{_action(d.best)}</strong>"
-               + (" (the same)" if same else "") + "</p>")
+    out.append(f"<p class=\"verdict\">chosen: <strong class=\"chosen\">{_action(d.chosen)}</strong> — "
+               f"{_verdict(d)}</p>")
     out.append("<ul class=\"losses\">")
-    out.append(f"<li>loss against the best action: <span class=\"loss\" data-value={_q(repr(d.loss))}>"
+    out.append(f"<li>loss against the analysis's pick {_action(d.pick)} (measured apart from that pick): "
+               f"<span class=\"loss\" data-value={_q(repr(d.loss))}>"
                f"{_number(d.loss)}</span> 牌, {level} interval {_interval(d.loss_lo, d.loss_hi)}"
                + (" — <span class=\"error\">an error</span> (the interval excludes 0)" if d.error else "") + "</li>")
     if ref is not None:
@@ -380,7 +438,7 @@ def _decision(review: GameReview, d: DecisionReview) -> list[str]:
                    f"{_e(_level(review.reference.confidence))} interval {_interval(ref.lo, ref.hi)} "
                    f"({ref.samples} stock orders)</li>")
     out.append("</ul>")
-    out += ranked_actions(d.analysis, d.chosen, d.best, level)
+    out += ranked_actions(d.analysis, d.chosen, d.best, d.pick, level)
     out.append("</section>")
     return out
 
@@ -393,9 +451,9 @@ def review_html(review: GameReview, log: str | os.PathLike | Sequence[str] | Non
     title = title or f"Review of seat {review.seat}"
     level = _level(review.confidence)
     meta = (f"Rollouts: <code>{_e(review.policy)}</code> at every seat, up to {review.rollouts} determinisations per "
-            f"action, seed {review.seed}; luck adjustment: {_e(review.luck or 'off')}. Loss = the best action's "
-            f"expected payoff minus the chosen one's (牌), paired over the same determinisations; an error is a loss "
-            f"whose {level} interval excludes 0.")
+            f"action, seed {review.seed}; luck adjustment of the rollouts: {_e(review.luck or 'off')}. Loss = the "
+            f"analysis's pick's expected payoff minus the chosen one's (牌), paired over the same determinisations; "
+            f"an error is a loss whose {level} interval excludes 0 where the choice is not as good as the best.")
     parts = ["<!DOCTYPE html>", "<html lang=\"en\">", "<head>", "<meta charset=\"utf-8\">",
              "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">",
              f"<title>{_e(title)}</title>", f"<style>{font_face_css()}\n{_STYLE}{PICTURE_STYLE}</style>", "</head>",
@@ -407,9 +465,10 @@ def review_html(review: GameReview, log: str | os.PathLike | Sequence[str] | Non
               "marked and linked.</p>"]
     parts += _deal_steps(review, entries)
     parts += ["</section>", "<section id=\"decisions\">", f"<h2>Seat {review.seat}'s decisions</h2>",
-              "<p class=\"note\">Each decision's table holds the estimates that picked the recommended action; its "
-              "loss is measured apart, on determinisations that choice never saw (so it may differ from the table's "
-              "difference, and come out negative).</p>"]
+              "<p class=\"note\">Each decision's table lists the actions by payoff, the best first; \"vs best\" is "
+              "an action's payoff minus the best's, paired over the determinisations both were measured on. An "
+              "action whose interval there does not lie wholly below 0 is as good as the best. "
+              f"{_e(TOTALS_NOTE)}</p>"]
     for d in review.decisions:
         parts += _decision(review, d)
     parts += ["</section>", f"<footer class=\"note\"><p>simkit {_e(simkit.__version__)}</p></footer>", "</body>",

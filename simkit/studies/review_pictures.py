@@ -345,34 +345,40 @@ def _iv(lo: float, hi: float, signed: bool = False) -> str:
     return f"[{_num(lo, signed=signed)}, {_num(hi, signed=signed)}]"
 
 
-def ranked_actions(analysis: Any, chosen: str, best: str, level: str) -> list[str]:
+def ranked_actions(analysis: Any, chosen: str, best: str, pick: str, level: str) -> list[str]:
     """The candidate actions of a decision ranked by the payoff shown (highest first; equal
-    payoffs share a rank, the recommended then the chosen first among them; no value last), each
-    drawn in the player's words, the chosen and the recommended tagged (HTML lines of a
+    payoffs share a rank, the best named then the chosen first among them; no value last), each
+    drawn in the player's words, the chosen, the best named (``best``, the highest payoff shown)
+    and the analysis's pick (``pick``, what the loss is measured against) tagged, with the
+    difference to the best and whether each is as good as the best
+    (:func:`simkit.studies.analyze.shown_verdict`, the one rule; HTML lines of a
     ``<table class="actions">``)."""
     p = analysis.position
     card = p.card if p.decision == "claim" else -1
+    as_good = set(analysis.verdict().as_good)
+
     def value(a: Any) -> float:
         return a.payoff if a.payoff is not None and math.isfinite(a.payoff) else -math.inf
 
-    # highest payoff first; among equal payoffs the recommended, then the chosen, then the analysis' order
+    # highest payoff first; among equal payoffs the best named, then the chosen, then the analysis' order
     actions = sorted(analysis.actions, key=lambda a: (-value(a), a.name != best, a.name != chosen))
     out = ["<table class=\"actions\">", "<thead><tr>" + "".join(
         f"<th>{_e(h)}</th>" for h in ("rank", "action", f"payoff (牌), {level} interval",
                                       f"vs the best, {level} interval", "P(win)", "P(lose)", "rollouts",
-                                      "status")) + "</tr></thead>", "<tbody>"]
+                                      "as good as the best")) + "</tr></thead>", "<tbody>"]
     for a in actions:
         rank = 1 + sum(value(b) > value(a) for b in actions)  # equal payoffs, equal ranks
-        tags = [t for t, on in (("chosen", a.name == chosen), ("recommended", a.name == best)) if on]
+        tags = [t for t, on in (("chosen", a.name == chosen), ("best", a.name == best),
+                                ("the analysis's pick", a.name == pick)) if on]
         css = "chosen-row" if a.name == chosen else "best-row" if a.name == best else ""
         cells = [f"<td class=\"rank\">{rank}</td>",
                  f"<td>{action_picture(a.name, card)}" + (f" <em>({', '.join(tags)})</em>" if tags else "") + "</td>",
                  f"<td class=\"num\">{_num(a.payoff, signed=True)}<br><small>{_iv(a.payoff_lo, a.payoff_hi, True)}</small></td>",
-                 f"<td class=\"num\">{_num(a.difference, signed=True)}<br>"
-                 f"<small>{_iv(a.difference_lo, a.difference_hi, True)}</small></td>",
+                 f"<td class=\"num\">{_num(a.vs_top, signed=True)}<br>"
+                 f"<small>{_iv(a.vs_top_lo, a.vs_top_hi, True)}</small></td>",
                  f"<td class=\"num\">{_num(a.p_win)}<br><small>{_iv(a.p_win_lo, a.p_win_hi)}</small></td>",
                  f"<td class=\"num\">{_num(a.p_loss)}<br><small>{_iv(a.p_loss_lo, a.p_loss_hi)}</small></td>",
-                 f"<td class=\"num\">{a.rollouts}</td>", f"<td>{_e(a.status)}</td>"]
+                 f"<td class=\"num\">{a.rollouts}</td>", f"<td>{'yes' if a.name in as_good else 'no'}</td>"]
         out.append(f"<tr data-action=\"{_e(a.name)}\" data-rank=\"{rank}\"{f' class={chr(34)}{css}{chr(34)}' if css else ''}>"
                    + "".join(cells) + "</tr>")
     out += ["</tbody>", "</table>"]
@@ -393,7 +399,7 @@ def legend() -> list[str]:
     colours = " ".join(f"{card_picture(c * N_RANKS)} {COLOUR_ENGLISH[c]}" for c in range(N_COLOURS))
     ranks = " ".join(f"{RANK_CHINESE[r]} {RANK_ENGLISH[r]}" for r in range(N_RANKS))
     out.append(f"<p>Colours: {colours}. Ranks: {_e(ranks)}. A ringed card is the one in question (orange), "
-               f"the chosen discard (blue) or the recommended one (green).</p>")
+               f"the chosen discard (blue) or the best named (green).</p>")
     out.append("</section>")
     return out
 
