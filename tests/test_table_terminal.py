@@ -9,7 +9,8 @@
 * The hint names as the best the action with the highest payoff among those it shows; an action
   whose interval against it reaches 0 is "as good as the best", never "separated" (before: "5
   (打 红士) has the best expected payoff, +3.938" under 打 WX +4.291, and "separated" on an
-  interval covering 0).  :func:`hint_verdict` is the rule, a pure function of the shown rows.
+  interval covering 0).  :func:`hint_verdict` is the rule, a pure function of the shown rows, and
+  it is the review's (:func:`simkit.studies.analyze.shown_verdict`): one story everywhere.
 * The actions in the player's words (打 碰 吃 占 发子 过 胡), the English only in the legend.
 """
 
@@ -28,6 +29,7 @@ from simkit.engine import layout as L
 from simkit.glossary import display_width
 from simkit.replay import log_decisions, replay_jsonl
 from simkit.rules import RuleSet
+from simkit.studies.analyze import shown_verdict
 from simkit.studies.table import (
     ACTION_LEGEND,
     MAX_ACTION_TEXT,
@@ -136,16 +138,19 @@ def test_the_menu_and_the_hint_speak_the_players_words(tmp_path):
 
 
 def test_the_best_is_the_highest_payoff_shown():
-    """The issue's case: the race picked 红士 (the reference row, +3.938), the fresh estimates
-    show 打 WX at +4.291 and 打 WS at +4.257: the best named is WX, and the others whose
-    interval against it reaches 0 are as good as it."""
-    rows = [HintRow(5, 3.938, 0.0, 0.0), HintRow(2, 4.291, -0.10, 0.80), HintRow(3, 4.257, -0.20, 0.75),
-            HintRow(1, 1.0, -3.5, -2.1)]
+    """The issue's case: the race picked 红士 (+3.938), the fresh estimates show 打 WX at +4.291
+    and 打 WS at +4.257: the best named is WX, and the others whose paired interval against it
+    reaches 0 are as good as it (simkit.studies.analyze.shown_verdict, the review's rule)."""
+    rows = [HintRow(5, 3.938, -0.80, 0.10), HintRow(2, 4.291, 0.0, 0.0), HintRow(3, 4.257, -0.40, 0.33),
+            HintRow(1, 1.0, -4.3, -2.0)]
     v = hint_verdict(rows)
     assert v.best == 1 and v.order == (1, 2, 0, 3)
-    assert v.against[0] == pytest.approx((-0.80, 0.10)) and v.against[2] == pytest.approx((-1.0, 0.85))
+    assert v.against[0] == pytest.approx((-0.80, 0.10)) and v.against[2] == pytest.approx((-0.40, 0.33))
     assert v.as_good == (2, 0) and 3 not in v.as_good
-    assert v.against[3] == pytest.approx((-3.5 - 0.80, -2.1 + 0.10))  # below 0: worse
+    assert v.against[3] == pytest.approx((-4.3, -2.0))  # below 0: worse
+    review = shown_verdict([("5", 3.938, -0.80, 0.10), ("2", 4.291, 0.0, 0.0), ("3", 4.257, -0.40, 0.33),
+                            ("1", 1.0, -4.3, -2.0)])
+    assert review.best == "2" and review.as_good == ("2", "5", "3")  # the hint and the review agree
 
 
 @pytest.mark.parametrize("lo, hi, as_good", [(-0.502, 0.123, True), (-0.9, -0.001, False), (-0.9, 0.0, True),
@@ -163,9 +168,9 @@ def test_equal_payoffs_keep_the_order_listed_and_one_action_is_the_best():
 
 
 def _analysis(position, rows):
-    """A stand-in for an analysis: (action, payoff, difference_lo, difference_hi) rows, the
-    reference first."""
-    actions = [SimpleNamespace(action=a, payoff=p, difference_lo=lo, difference_hi=hi, rollouts=200)
+    """A stand-in for an analysis: (action, payoff, vs_top_lo, vs_top_hi) rows, the interval of
+    each action's payoff minus the shown best's, paired."""
+    actions = [SimpleNamespace(action=a, payoff=p, vs_top_lo=lo, vs_top_hi=hi, rollouts=200)
                for a, p, lo, hi in rows]
     return SimpleNamespace(actions=actions, confidence=0.95, policy="expert", determinisations=200)
 
@@ -175,8 +180,8 @@ def test_the_hint_names_the_highest_shown_and_says_as_good_as_the_best():
     d = next(d for d in decisions if d.position.decision == "discard" and len(d.position.legal_actions()) >= 4)
     legal = d.position.legal_actions()
     a, b, c, e = legal[:4]
-    analysis = _analysis(d.position, [(a, 3.938, 0.0, 0.0), (b, 4.291, -0.10, 0.80), (c, 2.0, -0.502, 0.123),
-                                      (e, 0.5, -4.0, -2.5)])
+    analysis = _analysis(d.position, [(a, 3.938, -0.80, 0.10), (b, 4.291, 0.0, 0.0), (c, 2.0, -2.79, 0.123),
+                                      (e, 0.5, -4.8, -2.5)])
     lines = hint_lines(analysis, legal, d.position)
     assert all(display_width(line) <= WIDTH for line in lines), lines
     text = "\n".join(lines)
@@ -191,7 +196,7 @@ def test_the_hint_names_the_highest_shown_and_says_as_good_as_the_best():
     numbers = f"{legal.index(a) + 1} and {legal.index(c) + 1}"
     assert f"{numbers} are as good as the best" in re.sub(r"\s+", " ", sentence)
     # every other action separated: said so, naming none
-    analysis = _analysis(d.position, [(a, 3.9, 0.0, 0.0), (b, 1.0, -3.0, -2.0)])
+    analysis = _analysis(d.position, [(a, 3.9, 0.0, 0.0), (b, 1.0, -3.9, -1.9)])
     text = " ".join(" ".join(hint_lines(analysis, [a, b], d.position)).split())
     assert "every other action is worse" in text and "as good as" not in text
 

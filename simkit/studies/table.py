@@ -85,7 +85,7 @@ from simkit.runner.python_play import Actor, actors_for
 from simkit.runner.python_play import play_one as play_deal_python
 from simkit.runner.rollout import rollout_policy_arrays
 from simkit.storage.paths import check_out_file
-from simkit.studies.analyze import analyze_position
+from simkit.studies.analyze import ShownRow, analyze_position, shown_verdict
 
 HUMAN = "human"  # the policy a log records for the person's seat
 MAX_DEALS = 10_000  # deals of one sitting
@@ -658,9 +658,9 @@ def _outs(counts: np.ndarray, groups: Sequence[ExposedGroup]) -> tuple[int, int]
 @dataclasses.dataclass(frozen=True)
 class HintRow:
     """One action of a hint as its table shows it: ``number`` in the menu, the expected
-    ``payoff`` and the interval (``lo``, ``hi``) of its difference to the analysis's reference
-    action (the one the analysis lists first, whose own interval is [0, 0]), paired over the
-    determinisations both saw."""
+    ``payoff`` and the interval (``lo``, ``hi``) of its difference to the shown best (the action
+    of the highest payoff shown), paired over the determinisations both saw (the analysis's
+    ``vs_top``; [0, 0] for the best itself, NaN where not measured)."""
 
     number: int
     payoff: float
@@ -685,34 +685,31 @@ class HintVerdict:
 
 
 def hint_verdict(rows: Sequence[HintRow]) -> HintVerdict:
-    """The hint's one story, from the rows it shows: the best is the action with the highest
-    payoff shown (the first listed among equals); another action is worse only where its
-    interval against the best lies below 0, else it is "as good as the best".
+    """The hint's story, by the one rule simkit names a best with everywhere
+    (:func:`simkit.studies.analyze.shown_verdict`, as the review and its page do): the best is
+    the action with the highest payoff shown (the first listed among equals); another action is
+    worse only where its paired interval against the best lies below 0, else it is "as good as
+    the best".
 
-    Row i's interval against the best b is ``[lo_i - hi_b, hi_i - lo_b]``: the difference of
-    their two differences to the reference action, each interval's half-width bounding its
-    own error (symmetric intervals of one level: the standard error of a difference is at
-    most the sum of the two), so it is at the shown level or wider.  Where the best is the
-    reference action (the usual case) it is row i's own interval.
-
-    >>> v = hint_verdict([HintRow(1, 3.938, 0.0, 0.0), HintRow(2, 4.291, -0.1, 0.8),
-    ...                   HintRow(3, 1.0, -3.0, -2.0)])
+    >>> v = hint_verdict([HintRow(1, 3.938, -0.8, 0.1), HintRow(2, 4.291, 0.0, 0.0),
+    ...                   HintRow(3, 1.0, -3.8, -1.9)])
     >>> v.best, v.as_good, v.against[0], v.against[2]
     (1, (0,), (-0.8, 0.1), (-3.8, -1.9))
     """
     rows = list(rows)
     if not rows:
         raise SimkitError("a hint needs at least one action")
+    verdict = shown_verdict([ShownRow(str(i), r.payoff, r.lo, r.hi) for i, r in enumerate(rows)])
+    best = int(verdict.best)
 
-    def key(i: int) -> tuple[float, int]:
+    def key(i: int) -> tuple[int, float, int]:
         payoff = rows[i].payoff
-        return (-payoff if math.isfinite(payoff) else math.inf, i)
+        return (i != best, -payoff if math.isfinite(payoff) else math.inf, i)
 
     order = tuple(sorted(range(len(rows)), key=key))
-    b = rows[order[0]]
-    against = tuple((0.0, 0.0) if i == order[0] else (r.lo - b.hi, r.hi - b.lo) for i, r in enumerate(rows))
-    as_good = tuple(i for i in order[1:] if not against[i][1] < 0)  # NaN (too few rollouts): not separated
-    return HintVerdict(order=order, against=against, as_good=as_good)
+    against = tuple((0.0, 0.0) if i == best else (r.lo, r.hi) for i, r in enumerate(rows))
+    good = {int(name) for name in verdict.as_good}
+    return HintVerdict(order=order, against=against, as_good=tuple(i for i in order[1:] if i in good))
 
 
 def _signed(x: float) -> str:
@@ -726,7 +723,7 @@ def hint_lines(analysis: Any, legal: Sequence[int], position: Position) -> list[
     sentence naming the best."""
     estimates = {a.action: a for a in analysis.actions}
     actions = [a for a in legal if a in estimates]
-    rows = [HintRow(legal.index(a) + 1, estimates[a].payoff, estimates[a].difference_lo, estimates[a].difference_hi)
+    rows = [HintRow(legal.index(a) + 1, estimates[a].payoff, estimates[a].vs_top_lo, estimates[a].vs_top_hi)
             for a in actions]
     verdict = hint_verdict(rows)
     level = f"{round(100 * analysis.confidence, 6):g}%"
