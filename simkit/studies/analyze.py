@@ -199,7 +199,9 @@ class PositionAnalysis:
                 "confirmed": self.confirmed,
                 "determinisations": self.determinisations,
                 "separated": self.separated,
-                "best": self.best.name, "actions": [a.to_dict() for a in self.actions]}
+                # the best named is the highest payoff shown (shown_verdict); the race's pick apart
+                "best": self.verdict().best, "pick": self.best.name, "as_good_as_best": list(self.verdict().as_good),
+                "actions": [a.to_dict() for a in self.actions]}
 
     def to_json(self) -> str:
         """JSON (NaN written as null)."""
@@ -223,16 +225,25 @@ class PositionAnalysis:
                  + f"), luck adjustment: {self.luck or 'off'}" + opponents,
                  "",
                  f"{'action':<24} {'n':>5} {'payoff 牌':>8} {level + ' interval':>18} {'vs best':>8} "
-                 f"{level + ' interval':>18} {'P(win)':>7} {'P(lose)':>7} {'units':>6}  status"]
+                 f"{level + ' interval':>18} {'P(win)':>7} {'P(lose)':>7} {'units':>6}  verdict"]
 
         def iv(lo: float, hi: float) -> str:
             return "" if not (math.isfinite(lo) and math.isfinite(hi)) else f"[{lo:+.3f}, {hi:+.3f}]"
 
-        for a in self.actions:
+        # the one story (shown_verdict): highest payoff shown first, named the best; the others
+        # "as good as the best" or "worse" by their paired interval against it
+        verdict = self.verdict()
+        as_good = set(verdict.as_good)
+        for a in sorted(self.actions, key=lambda a: (a.name != verdict.best,
+                                                     -a.payoff if math.isfinite(a.payoff) else math.inf)):
             units = f"{a.win_units:6.2f}" if math.isfinite(a.win_units) else f"{'-':>6}"
+            word = "the best" if a.name == verdict.best else "as good as the best" if a.name in as_good else "worse"
             lines.append(f"{pad(action_words(a.name), 24)} {a.rollouts:>5} {a.payoff:>+8.3f} {iv(a.payoff_lo, a.payoff_hi):>18} "
-                         f"{a.difference:>+8.3f} {iv(a.difference_lo, a.difference_hi):>18} {a.p_win:>7.3f} "
-                         f"{a.p_loss:>7.3f} {units}  {a.status}")
+                         f"{a.vs_top:>+8.3f} {iv(a.vs_top_lo, a.vs_top_hi):>18} {a.p_win:>7.3f} "
+                         f"{a.p_loss:>7.3f} {units}  {word}")
+        if self.best.name != verdict.best:
+            lines.append(f"(the race's pick, {action_words(self.best.name)}, was chosen on other determinisations than "
+                         "these estimates; the best named is the highest payoff shown)")
         return "\n".join(lines)
 
 
