@@ -108,3 +108,16 @@ def uses_fast_policies(policy_ids) -> bool:
 def uses_basic_policies(policy_ids) -> bool:
     """Whether every id is one of :data:`BASIC_POLICIES` (then :func:`basic_act_state` serves)."""
     return all(int(i) in BASIC_POLICIES for i in policy_ids)
+
+
+def act_state_for(policy_ids):
+    """The narrowest switch that plays every id of ``policy_ids`` (:func:`basic_act_state`,
+    :func:`fast_act_state`, else :func:`builtin_act_state`): the one to call from Python, which
+    compiles only the policies it reaches (``simkit play`` with expert bots: no mc and learned,
+    which are three quarters of :func:`builtin_act_state`'s compile time).  The same choices
+    whichever serves."""
+    if uses_basic_policies(policy_ids):
+        return basic_act_state
+    if uses_fast_policies(policy_ids):
+        return fast_act_state
+    return builtin_act_state

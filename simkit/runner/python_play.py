@@ -29,7 +29,7 @@ from simkit.engine import kernel as E
 from simkit.engine.env import MAX_DECISIONS, DealError, Observation, deal_error_text
 from simkit.engine.layout import N_ACTIONS, O_NHIST, O_NHIST_UNKNOWN, PH_DRAW, PH_OVER, S_PHASE, S_PLAYER
 from simkit.engine.loop import ERR_ILLEGAL_ACTION, ERR_MAX_DECISIONS, ERR_SEAT, ERR_UNKNOWN_POLICY, NO_SUCH_POLICY
-from simkit.policies.dispatch import BUILTIN_POLICIES, builtin_act_state
+from simkit.policies.dispatch import BUILTIN_POLICIES, act_state_for
 from simkit.policies.registry import (
     USER_SLOT_BASE,
     PolicySpec,
@@ -131,6 +131,7 @@ def play_one(seed: int, root: np.ndarray, deal: int, dealer: int, seat_actors: S
                 actor.python.new_deal(_python_rng(seed, deal, p))
             except Exception as exc:  # noqa: BLE001 - the user's code: any exception, said in one line
                 raise _policy_raised(seed, deal, seated, p, "new_deal", exc) from exc
+    act_state = act_state_for([a.builtin_id for a in seat_actors if a.builtin_id >= 0])  # compiles only these
     work[E.EW_CHANCE] = E.CHANCE_OFF if on_draw is None else E.CHANCE_PAUSE
     E.start(s, deck, dealer, rules, mask, work, ev, ev_n)
     error = 0
@@ -146,7 +147,7 @@ def play_one(seed: int, root: np.ndarray, deal: int, dealer: int, seat_actors: S
         p = int(s[S_PLAYER])
         actor = seat_actors[p]
         if actor.builtin_id >= 0:
-            action = int(builtin_act_state(actor.builtin_id, s, p, obs, mask, actor.params, rngs[p], rules, pwork))
+            action = int(act_state(actor.builtin_id, s, p, obs, mask, actor.params, rngs[p], rules, pwork))
             if action == NO_SUCH_POLICY:
                 error = ERR_UNKNOWN_POLICY + ERR_SEAT * p
                 break

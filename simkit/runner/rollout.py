@@ -85,13 +85,15 @@ UNIFORM_STEPS = 1 << 53  # a uniform in [0, 1) is next_below(UNIFORM_STEPS) / UN
 
 
 @njit(nogil=True, inline="always")
-def _rollouts_with(act, k, obs, known, cum, cands, alive, first, count, root, policy_ids, params, rules, block,
+def _rollouts_with(act, draw, k, obs, known, cum, cands, alive, first, count, root, policy_ids, params, rules, block,
                    sharpen, out):
     """Determinisations ``first + k * ROLLOUT_CHUNK ..`` (at most ROLLOUT_CHUNK, below
     ``first + count``): fill ``out[i, r - first]`` for every alive candidate i.  ``sharpen`` > 0:
     that many hill-climbing steps make each other hand closer to complete (mc's opponent model).
     ``known`` (P x N_STATE, P = 0: none): states whose stock order alone is resampled, the true
-    one (P = 1) or belief particles drawn by the cumulative weights ``cum``."""
+    one (P = 1) or belief particles drawn by the cumulative weights ``cum``.  ``draw``: the chance
+    step under a value model (``block`` not empty), :data:`NETWORK_DRAW`; or :data:`_NO_DRAW`
+    for kernels only called without one."""
     owners = new_scratch()
     s, deck, rngs, mask, obs2, work, pwork, ev, ev_n, _, seat_of = borrow_scratch(owners)
     obs, cands, alive = borrowed(obs), borrowed(cands), borrowed(alive)
@@ -150,7 +152,7 @@ def _rollouts_with(act, k, obs, known, cum, cands, alive, first, count, root, po
             E.new_deal_observation(obs2)
             if a != POLICY_DECIDES:
                 E.apply_legal(s, a, rules, mask, work, ev, ev_n)
-            error = play_out(act, NETWORK_DRAW, table, play, tab, block, luck, no_rows, no_count)
+            error = play_out(act, draw, table, play, tab, block, luck, no_rows, no_count)
             winner = s[S_WINNER]
             row[OUT_PAYOFF] = s[S_PAYOFF + me]
             row[OUT_WIN] = 1.0 if winner == me else 0.0
@@ -165,11 +167,21 @@ _BUILTIN_ACT = static_function(builtin_act_state)
 _FAST_ACT = static_function(fast_act_state)
 
 
+@njit(nogil=True)
+def _no_draw(act, table, play, tab, block, luck, rows, n_rows):
+    """The chance step of rollouts without a value model: never called (the engine pauses before
+    a draw only under one), so that their kernels compile without the value model's code."""
+    return 0
+
+
+_NO_DRAW = static_function(_no_draw)
+
+
 @njit(cache=True, nogil=True)
 def _rollout_chunk(k, obs, known, cum, cands, alive, first, count, root, policy_ids, params, rules, block, sharpen,
                    out):
-    _rollouts_with(_BUILTIN_ACT, k, obs, known, cum, cands, alive, first, count, root, policy_ids, params, rules,
-                   block, sharpen, out)
+    _rollouts_with(_BUILTIN_ACT, NETWORK_DRAW, k, obs, known, cum, cands, alive, first, count, root, policy_ids,
+                   params, rules, block, sharpen, out)
 
 
 @njit(cache=True, nogil=True)
@@ -177,8 +189,34 @@ def _rollout_chunk_fast(k, obs, known, cum, cands, alive, first, count, root, po
                         sharpen, out):
     """:func:`_rollout_chunk` for rollouts by random / greedy / patient / expert (compiles without mc and
     learned)."""
-    _rollouts_with(_FAST_ACT, k, obs, known, cum, cands, alive, first, count, root, policy_ids, params, rules,
-                   block, sharpen, out)
+    _rollouts_with(_FAST_ACT, NETWORK_DRAW, k, obs, known, cum, cands, alive, first, count, root, policy_ids,
+                   params, rules, block, sharpen, out)
+
+
+@njit(cache=True, nogil=True)
+def _rollout_chunk_plain(k, obs, known, cum, cands, alive, first, count, root, policy_ids, params, rules, block,
+                         sharpen, out):
+    """:func:`_rollout_chunk` without a value model (``block`` empty): compiles without its code,
+    about half of the rollout kernel's compile time (the hint of ``simkit play``)."""
+    _rollouts_with(_BUILTIN_ACT, _NO_DRAW, k, obs, known, cum, cands, alive, first, count, root, policy_ids,
+                   params, rules, block, sharpen, out)
+
+
+@njit(cache=True, nogil=True)
+def _rollout_chunk_fast_plain(k, obs, known, cum, cands, alive, first, count, root, policy_ids, params, rules,
+                              block, sharpen, out):
+    """:func:`_rollout_chunk_fast` without a value model (``block`` empty)."""
+    _rollouts_with(_FAST_ACT, _NO_DRAW, k, obs, known, cum, cands, alive, first, count, root, policy_ids,
+                   params, rules, block, sharpen, out)
+
+
+def _rollout_kernel(policy_ids, block: np.ndarray):
+    """The chunk kernel that plays these rollouts and compiles the least: without mc and learned
+    when no seat plays them, without the value model's code when there is none (the same
+    numbers whichever)."""
+    if uses_fast_policies(policy_ids):
+        return _rollout_chunk_fast if block.size > 0 else _rollout_chunk_fast_plain
+    return _rollout_chunk if block.size > 0 else _rollout_chunk_plain
 
 
 class NumbaThreads:
@@ -246,5 +284,5 @@ def rollouts(obs: np.ndarray, candidates: Sequence[int], alive: Sequence[bool], 
               int(sharpen), out)
              for k in range((int(count) + ROLLOUT_CHUNK - 1) // ROLLOUT_CHUNK)]
     with NumbaThreads(workers):
-        run_chunks(_rollout_chunk_fast if uses_fast_policies(ids) else _rollout_chunk, calls)
+        run_chunks(_rollout_kernel(ids, block), calls)
     return out
