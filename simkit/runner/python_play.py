@@ -61,12 +61,15 @@ __all__ = ["Actor", "actor_label", "actors_for", "has_python_policy", "play_deal
 class Actor:
     """One of a run's policies as the Python loop calls it: a built-in (``builtin_id`` >= 0),
     a compiled user function (``function``), or a Python object (``python``); ``params`` is
-    the float64 parameter array of the compiled kinds."""
+    the float64 parameter array of the compiled kinds.  ``blind``: a Python object that reads
+    no observation (its ``act`` gets None: ``simkit play``'s person, whose table reads the
+    state), so that none is made for it."""
 
     builtin_id: int = -1
     function: Any = None
     python: Any = None
     params: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0))
+    blind: bool = False
 
     def __post_init__(self) -> None:
         kinds = (self.builtin_id >= 0) + (self.function is not None) + (self.python is not None)
@@ -76,6 +79,8 @@ class Actor:
             raise ValueError(f"unknown built-in policy id {self.builtin_id} (built-in ids {list(BUILTIN_POLICIES)})")
         if self.python is not None and not callable(getattr(self.python, "act", None)):
             raise ValueError(f"{self.python!r} has no act(observation, legal_actions) method")
+        if self.blind and self.python is None:
+            raise ValueError("only a Python object's Actor may be blind")
 
 
 def has_python_policy(specs: Sequence[PolicySpec]) -> bool:
@@ -151,6 +156,13 @@ def play_one(seed: int, root: np.ndarray, deal: int, dealer: int, seat_actors: S
             if action == NO_SUCH_POLICY:
                 error = ERR_UNKNOWN_POLICY + ERR_SEAT * p
                 break
+        elif actor.blind:  # no observation (E.observe builds on any earlier one of the deal: none is missed)
+            legal = [int(a) for a in np.flatnonzero(mask)]
+            try:
+                action = actor.python.act(None, legal)
+            except Exception as exc:  # noqa: BLE001 - as below
+                raise _policy_raised(seed, deal, seated, p, "act", exc) from exc
+            action = int(action) if isinstance(action, (int, np.integer)) else -1
         else:
             E.observe(s, p, obs)
             if actor.function is not None:

@@ -341,7 +341,7 @@ class _Deal:
         specs = [PolicySpec("random") if spec is None else spec for spec in setup.policies()]
         actors = actors_for(specs)
         if setup.seat is not None:
-            actors[setup.seat] = Actor(python=_PersonSeat(self))
+            actors[setup.seat] = Actor(python=_PersonSeat(self), blind=True)  # reads the state: no observation made
         result = np.zeros(N_RESULT, dtype=np.int64)
         play_deal_python(setup.seed, root_key(setup.seed), start.deal, start.dealer, actors, setup.rules.to_array(),
                          self.scratch, result, list(start.policies))
