@@ -645,7 +645,8 @@ def _cmd_review(args: argparse.Namespace) -> int:
 def _cmd_play(args: argparse.Namespace) -> int:
     """``simkit play``: a person at the table against two bots (:mod:`simkit.studies.table`)."""
     from simkit.rules import RuleSet
-    from simkit.studies.table import TerminalPerson, play_table, table_setup, warm_first_decision, warm_rest_in_background
+    from simkit.studies.table import (TerminalPerson, play_table, table_setup, warm_first_decision,
+                                      warm_rest_in_background)
 
     setup = table_setup(seat=args.seat, bots=args.bots, rules=RuleSet.from_strings(args.rule), seed=args.seed,
                         deals=args.deals, log=args.log or "", hint_rollouts=args.hint_rollouts,

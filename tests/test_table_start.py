@@ -1,6 +1,6 @@
 """``simkit play`` on a cold kernel cache (issue 52): the first decision compiles what it needs
 and no more; the bots' and the hint's kernels compile on a background thread while the person
-reads, the bots through the narrowest policy switch (expert bots: no mc, no learned) and the
+reads, the bots through the narrowest policy switch (expert bots: expert alone; no greedy, mc or learned) and the
 hint's rollouts without the value model's code.
 
 Which kernels a step compiled is read from each entry kernel's compiled signatures, in a child
@@ -19,7 +19,13 @@ import sys
 import textwrap
 
 from simkit.policies.builtin import P_EXPERT, P_GREEDY, P_MC, P_PATIENT, P_RANDOM
-from simkit.policies.dispatch import act_state_for, basic_act_state, builtin_act_state, fast_act_state
+from simkit.policies.dispatch import (
+    act_state_for,
+    basic_act_state,
+    builtin_act_state,
+    expert_act_state,
+    fast_act_state,
+)
 
 CHILD = textwrap.dedent("""
     import json, sys
@@ -29,8 +35,10 @@ CHILD = textwrap.dedent("""
     from simkit.studies.table import table_setup, warm_first_decision, warm_rest_in_background
 
     KERNELS = {"full switch": dispatch.builtin_act_state, "fast switch": dispatch.fast_act_state,
-               "apply": E.apply_legal, "hint rollouts": rollout._rollout_chunk_fast_plain,
-               "rollouts with luck": rollout._rollout_chunk_fast, "full rollouts": rollout._rollout_chunk_plain}
+               "expert switch": dispatch.expert_act_state, "apply": E.apply_legal,
+               "hint rollouts": rollout._rollout_chunk_expert_plain,
+               "rollouts with luck": rollout._rollout_chunk_expert,
+               "fast rollouts": rollout._rollout_chunk_fast_plain, "full rollouts": rollout._rollout_chunk_plain}
 
     def compiled():
         return sorted(name for name, kernel in KERNELS.items() if kernel.signatures)
@@ -52,23 +60,24 @@ def _child(seat: int) -> dict:
 
 def test_the_switch_the_python_loop_calls_is_the_narrowest():
     assert act_state_for([P_RANDOM, P_GREEDY, P_PATIENT]) is basic_act_state
-    assert act_state_for([P_EXPERT, P_EXPERT]) is fast_act_state
+    assert act_state_for([P_EXPERT, P_EXPERT]) is expert_act_state
+    assert act_state_for([P_EXPERT, P_GREEDY]) is fast_act_state
     assert act_state_for([P_EXPERT, P_MC]) is builtin_act_state
 
 
 def test_the_first_decision_waits_for_no_bot_and_no_hint():
     """Seat 0 deals first: its first decision needs the deal's start only.  The rest, on the
-    background thread, is the bots' fast switch and the hint's rollouts without luck: never
-    the full switch (mc and learned) nor the value model's rollouts."""
+    background thread, is the bots' switch of expert alone and the hint's rollouts by expert
+    without luck: never a wider switch (greedy; mc and learned) nor the value model's code."""
     seen = _child(0)
     assert seen["position"]
     assert seen["first"] == []
-    assert seen["rest"] == ["apply", "fast switch", "hint rollouts"]
+    assert seen["rest"] == ["apply", "expert switch", "hint rollouts"]
 
 
 def test_a_later_seat_waits_for_the_bots_only():
     """Seat 2: the bots move before the person's first decision, so it waits for them, and not
     for the hint."""
     seen = _child(2)
-    assert seen["first"] == ["apply", "fast switch"]
-    assert seen["rest"] == ["apply", "fast switch", "hint rollouts"]
+    assert seen["first"] == ["apply", "expert switch"]
+    assert seen["rest"] == ["apply", "expert switch", "hint rollouts"]
