@@ -646,12 +646,15 @@ def _cmd_review(args: argparse.Namespace) -> int:
 def _cmd_play(args: argparse.Namespace) -> int:
     """``simkit play``: a person at the table against two bots (:mod:`simkit.studies.table`)."""
     from simkit.rules import RuleSet
-    from simkit.studies.table import TerminalPerson, play_table, table_setup, warm_table
+    from simkit.studies.table import (TerminalPerson, play_table, table_setup, warm_first_decision,
+                                      warm_rest_in_background)
 
     setup = table_setup(seat=args.seat, bots=args.bots, rules=RuleSet.from_strings(args.rule), seed=args.seed,
                         deals=args.deals, log=args.log or "", hint_rollouts=args.hint_rollouts,
                         hint_policy=args.hint_policy)  # before any work
-    _compile_first(lambda: warm_table(setup.bots, setup.rules))
+    first: list = []  # the first decision's position, for the hint's warm-up
+    _compile_first(lambda: first.append(warm_first_decision(setup)))  # what the first decision needs, no more
+    warm_rest_in_background(setup, first[0] if first else None)  # the bots and the hint, while the person reads
     play_table(setup, TerminalPerson())
     return 0
 

@@ -938,7 +938,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("compile", "compile the numba kernels once: later runs load them from the cache", (
         arg("targets", nargs="*", metavar="TARGET",
             help="what to compile: score, replay, deals, sessions, dealt-hands, prob, equity, "
-                 "environment, generate, analyze (default: score replay deals dealt-hands)"),
+                 "environment, generate, analyze, play (default: score replay deals dealt-hands)"),
         arg("--all", action="store_true", help="every target"),
     ), (_compile_checks,)),
 )

@@ -343,7 +343,8 @@ def _typeof_static_function(value: static_function, context) -> StaticFunctionTy
 
 class CompileTimer(event.Listener):
     """Seconds numba spends compiling while installed (outermost compilations only), and a
-    callback at the first one.
+    callback at the first one: compilations on the thread that made it (``simkit play``
+    compiles the bots' and the hint's kernels on a thread of their own meanwhile).
 
     >>> with CompileTimer() as timer:
     ...     pass
@@ -357,8 +358,11 @@ class CompileTimer(event.Listener):
         self._depth = 0
         self._start = 0.0
         self._on_first = on_first
+        self._thread = threading.get_ident()
 
     def on_start(self, ev: event.Event) -> None:
+        if threading.get_ident() != self._thread:
+            return
         if self._depth == 0:
             self._start = time.perf_counter()
             if not self.compiled and self._on_first is not None:
@@ -367,6 +371,8 @@ class CompileTimer(event.Listener):
         self._depth += 1
 
     def on_end(self, ev: event.Event) -> None:
+        if threading.get_ident() != self._thread:
+            return
         self._depth -= 1
         if self._depth == 0:
             self.seconds += time.perf_counter() - self._start

@@ -73,6 +73,15 @@ def _analyze() -> None:
     log_decisions(replay_jsonl(0, 0, BASIC).splitlines())
 
 
+def _play() -> None:
+    from simkit.studies.table import table_setup, warm_first_decision, warm_hint, warm_table
+
+    setup = table_setup(seat=0, seed=0, log=None)  # the default bots and hint
+    position = warm_first_decision(setup)
+    warm_table(setup.bots, setup.rules)
+    warm_hint(setup, position)
+
+
 def _generate() -> None:
     random_holdings(1, seed=0)
     random_group_holdings(1, seed=0)
@@ -93,6 +102,7 @@ TARGETS: dict[str, tuple[str, Callable[[], None]]] = {
     "environment": ("simkit.engine.env.Environment (Python API)", _environment),
     "generate": ("random holdings, evaluate_many (tests, benchmarks)", _generate),
     "analyze": ("simkit analyze / review: rollouts of a position by the fast bots, logs followed", _analyze),
+    "play": ("simkit play: the table with the default bots (expert), a hint", _play),
 }
 DEFAULT_TARGETS = ("score", "replay", "deals", "dealt-hands")
 

@@ -69,6 +69,29 @@ def test_compile_timer_counts_outermost_compilations():
     assert not again.compiled and again.seconds == 0.0
 
 
+def test_compile_timer_ignores_other_threads():
+    """``simkit play`` compiles the bots' and the hint's kernels on a thread of its own while the
+    hint's note times the main thread's: a compilation there is not the note's (nor does it
+    unbalance the timer's nesting)."""
+    import threading
+
+    @njit
+    def elsewhere(x):
+        return x + 1
+
+    @njit
+    def here(x):
+        return x - 1
+
+    with CompileTimer() as timer:
+        thread = threading.Thread(target=elsewhere, args=(1,))
+        thread.start()
+        thread.join()
+        assert not timer.compiled and timer.seconds == 0.0
+        here(1)
+    assert timer.compiled and timer.seconds > 0
+
+
 def test_compile_note(capsys):
     @njit
     def g(x):

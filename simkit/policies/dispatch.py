@@ -88,6 +88,16 @@ def basic_act_state(policy_id, s, p, obs, mask, params, rng, rules, work):
     return NO_SUCH_POLICY
 
 
+@njit(cache=True, nogil=True, inline="always")
+def expert_act_state(policy_id, s, p, obs, mask, params, rng, rules, work):
+    """:func:`builtin_act_state` for ``expert`` only (any other id returns :data:`NO_SUCH_POLICY`):
+    the same choices, compiling expert alone (``simkit play``'s default bots, the default policy
+    of a hint, ``analyze`` and ``review``)."""
+    if policy_id == P_EXPERT:
+        return expert_state(s, p, mask, params, rules, work)
+    return NO_SUCH_POLICY
+
+
 FAST_POLICIES = BASIC_POLICIES + (P_EXPERT,)  # the fast bots: a rollout policy's usual choice
 
 
@@ -108,3 +118,23 @@ def uses_fast_policies(policy_ids) -> bool:
 def uses_basic_policies(policy_ids) -> bool:
     """Whether every id is one of :data:`BASIC_POLICIES` (then :func:`basic_act_state` serves)."""
     return all(int(i) in BASIC_POLICIES for i in policy_ids)
+
+
+def uses_expert_only(policy_ids) -> bool:
+    """Whether every id is ``expert``'s (then :func:`expert_act_state` serves)."""
+    return all(int(i) == P_EXPERT for i in policy_ids)
+
+
+def act_state_for(policy_ids):
+    """The narrowest switch that plays every id of ``policy_ids`` (:func:`basic_act_state`,
+    :func:`expert_act_state`, :func:`fast_act_state`, else :func:`builtin_act_state`): the one
+    to call from Python, which compiles only the policies it reaches (``simkit play`` with
+    expert bots: expert alone, where mc and learned were three quarters of
+    :func:`builtin_act_state`'s compile time).  The same choices whichever serves."""
+    if uses_basic_policies(policy_ids):
+        return basic_act_state
+    if uses_expert_only(policy_ids):
+        return expert_act_state
+    if uses_fast_policies(policy_ids):
+        return fast_act_state
+    return builtin_act_state

@@ -29,7 +29,7 @@ from simkit.engine import kernel as E
 from simkit.engine.env import MAX_DECISIONS, DealError, Observation, deal_error_text
 from simkit.engine.layout import N_ACTIONS, O_NHIST, O_NHIST_UNKNOWN, PH_DRAW, PH_OVER, S_PHASE, S_PLAYER
 from simkit.engine.loop import ERR_ILLEGAL_ACTION, ERR_MAX_DECISIONS, ERR_SEAT, ERR_UNKNOWN_POLICY, NO_SUCH_POLICY
-from simkit.policies.dispatch import BUILTIN_POLICIES, builtin_act_state
+from simkit.policies.dispatch import BUILTIN_POLICIES, act_state_for
 from simkit.policies.registry import (
     USER_SLOT_BASE,
     PolicySpec,
@@ -61,12 +61,15 @@ __all__ = ["Actor", "actor_label", "actors_for", "has_python_policy", "play_deal
 class Actor:
     """One of a run's policies as the Python loop calls it: a built-in (``builtin_id`` >= 0),
     a compiled user function (``function``), or a Python object (``python``); ``params`` is
-    the float64 parameter array of the compiled kinds."""
+    the float64 parameter array of the compiled kinds.  ``blind``: a Python object that reads
+    no observation (its ``act`` gets None: ``simkit play``'s person, whose table reads the
+    state), so that none is made for it."""
 
     builtin_id: int = -1
     function: Any = None
     python: Any = None
     params: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0))
+    blind: bool = False
 
     def __post_init__(self) -> None:
         kinds = (self.builtin_id >= 0) + (self.function is not None) + (self.python is not None)
@@ -76,6 +79,8 @@ class Actor:
             raise ValueError(f"unknown built-in policy id {self.builtin_id} (built-in ids {list(BUILTIN_POLICIES)})")
         if self.python is not None and not callable(getattr(self.python, "act", None)):
             raise ValueError(f"{self.python!r} has no act(observation, legal_actions) method")
+        if self.blind and self.python is None:
+            raise ValueError("only a Python object's Actor may be blind")
 
 
 def has_python_policy(specs: Sequence[PolicySpec]) -> bool:
@@ -131,6 +136,7 @@ def play_one(seed: int, root: np.ndarray, deal: int, dealer: int, seat_actors: S
                 actor.python.new_deal(_python_rng(seed, deal, p))
             except Exception as exc:  # noqa: BLE001 - the user's code: any exception, said in one line
                 raise _policy_raised(seed, deal, seated, p, "new_deal", exc) from exc
+    act_state = act_state_for([a.builtin_id for a in seat_actors if a.builtin_id >= 0])  # compiles only these
     work[E.EW_CHANCE] = E.CHANCE_OFF if on_draw is None else E.CHANCE_PAUSE
     E.start(s, deck, dealer, rules, mask, work, ev, ev_n)
     error = 0
@@ -146,10 +152,17 @@ def play_one(seed: int, root: np.ndarray, deal: int, dealer: int, seat_actors: S
         p = int(s[S_PLAYER])
         actor = seat_actors[p]
         if actor.builtin_id >= 0:
-            action = int(builtin_act_state(actor.builtin_id, s, p, obs, mask, actor.params, rngs[p], rules, pwork))
+            action = int(act_state(actor.builtin_id, s, p, obs, mask, actor.params, rngs[p], rules, pwork))
             if action == NO_SUCH_POLICY:
                 error = ERR_UNKNOWN_POLICY + ERR_SEAT * p
                 break
+        elif actor.blind:  # no observation (E.observe builds on any earlier one of the deal: none is missed)
+            legal = [int(a) for a in np.flatnonzero(mask)]
+            try:
+                action = actor.python.act(None, legal)
+            except Exception as exc:  # noqa: BLE001 - as below
+                raise _policy_raised(seed, deal, seated, p, "act", exc) from exc
+            action = int(action) if isinstance(action, (int, np.integer)) else -1
         else:
             E.observe(s, p, obs)
             if actor.function is not None:

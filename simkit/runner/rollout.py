@@ -52,7 +52,9 @@ from simkit.engine.layout import (
 from simkit.jit import borrowed, keep_alive, run_chunks, static_function
 from simkit.policies.dispatch import (
     builtin_act_state,
+    expert_act_state,
     fast_act_state,
+    uses_expert_only,
     uses_fast_policies,
 )
 from simkit.policies.mc import determinise, sharpen_hand
@@ -85,18 +87,20 @@ UNIFORM_STEPS = 1 << 53  # a uniform in [0, 1) is next_below(UNIFORM_STEPS) / UN
 
 
 @njit(nogil=True, inline="always")
-def _rollouts_with(act, k, obs, known, cum, cands, alive, first, count, root, policy_ids, params, rules, block,
-                   sharpen, out):
+def _rollouts_with(act, draw, tab, k, obs, known, cum, cands, alive, first, count, root, policy_ids, params, rules,
+                   block, sharpen, out):
     """Determinisations ``first + k * ROLLOUT_CHUNK ..`` (at most ROLLOUT_CHUNK, below
     ``first + count``): fill ``out[i, r - first]`` for every alive candidate i.  ``sharpen`` > 0:
     that many hill-climbing steps make each other hand closer to complete (mc's opponent model).
     ``known`` (P x N_STATE, P = 0: none): states whose stock order alone is resampled, the true
-    one (P = 1) or belief particles drawn by the cumulative weights ``cum``."""
+    one (P = 1) or belief particles drawn by the cumulative weights ``cum``.  ``draw``: the chance
+    step under a value model (``block`` not empty), :data:`NETWORK_DRAW`; or :data:`_NO_DRAW`
+    for kernels only called without one; ``tab``: its scratch (:func:`simkit.runner.luck.new_luck_scratch`;
+    any array for :data:`_NO_DRAW`)."""
     owners = new_scratch()
     s, deck, rngs, mask, obs2, work, pwork, ev, ev_n, _, seat_of = borrow_scratch(owners)
     obs, cands, alive = borrowed(obs), borrowed(cands), borrowed(alive)
     policy_ids, params, rules, block = borrowed(policy_ids), borrowed(params), borrowed(rules), borrowed(block)
-    tab = new_luck_scratch()
     luck = np.zeros(N_SEATS, dtype=np.float64)
     no_rows = np.zeros((0, N_VALUE_FEATURES + 1), dtype=np.float64)
     no_count = np.zeros(1, dtype=np.int64)
@@ -150,7 +154,7 @@ def _rollouts_with(act, k, obs, known, cum, cands, alive, first, count, root, po
             E.new_deal_observation(obs2)
             if a != POLICY_DECIDES:
                 E.apply_legal(s, a, rules, mask, work, ev, ev_n)
-            error = play_out(act, NETWORK_DRAW, table, play, tab, block, luck, no_rows, no_count)
+            error = play_out(act, draw, table, play, tab, block, luck, no_rows, no_count)
             winner = s[S_WINNER]
             row[OUT_PAYOFF] = s[S_PAYOFF + me]
             row[OUT_WIN] = 1.0 if winner == me else 0.0
@@ -163,13 +167,25 @@ def _rollouts_with(act, k, obs, known, cum, cands, alive, first, count, root, po
 
 _BUILTIN_ACT = static_function(builtin_act_state)
 _FAST_ACT = static_function(fast_act_state)
+_EXPERT_ACT = static_function(expert_act_state)
+
+
+@njit(nogil=True)
+def _no_draw(act, table, play, tab, block, luck, rows, n_rows):
+    """The chance step of rollouts without a value model: never called (the engine pauses before
+    a draw only under one), so that their kernels compile without the value model's code."""
+    return 0
+
+
+_NO_DRAW = static_function(_no_draw)
+_NO_TAB = np.zeros(0, dtype=np.float64)  # the chance steps' scratch under _NO_DRAW (a constant: nothing to compile)
 
 
 @njit(cache=True, nogil=True)
 def _rollout_chunk(k, obs, known, cum, cands, alive, first, count, root, policy_ids, params, rules, block, sharpen,
                    out):
-    _rollouts_with(_BUILTIN_ACT, k, obs, known, cum, cands, alive, first, count, root, policy_ids, params, rules,
-                   block, sharpen, out)
+    _rollouts_with(_BUILTIN_ACT, NETWORK_DRAW, new_luck_scratch(), k, obs, known, cum, cands, alive, first, count, root,
+                   policy_ids, params, rules, block, sharpen, out)
 
 
 @njit(cache=True, nogil=True)
@@ -177,8 +193,53 @@ def _rollout_chunk_fast(k, obs, known, cum, cands, alive, first, count, root, po
                         sharpen, out):
     """:func:`_rollout_chunk` for rollouts by random / greedy / patient / expert (compiles without mc and
     learned)."""
-    _rollouts_with(_FAST_ACT, k, obs, known, cum, cands, alive, first, count, root, policy_ids, params, rules,
-                   block, sharpen, out)
+    _rollouts_with(_FAST_ACT, NETWORK_DRAW, new_luck_scratch(), k, obs, known, cum, cands, alive, first, count, root,
+                   policy_ids, params, rules, block, sharpen, out)
+
+
+@njit(cache=True, nogil=True)
+def _rollout_chunk_plain(k, obs, known, cum, cands, alive, first, count, root, policy_ids, params, rules, block,
+                         sharpen, out):
+    """:func:`_rollout_chunk` without a value model (``block`` empty): compiles without its code,
+    over half of a rollout kernel's compile time."""
+    _rollouts_with(_BUILTIN_ACT, _NO_DRAW, _NO_TAB, k, obs, known, cum, cands, alive, first, count, root, policy_ids,
+                   params, rules, block, sharpen, out)
+
+
+@njit(cache=True, nogil=True)
+def _rollout_chunk_fast_plain(k, obs, known, cum, cands, alive, first, count, root, policy_ids, params, rules,
+                              block, sharpen, out):
+    """:func:`_rollout_chunk_fast` without a value model (``block`` empty)."""
+    _rollouts_with(_FAST_ACT, _NO_DRAW, _NO_TAB, k, obs, known, cum, cands, alive, first, count, root, policy_ids,
+                   params, rules, block, sharpen, out)
+
+
+@njit(cache=True, nogil=True)
+def _rollout_chunk_expert(k, obs, known, cum, cands, alive, first, count, root, policy_ids, params, rules, block,
+                          sharpen, out):
+    """:func:`_rollout_chunk` for rollouts by expert alone (compiles expert only)."""
+    _rollouts_with(_EXPERT_ACT, NETWORK_DRAW, new_luck_scratch(), k, obs, known, cum, cands, alive, first, count, root,
+                   policy_ids, params, rules, block, sharpen, out)
+
+
+@njit(cache=True, nogil=True)
+def _rollout_chunk_expert_plain(k, obs, known, cum, cands, alive, first, count, root, policy_ids, params, rules,
+                                block, sharpen, out):
+    """:func:`_rollout_chunk_expert` without a value model (``block`` empty): the default hint,
+    ``analyze`` and ``review``."""
+    _rollouts_with(_EXPERT_ACT, _NO_DRAW, _NO_TAB, k, obs, known, cum, cands, alive, first, count, root, policy_ids,
+                   params, rules, block, sharpen, out)
+
+
+def _rollout_kernel(policy_ids, block: np.ndarray):
+    """The chunk kernel that plays these rollouts and compiles the least: expert alone, or
+    without mc and learned, when no seat plays the others; without the value model's code when
+    there is none (the same numbers whichever)."""
+    if uses_expert_only(policy_ids):
+        return _rollout_chunk_expert if block.size > 0 else _rollout_chunk_expert_plain
+    if uses_fast_policies(policy_ids):
+        return _rollout_chunk_fast if block.size > 0 else _rollout_chunk_fast_plain
+    return _rollout_chunk if block.size > 0 else _rollout_chunk_plain
 
 
 class NumbaThreads:
@@ -246,5 +307,5 @@ def rollouts(obs: np.ndarray, candidates: Sequence[int], alive: Sequence[bool], 
               int(sharpen), out)
              for k in range((int(count) + ROLLOUT_CHUNK - 1) // ROLLOUT_CHUNK)]
     with NumbaThreads(workers):
-        run_chunks(_rollout_chunk_fast if uses_fast_policies(ids) else _rollout_chunk, calls)
+        run_chunks(_rollout_kernel(ids, block), calls)
     return out

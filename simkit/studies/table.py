@@ -41,6 +41,7 @@ import os
 import re
 import secrets
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol, TextIO
@@ -350,7 +351,7 @@ class _Deal:
         specs = [PolicySpec("random") if spec is None else spec for spec in setup.policies()]
         actors = actors_for(specs)
         if setup.seat is not None:
-            actors[setup.seat] = Actor(python=_PersonSeat(self))
+            actors[setup.seat] = Actor(python=_PersonSeat(self), blind=True)  # reads the state: no observation made
         result = np.zeros(N_RESULT, dtype=np.int64)
         play_deal_python(setup.seed, root_key(setup.seed), start.deal, start.dealer, actors, setup.rules.to_array(),
                          self.scratch, result, list(start.policies))
@@ -516,6 +517,56 @@ def warm_table(bots: Sequence[str | PolicySpec] = DEFAULT_BOTS, rules: RuleSet |
     """Compile (or load from numba's cache) the kernels a sitting with these bots plays with
     (a hint's excepted): two deals at the table, a :class:`ScriptedPerson` in seat 0, no log."""
     play_table(table_setup(seat=0, bots=bots, rules=rules, seed=0, deals=2, log=None), ScriptedPerson())
+
+
+class _StopAtFirst(ScriptedPerson):
+    """A person who stops at their first decision, keeping it (``turns``)."""
+
+    def decide(self, turn: Turn) -> int:
+        self.turns.append(turn)
+        raise QuitTable()
+
+
+def warm_first_decision(setup: TableSetup) -> Position | None:
+    """Compile (or load) the kernels the sitting ``setup`` runs up to the person's first decision,
+    and no more: its first deal, no log, played until the person is asked (with seat 0, the
+    dealer: the deal's start alone; the bots' moves and the hint compile later, in
+    :func:`warm_rest_in_background`).  The position of that decision (None without a person)."""
+    probe = dataclasses.replace(setup, deals=1, logs=None)
+    person = _StopAtFirst() if setup.seat is not None else None
+    start = DealStart(setup=probe, deal=0, number=1, dealer=0, policies=tuple(probe.policy_texts()), log=None)
+    try:
+        _Deal(probe, start, person, _LogFile(None)).play()
+    except QuitTable:
+        pass
+    return person.turns[0].position if person is not None and person.turns else None
+
+
+def warm_hint(setup: TableSetup, position: Position) -> None:
+    """Compile (or load) the kernels of a hint at the table ``setup`` (:meth:`TerminalPerson.hint`'s
+    analysis, on ``position``, with one rollout)."""
+    analyze_position(position, policy=setup.hint_policy, rollouts=1, seed=0, batch=1)
+
+
+def warm_rest_in_background(setup: TableSetup, position: Position | None) -> threading.Thread:
+    """Compile (or load) the rest of the sitting's kernels on a background thread (a daemon: it
+    never holds up the end of the process), while the person reads their first position: the
+    bots' moves (:func:`warm_table`), then a hint's (:func:`warm_hint`, on ``position``).
+    numba compiles one kernel at a time, so a kernel the table needs meanwhile waits at most for
+    the one being compiled, and is then loaded, not compiled again.  Best effort: an error is
+    left to the table to meet and report."""
+
+    def work() -> None:
+        try:
+            warm_table(setup.bots, setup.rules)
+            if position is not None:
+                warm_hint(setup, position)
+        except Exception:  # noqa: BLE001 - the table reports its own errors where it meets them
+            pass
+
+    thread = threading.Thread(target=work, name="simkit-warm-table", daemon=True)
+    thread.start()
+    return thread
 
 
 # ---------------------------------------------------------------------------- the terminal
