@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import importlib
 import os
+import re
 import sys
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import Iterator, Mapping, Sequence
 
@@ -179,3 +181,50 @@ def read_only(monkeypatch, folder: Path) -> None:
         return real_access(path, mode, *args, **kwargs)
 
     monkeypatch.setattr(os, "access", access)
+
+
+# ---------------------------------------------------------------------------- a page's visible text
+
+
+class PageText(HTMLParser):
+    """The text a reader sees (outside ``<style>``), and every ``title`` and ``class`` attribute."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.shown: list[str] = []
+        self.titles: list[str] = []
+        self.classes: list[str] = []
+        self._skip = 0
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag == "style":
+            self._skip += 1
+        if attrs.get("title") is not None:
+            self.titles.append(attrs["title"])
+        if attrs.get("class"):
+            self.classes.append(attrs["class"])
+
+    def handle_endtag(self, tag):
+        if tag == "style":
+            self._skip -= 1
+
+    def handle_data(self, data):
+        if not self._skip:
+            self.shown.append(data)
+
+
+def read_page(html: str) -> PageText:
+    """A page or fragment parsed: its shown text, titles and classes."""
+    parser = PageText()
+    parser.feed(html)
+    parser.close()
+    return parser
+
+
+def shown_text(html: str) -> str:
+    """The text a reader sees in ``html``, whitespace collapsed (tooltips are attributes: not in it)."""
+    return " ".join("".join(read_page(html).shown).split())
+
+
+PLAY_PROMPT = re.compile(r"choose 1-(\d+) \(h hint, q quit\): $")  # simkit play's prompt at a decision

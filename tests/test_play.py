@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers import PLAY_PROMPT
 
 from simkit.cli import main
 from simkit.errors import SimkitError
@@ -43,7 +44,7 @@ from simkit.studies.table import (
     warm_table,
 )
 
-PROMPT = re.compile(r"choose 1-(\d+) \(h hint, q quit\): $")
+PROMPT = PLAY_PROMPT
 NEXT_DEAL = re.compile(r"Enter: next deal, q: stop $")
 CTRL_C = "\x03"
 FIRST_OUTPUT_S = 900  # the first child may compile what the warm-up did not (a loaded machine: minutes)

@@ -32,7 +32,7 @@ from simkit import cards
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import browser as chromium  # noqa: E402
-from helpers import one_line_error, run_cli  # noqa: E402
+from helpers import one_line_error, run_cli, shown_text  # noqa: E402
 
 VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
 SEAT = 1
@@ -293,29 +293,7 @@ ACTION_WORDS = re.compile(r"\b(peng|chow|discards?|kong|zhan)\b")
 CARD_CODE = re.compile(r"\b[YRWG][JSXCMPZ]\b")
 
 
-class Visible(HTMLParser):
-    """The text a reader sees, less ``<style>`` (tooltips are attributes: not in it)."""
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.text: list[str] = []
-        self._hidden = 0
-
-    def handle_starttag(self, tag, attrs):
-        self._hidden += tag == "style"
-
-    def handle_endtag(self, tag):
-        self._hidden -= tag == "style"
-
-    def handle_data(self, data):
-        if not self._hidden:
-            self.text.append(data)
-
-
-def visible(fragment: str) -> str:
-    parser = Visible()
-    parser.feed(fragment)
-    return " ".join("".join(parser.text).split())
+visible = shown_text  # the text a reader sees, less <style> (tests/helpers.py)
 
 
 def test_the_deal_and_the_decisions_speak_the_players_words(reviewed):

@@ -23,7 +23,6 @@ import math
 import re
 import sys
 import types
-from html.parser import HTMLParser
 from pathlib import Path
 
 import numpy as np
@@ -32,6 +31,7 @@ from fontTools.ttLib import TTFont
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import browser as chromium  # noqa: E402
+from helpers import read_page, shown_text  # noqa: E402
 
 from simkit import cards, exposed, glossary  # noqa: E402
 from simkit.cards import N_TYPES, TYPE_NAMES, parse_counts, parse_type  # noqa: E402
@@ -53,43 +53,8 @@ DISCARD = ("seat=1; dealer=0; turn=discard; hand=YS YC YP YZ RJ RS*2 RX*2 RC*2 R
            "GM GZ*2; exposed1=peng:GX; dead=; stock=21; got=discard:GX; history=discard:0:GX:0 claim:1:GX:1")
 
 
-class Text(HTMLParser):
-    """The text a reader sees (outside ``<style>``), and every ``title`` and ``class`` attribute."""
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.shown: list[str] = []
-        self.titles: list[str] = []
-        self.classes: list[str] = []
-        self._skip = 0
-
-    def handle_starttag(self, tag, attrs):
-        attrs = dict(attrs)
-        if tag == "style":
-            self._skip += 1
-        if attrs.get("title") is not None:
-            self.titles.append(attrs["title"])
-        if attrs.get("class"):
-            self.classes.append(attrs["class"])
-
-    def handle_endtag(self, tag):
-        if tag == "style":
-            self._skip -= 1
-
-    def handle_data(self, data):
-        if not self._skip:
-            self.shown.append(data)
-
-
-def read(html: str) -> Text:
-    parser = Text()
-    parser.feed(html)
-    parser.close()
-    return parser
-
-
-def shown(html: str) -> str:
-    return " ".join("".join(read(html).shown).split())
+read = read_page
+shown = shown_text
 
 
 def _events() -> list[dict]:

@@ -23,6 +23,7 @@ import re
 from types import SimpleNamespace
 
 import pytest
+from helpers import PLAY_PROMPT
 
 from simkit.cards import TYPE_NAMES
 from simkit.engine import layout as L
@@ -45,7 +46,7 @@ from simkit.studies.table import (
     wrap_line,
 )
 
-PROMPT = re.compile(r"choose 1-(\d+) \(h hint, q quit\): $")
+PROMPT = PLAY_PROMPT
 MOVE = re.compile(r"^  (you|seat \d \([^)]*\)) \S")
 
 
