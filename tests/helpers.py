@@ -214,12 +214,16 @@ class PageText(HTMLParser):
             self.shown.append(data)
 
 
-def read_page(html: str) -> PageText:
-    """A page or fragment parsed: its shown text, titles and classes."""
-    parser = PageText()
+def fed(parser: HTMLParser, html: str) -> HTMLParser:
+    """``parser`` after reading all of ``html``."""
     parser.feed(html)
     parser.close()
     return parser
+
+
+def read_page(html: str) -> PageText:
+    """A page or fragment parsed: its shown text, titles and classes."""
+    return fed(PageText(), html)
 
 
 def shown_text(html: str) -> str:

@@ -32,7 +32,7 @@ from simkit import cards
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import browser as chromium  # noqa: E402
-from helpers import one_line_error, run_cli, shown_text  # noqa: E402
+from helpers import fed, one_line_error, run_cli, shown_text  # noqa: E402
 
 VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
 SEAT = 1
@@ -102,10 +102,7 @@ class PageParser(HTMLParser):
 
 
 def parse_page(text: str) -> PageParser:
-    parser = PageParser()
-    parser.feed(text)
-    parser.close()
-    return parser
+    return fed(PageParser(), text)
 
 
 @pytest.fixture(scope="module")
