@@ -30,6 +30,7 @@ states (the particles of a belief, :mod:`simkit.runner.belief`) with cumulative 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import numba
 import numpy as np
@@ -61,6 +62,7 @@ from simkit.rng import STREAM_BELIEF_PICK, STREAM_CARDS, next_below, root_key, s
 from simkit.rules import RuleSet
 from simkit.runner.luck import (
     NETWORK_DRAW,
+    Chance,
     N_VALUE_FEATURES,
     new_luck_scratch,
     play_out,
@@ -84,28 +86,51 @@ ROLLOUT_CHUNK = 8  # determinisations per call of the chunk kernel (the threads'
 UNIFORM_STEPS = 1 << 53  # a uniform in [0, 1) is next_below(UNIFORM_STEPS) / UNIFORM_STEPS
 
 
+class Rollouts(NamedTuple):
+    """The rollouts of one position (one kernel argument, the same for every chunk; the table's
+    policies and rules come apart, a :class:`~simkit.engine.loop.Table`): the observation ``obs``
+    of the player to act; the ``known`` states (P x N_STATE, P = 0: none) whose stock order alone
+    is resampled and their cumulative weights ``cum`` (P); the candidate actions ``cands`` and
+    which are ``alive``; determinisations ``first .. first + count - 1`` of the streams under
+    ``root``; the value model's ``block`` (size 0: no luck); ``sharpen`` hill-climbing steps per
+    other hand; ``out`` (candidates x count x N_ROLLOUT_OUT) the rows written."""
+
+    obs: np.ndarray
+    known: np.ndarray
+    cum: np.ndarray
+    cands: np.ndarray
+    alive: np.ndarray
+    first: int
+    count: int
+    root: np.ndarray
+    block: np.ndarray
+    sharpen: int
+    out: np.ndarray
+
+
 @njit(nogil=True, inline="always")
-def _rollouts_with(act, k, obs, known, cum, cands, alive, first, count, root, policy_ids, params, rules, block,
-                   sharpen, out):
-    """Determinisations ``first + k * ROLLOUT_CHUNK ..`` (at most ROLLOUT_CHUNK, below
-    ``first + count``): fill ``out[i, r - first]`` for every alive candidate i.  ``sharpen`` > 0:
-    that many hill-climbing steps make each other hand closer to complete (mc's opponent model).
-    ``known`` (P x N_STATE, P = 0: none): states whose stock order alone is resampled, the true
-    one (P = 1) or belief particles drawn by the cumulative weights ``cum``."""
+def _rollouts_with(act, k, table, job):
+    """Determinisations ``job.first + k * ROLLOUT_CHUNK ..`` (at most ROLLOUT_CHUNK, below
+    ``first + count``) of the :class:`Rollouts` ``job``, played by ``table``'s policies (a
+    :class:`~simkit.engine.loop.Table`): fill ``out[i, r - first]`` for every alive candidate i.
+    ``sharpen`` > 0: that many hill-climbing steps make each other hand closer to complete (mc's
+    opponent model).  ``known`` (P x N_STATE, P = 0: none): states whose stock order alone is
+    resampled, the true one (P = 1) or belief particles drawn by the cumulative weights ``cum``."""
     owners = new_scratch()
-    s, deck, rngs, mask, obs2, work, pwork, ev, ev_n, _, seat_of = borrow_scratch(owners)
-    obs, cands, alive = borrowed(obs), borrowed(cands), borrowed(alive)
-    policy_ids, params, rules, block = borrowed(policy_ids), borrowed(params), borrowed(rules), borrowed(block)
+    s, deck, rngs, mask, obs2, work, pwork, ev, ev_n, _, _ = borrow_scratch(owners)
+    obs, cands, alive, block = borrowed(job.obs), borrowed(job.cands), borrowed(job.alive), borrowed(job.block)
+    known, cum, out = job.known, job.cum, job.out
+    first, count, root, sharpen = job.first, job.count, job.root, job.sharpen
+    rules = borrowed(table.rules)
     tab = new_luck_scratch()
     luck = np.zeros(N_SEATS, dtype=np.float64)
     no_rows = np.zeros((0, N_VALUE_FEATURES + 1), dtype=np.float64)
     no_count = np.zeros(1, dtype=np.int64)
     d = np.zeros(N_STATE, dtype=np.int64)
     me = obs[O_SEAT]
-    for p in range(N_SEATS):
-        seat_of[p] = p
-    table = Table(policy_ids, params, seat_of, rules)
+    table = Table(borrowed(table.policy_ids), borrowed(table.params), borrowed(table.seat_of), rules)
     play = InPlay(s, rngs, mask, obs2, work, pwork, ev, ev_n)
+    chance = Chance(tab, block, luck, no_rows, no_count)
     lo = k * ROLLOUT_CHUNK
     for j in range(lo, min(count, lo + ROLLOUT_CHUNK)):
         r = first + j
@@ -150,7 +175,7 @@ def _rollouts_with(act, k, obs, known, cum, cands, alive, first, count, root, po
             E.new_deal_observation(obs2)
             if a != POLICY_DECIDES:
                 E.apply_legal(s, a, rules, mask, work, ev, ev_n)
-            error = play_out(act, NETWORK_DRAW, table, play, tab, block, luck, no_rows, no_count)
+            error = play_out(act, NETWORK_DRAW, table, play, chance)
             winner = s[S_WINNER]
             row[OUT_PAYOFF] = s[S_PAYOFF + me]
             row[OUT_WIN] = 1.0 if winner == me else 0.0
@@ -166,19 +191,17 @@ _FAST_ACT = static_function(fast_act_state)
 
 
 @njit(cache=True, nogil=True)
-def _rollout_chunk(k, obs, known, cum, cands, alive, first, count, root, policy_ids, params, rules, block, sharpen,
-                   out):
-    _rollouts_with(_BUILTIN_ACT, k, obs, known, cum, cands, alive, first, count, root, policy_ids, params, rules,
-                   block, sharpen, out)
+def _rollout_chunk(k, table, job):
+    """Chunk k of the :class:`Rollouts` ``job`` played by ``table``
+    (:func:`_rollouts_with`, the built-in policies)."""
+    _rollouts_with(_BUILTIN_ACT, k, table, job)
 
 
 @njit(cache=True, nogil=True)
-def _rollout_chunk_fast(k, obs, known, cum, cands, alive, first, count, root, policy_ids, params, rules, block,
-                        sharpen, out):
+def _rollout_chunk_fast(k, table, job):
     """:func:`_rollout_chunk` for rollouts by random / greedy / patient / expert (compiles without mc and
     learned)."""
-    _rollouts_with(_FAST_ACT, k, obs, known, cum, cands, alive, first, count, root, policy_ids, params, rules,
-                   block, sharpen, out)
+    _rollouts_with(_FAST_ACT, k, table, job)
 
 
 class NumbaThreads:
@@ -242,9 +265,9 @@ def rollouts(obs: np.ndarray, candidates: Sequence[int], alive: Sequence[bool], 
     block = np.zeros(0, dtype=np.float64) if block is None else np.ascontiguousarray(block, dtype=np.float64)
     root = root_key(int(seed))
     obs = np.ascontiguousarray(obs, dtype=np.int64)
-    calls = [(k, obs, known, cum, cands, live, int(first), int(count), root, ids, params, rules.to_array(), block,
-              int(sharpen), out)
-             for k in range((int(count) + ROLLOUT_CHUNK - 1) // ROLLOUT_CHUNK)]
+    table = Table(ids, params, np.arange(N_SEATS, dtype=np.int64), rules.to_array())  # fixed seats
+    job = Rollouts(obs, known, cum, cands, live, int(first), int(count), root, block, int(sharpen), out)
+    calls = [(k, table, job) for k in range((int(count) + ROLLOUT_CHUNK - 1) // ROLLOUT_CHUNK)]
     with NumbaThreads(workers):
         run_chunks(_rollout_chunk_fast if uses_fast_policies(ids) else _rollout_chunk, calls)
     return out
