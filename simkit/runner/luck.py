@@ -81,7 +81,7 @@ from simkit.engine.layout import (
 from simkit.evaluator.kernel import N_PARTS, min_idle_kernel
 from simkit.errors import SimkitError
 from simkit.exposed import EXP_BLOCK, EXP_KONG, EXP_PENG
-from simkit.jit import borrowed, keep_alive, run_chunks, static_function
+from simkit.jit import borrowed, hot_kernel, keep_alive, run_chunks, static_function
 from simkit.policies.dispatch import (
     basic_act_state,
     builtin_act_state,
@@ -145,7 +145,8 @@ N_VALUE_FEATURES = V_STOCK + 1
 
 class DrawTable(NamedTuple):
     """The table of a pending draw (one kernel argument; :func:`draw_table` fills it, the value
-    model's features read it): ``counts[t]`` the stock's copies of each type; for each type t
+    model's features read it; the kernels that take it are hot kernels, :func:`simkit.jit.hot_kernel`,
+    so reading its fields costs no reference counting): ``counts[t]`` the stock's copies of each type; for each type t
     present ``winner[t]`` / ``units[t]`` (who would win at once on it; -1 / 0) and
     ``asked[t, q]`` (N_TYPES x N_SEATS x 2: 0, or 1 + the fewest idle cards a legal claim of q
     leaves; the claims' action bits); ``idle_now[q]`` each player's fewest idle concealed cards,
@@ -160,7 +161,7 @@ class DrawTable(NamedTuple):
     phi_claim: np.ndarray
 
 
-@njit(cache=True, nogil=True)
+@hot_kernel(cache=True, nogil=True)
 def draw_table(s, rules, mask, work, dt, hw):
     """Fill the :class:`DrawTable` ``dt`` of the pending draw (phase PH_DRAW, stock not empty):
     ``counts[t]`` the stock's copies of each type; for each type t present ``winner[t]`` /
@@ -227,7 +228,7 @@ def seat_hand_value(s, q, t, action, hw):
     return value
 
 
-@njit(cache=True, nogil=True)
+@hot_kernel(cache=True, nogil=True)
 def value_features(s, q, t, n, dt, x):
     """Features ``x`` (N_VALUE_FEATURES) of seat q in the state after the pending draw turned
     over type t (from the draw's table ``dt``, a :class:`DrawTable` :func:`draw_table` filled;
@@ -305,7 +306,7 @@ def zero_value_block(exact_wins: bool = False) -> np.ndarray:
     return value_block_of(zero_network(N_VALUE_FEATURES), exact_wins)
 
 
-@njit(cache=True, nogil=True)
+@hot_kernel(cache=True, nogil=True)
 def outcome_values(s, t, n, dt, block, x, h, v):
     """``v[q]``: the value model's payoffs in the state after the pending draw turns over type t
     (``dt``: the draw's :class:`DrawTable`; ``x``, ``h``: feature and network scratch):
@@ -326,7 +327,7 @@ def outcome_values(s, t, n, dt, block, x, h, v):
         v[q] -= total / N_SEATS
 
 
-@njit(cache=True, nogil=True)
+@hot_kernel(cache=True, nogil=True)
 def _claim_values(block, t, q, dt, hb, h):
     """Seat q's network value after type t, from the pre-activation ``hb`` of a card nobody
     claims: only the features of the players who may claim t change (idle cards, claim, Φ gain;
