@@ -59,7 +59,8 @@ def seating_luck(a: str, b: str, seed: int, deals: int, j: int) -> dict[str, np.
     rules = RuleSet().to_array()
     root = root_key(seed)
     scratch, tab = new_scratch(), new_luck_scratch()
-    counts, winner, units, asked, idle_now, phi_now, phi_claim, hw, x, h, v = tab[:11]
+    dt, hw, x, h, v = tab.draw, tab.hw, tab.x, tab.h, tab.v
+    counts = dt.counts
     values = np.zeros((N_TYPES, N_SEATS))
     out = {name: np.zeros(deals) for name in ("pay", "kernel", "full", *(f"k{k}" for k in SAMPLES))}
     evaluated = draws = 0
@@ -70,11 +71,10 @@ def seating_luck(a: str, b: str, seed: int, deals: int, j: int) -> dict[str, np.
         def on_draw(s, rules_array, mask, work):
             nonlocal evaluated, draws
             draw_luck(s, rules_array, mask, work, tab, block, luck["kernel"])  # fills the table too
-            n = draw_table(s, rules_array, mask, work, counts, winner, units, asked, idle_now, phi_now, phi_claim,
-                           hw)
+            n = draw_table(s, rules_array, mask, work, dt, hw)
             present = np.flatnonzero(counts[:N_TYPES] > 0)
             for t in present:
-                outcome_values(s, t, n, counts, winner, units, asked, idle_now, phi_now, phi_claim, block, x, h, v)
+                outcome_values(s, t, n, dt, block, x, h, v)
                 values[t] = v
             evaluated += present.size
             draws += 1

@@ -18,7 +18,7 @@ from simkit.policies.registry import parse_policies
 from simkit.replay import log_decisions, replay_jsonl
 from simkit.rng import root_key, seed_state
 from simkit.rules import RuleSet
-from simkit.runner.belief import belief_particles, replay_weight
+from simkit.runner.belief import Evidence, belief_particles, belief_table, replay_weight
 from simkit.runner.rollout import OUT_PAYOFF, rollout_policy_arrays, rollouts
 from simkit.studies.analyze import analyze_position
 
@@ -41,8 +41,8 @@ def test_the_true_cards_replay_to_the_true_state(table, seed):
     checked = 0
     for deal in range(2):
         for d in _decisions(table, seed, deal):
-            w = replay_weight(d.position.observation(), d.position.state(), d.state, 0, root_key(5), ids, params,
-                              RULES.to_array(), 0.1, out)
+            w = replay_weight(belief_table(ids, params, RULES),
+                              Evidence(d.position.observation(), d.position.state(), root_key(5), 0.1), d.state, 0, out)
             assert math.isfinite(w), (deal, d.index)
             assert np.array_equal(out[: L.S_DECK], d.state[: L.S_DECK]), (deal, d.index)
             assert np.array_equal(out[L.S_NHIST : L.S_HIST + L.HIST_WIDTH * int(d.state[L.S_NHIST])],
@@ -58,8 +58,9 @@ def test_an_expert_table_explains_its_own_play_with_certainty():
     ids, params = rollout_policy_arrays(parse_policies("expert,expert,expert"))
     out = np.zeros(L.N_STATE, dtype=np.int64)
     for d in _decisions("expert,expert,expert", 61004, 0):
-        assert replay_weight(d.position.observation(), d.position.state(), d.state, 0, root_key(1), ids, params,
-                             RULES.to_array(), 0.0, out) == 0.0
+        assert replay_weight(belief_table(ids, params, RULES),
+                             Evidence(d.position.observation(), d.position.state(), root_key(1), 0.0), d.state, 0,
+                             out) == 0.0
 
 
 @pytest.mark.parametrize("table,seed,noise", [("expert,expert,expert", 61005, 0.1), ("greedy,random,patient", 61006, 0.3),
@@ -79,8 +80,8 @@ def test_the_kernel_agrees_with_a_plain_search(table, seed, noise):
             hidden = d.state.copy() if draw == 0 else hidden
             if draw:
                 assert determinise(obs, rng, hidden)
-            w = replay_weight(obs, d.position.state(), hidden, draw, root_key(seed), ids, params, RULES.to_array(),
-                              noise, out)
+            w = replay_weight(belief_table(ids, params, RULES), Evidence(obs, d.position.state(), root_key(seed), noise),
+                              hidden, draw, out)
             w_naive, s_naive = naive_belief_weight(d.position, hidden, ids, params, RULES.to_array(), noise,
                                                    root_key(seed), draw)
             assert w == pytest.approx(w_naive, abs=1e-12) or (w == -math.inf and w_naive == -math.inf), (d.index, draw)

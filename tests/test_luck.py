@@ -121,17 +121,18 @@ def test_incremental_corrections_equal_the_whole_network(exact_wins):
     block[VB_EXACT_WINS] = 1.0 if exact_wins else 0.0
     block[VB_WEIGHT] = 0.7
     tab = new_luck_scratch()
-    counts, winner, units, asked, idle_now, phi_now, phi_claim, hw, x, h, v = tab[:11]
+    dt, hw, x, h, v = tab.draw, tab.hw, tab.x, tab.h, tab.v
+    counts, asked = dt.counts, dt.asked
     mask = np.zeros(L.N_ACTIONS, dtype=np.bool_)
     claimed = 0
     for s, work in _paused_states("expert,greedy,patient", seed=8, deals=10, rules=rules, every=2):
         luck = np.zeros(3)
         draw_luck(s, rules_array, mask, work.copy(), tab, block, luck)
-        n = draw_table(s, rules_array, mask, work.copy(), counts, winner, units, asked, idle_now, phi_now, phi_claim, hw)
+        n = draw_table(s, rules_array, mask, work.copy(), dt, hw)
         actual = s[L.S_DECK + s[L.S_STOCK_POS]] // N_COPIES
         expected = np.zeros(3)
         for t in np.flatnonzero(counts):
-            outcome_values(s, int(t), n, counts, winner, units, asked, idle_now, phi_now, phi_claim, block, x, h, v)
+            outcome_values(s, int(t), n, dt, block, x, h, v)
             expected += 0.7 * ((1.0 if t == actual else 0.0) - counts[t] / n) * v
             claimed += int(asked[t, :, 0].sum() > 0)
         assert np.allclose(luck, expected, atol=1e-9)
@@ -680,19 +681,19 @@ def test_value_features_match_their_naive_twin(options):
     rules = RuleSet.from_strings(list(options))
     rules_array = rules.to_array()
     tab = new_luck_scratch()
-    counts, winner, units, asked, idle_now, phi_now, phi_claim, hw, x = tab[:9]
+    dt, hw, x = tab.draw, tab.hw, tab.x
+    counts, winner = dt.counts, dt.winner
     mask = np.zeros(L.N_ACTIONS, dtype=np.bool_)
     compared = claimed = gained = outs = ready = 0
     for k, (s, work) in enumerate(_paused_states("expert,greedy,patient", seed=12, deals=40, rules=rules, every=1)):
-        n = draw_table(s, rules_array, mask, work.copy(), counts, winner, units, asked, idle_now, phi_now, phi_claim,
-                       hw)
+        n = draw_table(s, rules_array, mask, work.copy(), dt, hw)
         # every 25th state, and the first ten in which a stock card would bring someone a win
         if not (k % 25 == 0 or (ready < 10 and (winner[counts > 0] >= 0).any())):
             continue
         ready += int((winner[counts > 0] >= 0).any())
         for t in [-1] + [int(y) for y in np.flatnonzero(counts)]:
             for q in range(3):
-                value_features(s, q, t, n, counts, winner, units, asked, idle_now, phi_now, phi_claim, x)
+                value_features(s, q, t, n, dt, x)
                 expected = _naive_value_features(s, work, q, t, rules)
                 assert np.allclose(x, expected, atol=1e-9), (t, q, np.flatnonzero(~np.isclose(x, expected)))
                 compared += 1

@@ -74,7 +74,8 @@ def _search(obs, cands, n_c, rollouts, race, stream, sharpen=0, horizon=0, base=
     pay = np.empty((n_c, rollouts))
     alive = np.empty(n_c, dtype=np.bool_)
     rng = stream.copy()
-    n_det = M.mc_search(obs, cands, n_c, rollouts, race, recut, sharpen, horizon, base, rng, RULES, pay, alive)
+    plan = M.SearchPlan(int(rollouts), int(race), int(recut), int(sharpen), int(horizon), int(base))
+    n_det = M.mc_search(obs, cands, n_c, plan, rng, RULES, pay, alive)
     return pay, alive, n_det, rng
 
 

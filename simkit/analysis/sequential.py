@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from typing import NamedTuple
 
 import numba
 import numpy as np
@@ -169,10 +170,42 @@ def _llr(values, counts, s0, s1, lams):
     return math.nan
 
 
+class Bounds(NamedTuple):
+    """The test a scan applies (one kernel argument of :func:`_scan_stream` and
+    :func:`_simulate_block`): the means ``s0`` under H0 and ``s1`` under H1, the ``lower`` and
+    ``upper`` boundaries of the llr, and the observations ``min_n`` before any decision."""
+
+    s0: float
+    s1: float
+    lower: float
+    upper: float
+    min_n: int
+
+
+def _bounds(test: "EmpiricalMeanSPRT") -> Bounds:
+    return Bounds(float(test.mu0), float(test.mu1), float(test.lower_boundary), float(test.upper_boundary),
+                  int(test.min_n))
+
+
+class Sequences(NamedTuple):
+    """The state of simulated sequences (one kernel argument of :func:`_simulate_block`), one row
+    each: the ``counts`` of each value seen, the observations ``n``, their ``total``, the dual
+    variables ``lams`` (rows x 2), the last ``llr`` and the ``decision`` (+1 / -1 / 0)."""
+
+    counts: np.ndarray
+    n: np.ndarray
+    total: np.ndarray
+    lams: np.ndarray
+    llr: np.ndarray
+    decision: np.ndarray
+
+
 @numba.njit(cache=True, nogil=True)
-def _scan_stream(codes, values, counts, state, lams, s0, s1, lower, upper, min_n, path):
+def _scan_stream(codes, values, counts, state, lams, bounds, path):
     """Consume ``codes`` (indices into ``values``) in order; state = [n, total].  Writes the llr
-    after each observation into ``path``; returns (consumed, decision +1 / -1 / 0)."""
+    after each observation into ``path``; returns (consumed, decision +1 / -1 / 0) under the
+    :class:`Bounds` ``bounds``."""
+    s0, s1, lower, upper, min_n = bounds
     for j in range(codes.size):
         code = codes[j]
         counts[code] += 1
@@ -189,8 +222,11 @@ def _scan_stream(codes, values, counts, state, lams, s0, s1, lower, upper, min_n
 
 
 @numba.njit(cache=True, nogil=True)
-def _simulate_block(codes, rows, values, counts, n, total, lams, llr, decision, s0, s1, lower, upper, min_n, max_n):
-    """Advance the sequences ``rows`` by up to ``codes.shape[1]`` observations each."""
+def _simulate_block(codes, rows, values, seqs, bounds, max_n):
+    """Advance the :class:`Sequences` ``rows`` of ``seqs`` by up to ``codes.shape[1]`` observations
+    each (at most ``max_n`` in all), under the :class:`Bounds` ``bounds``."""
+    counts, n, total, lams, llr, decision = seqs
+    s0, s1, lower, upper, min_n = bounds
     for r in range(rows.size):
         row = rows[r]
         for j in range(codes.shape[1]):
@@ -342,8 +378,7 @@ class EmpiricalMeanSPRT:
             codes = np.searchsorted(self.values, chunk)
             path = np.empty(chunk.size, dtype=float)
             consumed, decision = _scan_stream(codes, self.values, self.counts, self._state, self._lams,
-                                              self.mu0, self.mu1, self.lower_boundary, self.upper_boundary,
-                                              self.min_n, path)
+                                              _bounds(self), path)
             self._path.append(path[:consumed])
             self.llr = float(path[consumed - 1])
             self.used_in_last_update += int(consumed)
@@ -426,10 +461,10 @@ def simulate_sprt(
         llr = np.zeros(size)
         decision = np.zeros(size, dtype=np.int8)
         active = np.arange(size)
+        seqs = Sequences(counts, n, total, lams, llr, decision)
         while active.size:
             codes = np.searchsorted(cumulative, generator.random((active.size, _SIMULATION_BLOCK)), side="right")
-            _simulate_block(codes, active, support, counts, n, total, lams, llr, decision, test.mu0, test.mu1,
-                            test.lower_boundary, test.upper_boundary, test.min_n, int(max_n))
+            _simulate_block(codes, active, support, seqs, _bounds(test), int(max_n))
             active = active[(decision[active] == 0) & (n[active] < max_n)]
         means = total / n
         squares = counts @ support**2

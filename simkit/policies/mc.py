@@ -65,6 +65,8 @@ it uses: it never reads the hidden cards of the real deal.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit
 
@@ -360,11 +362,27 @@ def mc_decide(pay, n_c, n_det, alive, z):
     return best
 
 
+class SearchPlan(NamedTuple):
+    """How :func:`mc_search` searches (one kernel argument): ``rollouts`` determinisations at
+    most, racing after ``race`` of them (0: no racing) and again at every doubling with
+    ``recut`` :data:`RECUT_ON`, ``sharpen`` hill-climbing steps per other hand, rollouts of at
+    most ``horizon`` discard phases (0: to the end) by the ``base`` policy
+    (:data:`BASE_GREEDY` or :data:`BASE_EXPERT`).  All int64."""
+
+    rollouts: int
+    race: int
+    recut: int
+    sharpen: int
+    horizon: int
+    base: int
+
+
 @njit(cache=True, nogil=True)
-def mc_search(obs, cands, n_c, rollouts, race, recut, sharpen, horizon, base, rng, rules, pay, alive):
+def mc_search(obs, cands, n_c, plan, rng, rules, pay, alive):
     """Fill ``pay[i, r]``: my payoff when candidate i is applied in determinisation r and the
-    deal is played out by greedy (:data:`NOT_EVALUATED` where racing dropped i first);
+    deal is played out by the base policy (:data:`NOT_EVALUATED` where racing dropped i first);
     ``alive[i]``: whether i stayed in the race.  Returns the number of determinisations.
+    ``plan``: a :class:`SearchPlan` (the names below are its fields).
 
     Determinisation-major: determinisation r (drawn, then sharpened, from ``rng`` in order)
     is rolled out for every candidate still alive, so no determinisation is stored and the
@@ -375,6 +393,7 @@ def mc_search(obs, cands, n_c, rollouts, race, recut, sharpen, horizon, base, rn
     determinisations (while fewer than ``rollouts``), each time over all the determinisations
     so far, among the candidates still alive.  ``race`` 0 evaluates every candidate in every
     determinisation."""
+    rollouts, race, recut, sharpen, horizon, base = plan
     me = obs[L.O_SEAT]
     d = np.empty(L.N_STATE, dtype=np.int64)
     s2 = np.empty(L.N_STATE, dtype=np.int64)
@@ -464,7 +483,8 @@ def mc_act(obs, mask, params, rng, rules, work):
     recut = RECUT_ON if int(params[MC_RECUT]) == RECUT_ON else RECUT_OFF
     pay = np.empty((n_c, rollouts), dtype=np.float64)
     alive = np.empty(n_c, dtype=np.bool_)
-    n_det = mc_search(obs, cands, n_c, rollouts, race, recut, sharpen, horizon, base, rng, rules, pay, alive)
+    n_det = mc_search(obs, cands, n_c, SearchPlan(rollouts, race, recut, sharpen, horizon, base), rng, rules, pay,
+                      alive)
     if n_det == 0:
         return base_choice
     z = params[MC_Z] if params[MC_Z] > 0 else DEFAULT_Z
@@ -472,13 +492,15 @@ def mc_act(obs, mask, params, rng, rules, work):
     confirm = min(int(params[MC_CONFIRM]), MAX_ROLLOUTS) if params[MC_CONFIRM] >= 1 else 0
     if chosen == BASE_CANDIDATE or confirm == 0:
         return cands[chosen]
-    return cands[chosen] if mc_confirms(obs, base_choice, cands[chosen], confirm, sharpen, horizon, base, rng,
-                                        rules) else base_choice
+    no_race = 0
+    confirm_plan = SearchPlan(confirm, no_race, RECUT_OFF, sharpen, horizon, base)
+    return cands[chosen] if mc_confirms(obs, base_choice, cands[chosen], confirm_plan, rng, rules) else base_choice
 
 
 @njit(cache=True, nogil=True)
-def mc_confirms(obs, base_choice, challenger, confirm, sharpen, horizon, base, rng, rules):
-    """Confirmation (``confirm`` C > 0): the search chose ``challenger`` over the base choice on
+def mc_confirms(obs, base_choice, challenger, plan, rng, rules):
+    """Confirmation (``plan.rollouts`` C > 0, ``plan`` a :class:`SearchPlan` without racing):
+    the search chose ``challenger`` over the base choice on
     its own determinisations, so its margin there is biased upwards (the winner's curse of a
     maximum over candidates).  Both are rolled out again on C fresh determinisations (the
     stream goes on from the search's, so they are new ones) and the challenger is played only
@@ -486,9 +508,9 @@ def mc_confirms(obs, base_choice, challenger, confirm, sharpen, horizon, base, r
     cands = np.empty(2, dtype=np.int64)
     cands[BASE_CANDIDATE] = base_choice
     cands[1] = challenger
-    pay = np.empty((2, confirm), dtype=np.float64)
+    pay = np.empty((2, plan.rollouts), dtype=np.float64)
     alive = np.empty(2, dtype=np.bool_)
-    n_det = mc_search(obs, cands, 2, confirm, 0, RECUT_OFF, sharpen, horizon, base, rng, rules, pay, alive)
+    n_det = mc_search(obs, cands, 2, plan, rng, rules, pay, alive)
     total = 0.0
     for r in range(n_det):
         total += pay[1, r] - pay[BASE_CANDIDATE, r]

@@ -45,12 +45,15 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit
 
 from simkit.cards import N_CARDS, N_COPIES, N_SEATS, N_TYPES
 from simkit.deck import DEALER_CARDS, PLAYER_CARDS
 from simkit.engine import kernel as E
+from simkit.engine.loop import InPlay, Table
 from simkit.engine.layout import (
     A_CHOW_TRIAD,
     A_CHOW_ZU4,
@@ -112,6 +115,43 @@ BELIEF_THIN = 16  # swaps proposed between a chain's particles
 MAX_STARTS = 1000  # uniform determinisations a chain tries for a start the history allows
 UNIFORM_STEPS = 1 << 53  # u < p with u = next_below(UNIFORM_STEPS): probability p
 MAX_REPLAY_STEPS = 4 * N_CARDS + 64  # more decisions than any deal has (a guard, never reached)
+
+
+# ---- the kernels' grouped arguments (issue 53: short signatures); the table's policies and rules
+# come as a :class:`~simkit.engine.loop.Table` (seat q plays ``policy_ids[q]`` with
+# ``params[seat_of[q]]``) and the replay's state and scratch as an :class:`~simkit.engine.loop.InPlay`
+class Evidence(NamedTuple):
+    """What a belief explains (one kernel argument): the observation ``obs`` of the position with
+    its public history, the ``template`` state holding its exposed groups in the order they were
+    laid, the ``root`` key of the chains' random streams, and the ``noise`` (the chance, in
+    [0, 1], that a seat plays any legal action instead of its policy's)."""
+
+    obs: np.ndarray
+    template: np.ndarray
+    root: np.ndarray
+    noise: float
+
+
+class Chains(NamedTuple):
+    """The Metropolis chains of a belief (one kernel argument): ``burn`` steps, then one particle
+    every ``thin``; where they go: ``states`` (chains x per chain rows of N_STATE) with their log
+    weights ``logw``, and each chain's accepted and proposed swaps ``moves`` (chains x 2)."""
+
+    burn: int
+    thin: int
+    states: np.ndarray
+    logw: np.ndarray
+    moves: np.ndarray
+
+
+class ReplayScratch(NamedTuple):
+    """The scratch of a replay that the deal loop's :class:`~simkit.engine.loop.InPlay` lacks: the
+    rebuilt ``deck`` (N_CARDS ids), the dealt hands ``init`` (N_SEATS x N_TYPES counts) and a
+    meld's types ``used`` (MELD_TYPES)."""
+
+    deck: np.ndarray
+    init: np.ndarray
+    used: np.ndarray
 
 
 @njit(cache=True, nogil=True)
@@ -241,10 +281,16 @@ def logged_action(s, obs, template, mask, used):
 
 
 @njit(nogil=True, inline="always")
-def _replay_with(act, obs, template, c, root, policy_ids, params, rules, noise, s, deck, rngs, mask, obs2, work,
-                 pwork, ev, ev_n, d, init, used):
-    """The log weight of the hidden cards of ``d`` (a full state consistent with ``obs``), the
-    policies drawing from candidate ``c``'s streams; the particle left in ``s``."""
+def _replay_with(act, table, evidence, c, play, d, scratch):
+    """The log weight of the hidden cards of ``d`` (a full state consistent with
+    ``evidence.obs``, an :class:`Evidence`), ``table``'s policies (a
+    :class:`~simkit.engine.loop.Table`) drawing from candidate ``c``'s streams; the particle left
+    in ``play.s`` (``play``: an :class:`~simkit.engine.loop.InPlay`, its event log empty;
+    ``scratch``: a :class:`ReplayScratch`)."""
+    policy_ids, params, seat_of, rules = table
+    obs, template, root, noise = evidence
+    s, rngs, mask, obs2, work, pwork, ev, ev_n = play
+    deck, init, used = scratch
     if not dealt_counts(obs, d, init) or not rebuilt_deck(obs, d, init, deck):
         return -math.inf
     me = obs[O_SEAT]
@@ -271,7 +317,7 @@ def _replay_with(act, obs, template, c, root, policy_ids, params, rules, noise, 
         if a < 0 or not mask[a]:
             return -math.inf
         if q != me and n >= 2:
-            choice = act(policy_ids[q], s, q, obs2, mask, params[q], rngs[q], rules, pwork)
+            choice = act(policy_ids[q], s, q, obs2, mask, params[seat_of[q]], rngs[q], rules, pwork)
             f = noise / n + (1.0 - noise) * (1.0 if choice == a else 0.0)
             if f <= 0.0:
                 return -math.inf
@@ -312,19 +358,23 @@ def _put_card(d, loc, seat, index, stock_from, old, new):
 
 
 @njit(nogil=True, inline="always")
-def _chain_with(act, k, obs, template, root, policy_ids, params, rules, noise, burn, thin, states, logw, moves):
-    """Chain ``k``: ``states.shape[0] // chains`` particles into ``states[k * n ..]``, its
-    accepted and proposed swaps into ``moves[k]`` (module docstring)."""
+def _chain_with(act, k, table, evidence, chains):
+    """Chain ``k`` of the :class:`Chains` ``chains`` explaining the :class:`Evidence` ``evidence``
+    by ``table``'s policies (a :class:`~simkit.engine.loop.Table`): ``states.shape[0] // chains``
+    particles into ``states[k * n ..]``, its accepted and proposed swaps into ``moves[k]``
+    (module docstring)."""
     owners = new_scratch()
     s, deck, rngs, mask, obs2, work, pwork, ev, ev_n, _, _ = borrow_scratch(owners)  # ev: no event log
-    obs, template = borrowed(obs), borrowed(template)
-    policy_ids, params, rules = borrowed(policy_ids), borrowed(params), borrowed(rules)
+    obs, template, root = borrowed(evidence.obs), borrowed(evidence.template), evidence.root
+    evidence = Evidence(obs, template, root, evidence.noise)
+    table = Table(borrowed(table.policy_ids), borrowed(table.params), borrowed(table.seat_of), borrowed(table.rules))
+    burn, thin, states, logw, moves = chains
+    play = InPlay(s, rngs, mask, obs2, work, pwork, ev, ev_n)
     per_chain = states.shape[0] // moves.shape[0]
     d = np.zeros(N_STATE, dtype=np.int64)
     cur = np.zeros(N_STATE, dtype=np.int64)
     cur_s = np.zeros(N_STATE, dtype=np.int64)
-    init = np.zeros(N_SEATS * N_TYPES, dtype=np.int64)
-    used = np.zeros(MELD_TYPES, dtype=np.int64)
+    scratch = ReplayScratch(deck, np.zeros(N_SEATS * N_TYPES, dtype=np.int64), np.zeros(MELD_TYPES, dtype=np.int64))
     chooser = np.zeros(4, dtype=np.uint64)
     stream_state(root, k, STREAM_BELIEF, chooser)
     me = obs[O_SEAT]
@@ -336,8 +386,7 @@ def _chain_with(act, k, obs, template, root, policy_ids, params, rules, noise, b
     for _ in range(MAX_STARTS):  # a start the history allows
         if not determinise(obs, chooser, d):
             break
-        lw = _replay_with(act, obs, template, k, root, policy_ids, params, rules, noise, s, deck, rngs, mask, obs2,
-                          work, pwork, ev, ev_n, d, init, used)
+        lw = _replay_with(act, table, evidence, k, play, d, scratch)
         if lw > -math.inf:
             break
     if lw == -math.inf:
@@ -369,8 +418,7 @@ def _chain_with(act, k, obs, template, root, policy_ids, params, rules, noise, b
                     d[z] = cur[z]
                 _put_card(d, x, seat_a if x == 0 else seat_b, i, stock_from, tx, ty)
                 _put_card(d, y, seat_b if y == 1 else seat_a, j, stock_from, ty, tx)
-                lw2 = _replay_with(act, obs, template, k, root, policy_ids, params, rules, noise, s, deck, rngs, mask,
-                                   obs2, work, pwork, ev, ev_n, d, init, used)
+                lw2 = _replay_with(act, table, evidence, k, play, d, scratch)
                 if lw2 > -math.inf and next_below(chooser, UNIFORM_STEPS) < math.exp(min(0.0, lw2 - lw)) * UNIFORM_STEPS:
                     moves[k, 0] += 1
                     lw = lw2
@@ -391,26 +439,33 @@ _FAST_ACT = static_function(fast_act_state)
 
 
 @njit(cache=True, nogil=True)
-def _chain(k, obs, template, root, policy_ids, params, rules, noise, burn, thin, states, logw, moves):
-    _chain_with(_BUILTIN_ACT, k, obs, template, root, policy_ids, params, rules, noise, burn, thin, states, logw, moves)
+def _chain(k, table, evidence, chains):
+    """Chain ``k`` (:func:`_chain_with`, the built-in policies)."""
+    _chain_with(_BUILTIN_ACT, k, table, evidence, chains)
 
 
 @njit(cache=True, nogil=True)
-def _chain_fast(k, obs, template, root, policy_ids, params, rules, noise, burn, thin, states, logw, moves):
+def _chain_fast(k, table, evidence, chains):
     """:func:`_chain` for random / greedy / patient / expert tables (compiles without mc and learned)."""
-    _chain_with(_FAST_ACT, k, obs, template, root, policy_ids, params, rules, noise, burn, thin, states, logw, moves)
+    _chain_with(_FAST_ACT, k, table, evidence, chains)
+
+
+def belief_table(policy_ids: np.ndarray, params: np.ndarray, rules: RuleSet) -> Table:
+    """The :class:`~simkit.engine.loop.Table` of a belief's kernels: seat q plays ``policy_ids[q]``
+    with ``params[q]``, under ``rules``."""
+    return Table(np.ascontiguousarray(policy_ids, dtype=np.int64), np.ascontiguousarray(params, dtype=np.float64),
+                 np.arange(N_SEATS, dtype=np.int64), rules.to_array())
 
 
 @njit(cache=True, nogil=True)
-def replay_weight(obs, template, d, c, root, policy_ids, params, rules, noise, out):
+def replay_weight(table, evidence, d, c, out):
     """The log likelihood of the hidden cards of one determinisation ``d`` (chain ``c``'s policy
-    streams), the particle written to ``out``: what the tests check against a plain replay."""
+    streams; ``table``: :func:`belief_table`, ``evidence``: an :class:`Evidence`), the particle
+    written to ``out``: what the tests check against a plain replay."""
     owners = new_scratch()
     s, deck, rngs, mask, obs2, work, pwork, ev, ev_n, _, _ = borrow_scratch(owners)
-    init = np.zeros(N_SEATS * N_TYPES, dtype=np.int64)
-    used = np.zeros(MELD_TYPES, dtype=np.int64)
-    w = _replay_with(_BUILTIN_ACT, obs, template, c, root, policy_ids, params, rules, noise, s, deck, rngs, mask,
-                     obs2, work, pwork, ev, ev_n, d, init, used)
+    scratch = ReplayScratch(deck, np.zeros(N_SEATS * N_TYPES, dtype=np.int64), np.zeros(MELD_TYPES, dtype=np.int64))
+    w = _replay_with(_BUILTIN_ACT, table, evidence, c, InPlay(s, rngs, mask, obs2, work, pwork, ev, ev_n), d, scratch)
     for x in range(N_STATE):
         out[x] = s[x]
     keep_alive(owners)
@@ -457,11 +512,10 @@ def belief_particles(obs: np.ndarray, template: np.ndarray, particles: int, seed
     states = np.zeros((per_chain * int(chains), N_STATE), dtype=np.int64)
     logw = np.full(per_chain * int(chains), -np.inf, dtype=np.float64)
     moves = np.zeros((int(chains), 2), dtype=np.int64)
-    obs = np.ascontiguousarray(obs, dtype=np.int64)
-    template = np.ascontiguousarray(template, dtype=np.int64)
-    root = root_key(int(seed))
-    calls = [(k, obs, template, root, policy_ids, params, rules.to_array(), float(noise), int(burn), int(thin), states,
-              logw, moves) for k in range(int(chains))]
+    evidence = Evidence(np.ascontiguousarray(obs, dtype=np.int64), np.ascontiguousarray(template, dtype=np.int64),
+                        root_key(int(seed)), float(noise))
+    table = belief_table(policy_ids, params, rules)
+    calls = [(k, table, evidence, Chains(int(burn), int(thin), states, logw, moves)) for k in range(int(chains))]
     with NumbaThreads(workers):
         run_chunks(_chain_fast if uses_fast_policies(policy_ids) else _chain, calls)
     ok = np.isfinite(logw)

@@ -48,6 +48,7 @@ True
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -80,7 +81,7 @@ from simkit.engine.layout import (
 from simkit.evaluator.kernel import N_PARTS, min_idle_kernel
 from simkit.errors import SimkitError
 from simkit.exposed import EXP_BLOCK, EXP_KONG, EXP_PENG
-from simkit.jit import borrowed, keep_alive, run_chunks, static_function
+from simkit.jit import borrowed, hot_kernel, keep_alive, run_chunks, static_function
 from simkit.policies.dispatch import (
     basic_act_state,
     builtin_act_state,
@@ -142,13 +143,33 @@ V_STOCK = N_SEATS * N_SEAT_FEATURES  # stock size after the draw / 21
 N_VALUE_FEATURES = V_STOCK + 1
 
 
-@njit(cache=True, nogil=True)
-def draw_table(s, rules, mask, work, counts, winner, units, asked, idle_now, phi_now, phi_claim, hw):
-    """For the pending draw (phase PH_DRAW, stock not empty): ``counts[t]`` the stock's copies of
-    each type; for each type t present ``winner[t]`` / ``units[t]`` (who would win at once on
-    it, :func:`simkit.engine.kernel.draw_win`; -1 / 0) and ``asked[t, q]`` (0, or 1 + the fewest
-    idle cards a legal claim of q leaves); ``idle_now[q]`` each player's fewest idle concealed
-    cards.  Returns the stock size.  Reads ``s`` only."""
+class DrawTable(NamedTuple):
+    """The table of a pending draw (one kernel argument; :func:`draw_table` fills it, the value
+    model's features read it; the kernels that take it are hot kernels, :func:`simkit.jit.hot_kernel`,
+    so reading its fields costs no reference counting): ``counts[t]`` the stock's copies of each type; for each type t
+    present ``winner[t]`` / ``units[t]`` (who would win at once on it; -1 / 0) and
+    ``asked[t, q]`` (N_TYPES x N_SEATS x 2: 0, or 1 + the fewest idle cards a legal claim of q
+    leaves; the claims' action bits); ``idle_now[q]`` each player's fewest idle concealed cards,
+    ``phi_now[q]`` its hand value Φ and ``phi_claim[t, q]`` Φ after its best claim of t."""
+
+    counts: np.ndarray
+    winner: np.ndarray
+    units: np.ndarray
+    asked: np.ndarray
+    idle_now: np.ndarray
+    phi_now: np.ndarray
+    phi_claim: np.ndarray
+
+
+@hot_kernel(cache=True, nogil=True)
+def draw_table(s, rules, mask, work, dt, hw):
+    """Fill the :class:`DrawTable` ``dt`` of the pending draw (phase PH_DRAW, stock not empty):
+    ``counts[t]`` the stock's copies of each type; for each type t present ``winner[t]`` /
+    ``units[t]`` (who would win at once on it, :func:`simkit.engine.kernel.draw_win`; -1 / 0) and
+    ``asked[t, q]`` (0, or 1 + the fewest idle cards a legal claim of q leaves); ``idle_now[q]``
+    each player's fewest idle concealed cards, Φ now and after each claim (``hw``: the Φ scratch
+    of :func:`seat_hand_value`).  Returns the stock size.  Reads ``s`` only."""
+    counts, winner, units, asked, idle_now, phi_now, phi_claim = dt
     pos = s[S_STOCK_POS]
     E.chance_outcomes(s, counts)
     for t in range(N_TYPES):
@@ -207,12 +228,13 @@ def seat_hand_value(s, q, t, action, hw):
     return value
 
 
-@njit(cache=True, nogil=True)
-def value_features(s, q, t, n, counts, winner, units, asked, idle_now, phi_now, phi_claim, x):
+@hot_kernel(cache=True, nogil=True)
+def value_features(s, q, t, n, dt, x):
     """Features ``x`` (N_VALUE_FEATURES) of seat q in the state after the pending draw turned
-    over type t (from the draw's table, :func:`draw_table`; ``n`` the stock size before it); t =
-    -1: a card that nobody may claim and that brings no win (the features every such card
-    shares)."""
+    over type t (from the draw's table ``dt``, a :class:`DrawTable` :func:`draw_table` filled;
+    ``n`` the stock size before it); t = -1: a card that nobody may claim and that brings no win
+    (the features every such card shares)."""
+    counts, winner, units, asked, idle_now, phi_now, phi_claim = dt
     for i in range(N_VALUE_FEATURES):
         x[i] = 0.0
     drawer = s[S_PLAYER]
@@ -284,30 +306,34 @@ def zero_value_block(exact_wins: bool = False) -> np.ndarray:
     return value_block_of(zero_network(N_VALUE_FEATURES), exact_wins)
 
 
-@njit(cache=True, nogil=True)
-def outcome_values(s, t, n, counts, winner, units, asked, idle_now, phi_now, phi_claim, block, x, h, v):
-    """``v[q]``: the value model's payoffs in the state after the pending draw turns over type t:
+@hot_kernel(cache=True, nogil=True)
+def outcome_values(s, t, n, dt, block, x, h, v):
+    """``v[q]``: the value model's payoffs in the state after the pending draw turns over type t
+    (``dt``: the draw's :class:`DrawTable`; ``x``, ``h``: feature and network scratch):
     the win's payoffs if t brings a win at once (and the model values wins exactly), else each
     seat's network value, centred to sum to zero (a deal's payoffs do).  The whole network per
     seat: :func:`draw_luck` computes the same values incrementally."""
+    winner, units = dt.winner, dt.units
     if winner[t] >= 0 and block[VB_EXACT_WINS] == 1.0:
         for q in range(N_SEATS):
             v[q] = 2.0 * units[t] if q == winner[t] else -1.0 * units[t]
         return
     total = 0.0
     for q in range(N_SEATS):
-        value_features(s, q, t, n, counts, winner, units, asked, idle_now, phi_now, phi_claim, x)
+        value_features(s, q, t, n, dt, x)
         v[q] = network_forward(block[VB_NET:], x, h)
         total += v[q]
     for q in range(N_SEATS):
         v[q] -= total / N_SEATS
 
 
-@njit(cache=True, nogil=True)
-def _claim_values(block, t, q, asked, idle_now, phi_now, phi_claim, hb, h):
+@hot_kernel(cache=True, nogil=True)
+def _claim_values(block, t, q, dt, hb, h):
     """Seat q's network value after type t, from the pre-activation ``hb`` of a card nobody
-    claims: only the features of the players who may claim t change (idle cards, claim, Φ gain).
+    claims: only the features of the players who may claim t change (idle cards, claim, Φ gain;
+    read from the draw's :class:`DrawTable` ``dt``).
     ``h``: :data:`simkit.policies.network.NET_SCRATCH` floats."""
+    asked, idle_now, phi_now, phi_claim = dt.asked, dt.idle_now, dt.phi_now, dt.phi_claim
     net = block[VB_NET:]
     for k in range(int(net[NET_WIDTHS])):
         h[k] = hb[k]
@@ -334,14 +360,15 @@ def draw_luck(s, rules, mask, work, tab, block, luck):
     the model's weight.  The values are :func:`outcome_values`', computed incrementally: each
     seat's hidden layer once for a card nobody claims, then per type only the columns of the
     features a claim on it changes."""
-    counts, winner, units, asked, idle_now, phi_now, phi_claim, hw, x, h, v, hb, base_value = tab[:13]
-    n = draw_table(s, rules, mask, work, counts, winner, units, asked, idle_now, phi_now, phi_claim, hw)
+    dt, hw, x, h, v, hb, base_value = tab.draw, tab.hw, tab.x, tab.h, tab.v, tab.hb, tab.base_value
+    counts, winner, units, asked = dt.counts, dt.winner, dt.units, dt.asked
+    n = draw_table(s, rules, mask, work, dt, hw)
     actual = s[S_DECK + s[S_STOCK_POS]] // N_COPIES
     net = block[VB_NET:]
     hidden = int(net[NET_LAYERS])
     if hidden > 0:
         for q in range(N_SEATS):
-            value_features(s, q, -1, n, counts, winner, units, asked, idle_now, phi_now, phi_claim, x)
+            value_features(s, q, -1, n, dt, x)
             first_layer(net, x, hb[q])
             base_value[q] = head(net, hb[q], h[MAX_WIDTH:])
     for t in range(N_TYPES):
@@ -354,13 +381,13 @@ def draw_luck(s, rules, mask, work, tab, block, luck):
             for q in range(N_SEATS):
                 v[q] = 0.0
         elif winner[t] >= 0:  # a win valued by the network: its outs change too, the whole network
-            outcome_values(s, t, n, counts, winner, units, asked, idle_now, phi_now, phi_claim, block, x, h, v)
+            outcome_values(s, t, n, dt, block, x, h, v)
         else:
             claimed = asked[t, 0, 0] + asked[t, 1, 0] + asked[t, 2, 0] > 0
             total = 0.0
             for q in range(N_SEATS):
                 if claimed:
-                    v[q] = _claim_values(block, t, q, asked, idle_now, phi_now, phi_claim, hb[q], h)
+                    v[q] = _claim_values(block, t, q, dt, hb[q], h)
                 else:
                     v[q] = base_value[q]
                 total += v[q]
@@ -377,15 +404,14 @@ def draw_luck(s, rules, mask, work, tab, block, luck):
 def draw_record(s, rules, mask, work, tab, rows, n_rows):
     """Append the features of every seat in the state after the pending draw (its actual card),
     unless that card brings a win at once, to ``rows`` (their count in n_rows[0])."""
-    counts, winner, units, asked, idle_now, phi_now, phi_claim, hw = tab[:8]
-    n = draw_table(s, rules, mask, work, counts, winner, units, asked, idle_now, phi_now, phi_claim, hw)
+    dt = tab.draw
+    n = draw_table(s, rules, mask, work, dt, tab.hw)
     actual = s[S_DECK + s[S_STOCK_POS]] // N_COPIES
-    if winner[actual] >= 0:
+    if dt.winner[actual] >= 0:
         return
     for q in range(N_SEATS):
         if n_rows[0] < rows.shape[0]:
-            value_features(s, q, actual, n, counts, winner, units, asked, idle_now, phi_now, phi_claim,
-                           rows[n_rows[0], 1:])
+            value_features(s, q, actual, n, dt, rows[n_rows[0], 1:])
             rows[n_rows[0], 0] = q
             n_rows[0] += 1
 
@@ -393,48 +419,100 @@ def draw_record(s, rules, mask, work, tab, rows, n_rows):
 MAX_VALUE_HIDDEN = MAX_WIDTH  # the widest hidden layer a value block may have
 
 
+class LuckScratch(NamedTuple):
+    """Scratch of the chance steps (:func:`new_luck_scratch`, one per chunk): the draw's
+    :class:`DrawTable`, Φ scratch ``hw`` (4 x N_TYPES, :func:`seat_hand_value`), features ``x``,
+    the network's scratch ``h``, outcome values ``v``, each seat's hidden layer ``hb`` and value
+    ``base_value`` for a card nobody claims, and the play-outs' scratch ``playouts``
+    (:func:`simkit.runner.playout_value.new_playout_scratch`)."""
+
+    draw: DrawTable
+    hw: np.ndarray
+    x: np.ndarray
+    h: np.ndarray
+    v: np.ndarray
+    hb: np.ndarray
+    base_value: np.ndarray
+    playouts: tuple
+
+
 @njit(cache=True, nogil=True)
 def new_luck_scratch():
-    """Scratch arrays of the chance steps: stock counts, winner / units / asked per type, idle
-    cards, Φ now and after each claim, Φ scratch, features, the network's scratch, outcome values, each
-    seat's hidden layer and value for a card nobody claims; last, the play-outs' scratch
-    (:func:`simkit.runner.playout_value.new_playout_scratch`)."""
-    return (np.zeros(N_TYPES, dtype=np.int64), np.zeros(N_TYPES, dtype=np.int64), np.zeros(N_TYPES, dtype=np.int64),
-            np.zeros((N_TYPES, N_SEATS, 2), dtype=np.int64), np.zeros(N_SEATS, dtype=np.int64),
-            np.zeros(N_SEATS, dtype=np.float64), np.zeros((N_TYPES, N_SEATS), dtype=np.float64),
-            np.zeros((4, N_TYPES), dtype=np.int64),
-            np.zeros(N_VALUE_FEATURES, dtype=np.float64), np.zeros(NET_SCRATCH, dtype=np.float64),
-            np.zeros(N_SEATS, dtype=np.float64), np.zeros((N_SEATS, MAX_VALUE_HIDDEN), dtype=np.float64),
-            np.zeros(N_SEATS, dtype=np.float64), new_playout_scratch())
+    """A :class:`LuckScratch`: stock counts, winner / units / asked per type, idle cards, Φ now
+    and after each claim (its :class:`DrawTable`), Φ scratch, features, the network's scratch,
+    outcome values, each seat's hidden layer and value for a card nobody claims; last, the
+    play-outs' scratch (:func:`simkit.runner.playout_value.new_playout_scratch`)."""
+    draw = DrawTable(np.zeros(N_TYPES, dtype=np.int64), np.zeros(N_TYPES, dtype=np.int64),
+                     np.zeros(N_TYPES, dtype=np.int64), np.zeros((N_TYPES, N_SEATS, 2), dtype=np.int64),
+                     np.zeros(N_SEATS, dtype=np.int64), np.zeros(N_SEATS, dtype=np.float64),
+                     np.zeros((N_TYPES, N_SEATS), dtype=np.float64))
+    return LuckScratch(draw, np.zeros((4, N_TYPES), dtype=np.int64), np.zeros(N_VALUE_FEATURES, dtype=np.float64),
+                       np.zeros(NET_SCRATCH, dtype=np.float64), np.zeros(N_SEATS, dtype=np.float64),
+                       np.zeros((N_SEATS, MAX_VALUE_HIDDEN), dtype=np.float64), np.zeros(N_SEATS, dtype=np.float64),
+                       new_playout_scratch())
 
 
-TAB_PLAYOUTS = 13  # new_luck_scratch()[TAB_PLAYOUTS]: the play-outs' scratch
+class Chance(NamedTuple):
+    """The chance step's arguments (one kernel argument of :func:`play_out` and its steps
+    :func:`network_draw` / :func:`playout_draw`): the :class:`LuckScratch` ``tab``, the value
+    model's ``block`` (size 0: none), the deal's ``luck`` per seat (added to), and the rows of
+    recorded features (capacity 0: none, :func:`draw_record`) with their count ``n_rows[0]``."""
+
+    tab: LuckScratch
+    block: np.ndarray
+    luck: np.ndarray
+    rows: np.ndarray
+    n_rows: np.ndarray
+
+
+class LuckRun(NamedTuple):
+    """Deals ``first_deal .. first_deal + deals - 1`` of a fixed-seat run (one kernel argument,
+    the same for every chunk; the seats' policies and the rules: a
+    :class:`~simkit.engine.loop.Table`): the run's ``root`` key, the ``dealer`` of every deal,
+    ``chunk`` deals per chunk, the value model's ``block``, and where each deal's numbers go:
+    ``results`` (deals x N_RESULT), ``luck`` (deals x N_SEATS), ``rows`` (deals x
+    MAX_ROWS_PER_DEAL x (1 + N_VALUE_FEATURES), or none: deals 0) and ``n_rows`` (deals)."""
+
+    root: np.ndarray
+    first_deal: int
+    deals: int
+    dealer: int
+    chunk: int
+    block: np.ndarray
+    results: np.ndarray
+    luck: np.ndarray
+    rows: np.ndarray
+    n_rows: np.ndarray
 
 
 @njit(nogil=True, inline="always")
-def _play_deal_luck_with(act, draw, root, deal, dealer, table, play, deck, result, tab, block, luck, rows, n_rows):
-    """Play deal ``deal`` as :func:`simkit.runner.play._play_deal_with` does (the same result
-    row), pausing before each draw for the chance step ``draw`` (:func:`play_out`)."""
+def _play_deal_luck_with(act, draw, run, i, table, play, deck, chance):
+    """Play deal ``run.first_deal + i`` of the :class:`LuckRun` ``run`` as
+    :func:`simkit.runner.play._play_deal_with` does (the same result row, into
+    ``run.results[i]``), pausing before each draw for the chance step ``draw``
+    (:func:`play_out`, with the deal's :class:`Chance` ``chance``)."""
     s, rngs, work = play.s, play.rngs, play.work
+    root, deal, result, luck = run.root, run.first_deal + i, run.results[i], chance.luck
     deal_deck(root, deal, rngs[DECK_RNG], deck)
     for p in range(N_SEATS):
         stream_state(root, deal, seat_stream(p), rngs[p])
-    stream_state(root, deal, STREAM_PLAYOUT, tab[TAB_PLAYOUTS][PS_KEY])
+    stream_state(root, deal, STREAM_PLAYOUT, chance.tab.playouts[PS_KEY])
     for q in range(N_SEATS):
         luck[q] = 0.0
     work[E.EW_CHANCE] = E.CHANCE_PAUSE
-    E.start(s, deck, dealer, table.rules, play.mask, work, play.ev, play.ev_n)
+    E.start(s, deck, run.dealer, table.rules, play.mask, work, play.ev, play.ev_n)
     E.new_deal_observation(play.obs)
-    error = play_out(act, draw, table, play, tab, block, luck, rows, n_rows)
+    error = play_out(act, draw, table, play, chance)
     record_result(s, deck, result)
     result[R_ERROR] = error
 
 
 @njit(nogil=True)
-def network_draw(act, table, play, tab, block, luck, rows, n_rows):
+def network_draw(act, table, play, chance):
     """The chance step of :func:`play_out` under a network value model: record the seats'
-    features after the draw in ``rows`` (capacity > 0, :func:`draw_record`) and add its
-    correction to ``luck`` under ``block`` (size > 0, :func:`draw_luck`); returns 0."""
+    features after the draw in ``chance.rows`` (capacity > 0, :func:`draw_record`) and add its
+    correction to ``chance.luck`` under ``chance.block`` (size > 0, :func:`draw_luck`); returns 0."""
+    tab, block, luck, rows, n_rows = chance
     if rows.shape[0] > 0:
         draw_record(play.s, table.rules, play.mask, play.work, tab, rows, n_rows)
     if block.size > 0:
@@ -443,11 +521,11 @@ def network_draw(act, table, play, tab, block, luck, rows, n_rows):
 
 
 @njit(nogil=True)
-def playout_draw(act, table, play, tab, block, luck, rows, n_rows):
-    """The chance step of :func:`play_out` under play-out values (``block``
-    :func:`simkit.runner.playout_value.playout_block`; the stream ``tab[TAB_PLAYOUTS][PS_KEY]`` keyed to the
+def playout_draw(act, table, play, chance):
+    """The chance step of :func:`play_out` under play-out values (``chance.block``
+    :func:`simkit.runner.playout_value.playout_block`; the stream ``chance.tab.playouts[PS_KEY]`` keyed to the
     deal by the caller): :func:`simkit.runner.playout_value.playout_luck`."""
-    return playout_luck(act, table, play, tab[TAB_PLAYOUTS], int(block[PB_PLAYOUTS]), luck)
+    return playout_luck(act, table, play, chance.tab.playouts, int(chance.block[PB_PLAYOUTS]), chance.luck)
 
 
 NETWORK_DRAW = static_function(network_draw)
@@ -455,20 +533,20 @@ PLAYOUT_DRAW = static_function(playout_draw)
 
 
 @njit(nogil=True, inline="always")
-def play_out(act, draw, table, play, tab, block, luck, rows, n_rows):
-    """Play ``s`` to its end with the dispatcher ``act``
+def play_out(act, draw, table, play, chance):
+    """Play ``play.s`` to its end with the dispatcher ``act``
     (:func:`simkit.engine.loop.decide_until_chance`); where the engine pauses before a draw
     (``work[EW_CHANCE]`` CHANCE_PAUSE, set by the caller) call the chance step ``draw`` (a
     static function: :data:`NETWORK_DRAW`, a network model's correction and recorded features,
     or :data:`PLAYOUT_DRAW`, play-out values; numba compiles this once per step, so the
-    play-outs are compiled only where they are used).  Returns 0, or the error code that
-    stopped the deal; leaves the pause off."""
+    play-outs are compiled only where they are used), with the deal's :class:`Chance`
+    ``chance``.  Returns 0, or the error code that stopped the deal; leaves the pause off."""
     error = 0
     decisions = 0
     s = play.s
     while s[S_PHASE] != PH_OVER:
         if s[S_PHASE] == PH_DRAW:  # paused before a draw
-            error = draw(act, table, play, tab, block, luck, rows, n_rows)
+            error = draw(act, table, play, chance)
             if error != 0:
                 break
             E.advance(s, table.rules, play.mask, play.work, play.ev, play.ev_n)
@@ -490,23 +568,21 @@ def is_playout_block(block: np.ndarray | None) -> bool:
 
 
 @njit(nogil=True, inline="always")
-def _luck_chunk_with(act, draw, k, chunk, root, first_deal, n_deals, dealer, policy_ids, params, rules, block, results,
-                     luck, rows, n_rows):
-    """Chunk k (``chunk`` deals) of a fixed-seat run with the dispatcher ``act`` and the chance
-    step ``draw`` (``rows``: per deal, MAX_ROWS_PER_DEAL rows of draw_record, or none)."""
+def _luck_chunk_with(act, draw, k, table, run):
+    """Chunk k (``run.chunk`` deals) of the fixed-seat :class:`LuckRun` ``run`` played by
+    ``table`` (a :class:`~simkit.engine.loop.Table`) with the dispatcher ``act`` and the chance
+    step ``draw`` (``run.rows``: per deal, MAX_ROWS_PER_DEAL rows of draw_record, or none)."""
     owners = new_scratch()
-    s, deck, rngs, mask, obs, work, pwork, ev, ev_n, _, seat_of = borrow_scratch(owners)
-    policy_ids, params, rules = borrowed(policy_ids), borrowed(params), borrowed(rules)
+    s, deck, rngs, mask, obs, work, pwork, ev, ev_n, _, _ = borrow_scratch(owners)
+    table = Table(borrowed(table.policy_ids), borrowed(table.params), borrowed(table.seat_of), borrowed(table.rules))
     tab = new_luck_scratch()
     no_rows = np.zeros((0, N_VALUE_FEATURES + 1), dtype=np.float64)
-    for p in range(N_SEATS):
-        seat_of[p] = p
-    table = Table(policy_ids, params, seat_of, rules)
+    block, luck, rows, n_rows = run.block, run.luck, run.rows, run.n_rows
     play = InPlay(s, rngs, mask, obs, work, pwork, ev, ev_n)
-    for i in range(k * chunk, min(n_deals, (k + 1) * chunk)):
+    for i in range(k * run.chunk, min(run.deals, (k + 1) * run.chunk)):
         deal_rows = rows[i] if rows.shape[0] > 0 else no_rows
-        _play_deal_luck_with(act, draw, root, first_deal + i, dealer, table, play, deck, results[i], tab, block,
-                             luck[i], deal_rows, n_rows[i : i + 1])
+        _play_deal_luck_with(act, draw, run, i, table, play, deck, Chance(tab, block, luck[i], deal_rows,
+                                                                           n_rows[i : i + 1]))
     keep_alive(owners)
 
 
@@ -515,45 +591,38 @@ _BASIC_ACT = static_function(basic_act_state)
 
 
 @njit(cache=True, nogil=True)
-def _luck_chunk(k, chunk, root, first_deal, n_deals, dealer, policy_ids, params, rules, block, results, luck, rows,
-                n_rows):
-    _luck_chunk_with(_BUILTIN_ACT, NETWORK_DRAW, k, chunk, root, first_deal, n_deals, dealer, policy_ids, params, rules,
-                     block, results, luck, rows, n_rows)
+def _luck_chunk(k, table, run):
+    """Chunk k of the :class:`LuckRun` ``run`` under a network value model (or none)."""
+    _luck_chunk_with(_BUILTIN_ACT, NETWORK_DRAW, k, table, run)
 
 
 @njit(cache=True, nogil=True)
-def _luck_chunk_basic(k, chunk, root, first_deal, n_deals, dealer, policy_ids, params, rules, block, results, luck,
-                      rows, n_rows):
+def _luck_chunk_basic(k, table, run):
     """:func:`_luck_chunk` for runs of random / greedy / patient only (compiles without mc and expert)."""
-    _luck_chunk_with(_BASIC_ACT, NETWORK_DRAW, k, chunk, root, first_deal, n_deals, dealer, policy_ids, params, rules,
-                     block, results, luck, rows, n_rows)
+    _luck_chunk_with(_BASIC_ACT, NETWORK_DRAW, k, table, run)
 
 
 @njit(cache=True, nogil=True)
-def _playout_chunk(k, chunk, root, first_deal, n_deals, dealer, policy_ids, params, rules, block, results, luck, rows,
-                   n_rows):
+def _playout_chunk(k, table, run):
     """:func:`_luck_chunk` under play-out values."""
-    _luck_chunk_with(_BUILTIN_ACT, PLAYOUT_DRAW, k, chunk, root, first_deal, n_deals, dealer, policy_ids, params, rules,
-                     block, results, luck, rows, n_rows)
+    _luck_chunk_with(_BUILTIN_ACT, PLAYOUT_DRAW, k, table, run)
 
 
 @njit(cache=True, nogil=True)
-def _playout_chunk_basic(k, chunk, root, first_deal, n_deals, dealer, policy_ids, params, rules, block, results, luck,
-                         rows, n_rows):
+def _playout_chunk_basic(k, table, run):
     """:func:`_playout_chunk` for runs of random / greedy / patient only."""
-    _luck_chunk_with(_BASIC_ACT, PLAYOUT_DRAW, k, chunk, root, first_deal, n_deals, dealer, policy_ids, params, rules,
-                     block, results, luck, rows, n_rows)
+    _luck_chunk_with(_BASIC_ACT, PLAYOUT_DRAW, k, table, run)
 
 
-def _luck_rows_python(actors: Sequence[Actor], labels: Sequence[str], seed: int, first_deal: int, dealer: int,
-                      rules_array: np.ndarray, block: np.ndarray, results: np.ndarray, luck: np.ndarray,
-                      rows: np.ndarray, n_rows: np.ndarray) -> None:
+def _luck_rows_python(actors: Sequence[Actor], labels: Sequence[str], seed: int, rules_array: np.ndarray,
+                      run: LuckRun) -> None:
     """:func:`luck_rows` for actors the kernels cannot play: the Python deal loop, paused before
-    each draw for :func:`draw_luck` / :func:`draw_record` (filling ``results``, ``luck``,
-    ``rows`` and ``n_rows`` in place)."""
+    each draw for :func:`draw_luck` / :func:`draw_record` (filling the :class:`LuckRun`'s
+    ``results``, ``luck``, ``rows`` and ``n_rows`` in place; ``run.root`` is ``seed``'s)."""
     scratch = new_scratch()
     tab = new_luck_scratch()
-    root = root_key(seed)
+    root, first_deal, dealer, block = run.root, run.first_deal, run.dealer, run.block
+    results, luck, rows, n_rows = run.results, run.luck, run.rows, run.n_rows
     for i in range(results.shape[0]):
         deal_luck, deal_rows, deal_n = luck[i], (rows[i] if rows.shape[0] > 0 else None), n_rows[i : i + 1]
 
@@ -593,16 +662,17 @@ def luck_rows(policies: Sequence[PolicySpec], seed: int, deals: int, block: np.n
             names = ", ".join(spec.text() for spec, actor in zip(policies, actors) if actor.builtin_id < 0)
             raise SimkitError(f"play-out values play the built-in policies only, not {names}: use the network value "
                               "model for this comparison")
-        _luck_rows_python(actors, [spec.text() for spec in policies], seed, first_deal, dealer, rules_array, block,
-                          results, luck, rows, n_rows)
+        run = LuckRun(root, first_deal, deals, dealer, 0, block, results, luck, rows, n_rows)
+        _luck_rows_python(actors, [spec.text() for spec in policies], seed, rules_array, run)
         return results, luck, rows, n_rows
     ids, params, _ = policy_arrays(list(policies))
     if is_playout_block(block):
         kernel, chunk = (_playout_chunk_basic if uses_basic_policies(ids) else _playout_chunk), PLAYOUT_CHUNK
     else:
         kernel, chunk = (_luck_chunk_basic if uses_basic_policies(ids) else _luck_chunk), CHUNK
-    run_chunks(kernel, [(k, chunk, root, first_deal, deals, dealer, ids, params, rules_array, block, results, luck,
-                         rows, n_rows) for k in range((deals + chunk - 1) // chunk)])
+    table = Table(ids, params, np.arange(N_SEATS, dtype=np.int64), rules_array)  # fixed seats
+    run = LuckRun(root, int(first_deal), int(deals), int(dealer), chunk, block, results, luck, rows, n_rows)
+    run_chunks(kernel, [(k, table, run) for k in range((deals + chunk - 1) // chunk)])
     return results, luck, rows, n_rows
 
 

@@ -30,6 +30,7 @@ states (the particles of a belief, :mod:`simkit.runner.belief`) with cumulative 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import numba
 import numpy as np
@@ -63,6 +64,7 @@ from simkit.rng import STREAM_BELIEF_PICK, STREAM_CARDS, next_below, root_key, s
 from simkit.rules import RuleSet
 from simkit.runner.luck import (
     NETWORK_DRAW,
+    Chance,
     N_VALUE_FEATURES,
     new_luck_scratch,
     play_out,
@@ -86,30 +88,53 @@ ROLLOUT_CHUNK = 8  # determinisations per call of the chunk kernel (the threads'
 UNIFORM_STEPS = 1 << 53  # a uniform in [0, 1) is next_below(UNIFORM_STEPS) / UNIFORM_STEPS
 
 
+class Rollouts(NamedTuple):
+    """The rollouts of one position (one kernel argument, the same for every chunk; the table's
+    policies and rules come apart, a :class:`~simkit.engine.loop.Table`): the observation ``obs``
+    of the player to act; the ``known`` states (P x N_STATE, P = 0: none) whose stock order alone
+    is resampled and their cumulative weights ``cum`` (P); the candidate actions ``cands`` and
+    which are ``alive``; determinisations ``first .. first + count - 1`` of the streams under
+    ``root``; the value model's ``block`` (size 0: no luck); ``sharpen`` hill-climbing steps per
+    other hand; ``out`` (candidates x count x N_ROLLOUT_OUT) the rows written."""
+
+    obs: np.ndarray
+    known: np.ndarray
+    cum: np.ndarray
+    cands: np.ndarray
+    alive: np.ndarray
+    first: int
+    count: int
+    root: np.ndarray
+    block: np.ndarray
+    sharpen: int
+    out: np.ndarray
+
+
 @njit(nogil=True, inline="always")
-def _rollouts_with(act, draw, tab, k, obs, known, cum, cands, alive, first, count, root, policy_ids, params, rules,
-                   block, sharpen, out):
-    """Determinisations ``first + k * ROLLOUT_CHUNK ..`` (at most ROLLOUT_CHUNK, below
-    ``first + count``): fill ``out[i, r - first]`` for every alive candidate i.  ``sharpen`` > 0:
-    that many hill-climbing steps make each other hand closer to complete (mc's opponent model).
-    ``known`` (P x N_STATE, P = 0: none): states whose stock order alone is resampled, the true
-    one (P = 1) or belief particles drawn by the cumulative weights ``cum``.  ``draw``: the chance
-    step under a value model (``block`` not empty), :data:`NETWORK_DRAW`; or :data:`_NO_DRAW`
-    for kernels only called without one; ``tab``: its scratch (:func:`simkit.runner.luck.new_luck_scratch`;
-    any array for :data:`_NO_DRAW`)."""
+def _rollouts_with(act, draw, k, table, job):
+    """Determinisations ``job.first + k * ROLLOUT_CHUNK ..`` (at most ROLLOUT_CHUNK, below
+    ``first + count``) of the :class:`Rollouts` ``job``, played by ``table``'s policies (a
+    :class:`~simkit.engine.loop.Table`): fill ``out[i, r - first]`` for every alive candidate i.
+    ``sharpen`` > 0: that many hill-climbing steps make each other hand closer to complete (mc's
+    opponent model).  ``known`` (P x N_STATE, P = 0: none): states whose stock order alone is
+    resampled, the true one (P = 1) or belief particles drawn by the cumulative weights ``cum``.
+    ``draw``: the chance step under a value model (``block`` not empty), :data:`NETWORK_DRAW`; or
+    :data:`_NO_DRAW` for kernels only called without one (they compile without its code)."""
     owners = new_scratch()
-    s, deck, rngs, mask, obs2, work, pwork, ev, ev_n, _, seat_of = borrow_scratch(owners)
-    obs, cands, alive = borrowed(obs), borrowed(cands), borrowed(alive)
-    policy_ids, params, rules, block = borrowed(policy_ids), borrowed(params), borrowed(rules), borrowed(block)
+    s, deck, rngs, mask, obs2, work, pwork, ev, ev_n, _, _ = borrow_scratch(owners)
+    obs, cands, alive, block = borrowed(job.obs), borrowed(job.cands), borrowed(job.alive), borrowed(job.block)
+    known, cum, out = job.known, job.cum, job.out
+    first, count, root, sharpen = job.first, job.count, job.root, job.sharpen
+    rules = borrowed(table.rules)
+    tab = new_luck_scratch()
     luck = np.zeros(N_SEATS, dtype=np.float64)
     no_rows = np.zeros((0, N_VALUE_FEATURES + 1), dtype=np.float64)
     no_count = np.zeros(1, dtype=np.int64)
     d = np.zeros(N_STATE, dtype=np.int64)
     me = obs[O_SEAT]
-    for p in range(N_SEATS):
-        seat_of[p] = p
-    table = Table(policy_ids, params, seat_of, rules)
+    table = Table(borrowed(table.policy_ids), borrowed(table.params), borrowed(table.seat_of), rules)
     play = InPlay(s, rngs, mask, obs2, work, pwork, ev, ev_n)
+    chance = Chance(tab, block, luck, no_rows, no_count)
     lo = k * ROLLOUT_CHUNK
     for j in range(lo, min(count, lo + ROLLOUT_CHUNK)):
         r = first + j
@@ -154,7 +179,7 @@ def _rollouts_with(act, draw, tab, k, obs, known, cum, cands, alive, first, coun
             E.new_deal_observation(obs2)
             if a != POLICY_DECIDES:
                 E.apply_legal(s, a, rules, mask, work, ev, ev_n)
-            error = play_out(act, draw, table, play, tab, block, luck, no_rows, no_count)
+            error = play_out(act, draw, table, play, chance)
             winner = s[S_WINNER]
             row[OUT_PAYOFF] = s[S_PAYOFF + me]
             row[OUT_WIN] = 1.0 if winner == me else 0.0
@@ -167,68 +192,56 @@ def _rollouts_with(act, draw, tab, k, obs, known, cum, cands, alive, first, coun
 
 _BUILTIN_ACT = static_function(builtin_act_state)
 _FAST_ACT = static_function(fast_act_state)
-_EXPERT_ACT = static_function(expert_act_state)
 
 
-@njit(nogil=True)
-def _no_draw(act, table, play, tab, block, luck, rows, n_rows):
+def _no_draw(act, table, play, chance):
     """The chance step of rollouts without a value model: never called (the engine pauses before
     a draw only under one), so that their kernels compile without the value model's code."""
     return 0
 
 
 _NO_DRAW = static_function(_no_draw)
-_NO_TAB = np.zeros(0, dtype=np.float64)  # the chance steps' scratch under _NO_DRAW (a constant: nothing to compile)
+_EXPERT_ACT = static_function(expert_act_state)
 
 
 @njit(cache=True, nogil=True)
-def _rollout_chunk(k, obs, known, cum, cands, alive, first, count, root, policy_ids, params, rules, block, sharpen,
-                   out):
-    _rollouts_with(_BUILTIN_ACT, NETWORK_DRAW, new_luck_scratch(), k, obs, known, cum, cands, alive, first, count, root,
-                   policy_ids, params, rules, block, sharpen, out)
+def _rollout_chunk(k, table, job):
+    """Chunk k of the :class:`Rollouts` ``job`` played by ``table``
+    (:func:`_rollouts_with`, the built-in policies)."""
+    _rollouts_with(_BUILTIN_ACT, NETWORK_DRAW, k, table, job)
 
 
 @njit(cache=True, nogil=True)
-def _rollout_chunk_fast(k, obs, known, cum, cands, alive, first, count, root, policy_ids, params, rules, block,
-                        sharpen, out):
+def _rollout_chunk_fast(k, table, job):
     """:func:`_rollout_chunk` for rollouts by random / greedy / patient / expert (compiles without mc and
     learned)."""
-    _rollouts_with(_FAST_ACT, NETWORK_DRAW, new_luck_scratch(), k, obs, known, cum, cands, alive, first, count, root,
-                   policy_ids, params, rules, block, sharpen, out)
+    _rollouts_with(_FAST_ACT, NETWORK_DRAW, k, table, job)
 
 
 @njit(cache=True, nogil=True)
-def _rollout_chunk_plain(k, obs, known, cum, cands, alive, first, count, root, policy_ids, params, rules, block,
-                         sharpen, out):
-    """:func:`_rollout_chunk` without a value model (``block`` empty): compiles without its code,
-    over half of a rollout kernel's compile time."""
-    _rollouts_with(_BUILTIN_ACT, _NO_DRAW, _NO_TAB, k, obs, known, cum, cands, alive, first, count, root, policy_ids,
-                   params, rules, block, sharpen, out)
+def _rollout_chunk_plain(k, table, job):
+    """:func:`_rollout_chunk` without a value model (``job.block`` empty): compiles without its
+    code, over half of a rollout kernel's compile time."""
+    _rollouts_with(_BUILTIN_ACT, _NO_DRAW, k, table, job)
 
 
 @njit(cache=True, nogil=True)
-def _rollout_chunk_fast_plain(k, obs, known, cum, cands, alive, first, count, root, policy_ids, params, rules,
-                              block, sharpen, out):
-    """:func:`_rollout_chunk_fast` without a value model (``block`` empty)."""
-    _rollouts_with(_FAST_ACT, _NO_DRAW, _NO_TAB, k, obs, known, cum, cands, alive, first, count, root, policy_ids,
-                   params, rules, block, sharpen, out)
+def _rollout_chunk_fast_plain(k, table, job):
+    """:func:`_rollout_chunk_fast` without a value model (``job.block`` empty)."""
+    _rollouts_with(_FAST_ACT, _NO_DRAW, k, table, job)
 
 
 @njit(cache=True, nogil=True)
-def _rollout_chunk_expert(k, obs, known, cum, cands, alive, first, count, root, policy_ids, params, rules, block,
-                          sharpen, out):
+def _rollout_chunk_expert(k, table, job):
     """:func:`_rollout_chunk` for rollouts by expert alone (compiles expert only)."""
-    _rollouts_with(_EXPERT_ACT, NETWORK_DRAW, new_luck_scratch(), k, obs, known, cum, cands, alive, first, count, root,
-                   policy_ids, params, rules, block, sharpen, out)
+    _rollouts_with(_EXPERT_ACT, NETWORK_DRAW, k, table, job)
 
 
 @njit(cache=True, nogil=True)
-def _rollout_chunk_expert_plain(k, obs, known, cum, cands, alive, first, count, root, policy_ids, params, rules,
-                                block, sharpen, out):
-    """:func:`_rollout_chunk_expert` without a value model (``block`` empty): the default hint,
+def _rollout_chunk_expert_plain(k, table, job):
+    """:func:`_rollout_chunk_expert` without a value model (``job.block`` empty): the default hint,
     ``analyze`` and ``review``."""
-    _rollouts_with(_EXPERT_ACT, _NO_DRAW, _NO_TAB, k, obs, known, cum, cands, alive, first, count, root, policy_ids,
-                   params, rules, block, sharpen, out)
+    _rollouts_with(_EXPERT_ACT, _NO_DRAW, k, table, job)
 
 
 def _rollout_kernel(policy_ids, block: np.ndarray):
@@ -303,9 +316,9 @@ def rollouts(obs: np.ndarray, candidates: Sequence[int], alive: Sequence[bool], 
     block = np.zeros(0, dtype=np.float64) if block is None else np.ascontiguousarray(block, dtype=np.float64)
     root = root_key(int(seed))
     obs = np.ascontiguousarray(obs, dtype=np.int64)
-    calls = [(k, obs, known, cum, cands, live, int(first), int(count), root, ids, params, rules.to_array(), block,
-              int(sharpen), out)
-             for k in range((int(count) + ROLLOUT_CHUNK - 1) // ROLLOUT_CHUNK)]
+    table = Table(ids, params, np.arange(N_SEATS, dtype=np.int64), rules.to_array())  # fixed seats
+    job = Rollouts(obs, known, cum, cands, live, int(first), int(count), root, block, int(sharpen), out)
+    calls = [(k, table, job) for k in range((int(count) + ROLLOUT_CHUNK - 1) // ROLLOUT_CHUNK)]
     with NumbaThreads(workers):
         run_chunks(_rollout_kernel(ids, block), calls)
     return out
