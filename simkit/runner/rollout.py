@@ -194,6 +194,7 @@ _BUILTIN_ACT = static_function(builtin_act_state)
 _FAST_ACT = static_function(fast_act_state)
 
 
+@njit(nogil=True)
 def _no_draw(act, table, play, chance):
     """The chance step of rollouts without a value model: never called (the engine pauses before
     a draw only under one), so that their kernels compile without the value model's code."""
