@@ -248,19 +248,26 @@ def test_every_text_is_escaped(reviewed):
 
 def test_an_event_this_version_does_not_know_is_escaped(reviewed):
     """A log line of an unknown kind is shown as its JSON (the step text's fallback), escaped
-    like every other text: a kind and a field holding markup come out as text, the page's tags
-    still balance.  A fallback that printed the JSON as it is would let the log's markup into
-    the page."""
-    from simkit.studies.review_page import review_html
+    like every other text: a kind and a field holding markup come out as text.  A fallback that
+    printed the JSON as it is would let the log's markup into the page.  The page itself checks
+    a replay log whole first (as the command line does): such a line in a replay log is a
+    one-line refusal naming it, and so is an end line whose payoffs were edited — a page that
+    drew them would show a result the deal never had."""
+    from simkit.replay import LogError
+    from simkit.studies.review_page import review_html, step_text
 
     _, _, _, review, log = reviewed
+    odd = {"event": "<b>bonus</b>", "player": 1, "note": "<script>alert(2)</script> & <i>"}
+    text = step_text(odd)
+    assert "<script>alert(2)" not in text and "<b>bonus" not in text and "<i>" not in text
+    assert "&lt;b&gt;bonus&lt;/b&gt;" in text and "&lt;script&gt;alert(2)&lt;/script&gt; &amp; &lt;i&gt;" in text
     lines = log.read_text(encoding="utf-8").splitlines()
-    odd = json.dumps({"event": "<b>bonus</b>", "player": 1, "note": "<script>alert(2)</script> & <i>"})
-    page = review_html(review, [*lines[:-1], odd, lines[-1]])
-    assert "<script>alert(2)" not in page and "<b>bonus" not in page and "<i>" not in page
-    assert "&lt;b&gt;bonus&lt;/b&gt;" in page and "&lt;script&gt;alert(2)&lt;/script&gt; &amp; &lt;i&gt;" in page
-    parser = parse_page(page)
-    assert parser.problems == [] and parser.stack == [] and "script" not in parser.tags and "b" not in parser.tags
+    with pytest.raises(LogError, match=f"line {len(lines)}"):
+        review_html(review, [*lines[:-1], json.dumps(odd), lines[-1]])
+    end = json.loads(lines[-1])
+    end["payoffs"] = [100, -50, -50]
+    with pytest.raises(LogError, match=f"line {len(lines)}"):
+        review_html(review, [*lines[:-1], json.dumps(end)])
 
 
 def test_missing_intervals_and_a_typed_log_render(reviewed):

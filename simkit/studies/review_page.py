@@ -45,6 +45,7 @@ import simkit
 from simkit.cards import parse_counts, parse_type
 from simkit.engine.position import Position
 from simkit.errors import CardError, SimkitError
+from simkit.replay import log_decisions
 from simkit.rules import RuleSet
 from simkit.storage.files import read_regular, write_text
 from simkit.glossary import ACTION_CHINESE, NOWIN_CHINESE
@@ -261,6 +262,8 @@ def _log_entries(log: str | os.PathLike | Sequence[str] | None) -> list[tuple[in
         except (json.JSONDecodeError, RecursionError):
             entry = {"event": "?", "text": str(line)}
         out.append((number, entry if isinstance(entry, dict) else {"event": "?", "value": entry}))
+    if out and out[0][1].get("event") == "deal":
+        log_decisions(lines)  # a replay log is checked whole (its end line the replay's) before it is drawn
     return out
 
 
