@@ -566,9 +566,9 @@ def _write_review_files(review: GameReview, folder: Path, min_loss: float) -> Pa
     md += [f"Rollouts: `{review.policy}` at every seat, up to {review.rollouts} determinisations per action, seed "
           f"{review.seed}; luck adjustment: {review.luck or 'off'}"
           + (f"; hidden cards: {review.belief} draws given the other seats' play" if review.belief else "")
-          + ". Loss = the best action's expected payoff minus the "
+          + ". Loss = the analysis's pick's expected payoff minus the "
           f"chosen one's (牌), paired over the same determinisations; an error is a loss whose {level} interval "
-          "excludes 0.",
+          "excludes 0 where the choice is not as good as the best.",
           "", "## The analysis's totals", "",
           TOTALS_NOTE,
           "",
