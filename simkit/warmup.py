@@ -20,6 +20,7 @@ import numpy as np
 
 from simkit.studies.dealt import deal_table
 from simkit.studies.probability import probability_table
+from simkit.studies.table import table_setup, warm_first_decision, warm_hint, warm_table
 from simkit.engine.env import Environment
 from simkit.engine.position import parse_position
 from simkit.replay import log_decisions, replay_jsonl
@@ -74,8 +75,6 @@ def _analyze() -> None:
 
 
 def _play() -> None:
-    from simkit.studies.table import table_setup, warm_first_decision, warm_hint, warm_table
-
     setup = table_setup(seat=0, seed=0, log=None)  # the default bots and hint
     position = warm_first_decision(setup)
     warm_table(setup.bots, setup.rules)
