@@ -16,6 +16,7 @@ numba-free, so reports, the command line and ``simkit play`` all read it.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Mapping
 
@@ -60,6 +61,66 @@ def action_words(text: str) -> str:
 def display_width(text: str) -> int:
     """Columns ``text`` takes in a terminal (a Chinese character takes two)."""
     return sum(2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1 for ch in text)
+
+
+TERMINAL_WIDTH = 80  # columns a terminal line of simkit's fills at most (play's table, the review's text)
+
+
+def wrap_line(text: str, width: int = TERMINAL_WIDTH, indent: str | None = None, sep: str = " ") -> list[str]:
+    """``text`` as lines of at most ``width`` terminal columns (:func:`simkit.glossary.display_width`:
+    a Chinese character takes two), broken where ``sep`` is (the spaces as they were kept within
+    a line), each next line starting with ``indent`` (default: the line's own leading spaces and
+    four more); a piece wider than a line is broken at its spaces, then cut.
+
+    >>> wrap_line("seat 1 (expert)  打 红士(RS)", 16)
+    ['seat 1 (expert)', '    打 红士(RS)']
+    >>> wrap_line("exposed: 碰 红车(RC)×3, 吃 黄将(YJ) 黄士(YS) 黄相(YX)", 40, "  ", sep=", ")
+    ['exposed: 碰 红车(RC)×3,', '  吃 黄将(YJ) 黄士(YS) 黄相(YX)']
+    """
+    if display_width(text) <= width:
+        return [text]
+    lead = text[: len(text) - len(text.lstrip(" "))]
+    indent = lead + "    " if indent is None else indent
+    if display_width(indent) > width // 2:
+        indent = " " * (width // 2)
+    if sep == " ":
+        pieces = re.findall(r" *[^ ]+", text[len(lead):])  # each word with the spaces before it
+        pieces[0] = lead + pieces[0]
+        glue = ""
+    else:
+        pieces = text.split(sep)
+        glue = sep.rstrip() if sep.strip() else ""
+        pieces = [p + glue if k < len(pieces) - 1 else p for k, p in enumerate(pieces)]
+        pieces = [pieces[0]] + [" " * (len(sep) - len(sep.rstrip())) + p for p in pieces[1:]]
+    lines: list[str] = []
+    line = ""
+    for piece in pieces:
+        if line and display_width(line + piece) <= width:
+            line += piece
+            continue
+        if line:
+            lines.append(line)
+            piece = indent + piece.lstrip(" ")
+        line = piece
+        if display_width(line) > width:  # one piece wider than a line: broken at its spaces, then cut
+            parts = wrap_line(line, width, indent) if sep != " " else _cut(line, width, indent)
+            lines += parts[:-1]
+            line = parts[-1]
+    if line.strip():
+        lines.append(line)
+    return lines
+
+
+def _cut(text: str, width: int, indent: str) -> list[str]:
+    """A word wider than a line, cut into lines of ``width`` columns (the next ones after ``indent``)."""
+    lines = []
+    while display_width(text) > width:
+        cut = 0
+        while display_width(text[: cut + 1]) <= width:
+            cut += 1
+        lines.append(text[:cut])
+        text = indent + text[cut:]
+    return lines + [text]
 
 
 def pad(text: str, width: int) -> str:

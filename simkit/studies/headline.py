@@ -48,7 +48,7 @@ from scipy import stats
 from simkit.cards import N_CARDS, N_SEATS
 from simkit.engine import kernel as E
 from simkit.engine.layout import EVENT_WIDTH, N_ACTIONS, N_STATE, PH_DRAW, PH_OVER, S_DEALER, S_DECK, S_PHASE
-from simkit.glossary import display_width
+from simkit.glossary import wrap_line
 from simkit.replay import log_decisions
 from simkit.rules import RuleSet
 from simkit.runner.luck import draw_luck, new_luck_scratch
@@ -259,33 +259,12 @@ class Headline:
         return _wrapped(out)
 
 
-def wrap_columns(text: str, width: int = 80, first: str = "", rest: str = "") -> list[str]:
-    """``text`` in lines of at most ``width`` terminal columns (:func:`simkit.glossary.display_width`:
-    a Chinese character takes two), broken at spaces; the first line starts with ``first``, the
-    others with ``rest`` (a word longer than a line stands alone).
-
-    >>> wrap_columns("碰 碰 碰 碰", 6, "", " ")
-    ['碰 碰', ' 碰 碰']
-    """
-    out, line, empty = [], first, True
-    for word in text.split():
-        trial = line + ("" if empty else " ") + word
-        if not empty and display_width(trial) > width:
-            out.append(line)
-            line = rest + word
-        else:
-            line = trial
-        empty = False
-    out.append(line)
-    return out
-
-
 def _wrapped(lines: list[str], width: int = 80) -> list[str]:
     """``lines``, each wider than ``width`` columns wrapped, its continuation indented two more spaces."""
     out = []
     for line in lines:
         indent = " " * (len(line) - len(line.lstrip()))
-        out += [line] if display_width(line) <= width else wrap_columns(line.strip(), width, indent, indent + "  ")
+        out += wrap_line(line, width, indent + "  ")
     return out
 
 

@@ -51,7 +51,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from simkit.glossary import DECISION_CHINESE, action_words, in_words, pad
+from simkit.glossary import DECISION_CHINESE, TERMINAL_WIDTH, action_words, in_words, pad, wrap_line
 from simkit.analysis.plots import decision_loss_plot, save_figure
 from simkit.analysis.results import finite_or_none
 from simkit.cards import N_SEATS, format_counts
@@ -75,7 +75,7 @@ from simkit.storage.paths import make_out_dir
 from simkit.storage.runs import REVIEW_FILE, REVIEWS_FILE, check_run_folder
 from simkit.defaults import DEFAULT_REFERENCE, DEFAULT_REVIEW_ROLLOUTS, DEFAULT_SAMPLES
 from simkit.rng import deal_review_seed
-from simkit.studies.headline import Headline, headline, wrap_columns
+from simkit.studies.headline import Headline, headline
 from simkit.studies.reference import ReferenceReview, deal_identity, review_against_reference
 from simkit.studies.analyze import (
     DEFAULT_BATCH,
@@ -457,11 +457,11 @@ def review_table(review: GameReview, min_loss: float = 0.0) -> str:
               f"  {s['decisions']} decisions, {s['as_good_as_best']} as good as the best, {s['errors']} errors;",
               f"  total loss against its picks {s['total_loss']:.3f} [{s['total_loss_lo']:.3f}, "
               f"{s['total_loss_hi']:.3f}] 牌"]
-    lines += wrap_columns(TOTALS_NOTE, 80, "  ", "  ")
-    lines += wrap_columns("errors by size: " + ", ".join(f"{k} {v}" for k, v in s["errors_by_size"].items()), 80,
-                          "", "  ")
-    lines += wrap_columns("by kind: " + "; ".join(f"{k} {v['decisions']} decisions, {v['errors']} errors, loss "
-                                                  f"{v['loss']:.3f}" for k, v in s["by_kind"].items()), 80, "", "  ")
+    lines += wrap_line("  " + TOTALS_NOTE, TERMINAL_WIDTH, "  ")
+    lines += wrap_line("errors by size: " + ", ".join(f"{k} {v}" for k, v in s["errors_by_size"].items()),
+                       TERMINAL_WIDTH, "  ")
+    lines += wrap_line("by kind: " + "; ".join(f"{k} {v['decisions']} decisions, {v['errors']} errors, loss "
+                                               f"{v['loss']:.3f}" for k, v in s["by_kind"].items()), TERMINAL_WIDTH, "  ")
     shown = [d for d in review.decisions if d.loss >= min_loss]
     left = len(review.decisions) - len(shown)
     lines.append("")
@@ -474,7 +474,7 @@ def review_table(review: GameReview, min_loss: float = 0.0) -> str:
         lines.append(f"{d.index:>4} {pad(in_words(d.kind, DECISION_CHINESE), 15)} {pad(action_words(d.chosen), 22)} "
                      f"{d.loss:>7.3f} {f'[{d.loss_lo:.3f}, {d.loss_hi:.3f}]':>18}{mark}")
         verdict = d.verdict if d.chosen == d.best or d.as_good_as_best else f"best: {action_words(d.best)}"
-        lines += wrap_columns(f"{verdict}; hand {d.hand}", 80, "     ", "       ")
+        lines += wrap_line(f"     {verdict}; hand {d.hand}", TERMINAL_WIDTH, "       ")
     return "\n".join(lines)
 
 

@@ -38,7 +38,6 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
-import re
 import secrets
 import sys
 import threading
@@ -75,7 +74,7 @@ from simkit.errors import SimkitError
 from simkit.evaluator import evaluate
 from simkit.exposed import ExposedGroup, parse_exposed
 from simkit.evaluator.patterns import PATTERN_CHINESE
-from simkit.glossary import ACTION_CHINESE, GROUP_CHINESE, NOWIN_CHINESE, display_width, pad
+from simkit.glossary import ACTION_CHINESE, GROUP_CHINESE, NOWIN_CHINESE, TERMINAL_WIDTH, display_width, pad, wrap_line
 from simkit.jit import compile_note, end_note
 from simkit.policies.registry import PolicyError, PolicySpec, parse_policy, policy_label, warn_model_rules
 from simkit.replay import deal_line, end_line, event_dict, log_line, state_melds
@@ -93,7 +92,7 @@ MAX_DEALS = 10_000  # deals of one sitting
 EVENT_CAPACITY = 8192  # event rows of one deal (as simkit replay's)
 MAX_ACTION_TEXT = 80  # characters of an answer read at all: a longer line is refused unread, never echoed
 MAX_ECHO = 24  # terminal columns of a refused answer echoed back (a longer one is "that answer")
-WIDTH = 80  # terminal columns of every line the table prints
+WIDTH = TERMINAL_WIDTH  # terminal columns of every line the table prints
 _DECISION_EVENTS = (L.E_DISCARD, L.E_CLAIM, L.E_PASS, L.E_WIN)  # one per decision (and a win is declared)
 
 
@@ -579,63 +578,6 @@ _HOW_WORD = {"discard": "on a discard", "draw": "on a drawn card", "table": "wit
              "tianhu": "天胡, on the dealt hand"}
 # the legend of the action words (the English in the legend only; an answer may use either)
 ACTION_LEGEND = "打 discard, 碰 peng, 吃 chow, 占 zhan, 发子 kong, 过 pass, 胡 win"
-
-
-def wrap_line(text: str, width: int = WIDTH, indent: str | None = None, sep: str = " ") -> list[str]:
-    """``text`` as lines of at most ``width`` terminal columns (:func:`simkit.glossary.display_width`:
-    a Chinese character takes two), broken where ``sep`` is (the spaces as they were kept within
-    a line), each next line starting with ``indent`` (default: the line's own leading spaces and
-    four more); a piece wider than a line is broken at its spaces, then cut.
-
-    >>> wrap_line("seat 1 (expert)  打 红士(RS)", 16)
-    ['seat 1 (expert)', '    打 红士(RS)']
-    >>> wrap_line("exposed: 碰 红车(RC)×3, 吃 黄将(YJ) 黄士(YS) 黄相(YX)", 40, "  ", sep=", ")
-    ['exposed: 碰 红车(RC)×3,', '  吃 黄将(YJ) 黄士(YS) 黄相(YX)']
-    """
-    if display_width(text) <= width:
-        return [text]
-    lead = text[: len(text) - len(text.lstrip(" "))]
-    indent = lead + "    " if indent is None else indent
-    if display_width(indent) > width // 2:
-        indent = " " * (width // 2)
-    if sep == " ":
-        pieces = re.findall(r" *[^ ]+", text[len(lead):])  # each word with the spaces before it
-        pieces[0] = lead + pieces[0]
-        glue = ""
-    else:
-        pieces = text.split(sep)
-        glue = sep.rstrip() if sep.strip() else ""
-        pieces = [p + glue if k < len(pieces) - 1 else p for k, p in enumerate(pieces)]
-        pieces = [pieces[0]] + [" " * (len(sep) - len(sep.rstrip())) + p for p in pieces[1:]]
-    lines: list[str] = []
-    line = ""
-    for piece in pieces:
-        if line and display_width(line + piece) <= width:
-            line += piece
-            continue
-        if line:
-            lines.append(line)
-            piece = indent + piece.lstrip(" ")
-        line = piece
-        if display_width(line) > width:  # one piece wider than a line: broken at its spaces, then cut
-            parts = wrap_line(line, width, indent) if sep != " " else _cut(line, width, indent)
-            lines += parts[:-1]
-            line = parts[-1]
-    if line.strip():
-        lines.append(line)
-    return lines
-
-
-def _cut(text: str, width: int, indent: str) -> list[str]:
-    """A word wider than a line, cut into lines of ``width`` columns (the next ones after ``indent``)."""
-    lines = []
-    while display_width(text) > width:
-        cut = 0
-        while display_width(text[: cut + 1]) <= width:
-            cut += 1
-        lines.append(text[:cut])
-        text = indent + text[cut:]
-    return lines + [text]
 
 
 def card_text(t: int, count: int = 1) -> str:
