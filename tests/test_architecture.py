@@ -14,6 +14,8 @@ imports only from its own layer or the layers below it.  Where a module sits:
   needs only cards, deck, rng and the ``EXP_*`` rows, so any layer's tests may use it).
 * ``evaluator`` → ``engine`` (state machine, layout, the step-by-step ``env``, and ``loop``: the
   compiled decision loop, given a policy dispatcher as an argument; it never imports a policy) → ``policies`` (they call the engine kernel: allowed, policies are above it).
+* ``specs`` (one frozen, validated spec per run kind: its defaults, its identity) sits above
+  ``policies`` (a spec parses its policies) and below everything that runs a spec.
 * ``storage`` (files, datasets, locks; no game logic) sits *below* ``runner``: the issue lists
   "runner → storage" in the order data flows (the runner produces rows, storage keeps them), but
   as imports the runner writes through storage's writers, so storage is the lower layer.
@@ -58,6 +60,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("evaluator", ("simkit.evaluator",)),
     ("engine", ("simkit.engine",)),
     ("policies", ("simkit.policies",)),
+    ("specs", ("simkit.specs",)),
     ("storage", ("simkit.storage",)),
     ("runner", ("simkit.runner", "simkit.replay")),
     ("analysis", ("simkit.analysis",)),
