@@ -56,7 +56,14 @@ class Progress:
 
     def update(self, n: int = 1, status: str = "") -> None:
         """``n`` more units done; ``status``: a short note on where the work stands (a tune's
-        values after its latest iteration), shown after the count."""
+        values after its latest iteration), shown after the count (the bar's postfix).
+
+        >>> import io
+        >>> out = io.StringIO()
+        >>> Progress(2, "iterations", "tune", stream=out).update(1, "x 0.5")
+        >>> out.getvalue().startswith("tune 1/2 iterations (") and out.getvalue().rstrip("\\n").endswith(" s)  x 0.5")
+        True
+        """
         self.done += int(n)
         if not self.enabled:
             return

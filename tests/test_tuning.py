@@ -145,8 +145,9 @@ def test_parsers():
 # ---- runs
 
 
-def test_the_same_seed_gives_the_same_trajectory(tmp_path):
+def test_the_same_seed_gives_the_same_trajectory(tmp_path, capsys):
     a = _small_tune(tmp_path / "a")
+    assert capsys.readouterr().err == ""  # Execution(quiet=True): no progress, no validation line
     b = _small_tune(tmp_path / "b")
     other = _small_tune(tmp_path / "c", seed=2)
     pd.testing.assert_frame_equal(a.trajectory, b.trajectory)
