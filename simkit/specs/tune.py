@@ -59,6 +59,10 @@ class ParameterRange:
         """
         return self.lo + float(x) * (self.hi - self.lo)
 
+    def to_dict(self) -> dict:
+        """The range as a tune's identity stores it."""
+        return {"name": self.name, "index": self.index, "lo": self.lo, "hi": self.hi}
+
 
 @dataclasses.dataclass(frozen=True)
 class SpsaSettings:
@@ -272,7 +276,7 @@ class TuneSpec(RunSpec):
         """What ``tune.json`` holds (and ``state.json`` beside its trajectory), as read back."""
         identity = {
             "kind": "simkit.tune", "policy": self.policy.name, "start": list(self.start),
-            "params": [{"name": r.name, "index": r.index, "lo": r.lo, "hi": r.hi} for r in self.params],
+            "params": [r.to_dict() for r in self.params],
             "pool": [policy_text(p) for p in self.against], "seed": self.seed, "budget": self.budget,
             "iteration_deals": self.iteration_deals, "rules": self.rules.to_dict(),
             "spsa": self.settings.to_dict(), "tail": self.tail, "validate_deals": self.validate_deals,
