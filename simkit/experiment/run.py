@@ -35,7 +35,8 @@ from simkit.studies.reference import Calibration, calibrate, interval_text, writ
 from simkit.policies.registry import PolicySpec, effective_params, label_of_text, parse_policies, parse_policy
 from simkit.rules import RuleSet
 from simkit.runner import simulate
-from simkit.runner.simulate import check_backend, dask_session, default_seating
+from simkit.runner.simulate import check_backend, dask_session
+from simkit.specs.simulate import default_seating
 from simkit.specs.base import Execution
 from simkit.errors import SimkitError
 from simkit.storage import load_dataset

@@ -39,7 +39,7 @@ Seating (``seating``, :mod:`simkit.runner.play`): ``fixed`` seats policy k at se
 deal; ``rotate`` plays deal N with the policies rotated by N mod 3 (seat s plays policy
 (s + N) mod 3; in sessions by session number, a session keeps its seating); ``all`` plays each
 deal under the 6 seatings (6 rows per deal, column ``seating`` 0..5).  The default
-(:func:`default_seating`) is ``rotate`` when the policies differ, so that no policy keeps the
+(:func:`~simkit.specs.simulate.default_seating`) is ``rotate`` when the policies differ, so that no policy keeps the
 dealer's seat (seat 0 deals every independent deal), and ``fixed`` when all three are the same
 (rotation would change nothing, and those datasets stay exactly as before).  The random
 stream of a seat stays the seat's (stream 1 + s of (seed, N)), so a row of a rotated run is
@@ -113,8 +113,7 @@ from simkit.storage.lock import FolderLock
 from simkit.storage.paths import make_out_dir
 from simkit.storage.runs import check_run_folder, identity_mismatch
 from simkit.specs.base import Execution
-from simkit.specs.dataset import MAX_SESSION_LENGTH  # noqa: F401 - the runner's limit, read by the command line
-from simkit.specs.simulate import SimulateSpec, default_seating, session_batch_size  # noqa: F401 - re-exported
+from simkit.specs.simulate import SimulateSpec
 
 
 MANIFEST_EVERY_S = 2.0  # batch records reach the manifest at least this often (and at the end)
