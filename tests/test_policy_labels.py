@@ -31,7 +31,7 @@ from simkit.specs.base import Execution
 
 QUIET = Execution(quiet=True)
 
-simulate_module = importlib.import_module("simkit.runner.simulate")  # the package exports the function by that name
+spec_module = importlib.import_module("simkit.specs.simulate")  # where a run's policy column labels are made
 
 
 def _full_text(text: str) -> str:
@@ -114,7 +114,7 @@ def test_an_old_dataset_resumes_in_its_own_labels_and_reports_plainly(tmp_path, 
     out = tmp_path / "old"
     full = lambda spec: PolicySpec(spec.name, effective_params(spec)).text()  # noqa: E731 - the labels of before
     with monkeypatch.context() as m:
-        m.setattr(simulate_module, "policy_label", full)
+        m.setattr(spec_module, "policy_label", full)
         simulate(SimulateSpec(6, "expert,expert,expert", 5, batch_size=3), out, QUIET, max_batches=1)
     _old_style(out)
     long = _full_text("expert")
