@@ -126,7 +126,8 @@ def run_duplicate(
     a, b = _spec(policy_a), _spec(policy_b)
     rules = rules if rules is not None else RuleSet()
     # every seating's run is valid (seed, deals, batch size) before anything is written
-    config = SimulateSpec(int(deals), seating_policies(a, b, SEATINGS[0]), int(seed), rules, int(batch_size), seating="fixed")
+    config = SimulateSpec(int(deals), seating_policies(a, b, SEATINGS[0]), int(seed), rules, int(batch_size),
+                          seating="fixed")
     if backend == "local":  # (a Dask worker's memory is its machine's)
         check_batch_memory(min(config.batch_size, config.deals), min(int(workers), config.n_batches))
     identity = {"kind": "simkit.duplicate", "policy_a": PolicySpec(a.name, effective_params(a)).text(),
