@@ -31,6 +31,8 @@ from simkit.runner.simulate import compute_batch, simulate
 from simkit.storage import DatasetError, load_dataset
 from simkit.storage.dataset import MANIFEST, POLICY_SOURCES
 from simkit.specs.simulate import SimulateSpec
+from simkit.specs.equity import EquitySpec
+from simkit.studies.equity import equity
 from simkit.specs.base import Execution
 
 MODULE = "simkit_test_user_policies"  # written into a temporary folder put on sys.path
@@ -227,10 +229,15 @@ def test_a_registered_policy_says_it_stays_in_this_process(policy_dir, tmp_path,
     register_policy("greedy_copy_t", importlib.import_module(MODULE).greedy_copy)
     try:
         data = load_dataset(_run(tmp_path / "reg", "greedy_copy_t,random,patient", workers=2))
+        assert "registered in this process only" in capsys.readouterr().err
+        # equity's deals too (simkit.runner.simulate.where_policies_run serves both)
+        hand = "YJ*3 YS*2 YX YC YM YP RC*2 RM RP*2 RZ WJ WS*3 WX WC WM WP GJ GS GX GC GM*2 GZ*2"
+        result = equity(EquitySpec(hand, 0, "greedy_copy_t,random,patient", deals=20, seed=SEED, batch_size=10,
+                                   baseline=False), tmp_path / "eq", Execution(workers=2, quiet=True))
+        assert "registered in this process only" in capsys.readouterr().err
     finally:
         unregister_policy("greedy_copy_t")
-    assert "registered in this process only" in capsys.readouterr().err
-    assert len(data) == DEALS
+    assert len(data) == DEALS and result.deals == 20
 
 
 @pytest.mark.slow  # every worker process compiles the user policy's kernels

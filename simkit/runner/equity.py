@@ -41,7 +41,7 @@ import simkit
 from simkit.deck import fixed_hand_cards, fixed_hand_decks
 from simkit.errors import SimkitError
 from simkit.progress import Progress, progress_enabled
-from simkit.policies.registry import is_user_policy, policy_arrays
+from simkit.policies.registry import policy_arrays
 from simkit.rng import root_key
 from simkit.runner.batch import check_batch_memory, results_table
 from simkit.runner.play import play_decks
@@ -53,9 +53,10 @@ from simkit.runner.simulate import (
     manifest_fields,
     run_batches,
     run_dask,
+    where_policies_run,
 )
 from simkit.specs.base import Execution
-from simkit.specs.equity import DECK_SCHEME, EquitySpec  # noqa: F401 - DECK_SCHEME: read from here too
+from simkit.specs.equity import EquitySpec
 from simkit.storage.dataset import (
     DatasetError,
     EQUITY,
@@ -175,17 +176,10 @@ def run_equity(spec: EquitySpec, out: str | os.PathLike, execution: Execution = 
     (:func:`~simkit.runner.simulate.run_dask`: ``client``, else one connected here to
     ``execution.scheduler`` or a ``LocalCluster`` of ``execution.workers``, closed at the end);
     the tables come back and this process writes them, the same bytes as local."""
-    workers, backend, scheduler = execution.workers, execution.backend, execution.scheduler
-    check_backend(backend, workers, scheduler)
+    check_backend(execution.backend, execution.workers, execution.scheduler)
     base = spec.simulation
-    registered = sorted({s.name for s in base.policies if is_user_policy(s) and not s.is_import_path})
-    if registered and (workers > 1 or backend == "dask"):
-        # policies registered by name live in this process only (one named by import path
-        # is imported by every worker)
-        print(f"simkit: policy {', '.join(registered)} is registered in this process only: running in this "
-              "process, one worker (name it by import path, package.module:function, to use workers)",
-              file=sys.stderr)
-        workers, backend = 1, "local"
+    execution = where_policies_run(base.policies, execution)
+    workers, backend, scheduler = execution.workers, execution.backend, execution.scheduler
     if backend == "local":  # (a Dask worker's memory is its machine's)
         check_batch_memory(min(base.batch_size, base.deals), min(workers, base.n_batches))
     try:  # new, empty or an equity run's; not inside another dataset (its readers would read these rows)

@@ -165,6 +165,18 @@ def policy_change_error(directory: Path, recorded: Any, current: dict) -> Datase
                         f"{before} != {current[name]}); use a new folder for out", parameters=("out",))
 
 
+def where_policies_run(policies, execution: Execution) -> Execution:
+    """``execution``, or one worker in this process (said on stderr) when a policy is registered
+    by name: it exists in this process only (one named by import path is imported by every
+    worker)."""
+    registered = sorted({s.name for s in policies if is_user_policy(s) and not s.is_import_path})
+    if not registered or (execution.workers == 1 and execution.backend == "local"):
+        return execution
+    print(f"simkit: policy {', '.join(registered)} is registered in this process only: running in this "
+          "process, one worker (name it by import path, package.module:function, to use workers)", file=sys.stderr)
+    return dataclasses.replace(execution, workers=1, backend="local")
+
+
 def manifest_fields(manifest: dict, keys) -> dict:
     """The values a manifest records for ``keys`` (``session_length`` absent: written before
     sessions, so 1; any other absent key: None)."""
@@ -538,15 +550,8 @@ def simulate(spec: SimulateSpec, out: str | os.PathLike, execution: Execution = 
                   f"{config.session_length} deals)", file=sys.stderr)
         config = config.replace(batch_size=config.run_batch_size)
     check_backend(backend, workers, execution.scheduler)
-    registered = sorted({s.name for s in config.policies if is_user_policy(s) and not s.is_import_path})
-    if registered and (workers > 1 or backend == "dask"):
-        # policies registered by name live in this process only (one named by import path
-        # is imported by every worker)
-        print(f"simkit: policy {', '.join(registered)} is registered in this process only: running in this "
-              "process, one worker (name it by import path, package.module:function, to use workers)",
-              file=sys.stderr)
-        execution = dataclasses.replace(execution, workers=1, backend="local")
-        workers, backend = 1, "local"
+    execution = where_policies_run(config.policies, execution)
+    workers, backend = execution.workers, execution.backend
     try:  # new, empty or a dataset's; not inside another (its readers would read this one's rows)
         directory = check_run_folder(out, "simulation")
     except SimkitError:
