@@ -56,6 +56,8 @@ from simkit.runner.duplicate import SEATINGS
 from simkit.runner.play import DECK_RNG, new_scratch
 from simkit.runner.python_play import actors_for
 from simkit.runner.simulate import simulate
+from simkit.specs.base import Execution
+from simkit.specs.simulate import SimulateSpec
 from simkit.storage.dataset import load_dataset
 
 LONE_A = ("ABB", "BAB", "BBA")  # A alone at seat i
@@ -72,10 +74,11 @@ def play_seatings(a: str, b: str, seed: int, deals: int) -> tuple[dict[str, np.n
     with tempfile.TemporaryDirectory() as root:
         for seating in PLAYED:
             policies = [a if c == "A" else b for c in seating]
-            simulate(20, policies, seed, f"{root}/warm-{seating}", quiet=True, seating="fixed", batch_size=20)
+            simulate(SimulateSpec(20, policies, seed, batch_size=20, seating="fixed"), f"{root}/warm-{seating}",
+                     Execution(quiet=True))
             start = time.process_time()
-            simulate(deals, policies, seed, f"{root}/{seating}", quiet=True, seating="fixed",
-                     batch_size=min(deals, 10_000))
+            simulate(SimulateSpec(deals, policies, seed, batch_size=min(deals, 10_000), seating="fixed"),
+                     f"{root}/{seating}", Execution(quiet=True))
             cpu[seating] = (time.process_time() - start) / deals
             frame = load_dataset(f"{root}/{seating}", columns=columns + ["draws"])
             payoffs[seating] = frame[columns].to_numpy(float)

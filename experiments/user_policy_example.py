@@ -27,6 +27,8 @@ from simkit.engine.layout import A_CHOW_TRIAD, A_CHOW_ZU4, A_PASS, A_ZHAN, N_ACT
 from simkit.policies.builtin import POLICY_WORK_SIZE, greedy_like
 from simkit.rules import RuleSet
 from simkit.runner.simulate import simulate
+from simkit.specs.base import Execution
+from simkit.specs.simulate import SimulateSpec
 from simkit.storage import load_dataset
 
 
@@ -70,8 +72,8 @@ class CautiousPython:
 
 def main() -> None:
     out = sys.argv[1] if len(sys.argv) > 1 else tempfile.mkdtemp(prefix="cautious-")
-    path = simulate(2_000, "experiments.user_policy_example:cautious,greedy,greedy", seed=7, out=out,
-                    batch_size=500, workers=2, quiet=True)
+    path = simulate(SimulateSpec(2_000, "experiments.user_policy_example:cautious,greedy,greedy", seed=7, batch_size=500),
+                    out, Execution(workers=2, quiet=True))
     df = load_dataset(path, columns=["payoff_0", "payoff_1", "payoff_2", "policy_0", "policy_1", "policy_2"])
     for name in ("experiments.user_policy_example:cautious", "greedy"):
         total = sum(df.loc[df[f"policy_{k}"] == name, f"payoff_{k}"].sum() for k in range(3))

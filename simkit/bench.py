@@ -60,6 +60,8 @@ from simkit.rules import RuleSet
 from simkit.runner.play import R_WINNER, play_deals
 from simkit.runner.python_play import actors_for, play_deals_python
 from simkit.runner.simulate import simulate
+from simkit.specs.base import Execution
+from simkit.specs.simulate import SimulateSpec
 from simkit.storage.paths import check_out_file
 
 TARGETS = ("evaluator", "engine", "score", "parquet", "all")
@@ -465,10 +467,10 @@ def bench_parquet(n: int = DEFAULTS["parquet_deals"], seed: int = 2026) -> dict:
     numba thread: play, rows, Parquet files, manifest), in CPU seconds of this thread, and the
     process's CPU seconds (pyarrow may use threads of its own: the two should be close)."""
     with _one_numba_thread(), tempfile.TemporaryDirectory(prefix="simkit-bench-") as tmp:
-        simulate(200, PARQUET_POLICIES, seed, Path(tmp) / "warm", quiet=True)  # compiled / loaded, untimed
+        simulate(SimulateSpec(200, PARQUET_POLICIES, seed), Path(tmp) / "warm", Execution(quiet=True))  # compiled / loaded, untimed
         out = Path(tmp) / "run"
         p0 = time.process_time()
-        seconds, _ = cpu_seconds(simulate, n, PARQUET_POLICIES, seed, out, quiet=True)
+        seconds, _ = cpu_seconds(simulate, SimulateSpec(n, PARQUET_POLICIES, seed), out, Execution(quiet=True))
         process_seconds = time.process_time() - p0
         files = sorted(out.rglob("*.parquet"))
         size = sum(f.stat().st_size for f in files)

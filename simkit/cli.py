@@ -135,17 +135,23 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_simulate(args: argparse.Namespace) -> int:
+def _simulate_spec(args: argparse.Namespace):
+    """The :class:`~simkit.specs.simulate.SimulateSpec` of ``simkit simulate``'s arguments."""
     from simkit.rules import RuleSet
+    from simkit.specs.simulate import SimulateSpec
+
+    return SimulateSpec(args.deals, args.policies, args.seed, RuleSet.from_strings(args.rule),
+                        batch_size=args.batch_size, session_length=args.session_length, seating=args.seating)
+
+
+def _cmd_simulate(args: argparse.Namespace) -> int:
     from simkit.runner import simulate
+    from simkit.specs.base import Execution
 
     start = time.perf_counter()
-    _compile_first(lambda: _warm_simulate(args.policies, RuleSet.from_strings(args.rule), args.session_length,
-                                          args.seating), args.quiet)
-    path = simulate(args.deals, args.policies, args.seed, args.out, RuleSet.from_strings(args.rule),
-                    batch_size=args.batch_size, workers=args.workers, backend=args.backend,
-                    scheduler=args.scheduler, quiet=args.quiet, session_length=args.session_length,
-                    seating=args.seating)
+    spec = _simulate_spec(args)
+    _compile_first(lambda: _warm_simulate(spec.policies, spec.rules, spec.session_length, spec.seating), args.quiet)
+    path = simulate(spec, args.out, Execution(args.workers, args.backend, args.scheduler, args.quiet))
     print(f"{args.deals:,} deals -> {path} ({time.perf_counter() - start:.1f} s)")
     return 0
 
@@ -450,15 +456,22 @@ def _write_hands(deals: int, seed: int, batch_size: int, rules, out) -> Any:
     return write_dealt_hands_report(frame, out, seed, batch_size, rules)
 
 
+def _equity_spec(args: argparse.Namespace):
+    """The :class:`~simkit.specs.equity.EquitySpec` of ``simkit equity``'s arguments."""
+    from simkit.rules import RuleSet
+    from simkit.specs.equity import EquitySpec
+
+    return EquitySpec(args.hand, args.seat, args.policies, args.deals, args.seed, RuleSet.from_strings(args.rule),
+                      batch_size=args.batch_size, baseline=not args.no_baseline, confidence=args.confidence)
+
+
 def _cmd_equity(args: argparse.Namespace) -> int:
     """``simkit equity HAND``: the hand's equity and its comparison with the seat's baseline."""
+    from simkit.specs.base import Execution
     from simkit.studies.equity import equity, write_equity_outputs
-    from simkit.rules import RuleSet
 
     start = time.perf_counter()
-    result = equity(args.hand, args.seat, args.policies, args.deals, args.seed, rules=RuleSet.from_strings(args.rule),
-                    out=args.out, batch_size=args.batch_size, workers=args.workers, baseline=not args.no_baseline,
-                    confidence=args.confidence, quiet=args.quiet, backend=args.backend, scheduler=args.scheduler)
+    result = equity(_equity_spec(args), args.out, Execution(args.workers, args.backend, args.scheduler, args.quiet))
     print(result.text())
     done = f"({time.perf_counter() - start:.1f} s)"
     if args.out is not None and not _writable(args.out):  # e.g. read-only media: equity read the finished run
@@ -488,11 +501,13 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     from simkit.analysis.report import check_report_dir, mark_report_dir, write_report
     from simkit.rules import RuleSet
     from simkit.runner import simulate
+    from simkit.specs.simulate import SimulateSpec
 
     start = time.perf_counter()
     out = mark_report_dir(check_report_dir(args.out))  # new, empty or a report's (also checked by simkit.cliargs)
     _compile_first(lambda: _warm_demo(args.policies, args.seating))
-    dataset = simulate(args.deals, args.policies, args.seed, out / "dataset", batch_size=5_000, seating=args.seating)
+    dataset = simulate(SimulateSpec(args.deals, args.policies, args.seed, batch_size=5_000, seating=args.seating),
+                       out / "dataset")
     report = write_report(dataset, out)  # a new dataset: its manifest holds the labels
     _write_hands(args.deals, args.seed, 10_000, RuleSet(), out / "dealt_hands")
     comparison = compare("greedy", "patient", out / "compare", deals=max(2, args.deals // 10), seed=args.seed,

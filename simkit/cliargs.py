@@ -97,7 +97,7 @@ def seat(value: int, flag: str) -> int:
 def session_length(value: int, flag: str) -> int:
     """1 .. simulate's limit (the datasets' ``deal_in_session`` column is int16)."""
     if value != 1:
-        from simkit.runner.simulate import MAX_SESSION_LENGTH  # the runner's limit, loaded only when needed
+        from simkit.specs.dataset import MAX_SESSION_LENGTH  # the datasets' limit (a module without imports)
 
         if not 1 <= value <= MAX_SESSION_LENGTH:
             raise SimkitError(f"{flag} must be in 1..{MAX_SESSION_LENGTH}, got {value}")

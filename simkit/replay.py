@@ -78,7 +78,7 @@ from simkit.runner.play import (
     session_dealer,
 )
 from simkit.runner.play import seating_index as row_seating
-from simkit.runner.simulate import default_seating
+from simkit.specs.simulate import default_seating
 
 _STAGES = ("peng", "chow", "chow_next")
 _NOWIN = ("unkonged_zi", "chariot_not_out")

@@ -24,12 +24,16 @@ from simkit.experiment import ExperimentError, parse_experiment, run_experiment
 from simkit.runner import simulate
 from simkit.runner.duplicate import SEATINGS, seating_dir
 from simkit.storage import load_dataset
+from simkit.specs.simulate import SimulateSpec
+from simkit.specs.base import Execution
+
+QUIET = Execution(quiet=True)
 
 
 @pytest.fixture(scope="module")
 def dataset(tmp_path_factory):
-    return simulate(3000, "greedy,patient,greedy", seed=11, out=tmp_path_factory.mktemp("ds"), batch_size=1000,
-                    quiet=True)
+    return simulate(SimulateSpec(3000, "greedy,patient,greedy", 11, batch_size=1000), tmp_path_factory.mktemp("ds"),
+                    QUIET)
 
 
 def test_dealer_advantage_matches_a_direct_t_test(dataset):

@@ -50,9 +50,14 @@ from simkit.experiment.run import _paired_change_lines, _variant_row
 from simkit.experiment.spec import SimulationEntry
 from simkit.rules import RuleSet
 from simkit.runner import simulate
-from simkit.runner.equity import make_config, run_equity
+from simkit.runner.equity import run_equity
 from simkit.storage import load_dataset
 from simkit.storage.paths import check_out_dir
+from simkit.specs.simulate import SimulateSpec
+from simkit.specs.equity import EquitySpec
+from simkit.specs.base import Execution
+
+QUIET = Execution(quiet=True)
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 LEVEL_TEXT = re.compile(r"\b95 ?%")  # "95%" or "95 %": the default level written out
@@ -60,14 +65,14 @@ LEVEL_TEXT = re.compile(r"\b95 ?%")  # "95%" or "95 %": the default level writte
 
 @pytest.fixture(scope="module")
 def dataset(tmp_path_factory):
-    return simulate(900, "greedy,patient,random", seed=3, out=tmp_path_factory.mktemp("api"), batch_size=300,
-                    quiet=True)
+    return simulate(SimulateSpec(900, "greedy,patient,random", 3, batch_size=300), tmp_path_factory.mktemp("api"),
+                    QUIET)
 
 
 @pytest.fixture(scope="module")
 def sessions(tmp_path_factory):
-    return simulate(300, "greedy,greedy,greedy", seed=3, out=tmp_path_factory.mktemp("api_sessions"), batch_size=150,
-                    quiet=True, session_length=3)
+    return simulate(SimulateSpec(300, "greedy,greedy,greedy", 3, batch_size=150, session_length=3),
+                    tmp_path_factory.mktemp("api_sessions"), QUIET)
 
 
 @pytest.fixture(scope="module")
@@ -181,7 +186,8 @@ def test_equity_hu_plot_takes_ax():
     from simkit.studies.equity import equity
 
     hand = "YJ*3 YS YX YC*3 RJ*3 RS RX RC*3 WJ*3 WS WX WC*3 GJ*3 GS GX YZ*2"
-    result = equity(hand, seat=0, policies="greedy,greedy,greedy", deals=20, seed=1, baseline=False, confidence=0.975)
+    result = equity(EquitySpec(hand, seat=0, policies="greedy,greedy,greedy", deals=20, seed=1, baseline=False,
+                               confidence=0.975))
     ax = Figure().add_subplot()
     assert hu_plot(result, ax=ax) is ax and hu_plot(result).figure is not ax.figure
     assert "intervals at 97.5%" in result.text()  # was f"{0.975:.0%}": "98%"
@@ -400,20 +406,23 @@ def test_cli_confidence_options(dataset, tmp_path, capsys):
 
 
 @pytest.mark.parametrize("kwargs, message, flag_message", [
-    ({"deals": 0}, "deals must be >= 1, got 0", "--deals must be an integer >= 1, got 0"),
-    ({"seed": -1}, "seed must be >= 0, got -1", "--seed must be an integer >= 0, got -1"),
-    ({"batch_size": 0}, "batch_size must be >= 1, got 0", "--batch-size must be an integer >= 1, got 0"),
-    ({"session_length": 0}, "session_length must be in 1..32767, got 0", "--session-length must be in 1..32767, got 0"),
-    ({"workers": 0}, "workers must be >= 1, got 0", "--workers must be an integer >= 1, got 0"),
-    ({"backend": "spark"}, "backend must be 'local' or 'dask', got 'spark'", None),
+    ({"deals": 0}, "deals must be a whole number >= 1, got 0", "--deals must be an integer >= 1, got 0"),
+    ({"seed": -1}, "seed must be a whole number >= 0, got -1", "--seed must be an integer >= 0, got -1"),
+    ({"batch_size": 0}, "batch_size must be a whole number >= 1, got 0", "--batch-size must be an integer >= 1, got 0"),
+    ({"session_length": 0}, "session_length must be a whole number in 1..32767, got 0",
+     "--session-length must be in 1..32767, got 0"),
+    ({"workers": 0}, "workers must be a whole number >= 1, got 0", "--workers must be an integer >= 1, got 0"),
+    ({"backend": "spark"}, "backend must be local or dask, got 'spark'", None),
     ({"scheduler": "tcp://x:1"}, "scheduler needs backend='dask', got backend='local'",
      "--scheduler needs --backend dask, got --backend local"),
 ])
 def test_library_errors_name_parameters_and_the_cli_names_flags(tmp_path, capsys, kwargs, message, flag_message):
-    args = {"deals": 10, "policies": "greedy,greedy,greedy", "seed": 1, "out": tmp_path / "d", "quiet": True, **kwargs}
+    args = {"deals": 10, "policies": "greedy,greedy,greedy", "seed": 1, **kwargs}
+    how = {key: args.pop(key) for key in ("workers", "backend", "scheduler") if key in args}
     with pytest.raises(SimkitError) as info:
-        simulate(**args)
+        simulate(SimulateSpec(**args), tmp_path / "d", Execution(quiet=True, **how))
     assert str(info.value) == message and not re.search(r"(?<![\w-])--[a-z]", str(info.value))
+    assert info.value.parameters[0] == next(iter(kwargs))
     if flag_message is not None:
         flags = {"deals": "--deals", "seed": "--seed", "batch_size": "--batch-size", "session_length": "--session-length",
                  "workers": "--workers", "scheduler": "--scheduler"}
@@ -429,13 +438,13 @@ def test_other_library_errors_name_parameters(tmp_path):
     with pytest.raises(SimkitError, match=r"^out is empty") as info:
         check_out_dir("")
     assert info.value.parameters == ("out",)
-    config = make_config("YJ*3 YS YX YC*3 RJ*3 RS RX RC*3 WJ*3 WS WX WC*3 GJ*3 GS GX YZ*2", 0, 10,
-                         "greedy,greedy,greedy", 1)
-    with pytest.raises(SimkitError, match=r"^workers must be >= 1, got 0$"):
-        run_equity(config, tmp_path / "e", workers=0)
-    simulate(10, "greedy,greedy,greedy", 1, tmp_path / "s", quiet=True)
+    with pytest.raises(SimkitError, match=r"^workers must be a whole number >= 1, got 0$") as info:
+        run_equity(EquitySpec("YJ*3 YS YX YC*3 RJ*3 RS RX RC*3 WJ*3 WS WX WC*3 GJ*3 GS GX YZ*2", 0,
+                              "greedy,greedy,greedy", 10, 1), tmp_path / "e", Execution(workers=0))
+    assert info.value.parameters == ("workers",)
+    simulate(SimulateSpec(10, "greedy,greedy,greedy", 1), tmp_path / "s", QUIET)
     with pytest.raises(SimkitError, match=r"its seed is 1, this run's is 2 \(use another folder for out\)$"):
-        simulate(10, "greedy,greedy,greedy", 2, tmp_path / "s", quiet=True)
+        simulate(SimulateSpec(10, "greedy,greedy,greedy", 2), tmp_path / "s", QUIET)
 
 
 def test_no_library_raise_quotes_a_cli_flag():

@@ -8,21 +8,20 @@ command line, 1,000 in ``train_value_model``) was until issue 53."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib
 import inspect
 
 import pytest
 
-from simkit.cliargs import build_parser
+from simkit.cliargs import build_parser, parse_command_line
 
 LIBRARY = {
-    "simulate": ("simkit.runner.simulate:simulate",),
     "compare": ("simkit.studies.compare:compare",),
     "tournament": ("simkit.studies.tournament:run_tournament",),
     "calibrate": ("simkit.studies.reference:calibrate",),
     "analyze": ("simkit.studies.analyze:analyze_position",),
     "review": ("simkit.studies.review:review_decisions", "simkit.studies.review:review_log_against_reference"),
-    "equity": ("simkit.studies.equity:equity",),
 }
 
 # (command, destination): why the command line's default differs from the library's
@@ -31,9 +30,6 @@ RESOLVED_LATER = {
                           "--sprt, the sequential test's cap (DEFAULT_SPRT_MAX_DEALS)",
     ("analyze", "luck"): "None: off unless --luck is given (then the built-in model, or MODEL)",
     ("review", "luck"): "None: off unless --luck is given (then the built-in model, or MODEL)",
-    ("equity", "policies"): "required on the command line",
-    ("equity", "deals"): "required on the command line",
-    ("equity", "quiet"): "a command shows progress unless --quiet; a library call is quiet unless asked",
 }
 
 
@@ -184,3 +180,104 @@ def test_the_command_builds_the_spec_of_its_defaults(command, tmp_path):
 
     built = getattr(cli, SPECS[command][1])(_parsed(command, tmp_path))
     assert built == _spec_class(command)(**_required(command, tmp_path))
+
+
+# ---- the run kinds whose command builds a spec (simkit.specs): every option against the spec
+
+# command: (the command line's builder of its spec, the spec class)
+DATASET_SPECS = {
+    "simulate": ("simkit.cli:_simulate_spec", "simkit.specs.simulate:SimulateSpec"),
+    "equity": ("simkit.cli:_equity_spec", "simkit.specs.equity:EquitySpec"),
+}
+# the required arguments of each command (values the spec builds with, not defaults)
+DATASET_REQUIRED = {
+    "simulate": ["--deals", "10", "--policies", "greedy,greedy,greedy", "--seed", "1"],
+    "equity": ["YJ*3 YS*2 YX YC YM YP RC*2 RM RP*2 RZ WJ WS*3 WX WC WM WP GJ GS GX GC GM*2 GZ*2",
+               "--policies", "greedy,greedy,greedy", "--deals", "10"],
+}
+# (command, option destination) -> the spec field it sets, where their names differ
+DATASET_OPTION_FIELDS = {("simulate", "rule"): "rules", ("equity", "rule"): "rules", ("equity", "no_baseline"): "baseline"}
+# per command, an argument giving each field the command line reaches a value other than its default
+DATASET_NON_DEFAULT = {
+    "simulate": {"deals": ["--deals", "11"], "policies": ["--policies", "greedy,random,random"],
+                 "seed": ["--seed", "2"], "rules": ["--rule", "tianhu=false"], "batch_size": ["--batch-size", "7"],
+                 "session_length": ["--session-length", "2"], "seating": ["--seating", "all"]},
+    "equity": {"hand": None, "seat": None,  # set together: a hand is a seat's (31 cards for seat 0, else 30)
+               "policies": ["--policies", "greedy,random,random"], "deals": ["--deals", "11"], "seed": ["--seed", "2"],
+               "rules": ["--rule", "tianhu=false"], "batch_size": ["--batch-size", "7"],
+               "baseline": ["--no-baseline"], "confidence": ["--confidence", "0.9"]},
+}
+SEAT_1_HAND = "YJ*3 YS*2 YX YC YM YP RC*2 RM RP*2 RZ WJ WS*3 WX WC WM WP GJ GS GX GC GM*2 GZ"
+# (command, spec field): why the command line does not set it, or sets another default
+DATASET_SPEC_EXCEPTIONS = {
+    ("simulate", "schema_version"): "set by a run that resumes a dataset written before schema version 2",
+    ("simulate", "labels"): "set by a run that resumes a folder: the values its policy columns hold",
+    ("equity", "labels"): "set by a run that resumes a folder: the values its policy columns hold",
+    ("equity", "policies"): "required on the command line (the library defaults to greedy x3)",
+    ("equity", "deals"): "required on the command line (the library defaults to 10,000)",
+}
+
+
+def _dataset_load(target: str):
+    module, name = target.split(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def _dataset_spec_fields(spec_class) -> list[str]:
+    """The fields a caller sets (not those a spec computes, such as policy_sources)."""
+    return [f.name for f in dataclasses.fields(spec_class) if f.init]
+
+
+def _dataset_built(command: str, extra: list[str], tmp_path):
+    argv = [command, *DATASET_REQUIRED[command], "--out", str(tmp_path / "out"), *extra]
+    return _dataset_load(DATASET_SPECS[command][0])(parse_command_line(argv))
+
+
+@pytest.mark.parametrize("command", sorted(DATASET_SPECS))
+def test_dataset_kinds_every_option_that_is_a_spec_field_defaults_to_the_spec(command):
+    defaults = _dataset_load(DATASET_SPECS[command][1]).defaults()
+    differing = {}
+    for action in _commands()[command]._actions:
+        if action.dest in defaults and action.default != defaults[action.dest] \
+                and (command, action.dest) not in DATASET_SPEC_EXCEPTIONS:
+            differing[action.dest] = (action.default, defaults[action.dest])
+    assert differing == {}, "command line vs spec default: " + repr(differing)
+
+
+@pytest.mark.parametrize("command", sorted(DATASET_SPECS))
+def test_dataset_kinds_the_command_line_without_options_builds_the_specs_defaults(command, tmp_path):
+    """Every option given its default (--rule none: the default rules; no --no-baseline: a
+    baseline) builds the spec of the library's defaults, the required values aside."""
+    spec_class = _dataset_load(DATASET_SPECS[command][1])
+    built = _dataset_built(command, [], tmp_path)
+    required = {"simulate": {"deals": 10, "policies": "greedy,greedy,greedy", "seed": 1},
+                "equity": {"hand": DATASET_REQUIRED["equity"][0], "policies": "greedy,greedy,greedy", "deals": 10}}[command]
+    assert built == spec_class(**required)
+
+
+@pytest.mark.parametrize("command", sorted(DATASET_SPECS))
+def test_dataset_kinds_every_spec_field_is_reachable_from_the_command_line(command, tmp_path):
+    """Each field a caller sets is an option of the command (DATASET_NON_DEFAULT gives it another value,
+    and the spec built carries it), or an exception with its reason."""
+    spec_class = _dataset_load(DATASET_SPECS[command][1])
+    defaults = _dataset_built(command, [], tmp_path)
+    fields = [f for f in _dataset_spec_fields(spec_class) if (command, f) not in DATASET_SPEC_EXCEPTIONS or f in DATASET_NON_DEFAULT[command]]
+    assert sorted(DATASET_NON_DEFAULT[command]) == sorted(fields)
+    dests = {DATASET_OPTION_FIELDS.get((command, a.dest), a.dest) for a in _commands()[command]._actions}
+    for name, extra in DATASET_NON_DEFAULT[command].items():
+        if extra is None:  # the equity hand and its seat
+            argv = [command, SEAT_1_HAND, *DATASET_REQUIRED[command][1:], "--out", str(tmp_path / "o"), "--seat", "1"]
+            built = _dataset_load(DATASET_SPECS[command][0])(parse_command_line(argv))
+        else:
+            built = _dataset_built(command, extra, tmp_path)
+            assert name in dests, f"{command}: no option sets {name}"
+        assert getattr(built, name) != getattr(defaults, name), f"{command} {extra}: {name} unchanged"
+
+
+def test_dataset_kinds_every_spec_exception_is_still_needed():
+    for (command, name), reason in DATASET_SPEC_EXCEPTIONS.items():
+        spec_class = _dataset_load(DATASET_SPECS[command][1])
+        assert name in _dataset_spec_fields(spec_class), f"{command}: {name} is no spec field ({reason})"
+        options = {action.dest: action for action in _commands()[command]._actions}
+        if name in options:  # an option that exists: its default must still differ
+            assert options[name].default != spec_class.defaults()[name], (command, name)

@@ -15,6 +15,10 @@ from numba import njit, types
 
 from simkit.cli import main
 from simkit.warmup import TARGETS, CompileTimer, compile_note, end_note
+from simkit.specs.simulate import SimulateSpec
+from simkit.specs.base import Execution
+
+QUIET = Execution(quiet=True)
 
 
 def _in_simkit(function):
@@ -129,7 +133,7 @@ def test_simulate_cli_warms_first(tmp_path, capsys):
     from simkit.runner import simulate
     from simkit.storage import load_dataset
 
-    simulate(30, "greedy,random,patient", 3, tmp_path / "b", batch_size=10, quiet=True)
+    simulate(SimulateSpec(30, "greedy,random,patient", 3, batch_size=10), tmp_path / "b", QUIET)
     a = load_dataset(tmp_path / "a")
     b = load_dataset(tmp_path / "b")
     assert a.equals(b)

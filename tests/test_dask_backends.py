@@ -43,6 +43,7 @@ from simkit.studies.tuning import PLAYS_PER_DEAL, TuneSpec, tune  # noqa: E402
 from simkit.specs.base import Execution  # noqa: E402
 from simkit.specs.luck_model import LuckModelSpec  # noqa: E402
 from simkit.specs.train import TrainSpec  # noqa: E402
+from simkit.specs.equity import EquitySpec  # noqa: E402
 
 sim_module = importlib.import_module("simkit.runner.simulate")
 compare_module = importlib.import_module("simkit.studies.compare")
@@ -141,16 +142,17 @@ def test_tournament_on_dask_plays_each_batch_once_and_draws_the_local_bootstrap(
 
 
 def test_equity_on_dask_is_local(tmp_path, cluster):
-    kwargs = dict(seat=0, policies="greedy,patient,random", deals=150, seed=7, batch_size=50)
-    local = equity(EXAMPLE, out=tmp_path / "local", **kwargs)
-    dask = equity(EXAMPLE, out=tmp_path / "dask", backend="dask", scheduler=cluster.scheduler_address, **kwargs)
+    spec = EquitySpec(EXAMPLE, seat=0, policies="greedy,patient,random", deals=150, seed=7, batch_size=50)
+    on_dask = Execution(backend="dask", scheduler=cluster.scheduler_address, quiet=True)
+    local = equity(spec, tmp_path / "local")
+    dask = equity(spec, tmp_path / "dask", on_dask)
     pd.testing.assert_frame_equal(dask.to_frame(), local.to_frame())
     assert dask.text() == local.text()
     digests = batch_digests(tmp_path / "local")
     assert len(digests) == 2 * 3 and batch_digests(tmp_path / "dask") == digests  # equity/ and baseline/
     # without a folder the tables come back to this process: the same figures, nothing written
-    memory = equity(EXAMPLE, backend="dask", scheduler=cluster.scheduler_address, **kwargs)
-    pd.testing.assert_frame_equal(memory.to_frame(), equity(EXAMPLE, **kwargs).to_frame())
+    memory = equity(spec, None, on_dask)
+    pd.testing.assert_frame_equal(memory.to_frame(), equity(spec).to_frame())
     pd.testing.assert_frame_equal(memory.to_frame(), local.to_frame())
 
 
@@ -171,8 +173,8 @@ def test_the_batches_run_on_the_workers_even_on_one(tmp_path):
     with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=":0") as one, \
             distributed.Client(one) as client:
         with distributed.get_task_stream(client) as stream:
-            result = equity(EXAMPLE, policies="greedy,greedy,random", deals=60, seed=1, batch_size=20,
-                            out=tmp_path / "e", backend="dask", client=client)
+            result = equity(EquitySpec(EXAMPLE, policies="greedy,greedy,random", deals=60, seed=1, batch_size=20),
+                            tmp_path / "e", Execution(backend="dask", quiet=True), client=client)
         assert client.status == "running"  # a client given is the caller's: left open
         (worker,) = client.scheduler_info()["workers"]
     assert len(stream.data) == 2 * 3 and {task["worker"] for task in stream.data} == {worker}
@@ -379,8 +381,8 @@ def killed_tournament(folder: Path, **dask):
 
 
 def killed_equity(folder: Path, **dask):
-    return equity(EXAMPLE, seat=0, policies="expert,expert,expert", deals=20_000, seed=22, batch_size=2_500,
-                  out=folder, **dask)
+    return equity(EquitySpec(EXAMPLE, seat=0, policies="expert,expert,expert", deals=20_000, seed=22, batch_size=2_500),
+                  folder, Execution(quiet=True, **dask))
 
 
 def killed_tune(folder: Path, **dask):

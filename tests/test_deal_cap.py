@@ -34,6 +34,7 @@ from simkit.runner.play import (
 )
 from simkit.rng import root_key
 from simkit.runner.python_play import Actor, play_deals_python
+from simkit.specs.equity import EquitySpec
 
 RULES = RuleSet().to_array()
 
@@ -213,8 +214,8 @@ def test_equity_refuses_an_illegal_action_naming_the_policy_as_given(cap_module,
 
     out = None if where == "memory" else tmp_path / "eq"
     with pytest.raises(DealError) as exc:
-        equity(EQUITY_HAND, 0, "greedy,simkit_test_cap_policies:illegal_late:3,greedy", deals=4, seed=2, out=out,
-               batch_size=2, baseline=False)
+        equity(EquitySpec(EQUITY_HAND, seat=0, policies="greedy,simkit_test_cap_policies:illegal_late:3,greedy",
+                          deals=4, seed=2, batch_size=2, baseline=False), out)
     assert _one_line(exc) == ("deal 0 of seed 2 (policies by seat: greedy, simkit_test_cap_policies:illegal_late:3, "
                               "greedy): seat 1 (simkit_test_cap_policies:illegal_late:3) returned an illegal action "
                               "(2 deals of these 2 stopped)")

@@ -24,6 +24,10 @@ from simkit.runner.simulate import simulate
 from simkit.storage import load_dataset
 from simkit.storage.files import read_checked_json, write_checked_json
 from simkit.studies.compare import compare, load_comparison, seating_differences
+from simkit.specs.simulate import SimulateSpec
+from simkit.specs.base import Execution
+
+QUIET = Execution(quiet=True)
 
 DEALT = [f"dealt_{name}_{seat}" for name in ("jiang", "pairs", "zi", "nao", "chariots", "idle") for seat in range(3)]
 SEED = 17
@@ -63,8 +67,8 @@ def test_pair_zero_plays_the_comparisons_own_deals_and_the_others_their_derived_
     columns = [f"payoff_{k}" for k in range(3)] + DEALT
     for pair, seating in ((0, "ABB"), (1, "ABA"), (2, "BBA")):
         policies = ["greedy" if c == "A" else "random" for c in seating]
-        alone = simulate(60, policies, seating_pair_seed(SEED, pair), tmp_path / seating, batch_size=30, quiet=True,
-                         seating="fixed")
+        alone = simulate(SimulateSpec(60, policies, seating_pair_seed(SEED, pair), batch_size=30, seating="fixed"),
+                         tmp_path / seating, QUIET)
         pd.testing.assert_frame_equal(load_dataset(seating_dir(out, seating), columns=columns)[columns],
                                       load_dataset(alone, columns=columns)[columns])
 

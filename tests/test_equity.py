@@ -40,6 +40,11 @@ from simkit.runner.equity import equity_decks, play_equity
 from simkit.runner.play import R_DEALT, R_ERROR, play_deals, play_decks
 from simkit.storage import load_dataset
 from simkit.storage.dataset import batch_path
+from simkit.specs.simulate import SimulateSpec
+from simkit.specs.equity import EquitySpec
+from simkit.specs.base import Execution
+
+QUIET = Execution(quiet=True)
 
 # 31 cards that win on the deal (天胡): 4 x (圆 将士相, pair 将, 子 车) ... (``simkit score``: wins, U = 1)
 TIANHU = "YJ*3 YS YX YC*3 RJ*3 RS RX RC*3 WJ*3 WS WX WC*3 GJ*3 GS GX YZ*2"
@@ -76,8 +81,7 @@ def test_the_fixed_hand_is_the_seats_dealt_hand(seat):
     fixed_hand_deck(root_key(9), 7, seat, hand_ids, rest_ids, rng, one)
     assert np.array_equal(one, decks[7])
     # the engine deals it to that seat (seat 0 dealing)
-    ids, params, _ = policy_arrays(parse_policies(MIXED))
-    rows = play_equity(hand, seat, 30, 9, ids, params, RuleSet().to_array())
+    rows = play_equity(EquitySpec(hand, seat, MIXED, seed=9), 30)
     assert (rows[:, R_DEALT + 28 * seat : R_DEALT + 28 * (seat + 1)] == hand).all()
     assert (rows[:, R_ERROR] == 0).all()
 
@@ -112,7 +116,7 @@ def test_prepared_decks_play_as_the_ordinary_deals():
 def test_a_tianhu_hand_wins_every_deal_for_the_dealer(tmp_path):
     scored = evaluate(TIANHU)
     assert int(parse_counts(TIANHU).sum()) == 31 and scored.complete and scored.wins
-    result = equity(TIANHU, seat=0, policies=GREEDY, deals=300, seed=3, out=tmp_path, batch_size=100)
+    result = equity(EquitySpec(TIANHU, seat=0, policies=GREEDY, deals=300, seed=3, batch_size=100), tmp_path)
     assert result.win_rate == 1.0 and result.wins == 300 and result.win_rate_lo > 0.98
     assert result.mean_payoff == 2 * scored.units
     frame = load_dataset(tmp_path / "equity", columns=["winner", "win_kind", "dealer"])
@@ -127,9 +131,9 @@ def test_equity_over_random_hands_is_the_unconditional_rate(tmp_path):
     the difference (Welch: 300 hand means of 20 deals each, independent seeds, against 20,000
     ordinary deals of simulate) has an interval that holds 0."""
     hands = dealt_hands(2024, 300)[:, 0]
-    per_hand = np.array([equity(h, 0, GREEDY, deals=20, seed=1000 + i, baseline=False).win_rate
+    per_hand = np.array([equity(EquitySpec(h, 0, GREEDY, deals=20, seed=1000 + i, baseline=False)).win_rate
                          for i, h in enumerate(hands)])
-    data = simulate(20_000, GREEDY, seed=11, out=tmp_path / "base", quiet=True)
+    data = simulate(SimulateSpec(20_000, GREEDY, 11), tmp_path / "base", QUIET)
     rate = win_rates(data).set_index("seat").loc[0]
     unconditional = (load_dataset(data, columns=["winner"])["winner"] == 0).to_numpy(dtype=float)
     test = welch_test(per_hand, unconditional)
@@ -138,14 +142,14 @@ def test_equity_over_random_hands_is_the_unconditional_rate(tmp_path):
 
 
 def test_the_baseline_is_simulate_with_the_same_seed(tmp_path):
-    result = equity(EXAMPLE, 0, MIXED, deals=400, seed=7, out=tmp_path, batch_size=150)
+    result = equity(EquitySpec(EXAMPLE, seat=0, policies=MIXED, deals=400, seed=7, batch_size=150), tmp_path)
     frame = result.to_frame().set_index("measure")
     base = win_rates(tmp_path / "baseline").set_index("seat").loc[0]
     # seat 0 plays greedy in every baseline deal, as in the equity deals (no rotated seating)
     assert set(load_dataset(tmp_path / "baseline", columns=["policy_0"])["policy_0"].astype(str)) == {"greedy"}
     assert frame.loc["win rate", "baseline"] == pytest.approx(base["win_rate"])
     assert frame.loc["mean payoff", "baseline"] == pytest.approx(base["mean_payoff"])
-    other = simulate(400, MIXED, seed=7, out=tmp_path / "again", batch_size=150, quiet=True, seating="fixed")
+    other = simulate(SimulateSpec(400, MIXED, 7, batch_size=150, seating="fixed"), tmp_path / "again", QUIET)
     for b in range(3):
         assert batch_path(other, b).read_bytes() == batch_path(tmp_path / "baseline", b).read_bytes()
     # the summaries read the equity dataset (simulate's row format)
@@ -182,7 +186,7 @@ def test_the_baseline_is_simulate_with_the_same_seed(tmp_path):
 
 
 def test_result_object(tmp_path):
-    result = equity(EXAMPLE, 0, GREEDY, deals=200, seed=1)
+    result = equity(EquitySpec(EXAMPLE, seat=0, policies=GREEDY, deals=200, seed=1))
     assert isinstance(result, EquityResult) and result.hand == format_counts(parse_counts(EXAMPLE))
     with pytest.raises(dataclasses.FrozenInstanceError):
         result.deals = 3
@@ -192,7 +196,7 @@ def test_result_object(tmp_path):
     assert frame["measure"].tolist()[:4] == ["win rate", "mean payoff", "P(小甲)", "hu mean (wins)"]
     assert result.p_xiaojia <= result.win_rate and result.equity.deals == 200
     assert "win rate" in result.text()
-    assert equity(EXAMPLE, 0, GREEDY, deals=200, seed=1, baseline=False).baseline is None
+    assert equity(EquitySpec(EXAMPLE, seat=0, policies=GREEDY, deals=200, seed=1, baseline=False)).baseline is None
 
 
 # ---------------------------------------------------------------------------- determinism, resume
@@ -206,14 +210,14 @@ def test_same_results_for_any_thread_count_or_batch_size(tmp_path):
     threads = numba.get_num_threads()
     try:
         numba.set_num_threads(1)
-        one = equity(EXAMPLE, 0, MIXED, deals=600, seed=4, out=tmp_path / "t1", batch_size=250)
+        one = equity(EquitySpec(EXAMPLE, seat=0, policies=MIXED, deals=600, seed=4, batch_size=250), tmp_path / "t1")
         numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
-        two = equity(EXAMPLE, 0, MIXED, deals=600, seed=4, out=tmp_path / "t2", batch_size=250)
+        two = equity(EquitySpec(EXAMPLE, seat=0, policies=MIXED, deals=600, seed=4, batch_size=250), tmp_path / "t2")
     finally:
         numba.set_num_threads(threads)
     assert _dataset_bytes(tmp_path / "t1" / "equity") == _dataset_bytes(tmp_path / "t2" / "equity")
-    other = equity(EXAMPLE, 0, MIXED, deals=600, seed=4, out=tmp_path / "b", batch_size=100)
-    memory = equity(EXAMPLE, 0, MIXED, deals=600, seed=4, batch_size=600)
+    other = equity(EquitySpec(EXAMPLE, seat=0, policies=MIXED, deals=600, seed=4, batch_size=100), tmp_path / "b")
+    memory = equity(EquitySpec(EXAMPLE, seat=0, policies=MIXED, deals=600, seed=4, batch_size=600))
     pd.testing.assert_frame_equal(one.to_frame(), two.to_frame())
     pd.testing.assert_frame_equal(one.to_frame(), other.to_frame())
     pd.testing.assert_frame_equal(one.to_frame(), memory.to_frame())
@@ -223,21 +227,21 @@ def test_same_results_for_any_thread_count_or_batch_size(tmp_path):
 
 
 def test_resume_after_deleting_or_damaging_a_batch_gives_the_same_bytes(tmp_path):
-    args = dict(seat=2, policies=MIXED, deals=500, seed=8, out=tmp_path, batch_size=200, baseline=False)
+    args = dict(seat=2, policies=MIXED, deals=500, seed=8, batch_size=200, baseline=False)
     hand = dealt_hands(3, 1)[0, 2]
-    first = equity(hand, **args)
+    first = equity(EquitySpec(hand, **args), tmp_path)
     before = _dataset_bytes(tmp_path / "equity")
     assert len(before) == 3
     batch_path(tmp_path / "equity", 1).unlink()
     damaged = batch_path(tmp_path / "equity", 2)
     damaged.write_bytes(damaged.read_bytes()[:-40])
-    again = equity(hand, **args)
+    again = equity(EquitySpec(hand, **args), tmp_path)
     assert _dataset_bytes(tmp_path / "equity") == before
     pd.testing.assert_frame_equal(first.to_frame(), again.to_frame())
     # another hand (or seat) is another run: refused, nothing changed
     other = dealt_hands(3, 2)[1, 2]
     with pytest.raises(SimkitError, match="holds another equity run"):
-        equity(other, **args)
+        equity(EquitySpec(other, **args), tmp_path)
     assert _dataset_bytes(tmp_path / "equity") == before
 
 
@@ -254,7 +258,7 @@ def test_resume_after_deleting_or_damaging_a_batch_gives_the_same_bytes(tmp_path
 ])
 def test_bad_input_is_a_one_line_error(capsys, hand, seat, message):
     with pytest.raises(SimkitError, match=message.replace("(", r"\(").replace(")", r"\)")):
-        equity(hand, seat, GREEDY, deals=10, seed=0)
+        equity(EquitySpec(hand, seat=seat, policies=GREEDY, deals=10, seed=0))
     err = _one_line_error(capsys, ["equity", hand, "--seat", str(seat), "--policies", GREEDY, "--deals", "10"])
     assert message in err
 
@@ -369,7 +373,7 @@ def test_given_monte_carlo_agrees_with_exact_and_with_the_equity_deals(tmp_path)
     inside = ((exact_rows["lo"] <= exact_rows["exact"]) & (exact_rows["exact"] <= exact_rows["hi"])).mean()
     assert inside >= 0.75
     # the hands counted are those of the equity deals of the same seed
-    equity(counts, 0, GREEDY, deals=3000, seed=5, out=tmp_path, baseline=False)
+    equity(EquitySpec(counts, seat=0, policies=GREEDY, deals=3000, seed=5, baseline=False), tmp_path)
     dealt = load_dataset(tmp_path / "equity", columns=["dealt_jiang_1", "dealt_jiang_2"])
     small = conditional_table(counts, 0, deals=3000, seed=5, events=[("jiang_at_least_k", 6)])
     assert small["hits"].tolist() == [int((dealt["dealt_jiang_1"] >= 6).sum()), int((dealt["dealt_jiang_2"] >= 6).sum())]

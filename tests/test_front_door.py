@@ -26,6 +26,11 @@ from simkit.runner import simulate
 from simkit.studies import review
 from simkit.studies.dealt import deal_table
 from simkit.studies.equity import EquityResult, SeatOutcome, hu_plot, seats_text
+from simkit.specs.simulate import SimulateSpec
+from simkit.specs.equity import EquitySpec
+from simkit.specs.base import Execution
+
+QUIET = Execution(quiet=True)
 
 ROOT = Path(__file__).resolve().parents[1]
 EXPERT = ("expert:57.6,13.4,0.78,95.9,22.5,88.3,1.4,1.78,6.04,13.7,0.67,0.43,1,0,54.2,1.08")
@@ -86,8 +91,8 @@ def test_policies_sharing_a_name_keep_their_parameters():
 
 @pytest.fixture(scope="module")
 def dataset(tmp_path_factory) -> Path:
-    return simulate(300, "greedy,patient,random", 5, tmp_path_factory.mktemp("d") / "data", batch_size=100,
-                    quiet=True)
+    return simulate(SimulateSpec(300, "greedy,patient,random", 5, batch_size=100),
+                    tmp_path_factory.mktemp("d") / "data", QUIET)
 
 
 @pytest.mark.parametrize("slash", ["", "/"])
@@ -183,8 +188,8 @@ def _library_studies():
         "experiment": lambda out: run_experiment(ROOT / "experiments" / "dealer_advantage.toml", scale=1e-6, out=out,
                                                  quiet=True),
         "train": lambda out: train(TrainSpec(generations=1, seed=1), out, Execution(quiet=True)),
-        "equity": lambda out: equity("YJ*3 YS*2 YX YC YM YP RC*2 RM RP*2 RZ WJ WS*3 WX WC WM WP GJ GS GX GC GM*2 GZ*2",
-                                     deals=4, seed=1, out=out, quiet=True),
+        "equity": lambda out: equity(EquitySpec("YJ*3 YS*2 YX YC YM YP RC*2 RM RP*2 RZ WJ WS*3 WX WC WM WP GJ GS GX GC "
+                                                "GM*2 GZ*2", deals=4, seed=1), out),
         "dealt hands": lambda out: write_dealt_hands_report(deal_table(4, 1, 4, RuleSet()), out, 1, 4, RuleSet()),
     }
 
@@ -338,9 +343,9 @@ def test_a_dataset_inside_another_is_refused(dataset, tmp_path, capsys):
     for f in dataset.iterdir():
         (copy / f.name).write_bytes(f.read_bytes())
     with pytest.raises(SimkitError, match="inside the simkit dataset"):
-        simulate(20, "greedy,greedy,greedy", 2, copy / "inner", quiet=True)
+        simulate(SimulateSpec(20, "greedy,greedy,greedy", 2), copy / "inner", QUIET)
     assert not (copy / "inner").exists() and len(pd.read_parquet(copy)) == 300
-    simulate(20, "greedy,greedy,greedy", 2, copy / "_inner", quiet=True)
+    simulate(SimulateSpec(20, "greedy,greedy,greedy", 2), copy / "_inner", QUIET)
     assert len(pd.read_parquet(copy)) == 300 and len(pd.read_parquet(copy / "_inner")) == 20
     rc, err = run_cli(["simulate", "--deals", "300", "--policies", "greedy,patient,random", "--seed", "5",
                        "--batch-size", "100", "--quiet", "--out", copy], capsys)

@@ -28,6 +28,8 @@ from simkit.errors import SimkitError
 from simkit.runner import simulate
 from simkit.storage import DatasetError, load_dataset, read_manifest
 from simkit.storage.dataset import MANIFEST, batch_path
+from simkit.specs.simulate import SimulateSpec
+from simkit.specs.base import Execution
 
 POLICIES = "greedy,random,random"
 SEED = 7
@@ -37,7 +39,8 @@ ARGS = ["--deals", str(DEALS), "--policies", POLICIES, "--seed", str(SEED), "--b
 
 
 def _simulate(path, **kw):
-    return simulate(DEALS, POLICIES, seed=SEED, out=path, batch_size=BATCH, quiet=True, **kw)
+    execution = Execution(quiet=True, **{k: kw.pop(k) for k in ("workers", "backend", "scheduler") if k in kw})
+    return simulate(SimulateSpec(DEALS, POLICIES, SEED, batch_size=BATCH, **kw), path, execution)
 
 
 @pytest.fixture(scope="module")

@@ -48,7 +48,11 @@ from simkit.policies.learned import (
 from simkit.policies.model import ModelError, load_model, model_block, model_bytes
 from simkit.policies.registry import PolicyError, parse_policy, policy_sources
 from simkit.rules import RuleSet
+from simkit.specs.simulate import SimulateSpec
+from simkit.specs.base import Execution
 from tests.naive import naive_learned_features
+
+QUIET = Execution(quiet=True)
 
 sklearn = pytest.importorskip("sklearn")
 
@@ -245,10 +249,10 @@ def test_resume_with_an_edited_model_is_refused(tmp_path):
 
     path = _write_model(tmp_path / "m.npz", _random_block(7))
     out = tmp_path / "run"
-    simulate(40, [f"learned:{path}", "expert", "expert"], 1, out, batch_size=20, quiet=True, max_batches=1)
+    simulate(SimulateSpec(40, [f"learned:{path}", "expert", "expert"], 1, batch_size=20), out, QUIET, max_batches=1)
     _write_model(tmp_path / "m.npz", _random_block(8))
     with pytest.raises(SimkitError) as info:
-        simulate(40, [f"learned:{path}", "expert", "expert"], 1, out, batch_size=20, quiet=True)
+        simulate(SimulateSpec(40, [f"learned:{path}", "expert", "expert"], 1, batch_size=20), out, QUIET)
     assert "\n" not in str(info.value)
 
 
@@ -278,8 +282,9 @@ def test_a_model_plays_the_same_on_worker_processes_and_in_replay(tmp_path):
 
     path = _write_model(tmp_path / "m.npz", _random_block(10, margin=0.0))
     policies = f"learned:{path},expert,greedy"
-    one = simulate(40, policies, 5, tmp_path / "one", batch_size=20, quiet=True, seating="rotate")
-    two = simulate(40, policies, 5, tmp_path / "two", batch_size=20, quiet=True, seating="rotate", workers=2)
+    one = simulate(SimulateSpec(40, policies, 5, batch_size=20, seating="rotate"), tmp_path / "one", QUIET)
+    two = simulate(SimulateSpec(40, policies, 5, batch_size=20, seating="rotate"), tmp_path / "two",
+                   Execution(workers=2, quiet=True))
     files = sorted(p.name for p in one.glob("*.parquet"))
     assert len(files) == 2 and all((one / f).read_bytes() == (two / f).read_bytes() for f in files)
     rows = load_dataset(one)

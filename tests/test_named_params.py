@@ -25,6 +25,10 @@ from simkit.policies.registry import (
     parse_policy,
     policy_names,
 )
+from simkit.specs.simulate import SimulateSpec
+from simkit.specs.base import Execution
+
+QUIET = Execution(quiet=True)
 
 
 def test_named_and_positional_specs_are_the_same_policy():
@@ -130,15 +134,15 @@ def test_the_manifest_records_parameters_by_name_and_the_identity_is_unchanged(t
     from simkit.runner.simulate import simulate
     from simkit.storage.dataset import MANIFEST, MANIFEST_DIGEST, POLICY_PARAMS, manifest_digest
 
-    out = simulate(20, "patient:min_units=3,greedy,greedy", 1, tmp_path / "d", batch_size=10, quiet=True)
+    out = simulate(SimulateSpec(20, "patient:min_units=3,greedy,greedy", 1, batch_size=10), tmp_path / "d", QUIET)
     manifest = json.loads((out / MANIFEST).read_text())
     assert manifest["policies"] == ["patient:3,6,1", "greedy", "greedy"]
     assert manifest[POLICY_PARAMS] == [{"min_units": 3, "late_stock": 6, "peng_slack": 1}, {}, {}]
-    simulate(20, "patient:3,greedy,greedy", 1, out, batch_size=10, quiet=True)  # the same run: accepted
+    simulate(SimulateSpec(20, "patient:3,greedy,greedy", 1, batch_size=10), out, QUIET)  # the same run: accepted
     del manifest[POLICY_PARAMS]
     manifest[MANIFEST_DIGEST] = manifest_digest(manifest)
     (out / MANIFEST).write_text(json.dumps(manifest))
-    simulate(20, "patient:3,greedy,greedy", 1, out, batch_size=10, quiet=True)  # an older manifest: read
+    simulate(SimulateSpec(20, "patient:3,greedy,greedy", 1, batch_size=10), out, QUIET)  # an older manifest: read
 
 
 def test_the_command_line_takes_named_parameters_and_refuses_bad_ones_in_one_line(tmp_path, capsys):

@@ -26,8 +26,12 @@ from simkit.storage import load_dataset, read_manifest
 from simkit.storage.dataset import MANIFEST, POLICY_LABELS, write_manifest
 from simkit.studies.compare import compare, load_comparison
 from simkit.studies.tournament import TOURNAMENT_FILE, run_tournament, write_tournament_report
+from simkit.specs.simulate import SimulateSpec
+from simkit.specs.base import Execution
 
-simulate_module = importlib.import_module("simkit.runner.simulate")  # the package exports the function by that name
+QUIET = Execution(quiet=True)
+
+spec_module = importlib.import_module("simkit.specs.simulate")  # where a run's policy column labels are made
 
 
 def _full_text(text: str) -> str:
@@ -74,7 +78,7 @@ def test_a_recorded_text_is_labelled_without_importing_anything():
 
 
 def test_default_expert_is_plain_in_the_dataset_and_full_in_the_manifest(tmp_path):
-    path = simulate(6, "expert,expert,expert", 3, tmp_path / "d", batch_size=3, quiet=True)
+    path = simulate(SimulateSpec(6, "expert,expert,expert", 3, batch_size=3), tmp_path / "d", QUIET)
     df = load_dataset(path)
     for k in range(3):
         assert set(df[f"policy_{k}"].astype(str)) == {"expert"}
@@ -89,7 +93,7 @@ def test_default_expert_is_plain_in_the_dataset_and_full_in_the_manifest(tmp_pat
 
 
 def test_a_non_default_parameter_shows_alone(tmp_path):
-    path = simulate(6, "expert:danger=20,greedy,greedy", 3, tmp_path / "d", batch_size=3, quiet=True)
+    path = simulate(SimulateSpec(6, "expert:danger=20,greedy,greedy", 3, batch_size=3), tmp_path / "d", QUIET)
     df = load_dataset(path)
     held = set(df.policy_0.astype(str)) | set(df.policy_1.astype(str)) | set(df.policy_2.astype(str))
     assert held == {"expert:danger=20", "greedy"}  # rotated seats: each column holds both
@@ -110,12 +114,12 @@ def test_an_old_dataset_resumes_in_its_own_labels_and_reports_plainly(tmp_path, 
     out = tmp_path / "old"
     full = lambda spec: PolicySpec(spec.name, effective_params(spec)).text()  # noqa: E731 - the labels of before
     with monkeypatch.context() as m:
-        m.setattr(simulate_module, "policy_label", full)
-        simulate(6, "expert,expert,expert", 5, out, batch_size=3, quiet=True, max_batches=1)
+        m.setattr(spec_module, "policy_label", full)
+        simulate(SimulateSpec(6, "expert,expert,expert", 5, batch_size=3), out, QUIET, max_batches=1)
     _old_style(out)
     long = _full_text("expert")
     assert set(load_dataset(out, batches=1).policy_0.astype(str)) == {long}
-    simulate(6, "expert,expert,expert", 5, out, batch_size=3, quiet=True)  # resumed: batch 1 written now
+    simulate(SimulateSpec(6, "expert,expert,expert", 5, batch_size=3), out, QUIET)  # resumed: batch 1 written now
     df = load_dataset(out)
     assert len(df) == 6 and set(df.policy_0.astype(str)) == {long}  # one form in the whole folder
     assert POLICY_LABELS not in read_manifest(out)
@@ -124,7 +128,7 @@ def test_an_old_dataset_resumes_in_its_own_labels_and_reports_plainly(tmp_path, 
 
     # batch files adopted without their manifest keep their labels too
     (out / MANIFEST).unlink()
-    simulate(6, "expert,expert,expert", 5, out, batch_size=3, quiet=True)
+    simulate(SimulateSpec(6, "expert,expert,expert", 5, batch_size=3), out, QUIET)
     assert read_manifest(out)[POLICY_LABELS] == [long] * 3
     assert set(load_dataset(out).policy_0.astype(str)) == {long}
 

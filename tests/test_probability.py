@@ -29,6 +29,10 @@ from simkit.rules import RuleSet
 from simkit.runner import simulate
 from simkit.runner.play import R_DEALT, play_one
 from simkit.storage import load_dataset
+from simkit.specs.simulate import SimulateSpec
+from simkit.specs.base import Execution
+
+QUIET = Execution(quiet=True)
 
 EXACT_NAMES = [name for name, spec in EVENTS.items() if spec.exact]
 MC_ONLY_NAMES = [name for name, spec in EVENTS.items() if not spec.exact]
@@ -300,7 +304,7 @@ def test_prob_deals_the_engines_hands():
 def test_deal_table_has_the_features_of_a_simulated_dataset(tmp_path):
     """The same seed deals the same hands in simkit simulate and in the dealt-hands table."""
     seed, deals = 12, 300
-    path = simulate(deals, "random,random,random", seed, tmp_path / "run", batch_size=120, quiet=True)
+    path = simulate(SimulateSpec(deals, "random,random,random", seed, batch_size=120), tmp_path / "run", QUIET)
     columns = {"n_jiang": "jiang", "n_pairs": "pairs", "n_zi": "zi", "n_nao": "nao", "min_idle": "idle"}
     data = load_dataset(path, columns=["deal_id"] + [f"dealt_{c}_{k}" for c in columns.values() for k in range(3)])
     data = data.sort_values("deal_id").reset_index(drop=True)

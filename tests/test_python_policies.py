@@ -16,6 +16,10 @@ from simkit.policies.registry import USER_SLOT_BASE, parse_policies, policy_arra
 from simkit.rules import RuleSet
 from simkit.runner.play import R_ERROR, SEATING_CODES, play_deals
 from simkit.runner.python_play import Actor, play_deals_python
+from simkit.specs.simulate import SimulateSpec
+from simkit.specs.base import Execution
+
+QUIET = Execution(quiet=True)
 
 
 class PythonGreedy:
@@ -138,12 +142,13 @@ def test_a_python_policy_by_import_path_runs_in_simulate_on_workers(tmp_path):
     imports the module), and the same deals as its compiled twin."""
     from simkit.runner.simulate import simulate
 
-    one = simulate(60, f"{CAUTIOUS_PY},greedy,patient", 5, tmp_path / "one", batch_size=20, quiet=True)
-    two = simulate(60, f"{CAUTIOUS_PY},greedy,patient", 5, tmp_path / "two", batch_size=20, quiet=True, workers=2)
+    one = simulate(SimulateSpec(60, f"{CAUTIOUS_PY},greedy,patient", 5, batch_size=20), tmp_path / "one", QUIET)
+    two = simulate(SimulateSpec(60, f"{CAUTIOUS_PY},greedy,patient", 5, batch_size=20), tmp_path / "two",
+                   Execution(workers=2, quiet=True))
     files = sorted(p.name for p in one.glob("*.parquet"))
     assert len(files) == 3
     assert all((one / f).read_bytes() == (two / f).read_bytes() for f in files)
-    twin = simulate(60, f"{CAUTIOUS},greedy,patient", 5, tmp_path / "twin", batch_size=20, quiet=True)
+    twin = simulate(SimulateSpec(60, f"{CAUTIOUS},greedy,patient", 5, batch_size=20), tmp_path / "twin", QUIET)
     import pandas as pd
 
     pd.testing.assert_frame_equal(_columns(one), _columns(twin))

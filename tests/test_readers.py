@@ -17,11 +17,14 @@ import pytest
 from simkit.analysis.report import plain_policy_columns
 from simkit.analysis.summary import distributions, tail_probabilities
 from simkit.evaluator import evaluate
-from simkit.policies.registry import label_of_text, parse_policies
+from simkit.policies.registry import label_of_text
 from simkit.runner import simulate
-from simkit.runner.simulate import SimulationConfig
 from simkit.storage import DatasetError, load_dataset, read_manifest
 from simkit.storage.dataset import KIND, LEGACY_MANIFEST, MANIFEST, WINNER_COLUMNS, batch_path, config_digest
+from simkit.specs.simulate import SimulateSpec
+from simkit.specs.base import Execution
+
+QUIET = Execution(quiet=True)
 
 MIXED = "greedy,patient,random"
 SEED = 4
@@ -31,7 +34,7 @@ BATCH = 40
 
 @pytest.fixture(scope="module")
 def fresh(tmp_path_factory):
-    return simulate(DEALS, MIXED, SEED, tmp_path_factory.mktemp("fresh") / "d", batch_size=BATCH, quiet=True)
+    return simulate(SimulateSpec(DEALS, MIXED, SEED, batch_size=BATCH), tmp_path_factory.mktemp("fresh") / "d", QUIET)
 
 
 def test_folder_holds_the_batches_and_an_underscore_manifest(fresh):
@@ -46,7 +49,7 @@ def test_pandas_reads_the_folder_as_load_dataset_does(fresh, tmp_path, kind):
         path = fresh
     else:
         extra = {"fixed": {"seating": "fixed"}, "all": {"seating": "all"}, "sessions": {"session_length": 5}}[kind]
-        path = simulate(30, MIXED, SEED, tmp_path / kind, batch_size=10, quiet=True, **extra)
+        path = simulate(SimulateSpec(30, MIXED, SEED, batch_size=10, **extra), tmp_path / kind, QUIET)
     frame = load_dataset(path)
     direct = pd.read_parquet(path)
     pd.testing.assert_frame_equal(direct, frame)  # same rows, same dtypes (nullable ints, categories)
@@ -120,14 +123,14 @@ def _legacy_dataset(path):
     """A dataset as simkit wrote it before schema version 2: ``manifest.json``, version 1 (the
     winner columns -1 / 0 on 穿牌, no pandas metadata), fixed seats.  Written by resuming a
     version-1 manifest, which simkit continues in that format."""
-    config = SimulationConfig(DEALS, SEED, parse_policies(MIXED), batch_size=BATCH, schema_version=1)
+    config = SimulateSpec(DEALS, MIXED, SEED, batch_size=BATCH, seating="fixed", schema_version=1)
     identity = config.identity()
     assert identity["schema_version"] == 1 and "seating" not in identity
     path.mkdir(parents=True)
     manifest = {"kind": KIND, **identity, "session_length": 1, "config_digest": config_digest(identity),
                 "batches": config.n_batches, "simkit_version": "0.0-legacy"}
     (path / LEGACY_MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
-    simulate(DEALS, MIXED, SEED, path, batch_size=BATCH, quiet=True, seating="fixed")
+    simulate(SimulateSpec(DEALS, MIXED, SEED, batch_size=BATCH, seating="fixed"), path, QUIET)
     return path
 
 
@@ -138,7 +141,7 @@ def test_a_legacy_dataset_reads_with_nulls_and_resumes_in_its_own_format(tmp_pat
     raw = pq.read_table(batch_path(legacy, 0)).to_pandas()  # as stored: -1 / 0, no nulls
     assert raw["hu"].dtype == np.int16 and (raw.loc[raw["winner"] < 0, "hu"] == -1).all()
     # read: nulls on 穿牌, the same frame as a fresh run of the same deals with fixed seats
-    fresh = simulate(DEALS, MIXED, SEED, tmp_path / "fresh", batch_size=BATCH, quiet=True, seating="fixed")
+    fresh = simulate(SimulateSpec(DEALS, MIXED, SEED, batch_size=BATCH, seating="fixed"), tmp_path / "fresh", QUIET)
     old, new = load_dataset(legacy), load_dataset(fresh)
     # its policy columns hold the positional texts of before plain labels; the report's reader relabels them
     assert set(old["policy_1"].astype(str)) == {"patient:2,6,1"} and set(new["policy_1"].astype(str)) == {"patient"}
@@ -148,15 +151,15 @@ def test_a_legacy_dataset_reads_with_nulls_and_resumes_in_its_own_format(tmp_pat
     # resume: a lost batch is recomputed in version 1, under manifest.json, byte for byte
     files = {p.name: p.read_bytes() for p in sorted(legacy.glob("batch-*.parquet"))}
     batch_path(legacy, 1).unlink()
-    simulate(DEALS, MIXED, SEED, legacy, batch_size=BATCH, quiet=True, seating="fixed")
+    simulate(SimulateSpec(DEALS, MIXED, SEED, batch_size=BATCH, seating="fixed"), legacy, QUIET)
     assert {p.name: p.read_bytes() for p in sorted(legacy.glob("batch-*.parquet"))} == files
     assert not (legacy / MANIFEST).exists()
     # resuming it with the new default seating (rotate for different policies) is refused in one line
     with pytest.raises(DatasetError, match="its seating is 'fixed', this run's is 'rotate'"):
-        simulate(DEALS, MIXED, SEED, legacy, batch_size=BATCH, quiet=True)
+        simulate(SimulateSpec(DEALS, MIXED, SEED, batch_size=BATCH), legacy, QUIET)
     # a lost manifest is rebuilt from the version-1 batch files
     (legacy / LEGACY_MANIFEST).unlink()
-    simulate(DEALS, MIXED, SEED, legacy, batch_size=BATCH, quiet=True, seating="fixed")
+    simulate(SimulateSpec(DEALS, MIXED, SEED, batch_size=BATCH, seating="fixed"), legacy, QUIET)
     assert read_manifest(legacy)["schema_version"] == 1
     pd.testing.assert_frame_equal(plain_policy_columns(load_dataset(legacy), label_of_text), new)
 

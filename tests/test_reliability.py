@@ -45,6 +45,11 @@ from simkit.storage.dataset import MANIFEST, batch_path
 from simkit.storage.files import write_text
 from simkit.storage.lock import LOCK_NAME, FolderLock
 from simkit.storage.paths import make_out_dir
+from simkit.specs.simulate import SimulateSpec
+from simkit.specs.equity import EquitySpec
+from simkit.specs.base import Execution
+
+QUIET = Execution(quiet=True)
 
 POLICIES = "greedy,random,random"
 SEED = 5
@@ -53,7 +58,7 @@ HAS_PROC = Path("/proc/self/stat").exists()
 
 
 def _simulate(path: Path) -> Path:
-    return simulate(400, POLICIES, seed=SEED, out=path, batch_size=200, quiet=True)
+    return simulate(SimulateSpec(400, POLICIES, SEED, batch_size=200), path, QUIET)
 
 
 @pytest.fixture(scope="module")
@@ -339,12 +344,13 @@ def test_two_workers_write_the_bytes_of_one(finished, tmp_path):
     write the files of 1 (equity's pool was joblib's before)."""
     from simkit.studies.equity import equity
 
-    two = simulate(400, POLICIES, seed=SEED, out=tmp_path / "sim2", batch_size=200, quiet=True, workers=2)
+    two = simulate(SimulateSpec(400, POLICIES, SEED, batch_size=200), tmp_path / "sim2",
+                   Execution(workers=2, quiet=True))
     assert _batch_bytes(two) == _batch_bytes(finished)
     hand = "YJ*3 YS*2 YX YC YM YP RC*2 RM RP*2 RZ WJ WS*3 WX WC WM WP GJ GS GX GC GM*2 GZ*2"
-    args = dict(policies="greedy,patient,random", deals=300, seed=4, batch_size=100, baseline=False, quiet=True)
-    equity(hand, 0, out=tmp_path / "eq1", **args)
-    equity(hand, 0, out=tmp_path / "eq2", workers=2, **args)
+    spec = EquitySpec(hand, 0, policies="greedy,patient,random", deals=300, seed=4, batch_size=100, baseline=False)
+    equity(spec, tmp_path / "eq1")
+    equity(spec, tmp_path / "eq2", Execution(workers=2, quiet=True))
     assert _batch_bytes(tmp_path / "eq2" / "equity") == _batch_bytes(tmp_path / "eq1" / "equity")
     assert len(_batch_bytes(tmp_path / "eq1" / "equity")) == 3
 

@@ -20,8 +20,12 @@ from simkit.cliargs import build_parser, check_arguments
 from simkit.errors import SimkitError
 from simkit.storage.dataset import LEGACY_MANIFEST, MANIFEST, DatasetError
 from simkit.storage.runs import RUN_KINDS, check_run_folder, check_run_identity, identity_mismatch
+from simkit.specs.simulate import SimulateSpec
+from simkit.specs.base import Execution
 
 from helpers import read_only
+
+QUIET = Execution(quiet=True)
 
 # every command that writes a run's folder, the command line that names it, and its kind
 COMMAND_FOLDERS = (
@@ -154,7 +158,7 @@ def test_simulate_refuses_a_users_folder_from_the_library(tmp_path):
 
     (tmp_path / "photo.jpg").write_bytes(b"x")
     with pytest.raises(SimkitError, match="holds photo.jpg and no _manifest.json"):
-        simulate(10, ["random", "random", "random"], 1, tmp_path, quiet=True)
+        simulate(SimulateSpec(10, ["random", "random", "random"], 1), tmp_path, QUIET)
     assert sorted(os.listdir(tmp_path)) == ["photo.jpg"]
 
 

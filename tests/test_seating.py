@@ -40,9 +40,12 @@ from simkit.runner.play import (
     SEATING_ROTATE,
     play_deals,
 )
-from simkit.runner.simulate import SimulationConfig
 from simkit.storage import DatasetError, load_dataset, read_manifest
 from simkit.storage.dataset import MANIFEST, batch_path
+from simkit.specs.simulate import SimulateSpec
+from simkit.specs.base import Execution
+
+QUIET = Execution(quiet=True)
 
 MIXED = "greedy,patient,random"
 NAMES = ["greedy", "patient", "random"]  # MIXED by the plain labels its datasets hold
@@ -68,13 +71,13 @@ def _files(path) -> dict[str, bytes]:
 
 @pytest.fixture(scope="module")
 def rotated(tmp_path_factory):
-    return simulate(60, MIXED, SEED, tmp_path_factory.mktemp("rot") / "d", batch_size=25, quiet=True)
+    return simulate(SimulateSpec(60, MIXED, SEED, batch_size=25), tmp_path_factory.mktemp("rot") / "d", QUIET)
 
 
 @pytest.fixture(scope="module")
 def fixed(tmp_path_factory):
-    return simulate(60, MIXED, SEED, tmp_path_factory.mktemp("fix") / "d", batch_size=25, quiet=True,
-                    seating="fixed")
+    return simulate(SimulateSpec(60, MIXED, SEED, batch_size=25, seating="fixed"), tmp_path_factory.mktemp("fix") / "d",
+                    QUIET)
 
 
 def test_rotation_is_the_default_and_permutes_policies_per_deal(rotated):
@@ -102,21 +105,21 @@ def test_dealt_hands_do_not_depend_on_the_seating(rotated, fixed):
 
 def test_equal_policies_default_to_fixed_and_rotation_changes_nothing(tmp_path):
     same = "greedy,greedy,greedy"
-    default = simulate(40, same, SEED, tmp_path / "default", batch_size=15, quiet=True)
-    explicit = simulate(40, same, SEED, tmp_path / "fixed", batch_size=15, quiet=True, seating="fixed")
+    default = simulate(SimulateSpec(40, same, SEED, batch_size=15), tmp_path / "default", QUIET)
+    explicit = simulate(SimulateSpec(40, same, SEED, batch_size=15, seating="fixed"), tmp_path / "fixed", QUIET)
     assert read_manifest(default)["seating"] == "fixed"
-    assert "seating" not in SimulationConfig(40, SEED, parse_policies(same), batch_size=15).identity()
+    assert "seating" not in SimulateSpec(40, same, SEED, batch_size=15).identity()
     assert _files(default) == _files(explicit)  # byte for byte: fixed adds nothing to the identity or rows
     assert "seating" not in pd.read_parquet(default).columns
     # rotating three equal policies plays exactly the same deals (streams belong to seats)
-    rotated = simulate(40, same, SEED, tmp_path / "rot", batch_size=15, quiet=True, seating="rotate")
+    rotated = simulate(SimulateSpec(40, same, SEED, batch_size=15, seating="rotate"), tmp_path / "rot", QUIET)
     a, b = load_dataset(default), load_dataset(rotated)
     assert (b["seating"] == b["deal_id"] % 3).all()
     pd.testing.assert_frame_equal(a, b.drop(columns=["seating"]))
 
 
 def test_all_plays_every_deal_under_the_six_seatings(tmp_path):
-    path = simulate(20, MIXED, SEED, tmp_path / "all", batch_size=8, quiet=True, seating="all")
+    path = simulate(SimulateSpec(20, MIXED, SEED, batch_size=8, seating="all"), tmp_path / "all", QUIET)
     df = load_dataset(path)
     assert len(df) == 120 and read_manifest(path)["batches"] == 3
     assert (df["deal_id"] == np.repeat(np.arange(20), 6)).all() and (df["seating"] == np.tile(np.arange(6), 20)).all()
@@ -130,14 +133,14 @@ def test_all_plays_every_deal_under_the_six_seatings(tmp_path):
         assert np.array_equal(sub["winner"].to_numpy(), rows[:, R_WINNER])
     # a finished dataset resumes as it is: its files (six rows per deal) are verified, not recomputed
     files = {p.name: (p.stat().st_mtime_ns, p.read_bytes()) for p in path.glob("*.parquet")}
-    simulate(20, MIXED, SEED, path, batch_size=8, quiet=True, seating="all")
+    simulate(SimulateSpec(20, MIXED, SEED, batch_size=8, seating="all"), path, QUIET)
     assert {p.name: (p.stat().st_mtime_ns, p.read_bytes()) for p in path.glob("*.parquet")} == files
     # every policy sits at every seat once in each of two seatings of each deal: exactly balanced
     balance = seat_balance(df)
     assert np.allclose(balance[["seat_0_share", "seat_1_share", "seat_2_share"]].to_numpy(), 1 / 3)
     assert not balance["confounded"].any()
     # the same rows whatever the batch size (deal ids, seatings and the rows are per deal)
-    other = load_dataset(simulate(20, MIXED, SEED, tmp_path / "all7", batch_size=7, quiet=True, seating="all"))
+    other = load_dataset(simulate(SimulateSpec(20, MIXED, SEED, batch_size=7, seating="all"), tmp_path / "all7", QUIET))
     pd.testing.assert_frame_equal(other.drop(columns=["batch"]), df.drop(columns=["batch"]))
     # six rows per deal: the intervals are clustered by deal (same estimates as rows read as deals)
     naive = win_rates_by_policy(df.drop(columns=["deal_id"])).set_index("policy")
@@ -149,7 +152,7 @@ def test_all_plays_every_deal_under_the_six_seatings(tmp_path):
 
 def test_a_batch_of_all_with_missing_seatings_is_refused(tmp_path):
 
-    path = simulate(10, MIXED, SEED, tmp_path / "all", batch_size=5, quiet=True, seating="all")
+    path = simulate(SimulateSpec(10, MIXED, SEED, batch_size=5, seating="all"), tmp_path / "all", QUIET)
     manifest = json.loads((path / MANIFEST).read_text(encoding="utf-8"))
     manifest.pop("files")
     manifest.pop("manifest_sha256")  # a dataset without hashes: only the content checks can see it
@@ -166,7 +169,7 @@ def test_a_batch_of_all_with_missing_seatings_is_refused(tmp_path):
 
 def test_rotation_in_sessions_is_per_session(tmp_path):
     k = 4
-    path = simulate(26, MIXED, SEED, tmp_path / "s", batch_size=8, quiet=True, session_length=k)
+    path = simulate(SimulateSpec(26, MIXED, SEED, batch_size=8, session_length=k), tmp_path / "s", QUIET)
     df = load_dataset(path)
     assert (df["seating"] == (df["deal_id"] // k) % 3).all()
     assert (df.groupby("session")["policy_0"].nunique() == 1).all()  # a session keeps its seats
@@ -176,8 +179,8 @@ def test_rotation_in_sessions_is_per_session(tmp_path):
         assert np.array_equal(df["dealer"].to_numpy()[mine], rows[mine, R_DEALER])
         assert np.array_equal(df["winner"].to_numpy()[mine], rows[mine, R_WINNER])
     # all six seatings of sessions: each seating's chain of dealers is its own
-    every = load_dataset(simulate(26, MIXED, SEED, tmp_path / "a", batch_size=8, quiet=True, session_length=k,
-                                  seating="all"))
+    every = load_dataset(simulate(SimulateSpec(26, MIXED, SEED, batch_size=8, session_length=k, seating="all"),
+                                  tmp_path / "a", QUIET))
     for j in range(6):
         sub = every[every["seating"] == j]
         rows = _fixed_rows(j, 26, session_length=k)
@@ -195,7 +198,7 @@ def test_another_seating_is_refused_and_part_of_the_digest(rotated, tmp_path, ca
            "for --out)" in err[0]
     assert {p.name: p.read_bytes() for p in rotated.iterdir()} == before
     specs = parse_policies(MIXED)
-    digests = {s: SimulationConfig(60, SEED, specs, batch_size=25, seating=s).identity() for s in ("rotate", "all")}
+    digests = {s: SimulateSpec(60, specs, SEED, batch_size=25, seating=s).identity() for s in ("rotate", "all")}
     assert digests["rotate"]["seating"] == "rotate" and digests["all"] != digests["rotate"]
     # an edited seating is an edited manifest
     copy = tmp_path / "copy"
@@ -252,7 +255,7 @@ def test_replay_reproduces_rotated_and_all_rows(rotated, tmp_path):
         assert end["payoffs"] == [int(row.payoff_0), int(row.payoff_1), int(row.payoff_2)]
         head = next(iter(replay_events(SEED, deal, MIXED)))
         assert head["policies"] == [str(p).split(":")[0] for p in (row.policy_0, row.policy_1, row.policy_2)]
-    path = simulate(4, MIXED, SEED, tmp_path / "all", batch_size=4, quiet=True, seating="all")
+    path = simulate(SimulateSpec(4, MIXED, SEED, batch_size=4, seating="all"), tmp_path / "all", QUIET)
     every = load_dataset(path)
     for j in (0, 4):
         out = tmp_path / f"r{j}.jsonl"

@@ -14,10 +14,12 @@ from simkit.cli import main
 from simkit.policies import register_policy, unregister_policy
 from simkit.policies.registry import parse_policies, policy_arrays
 from simkit.rules import RuleSet
-from simkit.runner import SimulationConfig, simulate
+from simkit.runner import simulate
 from simkit.runner.play import R_DEALER, R_DEALT, R_ERROR, R_WINNER, play_deals, session_dealer
 from simkit.storage import DatasetError, load_dataset, read_manifest
 from simkit.storage.dataset import batch_path
+from simkit.specs.simulate import SimulateSpec
+from simkit.specs.base import Execution
 
 POLICIES = "greedy,patient,random"
 SEED = 11
@@ -28,8 +30,9 @@ BATCH = 96  # 8 sessions per batch: batches 0..2 of 96 deals, batch 3 of 2
 
 def _run(path, session_length=K, **kw):
     kw.setdefault("seating", "fixed")  # seats are players: seat k plays policy k (rotation: tests/test_seating.py)
-    return simulate(DEALS, POLICIES, seed=SEED, out=path, batch_size=BATCH, quiet=True,
-                    session_length=session_length, **kw)
+    execution = Execution(quiet=True, **{k: kw.pop(k) for k in ("workers", "backend", "scheduler") if k in kw})
+    return simulate(SimulateSpec(DEALS, POLICIES, SEED, batch_size=BATCH, session_length=session_length, **kw), path,
+                    execution)
 
 
 def _file_bytes(path) -> dict[str, bytes]:
@@ -72,7 +75,7 @@ def test_session_columns_and_manifest(runs):
     assert "session" not in ind.columns and (ind["dealer"] == 0).all()
     assert read_manifest(independent)["session_length"] == 1
     # K = 1 keeps the run's identity (config digest in every file) of before sessions
-    assert "session_length" not in SimulationConfig(DEALS, SEED, parse_policies(POLICIES)).identity()
+    assert "session_length" not in SimulateSpec(DEALS, POLICIES, SEED).identity()
     derived = load_dataset(independent, columns=["winner", "session", "deal_in_session"])
     assert list(derived.columns) == ["winner", "session", "deal_in_session"]
     assert (derived["session"] == np.arange(DEALS)).all() and (derived["deal_in_session"] == 0).all()
@@ -170,7 +173,7 @@ def test_other_session_length_and_batch_rules(runs, tmp_path, capsys):
     with pytest.raises(DatasetError, match="its session_length is 1, this run's is 12"):
         _run(independent)
     # a batch size that is not a multiple of K is rounded down (at least one session)
-    path = simulate(30, POLICIES, seed=SEED, out=tmp_path / "r", batch_size=20, session_length=K, seating="fixed")
+    path = simulate(SimulateSpec(30, POLICIES, SEED, batch_size=20, session_length=K, seating="fixed"), tmp_path / "r")
     assert "batch_size 20 -> 12" in capsys.readouterr().err
     assert read_manifest(path)["batch_size"] == 12 and read_manifest(path)["batches"] == 3
     df = load_dataset(path)

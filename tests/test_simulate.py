@@ -18,6 +18,10 @@ import importlib
 from simkit.runner import simulate
 from simkit.storage import DatasetError, load_dataset
 from simkit.storage.dataset import batch_path
+from simkit.specs.simulate import SimulateSpec
+from simkit.specs.base import Execution
+
+QUIET = Execution(quiet=True)
 
 sim_module = importlib.import_module("simkit.runner.simulate")
 POLICIES = "greedy,patient,random"
@@ -26,7 +30,8 @@ BATCH = 200
 
 
 def _run(path, **kw):
-    return simulate(DEALS, POLICIES, seed=5, out=path, batch_size=BATCH, quiet=True, **kw)
+    execution = Execution(quiet=True, **{k: kw.pop(k) for k in ("workers", "backend", "scheduler") if k in kw})
+    return simulate(SimulateSpec(DEALS, POLICIES, 5, batch_size=BATCH, **kw), path, execution)
 
 
 @pytest.fixture(scope="module")
@@ -116,11 +121,11 @@ def test_other_run_in_the_folder_is_refused(tmp_path):
     _run(tmp_path)
     before = {p.name: p.stat().st_mtime_ns for p in tmp_path.iterdir()}
     with pytest.raises(DatasetError, match="its seed is 5, this run's is 6"):
-        simulate(DEALS, POLICIES, seed=6, out=tmp_path, batch_size=BATCH, quiet=True)
+        simulate(SimulateSpec(DEALS, POLICIES, 6, batch_size=BATCH), tmp_path, QUIET)
     with pytest.raises(DatasetError, match="its rules"):
-        simulate(DEALS, POLICIES, seed=5, out=tmp_path, batch_size=BATCH, quiet=True, rules=RuleSet(tianhu=False))
+        simulate(SimulateSpec(DEALS, POLICIES, 5, rules=RuleSet(tianhu=False), batch_size=BATCH), tmp_path, QUIET)
     with pytest.raises(DatasetError, match="its policies"):
-        simulate(DEALS, "greedy,greedy,greedy", seed=5, out=tmp_path, batch_size=BATCH, quiet=True)
+        simulate(SimulateSpec(DEALS, "greedy,greedy,greedy", 5, batch_size=BATCH), tmp_path, QUIET)
     after = {p.name: p.stat().st_mtime_ns for p in tmp_path.iterdir()}
     assert before == after  # nothing touched
 

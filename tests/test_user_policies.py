@@ -27,9 +27,13 @@ from simkit.replay import replay_events
 from simkit.rules import RuleSet
 from simkit.runner import play as P
 from simkit.runner.play import SEATING_ROTATE, play_deals
-from simkit.runner.simulate import SimulationConfig, compute_batch, simulate
+from simkit.runner.simulate import compute_batch, simulate
 from simkit.storage import DatasetError, load_dataset
 from simkit.storage.dataset import MANIFEST, POLICY_SOURCES
+from simkit.specs.simulate import SimulateSpec
+from simkit.specs.equity import EquitySpec
+from simkit.studies.equity import equity
+from simkit.specs.base import Execution
 
 MODULE = "simkit_test_user_policies"  # written into a temporary folder put on sys.path
 POLICY_SOURCE = '''\
@@ -90,7 +94,10 @@ def _batch_bytes(folder: Path) -> dict[str, bytes]:
 
 
 def _run(out, policies=USER, **kw):
-    return simulate(DEALS, policies, SEED, out, batch_size=BATCH, quiet=True, **kw)
+    execution = Execution(quiet=True, **{k: kw.pop(k) for k in ("workers", "backend", "scheduler") if k in kw})
+    max_batches = kw.pop("max_batches", None)
+    return simulate(SimulateSpec(DEALS, policies, SEED, batch_size=BATCH, **kw), out, execution,
+                    max_batches=max_batches)
 
 
 def test_import_path_specs_parse(policy_dir):
@@ -197,7 +204,7 @@ def test_resuming_after_an_edit_is_refused(tmp_path, monkeypatch, capsys):
     try:
         _run(out, spec, max_batches=0)  # the run's manifest, no batch computed yet
         _run(out, spec, max_batches=0)  # unchanged: resumes
-        config = SimulationConfig(DEALS, SEED, parse_policies(spec), batch_size=BATCH)
+        config = SimulateSpec(DEALS, spec, SEED, batch_size=BATCH, seating="fixed")
         before = {p.name: p.stat().st_mtime_ns for p in out.iterdir()}
         path.write_text(POLICY_SOURCE.replace("obs[0] > THRESHOLD", "obs[0] >= THRESHOLD"), encoding="utf-8")
         sys.modules.pop(name, None)
@@ -222,10 +229,15 @@ def test_a_registered_policy_says_it_stays_in_this_process(policy_dir, tmp_path,
     register_policy("greedy_copy_t", importlib.import_module(MODULE).greedy_copy)
     try:
         data = load_dataset(_run(tmp_path / "reg", "greedy_copy_t,random,patient", workers=2))
+        assert "registered in this process only" in capsys.readouterr().err
+        # equity's deals too (simkit.runner.simulate.where_policies_run serves both)
+        hand = "YJ*3 YS*2 YX YC YM YP RC*2 RM RP*2 RZ WJ WS*3 WX WC WM WP GJ GS GX GC GM*2 GZ*2"
+        result = equity(EquitySpec(hand, 0, "greedy_copy_t,random,patient", deals=20, seed=SEED, batch_size=10,
+                                   baseline=False), tmp_path / "eq", Execution(workers=2, quiet=True))
+        assert "registered in this process only" in capsys.readouterr().err
     finally:
         unregister_policy("greedy_copy_t")
-    assert "registered in this process only" in capsys.readouterr().err
-    assert len(data) == DEALS
+    assert len(data) == DEALS and result.deals == 20
 
 
 @pytest.mark.slow  # every worker process compiles the user policy's kernels

@@ -35,7 +35,9 @@ from simkit.studies.reference import Calibration, calibrate, interval_text, writ
 from simkit.policies.registry import PolicySpec, effective_params, label_of_text, parse_policies, parse_policy
 from simkit.rules import RuleSet
 from simkit.runner import simulate
-from simkit.runner.simulate import check_backend, dask_session, default_seating
+from simkit.runner.simulate import check_backend, dask_session
+from simkit.specs.simulate import default_seating
+from simkit.specs.base import Execution
 from simkit.errors import SimkitError
 from simkit.storage import load_dataset
 from simkit.storage.paths import make_out_dir
@@ -181,9 +183,8 @@ def _simulation_lines(spec: ExperimentSpec, data_dir: Path, report_dir: Path, wo
     for entry in spec.simulations:
         folder = data_dir / f"sim-{slug(entry.label)}"
         start = time.perf_counter()
-        simulate(entry.deals, entry.policies, entry.seed, folder, rules=entry.rules, batch_size=spec.batch_size,
-                 workers=workers, quiet=quiet, session_length=entry.session_length, seating=entry.seating,
-                 backend=_backend(client), client=client)
+        simulate(entry.run_spec(spec.batch_size), folder, Execution(workers, _backend(client), quiet=quiet),
+                 client=client)
         elapsed = time.perf_counter() - start
         if not quiet:
             print(f"simulation {entry.label}: {entry.deals:,} deals ready ({elapsed:.0f} s)")

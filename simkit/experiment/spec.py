@@ -75,6 +75,7 @@ from simkit.defaults import DEFAULT_DUPLICATE_DESIGN, DEFAULT_REFERENCE, DEFAULT
 from simkit.errors import SimkitError
 from simkit.policies.registry import parse_policies, parse_policy
 from simkit.rules import RuleSet
+from simkit.specs.simulate import SimulateSpec
 
 
 class ExperimentError(SimkitError):
@@ -92,6 +93,14 @@ class SimulationEntry:
     session_length: int = 1
     seating: str | None = None  # None: simulate's default (rotate when the policies differ)
     baseline: str | None = None  # label compared against; None: the first simulation; "": none
+
+    REPORT_KEYS = ("label", "details", "baseline")  # the entry's keys that say how it is reported, not what runs
+
+    def run_spec(self, batch_size: int) -> SimulateSpec:
+        """The run this entry simulates (the file's ``batch_size``): every other key is a
+        :class:`~simkit.specs.simulate.SimulateSpec` field (an unknown one is refused)."""
+        run = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in self.REPORT_KEYS}
+        return SimulateSpec.from_mapping({**run, "batch_size": batch_size}, f"simulation {self.label!r}")
 
 
 @dataclasses.dataclass(frozen=True)

@@ -1,5 +1,6 @@
 """Batch simulation to Parquet datasets (``simkit simulate``)."""
 
-from simkit.runner.simulate import SimulationConfig, simulate
+from simkit.runner.simulate import simulate
+from simkit.specs.simulate import SimulateSpec
 
-__all__ = ["SimulationConfig", "simulate"]
+__all__ = ["SimulateSpec", "simulate"]

@@ -32,7 +32,9 @@ from simkit.policies.registry import PolicySpec, effective_params, is_user_polic
 from simkit.rules import RuleSet
 from simkit.rng import seating_pair_seed
 from simkit.runner.batch import check_batch_memory
-from simkit.runner.simulate import SimulationConfig, dask_session, simulate, submit_ahead
+from simkit.runner.simulate import dask_session, simulate, submit_ahead
+from simkit.specs.base import Execution
+from simkit.specs.simulate import SimulateSpec
 from simkit.storage.lock import FolderLock
 from simkit.storage.paths import check_outside_datasets, make_out_dir
 from simkit.storage.runs import COMPARISON_FILE, check_run_folder, check_run_identity
@@ -124,7 +126,8 @@ def run_duplicate(
     a, b = _spec(policy_a), _spec(policy_b)
     rules = rules if rules is not None else RuleSet()
     # every seating's run is valid (seed, deals, batch size) before anything is written
-    config = SimulationConfig(int(deals), int(seed), seating_policies(a, b, SEATINGS[0]), rules, int(batch_size))
+    config = SimulateSpec(int(deals), seating_policies(a, b, SEATINGS[0]), int(seed), rules, int(batch_size),
+                          seating="fixed")
     if backend == "local":  # (a Dask worker's memory is its machine's)
         check_batch_memory(min(config.batch_size, config.deals), min(int(workers), config.n_batches))
     identity = {"kind": "simkit.duplicate", "policy_a": PolicySpec(a.name, effective_params(a)).text(),
@@ -149,10 +152,10 @@ def run_duplicate(
             with FolderLock(make_out_dir(directory)):
                 check_run_identity(directory, "comparison", identity, recorded=recorded, implied=IMPLIED)
         for seating in SEATINGS:  # each a run of fixed seats: the six runs are the rotation
-            simulate(deals, list(seating_policies(a, b, seating)), seating_seed(seed, seating, design),
-                     seating_dir(directory, seating), rules=rules,
-                     batch_size=batch_size, workers=workers, quiet=quiet, max_batches=max_batches, seating="fixed",
-                     backend=backend, client=client)
+            simulate(SimulateSpec(deals, list(seating_policies(a, b, seating)), seating_seed(seed, seating, design),
+                                  rules, batch_size, seating="fixed"),
+                     seating_dir(directory, seating), Execution(workers, backend, quiet=quiet), max_batches=max_batches,
+                     client=client)
     return directory
 
 
@@ -170,8 +173,8 @@ def submit_duplicate_ahead(policy_a: str | PolicySpec, policy_b: str | PolicySpe
     rules = rules if rules is not None else RuleSet()
     futures = []
     for seating in SEATINGS:
-        config = SimulationConfig(int(deals), seating_seed(seed, seating, design),
-                                  parse_policies(list(seating_policies(a, b, seating))), rules, int(batch_size), 1, "fixed")
+        config = SimulateSpec(int(deals), parse_policies(list(seating_policies(a, b, seating))),
+                              seating_seed(seed, seating, design), rules, int(batch_size), 1, "fixed")
         futures += submit_ahead(config, seating_dir(out, seating), client)
     return futures
 

@@ -1,7 +1,8 @@
 """``simkit simulate``: many deals to a Parquet dataset, parallel, resumable, local or Dask.
 
 >>> import tempfile
->>> path = simulate(60, "greedy,random,random", seed=1, out=tempfile.mkdtemp(), batch_size=25, quiet=True)
+>>> spec = SimulateSpec(deals=60, policies="greedy,random,random", seed=1, batch_size=25)
+>>> path = simulate(spec, tempfile.mkdtemp(), Execution(quiet=True))
 >>> from simkit.storage import load_dataset
 >>> len(load_dataset(path, columns=["winner"]))
 60
@@ -38,7 +39,7 @@ Seating (``seating``, :mod:`simkit.runner.play`): ``fixed`` seats policy k at se
 deal; ``rotate`` plays deal N with the policies rotated by N mod 3 (seat s plays policy
 (s + N) mod 3; in sessions by session number, a session keeps its seating); ``all`` plays each
 deal under the 6 seatings (6 rows per deal, column ``seating`` 0..5).  The default
-(:func:`default_seating`) is ``rotate`` when the policies differ, so that no policy keeps the
+(:func:`~simkit.specs.simulate.default_seating`) is ``rotate`` when the policies differ, so that no policy keeps the
 dealer's seat (seat 0 deals every independent deal), and ``fixed`` when all three are the same
 (rotation would change nothing, and those datasets stay exactly as before).  The random
 stream of a seat stays the seat's (stream 1 + s of (seed, N)), so a row of a rotated run is
@@ -78,16 +79,11 @@ from simkit.errors import SimkitError
 from simkit.progress import Progress, progress_enabled
 from simkit.lifeline import exit_with_parent, interrupts_deferred
 from simkit.policies.registry import (
-    PolicySpec,
-    effective_params,
     is_user_policy,
     params_by_name,
     parse_policies,
     policy_arrays,
-    policy_label,
-    policy_sources,
     require_policy_sources,
-    warn_model_rules,
 )
 from simkit.rules import RuleSet
 from simkit.runner.batch import check_batch_memory, results_table
@@ -102,8 +98,6 @@ from simkit.storage.dataset import (
     POLICY_PARAMS,
     POLICY_SOURCES,
     READABLE_SCHEMA_VERSIONS,
-    SCHEMA_VERSION,
-    SEATING_MODES,
     batch_path,
     batches_verified,
     config_digest,
@@ -118,123 +112,16 @@ from simkit.storage.files import regular_file_problem, remove_stale_temp_files
 from simkit.storage.lock import FolderLock
 from simkit.storage.paths import make_out_dir
 from simkit.storage.runs import check_run_folder, identity_mismatch
+from simkit.specs.base import Execution
+from simkit.specs.simulate import SimulateSpec
 
 
-MAX_SESSION_LENGTH = 32_767  # deal_in_session is stored as int16
 MANIFEST_EVERY_S = 2.0  # batch records reach the manifest at least this often (and at the end)
 DASK_TIMEOUT_S = 5.0  # to reach a Dask scheduler, and for its first worker to be there
 
 
-@dataclasses.dataclass(frozen=True)
-class SimulationConfig:
-    """What defines a run's content."""
-
-    deals: int
-    seed: int
-    policies: tuple[PolicySpec, PolicySpec, PolicySpec]
-    rules: RuleSet = RuleSet()
-    batch_size: int = 10_000
-    session_length: int = 1
-    seating: str = "fixed"  # fixed | rotate | all (module docstring); simulate() defaults by the policies
-    schema_version: int = SCHEMA_VERSION  # an older one only to resume a dataset written before
-    # the policy columns' values, one per policy: None for a new run (each policy's plain label,
-    # policy_label); a resumed run's are its manifest's (column_labels), so a folder never mixes two
-    labels: tuple[str, ...] | None = None
-    # (policy, source digest) of each user policy, computed where the config is made (not
-    # passed): a worker process receives the digests of the process that started the run
-    policy_sources: tuple[tuple[str, str], ...] = dataclasses.field(init=False, default=())
-
-    def __post_init__(self) -> None:
-        if self.deals < 1:
-            raise SimkitError(f"deals must be >= 1, got {self.deals}", parameters=("deals",))
-        if self.batch_size < 1:
-            raise SimkitError(f"batch_size must be >= 1, got {self.batch_size}", parameters=("batch_size",))
-        if self.seed < 0:
-            raise SimkitError(f"seed must be >= 0, got {self.seed}", parameters=("seed",))
-        if not 1 <= self.session_length <= MAX_SESSION_LENGTH:
-            raise SimkitError(f"session_length must be in 1..{MAX_SESSION_LENGTH}, got {self.session_length}",
-                              parameters=("session_length",))
-        if self.batch_size % self.session_length:
-            raise SimkitError(f"batch_size {self.batch_size} is not a multiple of session_length "
-                              f"{self.session_length} (batches hold whole sessions)",
-                              parameters=("batch_size", "session_length"))
-        if self.seating not in SEATING_MODES:
-            raise SimkitError(f"seating must be one of {', '.join(SEATING_MODES)}, got {self.seating!r}",
-                              parameters=("seating",))
-        if self.schema_version not in READABLE_SCHEMA_VERSIONS:
-            raise SimkitError(f"schema version {self.schema_version} is not one of {READABLE_SCHEMA_VERSIONS}")
-        if self.schema_version < 2 and self.seating != "fixed":
-            raise SimkitError("datasets of schema version 1 have fixed seats")
-        object.__setattr__(self, "policy_sources", policy_sources(self.policies))
-        warn_model_rules(self.policies, self.rules.to_dict())
-
-    @property
-    def n_batches(self) -> int:
-        return (self.deals + self.batch_size - 1) // self.batch_size
-
-    def batch_range(self, batch: int) -> tuple[int, int]:
-        first = batch * self.batch_size
-        return first, min(self.deals, first + self.batch_size)
-
-    def policy_texts(self) -> list[str]:
-        """Each policy with its full parameter vector, by position: the identity's ``policies``."""
-        return [PolicySpec(s.name, effective_params(s)).text() for s in self.policies]
-
-    def policy_labels(self) -> list[str]:
-        """The values of the dataset's ``policy_0..2`` columns: :attr:`labels` when given, else
-        each policy's plain label (``expert``; ``patient:min_units=3``: only the parameters that
-        differ from the defaults, :func:`~simkit.policies.registry.policy_label`)."""
-        return list(self.labels) if self.labels is not None else [policy_label(s) for s in self.policies]
-
-    @property
-    def seating_code(self) -> int:
-        return SEATING_CODES[self.seating]
-
-    def identity(self) -> dict:
-        identity = {
-            "schema_version": self.schema_version,
-            "seed": self.seed,
-            "deals": self.deals,
-            "batch_size": self.batch_size,
-            "rules": self.rules.to_dict(),
-            "policies": self.policy_texts(),
-        }
-        if self.policy_sources:  # user policies only: built-in runs keep their identity
-            identity[POLICY_SOURCES] = dict(self.policy_sources)
-        if self.session_length != 1:
-            # only sessions add it, so the digest (and every file) of independent deals is
-            # unchanged; a manifest without it means 1
-            identity["session_length"] = self.session_length
-        if self.seating != "fixed":  # likewise: fixed seats (or none recorded) add nothing
-            identity["seating"] = self.seating
-        return identity
-
-
-def default_seating(policies: Sequence[PolicySpec]) -> str:
-    """``fixed`` when the three policies are the same (with their parameters), else ``rotate``.
-
-    >>> default_seating(parse_policies("greedy,greedy,greedy")), default_seating(parse_policies("greedy,random,random"))
-    ('fixed', 'rotate')
-    """
-    texts = {PolicySpec(s.name, effective_params(s)).text() for s in policies}
-    return "fixed" if len(texts) == 1 else "rotate"
-
-
-def session_batch_size(batch_size: int, session_length: int) -> int:
-    """The batch size of a run in sessions of ``session_length``: rounded down to a multiple
-    of it, at least one session.
-
-    >>> session_batch_size(10_000, 1), session_batch_size(10_000, 12), session_batch_size(5, 12)
-    (10000, 9996, 12)
-    """
-    if not 1 <= session_length <= MAX_SESSION_LENGTH:
-        raise SimkitError(f"session_length must be in 1..{MAX_SESSION_LENGTH}, got {session_length}",
-                          parameters=("session_length",))
-    return max(session_length, batch_size - batch_size % session_length)
-
-
-def compute_batch(config: SimulationConfig, batch: int, threads: int | None = None) -> tuple[int, pa.Table]:
-    """Play one batch (in whatever process this runs) and return its table."""
+def compute_batch(config: SimulateSpec, batch: int, threads: int | None = None) -> tuple[int, pa.Table]:
+    """Play one batch of the run ``config`` (in whatever process this runs) and return its table."""
     import numba
 
     if threads is not None:
@@ -244,18 +131,18 @@ def compute_batch(config: SimulationConfig, batch: int, threads: int | None = No
     if has_python_policy(config.policies):  # played in Python, decision by decision
         results = play_deals_python(stop - first, config.seed, actors_for(config.policies), config.rules.to_array(),
                                     first_deal=first, session_length=config.session_length,
-                                    seating=config.seating_code, policies=config.policy_texts())
+                                    seating=SEATING_CODES[config.seating], policies=config.policy_texts())
     else:
         ids, params, user = policy_arrays(config.policies)
         results = play_deals(stop - first, config.seed, ids, params, config.rules.to_array(),
                              first_deal=first, user_functions=user, session_length=config.session_length,
-                             seating=config.seating_code, policies=config.policy_texts())
+                             seating=SEATING_CODES[config.seating], policies=config.policy_texts())
     # a deal that stopped before its end (illegal action, MAX_DECISIONS) raised DealError above
     return batch, results_table(results, first, batch, config.policy_labels(), config.session_length,
-                                config.seating_code, config.schema_version)
+                                SEATING_CODES[config.seating], config.schema_version)
 
 
-def check_policy_sources(config: SimulationConfig) -> None:
+def check_policy_sources(config: SimulateSpec) -> None:
     """In the process that plays a batch (a worker imports the user policies itself): its
     policies' source digests must be those the run was started with (one-line error)."""
     require_policy_sources(config.policies, config.policy_sources)
@@ -278,7 +165,37 @@ def policy_change_error(directory: Path, recorded: Any, current: dict) -> Datase
                         f"{before} != {current[name]}); use a new folder for out", parameters=("out",))
 
 
-def _adoptable(directory: Path, config: SimulationConfig) -> SimulationConfig:
+def where_policies_run(policies, execution: Execution) -> Execution:
+    """``execution``, or one worker in this process (said on stderr) when a policy is registered
+    by name: it exists in this process only (one named by import path is imported by every
+    worker)."""
+    registered = sorted({s.name for s in policies if is_user_policy(s) and not s.is_import_path})
+    if not registered or (execution.workers == 1 and execution.backend == "local"):
+        return execution
+    print(f"simkit: policy {', '.join(registered)} is registered in this process only: running in this "
+          "process, one worker (name it by import path, package.module:function, to use workers)", file=sys.stderr)
+    return dataclasses.replace(execution, workers=1, backend="local")
+
+
+def manifest_fields(manifest: dict, keys) -> dict:
+    """The values a manifest records for ``keys`` (``session_length`` absent: written before
+    sessions, so 1; any other absent key: None)."""
+    return {k: manifest.get(k, 1 if k == "session_length" else None) for k in keys}
+
+
+def check_manifest_identity(directory: Path, kind: str, manifest: dict, identity: dict) -> None:
+    """A dataset folder's ``manifest`` holds the run of ``identity`` (a simulation's, or an
+    equity run's deals: ``kind``), else a one-line refusal: an edited user policy first (its
+    source digest, :func:`policy_change_error`), then the first differing identity field
+    (:func:`~simkit.storage.runs.identity_mismatch`)."""
+    if POLICY_SOURCES in identity and manifest.get(POLICY_SOURCES) != identity[POLICY_SOURCES]:
+        raise policy_change_error(directory, manifest.get(POLICY_SOURCES), identity[POLICY_SOURCES])
+    problem = identity_mismatch(directory, kind, manifest_fields(manifest, identity), identity)
+    if problem is not None:
+        raise DatasetError(problem, parameters=("out",))
+
+
+def _adoptable(directory: Path, config: SimulateSpec) -> SimulateSpec:
     """A folder with batch files but no manifest: refuse it unless every batch file names this
     run in its metadata (then the manifest is rebuilt from them, each verified as on resume);
     the run's config, in the schema version of the batch files (an older one when they were
@@ -310,7 +227,7 @@ def _adoptable(directory: Path, config: SimulationConfig) -> SimulationConfig:
                        "use an empty folder (or the arguments of the run that wrote it)")
 
 
-def _batch_labels(directory: Path, config: SimulationConfig) -> tuple[str, ...]:
+def _batch_labels(directory: Path, config: SimulateSpec) -> tuple[str, ...]:
     """The policy labels of batch files (of ``config``'s run) being adopted: the positional
     texts when a batch file's policy columns hold them (a dataset written before plain labels),
     else the plain labels."""
@@ -329,19 +246,14 @@ def _batch_labels(directory: Path, config: SimulationConfig) -> tuple[str, ...]:
     return tuple(labels)
 
 
-def _resumed(directory: Path, config: SimulationConfig, manifest: dict) -> SimulationConfig:
+def _resumed(directory: Path, config: SimulateSpec, manifest: dict) -> SimulateSpec:
     """The config that continues the run of ``manifest`` (verified by :func:`read_manifest`):
     refused (one line) when its session length, an identity field or its seating differs; a
     dataset written before schema version 2 goes on in its own format (its identity, its batch
     format: a folder never mixes two)."""
-    identity = {"session_length": config.session_length,
-                **{k: v for k, v in config.identity().items() if k not in ("seating", "schema_version")}}
-    if POLICY_SOURCES in identity and manifest.get(POLICY_SOURCES) != identity[POLICY_SOURCES]:
-        raise policy_change_error(directory, manifest.get(POLICY_SOURCES), identity[POLICY_SOURCES])
-    stored = {k: manifest.get(k, 1 if k == "session_length" else None) for k in identity}
-    problem = identity_mismatch(directory, "simulation", stored, identity)
-    if problem is not None:
-        raise DatasetError(problem, parameters=("out",))
+    check_manifest_identity(directory, "simulation", manifest, {
+        "session_length": config.session_length,
+        **{k: v for k, v in config.identity().items() if k not in ("seating", "schema_version")}})
     theirs = manifest_seating(manifest)
     if theirs != config.seating:
         raise DatasetError(f"{directory} holds another run: its seating is {theirs!r}, this run's is "
@@ -357,7 +269,7 @@ def _resumed(directory: Path, config: SimulationConfig, manifest: dict) -> Simul
     return config
 
 
-def _prepare(directory: Path, config: SimulationConfig) -> tuple[SimulationConfig, dict, list[int], list[str]]:
+def _prepare(directory: Path, config: SimulateSpec) -> tuple[SimulateSpec, dict, list[int], list[str]]:
     """Check, create or rebuild the manifest (the caller holds the folder lock); verify every
     batch file already there; the config that continues the folder's run (:func:`_resumed`),
     the batches to compute and what was wrong."""
@@ -419,7 +331,7 @@ def run_batches(compute, config, todo: Sequence[int], workers: int) -> Iterator[
         parent.close()
 
 
-def _run_local(config: SimulationConfig, todo: Sequence[int], workers: int) -> Iterator[tuple[int, pa.Table]]:
+def _run_local(config: SimulateSpec, todo: Sequence[int], workers: int) -> Iterator[tuple[int, pa.Table]]:
     if workers <= 1:
         for b in todo:
             yield compute_batch(config, b)
@@ -562,7 +474,7 @@ def task_key(compute, config, batch, token: str | None = None) -> str:
     return f"simkit-{compute.__name__}-{token or _config_token(config)}-{tokenize(batch)}"
 
 
-def submit_ahead(config: SimulationConfig, directory: Path, client) -> list:
+def submit_ahead(config: SimulateSpec, directory: Path, client) -> list:
     """Futures of the batches of ``config`` that ``directory`` lacks, submitted now to the
     cluster of ``client`` under the keys :func:`simulate` will submit them with (the same
     tasks: computed once, while this process does other work).  Hold them until the run has
@@ -612,59 +524,34 @@ def use_threads(threads: int | None) -> None:
         numba.set_num_threads(max(1, min(threads, numba.config.NUMBA_NUM_THREADS)))
 
 
-def simulate(
-    deals: int,
-    policies: str | Sequence[str | PolicySpec],
-    seed: int,
-    out: str | os.PathLike,
-    rules: RuleSet | None = None,
-    batch_size: int = 10_000,
-    workers: int = 1,
-    backend: str = "local",
-    scheduler: str | None = None,
-    quiet: bool = False,
-    max_batches: int | None = None,
-    session_length: int = 1,
-    seating: str | None = None,
-    client=None,
-) -> Path:
-    """Simulate ``deals`` deals into the dataset folder ``out``; returns its path.
+def simulate(spec: SimulateSpec, out: str | os.PathLike, execution: Execution = Execution(), *,
+             max_batches: int | None = None, client=None) -> Path:
+    """Simulate the run ``spec`` into the dataset folder ``out``; returns its path.
 
+    ``execution``: worker processes, the backend and progress (never the content).
     ``backend='dask'`` runs the batches on a Dask cluster: ``client``, a client already
     connected (:func:`dask_session`: a command running several simulations connects once; it
-    stays open), else one connected here (to ``scheduler``, or a ``LocalCluster`` of
-    ``workers``) and closed at the end.
+    stays open), else one connected here (to ``execution.scheduler``, or a ``LocalCluster`` of
+    ``execution.workers``) and closed at the end.
 
-    ``session_length`` K > 1 plays the deals in sessions of K with a rotating dealer (see the
-    module docstring): ``batch_size`` is then rounded down to a multiple of K.
+    A run in sessions of K (``spec.session_length``) rounds its batch size down to a multiple of
+    K (said on stderr unless quiet; module docstring).
 
-    ``seating``: ``fixed``, ``rotate`` or ``all`` (module docstring); None: ``rotate`` when
-    the policies differ, ``fixed`` when they are the same (:func:`default_seating`).
-
-    Re-running with the same arguments computes only the batches that are missing (or were
-    found corrupt); a folder holding another run is refused. ``max_batches`` computes only the
-    first that many batches of the run (the rest can follow later, e.g. while a sequential test
-    has not decided yet); the run's identity does not depend on it.
+    Re-running the same spec computes only the batches that are missing (or were found
+    corrupt); a folder holding another run is refused. ``max_batches`` computes only the first
+    that many batches of the run (the rest can follow later, e.g. while a sequential test has
+    not decided yet); the run's identity does not depend on it.
     """
-    specs = parse_policies(policies)
-    session_length, batch_size = int(session_length), int(batch_size)
-    if batch_size >= 1 and session_batch_size(batch_size, session_length) != batch_size:
-        rounded = session_batch_size(batch_size, session_length)
+    workers, backend, quiet = execution.workers, execution.backend, execution.quiet
+    config = spec
+    if config.run_batch_size != config.batch_size:
         if not quiet:
-            print(f"simkit: batch_size {batch_size:,} -> {rounded:,} (whole sessions of {session_length} deals)",
-                  file=sys.stderr)
-        batch_size = rounded
-    config = SimulationConfig(int(deals), int(seed), specs, rules if rules is not None else RuleSet(), batch_size,
-                              session_length, seating if seating is not None else default_seating(specs))
-    check_backend(backend, workers, scheduler)
-    registered = sorted({s.name for s in specs if is_user_policy(s) and not s.is_import_path})
-    if registered and (workers > 1 or backend == "dask"):
-        # policies registered by name live in this process only (one named by import path
-        # is imported by every worker)
-        print(f"simkit: policy {', '.join(registered)} is registered in this process only: running in this "
-              "process, one worker (name it by import path, package.module:function, to use workers)",
-              file=sys.stderr)
-        workers, backend = 1, "local"
+            print(f"simkit: batch_size {config.batch_size:,} -> {config.run_batch_size:,} (whole sessions of "
+                  f"{config.session_length} deals)", file=sys.stderr)
+        config = config.replace(batch_size=config.run_batch_size)
+    check_backend(backend, workers, execution.scheduler)
+    execution = where_policies_run(config.policies, execution)
+    workers, backend = execution.workers, execution.backend
     try:  # new, empty or a dataset's; not inside another (its readers would read this one's rows)
         directory = check_run_folder(out, "simulation")
     except SimkitError:
@@ -675,15 +562,15 @@ def simulate(
                   file=sys.stderr)
         return Path(os.fspath(out))
     if backend == "local":  # (a Dask worker's memory is its machine's; a complete run computes nothing)
-        check_batch_memory(min(config.batch_size, config.deals) * ROWS_PER_DEAL[config.seating],
+        check_batch_memory(min(config.run_batch_size, config.deals) * ROWS_PER_DEAL[config.seating],
                            min(workers, config.n_batches))
-    with dask_session(backend, workers, scheduler, client) as client:  # before anything is written
+    with dask_session(backend, workers, execution.scheduler, client) as client:  # before anything is written
         with FolderLock(make_out_dir(directory)):
-            _write_run(directory, config, workers, backend, client, quiet, max_batches)
+            _write_run(directory, config, execution, client, max_batches)
     return directory
 
 
-def _complete_without_writing(directory: Path, config: SimulationConfig, max_batches: int | None) -> bool:
+def _complete_without_writing(directory: Path, config: SimulateSpec, max_batches: int | None) -> bool:
     """Whether ``directory`` (where this process may not write) already holds this run's
     batches (all of them, or the first ``max_batches``), each verified against its recorded
     sha256: resuming it has nothing to write."""
@@ -700,8 +587,7 @@ def _complete_without_writing(directory: Path, config: SimulationConfig, max_bat
         return False
 
 
-def _write_run(directory: Path, config: SimulationConfig, workers: int, backend: str, client, quiet: bool,
-               max_batches: int | None) -> None:
+def _write_run(directory: Path, config: SimulateSpec, execution: Execution, client, max_batches: int | None) -> None:
     """Compute and write the batches a folder lacks (the caller holds its lock)."""
     config, manifest, todo, problems = _prepare(directory, config)
     if max_batches is not None:
@@ -711,10 +597,11 @@ def _write_run(directory: Path, config: SimulationConfig, workers: int, backend:
     if not todo:
         return
     progress = Progress(sum(config.batch_range(b)[1] - config.batch_range(b)[0] for b in todo), "deals",
-                        f"{len(todo)} batches", progress_enabled(quiet))
+                        f"{len(todo)} batches", progress_enabled(execution.quiet))
     digest = manifest["config_digest"]
     records = dict(manifest[FILES])
-    stream = run_dask(compute_batch, config, todo, client) if backend == "dask" else _run_local(config, todo, workers)
+    stream = (run_dask(compute_batch, config, todo, client) if execution.backend == "dask"
+              else _run_local(config, todo, execution.workers))
     unrecorded = False
     finished = False
     last = time.monotonic()
@@ -754,5 +641,5 @@ def warm_simulate(policies: str | Sequence = "greedy,patient,random", rules: Rul
     if not _builtin(policies):
         return
     with tempfile.TemporaryDirectory(prefix="simkit-warm-") as tmp:
-        simulate(min(2, session_length), policies, 0, f"{tmp}/run", rules, batch_size=session_length,
-                 quiet=True, session_length=session_length, seating=seating)
+        simulate(SimulateSpec(min(2, session_length), policies, 0, rules, batch_size=session_length,
+                              session_length=session_length, seating=seating), f"{tmp}/run", Execution(quiet=True))

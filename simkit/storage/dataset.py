@@ -57,23 +57,27 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from simkit.errors import SimkitError
+# a dataset run's identity and its limits, declared once with the specs (a module without imports)
+from simkit.specs.dataset import (  # noqa: F401 - the format's names, read from here too
+    EQUITY,
+    IDENTITY_KEYS,
+    POLICY_SOURCES,
+    READABLE_SCHEMA_VERSIONS,
+    SCHEMA_VERSION,
+    SEATING_MODES,
+    dataset_identity,
+)
 from simkit.storage.files import FileError, json_digest, read_regular, regular_file_problem, write_json, write_parquet
 
-SCHEMA_VERSION = 2  # 2: winner columns null on 穿牌, seating; 1: -1 / 0 there, seats fixed
-READABLE_SCHEMA_VERSIONS = (1, 2)
 MANIFEST = "_manifest.json"  # leading "_": Parquet readers of the folder skip it
 LEGACY_MANIFEST = "manifest.json"  # the name before schema version 2, still read and resumed in place
 WINNER_COLUMNS = {"hu": "Int16", "units": "Int16", "lou": "Int8", "steps": "Int8"}  # null on 穿牌
-SEATING_MODES = ("fixed", "rotate", "all")
 SEATING_COLUMN = "seating"
 ROWS_PER_DEAL = {"fixed": 1, "rotate": 1, "all": 6}
 KIND = "simkit.simulation"
 SESSION_COLUMNS = ("session", "deal_in_session")
-IDENTITY_KEYS = ("schema_version", "seed", "deals", "batch_size", "rules", "policies")
 FILES = "files"  # the manifest's table of batch files: name -> record (batch, first_deal, deals, bytes, sha256)
 MANIFEST_DIGEST = "manifest_sha256"  # sha256 of the manifest's own content (all other fields)
-EQUITY = "equity"  # identity of a hand-equity run: {"hand": ..., "seat": ..., "deck": ...}; absent otherwise
-POLICY_SOURCES = "policy_sources"  # {user policy or learned: source / model digest}; absent for other runs
 # the parameters of each of ``policies`` by name ([{name: value}, ...], the values the run plays
 # with); not part of the identity (``policies`` records them by position), absent in manifests
 # written before it
@@ -124,17 +128,9 @@ def manifest_digest(manifest: dict[str, Any]) -> str:
 
 
 def manifest_identity(manifest: dict[str, Any]) -> dict[str, Any]:
-    """The identity fields a manifest records (what its ``config_digest`` was computed from)."""
-    identity = {key: manifest[key] for key in IDENTITY_KEYS}
-    if POLICY_SOURCES in manifest:  # a run with user policies: the source digest of each
-        identity[POLICY_SOURCES] = manifest[POLICY_SOURCES]
-    if manifest.get("session_length", 1) != 1:
-        identity["session_length"] = manifest["session_length"]
-    if EQUITY in manifest:  # a hand-equity run (simkit.runner.equity): its fixed hand and seat
-        identity[EQUITY] = manifest[EQUITY]
-    if manifest.get("seating", "fixed") != "fixed":  # fixed (or absent: written before seatings) adds nothing
-        identity["seating"] = manifest["seating"]
-    return identity
+    """The identity fields a manifest records (what its ``config_digest`` was computed from):
+    read as the specs write them (:func:`simkit.specs.dataset.dataset_identity`)."""
+    return dataset_identity(manifest)
 
 
 def seating(manifest: dict[str, Any]) -> str:

@@ -22,7 +22,7 @@ count.  With ``out`` the deals are kept as two resumable datasets in the row for
 ``simkit simulate``: ``OUT/equity`` and ``OUT/baseline`` (a ``simkit simulate`` dataset).
 
 >>> hand = "YJ*3 YS YX YC*3 RJ*3 RS RX RC*3 WJ*3 WS WX WC*3 GJ*3 GS GX YZ*2"  # wins on the deal (天胡)
->>> result = equity(hand, seat=0, policies="greedy,greedy,greedy", deals=40, seed=1, baseline=False)
+>>> result = equity(EquitySpec(hand, seat=0, policies="greedy,greedy,greedy", deals=40, seed=1, baseline=False))
 >>> result.win_rate, result.wins, result.deals
 (1.0, 40, 40)
 """
@@ -43,14 +43,14 @@ from scipy import stats
 from simkit.analysis.plots import new_axes, overflow_edge, overflow_histogram, save_figure
 from simkit.analysis.results import Interval, Result, WelchTest, format_level
 from simkit.analysis.stats import check_confidence, t_interval_or_nan, two_proportion_test, wilson_interval
-from simkit.errors import SimkitError
-from simkit.policies.registry import PolicySpec, is_user_policy, policy_arrays
-from simkit.rules import RuleSet
-from simkit.runner.equity import EquityConfig, make_config, play_equity, run_equity
+from simkit.policies.registry import is_user_policy, policy_arrays
+from simkit.runner.equity import QUIET, play_equity, run_equity
 from simkit.runner.equity import compute_batch as equity_batch
 from simkit.runner.play import R_HU, R_PAYOFF, R_UNITS, R_WINNER, play_deals
 from simkit.runner.simulate import check_backend, dask_session, run_dask, simulate
 from simkit.runner.simulate import compute_batch as simulate_batch
+from simkit.specs.base import Execution
+from simkit.specs.equity import EquitySpec
 from simkit.storage import load_dataset
 from simkit.storage.files import atomic_write
 from simkit.storage.runs import EQUITY_FOLDER, check_run_folder
@@ -323,86 +323,62 @@ def _kept(rows: np.ndarray) -> np.ndarray:
     return rows[:, : R_PAYOFF + 3].copy()
 
 
-def equity(
-    hand: str | Sequence[int] | np.ndarray,
-    seat: int = 0,
-    policies: str | Sequence[str | PolicySpec] = "greedy,greedy,greedy",
-    deals: int = 10_000,
-    seed: int = 0,
-    *,
-    rules: RuleSet | None = None,
-    out: str | os.PathLike | None = None,
-    batch_size: int = 10_000,
-    workers: int = 1,
-    baseline: bool = True,
-    confidence: float = 0.95,
-    quiet: bool = True,
-    backend: str = "local",
-    scheduler: str | None = None,
-    client=None,
-) -> EquityResult:
-    """The equity of ``seat``'s dealt ``hand`` (``simkit score`` notation or 28 counts; 31
-    cards for seat 0, the dealer, 30 for seats 1 and 2) over ``deals`` deals of ``seed``.
+def equity(spec: EquitySpec, out: str | os.PathLike | None = None, execution: Execution = QUIET, *,
+           client=None) -> EquityResult:
+    """The equity of ``spec``'s seat's dealt hand (:class:`~simkit.specs.equity.EquitySpec`:
+    the hand, seat, policies, deals, seed, rules, batch size, baseline and confidence).
 
-    ``baseline``: also play the ordinary deals 0 .. deals - 1 of the same seed and policies
-    and compare.  ``out``: keep the deals in ``OUT/equity`` and ``OUT/baseline`` (resumable:
-    a re-run computes only what is missing); without it nothing is written.  Errors (a bad
-    hand, seat, policy or count) are one-line :class:`~simkit.errors.SimkitError`.
+    ``spec.baseline``: also play the ordinary deals 0 .. deals - 1 of the same seed and
+    policies and compare.  ``out``: keep the deals in ``OUT/equity`` and ``OUT/baseline``
+    (resumable: a re-run computes only what is missing); without it nothing is written.
+    ``execution``: worker processes (with ``out``), the backend and progress (quiet unless
+    asked).  Errors (a bad hand, seat, policy or count) are one-line
+    :class:`~simkit.errors.SimkitError`, raised when the spec is made.
 
-    ``backend='dask'``: the equity deals and the baseline run on a Dask cluster, its client
-    connected once (``client`` when given; else to ``scheduler``, or a ``LocalCluster`` of
-    ``workers``); the batches' tables come back to this process (which writes them with
-    ``out``), so the result and the files are the same as local.
+    ``execution.backend='dask'``: the equity deals and the baseline run on a Dask cluster, its
+    client connected once (``client`` when given; else to ``execution.scheduler``, or a
+    ``LocalCluster`` of ``execution.workers``); the batches' tables come back to this process
+    (which writes them with ``out``), so the result and the files are the same as local.
     """
-    if not isinstance(confidence, (float, int)) or isinstance(confidence, bool) or not 0 < confidence < 1:
-        raise SimkitError(f"confidence must lie strictly between 0 and 1, got {confidence!r}",
-                          parameters=("confidence",))
-    config: EquityConfig = make_config(hand, seat, deals, policies, seed, rules, batch_size)
-    check_backend(backend, workers, scheduler)
-    if out is None and backend == "dask" and any(is_user_policy(s) and not s.is_import_path
-                                                  for s in config.base.policies):
-        backend = "local"  # a policy registered by name exists in this process only: played here
-    with dask_session(backend, workers, scheduler, client) as client:  # once for the deals and the baseline
-        return _equity(config, out, workers, baseline, confidence, quiet, backend, client)
+    check_backend(execution.backend, execution.workers, execution.scheduler)
+    if out is None and execution.backend == "dask" and any(is_user_policy(s) and not s.is_import_path
+                                                            for s in spec.policies):
+        # a policy registered by name exists in this process only: played here
+        execution = dataclasses.replace(execution, backend="local")
+    with dask_session(execution.backend, execution.workers, execution.scheduler, client) as client:
+        return _equity(spec, out, execution, client)  # connected once for the deals and the baseline
 
 
-def _equity(config: EquityConfig, out, workers: int, baseline: bool, confidence: float, quiet: bool, backend: str,
-            client) -> EquityResult:
-    """:func:`equity` with its config made and its Dask client (or None) connected."""
-    base = config.base
-    counts = np.array(config.hand, dtype=np.int64)
+def _equity(spec: EquitySpec, out, execution: Execution, client) -> EquityResult:
+    """:func:`equity` with its Dask client (or None) connected."""
+    base, confidence = spec.simulation, spec.confidence
     if out is not None:
         folder = check_run_folder(out, "equity", finished_readable=True)
-        path = run_equity(config, folder / EQUITY_FOLDER, workers=workers, quiet=quiet, backend=backend,
-                          client=client)
-        result_equity = _dataset_outcome(path, config.seat, confidence)
+        path = run_equity(spec, folder / EQUITY_FOLDER, execution, client=client)
+        result_equity = _dataset_outcome(path, spec.seat, confidence)
         result_baseline = None
-        if baseline:
+        if spec.baseline:
             # fixed seats: seat K plays policy K in every deal, as in the equity deals
-            path = simulate(base.deals, base.policies, base.seed, folder / BASELINE_FOLDER, base.rules,
-                            batch_size=base.batch_size, workers=workers, quiet=quiet, seating="fixed",
-                            backend=backend, client=client)
-            result_baseline = _dataset_outcome(path, config.seat, confidence)
+            path = simulate(base, folder / BASELINE_FOLDER, execution, client=client)
+            result_baseline = _dataset_outcome(path, spec.seat, confidence)
     elif client is not None:  # on Dask, nothing written: the batches' tables come back, put in order
         batches = range(base.n_batches)
-        result_equity = _tables_outcome(run_dask(equity_batch, config, batches, client),
-                                        config.seat, confidence)
+        result_equity = _tables_outcome(run_dask(equity_batch, spec, batches, client), spec.seat, confidence)
         result_baseline = (_tables_outcome(run_dask(simulate_batch, base, batches, client),
-                                           config.seat, confidence) if baseline else None)
+                                           spec.seat, confidence) if spec.baseline else None)
     else:
         ids, params, user = policy_arrays(base.policies)
         rules_array, texts = base.rules.to_array(), base.policy_texts()
         equity_rows, baseline_rows = [], []
         for b in range(base.n_batches):
             first, stop = base.batch_range(b)
-            equity_rows.append(_kept(play_equity(counts, config.seat, stop - first, base.seed, ids, params,
-                                                 rules_array, first_deal=first, user_functions=user, policies=texts)))
-            if baseline:
+            equity_rows.append(_kept(play_equity(spec, stop - first, first)))
+            if spec.baseline:
                 baseline_rows.append(_kept(play_deals(stop - first, base.seed, ids, params, rules_array,
                                                       first_deal=first, user_functions=user, policies=texts)))
-        result_equity = _rows_outcome(equity_rows, config.seat, confidence)
-        result_baseline = _rows_outcome(baseline_rows, config.seat, confidence) if baseline else None
-    return EquityResult(config.hand_text, config.seat, tuple(base.policy_labels()), base.deals, base.seed,
+        result_equity = _rows_outcome(equity_rows, spec.seat, confidence)
+        result_baseline = _rows_outcome(baseline_rows, spec.seat, confidence) if spec.baseline else None
+    return EquityResult(spec.hand_text, spec.seat, tuple(base.policy_labels()), base.deals, base.seed,
                         float(confidence), result_equity, result_baseline,
                         None if out is None else os.fspath(out))
 
