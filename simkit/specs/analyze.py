@@ -32,25 +32,20 @@ from simkit.policies.registry import PolicySpec
 from simkit.specs.base import RunSpec, as_policy, check_bool, check_float, check_int, check_positive_int
 
 
-@dataclasses.dataclass(frozen=True)
-class AnalyzeSpec(RunSpec):
-    """An analysis's settings (:mod:`simkit.studies.analyze`'s docstring says what each does):
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class RolloutSettings(RunSpec):
+    """How a position's actions are rolled out, an analysis's and each of a review's decisions'
+    (:mod:`simkit.studies.analyze`'s docstring says what each does):
 
     * ``policy``: the rollout policy at every seat; ``rollouts``: the most determinisations an
-      action gets; ``seed`` and ``first``: the analysis uses determinisations ``first .. first +
-      rollouts - 1`` of ``seed`` (another range of the same seed is independent of it);
+      action gets; ``seed``: what the determinisations are drawn from;
     * ``luck``: None / False (off), True (the shipped value model), a value-model file's path or a
       loaded :class:`~simkit.runner.value_model.ValueModel`;
-    * ``batch``: determinisations per racing round; ``race`` False: every action gets all
-      ``rollouts``; ``tolerance`` (牌): an action surely within it of the best stops as equal;
-      ``confidence``: the level of the intervals and of the race;
-    * ``actions``: the action ids analysed (None: every legal one);
+    * ``batch``: determinisations per racing round; ``confidence``: the level of the intervals
+      and of the race;
     * ``sharpen``: the opponent model's hill-climbing steps (0: uniform determinisations);
       ``belief``: 0, or that many draws of the hidden cards given the public history
-      (``belief_noise``: the chance a seat plays any legal action instead of ``policy``'s);
-    * ``confirm``: every estimate measured again on fresh determinisations (no winner's curse)."""
-
-    KIND = "analysis"
+      (``belief_noise``: the chance a seat plays any legal action instead of ``policy``'s)."""
 
     policy: str | PolicySpec = DEFAULT_POLICY
     rollouts: int = DEFAULT_ROLLOUTS
@@ -58,14 +53,9 @@ class AnalyzeSpec(RunSpec):
     luck: Any = None
     batch: int = DEFAULT_BATCH
     confidence: float = 0.95
-    race: bool = True
-    actions: tuple[int, ...] | None = None
     sharpen: int = DEFAULT_SHARPEN
-    tolerance: float = DEFAULT_TOLERANCE
-    first: int = 0
     belief: int = 0
     belief_noise: float = DEFAULT_BELIEF_NOISE
-    confirm: bool = True
 
     def check(self) -> None:
         self._set("policy", as_policy(self.policy))
@@ -74,13 +64,42 @@ class AnalyzeSpec(RunSpec):
         check_luck(self)
         check_positive_int(self, "batch")
         check_confidence(self)
-        check_bool(self, "race")
-        self._set("actions", _action_ids(self.actions))
         check_int(self, "sharpen", 0)
-        check_float(self, "tolerance", 0.0)
-        check_int(self, "first", 0)
         check_int(self, "belief", 0)
         check_float(self, "belief_noise", 0.0, 1.0)
+
+    def rollout_settings(self) -> dict[str, Any]:
+        """These settings by name (a review's, for each decision's analysis)."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(RolloutSettings)}
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class AnalyzeSpec(RolloutSettings):
+    """An analysis's settings: :class:`RolloutSettings`' and
+
+    * ``race`` False: every action gets all ``rollouts``; ``tolerance`` (牌): an action surely
+      within it of the best stops as equal;
+    * ``actions``: the action ids analysed (None: every legal one);
+    * ``first``: the analysis uses determinisations ``first .. first + rollouts - 1`` of
+      ``seed`` (another range of the same seed is independent of it);
+    * ``confirm``: every estimate measured again on fresh determinisations (no winner's curse).
+
+    Its fields are given by name."""
+
+    KIND = "analysis"
+
+    race: bool = True
+    actions: tuple[int, ...] | None = None
+    tolerance: float = DEFAULT_TOLERANCE
+    first: int = 0
+    confirm: bool = True
+
+    def check(self) -> None:
+        super().check()
+        check_bool(self, "race")
+        self._set("actions", _action_ids(self.actions))
+        check_float(self, "tolerance", 0.0)
+        check_int(self, "first", 0)
         check_bool(self, "confirm")
 
 

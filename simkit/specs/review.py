@@ -18,69 +18,41 @@ simkit.errors.SimkitError: seat must be 0, 1 or 2, got 3
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
 
 from simkit.cards import N_SEATS
-from simkit.defaults import (
-    DEFAULT_BATCH,
-    DEFAULT_BELIEF_NOISE,
-    DEFAULT_POLICY,
-    DEFAULT_REFERENCE,
-    DEFAULT_REVIEW_ROLLOUTS,
-    DEFAULT_SAMPLES,
-    DEFAULT_SHARPEN,
-)
+from simkit.defaults import DEFAULT_REFERENCE, DEFAULT_REVIEW_ROLLOUTS, DEFAULT_SAMPLES
 from simkit.errors import SimkitError
 from simkit.policies.registry import PolicySpec
-from simkit.specs.analyze import AnalyzeSpec, check_confidence, check_luck
-from simkit.specs.base import RunSpec, as_policy, check_float, check_int, check_positive_int
+from simkit.specs.analyze import AnalyzeSpec, RolloutSettings
+from simkit.specs.base import RunSpec, as_policy, check_int
 
 
-@dataclasses.dataclass(frozen=True)
-class ReviewSpec(RunSpec):
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class ReviewSpec(RolloutSettings):
     """A review's settings: ``seat`` (the seat reviewed); each decision's analysis
-    (:meth:`analysis`: ``policy``, ``rollouts``, ``luck``, ``batch``, ``confidence``, ``sharpen``,
-    ``belief``, ``belief_noise``, as :class:`~simkit.specs.analyze.AnalyzeSpec`'s, its
-    determinisations keyed by ``seed``, the log's deal and the decision); and the loss against
-    ``reference`` (None: none) from ``samples`` stock orders per decision, on the deal's true
-    cards (a replay log's)."""
+    (:meth:`analysis`: the :class:`~simkit.specs.analyze.RolloutSettings`, ``rollouts`` fewer than
+    an analysis's, its determinisations keyed by ``seed``, the log's deal and the decision); and
+    the loss against ``reference`` (None: none) from ``samples`` stock orders per decision, on the
+    deal's true cards (a replay log's).  Its fields are given by name."""
 
     KIND = "review"
 
     seat: int
-    policy: str | PolicySpec = DEFAULT_POLICY
     rollouts: int = DEFAULT_REVIEW_ROLLOUTS
-    seed: int = 0
-    luck: Any = None
-    batch: int = DEFAULT_BATCH
-    confidence: float = 0.95
-    sharpen: int = DEFAULT_SHARPEN
-    belief: int = 0
-    belief_noise: float = DEFAULT_BELIEF_NOISE
     reference: str | PolicySpec | None = DEFAULT_REFERENCE
     samples: int = DEFAULT_SAMPLES
 
     def check(self) -> None:
         check_seat(self)
-        self._set("policy", as_policy(self.policy))
-        check_positive_int(self, "rollouts")
-        check_int(self, "seed", 0)
-        check_luck(self)
-        check_positive_int(self, "batch")
-        check_confidence(self)
-        check_int(self, "sharpen", 0)
-        check_int(self, "belief", 0)
-        check_float(self, "belief_noise", 0.0, 1.0)
+        super().check()
         if self.reference is not None:
             self._set("reference", as_policy(self.reference, "reference"))
         check_int(self, "samples", 2)
 
     def analysis(self, seed: int, first: int) -> AnalyzeSpec:
-        """The analysis of one decision: this review's settings, determinisations ``first ..``
-        of ``seed`` (:func:`simkit.studies.review.review_decision` keys both)."""
-        return AnalyzeSpec(policy=self.policy, rollouts=self.rollouts, seed=seed, first=first, luck=self.luck,
-                           batch=self.batch, confidence=self.confidence, sharpen=self.sharpen, belief=self.belief,
-                           belief_noise=self.belief_noise)
+        """The analysis of one decision: this review's rollout settings, determinisations
+        ``first ..`` of ``seed`` (:func:`simkit.studies.review.review_decision` keys both)."""
+        return AnalyzeSpec(**dict(self.rollout_settings(), seed=seed), first=first)
 
 
 def check_seat(spec: RunSpec) -> None:
