@@ -38,6 +38,8 @@ from simkit.rng import root_key
 from simkit.rules import RuleSet
 from simkit.runner.play import DECK_RNG, new_scratch
 from simkit.runner.rollout import OUT_PAYOFF, rollouts
+from simkit.specs.analyze import AnalyzeSpec
+from simkit.specs.base import Execution
 from simkit.studies.analyze import analyze_position
 
 SEAT = 1
@@ -64,7 +66,8 @@ def play(seed: int, deal: int, follow: bool, significant: bool, analysis_rollout
         if follow and p == SEAT and int(mask.sum()) >= 2:
             position = position_from_state(s, rules)
             key = seed * 100_000 + deal * 200 + changed + int(s[L.S_STOCK_POS])
-            analysis = analyze_position(position, rollouts=analysis_rollouts, seed=key, workers=2, **options)
+            analysis = analyze_position(position, AnalyzeSpec(rollouts=analysis_rollouts, seed=key, **options),
+                                        Execution(workers=2))
             best = analysis.best.action
             if best != action:
                 margin = analysis.estimate(best).payoff - analysis.estimate(action).payoff

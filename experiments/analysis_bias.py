@@ -38,6 +38,8 @@ from simkit.rng import root_key, seat_stream, stream_state
 from simkit.rules import RuleSet
 from simkit.runner.play import new_scratch
 from simkit.runner.rollout import OUT_PAYOFF, rollouts
+from simkit.specs.analyze import AnalyzeSpec
+from simkit.specs.base import Execution
 from simkit.studies.analyze import analyze_position
 
 SEAT = 1
@@ -93,15 +95,16 @@ def main(table: str, deals: int, seed: int, analysis_rollouts: int = 256, true_r
                 continue
             decisions += 1
             key = seed * 10_000 + deal * 100 + d.index
-            analysis = analyze_position(d.position, rollouts=analysis_rollouts, seed=key, workers=2)
+            analysis = analyze_position(d.position, AnalyzeSpec(rollouts=analysis_rollouts, seed=key),
+                                        Execution(workers=2))
             a1, a2 = analysis.best.action, d.action
             if a1 == a2:
                 same += 1
                 continue
             deal_of.append(deal)
             rows["a"].append(analysis.estimate(a1).payoff - analysis.estimate(a2).payoff)
-            fresh = analyze_position(d.position, rollouts=analysis_rollouts, seed=key + 1, race=False, actions=[a1, a2],
-                                     workers=2)
+            fresh = analyze_position(d.position, AnalyzeSpec(rollouts=analysis_rollouts, seed=key + 1, race=False,
+                                                             actions=[a1, a2]), Execution(workers=2))
             rows["a_fresh"].append(fresh.estimate(a1).payoff - fresh.estimate(a2).payoff)
             out = rollouts(d.position.observation(), [a1, a2], [True, True], 0, true_rollouts, key + 2, specs, rules,
                            workers=2, known=d.state)

@@ -35,6 +35,8 @@ from simkit.rules import RuleSet
 from simkit.runner.rollout import OUT_PAYOFF, rollouts
 import simkit.studies.analyze as analyze_module
 from analysis_bias import interval as clustered  # a mean with its interval clustered by deal
+from simkit.specs.analyze import AnalyzeSpec
+from simkit.specs.base import Execution
 from simkit.studies.analyze import DEFAULT_BELIEF, analyze_position
 
 if "BELIEF_CHAINS" in os.environ:
@@ -58,14 +60,14 @@ def main(policy: str, deals: int, seed: int, n: int = 256) -> None:
             if d.seat != SEAT or len(legal) < 2:
                 continue
             key = seed * 10_000 + deal * 100 + d.index
-            default = analyze_position(d.position, policy=policy, rollouts=n, seed=key, race=False, workers=2)
+            default = analyze_position(d.position, AnalyzeSpec(policy=policy, rollouts=n, seed=key, race=False),
+                                       Execution(workers=2))
             a1 = d.action
             a2 = default.best.action if default.best.action != a1 else default.actions[1].action
             pair = sorted({a1, a2})
-            u = analyze_position(d.position, policy=policy, rollouts=n, seed=key + 1, race=False, actions=pair,
-                                 workers=2)
-            p = analyze_position(d.position, policy=policy, rollouts=n, seed=key + 1, race=False, actions=pair,
-                                 workers=2, belief=DEFAULT_BELIEF)
+            pair_spec = AnalyzeSpec(policy=policy, rollouts=n, seed=key + 1, race=False, actions=pair)
+            u = analyze_position(d.position, pair_spec, Execution(workers=2))
+            p = analyze_position(d.position, pair_spec.replace(belief=DEFAULT_BELIEF), Execution(workers=2))
             out = rollouts(d.position.observation(), [a1, a2], [True, True], 0, n, key + 2, specs, rules, workers=2,
                            known=d.state)
             t1, t2 = float(out[0, :, OUT_PAYOFF].mean()), float(out[1, :, OUT_PAYOFF].mean())

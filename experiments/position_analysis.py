@@ -19,6 +19,9 @@ import numpy as np
 from simkit.bench import hardware_line
 from simkit.engine import layout as L
 from simkit.replay import log_decisions, replay_jsonl
+from simkit.specs.analyze import AnalyzeSpec
+from simkit.specs.base import Execution
+from simkit.specs.review import ReviewSpec
 from simkit.studies.analyze import DEFAULT_ROLLOUTS, analyze_position
 from simkit.studies.position_checks import (
     CASE_KINDS,
@@ -80,7 +83,7 @@ def main() -> None:
         seconds = []
         for case in cases[kind]:
             for seed in range(seeds):
-                analysis, dt = timed_analysis(case.position, seed=seed)
+                analysis, dt = timed_analysis(case.position, AnalyzeSpec(seed=seed))
                 ok += case.ranked_correctly(analysis)
                 runs += 1
                 seconds.append(dt)
@@ -113,7 +116,7 @@ def main() -> None:
     # 3. common random numbers and luck, on the same positions
     crn, luck = [], []
     for position in chosen:
-        a = analyze_position(position, rollouts=256, seed=5, race=False, luck=True, workers=2)
+        a = analyze_position(position, AnalyzeSpec(rollouts=256, seed=5, race=False, luck=True), Execution(workers=2))
         luck += [x.luck_factor for x in a.actions[1:] if np.isfinite(x.luck_factor)]
         crn += [x.crn_factor for x in a.actions[1:] if np.isfinite(x.crn_factor)]
     lines += ["", "## Variance saved on the differences between actions", "",
@@ -134,7 +137,7 @@ def main() -> None:
     speed = speed[: max(5, int(40 * scale))]
     times, gaps, separated = [], [], []
     for position in speed:
-        analysis, dt = timed_analysis(position, seed=0, workers=1)
+        analysis, dt = timed_analysis(position, AnalyzeSpec(seed=0), Execution(workers=1))
         times.append(dt)
         gaps.append(analysis.best.payoff - analysis.actions[1].payoff)
         separated.append(analysis.actions[1].status == "separated")
@@ -156,7 +159,7 @@ def main() -> None:
         text = replay_jsonl(REVIEW_SEED, deal, "expert,greedy,patient")
         seat = deal % 3
         t0 = time.perf_counter()
-        review = review_decisions(parse_decision_log(text.splitlines()), seat, seed=0)
+        review = review_decisions(parse_decision_log(text.splitlines()), ReviewSpec(seat=seat, seed=0))
         review_times.append(time.perf_counter() - t0)
         decisions_reviewed.append(len(review.decisions))
         if deal == 0:

@@ -26,6 +26,8 @@ import time
 from scipy import stats
 
 from simkit.replay import replay_jsonl
+from simkit.specs.analyze import AnalyzeSpec
+from simkit.specs.review import ReviewSpec
 from simkit.studies.analyze import analyze_position
 from simkit.studies.review import parse_decision_log, review_decisions
 
@@ -48,7 +50,7 @@ def main() -> None:
         lines = replay_jsonl(args.seed, deal, table, seating="fixed").splitlines()
         decisions = parse_decision_log(lines)
         taken = {d.index: d.action for d in decisions}
-        review = review_decisions(decisions, SEAT)
+        review = review_decisions(decisions, ReviewSpec(seat=SEAT))
         lo, hi = review.total_interval()
         if hi - lo == 0.0:
             continue
@@ -58,8 +60,9 @@ def main() -> None:
                 continue  # the choice is the best: no loss to measure
             best = decision.analysis.best.action
             chosen = taken[decision.index]
-            again = analyze_position(decision.analysis.position, actions=[best, chosen], rollouts=args.fresh,
-                                     race=False, confirm=False, seed=FRESH_SEED)
+            fresh_spec = AnalyzeSpec(actions=[best, chosen], rollouts=args.fresh, race=False, confirm=False,
+                                     seed=FRESH_SEED)
+            again = analyze_position(decision.analysis.position, fresh_spec)
             fresh += again.estimate(best).payoff - again.estimate(chosen).payoff
         counted += 1
         inside = lo <= fresh <= hi

@@ -56,7 +56,6 @@ from typing import Any, Sequence
 from simkit import defaults as D
 from simkit.cliargs import EXIT_BAD_INPUT, build_parser, check_arguments
 from simkit.errors import SimkitError
-from simkit.progress import Progress
 
 # Lazy for speed: each command imports the simkit modules it uses inside its handler (and
 # simkit.cliargs those its checks need), so that `simkit --help`, `simkit rules` or a bad
@@ -562,6 +561,8 @@ def _logged_position(lines, at: int, name: str):
 def _cmd_analyze(args: argparse.Namespace) -> int:
     """``simkit analyze POSITION``: every legal action rolled out and raced."""
     from simkit.engine.position import parse_position
+    from simkit.specs.analyze import AnalyzeSpec
+    from simkit.specs.base import Execution
     from simkit.studies.analyze import analyze_position
 
     policy = _rollout_policy(args.policy)
@@ -576,11 +577,11 @@ def _cmd_analyze(args: argparse.Namespace) -> int:
     else:
         position = parse_position(_position_text(args.position))
     start = time.perf_counter()
-    luck = _luck_argument(args.luck)
-    result = analyze_position(position, policy=policy, rollouts=args.rollouts, seed=args.seed,
-                              workers=args.workers, luck=luck, batch=args.batch, confidence=args.confidence,
-                              race=not args.no_race, sharpen=args.sharpen, tolerance=args.tolerance,
-                              belief=args.belief, belief_noise=args.belief_noise, confirm=not args.no_confirm)
+    spec = AnalyzeSpec(policy=policy, rollouts=args.rollouts, seed=args.seed, luck=_luck_argument(args.luck),
+                       batch=args.batch, confidence=args.confidence, race=not args.no_race, sharpen=args.sharpen,
+                       tolerance=args.tolerance, belief=args.belief, belief_noise=args.belief_noise,
+                       confirm=not args.no_confirm)
+    result = analyze_position(position, spec, Execution(workers=args.workers))
     if args.json:
         print(result.to_json())
     else:
@@ -617,6 +618,8 @@ def _cmd_review(args: argparse.Namespace) -> int:
     """``simkit review LOG [LOG ...] --seat K``: each decision against rollouts of every option
     (several logs: each in turn, on one Dask connection with ``--backend dask``)."""
     from simkit.runner.simulate import dask_session
+    from simkit.specs.base import Execution
+    from simkit.specs.review import ReviewSpec
     from simkit.studies.reference import LogPolicyError
     from simkit.studies.review import (
         read_decision_log,
@@ -628,40 +631,29 @@ def _cmd_review(args: argparse.Namespace) -> int:
     )
 
     start = time.perf_counter()
-    policy = _rollout_policy(args.policy)
+    spec = ReviewSpec(seat=args.seat, policy=_rollout_policy(args.policy), rollouts=args.rollouts, seed=args.seed,
+                      luck=_luck_argument(args.luck), confidence=args.confidence, sharpen=args.sharpen,
+                      belief=args.belief, belief_noise=args.belief_noise,
+                      reference=None if args.reference == "none" else args.reference, samples=args.samples)
+    execution = Execution(workers=args.workers, backend=args.backend, scheduler=args.scheduler, quiet=args.quiet)
     logs = list(args.log)
     every_decisions = [read_decision_log(log) for log in logs]  # every log read (or refused) before any rollout
-    luck = _luck_argument(args.luck)
     several = len(logs) > 1
     reviews = []
     # --backend dask: connected (or refused in one line) before any rollout; the loss against the
     # reference runs here, the decisions' analyses on the cluster
     with dask_session(args.backend, args.workers, args.scheduler) as client:
         for log, decisions in zip(logs, every_decisions):
-            reporter: list[Progress] = []
-
-            def progress(done: int, total: int, reporter=reporter, log=log) -> None:
-                if not reporter:
-                    reporter.append(Progress(total, "decisions", f"reviewed {log}" if several else "reviewed",
-                                             not args.quiet))
-                reporter[0].update(done - reporter[0].done)
-
             reference = None
-            if args.reference != "none":  # first: a bad name is refused before the rollouts
+            if spec.reference is not None:  # first: a bad name is refused before the rollouts
                 try:
-                    reference = review_log_against_reference(log, args.seat, args.reference, args.samples,
-                                                             args.seed, args.confidence, args.workers)
+                    reference = review_log_against_reference(log, spec, execution)
                 except LogPolicyError as exc:  # a bot of the log's deal line the rollouts cannot seat
                     if args.reference != D.DEFAULT_REFERENCE:  # the reference asked for: no review without it
                         raise
                     where = f"{log}: " if several else ""
                     print(f"simkit: note: {where}no loss against {args.reference}: {exc}", file=sys.stderr)
-            review = review_decisions(decisions, args.seat, policy=policy, rollouts=args.rollouts, seed=args.seed,
-                                      workers=args.workers, luck=luck, progress=progress, sharpen=args.sharpen,
-                                      belief=args.belief, belief_noise=args.belief_noise,
-                                      confidence=args.confidence, backend=args.backend, client=client)
-            for bar in reporter:
-                bar.close()
+            review = review_decisions(decisions, spec, execution, client=client, log=log if several else None)
             reviews.append(dataclasses.replace(review, reference=reference))
     for log, review in zip(logs, reviews):
         if args.json:
@@ -701,18 +693,15 @@ def _cmd_play(args: argparse.Namespace) -> int:
 def _cmd_calibrate(args: argparse.Namespace) -> int:
     """``simkit calibrate POLICY``: the review's predicted losses against paired play."""
     from simkit.rules import RuleSet
+    from simkit.specs.base import Execution
+    from simkit.specs.calibrate import CalibrateSpec
     from simkit.studies.reference import calibrate, write_calibration_report
 
     start = time.perf_counter()
-    reporter = Progress(args.deals, "deals", "played and reviewed", not args.quiet)
-
-    def progress(done: int, total: int) -> None:
-        reporter.update(done - reporter.done)
-
-    result = calibrate(args.policy, seat=args.seat, deals=args.deals, seed=args.seed, reference=args.reference,
-                       samples=args.samples, first_deal=args.first_deal, rules=RuleSet.from_strings(args.rule),
-                       confidence=args.confidence, workers=args.workers, progress=progress)
-    reporter.close()
+    spec = CalibrateSpec(args.policy, reference=args.reference, seat=args.seat, deals=args.deals, seed=args.seed,
+                         first_deal=args.first_deal, samples=args.samples, rules=RuleSet.from_strings(args.rule),
+                         confidence=args.confidence)
+    result = calibrate(spec, Execution(workers=args.workers, quiet=args.quiet))
     print(json.dumps(result.to_dict()) if args.json else result.text())
     if args.out is not None:
         path = write_calibration_report(result, args.out)

@@ -904,12 +904,13 @@ COMMANDS: tuple[Command, ...] = (
     Command("calibrate", "check the review against paired play: a policy's predicted and realised loss in one seat", (
         arg("policy", help="the policy in the seat: any compiled policy (a built-in name, parameters too: search, "
                            "mc:rollouts=8, expert:danger=20; learned:PATH; package.module:function)"),
-        arg("--seat", type=int, default=1, help="the seat it plays (default 1)", check=seat),
+        arg("--seat", type=int, default=D.DEFAULT_CALIBRATE_SEAT, check=seat,
+            help=f"the seat it plays (default {D.DEFAULT_CALIBRATE_SEAT})"),
         arg("--reference", default=D.DEFAULT_REFERENCE,
             help="the policy it is measured against, also in the other seats: any policy the rollouts play (a "
                  f"built-in name, parameters too, or learned:PATH; default {D.DEFAULT_REFERENCE})"),
-        arg("--deals", type=int, default=100, check=integer(2, 10_000_000),
-            help="deals played both ways (default 100)"),
+        arg("--deals", type=int, default=D.DEFAULT_CALIBRATE_DEALS, check=integer(2, 10_000_000),
+            help=f"deals played both ways (default {D.DEFAULT_CALIBRATE_DEALS})"),
         arg("--first-deal", type=int, default=0, check=NONNEG, help="the first deal number (default 0)"),
         arg("--samples", type=int, default=D.DEFAULT_SAMPLES, check=integer(2, 1_000_000),
             help=f"stock orders per reviewed decision (default {D.DEFAULT_SAMPLES})"),

@@ -27,6 +27,10 @@ DEFAULT_SHARPEN = 20
 DEFAULT_REVIEW_ROLLOUTS = 512  # review: determinisations per action at most, per decision
 DEFAULT_REFERENCE = "expert"  # the policy a review's loss against a reference is measured against
 DEFAULT_SAMPLES = 64  # stock orders per decision of the loss against a reference
+# calibrate (simkit.specs.calibrate.CalibrateSpec and its command): the seat the policy plays and the
+# deals played both ways
+DEFAULT_CALIBRATE_SEAT = 1
+DEFAULT_CALIBRATE_DEALS = 100
 DEFAULT_HINT_ROLLOUTS = 1024  # simkit play: determinisations per action of a hint at most (a second or two)
 DEFAULT_BOTS = ("expert", "expert")  # simkit play: the two bots at the table
 # deals before the sequential test (compare --sprt, tournament --sprt) may decide.  On 5,000

@@ -24,6 +24,7 @@ from simkit.studies.table import table_setup, warm_first_decision, warm_hint, wa
 from simkit.engine.env import Environment
 from simkit.engine.position import parse_position
 from simkit.replay import log_decisions, replay_jsonl
+from simkit.specs.analyze import AnalyzeSpec
 from simkit.studies.analyze import analyze_position
 from simkit.evaluator import evaluate, evaluate_many, min_idle
 from simkit.evaluator.score import score_records
@@ -70,7 +71,7 @@ def _environment() -> None:
 def _analyze() -> None:
     position = parse_position("seat=1; dealer=0; turn=claim; hand=YJ*4 YS*4 YX*4 YC*4 YM*4 YP*4 YZ*4 RJ*2; card=RJ; "
                               "from=0; stock=21")
-    analyze_position(position, rollouts=1)
+    analyze_position(position, AnalyzeSpec(rollouts=1))
     log_decisions(replay_jsonl(0, 0, BASIC).splitlines())
 
 

@@ -32,6 +32,9 @@ from simkit.rules import RuleSet
 from simkit.runner.luck import draw_luck, new_luck_scratch
 from simkit.runner.rollout import OUT_LUCK, OUT_PAYOFF, rollouts
 from simkit.runner.value_model import value_model_for
+from simkit.specs.analyze import AnalyzeSpec
+from simkit.specs.base import Execution
+from simkit.specs.review import ReviewSpec
 from simkit.studies.analyze import DEFAULT_SHARPEN, analyze_position
 from simkit.studies.position_checks import (
     brute_force_agreement,
@@ -66,7 +69,7 @@ def test_known_answer_positions_are_ranked_correctly(cases, kind):
     assert cases[kind], f"no {kind} position in the deals"
     for case in cases[kind]:
         for seed in range(3):
-            analysis = analyze_position(case.position, seed=seed, rollouts=256)
+            analysis = analyze_position(case.position, AnalyzeSpec(seed=seed, rollouts=256))
             assert case.ranked_correctly(analysis), (kind, seed, case.position.text())
             if kind == "win":
                 assert analysis.best.action == L.A_WIN
@@ -97,8 +100,8 @@ def test_rollouts_do_not_depend_on_threads_or_splits(logged):
     assert np.array_equal(one, two) and np.array_equal(one, split)
     other_seed = rollouts(obs, legal, alive, 0, 40, 4, spec, position.rules)
     assert not np.array_equal(one[..., OUT_PAYOFF], other_seed[..., OUT_PAYOFF])
-    a = analyze_position(position, seed=3, rollouts=256, workers=1)
-    b = analyze_position(position, seed=3, rollouts=256, workers=2)
+    a = analyze_position(position, AnalyzeSpec(seed=3, rollouts=256), Execution(workers=1))
+    b = analyze_position(position, AnalyzeSpec(seed=3, rollouts=256), Execution(workers=2))
     assert a.to_json() == b.to_json()
 
 
@@ -109,7 +112,7 @@ def test_common_random_numbers_pair_the_actions(logged):
     factors = []
     for d in decisions[5:30]:
         if len(d.position.legal_actions()) >= 3 and d.position.decision == "discard":
-            analysis = analyze_position(d.position, seed=1, rollouts=128, race=False)
+            analysis = analyze_position(d.position, AnalyzeSpec(seed=1, rollouts=128, race=False))
             factors += [a.crn_factor for a in analysis.actions[1:] if np.isfinite(a.crn_factor)]
     assert len(factors) >= 10
     assert np.median(factors) > 1.2
@@ -141,10 +144,10 @@ def test_each_racing_round_takes_new_determinisations(cases):
     the end has the very estimate it has without racing (a round restarting at determinisation 0
     would repeat the first batch, and its interval would rest on that many samples)."""
     case = cases["decline_chariot"][0]
-    raced = analyze_position(case.position, seed=2, rollouts=512, batch=32)
+    raced = analyze_position(case.position, AnalyzeSpec(seed=2, rollouts=512, batch=32))
     best = raced.best
     assert best.rollouts >= 3 * 32  # at least three rounds
-    full = analyze_position(case.position, seed=2, rollouts=best.rollouts, race=False)
+    full = analyze_position(case.position, AnalyzeSpec(seed=2, rollouts=best.rollouts, race=False))
     assert best.action == full.best.action
     assert best.payoff == full.estimate(best.action).payoff
     assert (best.payoff_lo, best.payoff_hi) == (full.estimate(best.action).payoff_lo, full.estimate(best.action).payoff_hi)
@@ -152,8 +155,8 @@ def test_each_racing_round_takes_new_determinisations(cases):
 
 def test_racing_stops_separated_actions_early_and_keeps_the_best(cases):
     case = cases["decline_chariot"][0]
-    raced = analyze_position(case.position, seed=0, rollouts=2048)
-    full = analyze_position(case.position, seed=0, rollouts=2048, race=False)
+    raced = analyze_position(case.position, AnalyzeSpec(seed=0, rollouts=2048))
+    full = analyze_position(case.position, AnalyzeSpec(seed=0, rollouts=2048, race=False))
     assert raced.estimate(L.A_PASS).status == "separated" and raced.estimate(L.A_PASS).rollouts < 2048
     assert raced.best.action == full.best.action
     assert raced.best.rollouts == max(a.rollouts for a in raced.actions)
@@ -167,7 +170,7 @@ def test_review_of_a_deal_played_by_the_rollout_policy_finds_little_loss(logged,
     decisions = parse_decision_log(lines)
     losses = []
     for seat in range(3):
-        review = review_decisions(decisions, seat, rollouts=256, seed=2)
+        review = review_decisions(decisions, ReviewSpec(seat=seat, rollouts=256, seed=2))
         frame = review.to_frame()
         # measured on determinisations the choice never saw: a loss may be negative (no winner's curse)
         assert ((frame["loss_lo"] <= frame["loss"]) & (frame["loss"] <= frame["loss_hi"])).all()
@@ -193,8 +196,8 @@ def test_a_typed_decision_log_is_reviewed_like_a_replay_log(logged):
     # a typed log names no deal: given the replay's deal and decision numbers (the rollouts' key), the same review
     keyed = [dataclasses.replace(t, index=d.index, deal=d.deal)
              for t, d in zip(parse_decision_log(typed), [d for d in replayed if d.position.seat == 1], strict=True)]
-    from_typed = review_decisions(keyed, 1, rollouts=64, seed=4)
-    from_replay = review_decisions(replayed, 1, rollouts=64, seed=4)
+    from_typed = review_decisions(keyed, ReviewSpec(seat=1, rollouts=64, seed=4))
+    from_replay = review_decisions(replayed, ReviewSpec(seat=1, rollouts=64, seed=4))
     columns = ["kind", "hand", "chosen", "best", "loss", "loss_lo", "loss_hi"]
     assert from_typed.to_frame()[columns].equals(from_replay.to_frame()[columns])
     with pytest.raises(SimkitError, match="log line 2: action 'discard XX'"):
@@ -206,11 +209,11 @@ def test_analyze_refuses_bad_arguments():
     position = parse_position("seat=1; dealer=0; turn=claim; hand=YJ*4 YS*4 YX*4 YC*4 YM*4 YP*4 YZ*4 RJ*2; "
                               "card=RJ; source=discard; from=0; stock=21")
     with pytest.raises(SimkitError, match="rollouts must be a whole number >= 1"):
-        analyze_position(position, rollouts=0)
+        analyze_position(position, AnalyzeSpec(rollouts=0))
     with pytest.raises(SimkitError, match="actions must be legal"):
-        analyze_position(position, actions=[L.A_KONG])
+        analyze_position(position, AnalyzeSpec(actions=[L.A_KONG]))
     with pytest.raises(SimkitError, match="built-in policies only"):
-        analyze_position(position, policy=parse_policy("tests.helpers:first_legal"))
+        analyze_position(position, AnalyzeSpec(policy=parse_policy("tests.helpers:first_legal")))
     assert RuleSet() == position.rules
 
 
@@ -368,9 +371,9 @@ def test_the_confirmation_measures_apart_from_the_race(logged):
                     and len(d.position.legal_actions()) >= 6)
     beaten = 0
     for seed in range(6):
-        raced = analyze_position(position, rollouts=64, seed=seed, race=False, confirm=False)
+        raced = analyze_position(position, AnalyzeSpec(rollouts=64, seed=seed, race=False, confirm=False))
         assert all(a.difference <= 0 for a in raced.actions)  # the race's best is its argmax
-        confirmed = analyze_position(position, rollouts=64, seed=seed, race=False)
+        confirmed = analyze_position(position, AnalyzeSpec(rollouts=64, seed=seed, race=False))
         assert confirmed.confirmed and not raced.confirmed
         assert [a.action for a in confirmed.actions][0] == raced.best.action  # the race chose the best
         beaten += sum(a.difference > 0 for a in confirmed.actions)

@@ -20,6 +20,8 @@ from simkit.rng import root_key, seed_state
 from simkit.rules import RuleSet
 from simkit.runner.belief import Evidence, belief_particles, belief_table, replay_weight
 from simkit.runner.rollout import OUT_PAYOFF, rollout_policy_arrays, rollouts
+from simkit.specs.analyze import AnalyzeSpec
+from simkit.specs.base import Execution
 from simkit.studies.analyze import analyze_position
 
 RULES = RuleSet()
@@ -150,8 +152,9 @@ def test_analyze_with_belief_is_reproducible_and_says_so():
     """The analysis with a belief is a pure function of its arguments (any workers) and its table
     says how the hidden cards were drawn.  Catches a belief seeded by thread or time."""
     d = _decisions("expert,expert,expert", 61011, 0)[25]
-    one = analyze_position(d.position, rollouts=64, seed=3, race=False, belief=32, workers=1)
-    two = analyze_position(d.position, rollouts=64, seed=3, race=False, belief=32, workers=2)
+    spec = AnalyzeSpec(rollouts=64, seed=3, race=False, belief=32)
+    one = analyze_position(d.position, spec, Execution(workers=1))
+    two = analyze_position(d.position, spec, Execution(workers=2))
     assert one.to_dict() == two.to_dict()
     assert "belief: 32 draws of the hidden cards" in one.table()
     assert one.belief_distinct >= 2
@@ -163,7 +166,7 @@ def test_a_history_that_does_not_fit_is_one_line_before_the_rollouts():
     d = _decisions("expert,expert,expert", 61012, 0)[25]
     cut = parse_position(d.position.text().replace("history=", "history=draw:0:RJ:0 ", 1))
     with pytest.raises(SimkitError, match="belief: no hidden cards fit the position's public history"):
-        analyze_position(cut, rollouts=16, belief=16)
+        analyze_position(cut, AnalyzeSpec(rollouts=16, belief=16))
 
 
 def test_the_history_travels_with_the_position():

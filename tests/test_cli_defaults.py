@@ -11,6 +11,7 @@ import argparse
 import dataclasses
 import importlib
 import inspect
+import operator
 
 import pytest
 
@@ -19,17 +20,12 @@ from simkit.cliargs import build_parser, parse_command_line
 LIBRARY = {
     "compare": ("simkit.studies.compare:compare",),
     "tournament": ("simkit.studies.tournament:run_tournament",),
-    "calibrate": ("simkit.studies.reference:calibrate",),
-    "analyze": ("simkit.studies.analyze:analyze_position",),
-    "review": ("simkit.studies.review:review_decisions", "simkit.studies.review:review_log_against_reference"),
 }
 
 # (command, destination): why the command line's default differs from the library's
 RESOLVED_LATER = {
     ("compare", "deals"): "None: the command's checks set the library's default (DEFAULT_COMPARE_DEALS) or, with "
                           "--sprt, the sequential test's cap (DEFAULT_SPRT_MAX_DEALS)",
-    ("analyze", "luck"): "None: off unless --luck is given (then the built-in model, or MODEL)",
-    ("review", "luck"): "None: off unless --luck is given (then the built-in model, or MODEL)",
 }
 
 
@@ -281,3 +277,86 @@ def test_dataset_kinds_every_spec_exception_is_still_needed():
         options = {action.dest: action for action in _commands()[command]._actions}
         if name in options:  # an option that exists: its default must still differ
             assert options[name].default != spec_class.defaults()[name], (command, name)
+
+
+# ---------------------------------------------------------------------------- commands that build a run spec
+
+# issue 53 item 1: these commands build a run spec (simkit.specs) from their options, so each
+# option's default must be the spec field's, and every field must be reachable from the command
+# line or listed with the reason.  (command) -> (the spec, {option's destination: (field, the
+# option's default read as the field's)}, {field: why no option sets it})
+SPEC_COMMANDS = {
+    "analyze": ("simkit.specs.analyze:AnalyzeSpec",
+                {"no_race": ("race", operator.not_), "no_confirm": ("confirm", operator.not_)},
+                {"actions": "the library's choice of actions; the command analyses every legal one",
+                 "first": "the first determinisation's number: a review keys each decision's analysis by it"}),
+    "review": ("simkit.specs.review:ReviewSpec",
+               {"reference": ("reference", lambda value: None if value == "none" else value)},
+               {"batch": "determinisations per racing round of each decision's analysis: analyze's --batch; "
+                         "the command has always reviewed at the default"}),
+    "calibrate": ("simkit.specs.calibrate:CalibrateSpec",
+                  {"rule": ("rules", lambda value: None if value == [] else value)},
+                  {}),
+}
+
+
+def _review_spec_class(target: str):
+    module, name = target.split(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def _spec_options(command: str):
+    """(differences, fields no option reaches) of a command that builds a spec: each option
+    whose destination is a field (or mapped to one) against the field's default, each option of
+    how the run executes against :class:`Execution`'s."""
+    from simkit.specs.base import Execution
+
+    target, mapped, _ = SPEC_COMMANDS[command]
+    spec = _review_spec_class(target)
+    defaults = spec.defaults()
+    execution = {f.name: f.default for f in dataclasses.fields(Execution)}
+    reached, differences = set(), {}
+    for action in _commands()[command]._actions:
+        if action.dest in mapped:
+            field, read = mapped[action.dest]
+        elif action.dest in spec.field_names():
+            field, read = action.dest, (lambda value: value)
+        elif action.dest in EXECUTION_OPTIONS:
+            if action.default != execution[action.dest]:
+                differences[action.dest] = (action.default, execution[action.dest])
+            continue
+        else:
+            continue
+        reached.add(field)
+        if field in defaults and read(action.default) != defaults[field]:
+            differences[action.dest] = (read(action.default), defaults[field])
+    return differences, set(spec.field_names()) - reached
+
+
+@pytest.mark.parametrize("command", sorted(SPEC_COMMANDS))
+def test_a_spec_commands_defaults_are_its_specs(command):
+    """Catches an option whose default drifted from the field's (``calibrate --deals`` or
+    ``--seat`` declared on both sides before issue 53), or the execution's."""
+    differences, _ = _spec_options(command)
+    assert differences == {}, "option vs spec default: " + repr(differences)
+
+
+@pytest.mark.parametrize("command", sorted(SPEC_COMMANDS))
+def test_every_spec_field_is_reachable_from_its_command_or_listed(command):
+    """A field added to the spec without an option (or a reason) fails here; so does a listed
+    exception that an option now reaches."""
+    _, unreached = _spec_options(command)
+    listed = set(SPEC_COMMANDS[command][2])
+    assert unreached == listed, f"fields without an option: {sorted(unreached - listed)}; listed but reached: " \
+                                f"{sorted(listed - unreached)}"
+
+
+def test_the_play_hints_analysis_settings_are_the_analysis_defaults():
+    """``play``'s hint is an analysis: its rollout policy defaults to the analysis's; its
+    rollouts are deliberately fewer (a hint takes a second or two: DEFAULT_HINT_ROLLOUTS)."""
+    from simkit.defaults import DEFAULT_HINT_ROLLOUTS
+    from simkit.specs.analyze import AnalyzeSpec
+
+    options = {action.dest: action.default for action in _commands()["play"]._actions}
+    assert options["hint_policy"] == AnalyzeSpec.defaults()["policy"]
+    assert options["hint_rollouts"] == DEFAULT_HINT_ROLLOUTS < AnalyzeSpec.defaults()["rollouts"]

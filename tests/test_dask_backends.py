@@ -37,6 +37,9 @@ from simkit.replay import replay_jsonl  # noqa: E402
 from simkit.storage.dataset import FILES, MANIFEST  # noqa: E402
 from simkit.studies.compare import compare  # noqa: E402
 from simkit.studies.equity import equity  # noqa: E402
+from simkit.specs.base import Execution  # noqa: E402
+from simkit.specs.review import ReviewSpec  # noqa: E402
+from simkit.studies import review as review_module  # noqa: E402
 from simkit.studies.review import parse_decision_log, review_decisions  # noqa: E402
 from simkit.studies.tournament import run_tournament  # noqa: E402
 from simkit.studies.tuning import PLAYS_PER_DEAL, TuneSpec, tune  # noqa: E402
@@ -419,7 +422,7 @@ def deal_log(folder: Path) -> Path:
     return path
 
 
-def test_review_on_dask_is_local(tmp_path, cluster, capsys):
+def test_review_on_dask_is_local(tmp_path, cluster, capsys, monkeypatch):
     """One task per decision: the same review (the loss against the reference included, which
     stays in this process), the same files, whatever order the decisions finished in."""
     log = deal_log(tmp_path)
@@ -436,10 +439,17 @@ def test_review_on_dask_is_local(tmp_path, cluster, capsys):
     # the library: a value model travels with the tasks; progress is reported decision by decision
     decisions = parse_decision_log(log.read_text(encoding="utf-8").splitlines())
     seen = []
-    kwargs = dict(rollouts=32, seed=4, luck=True)
-    local = review_decisions(decisions, 2, **kwargs)
-    dask = review_decisions(decisions, 2, backend="dask", scheduler=cluster.scheduler_address,
-                            progress=lambda done, total: seen.append((done, total)), **kwargs)
+
+    class Seen(review_module.Progress):
+        def update(self, n: int = 1) -> None:
+            super().update(n)
+            seen.append((self.done, self.total))
+
+    monkeypatch.setattr(review_module, "Progress", Seen)
+    spec = ReviewSpec(seat=2, rollouts=32, seed=4, luck=True)
+    local = review_decisions(decisions, spec, Execution(quiet=True))
+    seen.clear()
+    dask = review_decisions(decisions, spec, Execution(backend="dask", scheduler=cluster.scheduler_address, quiet=True))
     assert dask.to_json() == local.to_json() and local.luck
     assert seen == [(k, len(local.decisions)) for k in range(1, len(local.decisions) + 1)]
 
@@ -479,10 +489,10 @@ def test_a_worker_killed_mid_review_costs_its_tasks_only(tmp_path, cluster):
     """SIGKILL of a worker process while it analyses a decision: the scheduler runs that
     decision again elsewhere, and the review is the local one."""
     decisions = parse_decision_log(deal_log(tmp_path).read_text(encoding="utf-8").splitlines())
-    kwargs = dict(rollouts=512, seed=3)
-    local = review_decisions(decisions, 1, **kwargs)
-    dask = run_killing_a_worker(cluster, lambda: review_decisions(decisions, 1, backend="dask",
-                                                                  scheduler=cluster.scheduler_address, **kwargs))
+    spec = ReviewSpec(seat=1, rollouts=512, seed=3)
+    local = review_decisions(decisions, spec, Execution(quiet=True))
+    dask = run_killing_a_worker(cluster, lambda: review_decisions(
+        decisions, spec, Execution(backend="dask", scheduler=cluster.scheduler_address, quiet=True)))
     assert dask.to_json() == local.to_json()
 
 

@@ -15,6 +15,8 @@ from simkit.cli import main
 from simkit.evaluator.patterns import PATTERN_CHINESE, PATTERN_NAMES
 from simkit.glossary import ACTION_CHINESE, DECISION_CHINESE, MEASURE_CHINESE, WIN_KIND_CHINESE, action_words, display_width, in_words, pad
 from simkit.replay import log_decisions, replay_jsonl
+from simkit.specs.analyze import AnalyzeSpec
+from simkit.specs.review import ReviewSpec
 from simkit.studies.analyze import analyze_position
 from simkit.studies.review import parse_decision_log, review_decisions, review_table
 
@@ -80,12 +82,12 @@ def logged():
 def test_analyze_and_review_tables_name_actions_in_chinese(logged):
     lines, decisions = logged
     claim = next(d for d in decisions if d.position.decision == "claim")
-    text = analyze_position(claim.position, rollouts=64).table()
+    text = analyze_position(claim.position, AnalyzeSpec(rollouts=64)).table()
     rows = text.splitlines()[4:]
     assert rows and all(re.match(r"[\u4e00-\u9fff]", row) for row in rows), text
     for code, name in ACTION_CHINESE.items():
         assert not _bare("\n".join(rows), code, name), code
-    review = review_decisions(parse_decision_log(lines)[:4], 1, rollouts=16, seed=1)
+    review = review_decisions(parse_decision_log(lines)[:4], ReviewSpec(seat=1, rollouts=16, seed=1))
     table = review_table(review, min_loss=-1e9)
     body = table.splitlines()[table.splitlines().index(next(l for l in table.splitlines() if l.strip().startswith("#"))) + 1:]
     assert body

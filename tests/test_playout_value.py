@@ -166,12 +166,13 @@ def test_playouts_refuse_python_policies_and_position_rollouts():
     with pytest.raises(ValueError, match="not play-out values"):
         luck_rows(parse_policies(POLICIES), seed=1, deals=2, block=playout_block(2), record=True)
     from simkit.engine.position import parse_position
+    from simkit.specs.analyze import AnalyzeSpec
     from simkit.studies.analyze import analyze_position
 
     position = parse_position("seat=1; dealer=0; turn=claim; hand=YJ*4 YS*4 YX*4 YC*4 YM*4 YP*4 YZ*4 RJ*2; "
                               "card=RJ; source=discard; from=0; stock=21")
     with pytest.raises(SimkitError, match="play-out values adjust comparisons of whole deals"):
-        analyze_position(position, luck="playouts:2")
+        analyze_position(position, AnalyzeSpec(luck="playouts:2"))
 
 
 def test_an_interrupted_playout_replay_resumes_from_its_last_slice(tmp_path, monkeypatch):

@@ -32,6 +32,8 @@ from simkit.errors import SimkitError
 from simkit.policies import builtin_names, policy_names
 from simkit.policies.model import BUILTIN_MODEL
 from simkit.policies.registry import PolicyError, PolicySpec, parse_policy, policy_arrays
+from simkit.specs.base import Execution
+from simkit.specs.calibrate import CalibrateSpec
 from simkit.studies.reference import calibrate
 from simkit.studies.table import ScriptedPerson, play_table, table_setup
 
@@ -154,9 +156,10 @@ def test_calibrate_takes_the_users_compiled_policies_and_model_files(model, caps
     """Not from a log, so an import path and a model file are the user's to name: the seat
     plays any compiled policy, the reference any policy the rollouts play (a model file too: the
     review's table is the one calibrate played, not read back from its own log)."""
-    c = calibrate("simkit.bench:greedy_by_import", deals=2, seed=5, samples=2)
+    quiet = Execution(quiet=True)  # the library's progress off: stderr below is the commands' alone
+    c = calibrate(CalibrateSpec("simkit.bench:greedy_by_import", deals=2, seed=5, samples=2), quiet)
     assert c.policy == "simkit.bench:greedy_by_import" and c.deals == 2
-    c = calibrate("greedy", reference=f"learned:{model}", deals=2, seed=5, samples=2)
+    c = calibrate(CalibrateSpec("greedy", reference=f"learned:{model}", deals=2, seed=5, samples=2), quiet)
     assert c.reference == f"learned:{model}"
     for argv, needle in ((["greedy", "--reference", "simkit.bench:greedy_by_import"],
                           "rollouts play built-in policies only"),

@@ -32,6 +32,9 @@ from simkit.replay import log_decisions, replay_jsonl
 from simkit.rng import next_below, root_key, stream_state
 from simkit.rules import RuleSet
 from simkit.runner.rollout import OUT_PAYOFF, POLICY_DECIDES, rollouts
+from simkit.specs.base import Execution
+from simkit.specs.calibrate import CalibrateSpec
+from simkit.specs.review import ReviewSpec
 from simkit.studies.reference import Calibration, calibrate, review_against_reference
 
 
@@ -115,7 +118,7 @@ def test_predicted_losses_agree_with_paired_play(policy, deals, seed, worth):
     for random: its ratio is 1.3-1.4 at 200-600 deals, and 60 deals' sample variances cannot
     separate that from 1 (measured here with the rollouts keyed by the deal: 0.97; the shared
     stock orders' keying had given 1.21; greedy 2.89)."""
-    c = calibrate(policy, seat=1, deals=deals, seed=seed, samples=32)
+    c = calibrate(CalibrateSpec(policy, seat=1, deals=deals, seed=seed, samples=32))
     p, r, bias = c.predicted_mean(), c.realised_mean(), c.bias()
     assert c.calibrated(), c.text()
     assert bias.lo <= 0.0 <= bias.hi, c.text()
@@ -132,8 +135,8 @@ def test_calibration_goals_of_issue_38():
     fact about the policies, not the review: a calibrated review reports what paired play says
     (measured here: random 0.792 [0.437, 1.148] predicted, 0.860 [0.266, 1.454] realised; on
     seed 31337001, 200 deals, 1.519 and 1.480), so its interval must reach 1.0."""
-    random_ = calibrate("random", seat=1, deals=100, seed=860_401, samples=64)
-    greedy = calibrate("greedy", seat=1, deals=300, seed=860_402, samples=64)
+    random_ = calibrate(CalibrateSpec("random", seat=1, deals=100, seed=860_401, samples=64))
+    greedy = calibrate(CalibrateSpec("greedy", seat=1, deals=300, seed=860_402, samples=64))
     for c in (random_, greedy):
         assert c.calibrated(), c.text()
     assert random_.predicted_mean().hi >= 1.0 and random_.predicted_mean().lo > 0.0, random_.text()
@@ -207,7 +210,7 @@ def test_review_keeps_its_confidence_level_and_leads_with_the_reference(tmp_path
 
     log = tmp_path / "deal.jsonl"
     log.write_text(replay_jsonl(9, 2, "expert,random,expert", seating="fixed"), encoding="utf-8")
-    review = review_decisions(read_decision_log(log), 1, rollouts=32, seed=1, confidence=0.9)
+    review = review_decisions(read_decision_log(log), ReviewSpec(seat=1, rollouts=32, seed=1, confidence=0.9))
     assert review.confidence == 0.9
     check = [d for d in review.decisions if d.loss_hi > d.loss_lo]
     assert check
@@ -217,7 +220,7 @@ def test_review_keeps_its_confidence_level_and_leads_with_the_reference(tmp_path
     assert (hi - lo) / 2 == pytest.approx(z90 * se, rel=1e-6)
     lo95, hi95 = review.total_interval(0.95)
     assert (hi95 - lo95) / 2 == pytest.approx(1.959964 * se, rel=1e-6)
-    reference = review_log_against_reference(log, 1, samples=16, seed=1, confidence=0.9)
+    reference = review_log_against_reference(log, ReviewSpec(seat=1, samples=16, seed=1, confidence=0.9))
     assert reference is not None and reference.confidence == 0.9 and reference.total > 0
     review = dataclasses.replace(review, reference=reference)
     text = review_table(review)  # one headline: the result, luck and skill against expert, at 90 %
@@ -230,7 +233,8 @@ def test_review_keeps_its_confidence_level_and_leads_with_the_reference(tmp_path
     typed = tmp_path / "typed.jsonl"
     typed.write_text(json.dumps({"position": review.decisions[0].analysis.position.text(), "chosen": "pass"}) + "\n",
                      encoding="utf-8")
-    assert review_log_against_reference(typed, 1) is None  # positions only: no true cards
+    assert review_log_against_reference(typed, ReviewSpec(seat=1)) is None  # positions only: no true cards
+    assert review_log_against_reference(log, ReviewSpec(seat=1, reference=None)) is None  # none asked for
 
 
 def test_the_review_measures_a_loss_on_determinisations_the_choice_never_saw(monkeypatch):
@@ -243,15 +247,15 @@ def test_the_review_measures_a_loss_on_determinisations_the_choice_never_saw(mon
     calls = []
     original = review_module.analyze_position
 
-    def spy(position, **kwargs):
-        result = original(position, **kwargs)
+    def spy(position, *args, **kwargs):
+        result = original(position, *args, **kwargs)
         calls.append(result)
         return result
 
     monkeypatch.setattr(review_module, "analyze_position", spy)
     lines = replay_jsonl(9, 2, "expert,random,expert", seating="fixed").splitlines()
     decisions = review_module.parse_decision_log(lines)
-    review = review_module.review_decisions(decisions, 1, rollouts=32, seed=3)
+    review = review_module.review_decisions(decisions, ReviewSpec(seat=1, rollouts=32, seed=3))
     assert len(calls) == len(review.decisions) and all(c.confirmed for c in calls)
     changed = [(d, c) for d, c in zip(review.decisions, calls) if d.chosen != d.pick]
     assert changed
@@ -331,8 +335,9 @@ def test_a_calibrated_deal_is_a_function_of_its_number_not_of_its_batch():
     """Deal N of a calibration is keyed by N: deals 1 and 2 of a run from deal 0 equal the same
     deals of a run from deal 1, on two threads.  Keyed by the deal's place in the run (k), or by
     the thread, they would differ."""
-    whole = calibrate("random", seat=1, deals=3, seed=860_601, samples=4)
-    later = calibrate("random", seat=1, deals=2, seed=860_601, samples=4, first_deal=1, workers=2)
+    whole = calibrate(CalibrateSpec("random", seat=1, deals=3, seed=860_601, samples=4))
+    later = calibrate(CalibrateSpec("random", seat=1, deals=2, seed=860_601, samples=4, first_deal=1),
+                      Execution(workers=2))
     assert whole.predicted[1:].tolist() == later.predicted.tolist()
     assert whole.predicted_se[1:].tolist() == later.predicted_se.tolist()
     assert whole.realised[1:].tolist() == later.realised.tolist()
@@ -357,7 +362,7 @@ def test_an_experiment_calibration_is_run_once_and_read_back(tmp_path, monkeypat
     spec.write_text('name = "cal"\nseed = 860701\n[[calibration]]\npolicy = "random"\ndeals = 2\nsamples = 4\n')
     report = run_experiment(spec, reports=tmp_path / "reports", data=tmp_path / "data", quiet=True)
     text = report.read_text(encoding="utf-8")
-    direct = calibrate("random", seat=1, deals=2, seed=860_701, samples=4)
+    direct = calibrate(CalibrateSpec("random", seat=1, deals=2, seed=860_701, samples=4))
     gain = -direct.realised.mean()
     assert f"| random | expert | 1 | 860701 | 2 | {gain:+.3f} [" in text
     assert (report.parent / "calibration_0.png").is_file()
@@ -415,7 +420,7 @@ def test_the_best_action_analyses_are_keyed_by_the_deal(monkeypatch):
     assert one[0].deal == (9, 2) and other[0].deal == (9, 3)
 
     def review(decisions):
-        return review_decisions(decisions, 1, rollouts=8, seed=3)
+        return review_decisions(decisions, ReviewSpec(seat=1, rollouts=8, seed=3))
 
     first = review(one)
     assert len(first.decisions) >= 2
@@ -431,7 +436,7 @@ def test_the_decisions_of_one_deal_are_analysed_on_their_own_determinisations(mo
     Catches a key without the decision's number (every decision on determinisations 0 ..) or
     ranges that overlap (a stride below ``rollouts``)."""
     from simkit.studies import analyze as analyze_module
-    from simkit.studies.review import ReviewSettings, parse_decision_log, review_decision, review_decisions
+    from simkit.studies.review import parse_decision_log, review_decision, review_decisions
 
     used = []
     original = analyze_module.play_rollouts
@@ -443,13 +448,13 @@ def test_the_decisions_of_one_deal_are_analysed_on_their_own_determinisations(mo
     monkeypatch.setattr(analyze_module, "play_rollouts", spy)
     lines = replay_jsonl(9, 2, "expert,random,expert", seating="fixed").splitlines()
     decisions = parse_decision_log(lines)[:8]
-    review = review_decisions(decisions, 1, rollouts=8, seed=3)
+    review = review_decisions(decisions, ReviewSpec(seat=1, rollouts=8, seed=3))
     assert len(review.decisions) >= 2 and len({seed for seed, _, _ in used}) == 1
     drawn = [(seed, j) for seed, first, size in used for j in range(first, first + size)]
     assert len(set(drawn)) == len(drawn), "two analyses of one deal drew the same determinisations"
     monkeypatch.setattr(analyze_module, "play_rollouts", original)
     d = next(d for d in decisions if d.position.seat == 1 and len(d.position.legal_actions()) >= 2)
-    settings = ReviewSettings(seat=1, rollouts=8, seed=3)
+    settings = ReviewSpec(seat=1, rollouts=8, seed=3)
     moved = review_decision(settings, dataclasses.replace(d, index=d.index + 1))
     assert _payoffs(dataclasses.replace(review, decisions=(moved,))) != _payoffs(
         dataclasses.replace(review, decisions=(review_decision(settings, d),)))

@@ -26,7 +26,8 @@ from simkit.glossary import display_width
 from simkit.studies import review as review_module
 from simkit.studies.analyze import ActionEstimate, PositionAnalysis, ShownRow, analysis_verdict, shown_verdict
 from simkit.studies.headline import Headline, played_like, played_like_table, ratio_interval
-from simkit.studies.review import GameReview, LogDecision, ReviewSettings, review_decision, review_table
+from simkit.specs.review import ReviewSpec
+from simkit.studies.review import GameReview, LogDecision, review_decision, review_table
 
 POSITION = parse_position("seat=1; dealer=0; turn=claim; hand=YJ*4 YS*4 YX*4 YC*4 YM*4 YP*4 YZ*4 RJ*2; "
                           "card=RJ; source=discard; from=0; stock=21")
@@ -59,7 +60,7 @@ def disagreeing_analysis(zhan_vs_top: tuple[float, float, float] = (-0.2, -0.5, 
 def reviewed(monkeypatch, chosen: int, analysis: PositionAnalysis | None = None):
     analysis = analysis or disagreeing_analysis()
     monkeypatch.setattr(review_module, "analyze_position", lambda *a, **k: analysis)
-    return review_decision(ReviewSettings(seat=1), LogDecision(3, 7, POSITION, chosen))
+    return review_decision(ReviewSpec(seat=1), LogDecision(3, 7, POSITION, chosen))
 
 
 # ---------------------------------------------------------------------------- the one rule

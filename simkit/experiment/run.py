@@ -32,8 +32,10 @@ from simkit.bench import hardware_line
 from simkit.experiment.spec import (CalibrationEntry, ExperimentError, ExperimentSpec, ProbabilityEntry, SimulationEntry,
                                     load_experiment, slug)
 from simkit.studies.reference import Calibration, calibrate, interval_text, write_calibration_report
-from simkit.policies.registry import PolicySpec, effective_params, label_of_text, parse_policies, parse_policy
+from simkit.policies.registry import PolicySpec, effective_params, label_of_text, parse_policies
 from simkit.rules import RuleSet
+from simkit.specs.base import Execution
+from simkit.specs.calibrate import CalibrateSpec
 from simkit.runner import simulate
 from simkit.runner.simulate import check_backend, dask_session
 from simkit.specs.simulate import default_seating
@@ -286,20 +288,19 @@ def _tournament_lines(spec: ExperimentSpec, data_dir: Path, report_dir: Path, wo
     return tournament_section(result, report_dir)
 
 
-def _calibration_identity(entry: CalibrationEntry, confidence: float) -> dict:
-    """What a stored calibration must match to be reused: the entry (its policies with every
-    parameter, as a dataset's identity records them: a changed preset is another calibration) and
-    the level."""
-    policies = [PolicySpec(s.name, effective_params(s)).text() for s in map(parse_policy, (entry.policy, entry.reference))]
-    return {"policy": policies[0], "reference": policies[1], "seat": entry.seat, "deals": entry.deals,
-            "seed": entry.seed, "first_deal": entry.first_deal, "samples": entry.samples,
-            "rules": entry.rules.to_dict(), "confidence": confidence}
+def _calibration_spec(entry: CalibrationEntry, confidence: float) -> CalibrateSpec:
+    """The entry's calibration spec, its intervals at ``confidence``; its identity is what a stored
+    calibration must match to be reused (its policies with every parameter, as a dataset's
+    identity records them: a changed preset is another calibration; the level)."""
+    fields = {f.name: getattr(entry, f.name) for f in dataclasses.fields(entry)}
+    return CalibrateSpec.from_mapping({**fields, "confidence": confidence}, "[[calibration]]")
 
 
 def _calibration(entry: CalibrationEntry, folder: Path, workers: int, quiet: bool, confidence: float) -> Calibration:
     """The entry's calibration: read back from ``folder`` when it holds this one, else run
     (``workers`` processes) and stored there."""
-    identity = _calibration_identity(entry, confidence)
+    spec = _calibration_spec(entry, confidence)
+    identity = spec.identity()
     stored = folder / "identity.json"
     if stored.is_file() and (folder / CALIBRATION_FILE).is_file():
         try:
@@ -308,9 +309,7 @@ def _calibration(entry: CalibrationEntry, folder: Path, workers: int, quiet: boo
         except (SimkitError, KeyError, TypeError, ValueError):
             pass  # unreadable: run it again
     start = time.perf_counter()
-    result = calibrate(entry.policy, seat=entry.seat, deals=entry.deals, seed=entry.seed, reference=entry.reference,
-                       samples=entry.samples, first_deal=entry.first_deal, rules=entry.rules, confidence=confidence,
-                       workers=workers)
+    result = calibrate(spec, Execution(workers=workers, quiet=True))
     write_calibration_report(result, folder)
     write_json(stored, identity)
     if not quiet:

@@ -71,10 +71,11 @@ from pathlib import Path
 from typing import Any
 
 from simkit.analysis.exact import normalise_events, parse_event
-from simkit.defaults import DEFAULT_DUPLICATE_DESIGN, DEFAULT_REFERENCE, DEFAULT_SAMPLES, DUPLICATE_DESIGNS
+from simkit.defaults import DEFAULT_DUPLICATE_DESIGN, DUPLICATE_DESIGNS
 from simkit.errors import SimkitError
 from simkit.policies.registry import parse_policies, parse_policy
 from simkit.rules import RuleSet
+from simkit.specs.calibrate import CalibrateSpec
 from simkit.specs.simulate import SimulateSpec
 
 
@@ -358,27 +359,28 @@ def parse_experiment(text: str, source: str = "experiment") -> ExperimentSpec:
                                      _rules(entry, where), _sprt(entry, where), _burn_in(entry, where),
                                      _luck(entry, where), _design(entry, where))
     calibrations = []
+    defaults = CalibrateSpec.defaults()  # an entry's keys and defaults are the spec's (the level is the run's)
     for i, entry in enumerate(_take(data, "calibration", list, source, [])):
         where = f"{source}: calibration[{i}]"
         entry = _entry(entry, where, "calibration")
-        _check_keys(entry, {"policy", "reference", "seat", "deals", "seed", "first_deal", "samples", "rules"}, where)
+        _check_keys(entry, set(CalibrateSpec.field_names()) - {"confidence"}, where)
         policy = _take(entry, "policy", str, where)
-        reference = _take(entry, "reference", str, where, DEFAULT_REFERENCE)
+        reference = _take(entry, "reference", str, where, defaults["reference"])
         try:
             parse_policy(policy)
             parse_policy(reference)
         except SimkitError as exc:
             raise ExperimentError(f"{where}: {exc}") from None
-        seat = _take(entry, "seat", int, where, 1)
+        seat = _take(entry, "seat", int, where, defaults["seat"])
         if seat not in (0, 1, 2):
             raise ExperimentError(f"{where}: 'seat' must be 0, 1 or 2, got {seat}")
         deals = _take(entry, "deals", int, where)
         if deals < 2:
             raise ExperimentError(f"{where}: 'deals' must be >= 2, got {deals}")
-        first_deal = _take(entry, "first_deal", int, where, 0)
+        first_deal = _take(entry, "first_deal", int, where, defaults["first_deal"])
         if first_deal < 0:
             raise ExperimentError(f"{where}: 'first_deal' must be >= 0, got {first_deal}")
-        samples = _take(entry, "samples", int, where, DEFAULT_SAMPLES)
+        samples = _take(entry, "samples", int, where, defaults["samples"])
         if samples < 2:
             raise ExperimentError(f"{where}: 'samples' must be >= 2, got {samples}")
         calibrations.append(CalibrationEntry(policy, reference, seat, deals, _take(entry, "seed", int, where, seed),

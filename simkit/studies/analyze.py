@@ -36,8 +36,10 @@ and the difference to the best action with its paired interval.
   verdict: selecting on the fresh interval too (following the advice "where significant" by it)
   would bring the winner's curse back (measured: a predicted +0.43 a deal, +0.08 realised).
 
-A result is a pure function of (position, policy, seed, rollouts, batch, luck model,
-confidence): the same for any ``workers``.
+The settings (``policy``, ``rollouts``, ``seed``, ``luck``, ``batch``, ``race``, ``sharpen``,
+``belief``, ...) are an :class:`~simkit.specs.analyze.AnalyzeSpec`, their defaults declared there.
+A result is a pure function of the position and that spec: the same for any number of threads
+(:class:`~simkit.specs.base.Execution`'s ``workers``).
 """
 
 from __future__ import annotations
@@ -45,7 +47,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -63,11 +64,11 @@ from simkit.defaults import (  # noqa: F401 - re-exported: the analysis settings
     DEFAULT_TOLERANCE,
 )
 from simkit.analysis.results import finite_or_none
-from simkit.analysis.stats import check_confidence, t_interval_or_nan, wilson_interval
+from simkit.analysis.stats import t_interval_or_nan, wilson_interval
 from simkit.engine.position import Position, action_text, decision_kind
 from simkit.glossary import action_words, pad
 from simkit.errors import SimkitError
-from simkit.policies.registry import PolicySpec, parse_policy, policy_label
+from simkit.policies.registry import PolicySpec, policy_label
 from simkit.runner.belief import belief_particles
 from simkit.runner.rollout import (
     N_ROLLOUT_OUT,
@@ -81,7 +82,9 @@ from simkit.runner.rollout import (
 )
 from simkit.runner.rollout import rollout_policy_arrays
 from simkit.runner.rollout import rollouts as play_rollouts
-from simkit.runner.value_model import ValueModel, value_model_for
+from simkit.runner.value_model import value_model_for
+from simkit.specs.analyze import AnalyzeSpec
+from simkit.specs.base import Execution
 
 MIN_RACE = 128  # no action stops before this many determinisations
 # the confirmation's determinisations start here (beyond any range a race or a review's measure uses)
@@ -451,64 +454,28 @@ def _check_rollouts(rows: np.ndarray, alive: np.ndarray) -> None:
         raise SimkitError(f"the analysis failed: {why}")
 
 
-def _check_count(value: Any, name: str, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise SimkitError(f"{name} must be a whole number >= {minimum}, got {value!r}", parameters=(name,))
-    return int(value)
-
-
-def analyze_position(
-    position: Position,
-    policy: str | PolicySpec = DEFAULT_POLICY,
-    rollouts: int = DEFAULT_ROLLOUTS,
-    seed: int = 0,
-    workers: int = 1,
-    luck: bool | str | os.PathLike | ValueModel | None = False,
-    batch: int = DEFAULT_BATCH,
-    confidence: float = 0.95,
-    race: bool = True,
-    actions: Sequence[int] | None = None,
-    sharpen: int = DEFAULT_SHARPEN,
-    tolerance: float = DEFAULT_TOLERANCE,
-    first: int = 0,
-    belief: int = 0,
-    belief_noise: float = DEFAULT_BELIEF_NOISE,
-    confirm: bool = True,
-) -> PositionAnalysis:
-    """Roll out every legal action of ``position`` (or the ``actions`` given) and race them
-    (see the module docstring); a :class:`PositionAnalysis`.  ``first``: the number of the first
-    determinisation (an analysis uses ``first .. first + rollouts - 1``; another range of the
-    same seed is independent of it: the review measures its losses there).
-
-    ``rollouts``: the most determinisations an action gets; ``batch``: determinisations per
-    racing round; ``race`` False: every action gets all ``rollouts``; ``tolerance`` (牌): an
-    action surely within it of the best stops racing as equal; ``luck``: True for the
-    shipped value model, a model file or :class:`~simkit.runner.value_model.ValueModel`;
-    ``sharpen``: an opponent model, that many hill-climbing steps bringing each sampled
-    opponent hand closer to complete (``mc``'s ``sharpen``; 0: uniform determinisations;
-    :data:`DEFAULT_SHARPEN` is calibrated on expert deals); ``belief``: 0, or that many
-    candidate determinisations replayed through the position's public history and weighted by
-    how likely ``policy`` at the other seats was to play what they played
-    (:mod:`simkit.runner.belief`; ``belief_noise``: the chance a seat plays any legal action
-    instead; the rollouts then draw from the weighted candidates and ``sharpen`` is not used);
-    ``confirm`` (default): every estimate is measured again on as many fresh determinisations as
-    the action used (from ``first + CONFIRM_FIRST``), so the best, chosen on the race's, carries no
-    winner's curse; False reports the race's own."""
+def analyze_position(position: Position, spec: AnalyzeSpec | None = None,
+                     execution: Execution = Execution()) -> PositionAnalysis:
+    """Roll out every legal action of ``position`` (or the ``spec.actions`` given) and race them
+    (see the module docstring; :class:`~simkit.specs.analyze.AnalyzeSpec` says what each setting
+    does; None: the defaults); a :class:`PositionAnalysis`.  The analysis uses determinisations
+    ``spec.first .. spec.first + spec.rollouts - 1`` of ``spec.seed`` (another range of the same
+    seed is independent of it: the review measures its losses there), and with ``spec.confirm``
+    every estimate is measured again on as many fresh determinisations as the action used (from
+    ``first + CONFIRM_FIRST``), so the best, chosen on the race's, carries no winner's curse.
+    ``execution.workers``: threads (the result is the same for any); an analysis runs in this
+    process (``backend`` local)."""
     if not isinstance(position, Position):
         raise SimkitError(f"position must be a Position, got {type(position).__name__}", parameters=("position",))
-    spec = parse_policy(policy) if isinstance(policy, str) else policy
-    rollouts = _check_count(rollouts, "rollouts", 1)
-    batch = _check_count(batch, "batch", 1)
-    workers = _check_count(workers, "workers", 1)
-    seed = _check_count(seed, "seed", 0)
-    sharpen = _check_count(sharpen, "sharpen", 0)
-    first = _check_count(first, "first", 0)
-    belief = _check_count(belief, "belief", 0)
-    if isinstance(belief_noise, bool) or not isinstance(belief_noise, (int, float)) or not 0 <= belief_noise <= 1:
-        raise SimkitError(f"belief_noise must be a number in [0, 1], got {belief_noise!r}", parameters=("belief_noise",))
-    if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)) or not 0 <= tolerance < math.inf:
-        raise SimkitError(f"tolerance must be a finite number >= 0, got {tolerance!r}", parameters=("tolerance",))
-    confidence = check_confidence(confidence)
+    spec = AnalyzeSpec() if spec is None else spec
+    if not isinstance(spec, AnalyzeSpec):
+        raise SimkitError(f"spec must be an AnalyzeSpec, got {type(spec).__name__}", parameters=("spec",))
+    if execution.backend != "local":
+        raise SimkitError("an analysis runs in this process: backend must be local", parameters=("backend",))
+    policy, rollouts, batch, seed = spec.policy, spec.rollouts, spec.batch, spec.seed
+    workers, sharpen, first, belief = execution.workers, spec.sharpen, spec.first, spec.belief
+    belief_noise, tolerance, confidence, race = spec.belief_noise, spec.tolerance, spec.confidence, spec.race
+    actions, confirm, luck = spec.actions, spec.confirm, spec.luck
     legal = position.legal_actions()
     if actions is None:
         chosen = legal
@@ -529,7 +496,7 @@ def analyze_position(
     particles = weights = None
     distinct, acceptance = 0, math.nan
     if belief:
-        drawn = _belief(position, spec, belief, seed, float(belief_noise), workers)
+        drawn = _belief(position, policy, belief, seed, float(belief_noise), workers)
         if not drawn.states.shape[0]:
             raise SimkitError("belief: no hidden cards fit the position's public history"
                               + ("" if position.history else " (the position has none: a typed position without "
@@ -548,7 +515,7 @@ def analyze_position(
     best = 0
     while done < rollouts and alive.any():
         size = min(batch, rollouts - done) if race else rollouts
-        rows = play_rollouts(obs, chosen, alive, first + done, size, seed, spec, position.rules, block, workers,
+        rows = play_rollouts(obs, chosen, alive, first + done, size, seed, policy, position.rules, block, workers,
                              sharpen, known=particles, weights=weights)
         _check_rollouts(rows, alive)
         out[alive, done : done + size] = rows[alive]
@@ -582,7 +549,7 @@ def analyze_position(
         done = 0
         for n in sorted(set(counts.tolist())):
             live = counts > done
-            rows = play_rollouts(obs, chosen, live, first + CONFIRM_FIRST + done, n - done, seed, spec, position.rules,
+            rows = play_rollouts(obs, chosen, live, first + CONFIRM_FIRST + done, n - done, seed, policy, position.rules,
                                  block, workers, sharpen, known=particles, weights=weights)
             _check_rollouts(rows, live)
             fresh[live, done:n] = rows[live, : n - done]
@@ -595,7 +562,7 @@ def analyze_position(
     rows = _with_vs_top(rows, out, counts, best, confidence)
     order = sorted(range(k), key=lambda i: (i != best, -rows[i].payoff if math.isfinite(rows[i].payoff) else 0.0,
                                             rows[i].action))
-    return PositionAnalysis(position=position, policy=policy_label(spec), seed=seed, rollouts=rollouts, batch=batch,
+    return PositionAnalysis(position=position, policy=policy_label(policy), seed=seed, rollouts=rollouts, batch=batch,
                             confidence=confidence, luck=model.describe() if model is not None else None,
                             determinisations=int(counts.max()), actions=tuple(rows[i] for i in order),
                             sharpen=sharpen, belief=belief, belief_noise=float(belief_noise), confirmed=confirmed,

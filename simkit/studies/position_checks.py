@@ -45,6 +45,8 @@ from simkit.replay import log_decisions, replay_jsonl
 from simkit.defaults import DEFAULT_POLICY, DEFAULT_SHARPEN
 from simkit.policies.registry import parse_policy
 from simkit.runner.rollout import OUT_WIN, rollouts
+from simkit.specs.analyze import AnalyzeSpec
+from simkit.specs.base import Execution
 from simkit.studies.analyze import PositionAnalysis, analyze_position
 
 LIVE_ROLLOUTS = 256  # rollouts of the premise check: a case needs a win among them
@@ -172,8 +174,10 @@ def brute_force_agreement(positions: Sequence[Position], rollouts: int, factor: 
     rollout of ``factor`` times more on other determinisations (``brute_seed``)."""
     rows = []
     for k, position in enumerate(positions):
-        small = analyze_position(position, rollouts=rollouts, seed=seed, race=False, workers=workers)
-        big = analyze_position(position, rollouts=rollouts * factor, seed=brute_seed, race=False, workers=workers)
+        execution = Execution(workers=workers)
+        small = analyze_position(position, AnalyzeSpec(rollouts=rollouts, seed=seed, race=False), execution)
+        big = analyze_position(position, AnalyzeSpec(rollouts=rollouts * factor, seed=brute_seed, race=False),
+                               execution)
         for a in small.actions:
             b = big.estimate(a.action)
             se = (b.payoff_hi - b.payoff_lo) / (2 * 1.96) if np.isfinite(b.payoff_hi) else 0.0
@@ -207,8 +211,8 @@ def calibration(seed: int, deals: int, sharpen_values: Sequence[int], every: int
             if d.index % every:
                 continue
             for steps in rows:
-                a = analyze_position(d.position, rollouts=rollouts, seed=1, actions=[d.action], sharpen=steps,
-                                     race=False).actions[0]
+                a = analyze_position(d.position, AnalyzeSpec(rollouts=rollouts, seed=1, actions=[d.action],
+                                                             sharpen=steps, race=False)).actions[0]
                 rows[steps].append((a.payoff, paid[d.seat], a.p_loss, float(paid[d.seat] < 0)))
     out = []
     for steps, values in rows.items():
@@ -220,8 +224,9 @@ def calibration(seed: int, deals: int, sharpen_values: Sequence[int], every: int
     return out
 
 
-def timed_analysis(position: Position, seed: int = 0, **options) -> tuple[PositionAnalysis, float]:
-    """The analysis and its wall time (s)."""
+def timed_analysis(position: Position, spec: AnalyzeSpec | None = None,
+                   execution: Execution = Execution()) -> tuple[PositionAnalysis, float]:
+    """The analysis (:func:`~simkit.studies.analyze.analyze_position`) and its wall time (s)."""
     start = time.perf_counter()
-    result = analyze_position(position, seed=seed, **options)
+    result = analyze_position(position, spec, execution)
     return result, time.perf_counter() - start

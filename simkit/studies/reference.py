@@ -71,6 +71,7 @@ from simkit.analysis.plots import calibration_plot, save_figure
 from simkit.analysis.results import Interval, finite_or_none
 from simkit.analysis.stats import check_confidence, mean_interval, t_interval_or_nan
 from simkit.cards import N_SEATS
+from simkit.progress import Progress
 from simkit.defaults import DEFAULT_REFERENCE, DEFAULT_SAMPLES
 from simkit.engine.position import action_text, decision_kind
 from simkit.errors import SimkitError
@@ -85,6 +86,8 @@ from simkit.rng import STREAM_REFERENCE, deal_review_seed, root_key, stream_stat
 from simkit.rules import RuleSet
 from simkit.runner.rollout import OUT_ERROR, OUT_PAYOFF, POLICY_DECIDES, rollout_policy_arrays, rollouts
 from simkit.runner.value_model import load_value_model
+from simkit.specs.base import Execution
+from simkit.specs.calibrate import CalibrateSpec
 from simkit.studies.headline import log_luck
 from simkit.storage.files import write_json, write_parquet, write_text
 from simkit.storage.lock import FolderLock
@@ -277,8 +280,8 @@ def review_against_reference(
     confidence = _check_confidence(confidence)
     spec = reference_policy(reference)
     text_lines, header = _deal_log(lines)
-    review = _review(text_lines, header, int(seat), spec, table_from_log(header, int(seat), spec), samples, seed,
-                     confidence, workers, decisions, actions=True)
+    measure = _Measure(int(seat), spec, table_from_log(header, int(seat), spec), samples, seed, confidence)
+    review = _review(text_lines, header, measure, workers, decisions, actions=True)
     return dataclasses.replace(review, **_deal_result(text_lines, header, int(seat)))
 
 
@@ -309,13 +312,27 @@ def _deal_log(lines: Sequence[str]) -> tuple[list[str], dict[str, Any]]:
     return text_lines, header
 
 
-def _review(text_lines: list[str], header: dict[str, Any], seat: int, spec: PolicySpec,
-            table: tuple[PolicySpec, ...], samples: int, seed: int, confidence: float, workers: int,
+@dataclasses.dataclass(frozen=True)
+class _Measure:
+    """What a review against a reference measures with (checked): the ``seat`` reviewed, the
+    ``reference``, the rollouts' ``table`` (the log's, or the one :func:`calibrate` played the deal
+    with), ``samples`` stock orders per decision, the review ``seed`` and the ``confidence``."""
+
+    seat: int
+    reference: PolicySpec
+    table: tuple[PolicySpec, ...]
+    samples: int
+    seed: int
+    confidence: float
+
+
+def _review(text_lines: list[str], header: dict[str, Any], measure: _Measure, workers: int,
             decisions: Sequence[LoggedDecision] | None = None, actions: bool = False) -> ReferenceReview:
-    """:func:`review_against_reference` of checked arguments, the rollouts' ``table`` given (the
-    log's, or the one :func:`calibrate` played the deal with); ``actions``: also ask the
-    reference its action at each decision (:attr:`ReferenceLoss.reference_action`; a search
+    """:func:`review_against_reference` of checked arguments (``measure``); ``actions``: also ask
+    the reference its action at each decision (:attr:`ReferenceLoss.reference_action`; a search
     reference's is the one it decides with)."""
+    seat, spec, table = measure.seat, measure.reference, measure.table
+    samples, seed, confidence = measure.samples, measure.seed, measure.confidence
     rules = rules_of(header)
     rollout_table = tuple(rollout_stand_in(p) for p in table)
     decides = reference_decider(spec, rules) if rollout_stand_in(spec) != spec else None
@@ -525,55 +542,42 @@ def _payoff(lines: Sequence[str], seat: int) -> float:
     return float(end["payoffs"][seat])
 
 
-def calibrate(
-    policy: str | PolicySpec,
-    seat: int = 1,
-    deals: int = 100,
-    seed: int = 0,
-    reference: str | PolicySpec = DEFAULT_REFERENCE,
-    samples: int = DEFAULT_SAMPLES,
-    first_deal: int = 0,
-    rules: RuleSet | None = None,
-    confidence: float = 0.95,
-    workers: int = 1,
-    progress: Callable[[int, int], None] | None = None,
-) -> Calibration:
-    """Play deals ``first_deal ..`` of ``seed`` twice, with ``policy`` in ``seat`` and with
-    ``reference`` there (the reference in the other seats both times, seats fixed, the dealer
-    rotating by deal), review the seat's decisions of the first against the reference
-    (:func:`review_against_reference`, review seed ``seed``: deal N's rollouts are keyed by
-    (``seed``, deal N, decision), so the deals' errors are independent) and compare predicted and
-    realised losses deal by deal.  ``policy``: any compiled policy (:func:`seat_policy`: a
-    built-in name with or without parameters, ``search`` included, ``learned:PATH``, a user
-    ``@njit`` policy by import path); ``reference``: any policy the rollouts play
-    (:func:`reference_policy`)."""
-    seat_spec = seat_policy(policy)
-    reference_spec = reference_policy(reference)
-    deals = _check_count(deals, "deals", 2)
-    seed = _check_count(seed, "seed", 0)
-    first_deal = _check_count(first_deal, "first_deal", 0)
-    confidence = _check_confidence(confidence)
-    if isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < N_SEATS:
-        raise SimkitError(f"seat must be 0, 1 or 2, got {seat!r}", parameters=("seat",))
-    rules = rules if rules is not None else RuleSet()
-    workers = _check_count(workers, "workers", 1)
-    task = functools.partial(_calibration_deal, seat_spec, reference_spec, int(seat), seed, rules, int(samples),
-                             confidence)
-    numbers = range(first_deal, first_deal + deals)
+def calibrate(spec: CalibrateSpec, execution: Execution = Execution()) -> Calibration:
+    """Play deals ``spec.first_deal ..`` of ``spec.seed`` twice, with ``spec.policy`` in
+    ``spec.seat`` and with ``spec.reference`` there (the reference in the other seats both times,
+    seats fixed, the dealer rotating by deal), review the seat's decisions of the first against
+    the reference (:func:`review_against_reference`, review seed ``spec.seed``: deal N's rollouts
+    are keyed by (seed, deal N, decision), so the deals' errors are independent) and compare
+    predicted and realised losses deal by deal.  The policy: any compiled policy
+    (:func:`seat_policy`: a built-in name with or without parameters, ``search`` included,
+    ``learned:PATH``, a user ``@njit`` policy by import path); the reference: any policy the
+    rollouts play (:func:`reference_policy`).  ``execution.workers``: processes, each playing
+    and reviewing whole deals (the result is the same for any; ``backend`` local); progress
+    (deals played and reviewed) shows unless ``execution.quiet``."""
+    if not isinstance(spec, CalibrateSpec):
+        raise SimkitError(f"spec must be a CalibrateSpec, got {type(spec).__name__}", parameters=("spec",))
+    seat_policy(spec.policy)
+    reference_policy(spec.reference)
+    if execution.backend != "local":
+        raise SimkitError("a calibration plays its deals in local worker processes: backend must be local",
+                          parameters=("backend",))
+    deals, workers = spec.deals, execution.workers
+    task = functools.partial(_calibration_deal, spec)
+    numbers = range(spec.first_deal, spec.first_deal + deals)
     rows = []
-    if workers == 1 or deals == 1:
+    if workers == 1:
         results = map(task, numbers)
     else:  # whole deals in worker processes (each keyed by its own number: the same rows, whatever workers)
         from joblib import Parallel, delayed
 
         results = Parallel(n_jobs=min(workers, deals), return_as="generator")(delayed(task)(k) for k in numbers)
-    for k, row in enumerate(results):
-        rows.append(row)
-        if progress is not None:
-            progress(k + 1, deals)
+    with Progress(deals, "deals", "played and reviewed", not execution.quiet) as progress:
+        for row in results:
+            rows.append(row)
+            progress.update()
     predicted, predicted_se, realised, counts, cpu_played, cpu_reference = (list(column) for column in zip(*rows))
-    return Calibration(policy=policy_label(seat_spec), reference=policy_label(reference_spec), seat=int(seat), seed=seed,
-                       first_deal=first_deal, samples=int(samples), confidence=confidence,
+    return Calibration(policy=policy_label(spec.policy), reference=policy_label(spec.reference), seat=spec.seat,
+                       seed=spec.seed, first_deal=spec.first_deal, samples=spec.samples, confidence=spec.confidence,
                        predicted=np.array(predicted), predicted_se=np.array(predicted_se),
                        realised=np.array(realised), decisions=np.array(counts, dtype=np.int64),
                        cpu_played=np.array(cpu_played), cpu_reference=np.array(cpu_reference))
@@ -582,28 +586,28 @@ def calibrate(
 _WARM: set[tuple] = set()  # the plays whose kernels this process has run once (calibrate's clocks start warm)
 
 
-def _calibration_deal(seat_spec: PolicySpec, reference_spec: PolicySpec, seat: int, seed: int, rules: RuleSet,
-                      samples: int, confidence: float, deal: int) -> tuple[float, float, float, int, float, float]:
+def _calibration_deal(spec: CalibrateSpec, deal: int) -> tuple[float, float, float, int, float, float]:
     """Deal ``deal`` of a calibration: (predicted loss, its standard error, realised loss, decisions
-    reviewed, CPU seconds of the play with ``seat_spec`` in ``seat``, of the play with the
+    reviewed, CPU seconds of the play with the policy in the seat, of the play with the
     reference there)."""
+    seat, seed, rules, reference = spec.seat, spec.seed, spec.rules, spec.reference
     dealer = deal % N_SEATS
-    played = [reference_spec] * N_SEATS
-    played[seat] = seat_spec
-    warm = (tuple(s.text() for s in played), reference_spec.text(), rules.to_json())
+    played = [reference] * N_SEATS
+    played[seat] = spec.policy
+    warm = (tuple(s.text() for s in played), reference.text(), rules.to_json())
     if warm not in _WARM:  # compile (or load) the kernels of both plays before either is timed
         replay_jsonl(seed, deal, played, rules, dealer=dealer, seating="fixed")
-        replay_jsonl(seed, deal, [reference_spec] * N_SEATS, rules, dealer=dealer, seating="fixed")
+        replay_jsonl(seed, deal, [reference] * N_SEATS, rules, dealer=dealer, seating="fixed")
         _WARM.add(warm)
     start = time.process_time()
     lines = replay_jsonl(seed, deal, played, rules, dealer=dealer, seating="fixed").splitlines()
     middle = time.process_time()
-    base = replay_jsonl(seed, deal, [reference_spec] * N_SEATS, rules, dealer=dealer, seating="fixed").splitlines()
+    base = replay_jsonl(seed, deal, [reference] * N_SEATS, rules, dealer=dealer, seating="fixed").splitlines()
     end = time.process_time()
     # the table is the one the deal was played with (the reference at the other seats), not read
     # back from the log written here: any reference the rollouts play goes
-    review = _review(*_deal_log(lines), seat, reference_spec, (reference_spec,) * N_SEATS, samples, seed,
-                     confidence, 1)
+    measure = _Measure(seat, reference, (reference,) * N_SEATS, spec.samples, seed, spec.confidence)
+    review = _review(*_deal_log(lines), measure, 1)
     return (review.total, review.total_se, _payoff(base, seat) - _payoff(lines, seat), len(review.decisions),
             middle - start, end - middle)
 

@@ -47,14 +47,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 from scipy import stats
 
+from simkit.progress import Progress
 from simkit.glossary import DECISION_CHINESE, TERMINAL_WIDTH, action_words, in_words, pad, wrap_line
 from simkit.analysis.plots import decision_loss_plot, save_figure
 from simkit.analysis.results import finite_or_none
-from simkit.cards import N_SEATS, format_counts
+from simkit.cards import format_counts
 from simkit.engine.position import (
     Position,
     PositionError,
@@ -65,27 +65,19 @@ from simkit.engine.position import (
 )
 from simkit.errors import SimkitError, loads_json
 from simkit.exposed import format_exposed
-from simkit.policies.registry import PolicySpec
 from simkit.replay import LogError, log_decisions
 from simkit.runner.simulate import dask_session, run_dask
-from simkit.runner.value_model import ValueModel, value_model_for
+from simkit.runner.value_model import value_model_for
+from simkit.specs.base import Execution
+from simkit.specs.review import ReviewSpec
 from simkit.storage.files import read_regular, write_json, write_parquet, write_text
 from simkit.storage.lock import FolderLock
 from simkit.storage.paths import make_out_dir
 from simkit.storage.runs import REVIEW_FILE, REVIEWS_FILE, check_run_folder
-from simkit.defaults import DEFAULT_REFERENCE, DEFAULT_REVIEW_ROLLOUTS, DEFAULT_SAMPLES
 from simkit.rng import deal_review_seed
 from simkit.studies.headline import Headline, headline
 from simkit.studies.reference import ReferenceReview, deal_identity, review_against_reference
-from simkit.studies.analyze import (
-    DEFAULT_BATCH,
-    DEFAULT_POLICY,
-    DEFAULT_BELIEF_NOISE,
-    DEFAULT_SHARPEN,
-    PositionAnalysis,
-    analyze_position,
-    analysis_verdict,
-)
+from simkit.studies.analyze import PositionAnalysis, analyze_position, analysis_verdict
 
 ERROR_SIZES = ((0.0, "small (< 0.2)"), (0.2, "medium (0.2 - 0.5)"), (0.5, "large (0.5 - 1)"), (1.0, "blunder (>= 1)"))
 KIND_ORDER = ("discard", "claim", "win")
@@ -291,95 +283,58 @@ def _log_deal(header: dict[str, Any]) -> tuple[int, int] | None:
 # ---------------------------------------------------------------------------- the review
 
 
-def review_decisions(
-    decisions: Sequence[LogDecision],
-    seat: int,
-    policy: str | PolicySpec = DEFAULT_POLICY,
-    rollouts: int = DEFAULT_REVIEW_ROLLOUTS,
-    seed: int = 0,
-    workers: int = 1,
-    luck: bool | str | os.PathLike | ValueModel | None = False,
-    batch: int = DEFAULT_BATCH,
-    confidence: float = 0.95,
-    progress: Any = None,
-    sharpen: int = DEFAULT_SHARPEN,
-    belief: int = 0,
-    belief_noise: float = DEFAULT_BELIEF_NOISE,
-    backend: str = "local",
-    scheduler: str | None = None,
-    client: Any = None,
-) -> GameReview:
-    """Review seat ``seat``'s decisions with two or more legal actions (see the module
-    docstring); ``progress(done, total)`` is called after each; ``sharpen``, ``belief`` and
-    ``belief_noise`` go to every analysis (:func:`~simkit.studies.analyze.analyze_position`).  Each decision's
-    analysis is keyed by (``seed``, the log's deal, the decision's number) (:func:`review_decision`),
-    so the decisions' errors are independent, as :meth:`GameReview.total_interval` assumes, and
-    so are those of different deals; a review is a pure function of its arguments, whatever
-    ``workers`` or ``backend``.
+def review_decisions(decisions: Sequence[LogDecision], spec: ReviewSpec, execution: Execution = Execution(), *,
+                     client: Any = None, log: str | os.PathLike | None = None) -> GameReview:
+    """Review seat ``spec.seat``'s decisions with two or more legal actions (see the module
+    docstring), each analysed as ``spec`` says (:meth:`ReviewSpec.analysis
+    <simkit.specs.review.ReviewSpec.analysis>`; the loss against ``spec.reference`` is
+    :func:`review_log_against_reference`'s).  Each decision's analysis is keyed by
+    (``spec.seed``, the log's deal, the decision's number) (:func:`review_decision`), so the
+    decisions' errors are independent, as :meth:`GameReview.total_interval` assumes, and so are
+    those of different deals; a review is a pure function of ``decisions`` and ``spec``, however
+    it is executed.  Progress (decisions reviewed) shows unless ``execution.quiet``, labelled
+    with ``log`` when given (a review of several logs).
 
-    ``backend='dask'``: each decision's review (:func:`review_decision`: its analysis, and the
-    measure of its loss) is one task on a Dask cluster (:func:`~simkit.runner.simulate.run_dask`:
-    ``client``, else one connected here to ``scheduler`` or to a new ``LocalCluster`` of
-    ``workers`` single-threaded processes, closed at the end); a task played on one thread
-    gives what it gives on any, so the review is the local one.  A value model (``luck``) is
-    loaded here and travels with the tasks: the workers need no copy of its file."""
-    if isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < N_SEATS:
-        raise SimkitError(f"seat must be 0, 1 or 2, got {seat!r}", parameters=("seat",))
-    if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1:
-        raise SimkitError(f"workers must be >= 1, got {workers!r}", parameters=("workers",))
-    for name, value, least in (("seed", seed, 0), ("rollouts", rollouts, 1)):  # both key the analyses' rollouts
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
-            raise SimkitError(f"{name} must be a whole number >= {least}, got {value!r}", parameters=(name,))
+    ``execution.backend='dask'``: each decision's review (:func:`review_decision`: its analysis,
+    and the measure of its loss) is one task on a Dask cluster
+    (:func:`~simkit.runner.simulate.run_dask`: ``client``, else one connected here to
+    ``execution.scheduler`` or to a new ``LocalCluster`` of ``execution.workers``
+    single-threaded processes, closed at the end); a task played on one thread gives what it
+    gives on any, so the review is the local one.  A value model (``spec.luck``) is loaded here
+    and travels with the tasks: the workers need no copy of its file."""
+    if not isinstance(spec, ReviewSpec):
+        raise SimkitError(f"spec must be a ReviewSpec, got {type(spec).__name__}", parameters=("spec",))
+    seat = spec.seat
     todo = [d for d in decisions if d.position.seat == seat and len(d.position.legal_actions()) >= 2]
     if not todo:
         raise SimkitError(f"seat {seat} has no decision with two or more legal actions in the log",
                           parameters=("seat",))
-    settings = ReviewSettings(seat=int(seat), policy=policy, rollouts=rollouts, seed=seed, workers=workers,
-                              luck=value_model_for(luck, seed) if isinstance(seed, (int, np.integer)) else luck,
-                              batch=batch, confidence=confidence, sharpen=sharpen, belief=belief,
-                              belief_noise=belief_noise)
+    loaded = spec.replace(luck=value_model_for(spec.luck, spec.seed))  # loaded once, for every decision
     rows: dict[int, DecisionReview] = {}
-    with dask_session(backend, workers, scheduler, client) as client:
+    label = "reviewed" if log is None else f"reviewed {os.fspath(log)}"
+    with dask_session(execution.backend, execution.workers, execution.scheduler, client) as client, \
+            Progress(len(todo), "decisions", label, not execution.quiet) as progress:
         if client is None:
-            stream = ((d.index, review_decision(settings, d)) for d in todo)
+            stream = ((d.index, review_decision(loaded, d, execution.workers)) for d in todo)
         else:  # one task per decision, results as they finish (a killed worker's run again elsewhere)
-            stream = run_dask(_review_task, settings, todo, client)
+            stream = run_dask(_review_task, loaded, todo, client)
         try:
             for index, row in stream:
                 rows[index] = row
-                if progress is not None:
-                    progress(len(rows), len(todo))
+                progress.update()
         finally:
             stream.close()
     ordered = tuple(rows[d.index] for d in todo)  # as played, whatever order they finished in
     last = ordered[-1].analysis
-    return GameReview(seat=seat, policy=last.policy, seed=int(seed), rollouts=int(rollouts), luck=last.luck,
-                      decisions=ordered, confidence=float(confidence), belief=int(belief))
+    return GameReview(seat=seat, policy=last.policy, seed=spec.seed, rollouts=spec.rollouts, luck=last.luck,
+                      decisions=ordered, confidence=spec.confidence, belief=spec.belief)
 
 
-@dataclasses.dataclass(frozen=True)
-class ReviewSettings:
-    """What every decision of a review is analysed with (:func:`review_decisions`' arguments;
-    ``luck`` the value model itself, loaded once)."""
-
-    seat: int
-    policy: str | PolicySpec = DEFAULT_POLICY
-    rollouts: int = DEFAULT_REVIEW_ROLLOUTS
-    seed: int = 0
-    workers: int = 1
-    luck: bool | str | os.PathLike | ValueModel | None = None
-    batch: int = DEFAULT_BATCH
-    confidence: float = 0.95
-    sharpen: int = DEFAULT_SHARPEN
-    belief: int = 0
-    belief_noise: float = DEFAULT_BELIEF_NOISE
-
-
-def review_decision(settings: ReviewSettings, d: LogDecision, workers: int | None = None) -> DecisionReview:
+def review_decision(spec: ReviewSpec, d: LogDecision, workers: int = 1) -> DecisionReview:
     """The review of one decision: its analysis, the best action, and the chosen action's loss
     measured on determinisations the choice of the best never saw (module docstring).  A pure
-    function of its arguments (``workers``: threads, default ``settings.workers``; the result is
-    the same for any), wherever it runs: the unit of a review's work on a Dask cluster.
+    function of its arguments (``workers``: threads; the result is the same for any), wherever
+    it runs: the unit of a review's work on a Dask cluster.
 
     The analysis's rollouts are keyed by (review seed, deal, decision), as the loss against a
     reference's are (:mod:`simkit.studies.reference`): they are determinisations
@@ -388,13 +343,8 @@ def review_decision(settings: ReviewSettings, d: LogDecision, workers: int | Non
     seed and the log's deal (``d.deal``); a decision log typed in names no deal, and its
     decisions are keyed by (review seed, decision) alone.  (Belief particles, ``belief``, are
     drawn from that seed, shared by the deal's decisions.)"""
-    s = settings
-    workers = s.workers if workers is None else workers
-    seed = s.seed if d.deal is None else deal_review_seed(int(s.seed), *d.deal)
-    analysis = analyze_position(d.position, policy=s.policy, rollouts=s.rollouts, seed=seed,
-                                first=d.index * int(s.rollouts), workers=workers,
-                                luck=s.luck, batch=s.batch, confidence=s.confidence, sharpen=s.sharpen,
-                                belief=s.belief, belief_noise=s.belief_noise)
+    seed = spec.seed if d.deal is None else deal_review_seed(int(spec.seed), *d.deal)
+    analysis = analyze_position(d.position, spec.analysis(seed, d.index * int(spec.rollouts)), Execution(workers))
     chosen = analysis.estimate(d.action)
     pick = analysis.best
     if chosen.action == pick.action:
@@ -403,7 +353,7 @@ def review_decision(settings: ReviewSettings, d: LogDecision, workers: int | Non
         loss, lo, hi = -chosen.difference, -chosen.difference_hi, -chosen.difference_lo
     verdict = analysis_verdict(analysis, d.action)  # the one rule for the best named
     p = d.position
-    seat = s.seat
+    seat = spec.seat
     return DecisionReview(
         index=d.index, line=d.line, seat=seat, kind=decision_kind(p), hand=format_counts(p.hand),
         exposed=format_exposed(p.exposed[seat]), chosen=chosen.name, best=verdict.best, loss=loss, loss_lo=lo,
@@ -413,18 +363,21 @@ def review_decision(settings: ReviewSettings, d: LogDecision, workers: int | Non
         vs_best_lo=verdict.difference_lo, vs_best_hi=verdict.difference_hi)
 
 
-def _review_task(settings: ReviewSettings, d: LogDecision, threads: int) -> tuple[int, DecisionReview]:
+def _review_task(spec: ReviewSpec, d: LogDecision, threads: int) -> tuple[int, DecisionReview]:
     """:func:`review_decision` as :func:`~simkit.runner.simulate.run_dask` calls it (on
     ``threads`` threads), tagged with the decision's number."""
-    return d.index, review_decision(settings, d, threads)
+    return d.index, review_decision(spec, d, threads)
 
 
-def review_log_against_reference(path: str | os.PathLike, seat: int, reference: str = DEFAULT_REFERENCE,
-                                 samples: int = DEFAULT_SAMPLES, seed: int = 0, confidence: float = 0.95,
-                                 workers: int = 1) -> ReferenceReview | None:
-    """The loss against ``reference`` (:func:`simkit.studies.reference.review_against_reference`)
-    of seat ``seat`` in the log at ``path`` when it is a replay log (its true cards are known);
-    None for a decision log typed in (positions only)."""
+def review_log_against_reference(path: str | os.PathLike, spec: ReviewSpec,
+                                 execution: Execution = Execution()) -> ReferenceReview | None:
+    """The loss against ``spec.reference`` (:func:`simkit.studies.reference.review_against_reference`,
+    ``spec.samples`` stock orders per decision, keyed by ``spec.seed``) of seat ``spec.seat`` in
+    the log at ``path`` when it is a replay log (its true cards are known); None for a decision
+    log typed in (positions only), or when ``spec.reference`` is None.  ``execution.workers``:
+    threads (the result is the same for any); it runs in this process."""
+    if spec.reference is None:
+        return None
     lines = read_regular(path).decode("utf-8").splitlines()
     first = next((line for line in lines if line.strip()), "")
     try:
@@ -434,7 +387,8 @@ def review_log_against_reference(path: str | os.PathLike, seat: int, reference: 
     if not isinstance(header, dict) or header.get("event") != "deal":
         return None
     try:
-        return review_against_reference(lines, seat, reference, samples, seed, confidence, workers)
+        return review_against_reference(lines, spec.seat, spec.reference, spec.samples, spec.seed, spec.confidence,
+                                        execution.workers)
     except (LogError, PositionError) as exc:
         raise SimkitError(f"{path}: {exc}") from None
 

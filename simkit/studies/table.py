@@ -85,6 +85,7 @@ from simkit.runner.python_play import Actor, actors_for
 from simkit.runner.python_play import play_one as play_deal_python
 from simkit.runner.rollout import rollout_policy_arrays
 from simkit.storage.paths import check_out_file
+from simkit.specs.analyze import AnalyzeSpec
 from simkit.studies.analyze import ShownRow, analyze_position, shown_verdict
 
 HUMAN = "human"  # the policy a log records for the person's seat
@@ -544,7 +545,7 @@ def warm_first_decision(setup: TableSetup) -> Position | None:
 def warm_hint(setup: TableSetup, position: Position) -> None:
     """Compile (or load) the kernels of a hint at the table ``setup`` (:meth:`TerminalPerson.hint`'s
     analysis, on ``position``, with one rollout)."""
-    analyze_position(position, policy=setup.hint_policy, rollouts=1, seed=0, batch=1)
+    analyze_position(position, AnalyzeSpec(policy=setup.hint_policy, rollouts=1, seed=0, batch=1))
 
 
 def warm_rest_in_background(setup: TableSetup, position: Position | None) -> threading.Thread:
@@ -898,8 +899,8 @@ class TerminalPerson:
         self.say(f"(analysing: up to {rollouts} rollouts per action, {policy_label(policy)} at every seat ...)")
         with compile_note() as timer:
             try:
-                analysis = analyze_position(turn.position, policy=policy, rollouts=rollouts, seed=self.hint_seed,
-                                            batch=min(64, rollouts))
+                analysis = analyze_position(turn.position, AnalyzeSpec(policy=policy, rollouts=rollouts,
+                                                                       seed=self.hint_seed, batch=min(64, rollouts)))
             finally:
                 end_note(timer)
         for line in hint_lines(analysis, turn.legal, turn.position):
