@@ -98,6 +98,8 @@ from simkit.policies.registry import (
 from simkit.rules import RuleSet
 from simkit.runner.batch import check_batch_memory
 from simkit.runner.duplicate import run_duplicate
+from simkit.specs.base import Execution
+from simkit.specs.compare import DuplicateSpec
 from simkit.runner.play import R_PAYOFF, play_deals
 from simkit.runner.python_play import actors_for, play_deals_python
 from simkit.runner.simulate import check_backend, dask_session, run_dask_in_order
@@ -659,9 +661,9 @@ def tune(
         if not quiet:
             print(f"tune: validating {tuned_spec.text()} against {start_spec.text()} on {validate_deals:,} new deals "
                   f"(seed {v_seed}) x 6 seatings", file=sys.stderr, flush=True)
-        run_duplicate(tuned_spec, start_spec, validate_deals, v_seed, directory / VALIDATION_DIR, rules,
-                      batch_size=min(batch_size, validate_deals), quiet=quiet,
-                      backend="dask" if client is not None else "local", client=client)
+        run_duplicate(DuplicateSpec(tuned_spec, start_spec, validate_deals, v_seed, rules,
+                                    batch_size=min(batch_size, validate_deals)), directory / VALIDATION_DIR,
+                      Execution(backend="dask" if client is not None else "local", quiet=quiet), client=client)
         validation = load_comparison(directory / VALIDATION_DIR, confidence)
         result = TuneResult(
             spec.name, ranges, tuple(float(start[r.index]) for r in ranges),
