@@ -26,6 +26,9 @@ from simkit.runner import simulate
 from simkit.studies import review
 from simkit.studies.dealt import deal_table
 from simkit.studies.equity import EquityResult, SeatOutcome, hu_plot, seats_text
+from simkit.specs.base import Execution
+from simkit.specs.compare import CompareSpec
+from simkit.specs.tournament import TournamentSpec
 
 ROOT = Path(__file__).resolve().parents[1]
 EXPERT = ("expert:57.6,13.4,0.78,95.9,22.5,88.3,1.4,1.78,6.04,13.7,0.67,0.43,1,0,54.2,1.08")
@@ -174,8 +177,9 @@ def _library_studies():
     from simkit.studies.tuning import tune
 
     return {
-        "compare": lambda out: compare("greedy", "random", out, deals=4, seed=1, quiet=True),
-        "tournament": lambda out: run_tournament(["greedy", "random", "patient"], out, deals=4, seed=1, quiet=True),
+        "compare": lambda out: compare(CompareSpec("greedy", "random", deals=4, seed=1), out, Execution(quiet=True)),
+        "tournament": lambda out: run_tournament(TournamentSpec(["greedy", "random", "patient"], deals=4, seed=1), out,
+                                                 Execution(quiet=True)),
         "tune": lambda out: tune("patient", {"min_units": (1, 8)}, "greedy", 24, seed=1, out=out, iteration_deals=4,
                                  validate_deals=4, quiet=True),
         "experiment": lambda out: run_experiment(ROOT / "experiments" / "dealer_advantage.toml", scale=1e-6, out=out,
