@@ -370,6 +370,7 @@ def interval_text(lo: float, hi: float) -> str:
         return "undefined"
     return f"[{lo:+.4f}, {hi:+.4f}]"
 
+
 @dataclasses.dataclass(frozen=True)
 class LuckTable:
     """The luck of a comparison's per-deal differences under a value model (:mod:`simkit.runner.luck`):
