@@ -35,6 +35,8 @@ from simkit.errors import DegenerateDataWarning, SimkitError
 from simkit.policies import PolicyError
 from simkit.policies.registry import param_index
 from simkit.runner.duplicate import read_comparison
+from simkit.specs.base import Execution
+from simkit.specs.compare import CompareSpec
 from simkit.storage import DatasetError
 
 MODULE = "simkit_test_tuning_policies"  # written into a temporary folder put on sys.path
@@ -42,8 +44,6 @@ POLICY_SOURCE = '''\
 from numba import njit
 
 from simkit.policies.builtin import greedy_like
-from simkit.specs.base import Execution
-from simkit.specs.compare import CompareSpec
 
 
 @njit
