@@ -249,6 +249,7 @@ def test_tournament_cli_refuses_repeated_policies(tmp_path):
                           capture_output=True, text=True)
     assert proc.returncode == 2
     assert proc.stderr.strip().count("\n") == 0 and "must differ" in proc.stderr
+    assert "--policies" not in proc.stderr  # the policies are the command's arguments, not a flag
     assert not (tmp_path / "t").exists()
 
 

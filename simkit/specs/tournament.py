@@ -64,11 +64,11 @@ class TournamentSpec(RunSpec):
             raise SimkitError(f"policies must be a list of policies, got {self.policies!r}", parameters=("policies",))
         self._set("policies", tuple(as_policy(p, "policies") for p in self.policies))
         if len(self.policies) < 2:
-            raise SimkitError(f"a tournament needs 2 or more policies, got {len(self.policies)}",
-                              parameters=("policies",))
+            raise SimkitError(f"a tournament needs 2 or more policies, got {len(self.policies)}")
         texts = [policy_text(p) for p in self.policies]
         if len(set(texts)) != len(texts):
-            raise SimkitError(f"a tournament's policies must differ, got {', '.join(texts)}", parameters=("policies",))
+            # (no parameters: the command line's policies are its arguments, not a --policies flag)
+            raise SimkitError(f"a tournament's policies must differ, got {', '.join(texts)}")
         check_int(self, "deals", 2)
         check_int(self, "seed", 0)
         self._set("rules", as_rules(self.rules))
