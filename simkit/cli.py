@@ -204,28 +204,40 @@ def _luck_argument(value: str | None) -> bool | str | None:
     return None if value is None else (True if value == "builtin" else value)
 
 
-def _execution(args: argparse.Namespace):
-    """How a command's run executes (``--workers``, ``--backend``, ``--scheduler``, ``--quiet``)."""
-    from simkit.specs.base import Execution
+def _compare_spec(args: argparse.Namespace):
+    """The :class:`~simkit.specs.compare.CompareSpec` of ``simkit compare``'s arguments (--deals
+    filled in by simkit.cliargs; the spec refuses a value model with another method, regression
+    with an SPRT, an adjustment with design pairs: one line before any work)."""
+    from simkit.rules import RuleSet
+    from simkit.specs.compare import CompareSpec
 
-    return Execution(workers=args.workers, backend=args.backend, scheduler=args.scheduler, quiet=args.quiet)
+    return CompareSpec(args.policy_a, args.policy_b, deals=args.deals, seed=args.seed,
+                       rules=RuleSet.from_strings(args.rule), batch_size=args.batch_size, design=args.design,
+                       sprt=args.sprt, confidence=args.confidence, luck=_luck_argument(args.luck),
+                       burn_in=args.burn_in, variance_reduction=args.variance_reduction)
+
+
+def _tournament_spec(args: argparse.Namespace):
+    """The :class:`~simkit.specs.tournament.TournamentSpec` of ``simkit tournament``'s arguments
+    (the spec refuses repeated policies and luck with design pairs: one line before any work)."""
+    from simkit.rules import RuleSet
+    from simkit.specs.tournament import TournamentSpec
+
+    return TournamentSpec(args.policies, deals=args.deals, seed=args.seed, rules=RuleSet.from_strings(args.rule),
+                          batch_size=args.batch_size, sprt=args.sprt, design=args.design,
+                          confidence=args.confidence, resamples=args.resamples, luck=_luck_argument(args.luck),
+                          burn_in=args.burn_in)
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
     from simkit.studies.compare import compare, write_comparison_report
     from simkit.rules import RuleSet
-    from simkit.specs.compare import CompareSpec
 
     out = args.out  # --sprt parsed, --deals and --out defaults filled in by simkit.cliargs
     start = time.perf_counter()
-    luck = _luck_argument(args.luck)
     rules = RuleSet.from_strings(args.rule)
-    _check_value_model(luck, args.seed)  # bad input is one line before any work, compiling included
-    # the spec refuses a value model with another method, regression with an SPRT, an adjustment
-    # with design pairs: one line before any work
-    spec = CompareSpec(args.policy_a, args.policy_b, deals=args.deals, seed=args.seed, rules=rules,
-                       batch_size=args.batch_size, design=args.design, sprt=args.sprt, confidence=args.confidence,
-                       luck=luck, burn_in=args.burn_in, variance_reduction=args.variance_reduction)
+    _check_value_model(_luck_argument(args.luck), args.seed)  # bad input: one line before any work, compiling included
+    spec = _compare_spec(args)
     _compile_first(lambda: _warm_simulate(f"{args.policy_a},{args.policy_b},{args.policy_b}", rules, 1, "fixed"),
                    args.quiet)
     result = compare(spec, out, _execution(args))
@@ -254,16 +266,11 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
     from simkit.analysis.results import format_level
     from simkit.studies.tournament import console_lines, run_tournament, write_tournament_report
     from simkit.rules import RuleSet
-    from simkit.specs.tournament import TournamentSpec
 
     out, confidence = args.out, args.confidence
     start = time.perf_counter()
-    luck = _luck_argument(args.luck)
-    _check_value_model(luck, args.seed)  # bad input is one line before any work, compiling included
-    # the spec refuses repeated policies and luck with design pairs: one line before any work
-    spec = TournamentSpec(args.policies, deals=args.deals, seed=args.seed, rules=RuleSet.from_strings(args.rule),
-                          batch_size=args.batch_size, sprt=args.sprt, design=args.design, confidence=confidence,
-                          resamples=args.resamples, luck=luck, burn_in=args.burn_in)
+    _check_value_model(_luck_argument(args.luck), args.seed)  # bad input: one line before any work, compiling included
+    spec = _tournament_spec(args)
     seated = (list(args.policies) * 3)[:3]  # a first run says it compiles before it plays
     _compile_first(lambda: _warm_simulate(seated, RuleSet.from_strings(args.rule), 1, "fixed"), args.quiet)
     result = run_tournament(spec, out, _execution(args))
@@ -281,19 +288,53 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
 
 
 def _cmd_tune(args: argparse.Namespace) -> int:
-    from simkit.studies.tuning import SpsaSettings, parse_ranges, tune
-    from simkit.rules import RuleSet
+    from simkit.studies.tuning import tune
 
     out = args.out
-    spsa = SpsaSettings(**args.spsa) if args.spsa else None  # --spsa: {key: finite float} (simkit.cliargs)
     start = time.perf_counter()
-    result = tune(args.policy, parse_ranges(args.params), args.against, args.budget, seed=args.seed, out=out,
-                  iteration_deals=args.iteration_deals, validate_deals=args.validate_deals, confidence=args.confidence,
-                  rules=RuleSet.from_strings(args.rule), spsa=spsa, quiet=args.quiet, workers=args.workers,
-                  backend=args.backend, scheduler=args.scheduler)
+    result = tune(_tune_spec(args), out, _execution(args))
     print(result.text())
     print(f"({time.perf_counter() - start:.1f} s) -> {out}/report.md")
     return 0
+
+
+def _execution(args: argparse.Namespace):
+    """How a command's run executes: its --workers, --backend, --scheduler and --quiet."""
+    from simkit.specs.base import Execution
+
+    return Execution(workers=args.workers, backend=args.backend, scheduler=args.scheduler, quiet=args.quiet)
+
+
+def _tune_spec(args: argparse.Namespace):
+    """The :class:`~simkit.specs.tune.TuneSpec` of ``simkit tune``'s arguments (--spsa: {key:
+    finite float}, simkit.cliargs; SpsaSettings checks their ranges)."""
+    from simkit.rules import RuleSet
+    from simkit.specs.tune import TuneSpec
+
+    return TuneSpec(args.policy, args.params, args.against, args.budget, seed=args.seed,
+                    iteration_deals=args.iteration_deals, validate_deals=args.validate_deals,
+                    confidence=args.confidence, rules=RuleSet.from_strings(args.rule), spsa=args.spsa)
+
+
+def _train_spec(args: argparse.Namespace):
+    """The :class:`~simkit.specs.train.TrainSpec` of ``simkit train``'s arguments."""
+    from simkit.rules import RuleSet
+    from simkit.specs.train import TrainSpec
+
+    return TrainSpec(seed=args.seed, generations=args.generations, deals=args.deals, rate=args.rate,
+                     hidden=args.hidden, epochs=args.epochs, alpha=args.alpha, check_deals=args.check_deals,
+                     rules=RuleSet.from_strings(args.rule))
+
+
+def _luck_model_spec(args: argparse.Namespace):
+    """The :class:`~simkit.specs.luck_model.LuckModelSpec` of ``simkit luck-model``'s
+    arguments (no --pair: the spec's default pairs)."""
+    from simkit.rules import RuleSet
+    from simkit.specs.luck_model import LuckModelSpec
+
+    pairs = {"pairs": args.pair} if args.pair else {}
+    return LuckModelSpec(seed=args.seed, deals=args.deals, check_deals=args.check_deals, hidden=args.hidden,
+                         epochs=args.epochs, rules=RuleSet.from_strings(args.rule), **pairs)
 
 
 def _learn_module(command: str, name: str):
@@ -311,17 +352,11 @@ def _learn_module(command: str, name: str):
 
 
 def _cmd_train(args: argparse.Namespace) -> int:
-    training, fitting = _learn_module("train", "train"), _learn_module("train", "fit")
-    train, TrainSettings, FitSettings = training.train, training.TrainSettings, fitting.FitSettings
-    from simkit.rules import RuleSet
+    training = _learn_module("train", "train")
 
     start = time.perf_counter()
-    settings = TrainSettings(deals=args.deals, rate=args.rate, check_deals=args.check_deals,
-                             fit=FitSettings(hidden=args.hidden, epochs=args.epochs, alpha=args.alpha))
     command = "simkit " + " ".join(shlex.quote(word) for word in sys.argv[1:])
-    result = train(args.out, generations=args.generations, seed=args.seed, rules=RuleSet.from_strings(args.rule),
-                   settings=settings, command=command, quiet=args.quiet, backend=args.backend, workers=args.workers,
-                   scheduler=args.scheduler)
+    result = training.train(_train_spec(args), args.out, _execution(args), command=command)
     best = result.best
     c = best["check"]
     print(f"model: {result.model} (generation {best['generation']} of {len(result.generations)}; check against expert "
@@ -334,14 +369,10 @@ def _cmd_train(args: argparse.Namespace) -> int:
 
 def _cmd_luck_model(args: argparse.Namespace) -> int:
     value = _learn_module("luck-model", "value")
-    from simkit.rules import RuleSet
 
     start = time.perf_counter()
-    model = value.train_value_model(args.out, seed=args.seed, deals=args.deals, pairs=args.pair or value.DEFAULT_PAIRS,
-                              rules=RuleSet.from_strings(args.rule), hidden=args.hidden, epochs=args.epochs,
-                              check_deals=args.check_deals, quiet=args.quiet,
-                              command="simkit " + " ".join(shlex.quote(word) for word in sys.argv[1:]),
-                              backend=args.backend, workers=args.workers, scheduler=args.scheduler)
+    model = value.train_value_model(_luck_model_spec(args), args.out, _execution(args),
+                                    command="simkit " + " ".join(shlex.quote(word) for word in sys.argv[1:]))
     before, after = model.meta["training"]["check_variance"]
     print(f"value model: {model.describe()}; weight {model.meta['training']['weight']:.3f}, duplicate variance "
           f"{before:.3f} -> {after:.3f} on its {args.check_deals:,} check deals")

@@ -54,18 +54,30 @@ class Progress:
             self._bar = tqdm(total=self.total, unit=f" {unit}", desc=description or None, file=self.stream,
                              leave=True, dynamic_ncols=True)
 
-    def update(self, n: int = 1) -> None:
+    def update(self, n: int = 1, status: str = "") -> None:
+        """``n`` more units done; ``status``: a short note on where the work stands (a tune's
+        values after its latest iteration), shown after the count (the bar's postfix).
+
+        >>> import io
+        >>> out = io.StringIO()
+        >>> Progress(2, "iterations", "tune", stream=out).update(1, "x 0.5")
+        >>> out.getvalue().startswith("tune 1/2 iterations (") and out.getvalue().rstrip("\\n").endswith(" s)  x 0.5")
+        True
+        """
         self.done += int(n)
         if not self.enabled:
             return
         if self._bar is not None:
+            if status:
+                self._bar.set_postfix_str(status, refresh=False)
             self._bar.update(int(n))
             return
         now = time.perf_counter()
         if self.done >= self.total or now - self._last_line >= self.every:
             self._last_line = now
             label = f"{self.description} " if self.description else ""
-            self.stream.write(f"{label}{self.done:,}/{self.total:,} {self.unit} ({now - self.start:.0f} s)\n")
+            note = f"  {status}" if status else ""
+            self.stream.write(f"{label}{self.done:,}/{self.total:,} {self.unit} ({now - self.start:.0f} s){note}\n")
             self.stream.flush()
 
     def close(self) -> None:

@@ -39,10 +39,12 @@ from simkit.studies.compare import compare  # noqa: E402
 from simkit.studies.equity import equity  # noqa: E402
 from simkit.studies.review import parse_decision_log, review_decisions  # noqa: E402
 from simkit.studies.tournament import run_tournament  # noqa: E402
+from simkit.studies.tuning import PLAYS_PER_DEAL, TuneSpec, tune  # noqa: E402
 from simkit.specs.base import Execution  # noqa: E402
 from simkit.specs.compare import CompareSpec  # noqa: E402
+from simkit.specs.luck_model import LuckModelSpec  # noqa: E402
 from simkit.specs.tournament import TournamentSpec  # noqa: E402
-from simkit.studies.tuning import PLAYS_PER_DEAL, tune  # noqa: E402
+from simkit.specs.train import TrainSpec  # noqa: E402
 
 sim_module = importlib.import_module("simkit.runner.simulate")
 compare_module = importlib.import_module("simkit.studies.compare")
@@ -383,8 +385,9 @@ def killed_equity(folder: Path, **dask):
 
 
 def killed_tune(folder: Path, **dask):
-    return tune("patient:6", {"min_units": (1, 8)}, ["greedy", "random"], PLAYS_PER_DEAL * 3_000 * 2, out=folder,
-                seed=23, iteration_deals=3_000, validate_deals=2_000, batch_size=1_000, quiet=True, **dask)
+    spec = TuneSpec("patient:6", {"min_units": (1, 8)}, ["greedy", "random"], PLAYS_PER_DEAL * 3_000 * 2, seed=23,
+                    iteration_deals=3_000, validate_deals=2_000, batch_size=1_000)
+    return tune(spec, folder, Execution(quiet=True, **dask))
 
 
 @pytest.mark.parametrize("run", [killed_tournament, killed_equity, killed_tune], ids=["tournament", "equity", "tune"])
@@ -485,10 +488,10 @@ def test_a_worker_killed_mid_review_costs_its_tasks_only(tmp_path, cluster):
 def test_tune_on_dask_is_local(tmp_path, cluster):
     """Each iteration's plays as tasks, added up in the local order: the same trajectory, the
     same tuned values and the same files (the validation's batches too)."""
-    kwargs = dict(seed=2, iteration_deals=30, validate_deals=40, batch_size=20, quiet=True)
-    args = ("patient:6", {"min_units": (1, 8), "late_stock": (0, 12)}, ["greedy", "random"], PLAYS_PER_DEAL * 30 * 3)
-    local = tune(*args, out=tmp_path / "local", **kwargs)
-    dask = tune(*args, out=tmp_path / "dask", backend="dask", scheduler=cluster.scheduler_address, **kwargs)
+    spec = TuneSpec("patient:6", {"min_units": (1, 8), "late_stock": (0, 12)}, ["greedy", "random"],
+                    PLAYS_PER_DEAL * 30 * 3, seed=2, iteration_deals=30, validate_deals=40, batch_size=20)
+    local = tune(spec, tmp_path / "local", Execution(quiet=True))
+    dask = tune(spec, tmp_path / "dask", Execution(quiet=True, backend="dask", scheduler=cluster.scheduler_address))
     pd.testing.assert_frame_equal(dask.trajectory, local.trajectory)
     assert dask.tuned == local.tuned and dask.last == local.last and dask.text() == local.text()
     assert without_cpu(dask.validation.to_json()) == without_cpu(local.validation.to_json())
@@ -671,13 +674,10 @@ def test_train_on_dask_gives_the_local_model_bytes(tmp_path, cluster, monkeypatc
 def test_a_worker_killed_mid_training_costs_its_tasks_only(tmp_path, cluster, monkeypatch):
     train_module = importlib.import_module("simkit.learn.train")
     monkeypatch.setattr(train_module, "SELFPLAY_TASK_DEALS", 10)
-    settings = train_module.TrainSettings(deals=120, rate=0.3, check_deals=20,
-                                          fit=importlib.import_module("simkit.learn.fit").FitSettings(hidden=(4, 2),
-                                                                                                     epochs=2))
-    train_module.train(tmp_path / "local", generations=1, seed=8, settings=settings, quiet=True)
-    run_killing_a_worker(cluster, lambda: train_module.train(tmp_path / "dask", generations=1, seed=8,
-                                                             settings=settings, quiet=True, backend="dask",
-                                                             scheduler=cluster.scheduler_address))
+    spec = TrainSpec(generations=1, seed=8, deals=120, rate=0.3, check_deals=20, hidden=(4, 2), epochs=2)
+    train_module.train(spec, tmp_path / "local", Execution(quiet=True))
+    run_killing_a_worker(cluster, lambda: train_module.train(spec, tmp_path / "dask", Execution(
+        quiet=True, backend="dask", scheduler=cluster.scheduler_address)))
     assert training_files(tmp_path / "dask") == training_files(tmp_path / "local")
 
 
@@ -699,8 +699,8 @@ def test_luck_model_on_dask_gives_the_local_bytes(tmp_path, cluster, monkeypatch
     assert main(common + ["--out", "dask.npz", "--backend", "dask", "--scheduler", cluster.scheduler_address]) == 0
     assert (tmp_path / "dask.npz").read_bytes() == (tmp_path / "local.npz").read_bytes()
     # the library, on a worker killed mid-run: the same bytes again
-    kwargs = dict(seed=11, deals=30, pairs=[("greedy", "random"), ("learned:mine.npz", "greedy")], hidden=4, epochs=3,
-                  check_deals=20, quiet=True)
-    run_killing_a_worker(cluster, lambda: value.train_value_model(tmp_path / "killed.npz", backend="dask",
-                                                                  scheduler=cluster.scheduler_address, **kwargs))
+    spec = LuckModelSpec(seed=11, deals=30, pairs=[("greedy", "random"), ("learned:mine.npz", "greedy")], hidden=4,
+                         epochs=3, check_deals=20)
+    run_killing_a_worker(cluster, lambda: value.train_value_model(spec, tmp_path / "killed.npz", Execution(
+        quiet=True, backend="dask", scheduler=cluster.scheduler_address)))
     assert (tmp_path / "killed.npz").read_bytes() == (tmp_path / "local.npz").read_bytes()

@@ -268,9 +268,10 @@ def test_play_python_says_a_policy_that_raises_in_one_line():
 
 
 def test_tune_refuses_instead_of_scoring_an_aborted_deal_as_zero(cap_module, tmp_path):
-    from simkit.studies.tuning import tune
+    from simkit.specs.base import Execution
+    from simkit.studies.tuning import TuneSpec, tune
 
     with pytest.raises(DealError, match=r"seat \d \(simkit_test_cap_policies:illegal_late:[^)]*\) returned an illegal"):
-        tune("simkit_test_cap_policies:illegal_late:1", {"p0": (0, 2)}, ["greedy"], 6 * 30 * 2, seed=1,
-             out=tmp_path / "t", iteration_deals=30, validate_deals=10, batch_size=10, quiet=True)
+        tune(TuneSpec("simkit_test_cap_policies:illegal_late:1", {"p0": (0, 2)}, ["greedy"], 6 * 30 * 2, seed=1,
+                      iteration_deals=30, validate_deals=10, batch_size=10), tmp_path / "t", Execution(quiet=True))
     assert not (tmp_path / "t" / "validation").exists()  # stopped in the training rounds, before validating

@@ -26,7 +26,6 @@ from simkit.runner import simulate
 from simkit.studies import review
 from simkit.studies.dealt import deal_table
 from simkit.studies.equity import EquityResult, SeatOutcome, hu_plot, seats_text
-from simkit.specs.base import Execution
 from simkit.specs.compare import CompareSpec
 from simkit.specs.tournament import TournamentSpec
 
@@ -174,17 +173,19 @@ def _library_studies():
     from simkit.studies.dealt import deal_table
     from simkit.studies.equity import equity
     from simkit.studies.tournament import run_tournament
-    from simkit.studies.tuning import tune
+    from simkit.specs.base import Execution
+    from simkit.specs.train import TrainSpec
+    from simkit.studies.tuning import TuneSpec, tune
 
     return {
         "compare": lambda out: compare(CompareSpec("greedy", "random", deals=4, seed=1), out, Execution(quiet=True)),
         "tournament": lambda out: run_tournament(TournamentSpec(["greedy", "random", "patient"], deals=4, seed=1), out,
                                                  Execution(quiet=True)),
-        "tune": lambda out: tune("patient", {"min_units": (1, 8)}, "greedy", 24, seed=1, out=out, iteration_deals=4,
-                                 validate_deals=4, quiet=True),
+        "tune": lambda out: tune(TuneSpec("patient", {"min_units": (1, 8)}, "greedy", 24, seed=1, iteration_deals=4,
+                                          validate_deals=4), out, Execution(quiet=True)),
         "experiment": lambda out: run_experiment(ROOT / "experiments" / "dealer_advantage.toml", scale=1e-6, out=out,
                                                  quiet=True),
-        "train": lambda out: train(out, generations=1, seed=1, quiet=True),
+        "train": lambda out: train(TrainSpec(generations=1, seed=1), out, Execution(quiet=True)),
         "equity": lambda out: equity("YJ*3 YS*2 YX YC YM YP RC*2 RM RP*2 RZ WJ WS*3 WX WC WM WP GJ GS GX GC GM*2 GZ*2",
                                      deals=4, seed=1, out=out, quiet=True),
         "dealt hands": lambda out: write_dealt_hands_report(deal_table(4, 1, 4, RuleSet()), out, 1, 4, RuleSet()),

@@ -31,17 +31,54 @@ from simkit.rules import RuleSet
 
 pytest.importorskip("sklearn")
 
-from simkit.learn.fit import FitSettings  # noqa: E402 - after the skip: needs scikit-learn
-from simkit.learn.train import MODEL_FILE, TrainSettings, generation_dir, strength_check, train  # noqa: E402
+from simkit.learn.train import MODEL_FILE, generation_dir, strength_check, train  # noqa: E402 - after the skip
 from simkit.policies.model import load_model  # noqa: E402
+from simkit.specs.base import Execution  # noqa: E402
+from simkit.specs.luck_model import LuckModelSpec  # noqa: E402
+from simkit.specs.train import TrainSpec  # noqa: E402
 
-TINY = TrainSettings(deals=400, rate=0.3, check_deals=30, fit=FitSettings(hidden=(8, 4), epochs=4))
+TINY = TrainSpec(deals=400, rate=0.3, check_deals=30, hidden=(8, 4), epochs=4)
+QUIET = Execution(quiet=True)
 TINY_ARGS = ["--deals", "400", "--rate", "0.3", "--check-deals", "30", "--hidden", "8,4", "--epochs", "4"]
 
 
+# ---- what the code before the run specs (7a6833d) wrote, pasted from its files (issue 53)
+
+OLD_RULES = {"lou_doubles": True, "hu_tolerance": 2, "jiang_in_chariot": False, "pattern_wins": True,
+             "steps_count_lou": False, "drawn_card_chow_by": "drawer", "pass_locks_type": True, "must_kong": True,
+             "must_chariot_out": True, "tianhu": True, "next_dealer": "winner_else_next", "zhan_in_chariot": False,
+             "single_jiang_cap": 0, "drawn_jiang_chow": True, "pass_locks_win": True}
+# train.json of TINY with seed 3, and what its generation 1's model file recorded (but the versions
+# and the fit's figures) and its metrics counted: the self-play's rows and decisions
+OLD_TRAIN_IDENTITY = {"kind": "simkit.train", "seed": 3, "rules": OLD_RULES,
+                      "settings": {"deals": 400, "rate": 0.3, "hidden": [8, 4], "epochs": 4, "alpha": 0.01,
+                                   "batch_size": 1024, "learning_rate": 0.001, "check_deals": 30},
+                      "features": 444}
+OLD_GENERATION_1 = {"base": "expert", "deals_seen": 400, "generation": 1, "seed": 3,
+                    "settings": {"alpha": 0.01, "batch_size": 1024, "check_deals": 30, "deals": 400, "epochs": 4,
+                                 "hidden": [8, 4], "learning_rate": 0.001, "rate": 0.3}}
+OLD_ROWS, OLD_DECISIONS = 22865, 4527
+
+
+def test_the_specs_identity_is_what_old_training_folders_hold():
+    """Catches a TrainSpec identity that is the generic serialisation (flat fields, generations
+    in it) or renames a key: an old folder would be refused as another training run."""
+    assert TINY.replace(seed=3).identity() == OLD_TRAIN_IDENTITY
+    assert TINY.replace(seed=3, generations=7).identity() == OLD_TRAIN_IDENTITY  # more generations continue
+
+
 def test_tiny_training_learns_and_beats_random(tmp_path):
-    result = train(tmp_path / "t", generations=1, seed=3, settings=TINY, quiet=True)
+    """...in a folder holding the train.json the old code wrote for these settings (accepted,
+    not refused), recording what the old code recorded."""
+    from simkit.storage.files import write_checked_json
+
+    (tmp_path / "t").mkdir()
+    write_checked_json(tmp_path / "t" / "train.json", OLD_TRAIN_IDENTITY)
+    result = train(TINY.replace(generations=1, seed=3), tmp_path / "t", QUIET)
     metrics = result.generations[0]
+    assert (metrics["rows"], metrics["decisions"]) == (OLD_ROWS, OLD_DECISIONS)
+    recorded = load_model(generation_dir(tmp_path / "t", 1) / MODEL_FILE).meta["training"]
+    assert {key: recorded[key] for key in OLD_GENERATION_1} == OLD_GENERATION_1
     assert metrics["loss_curve"][-1] < metrics["loss_curve"][0]
     assert metrics["rows"] > 1000 and metrics["validation_variance"] > 0
     assert (tmp_path / "t" / "report.md").is_file() and (tmp_path / "t" / "strength.png").is_file()
@@ -77,10 +114,9 @@ def test_resume_after_a_kill_gives_the_same_model(tmp_path):
 
 
 def test_another_runs_folder_is_refused(tmp_path):
-    train(tmp_path / "t", generations=1, seed=3, settings=TINY, quiet=True)
-    other = TrainSettings(deals=500, rate=0.3, check_deals=30, fit=FitSettings(hidden=(8, 4), epochs=4))
+    train(TINY.replace(generations=1, seed=3), tmp_path / "t", QUIET)
     with pytest.raises(SimkitError, match="holds another training run"):
-        train(tmp_path / "t", generations=1, seed=3, settings=other, quiet=True)
+        train(TINY.replace(generations=1, seed=3, deals=500), tmp_path / "t", QUIET)
 
 
 @pytest.mark.parametrize("argv, flag", [(["--hidden", "0,4"], "--hidden"), (["--rate", "1.5"], "--rate"),
@@ -94,7 +130,7 @@ def test_bad_train_arguments_are_one_line(tmp_path, argv, flag):
 
 def test_a_layer_wider_than_a_model_file_holds_is_refused_before_any_work(tmp_path, capsys, monkeypatch):
     """``luck-model --hidden 300`` trained 30 s (445 MB) before the network's packing refused the
-    width: the command line, ``train_value_model`` and ``TrainSettings`` check the one limit,
+    width: the command line, ``LuckModelSpec`` and ``TrainSpec`` check the one limit,
     :data:`simkit.defaults.MAX_HIDDEN_WIDTH`, before any deal (here the work raises if reached;
     the command line before it even loads scikit-learn)."""
     import simkit.cli as cli
@@ -117,18 +153,18 @@ def test_a_layer_wider_than_a_model_file_holds_is_refused_before_any_work(tmp_pa
         rc, err = run_cli(["luck-model", "--out", out, "--seed", "1", "--hidden", width, "--quiet"], capsys)
         one_line_error(rc, err, "--hidden", f"at most {MAX_HIDDEN_WIDTH}", str(width))
         with pytest.raises(SimkitError, match=f"hidden must be at most {MAX_HIDDEN_WIDTH}") as info:
-            value.train_value_model(out, seed=1, deals=10, hidden=width, quiet=True)
+            value.train_value_model(LuckModelSpec(seed=1, deals=10, hidden=width), out, QUIET)
         assert "\n" not in str(info.value)
         rc, err = run_cli(["train", "--out", tmp_path / "t", "--hidden", f"16,{width}", "--quiet"], capsys)
         one_line_error(rc, err, "--hidden", f"1..{MAX_HIDDEN_WIDTH}")
         with pytest.raises(SimkitError, match=f"two layer widths in 1..{MAX_HIDDEN_WIDTH}"):
-            TrainSettings(fit=FitSettings(hidden=(width, 16)))
+            TrainSpec(hidden=(width, 16))
     for hidden in ((64, 16, 8), (64,), (64.0, 16)):  # not two whole widths: one line, not a ValueError
         with pytest.raises(SimkitError, match="two layer widths"):
-            TrainSettings(fit=FitSettings(hidden=hidden))
+            TrainSpec(hidden=hidden)
     assert list(tmp_path.iterdir()) == []  # nothing written
     with pytest.raises(AssertionError, match="the work started"):  # the widest layer is trained
-        value.train_value_model(out, seed=1, deals=10, hidden=MAX_HIDDEN_WIDTH, quiet=True)
+        value.train_value_model(LuckModelSpec(seed=1, deals=10, hidden=MAX_HIDDEN_WIDTH), out, QUIET)
 
 
 def _pause_and_move_the_clock(monkeypatch) -> None:
@@ -155,7 +191,7 @@ def test_the_same_training_gives_the_same_model_bytes_in_any_folder(tmp_path, mo
     models hold no path (before, the command with its --out path was in their metadata);
     generation 2 names its base by relative name and digest, and the paths, command lines and
     times are in the run record (metrics.json)."""
-    one = train(tmp_path / "a", generations=2, seed=5, settings=TINY, quiet=True,
+    one = train(TINY.replace(generations=2, seed=5), tmp_path / "a", QUIET,
                 command=f"simkit train --out {tmp_path / 'a'}")
     _pause_and_move_the_clock(monkeypatch)
     cwd = tmp_path / "much"
@@ -203,8 +239,8 @@ def test_the_same_value_model_training_gives_the_same_bytes(tmp_path, monkeypatc
     shutil.copyfile(BUILTIN_MODEL, here)
     shutil.copyfile(BUILTIN_MODEL, there)
     first = tmp_path / "one.npz"
-    train_value_model(first, seed=11, deals=60, pairs=[("greedy", "random"), (f"learned:{here}", "greedy")], hidden=4,
-                      epochs=3, check_deals=20, quiet=True)
+    train_value_model(LuckModelSpec(seed=11, deals=60, pairs=[("greedy", "random"), (f"learned:{here}", "greedy")],
+                                    hidden=4, epochs=3, check_deals=20), first, QUIET)
     _pause_and_move_the_clock(monkeypatch)
     cwd = tmp_path / "models"
     (cwd / "out").mkdir()
@@ -228,3 +264,28 @@ def test_the_same_value_model_training_gives_the_same_bytes(tmp_path, monkeypatc
     assert "out/the-second-one.npz" in record["command"] and record["model"] == "out/the-second-one.npz"
     assert record["pairs"][1] == ["learned:elsewhere/renamed.npz", "greedy"] and record["finished"]
     assert json.loads(run_record_path(first).read_text(encoding="utf-8"))["model"] == str(first)
+
+
+# a value-model file's recorded settings as the old code wrote them (LuckModelSpec(seed=11, deals=60,
+# pairs greedy-random, hidden 4, epochs 3, check_deals 20) run at 7a6833d: its meta's training and rules)
+OLD_VALUE_SETTINGS = {"check_deals": 20, "deals": 60, "epochs": 3, "hidden": 4, "pairs": [["greedy", "random"]],
+                      "seeds": [11]}
+OLD_VALUE_ROWS = 17391
+
+
+def test_the_luck_model_specs_identity_is_what_value_model_files_record(tmp_path):
+    """The spec's identity is the settings a value-model file records (and its rules), as the old
+    code wrote them; the shipped model's recorded settings are the spec's defaults with its seed
+    (catches a default changed in the spec, or a recorded key renamed); and the same spec
+    trains to the old file's rows and records the old settings."""
+    from simkit.learn.value import train_value_model
+    from simkit.runner.value_model import load_value_model
+
+    spec = LuckModelSpec(seed=11, deals=60, pairs=[("greedy", "random")], hidden=4, epochs=3, check_deals=20)
+    assert spec.identity() == {**OLD_VALUE_SETTINGS, "rules": OLD_RULES}
+    shipped = load_value_model()
+    assert LuckModelSpec(seed=shipped.meta["training"]["seeds"][0]).identity() == {
+        **{key: shipped.meta["training"][key] for key in OLD_VALUE_SETTINGS}, "rules": shipped.meta["rules"]}
+    model = train_value_model(spec, tmp_path / "v.npz", QUIET)
+    assert {key: model.meta["training"][key] for key in OLD_VALUE_SETTINGS} == OLD_VALUE_SETTINGS
+    assert model.meta["rules"] == OLD_RULES and model.meta["training"]["rows"] == OLD_VALUE_ROWS

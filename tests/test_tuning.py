@@ -23,6 +23,7 @@ from simkit.studies.compare import compare, load_comparison
 from simkit.studies.tuning import (
     PLAYS_PER_DEAL,
     SpsaSettings,
+    TuneSpec,
     parse_pool,
     parse_ranges,
     perturbation,
@@ -30,6 +31,7 @@ from simkit.studies.tuning import (
     tune,
     validation_seed,
 )
+from simkit.specs.base import Execution
 from simkit.cli import main
 from simkit.errors import DegenerateDataWarning, SimkitError
 from simkit.policies import PolicyError
@@ -68,7 +70,8 @@ class Picky:
             return A_WIN
         return legal_actions[min(int(self.p0), len(legal_actions) - 1)]
 '''
-SMALL = dict(iteration_deals=30, validate_deals=10, batch_size=10, quiet=True)
+SMALL = dict(iteration_deals=30, validate_deals=10, batch_size=10)
+QUIET = Execution(quiet=True)
 
 
 @pytest.fixture(scope="module")
@@ -85,10 +88,10 @@ def _no_degenerate_warnings():
         yield
 
 
-def _small_tune(out, seed=1, budget=PLAYS_PER_DEAL * 30 * 5, **kw):
-    args = dict(SMALL, **kw)
-    return tune("patient:6", {"min_units": (1, 8), "late_stock": (0, 12)}, ["greedy", "random"], budget, seed=seed,
-                out=out, **args)
+def _small_tune(out, seed=1, budget=PLAYS_PER_DEAL * 30 * 5, on_iteration=None, **kw):
+    spec = TuneSpec("patient:6", {"min_units": (1, 8), "late_stock": (0, 12)}, ["greedy", "random"], budget,
+                    seed=seed, **dict(SMALL, **kw))
+    return tune(spec, out, QUIET, on_iteration=on_iteration)
 
 
 # ---- the SPSA core
@@ -144,8 +147,9 @@ def test_parsers():
 # ---- runs
 
 
-def test_the_same_seed_gives_the_same_trajectory(tmp_path):
+def test_the_same_seed_gives_the_same_trajectory(tmp_path, capsys):
     a = _small_tune(tmp_path / "a")
+    assert capsys.readouterr().err == ""  # Execution(quiet=True): no progress, no validation line
     b = _small_tune(tmp_path / "b")
     other = _small_tune(tmp_path / "c", seed=2)
     pd.testing.assert_frame_equal(a.trajectory, b.trajectory)
@@ -197,6 +201,65 @@ def test_an_interrupted_run_resumes_to_the_same_result(tmp_path):
     pd.testing.assert_frame_equal(again.trajectory, whole.trajectory)
 
 
+# ---- folders written before the run specs (issue 53): what the old code (7a6833d) wrote
+
+# tune.json's rules and identities as the code before TuneSpec wrote them (pasted from the files of
+# the two tunes of _old_specs, run at 7a6833d)
+OLD_RULES = {"lou_doubles": True, "hu_tolerance": 2, "jiang_in_chariot": False, "pattern_wins": True,
+             "steps_count_lou": False, "drawn_card_chow_by": "drawer", "pass_locks_type": True, "must_kong": True,
+             "must_chariot_out": True, "tianhu": True, "next_dealer": "winner_else_next", "zhan_in_chariot": False,
+             "single_jiang_cap": 0, "drawn_jiang_chow": True, "pass_locks_win": True}
+OLD_IDENTITIES = [
+    {"kind": "simkit.tune", "policy": "patient", "start": [6.0, 6.0, 1.0],
+     "params": [{"name": "min_units", "index": 0, "lo": 1.0, "hi": 8.0},
+                {"name": "late_stock", "index": 1, "lo": 0.0, "hi": 12.0}],
+     "pool": ["greedy", "random"], "seed": 1, "budget": 360, "iteration_deals": 30, "rules": OLD_RULES,
+     "spsa": {"a": 0.11160074919907668, "c": 0.2, "A": 0.2, "alpha": 0.602, "gamma": 0.101}, "tail": 0.25,
+     "validate_deals": 10, "batch_size": 10, "policy_sources": []},
+    {"kind": "simkit.tune", "policy": "patient", "start": [6.0, 6.0, 1.0],
+     "params": [{"name": "min_units", "index": 0, "lo": 1.0, "hi": 8.0}], "pool": ["greedy", "patient:2,6,1"],
+     "seed": 2, "budget": 180, "iteration_deals": 30, "rules": OLD_RULES,
+     "spsa": {"a": 0.1068993044916333, "c": 0.1, "A": 0.1, "alpha": 0.7, "gamma": 0.101}, "tail": 0.5,
+     "validate_deals": 10, "batch_size": 10, "policy_sources": []},
+]
+# the first tune's first iteration as its state.json held it, and its tuned values
+OLD_FIRST_RECORD = {"iteration": 0, "first_deal": 0, "plays": 180, "a_k": 0.1, "c_k": 0.2, "delta": [-1.0, -1.0],
+                    "x": [0.7142857142857143, 0.5], "x_plus": [0.5142857142857142, 0.3],
+                    "x_minus": [0.9142857142857144, 0.7], "f_plus": 0.3888888888888889, "f_minus": 0.5888888888888889,
+                    "gradient": [0.5, 0.5], "x_next": [0.7642857142857143, 0.55]}
+OLD_TUNED = (6.263128068942637, 6.748923310384052)
+
+
+def _old_specs() -> list[TuneSpec]:
+    return [TuneSpec("patient:6", {"min_units": (1, 8), "late_stock": (0, 12)}, ["greedy", "random"],
+                     PLAYS_PER_DEAL * 30 * 2, seed=1, **SMALL),
+            TuneSpec("patient:6", "min_units=1:8", "greedy,patient:2,6,1", PLAYS_PER_DEAL * 30, seed=2,
+                     spsa={"c": 0.1, "alpha": 0.7}, tail=0.5, confidence=0.9, **SMALL)]
+
+
+@pytest.mark.parametrize("which", [0, 1])
+def test_the_specs_identity_is_what_old_tune_folders_hold(which):
+    """Catches an identity that is the generic serialisation of the spec (the policy's full text,
+    unresolved SPSA constants, no kind or policy sources) or drops or renames a key: old folders
+    would then be refused as another tuning's."""
+    assert _old_specs()[which].identity() == OLD_IDENTITIES[which]
+
+
+def test_an_old_tune_folder_resumes_to_the_old_result(tmp_path):
+    """A folder the old code wrote, stopped after its first iteration (its tune.json and
+    state.json, as written through the same checked writer), resumes with the spec: the first
+    iteration is read back, not played again, and the tuned values are the old run's."""
+    from simkit.storage.files import write_checked_json
+
+    write_checked_json(tmp_path / T.TUNE_FILE, OLD_IDENTITIES[0])
+    write_checked_json(tmp_path / T.STATE_FILE, {"identity": OLD_IDENTITIES[0], "iterations": [OLD_FIRST_RECORD]})
+    played = []
+    result = tune(_old_specs()[0], tmp_path, QUIET, on_iteration=lambda r: played.append(r["iteration"]))
+    assert played == [1]
+    assert result.tuned == OLD_TUNED
+    assert result.trajectory.iloc[0]["f_plus"] == OLD_FIRST_RECORD["f_plus"]
+
+
 @pytest.mark.parametrize("change, word", [(dict(seed=9), "seed"), (dict(budget=PLAYS_PER_DEAL * 30 * 6), "budget"),
                                           (dict(iteration_deals=40), "iteration_deals")])
 def test_another_tune_in_the_folder_is_refused_in_one_line(tmp_path, change, word):
@@ -206,8 +269,8 @@ def test_another_tune_in_the_folder_is_refused_in_one_line(tmp_path, change, wor
         _small_tune(tmp_path, **kw)
     assert "holds another tuning" in str(info.value) and word in str(info.value) and "\n" not in str(info.value)
     with pytest.raises(DatasetError, match="params"):
-        tune("patient:6", {"min_units": (1, 9), "late_stock": (0, 12)}, ["greedy", "random"],
-             PLAYS_PER_DEAL * 30 * 2, seed=1, out=tmp_path, **SMALL)
+        tune(TuneSpec("patient:6", {"min_units": (1, 9), "late_stock": (0, 12)}, ["greedy", "random"],
+                      PLAYS_PER_DEAL * 30 * 2, seed=1, **SMALL), tmp_path, QUIET)
 
 
 @pytest.mark.parametrize("policy, params, against, budget, words", [
@@ -225,7 +288,7 @@ def test_bad_input_is_one_line_naming_the_parameter_before_anything_is_written(t
                                                                                  budget, words):
     out = tmp_path / "never"
     with pytest.raises(SimkitError) as info:
-        tune(policy, params, against, budget, out=out, **SMALL)
+        tune(TuneSpec(policy, params, against, budget, **SMALL), out, QUIET)
     text = str(info.value)
     assert "\n" not in text and all(w in text for w in words), text
     assert not out.exists()
@@ -233,7 +296,7 @@ def test_bad_input_is_one_line_naming_the_parameter_before_anything_is_written(t
 
 def test_unknown_parameter_is_a_policy_error(tmp_path):
     with pytest.raises(PolicyError, match="'late'"):
-        tune("patient", {"late": (0, 1)}, "greedy", 10_000, out=tmp_path / "x", **SMALL)
+        tune(TuneSpec("patient", {"late": (0, 1)}, "greedy", 10_000, **SMALL), tmp_path / "x", QUIET)
 
 
 def test_the_budget_is_counted_exactly(tmp_path, monkeypatch):
@@ -264,8 +327,8 @@ def test_the_budget_is_counted_exactly(tmp_path, monkeypatch):
 def test_a_user_policy_by_import_path_is_tuned_toward_its_known_optimum(tmp_path, policy_module):
     """patient_copy is patient (its p0 is min_units): against greedy, fewer units win more (as
     measured for patient: min_units 1 > 2 > ... > 7), so from p0 = 6 SPSA must go down."""
-    result = tune(f"{policy_module}:patient_copy:6,6,1", {"p0": (1, 8)}, "greedy", PLAYS_PER_DEAL * 100 * 40,
-                  seed=4, out=tmp_path, iteration_deals=100, validate_deals=300, batch_size=300, quiet=True)
+    result = tune(TuneSpec(f"{policy_module}:patient_copy:6,6,1", {"p0": (1, 8)}, "greedy", PLAYS_PER_DEAL * 100 * 40,
+                           seed=4, iteration_deals=100, validate_deals=300, batch_size=300), tmp_path, QUIET)
     assert result.tuned[0] < 3.0, result.tuned
     assert result.validation.bootstrap.lo > 0  # tuned beats the start on new deals
     assert result.tuned_policy.name == f"{policy_module}:patient_copy"
@@ -274,8 +337,8 @@ def test_a_user_policy_by_import_path_is_tuned_toward_its_known_optimum(tmp_path
 def test_a_python_tier_policy_is_tuned_in_the_python_loop(tmp_path, policy_module):
     picky = importlib.import_module(policy_module).Picky
     picky.made.clear()
-    result = tune(f"{policy_module}:Picky:0", {"p0": (0, 10)}, "greedy", PLAYS_PER_DEAL * 6, seed=1, out=tmp_path,
-                  iteration_deals=6, validate_deals=4, batch_size=4, quiet=True)
+    result = tune(TuneSpec(f"{policy_module}:Picky:0", {"p0": (0, 10)}, "greedy", PLAYS_PER_DEAL * 6, seed=1,
+                           iteration_deals=6, validate_deals=4, batch_size=4), tmp_path, QUIET)
     assert result.iterations == 1 and result.plays == 36
     # the Python loop made the class itself at θ+ and θ- (real units: 10 · clip(0 ± c_0 Δ_0, 0, 1),
     # c_0 = 0.2, so 2 and 0), then the validation at tuned and at the start 0
@@ -298,7 +361,9 @@ def test_the_command_line_tunes_and_reports(tmp_path, capsys):
                  "--seed", "2", "--out", str(out)])
     captured = capsys.readouterr()
     assert code == 0
-    assert captured.err.count("tune: iteration") == 3 and "iteration 3/3" in captured.err
+    # the iterations' progress (simkit.progress: off a terminal a line at most every 10 s, and the last)
+    assert "tune 1/3 iterations" in captured.err and "tune 3/3 iterations" in captured.err, captured.err
+    assert "min_units " in captured.err and "strength " in captured.err
     assert "tuned patient: min_units = " in captured.out and "validation (new deals" in captured.out
     identity = json.loads((out / T.TUNE_FILE).read_text(encoding="utf-8"))
     assert identity["pool"] == ["greedy", "patient:2,6,1"] and identity["params"][0]["name"] == "min_units"
@@ -358,7 +423,7 @@ def test_a_whole_number_parameter_is_tuned_in_whole_numbers(tmp_path, monkeypatc
         return spec
 
     monkeypatch.setattr(T, "_spec_at", spy)
-    result = tune("mc:rollouts=2", {"race": (1, 4)}, ["greedy", "random"], PLAYS_PER_DEAL * 30 * 3, seed=3,
-                  out=tmp_path / "t", **SMALL)
+    result = tune(TuneSpec("mc:rollouts=2", {"race": (1, 4)}, ["greedy", "random"], PLAYS_PER_DEAL * 30 * 3, seed=3,
+                           **SMALL), tmp_path / "t", QUIET)
     assert played and all(v == int(v) and 1 <= v <= 4 for v in played)
     assert result.tuned[0] == int(result.tuned[0])

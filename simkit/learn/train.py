@@ -58,7 +58,6 @@ import numpy as np
 from simkit import __version__
 from simkit.analysis.plots import training_loss_plot, training_strength_plot
 from simkit.analysis.stats import mean_interval
-from simkit.defaults import MAX_HIDDEN_WIDTH
 from simkit.errors import SimkitError
 from simkit.learn.fit import LIBRARY, FitSettings, fit_network, network_block, offline_gains, predict
 from simkit.learn.selfplay import MAX_SAMPLES_PER_DEAL, record_selfplay
@@ -70,6 +69,8 @@ from simkit.rules import RuleSet
 from simkit.runner.play import PERMUTATIONS, R_PAYOFF, SEATING_ALL, play_deals
 from simkit.progress import Progress, progress_enabled
 from simkit.runner.simulate import check_backend, dask_session, run_dask_in_order, use_threads
+from simkit.specs.base import Execution
+from simkit.specs.train import VALIDATION_EVERY, TrainSpec
 from simkit.storage.files import FileError, atomic_write_bytes, read_checked_json, write_checked_json, \
     write_text
 from simkit.storage.lock import FolderLock
@@ -80,43 +81,9 @@ MODEL_FILE = "model.npz"
 METRICS_FILE = "metrics.json"
 REPORT_FILE = "report.md"
 CHECK_SEED_OFFSET = 1_000_003  # the strength checks play seed + this (selection deals, never training deals)
-VALIDATION_EVERY = 5  # deals whose number is a multiple of this are the validation set
 MARGINS = (0.0, 0.05, 0.1, 0.2, 0.4, 0.8, 1.6)
 SELFPLAY_TASK_DEALS = 250  # self-play deals per Dask task (the rows do not depend on it)
 CHECK_TASK_DEALS = 100  # check deals per Dask task (the differences do not depend on it)
-
-
-@dataclasses.dataclass(frozen=True)
-class TrainSettings:
-    """What a generation does: self-play ``deals`` with rollouts at a share ``rate`` of the
-    decisions, the network's fit, and the strength check's ``check_deals``."""
-
-    deals: int = 20_000
-    rate: float = 0.1
-    fit: FitSettings = FitSettings()
-    check_deals: int = 300
-
-    def __post_init__(self) -> None:
-        if self.deals < VALIDATION_EVERY:
-            raise SimkitError(f"deals must be >= {VALIDATION_EVERY} per generation, got {self.deals}",
-                              parameters=("deals",))
-        if not 0.0 < self.rate <= 1.0:
-            raise SimkitError(f"rate must be in (0, 1], got {self.rate}", parameters=("rate",))
-        if self.check_deals < 2:
-            raise SimkitError(f"check_deals must be >= 2, got {self.check_deals}", parameters=("check_deals",))
-        hidden = self.fit.hidden
-        if (not isinstance(hidden, (tuple, list)) or len(hidden) != 2
-                or not all(isinstance(h, (int, np.integer)) and not isinstance(h, bool) for h in hidden)
-                or not all(1 <= h <= MAX_HIDDEN_WIDTH for h in hidden)):
-            raise SimkitError(f"hidden must be two layer widths in 1..{MAX_HIDDEN_WIDTH} (the widest layer a model "
-                              f"file holds), got {hidden!r}", parameters=("hidden",))
-        if self.fit.epochs < 1:
-            raise SimkitError(f"epochs must be >= 1, got {self.fit.epochs}", parameters=("epochs",))
-
-    def to_dict(self) -> dict:
-        return {"deals": self.deals, "rate": self.rate, "hidden": list(self.fit.hidden), "epochs": self.fit.epochs,
-                "alpha": self.fit.alpha, "batch_size": self.fit.batch_size, "learning_rate": self.fit.learning_rate,
-                "check_deals": self.check_deals}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -219,15 +186,15 @@ def _selfplay_task(config: _SelfPlayTasks, task: tuple[int, tuple[int, int]], th
                                    config.rate, config.feature_model)
 
 
-def self_play(first_deal: int, deals: int, seed: int, ids: np.ndarray, params: np.ndarray, rules_array: np.ndarray,
-              rate: float, feature_model: np.ndarray, client=None,
+def self_play(config: _SelfPlayTasks, first_deal: int, deals: int, client=None,
               quiet: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """:func:`record_selfplay` here, or with a Dask ``client`` in tasks of
-    :data:`SELFPLAY_TASK_DEALS` deals on its cluster, their rows put back in deal order: the
-    same arrays (with their progress unless ``quiet``)."""
+    """:func:`record_selfplay` of deals ``first_deal .. first_deal + deals - 1`` (``config``:
+    the seed, the base policy's arrays, the rules, the rollout rate and the feature block) here,
+    or with a Dask ``client`` in tasks of :data:`SELFPLAY_TASK_DEALS` deals on its cluster, their
+    rows put back in deal order: the same arrays (with their progress unless ``quiet``)."""
     if client is None:
-        return record_selfplay(first_deal, deals, seed, ids, params, rules_array, rate, feature_model)
-    config = _SelfPlayTasks(int(seed), ids, params, rules_array, float(rate), feature_model)
+        return record_selfplay(first_deal, deals, config.seed, config.ids, config.params, config.rules_array,
+                               config.rate, config.feature_model)
     pieces = [(first_deal + lo, min(SELFPLAY_TASK_DEALS, deals - lo)) for lo in range(0, deals, SELFPLAY_TASK_DEALS)]
     parts = run_dask_in_order(_selfplay_task, config, pieces, client,
                               Progress(len(pieces), "tasks", "self-play", progress_enabled(quiet)))
@@ -263,11 +230,18 @@ def _complete(directory: Path) -> dict | None:
     return metrics if metrics.get("model_sha256") == model.digest else None
 
 
-def _generation(out: Path, g: int, seed: int, rules: RuleSet, settings: TrainSettings, command: str,
-                earlier: list[dict], quiet: bool, client=None) -> dict:
+def fit_settings(spec: TrainSpec) -> FitSettings:
+    """The network and its fit of a generation of ``spec``."""
+    return FitSettings(hidden=spec.hidden, epochs=spec.epochs, alpha=spec.alpha, batch_size=spec.batch_size,
+                       learning_rate=spec.learning_rate)
+
+
+def _generation(spec: TrainSpec, out: Path, g: int, earlier: list[dict], command: str, quiet: bool,
+                client=None) -> dict:
     """Play, fit, check and write generation g (the self-play and the check on the Dask
     cluster of ``client`` when given); returns its metrics."""
     start = time.perf_counter()
+    seed, rules = spec.seed, spec.rules
     base_path = None if g == 1 else generation_dir(out, g - 1) / MODEL_FILE
     base = "expert" if base_path is None else f"learned:{base_path}"  # the path: for the run record only
     # the model records its base by name and digest, never by path: the previous generation's
@@ -275,18 +249,18 @@ def _generation(out: Path, g: int, seed: int, rules: RuleSet, settings: TrainSet
     base_name = "expert" if g == 1 else f"learned:{(generation_dir(Path(), g - 1) / MODEL_FILE).as_posix()}"
     base_digest = None if base_path is None else load_model(base_path).digest
     ids, params, _ = policy_arrays(parse_policies([base] * 3))
-    first_deal = (g - 1) * settings.deals
-    x, y, key = self_play(first_deal, settings.deals, seed, ids, params, rules.to_array(), settings.rate,
-                          _feature_block(), client, quiet)
+    first_deal = (g - 1) * spec.deals
+    config = _SelfPlayTasks(seed, ids, params, rules.to_array(), spec.rate, _feature_block())
+    x, y, key = self_play(config, first_deal, spec.deals, client, quiet)
     record_seconds = time.perf_counter() - start
     n_decisions = int(np.unique(key).size)
-    _say(quiet, f"generation {g}: self-play {settings.deals:,} deals (base {'expert' if g == 1 else f'generation {g - 1}'}): "
+    _say(quiet, f"generation {g}: self-play {spec.deals:,} deals (base {'expert' if g == 1 else f'generation {g - 1}'}): "
                 f"{y.size:,} rows from {n_decisions:,} decisions ({record_seconds:.0f} s)")
     validation = ((key // MAX_SAMPLES_PER_DEAL) % VALIDATION_EVERY) == 0
     if validation.all() or not validation.any():
         raise SimkitError("too few deals to hold some out for validation: raise deals", parameters=("deals",))
     fit_start = time.perf_counter()
-    network = fit_network(x[~validation], y[~validation], settings.fit, random_state=seed * 1000 + g)
+    network = fit_network(x[~validation], y[~validation], fit_settings(spec), random_state=seed * 1000 + g)
     fit_seconds = time.perf_counter() - fit_start
     prediction = predict(network, x[validation])
     val_mse = float(np.mean((prediction - y[validation]) ** 2))
@@ -294,16 +268,16 @@ def _generation(out: Path, g: int, seed: int, rules: RuleSet, settings: TrainSet
     gains = offline_gains(prediction, y[validation], key[validation], MARGINS)
     margin = max(gains, key=lambda m: (round(gains[m][0], 6), m))
     loss = [float(v) for v in network.loss_curve_]
-    _say(quiet, f"generation {g}: fit {settings.fit.epochs} epochs on {int((~validation).sum()):,} rows "
+    _say(quiet, f"generation {g}: fit {spec.epochs} epochs on {int((~validation).sum()):,} rows "
                 f"({fit_seconds:.0f} s): loss {loss[0]:.3f} -> {loss[-1]:.3f}; validation mse {val_mse:.3f} "
                 f"(variance {val_var:.3f}); margin {margin:g}: gain {gains[margin][0]:+.4f} ± {gains[margin][1]:.4f} "
                 f"牌 per decision, {gains[margin][2]:.1%} of decisions changed")
-    deals_seen = settings.deals * g
+    deals_seen = spec.deals * g
     # what the model file records is a function of the run's settings, seed and software (no
     # path, no time, no machine), so that the same run gives the same bytes in any folder: the
     # command line (which names --out), the base model's path, wall time and hardware are in the
     # metrics, the run record
-    training = {"seed": seed, "generation": g, "deals_seen": deals_seen, "settings": settings.to_dict(),
+    training = {"seed": seed, "generation": g, "deals_seen": deals_seen, "settings": spec.settings(),
                 "library": LIBRARY, "numpy": np.__version__, "simkit": __version__, "margin": margin,
                 "base": base_name,
                 "validation": {"mse": val_mse, "variance": val_var, "gain_per_decision": gains[margin][0]}}
@@ -315,20 +289,20 @@ def _generation(out: Path, g: int, seed: int, rules: RuleSet, settings: TrainSet
     atomic_write_bytes(directory / MODEL_FILE, data)
     model = load_model(directory / MODEL_FILE)
     check_seed = seed + CHECK_SEED_OFFSET
-    differences = strength_check(f"learned:{directory / MODEL_FILE}", settings.check_deals, check_seed, rules,
+    differences = strength_check(f"learned:{directory / MODEL_FILE}", spec.check_deals, check_seed, rules,
                                  client=client, quiet=quiet)
     interval = mean_interval(differences)
     seconds = time.perf_counter() - start
-    _say(quiet, f"generation {g}: check against expert ({settings.check_deals:,} duplicate deals, seed {check_seed}): "
+    _say(quiet, f"generation {g}: check against expert ({spec.check_deals:,} duplicate deals, seed {check_seed}): "
                 f"{interval.estimate:+.3f} [{interval.lo:+.3f}, {interval.hi:+.3f}] 牌 per seat per deal "
                 f"({seconds:.0f} s in all)")
     metrics = {"generation": g, "base": base, "base_model_sha256": base_digest, "first_deal": first_deal,
-               "deals": settings.deals, "rows": int(y.size), "decisions": n_decisions, "deals_seen": deals_seen,
+               "deals": spec.deals, "rows": int(y.size), "decisions": n_decisions, "deals_seen": deals_seen,
                "loss_curve": loss,
                "validation_mse": val_mse, "validation_variance": val_var,
                "offline_gains": {f"{m:g}": list(v) for m, v in gains.items()}, "margin": margin,
                "check": {"mean": interval.estimate, "lo": interval.lo, "hi": interval.hi,
-                         "deals": settings.check_deals, "seed": check_seed},
+                         "deals": spec.check_deals, "seed": check_seed},
                "record_seconds": record_seconds, "fit_seconds": fit_seconds, "seconds": seconds,
                "wall_seconds_to_here": round(sum(m["seconds"] for m in earlier) + seconds, 1),
                "hardware": _hardware(), "model_sha256": model.digest, "command": command}
@@ -336,61 +310,57 @@ def _generation(out: Path, g: int, seed: int, rules: RuleSet, settings: TrainSet
     return metrics
 
 
-def train(out: str | os.PathLike, generations: int = 3, seed: int = 0, rules: RuleSet | None = None,
-          settings: TrainSettings | None = None, command: str = "", quiet: bool = False, backend: str = "local",
-          workers: int = 1, scheduler: str | None = None, client=None) -> TrainResult:
-    """Train (or resume training) in ``out``; returns every generation's metrics and the path
-    of the shipped model (``out/model.npz``: the generation with the best check).
+def train(spec: TrainSpec, out: str | os.PathLike, execution: Execution = Execution(), *, command: str = "",
+          client=None) -> TrainResult:
+    """Train (or resume training) ``spec`` in ``out``; returns every generation's metrics and the
+    path of the shipped model (``out/model.npz``: the generation with the best check).
+    ``command``: the command line, for the generations' run records (``metrics.json``).
 
-    ``backend='dask'``: the self-play and the checks run as tasks on a Dask cluster
-    (``client`` when given, left open; else one connected here to ``scheduler``, or to a new
-    ``LocalCluster`` of ``workers`` processes, before anything is written, and closed at the
-    end); the files are those of a local run.  ``workers`` > 1 needs ``backend='dask'`` (a
-    local run plays in this process, on every core)."""
-    rules = rules if rules is not None else RuleSet()
-    settings = settings if settings is not None else TrainSettings()
-    if int(generations) < 1:
-        raise SimkitError(f"generations must be >= 1, got {generations}", parameters=("generations",))
-    check_backend(backend, int(workers), scheduler)
-    if int(workers) > 1 and backend != "dask":
+    ``execution.backend == 'dask'``: the self-play and the checks run as tasks on a Dask
+    cluster (``client`` when given, left open; else one connected here to
+    ``execution.scheduler``, or to a new ``LocalCluster`` of ``execution.workers`` processes,
+    before anything is written, and closed at the end); the files are those of a local run.
+    ``workers`` > 1 needs ``backend='dask'`` (a local run plays in this process, on every
+    core)."""
+    backend, workers, scheduler = execution.backend, execution.workers, execution.scheduler
+    check_backend(backend, workers, scheduler)
+    if workers > 1 and backend != "dask":
         raise SimkitError(f"workers needs backend='dask' (a local training plays in this process, on every core), "
                           f"got backend={backend!r}", parameters=("workers", "backend"))
     directory = check_run_folder(out, "train")
-    with dask_session(backend, int(workers), scheduler, client) as client:  # connected before anything is written
-        return _train(make_out_dir(directory), int(generations), int(seed), rules, settings, command, quiet, client)
+    with dask_session(backend, workers, scheduler, client) as client:  # connected before anything is written
+        return _train(spec, make_out_dir(directory), command, execution.quiet, client)
 
 
-def _train(directory: Path, generations: int, seed: int, rules: RuleSet, settings: TrainSettings, command: str,
-           quiet: bool, client) -> TrainResult:
+def _train(spec: TrainSpec, directory: Path, command: str, quiet: bool, client) -> TrainResult:
     """:func:`train` with its folder made and its Dask client (or None) connected."""
-    identity = {"kind": "simkit.train", "seed": int(seed), "rules": rules.to_dict(), "settings": settings.to_dict(),
-                "features": N_FEATURES}
     results: list[dict] = []
     with FolderLock(directory):
-        check_run_identity(directory, "train", identity)
-        for g in range(1, int(generations) + 1):
+        check_run_identity(directory, "train", spec.identity())
+        for g in range(1, spec.generations + 1):
             metrics = _complete(generation_dir(directory, g)) if len(results) == g - 1 else None
             if metrics is not None:
                 _say(quiet, f"generation {g}: complete (check {metrics['check']['mean']:+.3f}), kept")
             else:
-                metrics = _generation(directory, g, int(seed), rules, settings, command, results, quiet, client)
+                metrics = _generation(spec, directory, g, results, command, quiet, client)
             results.append(metrics)
         best = best_generation(results)
         shutil.copyfile(generation_dir(directory, best["generation"]) / MODEL_FILE, directory / f".{MODEL_FILE}.tmp")
         os.replace(directory / f".{MODEL_FILE}.tmp", directory / MODEL_FILE)
-        write_text(directory / REPORT_FILE, training_report(results, settings, int(seed), rules, directory))
+        write_text(directory / REPORT_FILE, training_report(results, spec, directory))
     return TrainResult(directory, results, directory / MODEL_FILE)
 
 
-def training_report(results: list[dict], settings: TrainSettings, seed: int, rules: RuleSet, out: Path) -> str:
+def training_report(results: list[dict], spec: TrainSpec, out: Path) -> str:
     """The Markdown report (and its two plots, written into ``out``)."""
+    seed, rules = spec.seed, spec.rules
     training_loss_plot(results, out)
     training_strength_plot(results, out)
     best = best_generation(results)
     lines = [f"# Training report ({out.name})", "",
-             f"Seed {seed}; rules {rules.to_dict() if rules != RuleSet() else 'default'}; {settings.deals:,} self-play "
-             f"deals per generation, rollouts at {settings.rate:g} of the decisions; network {settings.fit.hidden}, "
-             f"{settings.fit.epochs} epochs, L2 {settings.fit.alpha:g} ({LIBRARY}).", "",
+             f"Seed {seed}; rules {rules.to_dict() if rules != RuleSet() else 'default'}; {spec.deals:,} self-play "
+             f"deals per generation, rollouts at {spec.rate:g} of the decisions; network {spec.hidden}, "
+             f"{spec.epochs} epochs, L2 {spec.alpha:g} ({LIBRARY}).", "",
              "| generation | base | deals seen | rows | validation mse / variance | margin | offline gain per "
              "decision | decisions changed | check vs expert [95 %] | wall s |", "|---:|---|---:|---:|---|---:|---|---:|---|---:|"]
     for m in results:

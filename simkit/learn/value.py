@@ -26,7 +26,7 @@ Determinism: the deals are a pure function of the seed; the fit is scikit-learn'
 What goes where (issue 36): the model file is a function of the settings, seed and software
 only (the same bytes and SHA-256 in any folder, at any time): its ``training`` metadata name
 each policy of a pair by its text, a ``learned:PATH`` policy by its model's SHA-256 instead of
-the path (:func:`policy_identity`).  Where, when and how it ran goes to the run record beside
+the path (:func:`simkit.specs.luck_model.policy_identity`).  Where, when and how it ran goes to the run record beside
 it, ``FILE.npz.run.json`` (:func:`simkit.runner.value_model.run_record_path`): the model's path
 and SHA-256, the command line, the pairs as given, the seconds, the hardware and the time.
 """
@@ -44,10 +44,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from simkit import __version__
-from simkit.defaults import DEFAULT_LUCK_MODEL_CHECK_DEALS, DEFAULT_LUCK_MODEL_DEALS, MAX_HIDDEN_WIDTH
 from simkit.learn.fit import LIBRARY, FitSettings, fit_mlp, r_squared, sklearn_network
-from simkit.policies.registry import LEARNED, PolicySpec, is_user_policy, learned_model, learned_model_path, \
-    parse_policy, policy_sources, require_policy_sources
+from simkit.policies.registry import LEARNED, PolicySpec, is_user_policy, learned_model_path, policy_sources, \
+    require_policy_sources
 from simkit.progress import Progress, progress_enabled
 from simkit.rules import RuleSet
 from simkit.runner.duplicate import SEATINGS, seating_policies
@@ -55,25 +54,12 @@ from simkit.runner.luck import N_VALUE_FEATURES, duplicate_luck, luck_rows, valu
 from simkit.runner.play import R_PAYOFF
 from simkit.runner.simulate import check_backend, dask_session, run_dask_in_order, use_threads
 from simkit.runner.value_model import ValueModel, load_value_model, run_record_path, write_value_model
+from simkit.specs.base import Execution
+from simkit.specs.luck_model import LuckModelSpec
 from simkit.errors import SimkitError
 from simkit.storage.files import write_checked_json
 
-DEFAULT_PAIRS: tuple[tuple[str, str], ...] = (("expert", "greedy"), ("greedy", "random"))
 TASK_DEALS = 500  # deals per Dask task (the rows and the check do not depend on it)
-
-
-def policy_identity(spec: PolicySpec) -> str:
-    """A policy as a value model records it: its text, except that a ``learned:PATH`` policy
-    is named by its model file's SHA-256, not by where the file lies.
-
-    >>> policy_identity(PolicySpec("patient", (3.0, 6.0)))
-    'patient:3,6'
-    """
-    if not spec.name.startswith(LEARNED + ":"):
-        return spec.text()
-    model = learned_model(spec.name)
-    params = spec.text()[len(spec.name) :]
-    return f"{LEARNED}{params} (model sha256:{model.digest})"
 
 
 def _rows_of(policies: Sequence[PolicySpec], seed: int, first_deal: int, deals: int,
@@ -172,85 +158,68 @@ def _check_rows(pairs: Sequence[tuple[PolicySpec, PolicySpec]], seed: int, deals
     return np.concatenate([d for d, _ in parts]), np.concatenate([luck for _, luck in parts])
 
 
-def train_value_model(out: str | os.PathLike, seed: int, deals: int = DEFAULT_LUCK_MODEL_DEALS,
-                      pairs: Sequence[tuple[str | PolicySpec, str | PolicySpec]] = DEFAULT_PAIRS,
-                      rules: RuleSet | None = None, hidden: int = 64, epochs: int = 20, check_deals: int = DEFAULT_LUCK_MODEL_CHECK_DEALS,
-                      quiet: bool = False, command: str = "", backend: str = "local", workers: int = 1,
-                      scheduler: str | None = None, client=None) -> ValueModel:
-    """Fit a value model on ``deals`` duplicate deals of ``seed`` for each policy pair, choose
-    its weight on the next ``check_deals`` deals, and write it to ``out``, and its run record
-    (``command``, paths, seconds, machine) beside it; returns it loaded.
+def train_value_model(spec: LuckModelSpec, out: str | os.PathLike, execution: Execution = Execution(), *,
+                      command: str = "", client=None) -> ValueModel:
+    """Fit a value model on ``spec.deals`` duplicate deals of ``spec.seed`` for each policy
+    pair, choose its weight on the next ``spec.check_deals`` deals, and write it to ``out``, and
+    its run record (``command``, paths, seconds, machine) beside it; returns it loaded.
 
-    ``backend='dask'``: the deals are played as tasks on a Dask cluster (``client`` when given,
-    left open; else one connected here to ``scheduler``, or to a new ``LocalCluster`` of
-    ``workers`` processes, before any deal, and closed at the end); the same bytes as a local
-    run.  ``workers`` > 1 needs ``backend='dask'``."""
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise SimkitError(f"seed must be a non-negative integer, got {seed!r}", parameters=("seed",))
-    for name, value, least in (("deals", deals, 10), ("check_deals", check_deals, 10), ("epochs", epochs, 1),
-                               ("hidden", hidden, 1)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
-            raise SimkitError(f"{name} must be an integer >= {least}, got {value!r}", parameters=(name,))
-    if hidden > MAX_HIDDEN_WIDTH:  # before any deal: a wider network is no model file
-        raise SimkitError(f"hidden must be at most {MAX_HIDDEN_WIDTH} (the widest layer a model file holds), got "
-                          f"{hidden!r}", parameters=("hidden",))
-    specs = [tuple(p if isinstance(p, PolicySpec) else parse_policy(p) for p in pair) for pair in pairs]
-    if not specs:
-        raise SimkitError("a value model needs at least one policy pair", parameters=("pairs",))
-    rules = rules or RuleSet()
-    check_backend(backend, int(workers), scheduler)
-    if int(workers) > 1 and backend != "dask":
+    ``execution.backend == 'dask'``: the deals are played as tasks on a Dask cluster (``client``
+    when given, left open; else one connected here to ``execution.scheduler``, or to a new
+    ``LocalCluster`` of ``execution.workers`` processes, before any deal, and closed at the
+    end); the same bytes as a local run.  ``workers`` > 1 needs ``backend='dask'``."""
+    backend, workers, scheduler = execution.backend, execution.workers, execution.scheduler
+    check_backend(backend, workers, scheduler)
+    if workers > 1 and backend != "dask":
         raise SimkitError(f"workers needs backend='dask' (a local training plays in this process, on every core), "
                           f"got backend={backend!r}", parameters=("workers", "backend"))
-    registered = sorted({s.name for pair in specs for s in pair if is_user_policy(s) and not s.is_import_path})
+    registered = sorted({s.name for pair in spec.pairs for s in pair if is_user_policy(s) and not s.is_import_path})
     if registered and backend == "dask":
         # policies registered by name live in this process only (one named by import path
         # is imported by every worker)
         print(f"simkit: policy {', '.join(registered)} is registered in this process only: playing in this process "
               "(name it by import path, package.module:function, to use a Dask cluster)", file=sys.stderr)
         backend, workers, scheduler, client = "local", 1, None, None
-    with dask_session(backend, int(workers), scheduler, client) as client:
-        return _train_value_model(out, int(seed), int(deals), specs, rules, int(hidden), int(epochs),
-                                  int(check_deals), quiet, command, client)
+    with dask_session(backend, workers, scheduler, client) as client:
+        return _train_value_model(spec, out, command, execution.quiet, client)
 
 
-def _train_value_model(out: str | os.PathLike, seed: int, deals: int, specs: list, rules: RuleSet, hidden: int,
-                       epochs: int, check_deals: int, quiet: bool, command: str, client) -> ValueModel:
-    """:func:`train_value_model` with its arguments checked and its Dask client (or None)
-    connected."""
+def _train_value_model(spec: LuckModelSpec, out: str | os.PathLike, command: str, quiet: bool,
+                       client) -> ValueModel:
+    """:func:`train_value_model` with its Dask client (or None) connected."""
     started = time.perf_counter()
+    seed, deals, check_deals, specs, rules = spec.seed, spec.deals, spec.check_deals, spec.pairs, spec.rules
 
     def say(text: str) -> None:
         if not quiet:
             print(f"luck-model: {text}", file=sys.stderr, flush=True)
 
-    x, y = _training_rows(specs, int(seed), int(deals), rules, client, quiet)
+    x, y = _training_rows(specs, seed, deals, rules, client, quiet)
     say(f"{x.shape[0]:,} rows from {deals:,} deals x 6 seatings x {len(specs)} pair(s)")
     mean = x.mean(axis=0).astype(np.float64)
     scale = x.std(axis=0).astype(np.float64)
     scale[scale == 0] = 1.0
     inputs = ((x - mean) / scale).astype(np.float32)
-    network = fit_mlp(inputs, y, FitSettings(hidden=(int(hidden),), epochs=int(epochs), alpha=1e-3), int(seed))
+    network = fit_mlp(inputs, y, FitSettings(hidden=(spec.hidden,), epochs=spec.epochs, alpha=1e-3), seed)
     r2 = r_squared(network, inputs, y)
-    say(f"fitted {N_VALUE_FEATURES} features -> {hidden} -> 1 in {epochs} epochs (R^2 {r2:.3f} on its rows)")
+    say(f"fitted {N_VALUE_FEATURES} features -> {spec.hidden} -> 1 in {spec.epochs} epochs (R^2 {r2:.3f} on its rows)")
     net = sklearn_network(network, mean, scale)
     unit = value_block_of(net)
-    d_pool, l_pool = _check_rows(specs, int(seed), int(deals), int(check_deals), unit, rules, client, quiet)
+    d_pool, l_pool = _check_rows(specs, seed, deals, check_deals, unit, rules, client, quiet)
     weight = float(np.clip(np.dot(l_pool, d_pool - d_pool.mean()) / max(np.dot(l_pool, l_pool), 1e-12), 0.0, 1.0))
     variance_before = float(d_pool.var())
     variance_after = float((d_pool - weight * l_pool).var())
     say(f"weight {weight:.3f} on deals {deals:,}..{deals + check_deals - 1:,}: duplicate variance "
         f"{variance_before:.3f} -> {variance_after:.3f}")
     block = value_block_of(net, weight=weight)
-    training = {"seeds": [int(seed)], "deals": int(deals), "check_deals": int(check_deals),
-                "pairs": [[policy_identity(a), policy_identity(b)] for a, b in specs], "hidden": int(hidden),
-                "epochs": int(epochs),
-                "rows": int(x.shape[0]), "r2": round(r2, 4), "weight": weight,
-                "check_variance": [round(variance_before, 4), round(variance_after, 4)],
-                "library": LIBRARY, "numpy": np.__version__, "simkit": __version__}
+    training = spec.identity()  # the settings the file records, and its rules
+    recorded_rules = training.pop("rules")
+    training.update({"rows": int(x.shape[0]), "r2": round(r2, 4), "weight": weight,
+                     "check_variance": [round(variance_before, 4), round(variance_after, 4)],
+                     "library": LIBRARY, "numpy": np.__version__, "simkit": __version__})
     # the file holds what the settings, seed and software give, never a path or a time: the same
     # run gives the same bytes; where, when and how long are in its run record
-    write_value_model(out, block, training, rules.to_dict())
+    write_value_model(out, block, training, recorded_rules)
     model = load_value_model(out)
     seconds = time.perf_counter() - started
     write_checked_json(run_record_path(out), {

@@ -54,9 +54,12 @@ Compiled policies (built-in, or ``package.module:function`` with parameters ``p<
 the batch kernels; a Python-tier policy (``act(observation, legal_actions)``, made as
 ``Class(*params)``) plays in the Python loop (:mod:`simkit.runner.python_play`), slower.
 
+The run is a :class:`~simkit.specs.tune.TuneSpec` (its defaults, its checks, its identity):
+
 >>> import tempfile
->>> result = tune("patient:6", {"min_units": (1, 8)}, ["greedy"], budget=6000, seed=1, out=tempfile.mkdtemp(),
-...               iteration_deals=100, validate_deals=50, quiet=True)
+>>> spec = TuneSpec("patient:6", {"min_units": (1, 8)}, ["greedy"], budget=6000, seed=1, iteration_deals=100,
+...                 validate_deals=50)
+>>> result = tune(spec, tempfile.mkdtemp(), Execution(quiet=True))
 >>> result.iterations, result.plays, result.to_frame()["parameter"].tolist(), result.tuned[0] < 6
 (10, 6000, ['min_units'], True)
 """
@@ -64,12 +67,11 @@ the batch kernels; a Python-tier policy (``act(observation, legal_actions)``, ma
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 import os
 import sys
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -78,31 +80,25 @@ from simkit.studies.compare import ComparisonResult, load_comparison
 from simkit.analysis.plots import save_figure, tuning_plot
 from simkit.analysis.report import markdown_table
 from simkit.analysis.results import Result, format_level
-from simkit.analysis.stats import check_confidence
 from simkit.errors import SimkitError
 from simkit.policies.registry import (
-    N_PARAMS,
-    PolicyError,
     PolicySpec,
-    effective_params,
     is_python_policy,
     is_user_policy,
-    param_index,
     param_table_of,
-    parse_policy,
-    parse_policy_list,
     policy_arrays,
     policy_sources,
     require_policy_sources,
 )
-from simkit.rules import RuleSet
+from simkit.progress import Progress
 from simkit.runner.batch import check_batch_memory
 from simkit.runner.duplicate import run_duplicate
-from simkit.specs.base import Execution
 from simkit.specs.compare import DuplicateSpec
 from simkit.runner.play import R_PAYOFF, play_deals
 from simkit.runner.python_play import actors_for, play_deals_python
 from simkit.runner.simulate import check_backend, dask_session, run_dask_in_order
+from simkit.specs.base import Execution
+from simkit.specs.tune import PLAYS_PER_DEAL, SEATS, ParameterRange, SpsaSettings, TuneSpec, parse_pool, parse_ranges
 from simkit.storage.dataset import DatasetError
 from simkit.storage.files import FileError, read_checked_json, write_checked_json, write_text
 from simkit.storage.lock import FolderLock
@@ -114,6 +110,7 @@ __all__ = [
     "ParameterRange",
     "SpsaSettings",
     "TuneResult",
+    "TuneSpec",
     "StrengthPiece",
     "block_strength",
     "parse_pool",
@@ -130,87 +127,8 @@ __all__ = [
 STATE_FILE = "state.json"  # the trajectory so far, rewritten after every iteration
 VALIDATION_DIR = "validation"
 PLOT_STEM = "tuning_convergence"
-SEATS = 3
-PLAYS_PER_DEAL = 2 * SEATS  # θ+ and θ-, each with the candidate at each of the 3 seats
 PERTURBATION_STREAM = 0x5B5A  # SeedSequence([seed, k, PERTURBATION_STREAM]) draws Δ_k
 VALIDATION_STREAM = 0x7A11D  # SeedSequence([seed, VALIDATION_STREAM]) gives the validation seed
-DEFAULT_C = 0.2
-DEFAULT_FIRST_GAIN = 0.1  # a_0 when a is not given
-DEFAULT_A_FRACTION = 0.1  # A = 10% of the iterations when A is not given
-
-
-@dataclasses.dataclass(frozen=True)
-class ParameterRange:
-    """A tuned parameter: its name as given, its index in the policy's ``params`` and its
-    range [lo, hi] in real units."""
-
-    name: str
-    index: int
-    lo: float
-    hi: float
-
-    def to_unit(self, value: float) -> float:
-        """Real value -> normalised coordinate in [0, 1] (unclipped)."""
-        return (float(value) - self.lo) / (self.hi - self.lo)
-
-    def to_real(self, x: float) -> float:
-        """Normalised coordinate -> real value.
-
-        >>> ParameterRange("min_units", 0, 1.0, 8.0).to_real(0.5)
-        4.5
-        """
-        return self.lo + float(x) * (self.hi - self.lo)
-
-
-@dataclasses.dataclass(frozen=True)
-class SpsaSettings:
-    """SPSA gain constants: a_k = a / (A + k + 1)^alpha, c_k = c / (k + 1)^gamma, in
-    normalised coordinates.  ``a`` None: 0.1 · (A + 1)^alpha (a_0 = 0.1); ``A`` None: 10% of
-    the iterations (:meth:`resolved`).
-
-    >>> s = SpsaSettings().resolved(100)
-    >>> s.A, round(s.gains(0)[0], 6), s.gains(0)[1]
-    (10.0, 0.1, 0.2)
-    """
-
-    a: float | None = None
-    c: float = DEFAULT_C
-    A: float | None = None
-    alpha: float = 0.602
-    gamma: float = 0.101
-
-    def __post_init__(self) -> None:
-        for name in ("a", "c", "A", "alpha", "gamma"):
-            value = getattr(self, name)
-            if value is None:
-                continue
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-                raise SimkitError(f"spsa {name} must be a finite number, got {value!r}", parameters=("spsa",))
-        if self.a is not None and self.a <= 0:
-            raise SimkitError(f"spsa a must be > 0, got {self.a}", parameters=("spsa",))
-        if not 0 < self.c <= 0.5:
-            raise SimkitError(f"spsa c must lie in (0, 0.5] (a fraction of each range), got {self.c}",
-                              parameters=("spsa",))
-        if self.A is not None and self.A < 0:
-            raise SimkitError(f"spsa A must be >= 0, got {self.A}", parameters=("spsa",))
-        if self.alpha <= 0 or self.gamma < 0:
-            raise SimkitError(f"spsa alpha must be > 0 and gamma >= 0, got {self.alpha}, {self.gamma}",
-                              parameters=("spsa",))
-
-    def resolved(self, iterations: int) -> "SpsaSettings":
-        """The constants of a run of ``iterations`` iterations, defaults filled in."""
-        big_a = float(self.A) if self.A is not None else DEFAULT_A_FRACTION * int(iterations)
-        a = float(self.a) if self.a is not None else DEFAULT_FIRST_GAIN * (big_a + 1.0) ** self.alpha
-        return SpsaSettings(a, float(self.c), big_a, float(self.alpha), float(self.gamma))
-
-    def gains(self, k: int) -> tuple[float, float]:
-        """(a_k, c_k) of iteration k (resolved settings only)."""
-        if self.a is None or self.A is None:
-            raise ValueError("gains of unresolved SPSA settings (call resolved(iterations) first)")
-        return self.a / (self.A + k + 1.0) ** self.alpha, self.c / (k + 1.0) ** self.gamma
-
-    def to_dict(self) -> dict:
-        return {"a": self.a, "c": self.c, "A": self.A, "alpha": self.alpha, "gamma": self.gamma}
 
 
 def perturbation(seed: int, iteration: int, n: int) -> np.ndarray:
@@ -243,74 +161,6 @@ def spsa_step(x: np.ndarray, delta: np.ndarray, f_plus: float, f_minus: float, a
     """
     gradient = (float(f_plus) - float(f_minus)) / (2.0 * c_k) * delta
     return gradient, np.clip(x + a_k * gradient, 0.0, 1.0)
-
-
-def parse_ranges(text: str) -> dict[str, tuple[float, float]]:
-    """``NAME=LO:HI,NAME=LO:HI`` -> {name: (lo, hi)} (the command line's ``--params``).
-
-    >>> parse_ranges("min_units=1:8, late_stock=0:20")
-    {'min_units': (1.0, 8.0), 'late_stock': (0.0, 20.0)}
-    """
-    ranges: dict[str, tuple[float, float]] = {}
-    for piece in (p.strip() for p in str(text).split(",")):
-        name, sep, bounds = piece.partition("=")
-        lo_text, colon, hi_text = bounds.partition(":")
-        try:
-            if not (sep and colon and name.strip()):
-                raise ValueError
-            lo, hi = float(lo_text), float(hi_text)
-        except ValueError:
-            raise SimkitError(f"params takes NAME=LO:HI,NAME=LO:HI, got {piece!r}", parameters=("params",)) from None
-        if name.strip() in ranges:
-            raise SimkitError(f"params names {name.strip()!r} twice", parameters=("params",))
-        ranges[name.strip()] = (lo, hi)
-    return ranges
-
-
-def parse_pool(text: str | Sequence[str | PolicySpec]) -> tuple[PolicySpec, ...]:
-    """The opponent pool: comma-separated policy specs, as the registry parses a list of
-    policies (:func:`~simkit.policies.registry.parse_policy_list`: named parameters, and a
-    number after a spec with positional parameters is one more of them).
-
-    >>> [s.text() for s in parse_pool("greedy,patient:3,6,random")]
-    ['greedy', 'patient:3,6', 'random']
-    """
-    return parse_policy_list(text)
-
-
-def _ranges(spec: PolicySpec, params: Mapping[str, tuple[float, float]]) -> tuple[ParameterRange, ...]:
-    if not isinstance(params, Mapping) or not params:
-        raise SimkitError("params must name at least one parameter to tune: {name: (lo, hi)}", parameters=("params",))
-    out: list[ParameterRange] = []
-    for name, bounds in params.items():
-        index = param_index(spec.name, str(name))
-        try:
-            lo, hi = (float(v) for v in bounds)
-        except (TypeError, ValueError):
-            raise SimkitError(f"params: the range of {name!r} must be two numbers (lo, hi), got {bounds!r}",
-                              parameters=("params",)) from None
-        if not (math.isfinite(lo) and math.isfinite(hi)) or lo >= hi:
-            raise SimkitError(f"params: the range of {name!r} needs finite lo < hi, got {lo:g}:{hi:g}",
-                              parameters=("params",))
-        if any(r.index == index for r in out):
-            raise SimkitError(f"params: {name!r} is the same parameter (p{index}) as another one given",
-                              parameters=("params",))
-        out.append(ParameterRange(str(name), index, lo, hi))
-    return tuple(out)
-
-
-def _start_vector(spec: PolicySpec, ranges: Sequence[ParameterRange]) -> np.ndarray:
-    values = list(effective_params(spec))
-    width = max(len(values), max(r.index for r in ranges) + 1)
-    if width > N_PARAMS:
-        raise PolicyError(f"policy {spec.name!r}: at most {N_PARAMS} parameters")
-    start = np.zeros(width, dtype=np.float64)
-    start[: len(values)] = values
-    for r in ranges:
-        if not r.lo <= start[r.index] <= r.hi:
-            raise SimkitError(f"params: the starting value of {r.name!r}, {start[r.index]:g}, lies outside its range "
-                              f"{r.lo:g}:{r.hi:g}", parameters=("params",))
-    return start
 
 
 def _spec_at(spec: PolicySpec, start: np.ndarray, ranges: Sequence[ParameterRange], x: np.ndarray) -> PolicySpec:
@@ -475,21 +325,6 @@ class TuneResult(Result):
         ])
 
 
-def _identity(spec: PolicySpec, start: np.ndarray, ranges: Sequence[ParameterRange], pool: Sequence[PolicySpec],
-              seed: int, budget: int, iteration_deals: int, rules: RuleSet, settings: SpsaSettings, tail: float,
-              validate_deals: int, batch_size: int) -> dict:
-    pool_full = [PolicySpec(p.name, effective_params(p)) for p in pool]
-    identity = {
-        "kind": "simkit.tune", "policy": spec.name, "start": [float(v) for v in start],
-        "params": [{"name": r.name, "index": r.index, "lo": r.lo, "hi": r.hi} for r in ranges],
-        "pool": [p.text() for p in pool_full], "seed": int(seed), "budget": int(budget),
-        "iteration_deals": int(iteration_deals), "rules": rules.to_dict(), "spsa": settings.to_dict(),
-        "tail": float(tail), "validate_deals": int(validate_deals), "batch_size": int(batch_size),
-        "policy_sources": [list(x) for x in policy_sources([spec, *pool])],
-    }
-    return json.loads(json.dumps(identity))  # as read back from tune.json (lists, not tuples)
-
-
 _RECORD_VECTORS = ("delta", "x", "x_plus", "x_minus", "gradient", "x_next")
 _RECORD_NUMBERS = ("a_k", "c_k", "f_plus", "f_minus")
 
@@ -521,10 +356,11 @@ def _is_number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def _read_state(directory: Path, identity: dict, iterations: int, x0: np.ndarray, m: int) -> list[dict]:
+def _read_state(directory: Path, spec: TuneSpec, x0: np.ndarray) -> list[dict]:
     """The trajectory stored in ``state.json``, verified: its digest, that it belongs to this
-    tune's identity, and that every record is whole and starts where the one before it ended
-    (one-line :class:`DatasetError` naming the file otherwise)."""
+    tune (its identity is the spec's, :meth:`TuneSpec.identity`), and that every record is whole
+    and starts where the one before it ended (one-line :class:`DatasetError` naming the file
+    otherwise)."""
     path = directory / STATE_FILE
     if not os.path.lexists(path):
         return []
@@ -533,166 +369,125 @@ def _read_state(directory: Path, identity: dict, iterations: int, x0: np.ndarray
         state = read_checked_json(path, "a tune's state", repair)
     except FileError as exc:
         raise DatasetError(str(exc), parameters=("out",)) from None
-    if state.get("identity") != identity:
+    if state.get("identity") != spec.identity():
         raise DatasetError(f"{path} does not belong to this tune's {TUNE_FILE}; use another output folder",
                            parameters=("out",))
     records = state.get("iterations")
-    if not isinstance(records, list) or len(records) > iterations:
-        raise DatasetError(f"{path}: its iterations are not a list of at most {iterations} records; {repair}",
+    if not isinstance(records, list) or len(records) > spec.iterations:
+        raise DatasetError(f"{path}: its iterations are not a list of at most {spec.iterations} records; {repair}",
                            parameters=("out",))
     x = [float(v) for v in x0]
     for k, record in enumerate(records):
-        problem = _record_problem(record, k, x, m)
+        problem = _record_problem(record, k, x, spec.iteration_deals)
         if problem is not None:
             raise DatasetError(f"{path}: {problem} (edited or damaged); {repair}", parameters=("out",))
         x = record["x_next"]
     return records
 
 
-def _check_int(name: str, value, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or int(value) < minimum:
-        raise SimkitError(f"{name} must be an integer >= {minimum}, got {value!r}", parameters=(name,))
-    return int(value)
-
-
-def tune(
-    policy: str | PolicySpec,
-    params: Mapping[str, tuple[float, float]],
-    against: str | Sequence[str | PolicySpec],
-    budget: int,
-    seed: int = 0,
-    out: str | os.PathLike = "runs/tune",
-    iteration_deals: int = 200,
-    validate_deals: int = 5_000,
-    confidence: float = 0.95,
-    rules: RuleSet | None = None,
-    spsa: SpsaSettings | None = None,
-    tail: float = 0.25,
-    batch_size: int = 5_000,
-    quiet: bool = False,
-    on_iteration: Callable[[dict], None] | None = None,
-    workers: int = 1,
-    backend: str = "local",
-    scheduler: str | None = None,
-    client=None,
-) -> TuneResult:
-    """Tune ``params`` ({name: (lo, hi)}: names of the policy's parameters, or ``p<i>``) of
-    ``policy`` (its parameters as given are the start) against the opponent pool ``against``
-    with SPSA, spending ``budget`` deals played (6 per deal of an iteration: see the module
-    docstring), then validate tuned against start on ``validate_deals`` new duplicate deals and
-    write ``out/report.md``.  Resumable: a re-run continues where an interrupted one stopped.
+def tune(spec: TuneSpec, out: str | os.PathLike, execution: Execution = Execution(), *, client=None,
+         on_iteration: Callable[[dict], None] | None = None) -> TuneResult:
+    """Tune ``spec.params`` of ``spec.policy`` against the pool ``spec.against`` with SPSA,
+    spending ``spec.budget`` deals played (6 per deal of an iteration: see the module
+    docstring), then validate tuned against start on ``spec.validate_deals`` new duplicate
+    deals and write ``out/report.md``.  Resumable: a re-run continues where an interrupted one
+    stopped.
 
     ``on_iteration`` is called with each iteration's record once it is stored (its keys are
-    the trajectory's columns); ``quiet`` silences the progress lines on stderr.
+    the trajectory's columns); unless ``execution.quiet``, the iterations' progress
+    (:class:`~simkit.progress.Progress`: each iteration's values and strength) and the
+    validation's go to stderr.
 
-    ``backend='dask'``: every iteration's plays (θ+ and θ-, each opponent's share of the block,
-    the candidate at each seat: 6 x the pool's size, :func:`strength_pieces`) run as tasks on a
-    Dask cluster (:func:`~simkit.runner.simulate.run_dask`: ``client``, else one connected
-    here, once for the whole tune, to ``scheduler`` or to a new ``LocalCluster`` of ``workers``
-    single-threaded processes), and so does the validation's comparison; their payoffs add up
-    here in the order a local tune adds them, so the trajectory, the tuned values and every
-    file are the local tune's.  ``workers`` > 1 needs ``backend='dask'`` (a local tune plays in
-    this process, on every core)."""
-    spec = policy if isinstance(policy, PolicySpec) else parse_policy(policy)
-    ranges = _ranges(spec, params)
-    start = _start_vector(spec, ranges)
-    pool = parse_pool(against)
-    if not pool:
-        raise SimkitError("against: the opponent pool is empty (give one or more policies)", parameters=("against",))
-    seed = _check_int("seed", seed, 0)
-    budget = _check_int("budget", budget, 1)
-    iteration_deals = _check_int("iteration_deals", iteration_deals, 1)
-    if iteration_deals < len(pool):
-        raise SimkitError(f"iteration_deals {iteration_deals} is smaller than the pool ({len(pool)} opponents): each "
-                          "opponent needs a deal per iteration", parameters=("iteration_deals",))
-    per_iteration = PLAYS_PER_DEAL * iteration_deals
-    iterations = budget // per_iteration
-    if iterations < 1:
-        raise SimkitError(f"budget {budget:,} is too small for one iteration: an iteration plays {per_iteration:,} "
-                          f"deals (iteration_deals {iteration_deals} x 3 seats x 2 perturbations)",
-                          parameters=("budget",))
-    validate_deals = _check_int("validate_deals", validate_deals, 2)
-    batch_size = _check_int("batch_size", batch_size, 1)
-    workers = _check_int("workers", workers, 1)
+    ``execution.backend == 'dask'``: every iteration's plays (θ+ and θ-, each opponent's share
+    of the block, the candidate at each seat: 6 x the pool's size, :func:`strength_pieces`) run
+    as tasks on a Dask cluster (:func:`~simkit.runner.simulate.run_dask`: ``client``, else one
+    connected here, once for the whole tune, to ``execution.scheduler`` or to a new
+    ``LocalCluster`` of ``execution.workers`` single-threaded processes), and so does the
+    validation's comparison; their payoffs add up here in the order a local tune adds them, so
+    the trajectory, the tuned values and every file are the local tune's.  ``workers`` > 1
+    needs ``backend='dask'`` (a local tune plays in this process, on every core)."""
+    backend, workers, scheduler = execution.backend, execution.workers, execution.scheduler
     check_backend(backend, workers, scheduler)
     if workers > 1 and backend != "dask":
         raise SimkitError(f"workers needs backend='dask' (a local tune plays in this process, on every core), got "
                           f"backend={backend!r}", parameters=("workers", "backend"))
-    registered = sorted({s.name for s in (spec, *pool) if is_user_policy(s) and not s.is_import_path})
+    registered = sorted({s.name for s in (spec.policy, *spec.pool) if is_user_policy(s) and not s.is_import_path})
     if registered and backend == "dask":
         # policies registered by name live in this process only (one named by import path
         # is imported by every worker)
         print(f"simkit: policy {', '.join(registered)} is registered in this process only: tuning in this "
               "process (name it by import path, package.module:function, to use a Dask cluster)", file=sys.stderr)
         backend, workers, scheduler, client = "local", 1, None, None
-    check_batch_memory(min(batch_size, validate_deals))
-    confidence = check_confidence(confidence)
-    if isinstance(tail, bool) or not isinstance(tail, (int, float)) or not 0 < tail <= 1:
-        raise SimkitError(f"tail must lie in (0, 1], got {tail!r}", parameters=("tail",))
-    rules = rules if rules is not None else RuleSet()
-    settings = (spsa if spsa is not None else SpsaSettings()).resolved(iterations)
-    identity = _identity(spec, start, ranges, pool, seed, budget, iteration_deals, rules, settings, tail,
-                         validate_deals, batch_size)
+    check_batch_memory(min(spec.batch_size, spec.validate_deals))
+    identity = spec.identity()
     directory = check_run_folder(out, "tune")
-    rules_array = rules.to_array()
+    ranges, start = spec.params, np.array(spec.start)
     x0 = np.array([r.to_unit(start[r.index]) for r in ranges])
-    pieces = _PieceConfig(seed, rules_array, policy_sources([spec, *pool]))
+    pieces = _PieceConfig(spec.seed, spec.rules.to_array(), policy_sources([spec.policy, *spec.pool]))
+    settings = spec.settings
     with dask_session(backend, workers, scheduler, client) as client, \
             FolderLock(make_out_dir(directory)):  # connected before anything is written
         check_run_identity(directory, "tune", identity)
-        records = _read_state(directory, identity, iterations, x0, iteration_deals)
+        records = _read_state(directory, spec, x0)
         x = np.array(records[-1]["x_next"]) if records else x0
-        for k in range(len(records), iterations):
-            record = _iteration(k, x, spec, start, ranges, pool, seed, iteration_deals, settings, rules_array,
-                                client, pieces)
-            records.append(record)
-            write_checked_json(directory / STATE_FILE, {"identity": identity, "iterations": records})
-            x = np.array(record["x_next"])
-            if not quiet:
-                _progress(record, ranges, iterations, budget)
-            if on_iteration is not None:
-                on_iteration(dict(record))
-        trajectory = _trajectory(records, ranges)
-        keep = max(1, math.ceil(tail * iterations))
-        x_tuned = np.array([r["x_next"] for r in records[-keep:]]).mean(axis=0)
-        tuned_spec = _spec_at(spec, start, ranges, x_tuned)
-        start_spec = PolicySpec(spec.name, tuple(float(v) for v in start))
-        v_seed = validation_seed(seed)
-        if not quiet:
-            print(f"tune: validating {tuned_spec.text()} against {start_spec.text()} on {validate_deals:,} new deals "
-                  f"(seed {v_seed}) x 6 seatings", file=sys.stderr, flush=True)
-        run_duplicate(DuplicateSpec(tuned_spec, start_spec, validate_deals, v_seed, rules,
-                                    batch_size=min(batch_size, validate_deals)), directory / VALIDATION_DIR,
-                      Execution(backend="dask" if client is not None else "local", quiet=quiet), client=client)
-        validation = load_comparison(directory / VALIDATION_DIR, confidence)
-        result = TuneResult(
-            spec.name, ranges, tuple(float(start[r.index]) for r in ranges),
-            tuple(float(tuned_spec.params[r.index]) for r in ranges),
-            tuple(r.to_real(v) for r, v in zip(ranges, records[-1]["x_next"])), start_spec, tuned_spec,
-            tuple(p.text() for p in pool), seed, budget, iterations, per_iteration * iterations, iteration_deals,
-            settings, float(tail), trajectory, validation, v_seed, confidence)
+        with Progress(spec.iterations, "iterations", "tune", enabled=not execution.quiet) as progress:
+            if records:
+                progress.update(len(records), "read back")
+            for k in range(len(records), spec.iterations):
+                record = _iteration(k, x, spec, settings, pieces, client)
+                records.append(record)
+                write_checked_json(directory / STATE_FILE, {"identity": identity, "iterations": records})
+                x = np.array(record["x_next"])
+                progress.update(1, _status(record, ranges))
+                if on_iteration is not None:
+                    on_iteration(dict(record))
+        result = _validate(spec, records, directory, execution.quiet, client)
         write_tune_report(result, directory)
     return result
 
 
-def _iteration(k: int, x: np.ndarray, spec: PolicySpec, start: np.ndarray, ranges: Sequence[ParameterRange],
-               pool: Sequence[PolicySpec], seed: int, m: int, settings: SpsaSettings,
-               rules_array: np.ndarray, client=None, pieces: _PieceConfig | None = None) -> dict:
+def _validate(spec: TuneSpec, records: list[dict], directory: Path, quiet: bool, client) -> TuneResult:
+    """The tuned values (the mean of the last ``tail`` of the iterates) and their validation
+    against the start on new deals (on the Dask cluster of ``client`` when given)."""
+    ranges, start = spec.params, np.array(spec.start)
+    trajectory = _trajectory(records, ranges)
+    keep = max(1, math.ceil(spec.tail * spec.iterations))
+    x_tuned = np.array([r["x_next"] for r in records[-keep:]]).mean(axis=0)
+    tuned_spec = _spec_at(spec.policy, start, ranges, x_tuned)
+    start_spec = PolicySpec(spec.policy.name, tuple(float(v) for v in start))
+    v_seed = validation_seed(spec.seed)
+    if not quiet:
+        print(f"tune: validating {tuned_spec.text()} against {start_spec.text()} on {spec.validate_deals:,} new deals "
+              f"(seed {v_seed}) x 6 seatings", file=sys.stderr, flush=True)
+    run_duplicate(DuplicateSpec(tuned_spec, start_spec, spec.validate_deals, v_seed, spec.rules,
+                                min(spec.batch_size, spec.validate_deals)), directory / VALIDATION_DIR,
+                  Execution(backend="dask" if client is not None else "local", quiet=quiet), client=client)
+    validation = load_comparison(directory / VALIDATION_DIR, spec.confidence)
+    return TuneResult(
+        spec.policy.name, ranges, tuple(float(start[r.index]) for r in ranges),
+        tuple(float(tuned_spec.params[r.index]) for r in ranges),
+        tuple(r.to_real(v) for r, v in zip(ranges, records[-1]["x_next"])), start_spec, tuned_spec,
+        tuple(p.text() for p in spec.pool), spec.seed, spec.budget, spec.iterations,
+        PLAYS_PER_DEAL * spec.iteration_deals * spec.iterations, spec.iteration_deals, spec.settings,
+        spec.tail, trajectory, validation, v_seed, spec.confidence)
+
+
+def _iteration(k: int, x: np.ndarray, spec: TuneSpec, settings: SpsaSettings, pieces: _PieceConfig,
+               client=None) -> dict:
     """One SPSA iteration from iterate ``x``: its record (plain JSON values).  With a Dask
-    ``client`` the plays of θ+ and θ- run on its cluster (``pieces``: what they share)."""
+    ``client`` the plays of θ+ and θ- run on its cluster (``pieces``: what every play shares)."""
     a_k, c_k = settings.gains(k)
-    delta = perturbation(seed, k, len(ranges))
+    m, pool, ranges, start = spec.iteration_deals, spec.pool, spec.params, np.array(spec.start)
+    delta = perturbation(spec.seed, k, len(ranges))
     x_plus = np.clip(x + c_k * delta, 0.0, 1.0)
     x_minus = np.clip(x - c_k * delta, 0.0, 1.0)
-    spec_plus, spec_minus = _spec_at(spec, start, ranges, x_plus), _spec_at(spec, start, ranges, x_minus)
+    spec_plus, spec_minus = _spec_at(spec.policy, start, ranges, x_plus), _spec_at(spec.policy, start, ranges, x_minus)
     if client is None:
-        f_plus, n_plus = block_strength(spec_plus, pool, seed, k * m, m, rules_array)
-        f_minus, n_minus = block_strength(spec_minus, pool, seed, k * m, m, rules_array)
+        f_plus, n_plus = block_strength(spec_plus, pool, spec.seed, k * m, m, pieces.rules_array)
+        f_minus, n_minus = block_strength(spec_minus, pool, spec.seed, k * m, m, pieces.rules_array)
     else:  # θ+'s and θ-'s plays at once, added up as block_strength adds them
         plus = strength_pieces(spec_plus, pool, k * m, m)
-        parts = _play_pieces(plus + strength_pieces(spec_minus, pool, k * m, m),
-                             pieces if pieces is not None else _PieceConfig(seed, rules_array, policy_sources([spec, *pool])),
-                             client)
+        parts = _play_pieces(plus + strength_pieces(spec_minus, pool, k * m, m), pieces, client)
         (f_plus, n_plus), (f_minus, n_minus) = _strength(parts[:len(plus)], m), _strength(parts[len(plus):], m)
     gradient, x_next = spsa_step(x, delta, f_plus, f_minus, a_k, c_k)
     return {"iteration": k, "first_deal": k * m, "plays": n_plus + n_minus, "a_k": a_k, "c_k": c_k,
@@ -700,14 +495,11 @@ def _iteration(k: int, x: np.ndarray, spec: PolicySpec, start: np.ndarray, range
             "f_plus": f_plus, "f_minus": f_minus, "gradient": gradient.tolist(), "x_next": x_next.tolist()}
 
 
-def _progress(record: dict, ranges: Sequence[ParameterRange], iterations: int, budget: int) -> None:
-    k = record["iteration"]
+def _status(record: dict, ranges: Sequence[ParameterRange]) -> str:
+    """An iteration's progress note: the parameters after it, its strength and f±."""
     values = "  ".join(f"{r.name} {r.to_real(v):.4g}" for r, v in zip(ranges, record["x_next"]))
     strength = (record["f_plus"] + record["f_minus"]) / 2
-    played = (k + 1) * record["plays"]
-    print(f"tune: iteration {k + 1}/{iterations}  {values}  strength {strength:+.4f}  "
-          f"(f+ {record['f_plus']:+.4f}, f- {record['f_minus']:+.4f}; {played:,}/{budget:,} deals)",
-          file=sys.stderr, flush=True)
+    return f"{values}  strength {strength:+.4f} (f+ {record['f_plus']:+.4f}, f- {record['f_minus']:+.4f})"
 
 
 def _trajectory(records: Sequence[dict], ranges: Sequence[ParameterRange]) -> pd.DataFrame:
