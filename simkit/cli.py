@@ -203,19 +203,35 @@ def _cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
-def _check_variance_reduction(method: str | None, luck: bool | str | None, sprt, design: str) -> None:
-    """``--variance-reduction`` with ``--luck``, ``--sprt`` and ``--design`` (a value model with
-    another method, regression with an SPRT, an adjustment with design pairs): a one-line error
-    before any work."""
-    from simkit.studies.compare import check_variance_reduction
-
-    check_variance_reduction(method, luck, sprt, design)
-
-
 def _luck_argument(value: str | None) -> bool | str | None:
     """``--luck``'s value as the library takes it: None when not given, True for the shipped
     value model (``--luck`` alone), else the model file or ``playouts:K`` as given."""
     return None if value is None else (True if value == "builtin" else value)
+
+
+def _compare_spec(args: argparse.Namespace):
+    """The :class:`~simkit.specs.compare.CompareSpec` of ``simkit compare``'s arguments (--deals
+    filled in by simkit.cliargs; the spec refuses a value model with another method, regression
+    with an SPRT, an adjustment with design pairs: one line before any work)."""
+    from simkit.rules import RuleSet
+    from simkit.specs.compare import CompareSpec
+
+    return CompareSpec(args.policy_a, args.policy_b, deals=args.deals, seed=args.seed,
+                       rules=RuleSet.from_strings(args.rule), batch_size=args.batch_size, design=args.design,
+                       sprt=args.sprt, confidence=args.confidence, luck=_luck_argument(args.luck),
+                       burn_in=args.burn_in, variance_reduction=args.variance_reduction)
+
+
+def _tournament_spec(args: argparse.Namespace):
+    """The :class:`~simkit.specs.tournament.TournamentSpec` of ``simkit tournament``'s arguments
+    (the spec refuses repeated policies and luck with design pairs: one line before any work)."""
+    from simkit.rules import RuleSet
+    from simkit.specs.tournament import TournamentSpec
+
+    return TournamentSpec(args.policies, deals=args.deals, seed=args.seed, rules=RuleSet.from_strings(args.rule),
+                          batch_size=args.batch_size, sprt=args.sprt, design=args.design,
+                          confidence=args.confidence, resamples=args.resamples, luck=_luck_argument(args.luck),
+                          burn_in=args.burn_in)
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
@@ -224,17 +240,12 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
     out = args.out  # --sprt parsed, --deals and --out defaults filled in by simkit.cliargs
     start = time.perf_counter()
-    luck = _luck_argument(args.luck)
     rules = RuleSet.from_strings(args.rule)
-    _check_value_model(luck, args.seed)  # bad input is one line before any work, compiling included
-    _check_variance_reduction(args.variance_reduction, luck, args.sprt, args.design)
+    _check_value_model(_luck_argument(args.luck), args.seed)  # bad input: one line before any work, compiling included
+    spec = _compare_spec(args)
     _compile_first(lambda: _warm_simulate(f"{args.policy_a},{args.policy_b},{args.policy_b}", rules, 1, "fixed"),
                    args.quiet)
-    result = compare(args.policy_a, args.policy_b, out, deals=args.deals, seed=args.seed,
-                     rules=RuleSet.from_strings(args.rule), batch_size=args.batch_size, workers=args.workers,
-                     sprt=args.sprt, confidence=args.confidence, quiet=args.quiet, luck=luck, burn_in=args.burn_in,
-                     backend=args.backend, scheduler=args.scheduler, variance_reduction=args.variance_reduction,
-                     design=args.design)
+    result = compare(spec, out, _execution(args))
     text = json.dumps(result.to_json(), ensure_ascii=False) if args.json else result.text()
     if not _writable(out):  # e.g. on read-only media: compare read the finished comparison, wrote nothing
         print(text)
@@ -263,15 +274,11 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
 
     out, confidence = args.out, args.confidence
     start = time.perf_counter()
-    luck = _luck_argument(args.luck)
-    _check_value_model(luck, args.seed)  # bad input is one line before any work, compiling included
-    _check_variance_reduction(None, luck, args.sprt, args.design)
+    _check_value_model(_luck_argument(args.luck), args.seed)  # bad input: one line before any work, compiling included
+    spec = _tournament_spec(args)
     seated = (list(args.policies) * 3)[:3]  # a first run says it compiles before it plays
     _compile_first(lambda: _warm_simulate(seated, RuleSet.from_strings(args.rule), 1, "fixed"), args.quiet)
-    result = run_tournament(args.policies, out, deals=args.deals, seed=args.seed, rules=RuleSet.from_strings(args.rule),
-                            batch_size=args.batch_size, workers=args.workers, sprt=args.sprt, confidence=confidence,
-                            resamples=args.resamples, quiet=args.quiet, luck=luck, burn_in=args.burn_in,
-                            backend=args.backend, scheduler=args.scheduler, design=args.design)
+    result = run_tournament(spec, out, _execution(args))
     report = write_tournament_report(result, out)
     ladder = result.ladder()
     print(f"ladder (payoff rating in 牌 per seat per deal, and Davidson rating on the Elo scale; {result.anchor} = 0; "
@@ -501,6 +508,8 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     from simkit.rules import RuleSet
     from simkit.runner import simulate
     from simkit.specs.simulate import SimulateSpec
+    from simkit.specs.base import Execution
+    from simkit.specs.compare import CompareSpec
 
     start = time.perf_counter()
     out = mark_report_dir(check_report_dir(args.out))  # new, empty or a report's (also checked by simkit.cliargs)
@@ -509,8 +518,8 @@ def _cmd_demo(args: argparse.Namespace) -> int:
                        out / "dataset")
     report = write_report(dataset, out)  # a new dataset: its manifest holds the labels
     _write_hands(args.deals, args.seed, 10_000, RuleSet(), out / "dealt_hands")
-    comparison = compare("greedy", "patient", out / "compare", deals=max(2, args.deals // 10), seed=args.seed,
-                         batch_size=1_000, quiet=True)
+    comparison = compare(CompareSpec("greedy", "patient", deals=max(2, args.deals // 10), seed=args.seed,
+                                     batch_size=1_000), out / "compare", Execution(quiet=True))
     write_comparison_report(comparison, out / "compare")
     print(comparison.text())
     print(f"{args.deals:,} deals ({args.policies}) in {time.perf_counter() - start:.1f} s -> {report} "

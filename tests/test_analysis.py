@@ -26,6 +26,7 @@ from simkit.runner.duplicate import SEATINGS, seating_dir
 from simkit.storage import load_dataset
 from simkit.specs.simulate import SimulateSpec
 from simkit.specs.base import Execution
+from simkit.specs.compare import CompareSpec
 
 QUIET = Execution(quiet=True)
 
@@ -118,7 +119,7 @@ def test_duplicate_seatings_share_the_deals_and_identical_policies_tie(tmp_path)
     out = tmp_path / "same"
     # every per-deal difference is 0: no bootstrap interval (NaN, with a warning), not a fake [0, 0]
     with pytest.warns(DegenerateDataWarning, match="constant"):
-        result = compare("greedy", "greedy", out, deals=300, seed=4, batch_size=100, quiet=True)
+        result = compare(CompareSpec("greedy", "greedy", deals=300, seed=4, batch_size=100), out, Execution(quiet=True))
     assert np.isnan(result.bootstrap.lo) and np.isnan(result.bootstrap.hi) and result.bootstrap.estimate == 0.0
     # each game's A seats and B seats differ, but over the six seatings of a deal they cancel exactly
     assert np.abs(result.per_seating).sum() > 0
@@ -129,7 +130,7 @@ def test_duplicate_seatings_share_the_deals_and_identical_policies_tie(tmp_path)
 
 def test_compare_is_resumable_refuses_another_comparison_and_differences_are_right(tmp_path):
     out = tmp_path / "cmp"
-    first = compare("greedy", "random", out, deals=400, seed=9, batch_size=100, quiet=True)
+    first = compare(CompareSpec("greedy", "random", deals=400, seed=9, batch_size=100), out, Execution(quiet=True))
     again = load_comparison(out)
     assert np.array_equal(first.per_seating, again.per_seating)
     assert first.test.mean > 0 and first.bootstrap.lo > 0 and first.bootstrap.method == "BCa bootstrap"
@@ -138,12 +139,14 @@ def test_compare_is_resumable_refuses_another_comparison_and_differences_are_rig
     manual = (df["payoff_0"] + df["payoff_1"]) / 2 - df["payoff_2"]
     assert np.allclose(seating_differences(out)[:, SEATINGS.index("AAB")], manual)
     with pytest.raises(SimkitError, match="holds another comparison"):
-        compare("greedy", "patient", out, deals=400, seed=9, batch_size=100, quiet=True)
+        compare(CompareSpec("greedy", "patient", deals=400, seed=9, batch_size=100), out, Execution(quiet=True))
 
 
 def test_sequential_comparison_stops_and_does_not_depend_on_batching(tmp_path):
-    a = compare("greedy", "random", tmp_path / "a", deals=3000, seed=2, batch_size=100, sprt=(0.5, 0.05, 0.05), quiet=True)
-    b = compare("greedy", "random", tmp_path / "b", deals=3000, seed=2, batch_size=250, sprt=(0.5, 0.05, 0.05), quiet=True)
+    a = compare(CompareSpec("greedy", "random", deals=3000, seed=2, batch_size=100, sprt=(0.5, 0.05, 0.05)),
+                tmp_path / "a", Execution(quiet=True))
+    b = compare(CompareSpec("greedy", "random", deals=3000, seed=2, batch_size=250, sprt=(0.5, 0.05, 0.05)),
+                tmp_path / "b", Execution(quiet=True))
     assert a.sprt.decision == "accept_h1" == b.sprt.decision
     assert a.sprt.n == b.sprt.n == a.deals < 3000
     assert np.array_equal(a.per_seating, b.per_seating)

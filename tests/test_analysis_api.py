@@ -56,6 +56,7 @@ from simkit.storage.paths import check_out_dir
 from simkit.specs.simulate import SimulateSpec
 from simkit.specs.equity import EquitySpec
 from simkit.specs.base import Execution
+from simkit.specs.compare import CompareSpec
 
 QUIET = Execution(quiet=True)
 
@@ -129,7 +130,8 @@ def test_interval_fields_and_frames_concatenate():
 
 
 def test_comparison_probability_and_equity_results_are_frozen_with_frames(tmp_path):
-    result = compare("greedy", "random", tmp_path / "c", deals=120, seed=2, batch_size=60, quiet=True)
+    result = compare(CompareSpec("greedy", "random", deals=120, seed=2, batch_size=60), tmp_path / "c",
+                     Execution(quiet=True))
     assert isinstance(result.test, R.MeanTest) and isinstance(result.bootstrap, R.Interval)
     assert isinstance(result.variance, R.VarianceReduction)
     row = result.to_frame()
@@ -346,11 +348,13 @@ def test_reports_state_their_level_and_never_95_at_another(dataset, sessions, tm
 
 
 def test_comparison_at_another_level_matches_scipy_and_says_so(tmp_path):
-    result = compare("greedy", "random", tmp_path / "c", deals=200, seed=5, batch_size=100, confidence=0.9, quiet=True)
+    result = compare(CompareSpec("greedy", "random", deals=200, seed=5, batch_size=100, confidence=0.9), tmp_path / "c",
+                     Execution(quiet=True))
     d = result.per_seating.mean(axis=1)
     reference = stats.ttest_1samp(d, 0.0).confidence_interval(0.9)
     assert (result.test.lo, result.test.hi) == (pytest.approx(reference.low), pytest.approx(reference.high))
-    default = compare("greedy", "random", tmp_path / "c", deals=200, seed=5, batch_size=100, quiet=True)
+    default = compare(CompareSpec("greedy", "random", deals=200, seed=5, batch_size=100), tmp_path / "c",
+                      Execution(quiet=True))
     assert result.bootstrap.width < default.bootstrap.width and result.test.hi < default.test.hi
     assert result.bootstrap.confidence == 0.9 and "90% paired bootstrap (BCa)" in result.text()
     text = write_comparison_report(result, tmp_path / "c").read_text(encoding="utf-8")

@@ -1,71 +1,26 @@
-"""Every default the command line declares equals the library's (issue 53: defaults declared
-once).  For each command, the library functions it calls: an option whose destination is a
-parameter of one of them must default to the same value, or be listed in :data:`RESOLVED_LATER`
-with the reason (the command line passes None and the library or a cross-check fills it in).
-Catches a default changed on one side only, as ``luck-model --check-deals`` (2,000 on the
-command line, 1,000 in ``train_value_model``) was until issue 53."""
+"""Every default the command line declares is its run spec's (issue 53: defaults declared once,
+in the spec).  Every command of a run kind builds a spec (:mod:`simkit.specs`): each option
+whose destination is a spec field defaults to the field's default, each option of how the run
+executes to :class:`~simkit.specs.base.Execution`'s, and each spec field is reachable from the
+command line or listed with the reason.  Catches a default changed on one side only, as
+``luck-model --check-deals`` (2,000 on the command line, 1,000 in ``train_value_model``) and
+calibrate's seat and deals (declared on both sides) were until issue 53."""
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
 import importlib
-import inspect
 import operator
 
 import pytest
 
 from simkit.cliargs import build_parser, parse_command_line
 
-LIBRARY = {
-    "compare": ("simkit.studies.compare:compare",),
-    "tournament": ("simkit.studies.tournament:run_tournament",),
-}
-
-# (command, destination): why the command line's default differs from the library's
-RESOLVED_LATER = {
-    ("compare", "deals"): "None: the command's checks set the library's default (DEFAULT_COMPARE_DEALS) or, with "
-                          "--sprt, the sequential test's cap (DEFAULT_SPRT_MAX_DEALS)",
-}
-
-
 def _commands() -> dict[str, argparse.ArgumentParser]:
     parser, _ = build_parser()
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     return dict(sub.choices)
-
-
-def _differences() -> dict[tuple[str, str], tuple[object, object]]:
-    commands = _commands()
-    out = {}
-    for command, functions in LIBRARY.items():
-        for target in functions:
-            module, name = target.split(":")
-            parameters = inspect.signature(getattr(importlib.import_module(module), name)).parameters
-            for action in commands[command]._actions:
-                parameter = parameters.get(action.dest)
-                if parameter is None or parameter.default is inspect.Parameter.empty:
-                    continue
-                if action.default != parameter.default:
-                    out[(command, action.dest)] = (action.default, parameter.default)
-    return out
-
-
-def test_every_library_command_is_mapped():
-    assert set(LIBRARY) <= set(_commands())
-
-
-@pytest.mark.parametrize("command", sorted(LIBRARY))
-def test_command_line_defaults_are_the_library_defaults(command):
-    differences = {key: value for key, value in _differences().items() if key[0] == command}
-    unexplained = {key: value for key, value in differences.items() if key not in RESOLVED_LATER}
-    assert unexplained == {}, "command line vs library default: " + repr(unexplained)
-
-
-def test_every_listed_exception_still_differs():
-    """An entry of RESOLVED_LATER whose defaults now agree is stale: remove it."""
-    differences = _differences()
-    assert [key for key in RESOLVED_LATER if key not in differences] == []
 
 
 # ---- commands whose library call takes a run spec (issue 53): every option against the spec
@@ -75,17 +30,21 @@ SPECS = {  # command: (its spec, the command-line builder in simkit.cli, its req
              ["patient:6", "--params", "min_units=1:8", "--against", "greedy", "--budget", "6000"]),
     "train": ("simkit.specs.train:TrainSpec", "_train_spec", []),
     "luck-model": ("simkit.specs.luck_model:LuckModelSpec", "_luck_model_spec", []),
+    "compare": ("simkit.specs.compare:CompareSpec", "_compare_spec", ["greedy", "random"]),
+    "tournament": ("simkit.specs.tournament:TournamentSpec", "_tournament_spec", ["greedy", "random"]),
 }
 OPTION_FIELD = {"rule": "rules", "pair": "pairs"}  # an option whose destination is not its field's name
 EXECUTION_OPTIONS = ("workers", "backend", "scheduler", "quiet")  # simkit.specs.base.Execution's fields
 NOT_A_FIELD = {"out": "where the run writes (the call's second argument), never part of what it plays",
-               "help": "argparse's --help", "debug": "simkit's --debug"}
+               "help": "argparse's --help", "debug": "simkit's --debug",
+               "json": "how compare prints its result (--json), not what it plays"}
 # (command, field): why the command line does not set this field of the spec
 NOT_ON_COMMAND_LINE = {
     ("tune", "tail"): "the share of the iterates averaged into the tuned values: a library setting (0.25)",
     ("tune", "batch_size"): "the validation's batch size, which changes no result: a library setting",
     ("train", "batch_size"): "the fit's minibatch: a library setting",
     ("train", "learning_rate"): "the fit's step size: a library setting",
+    ("tournament", "prior_draws"): "the Davidson ratings' virtual draws per pairing: a library setting (1.0)",
 }
 # (command, option): why its default is not the field's (the builder then leaves the spec's default)
 DEFAULT_IN_THE_SPEC = {
@@ -360,3 +319,15 @@ def test_the_play_hints_analysis_settings_are_the_analysis_defaults():
     options = {action.dest: action.default for action in _commands()["play"]._actions}
     assert options["hint_policy"] == AnalyzeSpec.defaults()["policy"]
     assert options["hint_rollouts"] == DEFAULT_HINT_ROLLOUTS < AnalyzeSpec.defaults()["rollouts"]
+
+
+# every command of a run kind, and which of the checks above holds it
+RUN_COMMANDS = {"simulate", "equity", "compare", "tournament", "tune", "train", "luck-model", "review", "calibrate",
+                "analyze"}
+
+
+def test_every_run_command_is_checked_against_its_spec():
+    """A run kind's command dropped from (or never added to) the checks above fails here."""
+    checked = set(SPECS) | set(DATASET_SPECS) | set(SPEC_COMMANDS)
+    assert checked == RUN_COMMANDS
+    assert RUN_COMMANDS <= set(_commands())

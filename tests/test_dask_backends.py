@@ -44,7 +44,9 @@ from simkit.studies.review import parse_decision_log, review_decisions  # noqa: 
 from simkit.studies.tournament import run_tournament  # noqa: E402
 from simkit.studies.tuning import PLAYS_PER_DEAL, TuneSpec, tune  # noqa: E402
 from simkit.specs.base import Execution  # noqa: E402
+from simkit.specs.compare import CompareSpec  # noqa: E402
 from simkit.specs.luck_model import LuckModelSpec  # noqa: E402
+from simkit.specs.tournament import TournamentSpec  # noqa: E402
 from simkit.specs.train import TrainSpec  # noqa: E402
 from simkit.specs.equity import EquitySpec  # noqa: E402
 
@@ -96,10 +98,9 @@ def test_compare_on_dask_is_local_byte_for_byte(tmp_path, cluster, capsys):
 
 def test_compare_sprt_on_dask_is_local(tmp_path, cluster):
     """The SPRT's batches, computed one at a time (max_batches), on one client."""
-    kwargs = dict(deals=600, seed=5, batch_size=50, sprt=(0.2, 0.05, 0.05), burn_in=100, quiet=True)
-    local = compare("greedy", "patient", tmp_path / "local", **kwargs)
-    dask = compare("greedy", "patient", tmp_path / "dask", backend="dask", scheduler=cluster.scheduler_address,
-                   **kwargs)
+    spec = CompareSpec("greedy", "patient", deals=600, seed=5, batch_size=50, sprt=(0.2, 0.05, 0.05), burn_in=100)
+    local = compare(spec, tmp_path / "local", Execution(quiet=True))
+    dask = compare(spec, tmp_path / "dask", Execution(backend="dask", scheduler=cluster.scheduler_address, quiet=True))
     assert local.sprt.decision != "continue" and 100 < local.deals_computed < 600  # several batches, stopped early
     assert without_cpu(dask.to_json()) == without_cpu(local.to_json())
     assert (dask.per_seating == local.per_seating).all() and (dask.sprt.path == local.sprt.path).all()
@@ -108,10 +109,10 @@ def test_compare_sprt_on_dask_is_local(tmp_path, cluster):
 
 
 def test_tournament_on_dask_is_local(tmp_path, cluster):
-    kwargs = dict(deals=120, seed=2, batch_size=40, resamples=100, quiet=True)
-    policies = ["random", "greedy", "patient"]
-    local = run_tournament(policies, tmp_path / "local", **kwargs)
-    dask = run_tournament(policies, tmp_path / "dask", backend="dask", scheduler=cluster.scheduler_address, **kwargs)
+    spec = TournamentSpec(["random", "greedy", "patient"], deals=120, seed=2, batch_size=40, resamples=100)
+    local = run_tournament(spec, tmp_path / "local", Execution(quiet=True))
+    dask = run_tournament(spec, tmp_path / "dask", Execution(backend="dask", scheduler=cluster.scheduler_address,
+                                                             quiet=True))
     pd.testing.assert_frame_equal(dask.ladder(), local.ladder())
     pd.testing.assert_frame_equal(dask.crosstable(), local.crosstable())
     pd.testing.assert_frame_equal(dask.gaps(), local.gaps())
@@ -125,9 +126,8 @@ def test_tournament_on_dask_plays_each_batch_once_and_draws_the_local_bootstrap(
     """The next pairing's batches are submitted ahead under the keys its seatings' runs use (one
     task each, not two), and the Davidson bootstrap's fits run as tasks: the same draws, bit
     for bit (not just within a tolerance)."""
-    kwargs = dict(deals=80, seed=4, batch_size=40, resamples=250, quiet=True)
-    policies = ["random", "greedy", "patient"]
-    local = run_tournament(policies, tmp_path / "local", **kwargs)
+    spec = TournamentSpec(["random", "greedy", "patient"], deals=80, seed=4, batch_size=40, resamples=250)
+    local = run_tournament(spec, tmp_path / "local", Execution(quiet=True))
     keys = []
     real_submit = distributed.Client.submit
 
@@ -136,7 +136,8 @@ def test_tournament_on_dask_plays_each_batch_once_and_draws_the_local_bootstrap(
         return real_submit(self, *args, **kw)
 
     monkeypatch.setattr(distributed.Client, "submit", submit)
-    dask = run_tournament(policies, tmp_path / "dask", backend="dask", scheduler=cluster.scheduler_address, **kwargs)
+    dask = run_tournament(spec, tmp_path / "dask", Execution(backend="dask", scheduler=cluster.scheduler_address,
+                                                             quiet=True))
     assert (dask.rating_draws == local.rating_draws).all() and (dask.payoff_draws == local.payoff_draws).all()
     batches = [k for k in keys if k.startswith("simkit-compute_batch-")]
     assert len(set(batches)) == 3 * 6 * 2 and len(batches) == 2 * len(set(batches))  # ahead, then by the run
@@ -187,9 +188,8 @@ def test_the_batches_run_on_the_workers_even_on_one(tmp_path):
 def test_an_interrupt_closes_the_cluster_and_the_run_resumes(tmp_path, monkeypatch):
     """Ctrl-C in the middle of a tournament on its own LocalCluster: the client and the cluster
     are closed, only whole batch files are left, and a re-run resumes to the local bytes."""
-    kwargs = dict(deals=120, seed=4, batch_size=30, resamples=50, quiet=True)
-    policies = ["greedy", "random"]
-    local = run_tournament(policies, tmp_path / "local", **kwargs)
+    spec = TournamentSpec(["greedy", "random"], deals=120, seed=4, batch_size=30, resamples=50)
+    local = run_tournament(spec, tmp_path / "local", Execution(quiet=True))
     sessions, written = [], []
     real_connect, real_write = sim_module.connect_dask, sim_module.write_batch
 
@@ -206,13 +206,13 @@ def test_an_interrupt_closes_the_cluster_and_the_run_resumes(tmp_path, monkeypat
     monkeypatch.setattr(sim_module, "connect_dask", connect)
     monkeypatch.setattr(sim_module, "write_batch", write)
     with pytest.raises(KeyboardInterrupt):
-        run_tournament(policies, tmp_path / "dask", backend="dask", workers=1, **kwargs)
+        run_tournament(spec, tmp_path / "dask", Execution(workers=1, backend="dask", quiet=True))
     assert len(sessions) == 1  # one connection for the whole command
     client, cluster = sessions[0]
     assert client.status == "closed" and cluster.status.name == "closed"
     monkeypatch.setattr(sim_module, "write_batch", real_write)
     assert len(batch_digests(tmp_path / "dask")) == 9
-    resumed = run_tournament(policies, tmp_path / "dask", backend="dask", workers=1, **kwargs)
+    resumed = run_tournament(spec, tmp_path / "dask", Execution(workers=1, backend="dask", quiet=True))
     assert len(sessions) == 2
     pd.testing.assert_frame_equal(resumed.ladder(), local.ladder())
     assert batch_digests(tmp_path / "dask") == batch_digests(tmp_path / "local")
@@ -296,9 +296,10 @@ def test_compare_playout_luck_and_luck_sprt_on_dask_are_local(tmp_path, cluster,
     runs = (("playouts", dict(deals=12, seed=13, batch_size=6, luck="playouts:2")),
             ("sprt", dict(deals=400, seed=14, batch_size=50, luck=True, sprt=(0.3, 0.05, 0.05), burn_in=60)))
     for name, kwargs in runs:
-        local = compare("greedy", "random", tmp_path / f"{name}-local", quiet=True, **kwargs)
-        dask = compare("greedy", "random", tmp_path / f"{name}-dask", quiet=True, backend="dask",
-                       scheduler=cluster.scheduler_address, **kwargs)
+        spec = CompareSpec("greedy", "random", **kwargs)
+        local = compare(spec, tmp_path / f"{name}-local", Execution(quiet=True))
+        dask = compare(spec, tmp_path / f"{name}-dask", Execution(backend="dask", scheduler=cluster.scheduler_address,
+                                                                  quiet=True))
         assert local.adjusted is not None and (dask.adjusted.luck == local.adjusted.luck).all()
         assert without_cpu(dask.to_json()) == without_cpu(local.to_json())
         assert luck_files(tmp_path / f"{name}-dask") == luck_files(tmp_path / f"{name}-local")
@@ -306,10 +307,10 @@ def test_compare_playout_luck_and_luck_sprt_on_dask_are_local(tmp_path, cluster,
 
 
 def test_tournament_luck_on_dask_is_local(tmp_path, cluster):
-    kwargs = dict(deals=60, seed=15, batch_size=30, resamples=100, quiet=True, luck=True)
-    local = run_tournament(["random", "greedy"], tmp_path / "local", **kwargs)
-    dask = run_tournament(["random", "greedy"], tmp_path / "dask", backend="dask",
-                          scheduler=cluster.scheduler_address, **kwargs)
+    spec = TournamentSpec(["random", "greedy"], deals=60, seed=15, batch_size=30, resamples=100, luck=True)
+    local = run_tournament(spec, tmp_path / "local", Execution(quiet=True))
+    dask = run_tournament(spec, tmp_path / "dask", Execution(backend="dask", scheduler=cluster.scheduler_address,
+                                                             quiet=True))
     assert local.adjusted
     pd.testing.assert_frame_equal(dask.ladder(), local.ladder())
     for pair, result in local.pairings.items():
@@ -353,10 +354,10 @@ def run_killing_a_worker(cluster, work):
 def test_a_worker_killed_mid_run_costs_its_tasks_only(tmp_path, cluster):
     """SIGKILL of a worker process while it plays a batch: the scheduler runs its tasks again
     on the other worker (the nanny starts a new one) and the comparison is the same."""
-    kwargs = dict(deals=20_000, seed=11, batch_size=2_500, quiet=True)
-    local = compare("expert", "greedy", tmp_path / "local", **kwargs)
-    dask = run_killing_a_worker(cluster, lambda: compare("expert", "greedy", tmp_path / "dask", backend="dask",
-                                                         scheduler=cluster.scheduler_address, **kwargs))
+    spec = CompareSpec("expert", "greedy", deals=20_000, seed=11, batch_size=2_500)
+    local = compare(spec, tmp_path / "local", Execution(quiet=True))
+    on_dask = Execution(backend="dask", scheduler=cluster.scheduler_address, quiet=True)
+    dask = run_killing_a_worker(cluster, lambda: compare(spec, tmp_path / "dask", on_dask))
     assert without_cpu(dask.to_json()) == without_cpu(local.to_json())
     digests = batch_digests(tmp_path / "local")
     assert len(digests) == 6 * 8 and batch_digests(tmp_path / "dask") == digests
@@ -367,20 +368,20 @@ def test_a_worker_killed_mid_luck_replay_costs_its_tasks_only(tmp_path, cluster,
     so the only tasks are the luck replay's: a worker killed while it replays a slice, and the
     luck is the local luck, byte for byte."""
     monkeypatch.setattr(compare_module, "LUCK_SLICE_DASK", 200)
-    kwargs = dict(deals=1_600, seed=16, batch_size=800, quiet=True, luck=True)
-    local = compare("expert", "greedy", tmp_path / "local", **kwargs)
+    spec = CompareSpec("expert", "greedy", deals=1_600, seed=16, batch_size=800, luck=True)
+    local = compare(spec, tmp_path / "local", Execution(quiet=True))
     shutil.copytree(tmp_path / "local", tmp_path / "dask")
     for kept in (tmp_path / "dask").glob("luck-*.npy"):
         kept.unlink()
-    dask = run_killing_a_worker(cluster, lambda: compare("expert", "greedy", tmp_path / "dask", backend="dask",
-                                                         scheduler=cluster.scheduler_address, **kwargs))
+    on_dask = Execution(backend="dask", scheduler=cluster.scheduler_address, quiet=True)
+    dask = run_killing_a_worker(cluster, lambda: compare(spec, tmp_path / "dask", on_dask))
     assert without_cpu(dask.to_json()) == without_cpu(local.to_json())
     assert luck_files(tmp_path / "dask") == luck_files(tmp_path / "local")
 
 
 def killed_tournament(folder: Path, **dask):
-    return run_tournament(["random", "greedy"], folder, deals=8_000, seed=21, batch_size=2_000, resamples=100,
-                          quiet=True, **dask)
+    return run_tournament(TournamentSpec(["random", "greedy"], deals=8_000, seed=21, batch_size=2_000, resamples=100),
+                          folder, Execution(quiet=True, **dask))
 
 
 def killed_equity(folder: Path, **dask):

@@ -26,6 +26,8 @@ from simkit.storage.files import read_checked_json, write_checked_json
 from simkit.studies.compare import compare, load_comparison, seating_differences
 from simkit.specs.simulate import SimulateSpec
 from simkit.specs.base import Execution
+from simkit.specs.compare import CompareSpec
+from simkit.specs.tournament import TournamentSpec
 
 QUIET = Execution(quiet=True)
 
@@ -36,7 +38,8 @@ SEED = 17
 @pytest.fixture(scope="module")
 def pairs_folder(tmp_path_factory):
     out = tmp_path_factory.mktemp("designs") / "pairs"
-    result = compare("greedy", "random", out, deals=60, seed=SEED, batch_size=30, quiet=True, design="pairs")
+    result = compare(CompareSpec("greedy", "random", deals=60, seed=SEED, batch_size=30, design="pairs"), out,
+                     Execution(quiet=True))
     return out, result
 
 
@@ -90,9 +93,10 @@ def test_pairs_estimate_the_same_difference_as_six(tmp_path):
     """Unbiased for the same mean: on 1,500 rows of each, the two estimates agree within their
     joint standard error (a pair with the sign of one seating flipped, or a seating counted
     twice, moves greedy - random's +1.7 by far more)."""
-    six = compare("greedy", "random", tmp_path / "six", deals=1500, seed=5205011, batch_size=1500, quiet=True)
-    pairs = compare("greedy", "random", tmp_path / "pairs", deals=1500, seed=5205012, batch_size=1500, quiet=True,
-                    design="pairs")
+    six = compare(CompareSpec("greedy", "random", deals=1500, seed=5205011, batch_size=1500), tmp_path / "six",
+                  Execution(quiet=True))
+    pairs = compare(CompareSpec("greedy", "random", deals=1500, seed=5205012, batch_size=1500, design="pairs"),
+                    tmp_path / "pairs", Execution(quiet=True))
     se = np.hypot(six.test.standard_error, pairs.test.standard_error)
     assert abs(six.test.mean - pairs.test.mean) < 3.5 * se
     assert six.design == "six" and six.to_json()["design"] == "six"
@@ -103,7 +107,7 @@ def test_an_adjustment_or_an_unknown_design_is_refused_before_any_work(tmp_path)
                           ({"variance_reduction": "luck"}, "'luck'"), ({"design": "trio"}, "design must be one of")):
         kwargs = {"design": "pairs", **kwargs}
         with pytest.raises(SimkitError, match="design") as info:
-            compare("greedy", "random", tmp_path / "x", deals=10, seed=1, quiet=True, **kwargs)
+            compare(CompareSpec("greedy", "random", deals=10, seed=1, **kwargs), tmp_path / "x", Execution(quiet=True))
         assert words in str(info.value) and "\n" not in str(info.value)
         assert not (tmp_path / "x").exists()
 
@@ -111,31 +115,34 @@ def test_an_adjustment_or_an_unknown_design_is_refused_before_any_work(tmp_path)
 def test_a_folder_of_one_design_is_refused_for_the_other(pairs_folder, tmp_path):
     out, _ = pairs_folder
     with pytest.raises(SimkitError, match="its design is 'pairs', this run's is 'six'"):
-        compare("greedy", "random", out, deals=60, seed=SEED, batch_size=30, quiet=True)
-    compare("greedy", "random", tmp_path / "six", deals=20, seed=SEED, batch_size=20, quiet=True)
+        compare(CompareSpec("greedy", "random", deals=60, seed=SEED, batch_size=30), out, Execution(quiet=True))
+    compare(CompareSpec("greedy", "random", deals=20, seed=SEED, batch_size=20), tmp_path / "six",
+            Execution(quiet=True))
     with pytest.raises(SimkitError, match="its design is 'six', this run's is 'pairs'"):
-        compare("greedy", "random", tmp_path / "six", deals=20, seed=SEED, batch_size=20, quiet=True, design="pairs")
+        compare(CompareSpec("greedy", "random", deals=20, seed=SEED, batch_size=20, design="pairs"), tmp_path / "six",
+                Execution(quiet=True))
 
 
 def test_a_folder_written_before_designs_resumes_as_six(tmp_path):
     out = tmp_path / "old"
-    first = compare("greedy", "random", out, deals=20, seed=SEED, batch_size=20, quiet=True)
+    first = compare(CompareSpec("greedy", "random", deals=20, seed=SEED, batch_size=20), out, Execution(quiet=True))
     path = out / "comparison.json"
     data = read_checked_json(path, "identity")
     assert data["design"] == "six"
     write_checked_json(path, {k: v for k, v in data.items() if k != "design"})
     before = path.read_bytes()
-    again = compare("greedy", "random", out, deals=20, seed=SEED, batch_size=20, quiet=True)
+    again = compare(CompareSpec("greedy", "random", deals=20, seed=SEED, batch_size=20), out, Execution(quiet=True))
     assert path.read_bytes() == before  # read, not rewritten
     assert "design" not in read_comparison(out) and again.design == "six"
     np.testing.assert_array_equal(again.per_seating, first.per_seating)
     with pytest.raises(SimkitError, match="its design is 'six', this run's is 'pairs'"):
-        compare("greedy", "random", out, deals=20, seed=SEED, batch_size=20, quiet=True, design="pairs")
+        compare(CompareSpec("greedy", "random", deals=20, seed=SEED, batch_size=20, design="pairs"), out,
+                Execution(quiet=True))
 
 
 def test_a_comparison_json_with_an_unknown_design_is_a_one_line_error(tmp_path):
     out = tmp_path / "c"
-    compare("greedy", "random", out, deals=20, seed=SEED, batch_size=20, quiet=True)
+    compare(CompareSpec("greedy", "random", deals=20, seed=SEED, batch_size=20), out, Execution(quiet=True))
     path = out / "comparison.json"
     write_checked_json(path, {**read_checked_json(path, "identity"), "design": "trio"})
     with pytest.raises(SimkitError, match="has design 'trio'"):
@@ -155,8 +162,8 @@ def test_the_cli_takes_design_pairs_and_refuses_it_with_luck(tmp_path):
 
 def test_a_sequential_test_plays_the_pairs_design_too(tmp_path):
     out = tmp_path / "s"
-    result = compare("greedy", "random", out, deals=400, seed=SEED, batch_size=100, quiet=True, design="pairs",
-                     sprt=(0.5, 0.05, 0.05), burn_in=100)
+    result = compare(CompareSpec("greedy", "random", deals=400, seed=SEED, batch_size=100, design="pairs",
+                                 sprt=(0.5, 0.05, 0.05), burn_in=100), out, Execution(quiet=True))
     assert read_comparison(out)["design"] == "pairs" and result.design == "pairs"
     assert "rows x 3 seating pairs" in result.text()
     first, other = _dealt(out, "ABB", batches=1).to_numpy(), _dealt(out, "BAB", batches=1).to_numpy()
@@ -170,8 +177,8 @@ def test_a_tournament_of_design_pairs_plays_the_same_pairs_of_deals_in_every_pai
     from simkit.studies.tournament import pairing_dir, run_tournament, tournament_section
 
     out = tmp_path / "t"
-    result = run_tournament(["random", "greedy", "patient"], out, deals=40, seed=SEED, batch_size=40, resamples=50,
-                            quiet=True, design="pairs")
+    result = run_tournament(TournamentSpec(["random", "greedy", "patient"], deals=40, seed=SEED, batch_size=40,
+                                           resamples=50, design="pairs"), out, Execution(quiet=True))
     assert result.design == "pairs" and read_checked_json(out / "tournament.json", "identity")["design"] == "pairs"
     for i, j in ((0, 1), (0, 2), (1, 2)):
         assert read_comparison(pairing_dir(out, i, j))["design"] == "pairs"
@@ -181,22 +188,25 @@ def test_a_tournament_of_design_pairs_plays_the_same_pairs_of_deals_in_every_pai
     text = "\n".join(tournament_section(result, tmp_path / "report"))
     assert "each pair of seatings on deals of its own seed" in text and "40 rows per pairing" in text
     with pytest.raises(SimkitError, match="its design is 'pairs', this run's is 'six'"):
-        run_tournament(["random", "greedy", "patient"], out, deals=40, seed=SEED, batch_size=40, resamples=50,
-                       quiet=True)
+        run_tournament(TournamentSpec(["random", "greedy", "patient"], deals=40, seed=SEED, batch_size=40, resamples=50),
+                       out, Execution(quiet=True))
 
 
 def test_a_tournament_refuses_luck_with_pairs_and_resumes_an_old_folder_as_six(tmp_path):
     from simkit.studies.tournament import run_tournament
 
     with pytest.raises(SimkitError, match="design 'pairs'"):
-        run_tournament(["random", "greedy"], tmp_path / "x", deals=20, seed=SEED, quiet=True, luck=True, design="pairs")
+        run_tournament(TournamentSpec(["random", "greedy"], deals=20, seed=SEED, luck=True, design="pairs"),
+                       tmp_path / "x", Execution(quiet=True))
     assert not (tmp_path / "x").exists()
     out = tmp_path / "old"
-    first = run_tournament(["random", "greedy"], out, deals=20, seed=SEED, batch_size=20, resamples=50, quiet=True)
+    first = run_tournament(TournamentSpec(["random", "greedy"], deals=20, seed=SEED, batch_size=20, resamples=50), out,
+                           Execution(quiet=True))
     path = out / "tournament.json"
     write_checked_json(path, {k: v for k, v in read_checked_json(path, "identity").items() if k != "design"})
     before = path.read_bytes()
-    again = run_tournament(["random", "greedy"], out, deals=20, seed=SEED, batch_size=20, resamples=50, quiet=True)
+    again = run_tournament(TournamentSpec(["random", "greedy"], deals=20, seed=SEED, batch_size=20, resamples=50), out,
+                           Execution(quiet=True))
     assert path.read_bytes() == before and again.design == "six"
     np.testing.assert_array_equal(again.payoff_ratings, first.payoff_ratings)
 

@@ -29,6 +29,8 @@ from simkit.studies.equity import EquityResult, SeatOutcome, hu_plot, seats_text
 from simkit.specs.simulate import SimulateSpec
 from simkit.specs.equity import EquitySpec
 from simkit.specs.base import Execution
+from simkit.specs.compare import CompareSpec
+from simkit.specs.tournament import TournamentSpec
 
 QUIET = Execution(quiet=True)
 
@@ -181,8 +183,9 @@ def _library_studies():
     from simkit.studies.tuning import TuneSpec, tune
 
     return {
-        "compare": lambda out: compare("greedy", "random", out, deals=4, seed=1, quiet=True),
-        "tournament": lambda out: run_tournament(["greedy", "random", "patient"], out, deals=4, seed=1, quiet=True),
+        "compare": lambda out: compare(CompareSpec("greedy", "random", deals=4, seed=1), out, Execution(quiet=True)),
+        "tournament": lambda out: run_tournament(TournamentSpec(["greedy", "random", "patient"], deals=4, seed=1), out,
+                                                 Execution(quiet=True)),
         "tune": lambda out: tune(TuneSpec("patient", {"min_units": (1, 8)}, "greedy", 24, seed=1, iteration_deals=4,
                                           validate_deals=4), out, Execution(quiet=True)),
         "experiment": lambda out: run_experiment(ROOT / "experiments" / "dealer_advantage.toml", scale=1e-6, out=out,

@@ -53,6 +53,8 @@ from simkit.runner.value_model import (
     load_value_model,
     write_value_model,
 )
+from simkit.specs.base import Execution
+from simkit.specs.compare import CompareSpec
 
 from helpers import paused_tables
 
@@ -233,7 +235,8 @@ def test_zero_value_model_changes_nothing(tmp_path):
     from simkit.studies.compare import compare
 
     path = _model_file(tmp_path, zero_value_block(exact_wins=False))
-    result = compare("greedy", "random", tmp_path / "c", deals=60, seed=4, batch_size=30, quiet=True, luck=path)
+    result = compare(CompareSpec("greedy", "random", deals=60, seed=4, batch_size=30, luck=path), tmp_path / "c",
+                     Execution(quiet=True))
     assert result.adjusted is not None
     assert np.all(result.adjusted.luck == 0.0)
     assert result.adjusted.test == result.test and result.adjusted.bootstrap == result.bootstrap
@@ -254,7 +257,8 @@ def test_a_comparison_reports_its_cpu_and_the_adjustments_efficiency(tmp_path):
     block = _random_block(np.random.default_rng(2))
     block[VB_WEIGHT] = 0.5
     path = _model_file(tmp_path, block)
-    result = compare("greedy", "random", tmp_path / "c", deals=60, seed=4, batch_size=30, quiet=True, luck=path)
+    result = compare(CompareSpec("greedy", "random", deals=60, seed=4, batch_size=30, luck=path), tmp_path / "c",
+                     Execution(quiet=True))
     assert 0 < result.cpu_duplicate < result.cpu_seconds
     payload = json.loads(json.dumps(result.to_json(), allow_nan=False))
     assert payload["cpu_seconds"] == result.cpu_seconds and payload["duplicate"]["standard_error"] > 0
@@ -277,18 +281,21 @@ def test_the_efficiency_is_what_the_deals_cost_when_played_not_what_a_rerun_read
     block = _random_block(np.random.default_rng(2))
     block[VB_WEIGHT] = 0.5
     path = _model_file(tmp_path, block)
-    first = compare("greedy", "random", tmp_path / "c", deals=60, seed=4, batch_size=30, quiet=True, luck=path)
+    first = compare(CompareSpec("greedy", "random", deals=60, seed=4, batch_size=30, luck=path), tmp_path / "c",
+                    Execution(quiet=True))
     record = read_cpu_record(tmp_path / "c")
     assert sorted(record) == ["duplicate", f"luck-{first_digest(path)}"]
     assert all(entry["deals"] == 60 and entry["seconds"] > 0 for entry in record.values())
     assert first.cpu_per_deal_duplicate == pytest.approx(record["duplicate"]["seconds"] / 60)
-    again = compare("greedy", "random", tmp_path / "c", deals=60, seed=4, batch_size=30, quiet=True, luck=path)
+    again = compare(CompareSpec("greedy", "random", deals=60, seed=4, batch_size=30, luck=path), tmp_path / "c",
+                    Execution(quiet=True))
     assert again.cpu_duplicate < first.cpu_duplicate  # read back, not played
     assert again.efficiency == first.efficiency and math.isfinite(first.efficiency)
     assert read_cpu_record(tmp_path / "c") == record  # nothing new played, nothing added
     shutil.copytree(tmp_path / "c", tmp_path / "old")
     (tmp_path / "old" / CPU_RECORD).unlink()  # as an older simkit left it
-    old = compare("greedy", "random", tmp_path / "old", deals=60, seed=4, batch_size=30, quiet=True, luck=path)
+    old = compare(CompareSpec("greedy", "random", deals=60, seed=4, batch_size=30, luck=path), tmp_path / "old",
+                  Execution(quiet=True))
     assert math.isnan(old.efficiency) and old.to_json()["efficiency_vs_duplicate"] is None
     assert "not measured" in old.text() and "older simkit" in old.text()
 
@@ -329,7 +336,8 @@ def _cpu_run(tmp_path, folder, seed=4, rng=2):
     block = _random_block(np.random.default_rng(rng))
     block[VB_WEIGHT] = 0.5
     path = _model_file(tmp_path, block, name=f"v{rng}.npz")
-    return compare("greedy", "random", tmp_path / folder, deals=60, seed=seed, batch_size=30, quiet=True, luck=path)
+    return compare(CompareSpec("greedy", "random", deals=60, seed=seed, batch_size=30, luck=path), tmp_path / folder,
+                   Execution(quiet=True))
 
 
 def _not_measured(result, why: str) -> None:
@@ -455,7 +463,8 @@ def test_adjusted_estimate_uses_the_models_luck(tmp_path):
     block = _random_block(np.random.default_rng(2))
     block[VB_WEIGHT] = 0.5
     path = _model_file(tmp_path, block)
-    result = compare("greedy", "random", tmp_path / "c", deals=60, seed=4, batch_size=30, quiet=True, luck=path)
+    result = compare(CompareSpec("greedy", "random", deals=60, seed=4, batch_size=30, luck=path), tmp_path / "c",
+                     Execution(quiet=True))
     d = result.per_seating.mean(axis=1)
     _, luck = duplicate_luck(parse_policy("greedy"), parse_policy("random"), 4, 60, block)
     assert np.array_equal(result.adjusted.luck, luck)
@@ -479,7 +488,8 @@ def test_luck_is_kept_and_read_back(tmp_path, monkeypatch):
     import simkit.studies.compare as C
 
     path = _model_file(tmp_path, _random_block(np.random.default_rng(5)))
-    first = C.compare("greedy", "random", tmp_path / "c", deals=40, seed=6, batch_size=20, quiet=True, luck=path)
+    first = C.compare(CompareSpec("greedy", "random", deals=40, seed=6, batch_size=20, luck=path), tmp_path / "c",
+                      Execution(quiet=True))
     replays = []
     real = C.duplicate_luck
 
@@ -488,15 +498,16 @@ def test_luck_is_kept_and_read_back(tmp_path, monkeypatch):
         return real(a, b, seed, deals, block, rules, first_deal)
 
     monkeypatch.setattr(C, "duplicate_luck", counting)
-    again = C.compare("greedy", "random", tmp_path / "c", deals=40, seed=6, batch_size=20, quiet=True, luck=path)
+    again = C.compare(CompareSpec("greedy", "random", deals=40, seed=6, batch_size=20, luck=path), tmp_path / "c",
+                      Execution(quiet=True))
     assert replays == [] and np.array_equal(again.adjusted.luck, first.adjusted.luck)
-    sprt = C.compare("patient", "greedy", tmp_path / "s", deals=600, seed=6, batch_size=100, quiet=True, luck=path,
-                     sprt=(0.2, 0.05, 0.05), burn_in=150)
+    sprt = C.compare(CompareSpec("patient", "greedy", deals=600, seed=6, batch_size=100, luck=path,
+                                 sprt=(0.2, 0.05, 0.05), burn_in=150), tmp_path / "s", Execution(quiet=True))
     assert replays and [d for d, _ in replays] == [100] * len(replays)
     assert [f for _, f in replays] == list(range(0, 100 * len(replays), 100))
     replays.clear()
-    rerun = C.compare("patient", "greedy", tmp_path / "s", deals=600, seed=6, batch_size=100, quiet=True, luck=path,
-                      sprt=(0.2, 0.05, 0.05), burn_in=150)
+    rerun = C.compare(CompareSpec("patient", "greedy", deals=600, seed=6, batch_size=100, luck=path,
+                                  sprt=(0.2, 0.05, 0.05), burn_in=150), tmp_path / "s", Execution(quiet=True))
     assert replays == [] and rerun.sprt.n == sprt.sprt.n and np.array_equal(rerun.adjusted.luck, sprt.adjusted.luck)
     _, luck = real(parse_policy("patient"), parse_policy("greedy"), 6, sprt.deals, load_value_model(path).block)
     assert np.array_equal(sprt.adjusted.luck, luck)
@@ -509,7 +520,7 @@ def test_model_trained_on_the_evaluation_seed_is_refused(tmp_path):
     model = load_value_model(path)
     check_evaluation_seed(model, 5)
     with pytest.raises(ValueModelError, match="trained on seed 4, the seed of this evaluation"):
-        compare("greedy", "random", tmp_path / "c", deals=20, seed=4, quiet=True, luck=path)
+        compare(CompareSpec("greedy", "random", deals=20, seed=4, luck=path), tmp_path / "c", Execution(quiet=True))
     assert not (tmp_path / "c").exists()  # refused before any deal is played
 
 
@@ -535,8 +546,9 @@ def test_compare_adjusts_a_python_policy(tmp_path):
     differences (else compare refuses), and the adjustment is that of greedy's."""
     from simkit.studies.compare import compare
 
-    plain = compare("greedy", "random", tmp_path / "g", deals=12, seed=3, quiet=True, luck=True)
-    python = compare("simkit.bench:GreedyInPython", "random", tmp_path / "p", deals=12, seed=3, quiet=True, luck=True)
+    plain = compare(CompareSpec("greedy", "random", deals=12, seed=3, luck=True), tmp_path / "g", Execution(quiet=True))
+    python = compare(CompareSpec("simkit.bench:GreedyInPython", "random", deals=12, seed=3, luck=True), tmp_path / "p",
+                     Execution(quiet=True))
     assert plain.adjusted is not None and python.adjusted is not None
     assert np.array_equal(python.adjusted.luck, plain.adjusted.luck)
     assert np.any(plain.adjusted.luck != 0.0)
@@ -710,11 +722,11 @@ def test_an_adjustment_of_constant_differences_has_no_efficiency_and_says_why():
     import dataclasses
     import warnings
 
-    from simkit.studies.compare import summarise
+    from simkit.studies.compare import LuckTable, summarise
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        result = summarise(np.zeros((30, 6)), "learned", "expert", 1, 0.95, luck=np.zeros((30, 6)), model="m")
+        result = summarise(np.zeros((30, 6)), "learned", "expert", 1, 0.95, adjustment=LuckTable(np.zeros((30, 6)), "m"))
     result = dataclasses.replace(result, cpu_seconds=1.0, cpu_duplicate=0.5, cpu_per_deal_duplicate=0.01,
                                  cpu_per_deal_adjustment=0.02)
     assert math.isnan(result.efficiency)

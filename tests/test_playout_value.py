@@ -33,6 +33,8 @@ from simkit.runner.luck import luck_rows
 from simkit.runner.play import BUILTIN_KERNELS, N_RESULT, SEATING_FIXED, InPlay, Table, new_scratch
 from simkit.runner.playout_value import PS_KEY, new_playout_scratch, playout_block, playout_luck
 from simkit.runner.value_model import DEFAULT_PLAYOUTS, ValueModelError, load_value_model, value_model_for
+from simkit.specs.base import Execution
+from simkit.specs.compare import CompareSpec
 
 from helpers import paused_tables
 
@@ -178,8 +180,8 @@ def test_playouts_refuse_python_policies_and_position_rollouts():
 def test_an_interrupted_playout_replay_resumes_from_its_last_slice(tmp_path, monkeypatch):
     from simkit.studies import compare as compare_module
 
-    whole = compare_module.compare("greedy", "random", tmp_path / "whole", deals=45, seed=3, quiet=True,
-                                   luck="playouts:1")
+    whole = compare_module.compare(CompareSpec("greedy", "random", deals=45, seed=3, luck="playouts:1"),
+                                   tmp_path / "whole", Execution(quiet=True))
     calls = []
     real = compare_module.duplicate_luck
 
@@ -191,7 +193,8 @@ def test_an_interrupted_playout_replay_resumes_from_its_last_slice(tmp_path, mon
 
     monkeypatch.setattr(compare_module, "duplicate_luck", interrupted)
     with pytest.raises(KeyboardInterrupt):
-        compare_module.compare("greedy", "random", tmp_path / "cut", deals=45, seed=3, quiet=True, luck="playouts:1")
+        compare_module.compare(CompareSpec("greedy", "random", deals=45, seed=3, luck="playouts:1"), tmp_path / "cut",
+                               Execution(quiet=True))
     digest = load_value_model("playouts:1").digest[:16]
     assert np.load(tmp_path / "cut" / f"luck-{digest}.npy").shape == (20, 6)  # the first slice was kept
     calls.clear()
@@ -201,8 +204,8 @@ def test_an_interrupted_playout_replay_resumes_from_its_last_slice(tmp_path, mon
         return real(*args, **kwargs)
 
     monkeypatch.setattr(compare_module, "duplicate_luck", counted)
-    resumed = compare_module.compare("greedy", "random", tmp_path / "cut", deals=45, seed=3, quiet=True,
-                                     luck="playouts:1")
+    resumed = compare_module.compare(CompareSpec("greedy", "random", deals=45, seed=3, luck="playouts:1"),
+                                     tmp_path / "cut", Execution(quiet=True))
     assert calls == [20, 40]  # first deals replayed: the kept slice was not
     assert np.array_equal(resumed.adjusted.luck, whole.adjusted.luck)
     assert np.any(whole.adjusted.luck != 0.0)

@@ -28,6 +28,8 @@ from simkit.studies.compare import compare, load_comparison
 from simkit.studies.tournament import TOURNAMENT_FILE, run_tournament, write_tournament_report
 from simkit.specs.simulate import SimulateSpec
 from simkit.specs.base import Execution
+from simkit.specs.compare import CompareSpec
+from simkit.specs.tournament import TournamentSpec
 
 QUIET = Execution(quiet=True)
 
@@ -138,8 +140,8 @@ def test_an_old_dataset_resumes_in_its_own_labels_and_reports_plainly(tmp_path, 
 
 def test_tournament_labels_are_plain_and_its_identity_keeps_the_vectors(tmp_path):
     out = tmp_path / "t"
-    result = run_tournament(["expert", "greedy", "patient:min_units=3"], out, deals=4, seed=2, batch_size=4,
-                            resamples=50, quiet=True)
+    result = run_tournament(TournamentSpec(["expert", "greedy", "patient:min_units=3"], deals=4, seed=2, batch_size=4,
+                                           resamples=50), out, Execution(quiet=True))
     labels = ["expert", "greedy", "patient:min_units=3"]
     assert list(result.policies) == labels
     assert set(result.ladder()["policy"]) == set(labels)
@@ -154,7 +156,8 @@ def test_tournament_labels_are_plain_and_its_identity_keeps_the_vectors(tmp_path
 
 
 def test_a_comparison_names_its_policies_plainly(tmp_path):
-    result = compare("patient:3,6,1", "greedy", tmp_path / "c", deals=4, seed=1, batch_size=4, quiet=True)
+    result = compare(CompareSpec("patient:3,6,1", "greedy", deals=4, seed=1, batch_size=4), tmp_path / "c",
+                     Execution(quiet=True))
     assert (result.policy_a, result.policy_b) == ("patient:min_units=3", "greedy")
     again = load_comparison(tmp_path / "c")
     assert (again.policy_a, again.policy_b) == ("patient:min_units=3", "greedy")

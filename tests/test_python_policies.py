@@ -18,6 +18,8 @@ from simkit.runner.play import R_ERROR, SEATING_CODES, play_deals
 from simkit.runner.python_play import Actor, play_deals_python
 from simkit.specs.simulate import SimulateSpec
 from simkit.specs.base import Execution
+from simkit.specs.compare import CompareSpec
+from simkit.specs.tournament import TournamentSpec
 
 QUIET = Execution(quiet=True)
 
@@ -158,11 +160,13 @@ def test_a_python_policy_runs_in_compare_and_tournament(tmp_path):
     from simkit.studies.compare import compare
     from simkit.studies.tournament import run_tournament
 
-    python = compare(CAUTIOUS_PY, "greedy", tmp_path / "py", deals=12, seed=3, batch_size=6, quiet=True)
-    compiled = compare(CAUTIOUS, "greedy", tmp_path / "nb", deals=12, seed=3, batch_size=6, quiet=True)
+    python = compare(CompareSpec(CAUTIOUS_PY, "greedy", deals=12, seed=3, batch_size=6), tmp_path / "py",
+                     Execution(quiet=True))
+    compiled = compare(CompareSpec(CAUTIOUS, "greedy", deals=12, seed=3, batch_size=6), tmp_path / "nb",
+                       Execution(quiet=True))
     assert np.array_equal(python.per_seating, compiled.per_seating)
-    result = run_tournament([CAUTIOUS_PY, "greedy", "random"], tmp_path / "t", deals=8, seed=3, batch_size=8,
-                            resamples=20, quiet=True)
+    result = run_tournament(TournamentSpec([CAUTIOUS_PY, "greedy", "random"], deals=8, seed=3, batch_size=8,
+                                           resamples=20), tmp_path / "t", Execution(quiet=True))
     assert result.ladder()["policy"].iloc[-1] == "random"
 
 

@@ -19,11 +19,12 @@ from simkit.storage import load_dataset
 from simkit.studies.compare import (
     REFERENCE_DEALS_PER_DEAL,
     REFERENCE_FIRST_DEAL,
-    check_variance_reduction,
     compare,
     seating_differences,
 )
 from simkit.studies.dealt import REGRESSION_FEATURES, dealt_feature_matrix
+from simkit.specs.base import Execution
+from simkit.specs.compare import CompareSpec
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2, 3])
@@ -140,7 +141,7 @@ def test_bad_adjustment_input_is_one_line(bad, words):
 
 
 def test_dealt_feature_matrix_is_the_datasets_dealt_columns(tmp_path):
-    compare("greedy", "random", tmp_path / "c", deals=40, seed=5, batch_size=40, quiet=True)
+    compare(CompareSpec("greedy", "random", deals=40, seed=5, batch_size=40), tmp_path / "c", Execution(quiet=True))
     frame = load_dataset(tmp_path / "c" / "seating-BAB")
     columns = [f"dealt_{name}_{seat}" for seat in range(3) for name, _ in REGRESSION_FEATURES]
     np.testing.assert_array_equal(dealt_feature_matrix(5, 40), frame[columns].to_numpy(dtype=float))
@@ -155,8 +156,8 @@ def _without_cpu(payload: dict) -> dict:
 
 
 def test_regression_compare_is_the_same_for_any_batch_size_and_workers(tmp_path):
-    runs = [compare("greedy", "random", tmp_path / f"run{i}", deals=90, seed=8, batch_size=size, workers=workers,
-                    quiet=True, variance_reduction="regression")
+    runs = [compare(CompareSpec("greedy", "random", deals=90, seed=8, batch_size=size, variance_reduction="regression"),
+                    tmp_path / f"run{i}", Execution(workers=workers, quiet=True))
             for i, (size, workers) in enumerate([(90, 1), (20, 1), (35, 2)])]
     payloads = [_without_cpu(r.to_json()) for r in runs]
     assert payloads[0] == payloads[1] == payloads[2]
@@ -198,13 +199,14 @@ def test_json_keeps_its_fields_and_names_the_method(tmp_path, capsys):
 
 def test_unknown_method_and_bad_combinations_are_one_line_errors(tmp_path, capsys):
     with pytest.raises(SimkitError) as info:
-        compare("greedy", "random", tmp_path / "a", deals=10, variance_reduction="cuped", quiet=True)
+        compare(CompareSpec("greedy", "random", deals=10, variance_reduction="cuped"), tmp_path / "a",
+                Execution(quiet=True))
     assert "variance_reduction must be one of none, regression, luck" in str(info.value)
     assert "\n" not in str(info.value) and not (tmp_path / "a").exists()
     for method, luck, sprt, words in [("none", True, None, "luck"), ("regression", "m.npz", None, "luck"),
                                       ("regression", None, (0.2, 0.05, 0.05), "sequential")]:
         with pytest.raises(SimkitError) as info:
-            check_variance_reduction(method, luck, sprt)
+            CompareSpec("greedy", "random", variance_reduction=method, luck=luck, sprt=sprt)
         assert words in str(info.value) and "\n" not in str(info.value)
     rc, err = run_cli(["compare", "greedy", "random", "--out", tmp_path / "b", "--variance-reduction", "cuped"],
                       capsys)

@@ -20,6 +20,8 @@ from simkit.analysis.sequential import (EmpiricalMeanSPRT, SequentialEstimate, d
                                         simulate_sprt)
 from simkit.analysis.stats import wald_boundaries
 from simkit.cli import main
+from simkit.specs.base import Execution
+from simkit.specs.compare import CompareSpec
 
 DATA = pathlib.Path(__file__).parent / "data" / "greedy_patient_differences.csv"
 HEAVY = pathlib.Path(__file__).parent / "data" / "greedy_patient_heavy_differences.csv"
@@ -409,8 +411,8 @@ def test_compare_sprt_reports_decision_estimate_and_llr_plot(tmp_path: pathlib.P
 
 
 def test_compare_sprt_result_fields(tmp_path: pathlib.Path) -> None:
-    result = compare("greedy", "patient", tmp_path / "gp", deals=600, seed=4, batch_size=150, sprt=(0.2, 0.05, 0.05),
-                     quiet=True)
+    result = compare(CompareSpec("greedy", "patient", deals=600, seed=4, batch_size=150, sprt=(0.2, 0.05, 0.05)),
+                     tmp_path / "gp", Execution(quiet=True))
     test = result.sprt
     assert isinstance(test, EmpiricalMeanSPRT) and result.deals == test.n and test.path.size == test.n
     bounds = wald_boundaries(0.05, 0.05)

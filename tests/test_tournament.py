@@ -15,6 +15,9 @@ from simkit.studies.compare import compare
 from simkit.analysis.ratings import ELO_SCALE, bootstrap_ratings, bradley_terry, deal_outcomes, points_matrix
 from simkit.studies.tournament import TOURNAMENT_FILE, pairing_dir, run_tournament, write_tournament_report
 from simkit.storage.dataset import DatasetError
+from simkit.specs.base import Execution
+from simkit.specs.compare import CompareSpec
+from simkit.specs.tournament import TournamentSpec
 
 
 def _mle_by_scipy(points: np.ndarray) -> np.ndarray:
@@ -107,7 +110,8 @@ POLICIES = ["greedy", "random", "patient"]
 @pytest.fixture(scope="module")
 def played(tmp_path_factory):
     out = tmp_path_factory.mktemp("tournament")
-    result = run_tournament(POLICIES, out, deals=60, seed=4, batch_size=30, resamples=100, quiet=True)
+    result = run_tournament(TournamentSpec(POLICIES, deals=60, seed=4, batch_size=30, resamples=100), out,
+                            Execution(quiet=True))
     return out, result
 
 
@@ -128,7 +132,8 @@ def test_tournament_ladder_and_crosstable(played, tmp_path):
     lo, hi = result.crosstable("lo"), result.crosstable("hi")
     assert np.allclose(lo.to_numpy(), -hi.to_numpy().T, equal_nan=True)
     # a pairing is the duplicate comparison of the pair: the same figure as compare() on its own
-    alone = compare("greedy", "patient", tmp_path / "alone", deals=60, seed=4, batch_size=30, quiet=True)
+    alone = compare(CompareSpec("greedy", "patient", deals=60, seed=4, batch_size=30), tmp_path / "alone",
+                    Execution(quiet=True))
     assert est.loc["greedy", "patient"] == pytest.approx(alone.test.mean)  # plain labels: defaults not shown
     assert result.pairings[(0, 2)].per_seating.shape == (60, 6)
     report = write_tournament_report(result, out)
@@ -194,12 +199,14 @@ def test_the_console_warns_and_shows_every_pairing_with_holm_when_the_ladder_mis
 def test_tournament_resumes_and_refuses_another(played):
     out, result = played
     files = {p: p.stat().st_mtime_ns for p in pairing_dir(out, 0, 1).rglob("*.parquet")}
-    again = run_tournament(POLICIES, out, deals=60, seed=4, batch_size=30, resamples=100, quiet=True)
+    again = run_tournament(TournamentSpec(POLICIES, deals=60, seed=4, batch_size=30, resamples=100), out,
+                           Execution(quiet=True))
     assert {p: p.stat().st_mtime_ns for p in pairing_dir(out, 0, 1).rglob("*.parquet")} == files  # nothing replayed
     assert np.array_equal(again.ratings, result.ratings)
     assert json.loads((out / TOURNAMENT_FILE).read_text())["policies"] == ["greedy", "random", "patient:2,6,1"]
     with pytest.raises(DatasetError, match="another tournament.*deals"):
-        run_tournament(POLICIES, out, deals=80, seed=4, batch_size=30, resamples=100, quiet=True)
+        run_tournament(TournamentSpec(POLICIES, deals=80, seed=4, batch_size=30, resamples=100), out,
+                       Execution(quiet=True))
 
 
 PATIENT_BY_NAME = {"min_units": 2.0, "late_stock": 6.0, "peng_slack": 1.0}
@@ -231,7 +238,8 @@ def test_identity_files_written_before_named_parameters_still_resume(played, tmp
         data = read_checked_json(path, "identity")
         write_checked_json(path, {k: v for k, v in data.items() if k not in keys})
         old[path] = path.read_bytes()
-    again = run_tournament(POLICIES, out, deals=60, seed=4, batch_size=30, resamples=100, quiet=True)
+    again = run_tournament(TournamentSpec(POLICIES, deals=60, seed=4, batch_size=30, resamples=100), out,
+                           Execution(quiet=True))
     assert np.array_equal(again.ratings, played[1].ratings)
     assert {path: path.read_bytes() for path in old} == old  # read, not rewritten
 
@@ -241,6 +249,7 @@ def test_tournament_cli_refuses_repeated_policies(tmp_path):
                           capture_output=True, text=True)
     assert proc.returncode == 2
     assert proc.stderr.strip().count("\n") == 0 and "must differ" in proc.stderr
+    assert "--policies" not in proc.stderr  # the policies are the command's arguments, not a flag
     assert not (tmp_path / "t").exists()
 
 

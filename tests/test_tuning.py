@@ -37,6 +37,8 @@ from simkit.errors import DegenerateDataWarning, SimkitError
 from simkit.policies import PolicyError
 from simkit.policies.registry import param_index
 from simkit.runner.duplicate import read_comparison
+from simkit.specs.base import Execution
+from simkit.specs.compare import CompareSpec
 from simkit.storage import DatasetError
 
 MODULE = "simkit_test_tuning_policies"  # written into a temporary folder put on sys.path
@@ -399,8 +401,8 @@ def test_a_mistuned_patient_is_tuned_back_to_at_least_its_default_strength(tmp_p
     tuned = read_comparison(out / "validation")["policy_a"]  # the tuned policy the validation played
     against_start = load_comparison(out / "validation")
     assert against_start.bootstrap.lo > 0, against_start.text()
-    against_default = compare(tuned, "patient", out / "vs-default", deals=3000, seed=validation_seed(11) + 1,
-                              batch_size=3000, quiet=True)
+    against_default = compare(CompareSpec(tuned, "patient", deals=3000, seed=validation_seed(11) + 1, batch_size=3000),
+                              out / "vs-default", Execution(quiet=True))
     assert against_default.bootstrap.hi >= 0, against_default.text()
     print(f"{tuned}; vs start {against_start.test.mean:+.4f} [{against_start.bootstrap.lo:+.4f}, "
           f"{against_start.bootstrap.hi:+.4f}]; vs default {against_default.test.mean:+.4f} "

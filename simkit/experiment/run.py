@@ -21,6 +21,9 @@ from scipy import stats
 import simkit
 from simkit.studies.compare import comparison_section, compare
 from simkit.studies.tournament import run_tournament, tournament_section
+from simkit.specs.base import Execution
+from simkit.specs.compare import CompareSpec
+from simkit.specs.tournament import TournamentSpec
 from simkit.analysis.plots import calibration_plot, convergence_plot, forest_plot, save_figure
 from simkit.analysis.exact import parse_event
 from simkit.studies.probability import batch_convergence, probability_table
@@ -261,11 +264,11 @@ def _comparison_lines(spec: ExperimentSpec, data_dir: Path, report_dir: Path, wo
     for entry in spec.comparisons:
         folder = data_dir / f"cmp-{slug(entry.a)}-vs-{slug(entry.b)}"
         start = time.perf_counter()
-        result = compare(entry.a, entry.b, folder, deals=entry.deals, seed=entry.seed, rules=entry.rules,
-                         batch_size=_sprt_batch(spec.batch_size, entry.deals) if entry.sprt else spec.batch_size,
-                         workers=workers, sprt=entry.sprt, confidence=confidence, quiet=quiet,
-                         luck=entry.luck or None, burn_in=entry.burn_in, backend=_backend(client), client=client,
-                         design=entry.design)
+        run = CompareSpec(entry.a, entry.b, deals=entry.deals, seed=entry.seed, rules=entry.rules,
+                          batch_size=_sprt_batch(spec.batch_size, entry.deals) if entry.sprt else spec.batch_size,
+                          design=entry.design, sprt=entry.sprt, confidence=confidence, luck=entry.luck or None,
+                          burn_in=entry.burn_in)
+        result = compare(run, folder, Execution(workers=workers, backend=_backend(client), quiet=quiet), client=client)
         if not quiet:
             print(f"comparison {entry.a} vs {entry.b}: {result.deals:,} deals ({time.perf_counter() - start:.0f} s)")
         results.append(result)
@@ -279,10 +282,11 @@ def _tournament_lines(spec: ExperimentSpec, data_dir: Path, report_dir: Path, wo
     entry = spec.tournament
     start = time.perf_counter()
     batch_size = _sprt_batch(spec.batch_size, entry.deals) if entry.sprt else min(spec.batch_size, entry.deals)
-    result = run_tournament(list(entry.policies), data_dir / "tournament", deals=entry.deals, seed=entry.seed,
-                            rules=entry.rules, batch_size=batch_size, workers=workers, sprt=entry.sprt,
-                            confidence=confidence, quiet=quiet, luck=entry.luck or None, burn_in=entry.burn_in,
-                            backend=_backend(client), client=client, design=entry.design)
+    run = TournamentSpec(entry.policies, deals=entry.deals, seed=entry.seed, rules=entry.rules, batch_size=batch_size,
+                         sprt=entry.sprt, design=entry.design, confidence=confidence, luck=entry.luck or None,
+                         burn_in=entry.burn_in)
+    result = run_tournament(run, data_dir / "tournament", Execution(workers=workers, backend=_backend(client),
+                                                                    quiet=quiet), client=client)
     if not quiet:
         print(f"tournament {', '.join(entry.policies)}: {time.perf_counter() - start:.0f} s")
     return tournament_section(result, report_dir)

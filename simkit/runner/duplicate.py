@@ -15,32 +15,33 @@ unbiased for the same mean difference, and more precise per CPU-second where a d
 pairs are positively correlated (docs/measurements.md, "Designs of the deals: measurements").
 
 >>> import tempfile
->>> out = run_duplicate("greedy", "random", deals=20, seed=3, out=tempfile.mkdtemp(), batch_size=10, quiet=True)
+>>> spec = DuplicateSpec("greedy", "random", deals=20, seed=3, batch_size=10)
+>>> out = run_duplicate(spec, tempfile.mkdtemp(), Execution(quiet=True))
 >>> sorted(p.name for p in out.iterdir())[:3]
 ['comparison.json', 'seating-AAB', 'seating-ABA']
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from pathlib import Path
 
 from simkit.defaults import DEFAULT_DUPLICATE_DESIGN, DUPLICATE_DESIGNS
 from simkit.errors import SimkitError
-from simkit.policies.registry import PolicySpec, effective_params, is_user_policy, params_by_name, parse_policies, \
-    parse_policy
-from simkit.rules import RuleSet
+from simkit.policies.registry import PolicySpec, is_user_policy, params_by_name, parse_policies
 from simkit.rng import seating_pair_seed
+from simkit.specs.base import Execution
+from simkit.specs.compare import SEATINGS, DuplicateSpec
 from simkit.runner.batch import check_batch_memory
 from simkit.runner.simulate import dask_session, simulate, submit_ahead
-from simkit.specs.base import Execution
 from simkit.specs.simulate import SimulateSpec
 from simkit.storage.lock import FolderLock
 from simkit.storage.paths import check_outside_datasets, make_out_dir
 from simkit.storage.runs import COMPARISON_FILE, check_run_folder, check_run_identity
 from simkit.storage.files import FileError, read_checked_json
 
-SEATINGS: tuple[str, ...] = ("ABB", "BAB", "BBA", "AAB", "ABA", "BAA")
+# SEATINGS (simkit.specs.compare, where the identity names them): ABB, BAB, BBA, AAB, ABA, BAA
 # the complementary pairs: A alone at seat i, B alone at seat i (i = 0, 1, 2)
 SEATING_PAIRS: tuple[tuple[str, str], ...] = (("ABB", "BAA"), ("BAB", "ABA"), ("BBA", "AAB"))
 
@@ -80,10 +81,6 @@ def comparison_design(identity: dict) -> str:
     return identity.get("design", IMPLIED["design"])
 
 
-def _spec(policy: str | PolicySpec) -> PolicySpec:
-    return policy if isinstance(policy, PolicySpec) else parse_policy(policy)
-
-
 def seating_policies(policy_a: PolicySpec, policy_b: PolicySpec, seating: str) -> tuple[PolicySpec, ...]:
     """The three seats' policies of a seating label such as ``"ABB"``."""
     return tuple(policy_a if c == "A" else policy_b for c in seating)
@@ -93,51 +90,35 @@ def seating_dir(out: str | os.PathLike, seating: str) -> Path:
     return Path(out) / f"seating-{seating}"
 
 
-def run_duplicate(
-    policy_a: str | PolicySpec,
-    policy_b: str | PolicySpec,
-    deals: int,
-    seed: int,
-    out: str | os.PathLike,
-    rules: RuleSet | None = None,
-    batch_size: int = 10_000,
-    workers: int = 1,
-    quiet: bool = False,
-    max_batches: int | None = None,
-    backend: str = "local",
-    scheduler: str | None = None,
-    client=None,
-    design: str = DEFAULT_DUPLICATE_DESIGN,
-) -> Path:
-    """Simulate the six seatings of A and B on deals 0..deals-1 (resumable); returns ``out``.
+def run_duplicate(spec: DuplicateSpec, out: str | os.PathLike, execution: Execution = Execution(), *, client=None,
+                  max_batches: int | None = None) -> Path:
+    """Simulate the six seatings of the spec's A and B on deals 0..deals-1 (resumable); returns ``out``.
 
-    ``design``: ``six`` (every seating on the deals of ``seed``) or ``pairs`` (each pair of
+    ``spec.design``: ``six`` (every seating on the deals of the seed) or ``pairs`` (each pair of
     seatings on the deals of its own seed, :func:`seating_seed`).
 
-    ``backend='dask'``: the seatings' batches run on a Dask cluster (as
+    ``execution.backend='dask'``: the seatings' batches run on a Dask cluster (as
     :func:`~simkit.runner.simulate.simulate`'s), through ``client`` when given, else one client
-    connected once for the six seatings (to ``scheduler``, or a ``LocalCluster`` of ``workers``).
+    connected once for the six seatings (to ``execution.scheduler``, or a ``LocalCluster`` of
+    ``execution.workers``).
 
     ``max_batches`` computes only the first batches of each seating (for sequential tests).
     A folder holding another comparison is refused.  A folder where nothing can be written
     (read-only media) that holds this comparison's deals is read as it is (nothing to write);
     with deals missing, the one-line error says it cannot be written.
     """
-    a, b = _spec(policy_a), _spec(policy_b)
-    rules = rules if rules is not None else RuleSet()
+    a, b, rules = spec.policy_a, spec.policy_b, spec.rules
+    deals, seed, batch_size, design = spec.deals, spec.seed, spec.batch_size, spec.design
+    workers, backend = execution.workers, execution.backend
     # every seating's run is valid (seed, deals, batch size) before anything is written
-    config = SimulateSpec(int(deals), seating_policies(a, b, SEATINGS[0]), int(seed), rules, int(batch_size),
-                          seating="fixed")
+    config = SimulateSpec(deals, seating_policies(a, b, SEATINGS[0]), seed, rules, batch_size, seating="fixed")
     if backend == "local":  # (a Dask worker's memory is its machine's)
-        check_batch_memory(min(config.batch_size, config.deals), min(int(workers), config.n_batches))
-    identity = {"kind": "simkit.duplicate", "policy_a": PolicySpec(a.name, effective_params(a)).text(),
-                "policy_b": PolicySpec(b.name, effective_params(b)).text(), "seed": int(seed), "deals": int(deals),
-                "batch_size": int(batch_size), "rules": rules.to_dict(), "seatings": list(SEATINGS),
-                "design": check_design(design)}  # a folder written before designs holds design six (IMPLIED)
+        check_batch_memory(min(config.batch_size, config.deals), min(workers, config.n_batches))
+    identity = spec.identity()  # a folder written before designs holds design six (IMPLIED)
     # a new identity also records each policy's parameters by name (as dataset manifests do); they
     # are not compared (the texts identify the policies), and files written before them lack them
     recorded = {"policy_a_params": params_by_name(a), "policy_b_params": params_by_name(b)}
-    with dask_session(backend, int(workers), scheduler, client) as client:  # before anything is written
+    with dask_session(backend, workers, execution.scheduler, client) as client:  # before anything is written
         try:
             directory = check_run_folder(out, "comparison")
         except SimkitError:  # e.g. read-only media: only a folder that holds this comparison may be read
@@ -147,10 +128,12 @@ def run_duplicate(
             check_outside_datasets(directory)
             check_run_identity(directory, "comparison", identity, recorded=recorded, stored=read_comparison(directory),
                                implied=IMPLIED)
-            quiet = True  # each seating is complete (or its one-line error says what cannot be written)
+            # each seating is complete (or its one-line error says what cannot be written)
+            execution = dataclasses.replace(execution, quiet=True)
         else:
             with FolderLock(make_out_dir(directory)):
                 check_run_identity(directory, "comparison", identity, recorded=recorded, implied=IMPLIED)
+        quiet = execution.quiet
         for seating in SEATINGS:  # each a run of fixed seats: the six runs are the rotation
             simulate(SimulateSpec(deals, list(seating_policies(a, b, seating)), seating_seed(seed, seating, design),
                                   rules, batch_size, seating="fixed"),
@@ -159,22 +142,19 @@ def run_duplicate(
     return directory
 
 
-def submit_duplicate_ahead(policy_a: str | PolicySpec, policy_b: str | PolicySpec, deals: int, seed: int,
-                           out: str | os.PathLike, rules: RuleSet | None, batch_size: int, client,
-                           design: str = DEFAULT_DUPLICATE_DESIGN) -> list:
-    """The batches of :func:`run_duplicate`'s six seatings (the same arguments) that ``out``
+def submit_duplicate_ahead(spec: DuplicateSpec, out: str | os.PathLike, client) -> list:
+    """The batches of :func:`run_duplicate`'s six seatings (the same spec and folder) that ``out``
     lacks, submitted now to the Dask cluster of ``client`` as the seatings' runs will submit
     them (:func:`~simkit.runner.simulate.submit_ahead`): a tournament keeps the workers busy
     with the next pairing while this process reads and rates the current one.  Nothing for a
     policy registered by name (it runs in this process only)."""
-    a, b = _spec(policy_a), _spec(policy_b)
+    a, b = spec.policy_a, spec.policy_b
     if any(is_user_policy(s) and not s.is_import_path for s in (a, b)):
         return []
-    rules = rules if rules is not None else RuleSet()
     futures = []
     for seating in SEATINGS:
-        config = SimulateSpec(int(deals), parse_policies(list(seating_policies(a, b, seating))),
-                              seating_seed(seed, seating, design), rules, int(batch_size), 1, "fixed")
+        config = SimulateSpec(spec.deals, parse_policies(list(seating_policies(a, b, seating))),
+                              seating_seed(spec.seed, seating, spec.design), spec.rules, spec.batch_size, 1, "fixed")
         futures += submit_ahead(config, seating_dir(out, seating), client)
     return futures
 

@@ -33,7 +33,7 @@ import os
 import resource
 import time
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
 import numpy as np
 import pandas as pd
@@ -51,10 +51,10 @@ from simkit.analysis.stats import (
     paired_bootstrap_interval,
     paired_mean_test,
 )
-from simkit.defaults import DEFAULT_COMPARE_DEALS, DEFAULT_DUPLICATE_DESIGN, DEFAULT_VARIANCE_REDUCTION, VARIANCE_REDUCTION_METHODS
+from simkit.defaults import DEFAULT_DUPLICATE_DESIGN
 from simkit.errors import SimkitError
-from simkit.policies.registry import PolicySpec, is_python_policy, label_of_text, parse_policy, policy_label, \
-    policy_sources, require_policy_sources
+from simkit.policies.registry import PolicySpec, is_python_policy, label_of_text, policy_label, policy_sources, \
+    require_policy_sources
 from simkit.rules import RuleSet
 from simkit.runner.duplicate import SEATINGS, check_design, comparison_design, read_comparison, run_duplicate, \
     seating_dir, seating_policies
@@ -64,6 +64,8 @@ from simkit.runner.luck import duplicate_luck
 from simkit.runner.simulate import check_backend, dask_session, stream_dask_in_order, use_threads, warm_simulate
 from simkit.progress import Progress, progress_enabled
 from simkit.runner.value_model import ValueModel, value_model_for
+from simkit.specs.base import Execution
+from simkit.specs.compare import CompareSpec
 from simkit.storage import load_dataset
 from simkit.storage.dataset import FILES, read_manifest
 from simkit.storage.files import FileError, atomic_write, json_digest, read_checked_json, write_checked_json, \
@@ -368,16 +370,28 @@ def interval_text(lo: float, hi: float) -> str:
         return "undefined"
     return f"[{lo:+.4f}, {hi:+.4f}]"
 
+
+@dataclasses.dataclass(frozen=True)
+class LuckTable:
+    """The luck of a comparison's per-deal differences under a value model (:mod:`simkit.runner.luck`):
+    ``luck``, (deals, 6) like the differences, and ``model``, the model's description."""
+
+    luck: np.ndarray = dataclasses.field(repr=False)
+    model: str = ""
+
+
+REGRESSION = "regression"  # summarise's adjustment: the cross-fitted regression (regression_adjustment)
+
+
 def summarise(per_seating: np.ndarray, policy_a: str, policy_b: str, seed: int, confidence: float = 0.95,
-              resamples: int = 5_000, sprt: EmpiricalMeanSPRT | None = None,
-              deals_computed: int | None = None, luck: np.ndarray | None = None,
-              model: str = "", regression: bool = False, design: str = DEFAULT_DUPLICATE_DESIGN) -> ComparisonResult:
-    """Statistics of a (deals, seatings) difference array (``sprt``: the test that chose the deals;
-    ``deals_computed``: the deals simulated, default all of ``per_seating``'s; ``luck``: the
-    differences' luck under the value model ``model``, for the luck-adjusted figures;
-    ``regression``: the regression-adjusted figures instead, :func:`regression_adjustment`, the
-    rows being deals 0 .. n-1 of ``seed``); ``design``: the comparison's (a ``pairs`` row is three
-    deals, and takes no adjustment).
+              resamples: int = 5_000, adjustment: LuckTable | str | None = None,
+              design: str = DEFAULT_DUPLICATE_DESIGN) -> ComparisonResult:
+    """Statistics of a (deals, seatings) difference array (all of it: :func:`stopped_by` adds
+    the sequential test that chose the deals).  ``adjustment``: a :class:`LuckTable` (the
+    differences' luck under a value model, for the luck-adjusted figures) or :data:`REGRESSION`
+    (the regression-adjusted figures, :func:`regression_adjustment`, the rows being deals
+    0 .. n-1 of ``seed``); ``design``: the comparison's (a ``pairs`` row is three deals, and
+    takes no adjustment).
 
     Per-deal differences that are all equal (a policy against itself) have no bootstrap
     interval: NaN bounds and a :class:`~simkit.errors.DegenerateDataWarning`."""
@@ -388,17 +402,26 @@ def summarise(per_seating: np.ndarray, policy_a: str, policy_b: str, seed: int, 
     test = paired_mean_test(d, confidence)
     boot = paired_bootstrap_interval(d, confidence, resamples=resamples, seed=seed)
     variance = duplicate_variance_reduction(per_seating)
-    sequential = sprt.estimate(confidence) if sprt is not None else None
-    computed = per_seating.shape[0] if deals_computed is None else int(deals_computed)
-    if check_design(design) == "pairs" and (luck is not None or regression):
+    if check_design(design) == "pairs" and adjustment is not None:
         raise SimkitError("an adjustment (luck, regression) adjusts the six seatings of one deal: not with design pairs")
     adjusted = None
-    if luck is not None:
-        adjusted = luck_adjustment(per_seating, luck, model, seed, variance.reduction_factor, confidence, resamples)
-    elif regression:
+    if isinstance(adjustment, LuckTable):
+        adjusted = luck_adjustment(per_seating, adjustment.luck, adjustment.model, seed, variance.reduction_factor,
+                                   confidence, resamples)
+    elif adjustment == REGRESSION:
         adjusted = regression_adjustment(per_seating, seed, variance.reduction_factor, confidence, resamples)
-    return ComparisonResult(policy_a, policy_b, seed, per_seating, test, boot, variance, sprt, computed,
-                            sequential, confidence, adjusted, design=design)
+    elif adjustment is not None:
+        raise ValueError(f"adjustment must be a LuckTable, {REGRESSION!r} or None, got {adjustment!r}")
+    return ComparisonResult(policy_a, policy_b, seed, per_seating, test, boot, variance, None, per_seating.shape[0],
+                            None, confidence, adjusted, design=design)
+
+
+def stopped_by(result: ComparisonResult, test: EmpiricalMeanSPRT, deals_computed: int) -> ComparisonResult:
+    """``result`` (:func:`summarise` of the deals the sequential ``test`` used) with the test,
+    the estimate and interval valid under its stopping rule, and the deals simulated
+    (``deals_computed``: a batch's deals after the stop are simulated, not used)."""
+    return dataclasses.replace(result, sprt=test, deals_computed=int(deals_computed),
+                               sequential=test.estimate(result.confidence))
 
 
 def _luck_key(model: ValueModel) -> str:
@@ -555,61 +578,67 @@ def _luck_task(config: _LuckTasks, task: tuple[int, tuple[int, int]], threads: i
                                   lo)
 
 
-def _luck_slices(policy_a: PolicySpec, policy_b: PolicySpec, seed: int, rules: RuleSet | None, model: ValueModel,
-                 slices: list[tuple[int, int]], client) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+def _luck_slices(run: "_Run", slices: list[tuple[int, int]]) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """(replayed differences, luck) of each slice (lo, hi) of deals, in the order of
-    ``slices``: replayed here, or with a Dask ``client`` as tasks on its cluster (all submitted
-    at once; each yielded as soon as it and every slice before it are back; a killed worker's
-    tasks run again elsewhere, and give the same arrays)."""
-    if client is None:
+    ``slices``: replayed here, or with the run's Dask client as tasks on its cluster (all
+    submitted at once; each yielded as soon as it and every slice before it are back; a killed
+    worker's tasks run again elsewhere, and give the same arrays)."""
+    spec, model = run.spec, run.model
+    if run.client is None:
         for lo, hi in slices:
-            yield duplicate_luck(policy_a, policy_b, seed, hi - lo, model.block, rules, lo)
+            yield duplicate_luck(spec.policy_a, spec.policy_b, spec.seed, hi - lo, model.block, spec.rules, lo)
         return
-    config = _LuckTasks(policy_a, policy_b, seed, rules, model.block, policy_sources((policy_a, policy_b)))
-    yield from stream_dask_in_order(_luck_task, config, slices, client)
+    config = _LuckTasks(spec.policy_a, spec.policy_b, spec.seed, spec.rules, model.block,
+                        policy_sources((spec.policy_a, spec.policy_b)))
+    yield from stream_dask_in_order(_luck_task, config, slices, run.client)
 
 
-def _replayed_luck(policy_a: PolicySpec, policy_b: PolicySpec, seed: int, rules: RuleSet | None, model: ValueModel,
-                   per_seating: np.ndarray, first_deal: int = 0, out: str | os.PathLike | None = None,
-                   quiet: bool = True, client=None) -> np.ndarray:
+def _kept_luck(path: Path) -> np.ndarray:
+    """The luck a comparison folder keeps under one value model (deals x 6), none when the file
+    is missing, unreadable or malformed (then replayed and rewritten)."""
+    empty = np.zeros((0, len(SEATINGS)))
+    if not path.is_file():
+        return empty
+    try:
+        kept = np.load(path, allow_pickle=False)
+    except (OSError, ValueError):
+        return empty
+    return kept if kept.ndim == 2 and kept.shape[1] == len(SEATINGS) else empty
+
+
+def _replayed_luck(run: "_Run", per_seating: np.ndarray, first_deal: int = 0) -> np.ndarray:
     """The luck of deals ``first_deal ..`` of a comparison (rows of ``per_seating``), replayed
-    under every seating; the replay must give the stored differences exactly.  With ``out`` the
-    luck is kept in the comparison's folder (``luck-<model digest>.npy``, deals x 6) and the
-    deals already there are read back instead of replayed (a re-run, or a later batch of an SPRT).
+    under every seating; the replay must give the stored differences exactly.  The luck is kept
+    in the comparison's folder (``luck-<model digest>.npy``, deals x 6) and the deals already
+    there are read back instead of replayed (a re-run, or a later batch of an SPRT).
     Play-out values, slow, are replayed :data:`LUCK_SLICE_PLAYOUTS` deals at a time, each slice
-    kept as it ends (an interrupted replay resumes there), with a progress bar unless ``quiet``.
-    With a Dask ``client`` the slices (:data:`LUCK_SLICE_DASK` deals under a network) are tasks
+    kept as it ends (an interrupted replay resumes there), with a progress bar unless quiet.
+    With a Dask client the slices (:data:`LUCK_SLICE_DASK` deals under a network) are tasks
     on its cluster, kept in deal order as they come back: the same luck, byte for byte (each
     deal's luck depends on its seed and number only)."""
+    model, out, client = run.model, run.out, run.client
     count = per_seating.shape[0]
-    kept = np.zeros((0, len(SEATINGS)))
-    path = _luck_file(out, model) if out is not None else None
-    if path is not None and path.is_file():
-        try:
-            kept = np.load(path, allow_pickle=False)
-        except (OSError, ValueError):
-            kept = np.zeros((0, len(SEATINGS)))  # unreadable: replayed and rewritten
-        if kept.ndim != 2 or kept.shape[1] != len(SEATINGS):
-            kept = np.zeros((0, len(SEATINGS)))
+    path = _luck_file(out, model)
+    kept = _kept_luck(path)
     have = kept.shape[0]
     if have >= first_deal + count:
         return kept[first_deal : first_deal + count].copy()
     start = max(first_deal, have)  # replay from the first deal not kept
     stop = first_deal + count
-    keep = path is not None and have == start and os.access(path.parent, os.W_OK)
+    keep = have == start and os.access(path.parent, os.W_OK)
     if model.is_playouts:
         step = LUCK_SLICE_PLAYOUTS
     else:
         step = LUCK_SLICE_DASK if client is not None else max(1, stop - start)
     progress = Progress(stop - start, "deals", "luck replayed",
-                        progress_enabled(quiet) and (model.is_playouts or client is not None))
+                        progress_enabled(run.execution.quiet) and (model.is_playouts or client is not None))
     slices = [(lo, min(stop, lo + step)) for lo in range(start, stop, step)]
     parts = [np.zeros((0, len(SEATINGS)))]
-    replays = _luck_slices(policy_a, policy_b, seed, rules, model, slices, client)
+    replays = _luck_slices(run, slices)
     if keep and client is not None:
         _forget_cpu(out, _luck_key(model))  # the replay's CPU is spent on the cluster's workers
     if keep and client is None and slices:  # compiled before the clock starts: never counted as the luck's CPU
-        _warm_luck(policy_a, policy_b, seed, rules, model)
+        _warm_luck(run.spec, model)
     # a kernel compiled while the clock runs (one the warm-up missed) makes the record unknown
     with CompileTimer() as compiling:
         clock = cpu_seconds()
@@ -647,143 +676,103 @@ def _save_luck(path: Path, luck: np.ndarray) -> None:
     atomic_write(path, save)
 
 
-def compare(
-    policy_a: str | PolicySpec,
-    policy_b: str | PolicySpec,
-    out: str | os.PathLike,
-    deals: int = DEFAULT_COMPARE_DEALS,
-    seed: int = 0,
-    rules: RuleSet | None = None,
-    batch_size: int = 2_000,
-    workers: int = 1,
-    sprt: tuple[float, float, float] | None = None,
-    confidence: float = 0.95,
-    quiet: bool = False,
-    luck: bool | str | os.PathLike | ValueModel | None = None,
-    burn_in: int | None = None,
-    backend: str = "local",
-    scheduler: str | None = None,
-    client=None,
-    variance_reduction: str | None = None,
-    design: str = DEFAULT_DUPLICATE_DESIGN,
-) -> ComparisonResult:
-    """Compare A with B on ``deals`` duplicate deals (or, with ``sprt=(delta, alpha, beta)``,
-    sequentially, batch by batch, until the SPRT decides or ``deals`` are used up; the test
-    checks after every deal, in deal order, and decides no earlier than ``burn_in`` deals; default
-    :func:`simkit.analysis.sequential.default_burn_in` of delta).
+def compare(spec: CompareSpec, out: str | os.PathLike, execution: Execution = Execution(), *,
+            client=None) -> ComparisonResult:
+    """Compare A with B (:class:`~simkit.specs.compare.CompareSpec`) on ``spec.deals`` duplicate
+    deals kept in ``out`` (resumable), or, with ``spec.sprt=(delta, alpha, beta)``,
+    sequentially, batch by batch, until the SPRT decides or the deals are used up (the test
+    checks after every deal, in deal order, and decides no earlier than ``spec.burn_in`` deals;
+    default :func:`simkit.analysis.sequential.default_burn_in` of delta).
 
-    ``luck``: also give the luck-adjusted estimate (:mod:`simkit.runner.luck`) under a value
-    model: True for the shipped one, or a model file (refused if it was trained on ``seed``);
-    with an SPRT the test then runs on the adjusted differences.
+    ``spec.luck``: also give the luck-adjusted estimate (:mod:`simkit.runner.luck`) under a
+    value model (refused if it was trained on the seed); with an SPRT the test then runs on
+    the adjusted differences.  ``spec.variance_reduction`` ``regression``: the cross-fitted
+    regression adjustment on the dealt hands (:func:`regression_adjustment`) beside plain
+    duplicate's.  ``spec.design`` ``pairs``: each complementary pair of seatings on deals of its
+    own seed (:mod:`simkit.runner.duplicate`: more precise per CPU-second where a deal's pairs
+    are positively correlated; no adjustment with it).
 
-    ``variance_reduction``: the adjusted estimate given beside plain duplicate's, one of
-    :data:`VARIANCE_REDUCTION_METHODS`: ``"none"`` (plain duplicate only), ``"regression"`` (the
-    cross-fitted regression adjustment on the dealt hands, :func:`regression_adjustment`; it
-    fits on every deal, so not with ``sprt``) or ``"luck"`` (as ``luck``, the shipped value
-    model when ``luck`` is not given); None (the default): ``"luck"`` when ``luck`` is given,
-    else :data:`DEFAULT_VARIANCE_REDUCTION` (:func:`check_variance_reduction`).
-
-    ``design``: ``six`` (every deal under the six seatings) or ``pairs`` (each complementary pair
-    of seatings on deals of its own seed, :mod:`simkit.runner.duplicate`: more precise per
-    CPU-second where a deal's pairs are positively correlated; no adjustment with it).
-
-    ``backend='dask'``: the duplicate deals run on a Dask cluster (``client``, else one client
-    connected once for the whole comparison, an SPRT's batches included: to ``scheduler``, or a
-    ``LocalCluster`` of ``workers``); the result is the same as local, byte for byte, and so
-    is the luck replay, in slices of deals on the same cluster (:func:`_replayed_luck`).
+    ``execution.backend='dask'``: the duplicate deals run on a Dask cluster (``client``, else
+    one client connected once for the whole comparison, an SPRT's batches included: to
+    ``execution.scheduler``, or a ``LocalCluster`` of ``execution.workers``); the result is the
+    same as local, byte for byte, and so is the luck replay, in slices of deals on the same
+    cluster (:func:`_replayed_luck`).
 
     >>> import tempfile
-    >>> result = compare("greedy", "random", tempfile.mkdtemp(), deals=200, seed=1, batch_size=100, quiet=True)
+    >>> spec = CompareSpec("greedy", "random", deals=200, seed=1, batch_size=100)
+    >>> result = compare(spec, tempfile.mkdtemp(), Execution(quiet=True))
     >>> result.deals, result.test.mean > 0, result.to_frame()["n"].tolist()
     (200, True, [200])
     """
-    spec_a = policy_a if isinstance(policy_a, PolicySpec) else parse_policy(str(policy_a))
-    spec_b = policy_b if isinstance(policy_b, PolicySpec) else parse_policy(str(policy_b))
-    text_a, text_b = policy_label(spec_a), policy_label(spec_b)  # plain labels: comparison.json keeps the vectors
-    method, luck = check_variance_reduction(variance_reduction, luck, sprt, design)
-    check_backend(backend, workers, scheduler)
-    model = value_model_for(luck, seed)
-    with dask_session(backend, workers, scheduler, client) as client:  # once for every seating and batch
-        return _compare(policy_a, policy_b, spec_a, spec_b, text_a, text_b, model, out, deals, seed, rules,
-                        batch_size, workers, sprt, confidence, quiet, burn_in, backend, client,
-                        regression=method == "regression", design=design)
-
-
-def check_variance_reduction(variance_reduction: str | None, luck=None, sprt=None,
-                             design: str = DEFAULT_DUPLICATE_DESIGN) -> tuple[str, object]:
-    """(method, luck) of :func:`compare`'s ``variance_reduction`` and ``luck``: the method one
-    of :data:`VARIANCE_REDUCTION_METHODS` (None: ``"luck"`` when ``luck`` is given, else
-    :data:`DEFAULT_VARIANCE_REDUCTION`), ``luck`` True (the shipped value model) for ``"luck"``
-    without one; a one-line :class:`SimkitError` for an unknown method or design, a value model
-    with another method, ``"regression"`` with an SPRT, or an adjustment with design ``pairs``.
-
-    >>> check_variance_reduction(None), check_variance_reduction("luck"), check_variance_reduction(None, "m.npz")
-    (('none', None), ('luck', True), ('luck', 'm.npz'))
-    """
-    with_luck = luck is not None and luck is not False
-    if variance_reduction is None:
-        variance_reduction = "luck" if with_luck else DEFAULT_VARIANCE_REDUCTION
-    if not isinstance(variance_reduction, str) or variance_reduction not in VARIANCE_REDUCTION_METHODS:
-        raise SimkitError(f"variance_reduction must be one of {', '.join(VARIANCE_REDUCTION_METHODS)}, got "
-                          f"{variance_reduction!r}", parameters=("variance_reduction",))
-    if check_design(design) == "pairs" and (with_luck or variance_reduction != "none"):
-        raise SimkitError(f"design 'pairs' plays each pair of seatings on deals of its own, and "
-                          f"{'a value model (luck)' if with_luck else repr(variance_reduction)} adjusts the six seatings "
-                          "of one deal: use design 'six' for an adjusted comparison",
-                          parameters=("design", "variance_reduction"))
-    if variance_reduction == "luck":
-        return "luck", luck if with_luck else True
-    if with_luck:
-        raise SimkitError(f"a value model (luck) goes with variance_reduction 'luck', got {variance_reduction!r}",
-                          parameters=("luck", "variance_reduction"))
-    if variance_reduction == "regression" and sprt is not None:
-        raise SimkitError("variance_reduction 'regression' fits on every deal of the comparison, so not with a "
-                          "sequential test (sprt): use 'none' or 'luck'", parameters=("variance_reduction", "sprt"))
-    return variance_reduction, None
-
-
-def _compare(policy_a, policy_b, spec_a: PolicySpec, spec_b: PolicySpec, text_a: str, text_b: str,
-             model: ValueModel | None, out, deals: int, seed: int, rules: RuleSet | None, batch_size: int,
-             workers: int, sprt, confidence: float, quiet: bool, burn_in: int | None, backend: str,
-             client, regression: bool = False, design: str = DEFAULT_DUPLICATE_DESIGN) -> ComparisonResult:
-    """:func:`compare` with its value model loaded and its Dask client (or None) connected
-    (``regression``: the regression-adjusted figures, no SPRT)."""
-    label = model.describe() if model is not None else ""
-    if client is None:  # compiled (or loaded from the cache) before any CPU is counted
-        _warm_duplicate(spec_a, spec_b, rules)
-    start = cpu_seconds()
-    if sprt is None:
-        before = _deals_played(out)
-        with CompileTimer() as compiling:
-            run_duplicate(policy_a, policy_b, deals, seed, out, rules, batch_size, workers, quiet, backend=backend,
-                          client=client, design=design)
-        per_seating = seating_differences(out)
-        duplicate_cpu = cpu_seconds() - start
-        _note_duplicate_cpu(out, -1 if compiling.compiled else before, duplicate_cpu, client)
-        luck_table = (_replayed_luck(spec_a, spec_b, seed, rules, model, per_seating, out=out, quiet=quiet,
-                                     client=client) if model else None)
-        result = summarise(per_seating, text_a, text_b, seed, confidence, luck=luck_table, model=label,
-                           regression=regression, design=design)
+    check_backend(execution.backend, execution.workers, execution.scheduler)
+    model = value_model_for(spec.luck, spec.seed)
+    with dask_session(execution.backend, execution.workers, execution.scheduler, client) as client:  # once
+        run = _Run(spec, out, execution, client, model)
+        if client is None:  # compiled (or loaded from the cache) before any CPU is counted
+            _warm_duplicate(spec)
+        start = cpu_seconds()
+        result, duplicate_cpu = _sequential(run) if spec.sprt is not None else _fixed(run)
         result = dataclasses.replace(result, cpu_seconds=cpu_seconds() - start, cpu_duplicate=duplicate_cpu)
-        return _with_cpu_per_deal(result, out, model, client)
-    delta, alpha, beta = sprt
-    test = EmpiricalMeanSPRT(delta, alpha, beta, min_n=burn_in)
-    n_batches = math.ceil(deals / batch_size)
+        return _with_cpu_per_deal(run, result)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Run:
+    """One comparison as it runs: its spec, its folder, how it executes, its Dask client (or
+    None) and its value model (or None)."""
+
+    spec: CompareSpec
+    out: str | os.PathLike
+    execution: Execution
+    client: Any
+    model: ValueModel | None
+
+
+def _play_duplicate(run: _Run, max_batches: int | None = None) -> tuple[np.ndarray, float]:
+    """Play the comparison's duplicate deals (the first ``max_batches`` batches of each
+    seating), recording their CPU in the folder: (their per-seating differences, the CPU
+    seconds this took)."""
+    clock = cpu_seconds()
+    before = _deals_played(run.out)
+    with CompileTimer() as compiling:
+        run_duplicate(run.spec, run.out, run.execution, client=run.client, max_batches=max_batches)
+    per_seating = seating_differences(run.out, batches=max_batches)
+    seconds = cpu_seconds() - clock
+    _note_duplicate_cpu(run.out, -1 if compiling.compiled else before, seconds, run.client)
+    return per_seating, seconds
+
+
+def _summarise(run: _Run, per_seating: np.ndarray, luck: np.ndarray | None = None) -> ComparisonResult:
+    """:func:`summarise` of the comparison's differences (with their ``luck`` under its value
+    model, or its regression adjustment)."""
+    spec = run.spec
+    adjustment = (LuckTable(luck, run.model.describe()) if luck is not None
+                  else REGRESSION if spec.regression else None)
+    return summarise(per_seating, policy_label(spec.policy_a), policy_label(spec.policy_b), spec.seed,
+                     spec.confidence, adjustment=adjustment, design=spec.design)
+
+
+def _fixed(run: _Run) -> tuple[ComparisonResult, float]:
+    """A comparison of every deal of the spec: (its result, the CPU of its duplicate deals)."""
+    per_seating, duplicate_cpu = _play_duplicate(run)
+    luck = _replayed_luck(run, per_seating) if run.model is not None else None
+    return _summarise(run, per_seating, luck), duplicate_cpu
+
+
+def _sequential(run: _Run) -> tuple[ComparisonResult, float]:
+    """A comparison under the spec's SPRT, batch by batch until it decides (on the
+    luck-adjusted differences with a value model): (its result, the CPU of its duplicate deals)."""
+    spec = run.spec
+    delta, alpha, beta = spec.sprt
+    test = EmpiricalMeanSPRT(delta, alpha, beta, min_n=spec.burn_in)
     fed = 0
     duplicate_cpu = 0.0
     per_parts, luck_parts = [], []
-    for k in range(1, n_batches + 1):
-        before_batch = cpu_seconds()
-        before = _deals_played(out)
-        with CompileTimer() as compiling:
-            run_duplicate(policy_a, policy_b, deals, seed, out, rules, batch_size, workers, quiet, max_batches=k,
-                          backend=backend, client=client, design=design)
-        per = seating_differences(out, batches=k)
-        duplicate_cpu += cpu_seconds() - before_batch
-        _note_duplicate_cpu(out, -1 if compiling.compiled else before, cpu_seconds() - before_batch, client)
+    for k in range(1, math.ceil(spec.deals / spec.batch_size) + 1):
+        per, seconds = _play_duplicate(run, k)
+        duplicate_cpu += seconds
         new = per[fed:]
-        new_luck = (_replayed_luck(spec_a, spec_b, seed, rules, model, new, fed, out, quiet, client) if model
-                    else np.zeros_like(new))
+        new_luck = _replayed_luck(run, new, fed) if run.model is not None else np.zeros_like(new)
         fed = per.shape[0]
         before = test.n
         decision = test.update((new - new_luck).mean(axis=1))
@@ -792,35 +781,31 @@ def _compare(policy_a, policy_b, spec_a: PolicySpec, spec_b: PolicySpec, text_a:
         if decision != "continue":
             break
     per_seating = np.concatenate(per_parts, axis=0)
-    luck_table = np.concatenate(luck_parts, axis=0) if model else None
-    result = summarise(per_seating, text_a, text_b, seed, confidence, sprt=test, deals_computed=fed, luck=luck_table,
-                       model=label, design=design)
-    result = dataclasses.replace(result, cpu_seconds=cpu_seconds() - start, cpu_duplicate=duplicate_cpu)
-    return _with_cpu_per_deal(result, out, model, client)
+    luck = np.concatenate(luck_parts, axis=0) if run.model is not None else None
+    return stopped_by(_summarise(run, per_seating, luck), test, fed), duplicate_cpu
 
 
-def _warm_duplicate(policy_a: PolicySpec, policy_b: PolicySpec, rules: RuleSet | None) -> None:
+def _warm_duplicate(spec: CompareSpec) -> None:
     """Compile (or load from the cache) the deal kernels of A and B before the duplicate deals'
     CPU clock starts (:func:`~simkit.runner.simulate.warm_simulate`: one deal, in a temporary
     folder), so that compilation is never counted as their CPU.  A Python-tier policy's deals
     are played in Python (:mod:`simkit.runner.python_play`): no deal kernel to warm."""
-    if not any(is_python_policy(spec) for spec in (policy_a, policy_b)):
-        warm_simulate([policy_a, policy_b, policy_b], rules, 1, "fixed")
+    if not any(is_python_policy(policy) for policy in (spec.policy_a, spec.policy_b)):
+        warm_simulate([spec.policy_a, spec.policy_b, spec.policy_b], spec.rules, 1, "fixed")
 
 
 _WARM_LUCK: set[tuple] = set()  # (policies, value model, rules) whose luck kernels this process has run
 
 
-def _warm_luck(policy_a: PolicySpec, policy_b: PolicySpec, seed: int, rules: RuleSet | None,
-               model: ValueModel) -> None:
-    """Compile (or load from the cache) the luck replay's kernels of A and B under ``model``
-    before its CPU clock starts: one deal of one seating replayed
+def _warm_luck(spec: CompareSpec, model: ValueModel) -> None:
+    """Compile (or load from the cache) the luck replay's kernels of the spec's A and B under
+    ``model`` before its CPU clock starts: one deal of one seating replayed
     (:func:`simkit.runner.luck.luck_rows`; every seating runs the same kernels), once per process."""
-    rules = rules if rules is not None else RuleSet()
-    key = (policy_a.text(), policy_b.text(), model.digest, tuple(rules.to_array().tolist()))
+    key = (spec.policy_a.text(), spec.policy_b.text(), model.digest, tuple(spec.rules.to_array().tolist()))
     if key in _WARM_LUCK:
         return
-    luck_module.luck_rows(seating_policies(policy_a, policy_b, SEATINGS[0]), seed, 1, model.block, rules)
+    luck_module.luck_rows(seating_policies(spec.policy_a, spec.policy_b, SEATINGS[0]), spec.seed, 1, model.block,
+                          spec.rules)
     _WARM_LUCK.add(key)
 
 
@@ -834,12 +819,13 @@ def _note_duplicate_cpu(out, before: int, seconds: float, client) -> None:
         _record_cpu(out, CPU_DUPLICATE, before, _deals_played(out), seconds)
 
 
-def _with_cpu_per_deal(result: ComparisonResult, out, model: ValueModel | None, client) -> ComparisonResult:
+def _with_cpu_per_deal(run: _Run, result: ComparisonResult) -> ComparisonResult:
     """``result`` with the CPU per deal of its duplicate deals and of its adjustment: from the
-    folder's CPU record (the luck replay's entry under ``model``), or this run's for the
-    regression (fitted anew each run); NaN, with the reason, where they are unknown."""
+    folder's CPU record (the luck replay's entry under the run's value model), or this run's for
+    the regression (fitted anew each run); NaN, with the reason, where they are unknown."""
     if result.adjusted is None:
         return result
+    out, model, client = run.out, run.model, run.client
     deals = result.deals_computed or result.deals
     duplicate = cpu_per_deal(out, CPU_DUPLICATE, deals)
     if model is not None:

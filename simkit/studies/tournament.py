@@ -15,14 +15,15 @@ Each pairing is a duplicate comparison (:func:`simkit.studies.compare.compare`: 
 seatings of the pair on deals 0 .. N-1 of the tournament's seed, so every pairing plays the
 *same* cards), stored as its own resumable folder of Parquet datasets ``OUT/pair-I-J`` (I < J
 index the policies in the order given); ``OUT/tournament.json`` records what is played and a
-re-run with other settings is refused.  With ``sprt=(delta, alpha, beta)`` every pairing runs
-as a sequential test (H1: first - second = delta against H0: 0) and stops when it decides.
-With a value model (``luck=``), every pairing is also luck-adjusted and the payoff ratings are
-fitted to the adjusted differences.
+re-run with other settings is refused.  The tournament is a
+:class:`~simkit.specs.tournament.TournamentSpec`: with ``sprt=(delta, alpha, beta)`` every
+pairing runs as a sequential test (H1: first - second = delta against H0: 0) and stops when it
+decides; with a value model (``luck=``), every pairing is also luck-adjusted and the payoff
+ratings are fitted to the adjusted differences.
 
 >>> import tempfile
->>> result = run_tournament(["greedy", "random", "patient"], tempfile.mkdtemp(), deals=40, seed=1,
-...                         batch_size=20, resamples=50, quiet=True)
+>>> spec = TournamentSpec(["greedy", "random", "patient"], deals=40, seed=1, batch_size=20, resamples=50)
+>>> result = run_tournament(spec, tempfile.mkdtemp(), Execution(quiet=True))
 >>> result.ladder()["policy"].tolist()[-1], result.crosstable().shape
 ('random', (3, 3))
 """
@@ -33,12 +34,11 @@ import dataclasses
 import os
 from itertools import combinations
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 import pandas as pd
 
-from simkit.studies.compare import ComparisonResult, check_variance_reduction, compare
+from simkit.studies.compare import ComparisonResult, compare
 from simkit.analysis.plots import crosstable_plot, forest_plot, save_figure
 from simkit.analysis.ratings import (
     AdditiveFit,
@@ -54,19 +54,18 @@ from simkit.analysis.ratings import (
 )
 from simkit.analysis.report import format_p, markdown_table
 from simkit.analysis.results import format_level
-from simkit.analysis.stats import check_confidence
-from simkit.errors import SimkitError
-from simkit.policies.registry import PolicySpec, effective_params, params_by_name, parse_policy, policy_label
-from simkit.rules import RuleSet
+from simkit.policies.registry import params_by_name, policy_label
 from simkit.runner.batch import check_batch_memory
 from simkit.defaults import DEFAULT_DUPLICATE_DESIGN
-from simkit.runner.duplicate import IMPLIED, check_design, submit_duplicate_ahead
+from simkit.runner.duplicate import IMPLIED, submit_duplicate_ahead
 from simkit.runner.simulate import check_backend, dask_session, run_dask_in_order
 from simkit.storage.dataset import POLICY_PARAMS
 from simkit.storage.files import write_text
 from simkit.storage.lock import FolderLock
 from simkit.storage.paths import make_out_dir
 from simkit.storage.runs import TOURNAMENT_FILE, check_run_folder, check_run_identity
+from simkit.specs.base import Execution
+from simkit.specs.tournament import TournamentSpec
 
 __all__ = ["TOURNAMENT_FILE", "TournamentResult", "console_lines", "pairing_dir", "run_tournament", "write_tournament_report"]
 
@@ -202,104 +201,77 @@ class TournamentResult:
         return pd.DataFrame(rows)
 
 
-def _identity(specs: Sequence[PolicySpec], deals: int, seed: int, rules: RuleSet, batch_size: int,
-              sprt: tuple[float, float, float] | None, design: str) -> dict:
-    return {"kind": "simkit.tournament",
-            "policies": [PolicySpec(s.name, effective_params(s)).text() for s in specs],
-            "deals": int(deals), "seed": int(seed), "rules": rules.to_dict(), "batch_size": int(batch_size),
-            "sprt": list(sprt) if sprt is not None else None, "design": design}
+def run_tournament(spec: TournamentSpec, out: str | os.PathLike, execution: Execution = Execution(), *,
+                   client=None) -> TournamentResult:
+    """Play every pairing of the spec's policies (:class:`~simkit.specs.tournament.TournamentSpec`)
+    on duplicate deals 0 .. ``spec.deals`` - 1, each pairing a comparison in ``out``
+    (:func:`~simkit.studies.compare.compare` of :meth:`~simkit.specs.tournament.TournamentSpec.pairing`;
+    resumable: a pairing already played is read back), and rate them.
 
-
-def run_tournament(
-    policies: Sequence[str | PolicySpec],
-    out: str | os.PathLike,
-    deals: int = 2_000,
-    seed: int = 0,
-    rules: RuleSet | None = None,
-    batch_size: int = 1_000,
-    workers: int = 1,
-    sprt: tuple[float, float, float] | None = None,
-    confidence: float = 0.95,
-    resamples: int = 2_000,
-    prior_draws: float = 1.0,
-    quiet: bool = False,
-    luck: bool | str | os.PathLike | None = None,
-    burn_in: int | None = None,
-    backend: str = "local",
-    scheduler: str | None = None,
-    client=None,
-    design: str = DEFAULT_DUPLICATE_DESIGN,
-) -> TournamentResult:
-    """Play every pairing of ``policies`` (2 or more, all different) on duplicate deals
-    0 .. ``deals`` - 1 (resumable: a pairing already played is read back) and rate them
-    (``prior_draws``: virtual ties per pairing of the Davidson ratings; ``luck``: as
-    :func:`~simkit.studies.compare.compare`'s, the payoff ratings then use adjusted differences;
-    ``design``: the pairings', as :func:`~simkit.studies.compare.compare`'s: ``pairs`` plays each
-    pair of seatings on deals of its own seed, the same seeds in every pairing, so the bootstrap
-    over rows stays joint across pairings; not with ``luck``).
-
-    ``backend='dask'``: every pairing's deals run on one Dask cluster, its client connected
-    once for the whole tournament (``client`` when given; else to ``scheduler``, or a
-    ``LocalCluster`` of ``workers``); the result is the same as local.  So is the luck replay of ``luck``.
-    The next pairing's batches are submitted while one is played (without ``sprt``), and the
-    Davidson bootstrap's fits run on the cluster too."""
-    confidence = check_confidence(confidence)
-    specs = [p if isinstance(p, PolicySpec) else parse_policy(p) for p in policies]
-    texts = [PolicySpec(s.name, effective_params(s)).text() for s in specs]
-    labels = [policy_label(s) for s in specs]  # what the ladder, crosstable and plots name them
-    if len(specs) < 2:
-        raise SimkitError(f"a tournament needs 2 or more policies, got {len(specs)}")
-    if len(set(texts)) != len(texts):
-        raise SimkitError(f"a tournament's policies must differ, got {', '.join(texts)}")
-    if int(deals) < 2:
-        raise SimkitError(f"a tournament needs deals >= 2, got {deals}")
-    rules = rules if rules is not None else RuleSet()
-    check_variance_reduction(None, luck, sprt, check_design(design))  # luck with pairs: one line, before any work
-    check_backend(backend, workers, scheduler)
-    if backend == "local":  # (a Dask worker's memory is its machine's)
-        check_batch_memory(min(int(batch_size), int(deals)),
-                           min(int(workers), -(-int(deals) // max(1, int(batch_size)))))
+    ``execution.backend='dask'``: every pairing's deals run on one Dask cluster, its client
+    connected once for the whole tournament (``client`` when given; else to
+    ``execution.scheduler``, or a ``LocalCluster`` of ``execution.workers``); the result is the
+    same as local.  So is the luck replay of ``spec.luck``.  The next pairing's batches are
+    submitted while one is played (without ``spec.sprt``), and the Davidson bootstrap's fits run
+    on the cluster too."""
+    labels = [policy_label(s) for s in spec.policies]  # what the ladder, crosstable and plots name them
+    check_backend(execution.backend, execution.workers, execution.scheduler)
+    if execution.backend == "local":  # (a Dask worker's memory is its machine's)
+        check_batch_memory(min(spec.batch_size, spec.deals),
+                           min(execution.workers, -(-spec.deals // max(1, spec.batch_size))))
     directory = check_run_folder(out, "tournament")
-    pairings: dict[tuple[int, int], ComparisonResult] = {}
-    with dask_session(backend, workers, scheduler, client) as client:  # once, before anything is written
+    with dask_session(execution.backend, execution.workers, execution.scheduler, client) as client:  # before writing
         with FolderLock(make_out_dir(directory)):
-            check_run_identity(directory, "tournament", _identity(specs, deals, seed, rules, batch_size, sprt, design),
-                               recorded={POLICY_PARAMS: [params_by_name(s) for s in specs]}, implied=IMPLIED)
-        order = list(combinations(range(len(specs)), 2))
-        ahead: dict[tuple[int, int], list] = {}  # on Dask: the batches of this pairing and the next, submitted
-
-        def submit(n: int) -> None:
-            if client is not None and sprt is None and n < len(order) and order[n] not in ahead:
-                i, j = order[n]
-                ahead[order[n]] = submit_duplicate_ahead(specs[i], specs[j], deals, seed, pairing_dir(directory, i, j),
-                                                         rules, batch_size, client, design)
-
-        for n, (i, j) in enumerate(order):
-            submit(n)
-            submit(n + 1)  # the workers play it while this process writes, reads and rates this one
-            if not quiet:
-                print(f"tournament: {labels[i]} vs {labels[j]}", flush=True)
-            pairings[(i, j)] = compare(specs[i], specs[j], pairing_dir(directory, i, j), deals=deals, seed=seed,
-                                       rules=rules, batch_size=batch_size, workers=workers, sprt=sprt,
-                                       confidence=confidence, quiet=quiet, luck=luck, burn_in=burn_in,
-                                       backend=backend, client=client, design=design)
-            ahead.pop((i, j), None)  # consumed: its tables leave the workers
-        k = len(specs)
+            check_run_identity(directory, "tournament", spec.identity(),
+                               recorded={POLICY_PARAMS: [params_by_name(s) for s in spec.policies]}, implied=IMPLIED)
+        pairings = _play_pairings(spec, directory, execution, client, labels)
         differences = {p: r.per_seating.mean(axis=1) for p, r in pairings.items()}
         # on Dask the bootstrap's fits run on the cluster too (the same draws)
         in_order = None if client is None else (
             lambda function, config, pieces: run_dask_in_order(function, config, pieces, client))
-        draws = bootstrap_davidson(k, differences, resamples=resamples, seed=seed, prior_ties=prior_draws,
-                                   run_in_order=in_order)
+        draws = bootstrap_davidson(len(spec.policies), differences, resamples=spec.resamples, seed=spec.seed,
+                                   prior_ties=spec.prior_draws, run_in_order=in_order)
+    return _rated(spec, labels, pairings, draws)
+
+
+def _play_pairings(spec: TournamentSpec, directory: Path, execution: Execution, client,
+                   labels: list[str]) -> dict[tuple[int, int], ComparisonResult]:
+    """Every pairing's comparison, in order; on Dask the next pairing's batches are submitted
+    while one is played (without an SPRT)."""
+    pairings: dict[tuple[int, int], ComparisonResult] = {}
+    order = list(combinations(range(len(spec.policies)), 2))
+    ahead: dict[tuple[int, int], list] = {}  # on Dask: the batches of this pairing and the next, submitted
+
+    def submit(n: int) -> None:
+        if client is not None and spec.sprt is None and n < len(order) and order[n] not in ahead:
+            i, j = order[n]
+            ahead[order[n]] = submit_duplicate_ahead(spec.pairing(i, j), pairing_dir(directory, i, j), client)
+
+    for n, (i, j) in enumerate(order):
+        submit(n)
+        submit(n + 1)  # the workers play it while this process writes, reads and rates this one
+        if not execution.quiet:
+            print(f"tournament: {labels[i]} vs {labels[j]}", flush=True)
+        pairings[(i, j)] = compare(spec.pairing(i, j), pairing_dir(directory, i, j), execution, client=client)
+        ahead.pop((i, j), None)  # consumed: its tables leave the workers
+    return pairings
+
+
+def _rated(spec: TournamentSpec, labels: list[str], pairings: dict[tuple[int, int], ComparisonResult],
+           draws: np.ndarray) -> TournamentResult:
+    """The tournament's result: the pairings and their ratings (``draws``: the Davidson
+    bootstrap's), anchored at :data:`ANCHOR` when it plays, else at the first policy."""
+    k = len(spec.policies)
+    differences = {p: r.per_seating.mean(axis=1) for p, r in pairings.items()}
     adjusted = {p: d - r.adjusted.luck.mean(axis=1) if r.adjusted is not None else d
                 for (p, d), r in zip(differences.items(), pairings.values())}
     anchor = labels.index(ANCHOR) if ANCHOR in labels else 0
-    ratings, nu = davidson(*outcome_counts(k, differences), prior_ties=prior_draws)
+    ratings, nu = davidson(*outcome_counts(k, differences), prior_ties=spec.prior_draws)
     payoff = payoff_ratings(k, adjusted)
-    payoff_draws = bootstrap_payoff_ratings(k, adjusted, resamples=resamples, seed=seed)
+    payoff_draws = bootstrap_payoff_ratings(k, adjusted, resamples=spec.resamples, seed=spec.seed)
     return TournamentResult(tuple(labels), pairings, ratings - ratings[anchor], draws - draws[:, [anchor]],
-                            labels[anchor], confidence, payoff - payoff[anchor], payoff_draws - payoff_draws[:, [anchor]],
-                            nu, luck is not None and luck is not False)
+                            labels[anchor], spec.confidence, payoff - payoff[anchor],
+                            payoff_draws - payoff_draws[:, [anchor]], nu, spec.luck is not None)
 
 
 def tournament_section(result: TournamentResult, directory: str | os.PathLike, prefix: str = "",

@@ -93,6 +93,7 @@ from simkit.policies.registry import (
 from simkit.progress import Progress
 from simkit.runner.batch import check_batch_memory
 from simkit.runner.duplicate import run_duplicate
+from simkit.specs.compare import DuplicateSpec
 from simkit.runner.play import R_PAYOFF, play_deals
 from simkit.runner.python_play import actors_for, play_deals_python
 from simkit.runner.simulate import check_backend, dask_session, run_dask_in_order
@@ -458,9 +459,9 @@ def _validate(spec: TuneSpec, records: list[dict], directory: Path, quiet: bool,
     if not quiet:
         print(f"tune: validating {tuned_spec.text()} against {start_spec.text()} on {spec.validate_deals:,} new deals "
               f"(seed {v_seed}) x 6 seatings", file=sys.stderr, flush=True)
-    run_duplicate(tuned_spec, start_spec, spec.validate_deals, v_seed, directory / VALIDATION_DIR, spec.rules,
-                  batch_size=min(spec.batch_size, spec.validate_deals), quiet=quiet,
-                  backend="dask" if client is not None else "local", client=client)
+    run_duplicate(DuplicateSpec(tuned_spec, start_spec, spec.validate_deals, v_seed, spec.rules,
+                                min(spec.batch_size, spec.validate_deals)), directory / VALIDATION_DIR,
+                  Execution(backend="dask" if client is not None else "local", quiet=quiet), client=client)
     validation = load_comparison(directory / VALIDATION_DIR, spec.confidence)
     return TuneResult(
         spec.policy.name, ranges, tuple(float(start[r.index]) for r in ranges),

@@ -1,0 +1,172 @@
+"""The comparison's and the tournament's specs (simkit.specs.compare, simkit.specs.tournament):
+their identities are what folders written before specs hold (so those folders resume), and
+their fields are validated before any work.
+
+The OLD_* texts are the identity files simkit wrote at commit 7a6833d (before specs) for the
+runs named beside them: ``run_duplicate(...)`` and ``run_tournament(...)`` of that commit, their
+content pasted on one line each (digest included); :func:`_as_written` gives the file's bytes
+(``write_json``: indented by 2, a final newline)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import numpy as np
+import pytest
+
+from simkit.errors import SimkitError
+from simkit.experiment.spec import ComparisonEntry, TournamentEntry
+from simkit.rules import RuleSet
+from simkit.specs.base import Execution
+from simkit.specs.compare import CompareSpec, DuplicateSpec
+from simkit.specs.tournament import TournamentSpec
+from simkit.storage.files import write_checked_json
+
+# run_duplicate("greedy", "random", 20, 3, out, batch_size=10) at 7a6833d
+OLD_COMPARISON = '{"kind": "simkit.duplicate", "policy_a": "greedy", "policy_b": "random", "seed": 3, "deals": 20, "batch_size": 10, "rules": {"lou_doubles": true, "hu_tolerance": 2, "jiang_in_chariot": false, "pattern_wins": true, "steps_count_lou": false, "drawn_card_chow_by": "drawer", "pass_locks_type": true, "must_kong": true, "must_chariot_out": true, "tianhu": true, "next_dealer": "winner_else_next", "zhan_in_chariot": false, "single_jiang_cap": 0, "drawn_jiang_chow": true, "pass_locks_win": true}, "seatings": ["ABB", "BAB", "BBA", "AAB", "ABA", "BAA"], "design": "six", "policy_a_params": {}, "policy_b_params": {}, "content_sha256": "7f749afd22b62afd6f2adaa00e592263a3fa920985543f074e1a75566663c536"}'
+
+# run_duplicate("patient:3,6,1", "expert", 30, 12345, out, batch_size=7,
+#               rules=RuleSet.from_strings(["lou_doubles=off"]), design="pairs") at 7a6833d
+OLD_COMPARISON_PAIRS = '{"kind": "simkit.duplicate", "policy_a": "patient:3,6,1", "policy_b": "expert:57.6,13.4,0.78,95.9,22.5,88.3,1.4,1.78,6.04,13.7,0.67,0.43,1,0,54.2,1.08", "seed": 12345, "deals": 30, "batch_size": 7, "rules": {"lou_doubles": false, "hu_tolerance": 2, "jiang_in_chariot": false, "pattern_wins": true, "steps_count_lou": false, "drawn_card_chow_by": "drawer", "pass_locks_type": true, "must_kong": true, "must_chariot_out": true, "tianhu": true, "next_dealer": "winner_else_next", "zhan_in_chariot": false, "single_jiang_cap": 0, "drawn_jiang_chow": true, "pass_locks_win": true}, "seatings": ["ABB", "BAB", "BBA", "AAB", "ABA", "BAA"], "design": "pairs", "policy_a_params": {"min_units": 3.0, "late_stock": 6.0, "peng_slack": 1.0}, "policy_b_params": {"idle": 57.6, "outs_peng": 13.4, "outs_chow": 0.78, "hu": 95.9, "pair": 22.5, "zi": 88.3, "fat": 1.4, "partner": 1.78, "prospect": 6.04, "danger": 13.7, "danger_chow": 0.67, "danger_feed": 0.43, "min_units": 1.0, "late_stock": 0.0, "claim_hu": 54.2, "danger_late": 1.08}, "content_sha256": "cf8892fcc0981f02178b5f3a180d53f28ebff5ef6b8abf991e09a53b8be93ca7"}'
+
+# run_tournament(["random", "greedy", "patient"], out, deals=40, seed=1, batch_size=20) at 7a6833d
+OLD_TOURNAMENT = '{"kind": "simkit.tournament", "policies": ["random", "greedy", "patient:2,6,1"], "deals": 40, "seed": 1, "rules": {"lou_doubles": true, "hu_tolerance": 2, "jiang_in_chariot": false, "pattern_wins": true, "steps_count_lou": false, "drawn_card_chow_by": "drawer", "pass_locks_type": true, "must_kong": true, "must_chariot_out": true, "tianhu": true, "next_dealer": "winner_else_next", "zhan_in_chariot": false, "single_jiang_cap": 0, "drawn_jiang_chow": true, "pass_locks_win": true}, "batch_size": 20, "sprt": null, "design": "six", "policy_params": [{}, {}, {"min_units": 2.0, "late_stock": 6.0, "peng_slack": 1.0}], "content_sha256": "9e4cfe9326b53bba99dc976465103a99f10afd754420384d5548dbb122856ae8"}'
+
+# run_tournament(["expert", "patient:min_units=3"], out, deals=500, seed=7, batch_size=50, sprt=(0.2, 0.05, 0.1),
+#                rules=RuleSet.from_strings(["lou_doubles=off"]), design="pairs") at 7a6833d
+OLD_TOURNAMENT_SPRT = '{"kind": "simkit.tournament", "policies": ["expert:57.6,13.4,0.78,95.9,22.5,88.3,1.4,1.78,6.04,13.7,0.67,0.43,1,0,54.2,1.08", "patient:3,6,1"], "deals": 500, "seed": 7, "rules": {"lou_doubles": false, "hu_tolerance": 2, "jiang_in_chariot": false, "pattern_wins": true, "steps_count_lou": false, "drawn_card_chow_by": "drawer", "pass_locks_type": true, "must_kong": true, "must_chariot_out": true, "tianhu": true, "next_dealer": "winner_else_next", "zhan_in_chariot": false, "single_jiang_cap": 0, "drawn_jiang_chow": true, "pass_locks_win": true}, "batch_size": 50, "sprt": [0.2, 0.05, 0.1], "design": "pairs", "policy_params": [{"idle": 57.6, "outs_peng": 13.4, "outs_chow": 0.78, "hu": 95.9, "pair": 22.5, "zi": 88.3, "fat": 1.4, "partner": 1.78, "prospect": 6.04, "danger": 13.7, "danger_chow": 0.67, "danger_feed": 0.43, "min_units": 1.0, "late_stock": 0.0, "claim_hu": 54.2, "danger_late": 1.08}, {"min_units": 3.0, "late_stock": 6.0, "peng_slack": 1.0}], "content_sha256": "33463fb8f91e39f98f93ec4e9e71e74af8b281f554f515c6e33365ccae92369a"}'
+
+RECORDED = ("policy_a_params", "policy_b_params", "policy_params", "content_sha256")  # written, not compared
+NO_LOU = RuleSet.from_strings(["lou_doubles=off"])
+
+
+def _as_written(text: str) -> str:
+    """An identity file's text as simkit writes it (simkit.storage.files.write_json)."""
+    return json.dumps(json.loads(text), indent=2, ensure_ascii=False) + "\n"
+
+
+def _compared(text: str) -> dict:
+    return {k: v for k, v in json.loads(text).items() if k not in RECORDED}
+
+
+@pytest.mark.parametrize("old, spec", [
+    (OLD_COMPARISON, CompareSpec("greedy", "random", deals=20, seed=3, batch_size=10)),
+    (OLD_COMPARISON, DuplicateSpec("greedy", "random", deals=20, seed=3, batch_size=10)),
+    (OLD_COMPARISON_PAIRS, CompareSpec("patient:3,6,1", "expert", deals=30, seed=12345, batch_size=7, rules=NO_LOU,
+                                       design="pairs")),
+    (OLD_TOURNAMENT, TournamentSpec(["random", "greedy", "patient"], deals=40, seed=1, batch_size=20)),
+    (OLD_TOURNAMENT_SPRT, TournamentSpec(["expert", "patient:min_units=3"], deals=500, seed=7, batch_size=50,
+                                         sprt=(0.2, 0.05, 0.1), rules=NO_LOU, design="pairs")),
+])
+def test_the_identity_is_what_the_old_code_wrote(old, spec):
+    """Same keys in the same order (the file's bytes, and the first differing field a refusal
+    names), same values; and what is not played (confidence, luck, resamples...) is not in it."""
+    identity = spec.identity()
+    assert list(identity.items()) == list(_compared(old).items())
+    if isinstance(spec, (CompareSpec, TournamentSpec)):
+        assert spec.replace(confidence=0.9, burn_in=500).identity() == identity
+    assert spec.replace(seed=99).identity() != identity
+
+
+def test_the_old_digest_is_the_new_files(tmp_path):
+    """Written by the new code with its recorded fields, each old identity file is byte for byte
+    the old one (its digest included)."""
+    for old in (OLD_COMPARISON, OLD_COMPARISON_PAIRS, OLD_TOURNAMENT, OLD_TOURNAMENT_SPRT):
+        data = json.loads(old)
+        path = tmp_path / "identity.json"
+        write_checked_json(path, {k: v for k, v in data.items() if k != "content_sha256"})
+        assert path.read_text(encoding="utf-8") == _as_written(old)
+
+
+def _compare(spec, out):
+    from simkit.studies.compare import compare
+
+    return compare(spec, out, Execution(quiet=True)).per_seating
+
+
+def _tournament(spec, out):
+    from simkit.studies.tournament import run_tournament
+
+    return run_tournament(spec, out, Execution(quiet=True)).payoff_ratings
+
+
+@pytest.mark.parametrize("run, spec, name, old, change, refusal", [
+    (_compare, CompareSpec("greedy", "random", deals=20, seed=3, batch_size=10), "comparison.json", OLD_COMPARISON,
+     {"seed": 4}, "its seed is 3, this run's is 4"),
+    (_tournament, TournamentSpec(["random", "greedy", "patient"], deals=40, seed=1, batch_size=20, resamples=50),
+     "tournament.json", OLD_TOURNAMENT, {"deals": 60}, "its deals is 40, this run's is 60"),
+])
+def test_an_old_folder_resumes_and_a_new_one_writes_the_old_file(tmp_path, run, spec, name, old, change, refusal):
+    """A folder holding the identity file the old code wrote is this run's: it resumes (the file
+    read, not rewritten) to the figures a new folder gives, whose file is the old one byte for
+    byte; another run is refused naming the field."""
+    fresh = run(spec, tmp_path / "new")
+    assert (tmp_path / "new" / name).read_text(encoding="utf-8") == _as_written(old)
+    folder = tmp_path / "old"
+    folder.mkdir()
+    (folder / name).write_text(_as_written(old), encoding="utf-8")
+    np.testing.assert_array_equal(run(spec, folder), fresh)
+    assert (folder / name).read_text(encoding="utf-8") == _as_written(old)
+    with pytest.raises(SimkitError, match=refusal):
+        run(spec.replace(**change), folder)
+
+
+@pytest.mark.parametrize("changes, field_name", [
+    ({"deals": 1}, "deals"), ({"deals": 2.5}, "deals"), ({"seed": -1}, "seed"), ({"batch_size": 0}, "batch_size"),
+    ({"confidence": 1.0}, "confidence"), ({"confidence": "x"}, "confidence"), ({"burn_in": 1}, "burn_in"),
+    ({"sprt": (0.0, 0.05, 0.05)}, "sprt"), ({"sprt": (0.2, 0.6, 0.5)}, "sprt"), ({"sprt": (0.2, 0.05)}, "sprt"),
+    ({"design": "trio"}, "design"), ({"variance_reduction": "cuped"}, "variance_reduction"),
+    ({"luck": 3}, "luck"), ({"policy_a": 3}, "policy_a"),
+])
+def test_a_bad_comparison_field_is_one_line_naming_it(changes, field_name):
+    with pytest.raises(SimkitError) as info:
+        CompareSpec(**{"policy_a": "greedy", "policy_b": "random", **changes})
+    assert str(info.value).startswith(field_name) and "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("changes, words", [
+    ({"policies": ["greedy"]}, "a tournament needs 2 or more policies, got 1"),
+    ({"policies": "greedy,random"}, "policies must be a list"),
+    ({"policies": ["greedy", "greedy"]}, "a tournament's policies must differ"),
+    ({"deals": 1}, "deals must be a whole number >= 2"), ({"resamples": 0}, "resamples"),
+    ({"prior_draws": -0.5}, "prior_draws"), ({"sprt": (0.2, 0.05, 0.95)}, "sprt"),
+    ({"luck": True, "design": "pairs"}, "design 'pairs'"),
+])
+def test_a_bad_tournament_field_is_one_line(changes, words):
+    with pytest.raises(SimkitError, match=words.replace("(", r"\(")) as info:
+        TournamentSpec(**{"policies": ["greedy", "random"], **changes})
+    assert "\n" not in str(info.value)
+
+
+def test_the_comparison_normalises_its_adjustment():
+    assert CompareSpec("greedy", "random").variance_reduction == "none"
+    assert CompareSpec("greedy", "random", luck=False).luck is None
+    spec = CompareSpec("greedy", "random", luck="m.npz", sprt=[0.2, 0.05, 0.05], deals=np.int64(30))
+    assert (spec.variance_reduction, spec.luck, spec.sprt, type(spec.deals)) == ("luck", "m.npz", (0.2, 0.05, 0.05), int)
+    assert CompareSpec("greedy", "random", variance_reduction="regression").regression
+    for kwargs, words in [({"variance_reduction": "none", "luck": True}, "goes with variance_reduction 'luck'"),
+                          ({"variance_reduction": "regression", "sprt": (0.2, 0.05, 0.05)}, "sequential"),
+                          ({"variance_reduction": "regression", "design": "pairs"}, "design 'pairs'")]:
+        with pytest.raises(SimkitError, match=words):
+            CompareSpec("greedy", "random", **kwargs)
+
+
+def test_a_pairing_is_the_comparison_of_its_two_policies():
+    spec = TournamentSpec(["random", "greedy", "patient"], deals=40, seed=1, batch_size=20, sprt=(0.2, 0.05, 0.05),
+                          luck=True, burn_in=30, confidence=0.9)
+    pairing = spec.pairing(1, 2)
+    assert pairing == CompareSpec("greedy", "patient", deals=40, seed=1, batch_size=20, sprt=(0.2, 0.05, 0.05),
+                                  luck=True, burn_in=30, confidence=0.9)
+    assert pairing.variance_reduction == "luck"
+
+
+@pytest.mark.parametrize("entry, spec, renamed", [
+    (ComparisonEntry, CompareSpec, {"a": "policy_a", "b": "policy_b"}),
+    (TournamentEntry, TournamentSpec, {}),
+])
+def test_every_experiment_key_is_a_spec_field(entry, spec, renamed):
+    """An experiment file's [[comparison]] and [tournament] keys (the entries' fields) are the
+    spec's fields (simkit.experiment.run builds the spec from them)."""
+    keys = [renamed.get(f.name, f.name) for f in dataclasses.fields(entry)]
+    assert [key for key in keys if key not in spec.field_names()] == []
