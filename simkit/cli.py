@@ -496,8 +496,7 @@ def _cmd_experiment(args: argparse.Namespace) -> int:
 
     # the file (regular, UTF-8), the folders (--out alone, or --reports/--data) and --scale: simkit.cliargs
     report = run_experiment(args.file, args.reports if args.reports is not None else "reports", args.data,
-                            workers=args.workers, quiet=args.quiet, confidence=args.confidence, scale=args.scale,
-                            out=args.out, backend=args.backend, scheduler=args.scheduler)
+                            confidence=args.confidence, scale=args.scale, out=args.out, execution=_execution(args))
     print(report)
     return 0
 

@@ -182,7 +182,7 @@ deals = 200
 def test_experiment_runs_resumes_and_writes_report(tmp_path):
     file = tmp_path / "tiny.toml"
     file.write_text(EXPERIMENT, encoding="utf-8")
-    report = run_experiment(file, tmp_path / "reports", tmp_path / "data", quiet=True)
+    report = run_experiment(file, tmp_path / "reports", tmp_path / "data", execution=Execution(quiet=True))
     text = report.read_text(encoding="utf-8")
     assert "# Tiny experiment" in text and "lou_doubles=off" in text and "Pairwise duplicate comparisons" in text
     assert "Changes of each simulation against the one in column *against*" in text
@@ -195,7 +195,7 @@ def test_experiment_runs_resumes_and_writes_report(tmp_path):
         assert f"({stem}.png)" in text
     batch = tmp_path / "data" / "sim-greedy" / "batch-000000.parquet"
     stamp = batch.stat().st_mtime_ns
-    run_experiment(file, tmp_path / "reports", tmp_path / "data", quiet=True)
+    run_experiment(file, tmp_path / "reports", tmp_path / "data", execution=Execution(quiet=True))
     assert batch.stat().st_mtime_ns == stamp  # resumed: nothing recomputed
 
 
@@ -241,13 +241,13 @@ def test_experiment_probabilities_section_and_cli_prob(tmp_path, capsys):
     file = tmp_path / "p.toml"
     file.write_text('name = "p"\nseed = 3\nbatch_size = 1000\n[[probabilities]]\ndeals = 4000\nseats = [0]\n'
                     'events = ["nao", "dealer_wins", "jiang_at_least_k:8"]\n', encoding="utf-8")
-    report = run_experiment(file, tmp_path / "reports", tmp_path / "data", quiet=True)
+    report = run_experiment(file, tmp_path / "reports", tmp_path / "data", execution=Execution(quiet=True))
     text = report.read_text(encoding="utf-8")
     assert "| nao | 0 |" in text and "jiang_at_least_k(k=8)" in text and "probability_convergence_0.png" in text
     bad = tmp_path / "bad.toml"
     bad.write_text('name = "b"\n[[probabilities]]\ndeals = 10\nevents = ["bogus"]\n', encoding="utf-8")
     with pytest.raises(ExperimentError, match="unknown event 'bogus'"):
-        run_experiment(bad, tmp_path / "reports", tmp_path / "data", quiet=True)
+        run_experiment(bad, tmp_path / "reports", tmp_path / "data", execution=Execution(quiet=True))
     out = tmp_path / "t.csv"
     assert main(["prob", "nao", "jiang_at_least_k:k=8", "--deals", "3000", "--seat", "1", "--out", str(out)]) == 0
     table = pd.read_csv(out)

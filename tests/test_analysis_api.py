@@ -371,7 +371,7 @@ def test_experiment_report_at_another_level_has_no_95(tmp_path):
                     '[[comparison]]\na = "greedy"\nb = "patient"\ndeals = 100\n'
                     '[[probabilities]]\ndeals = 1000\nseats = [0]\nevents = ["nao", "jiang_at_least_k:8"]\n',
                     encoding="utf-8")
-    text = run_experiment(file, tmp_path / "reports", tmp_path / "data", quiet=True, confidence=0.9).read_text(
+    text = run_experiment(file, tmp_path / "reports", tmp_path / "data", execution=Execution(quiet=True), confidence=0.9).read_text(
         encoding="utf-8")
     for phrase in ("Intervals 90%:", "column *against* (90%)", "90% bootstrap (BCa)", "Monte Carlo [90% Wilson]",
                    "win rate [90% Wilson]"):

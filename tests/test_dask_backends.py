@@ -541,7 +541,7 @@ deals = 40
 def test_experiment_on_dask_is_local_on_one_connection(tmp_path, cluster, monkeypatch):
     spec = tmp_path / "tiny.toml"
     spec.write_text(TINY_EXPERIMENT, encoding="utf-8")
-    local = run_experiment(spec, out=tmp_path / "local", quiet=True)
+    local = run_experiment(spec, out=tmp_path / "local", execution=Execution(quiet=True))
     sessions = []
     real_connect = sim_module.connect_dask
 
@@ -550,8 +550,8 @@ def test_experiment_on_dask_is_local_on_one_connection(tmp_path, cluster, monkey
         return sessions[-1]
 
     monkeypatch.setattr(sim_module, "connect_dask", connect)
-    dask = run_experiment(spec, out=tmp_path / "dask", quiet=True, backend="dask",
-                          scheduler=cluster.scheduler_address)
+    dask = run_experiment(spec, out=tmp_path / "dask",
+                          execution=Execution(backend="dask", scheduler=cluster.scheduler_address, quiet=True))
     assert len(sessions) == 1 and sessions[0][0].status == "closed"  # one connection, closed at the end
     digests = batch_digests(tmp_path / "local" / "data")
     # the simulation's 3 batches, the SPRT's 7 (it stops at 350 deals of 400), the tournament's 3 pairings
@@ -589,9 +589,9 @@ def test_a_worker_killed_mid_experiment_costs_its_tasks_only(tmp_path, cluster):
     cluster too) with a worker SIGKILLed as soon as it holds a task: the local files and report."""
     spec = tmp_path / "killed.toml"
     spec.write_text(KILLED_EXPERIMENT, encoding="utf-8")
-    local = run_experiment(spec, out=tmp_path / "local", quiet=True)
-    dask = run_killing_a_worker(cluster, lambda: run_experiment(spec, out=tmp_path / "dask", quiet=True,
-                                                                backend="dask", scheduler=cluster.scheduler_address))
+    local = run_experiment(spec, out=tmp_path / "local", execution=Execution(quiet=True))
+    dask = run_killing_a_worker(cluster, lambda: run_experiment(
+        spec, out=tmp_path / "dask", execution=Execution(backend="dask", scheduler=cluster.scheduler_address, quiet=True)))
     assert batch_digests(tmp_path / "dask" / "data") == batch_digests(tmp_path / "local" / "data")
     assert luck_files(tmp_path / "dask" / "data" / "cmp-expert-vs-greedy") == \
         luck_files(tmp_path / "local" / "data" / "cmp-expert-vs-greedy") != {}

@@ -223,6 +223,6 @@ def test_an_experiment_passes_its_entries_design(tmp_path):
             parse_experiment(head + extra)
     path = tmp_path / "d.toml"
     path.write_text(head + 'design = "pairs"\n', encoding="utf-8")
-    run_experiment(path, out=tmp_path / "run", quiet=True)
+    run_experiment(path, out=tmp_path / "run", execution=Execution(quiet=True))
     folders = [p for p in (tmp_path / "run" / "data").iterdir() if p.name.startswith("cmp-")]
     assert len(folders) == 1 and read_comparison(folders[0])["design"] == "pairs"

@@ -189,7 +189,7 @@ def _library_studies():
         "tune": lambda out: tune(TuneSpec("patient", {"min_units": (1, 8)}, "greedy", 24, seed=1, iteration_deals=4,
                                           validate_deals=4), out, Execution(quiet=True)),
         "experiment": lambda out: run_experiment(ROOT / "experiments" / "dealer_advantage.toml", scale=1e-6, out=out,
-                                                 quiet=True),
+                                                 execution=Execution(quiet=True)),
         "train": lambda out: train(TrainSpec(generations=1, seed=1), out, Execution(quiet=True)),
         "equity": lambda out: equity(EquitySpec("YJ*3 YS*2 YX YC YM YP RC*2 RM RP*2 RZ WJ WS*3 WX WC WM WP GJ GS GX GC "
                                                 "GM*2 GZ*2", deals=4, seed=1), out),
@@ -410,7 +410,7 @@ def test_scaled_experiment_writes_only_under_out(tmp_path, monkeypatch):
     cwd = tmp_path / "cwd"
     cwd.mkdir()
     monkeypatch.chdir(cwd)
-    report = run_experiment(file, scale=0.01, out=tmp_path / "x", quiet=True)
+    report = run_experiment(file, scale=0.01, out=tmp_path / "x", execution=Execution(quiet=True))
     assert report == tmp_path / "x" / "report" / "report.md"
     text = report.read_text(encoding="utf-8")
     # 30,000 x 0.01 = 300; 1,000 x 0.01 = 10 is raised to the minimum of 200

@@ -360,7 +360,7 @@ def test_an_experiment_calibration_is_run_once_and_read_back(tmp_path, monkeypat
 
     spec = tmp_path / "cal.toml"
     spec.write_text('name = "cal"\nseed = 860701\n[[calibration]]\npolicy = "random"\ndeals = 2\nsamples = 4\n')
-    report = run_experiment(spec, reports=tmp_path / "reports", data=tmp_path / "data", quiet=True)
+    report = run_experiment(spec, reports=tmp_path / "reports", data=tmp_path / "data", execution=Execution(quiet=True))
     text = report.read_text(encoding="utf-8")
     direct = calibrate(CalibrateSpec("random", seat=1, deals=2, seed=860_701, samples=4))
     gain = -direct.realised.mean()
@@ -368,10 +368,10 @@ def test_an_experiment_calibration_is_run_once_and_read_back(tmp_path, monkeypat
     assert (report.parent / "calibration_0.png").is_file()
     calls = []
     monkeypatch.setattr(experiment_run, "calibrate", lambda *a, **k: calls.append(1) or direct)
-    run_experiment(spec, reports=tmp_path / "reports", data=tmp_path / "data", quiet=True)
+    run_experiment(spec, reports=tmp_path / "reports", data=tmp_path / "data", execution=Execution(quiet=True))
     assert calls == []  # read back
     spec.write_text('name = "cal"\nseed = 860701\n[[calibration]]\npolicy = "random"\ndeals = 2\nsamples = 5\n')
-    run_experiment(spec, reports=tmp_path / "reports", data=tmp_path / "data", quiet=True)
+    run_experiment(spec, reports=tmp_path / "reports", data=tmp_path / "data", execution=Execution(quiet=True))
     assert calls == [1]  # another entry: played again
 
 

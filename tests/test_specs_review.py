@@ -92,11 +92,12 @@ def test_an_old_calibration_folder_is_read_back_not_played_again(tmp_path, monke
     monkeypatch.setattr(experiment_run, "calibrate", played_again)
     spec = load_experiment(OLD_CALIBRATIONS / "experiment.toml")
     for i, (entry, name) in enumerate(zip(spec.calibrations, OLD_FOLDERS)):
-        result = experiment_run._calibration(entry, data / name, workers=1, quiet=True, confidence=0.95)
+        result = experiment_run._calibration(entry, data / name, experiment_run._Steps(
+            None, data, data, Execution(quiet=True), 0.95))
         stored = Calibration.from_dict(json.loads((data / name / "calibration.json").read_text(encoding="utf-8")))
         assert result.to_dict() == stored.to_dict() and result.cpu_played.tolist() == stored.cpu_played.tolist()
     report = experiment_run.run_experiment(OLD_CALIBRATIONS / "experiment.toml", reports=tmp_path / "reports",
-                                           data=data, quiet=True)
+                                           data=data, execution=Execution(quiet=True))
     assert "| random | expert | 1 | 77 | 2 | +0.500 [-5.853, +6.853] |" in report.read_text(encoding="utf-8")
 
 

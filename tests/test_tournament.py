@@ -263,7 +263,7 @@ def test_experiment_tournament_section(tmp_path):
         parse_experiment('name = "x"\n[tournament]\npolicies = ["greedy", "nosuch"]\ndeals = 10\n')
     path = tmp_path / "t.toml"
     path.write_text('name = "t"\nseed = 2\nbatch_size = 20\n[tournament]\npolicies = ["greedy", "random"]\ndeals = 20\n')
-    report = run_experiment(path, reports=tmp_path / "reports", data=tmp_path / "data", quiet=True)
+    report = run_experiment(path, reports=tmp_path / "reports", data=tmp_path / "data", execution=Execution(quiet=True))
     text = report.read_text()
     assert "## Tournament" in text and "0 (anchor)" in text
     assert (tmp_path / "data" / "tournament" / "pair-0-1" / "seating-ABB").is_dir()

@@ -13,6 +13,7 @@ import math
 import os
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -37,12 +38,10 @@ from simkit.experiment.spec import (CalibrationEntry, ExperimentError, Experimen
 from simkit.studies.reference import Calibration, calibrate, interval_text, write_calibration_report
 from simkit.policies.registry import PolicySpec, effective_params, label_of_text, parse_policies
 from simkit.rules import RuleSet
-from simkit.specs.base import Execution
 from simkit.specs.calibrate import CalibrateSpec
 from simkit.runner import simulate
 from simkit.runner.simulate import check_backend, dask_session
 from simkit.specs.simulate import default_seating
-from simkit.specs.base import Execution
 from simkit.errors import SimkitError
 from simkit.storage import load_dataset
 from simkit.storage.paths import make_out_dir
@@ -173,13 +172,27 @@ def _paired_change_lines(paired: list[dict], confidence: float = 0.95) -> list[s
                                                                    "change in mean hu"] if c in table]]) + [""]
 
 
-def _backend(client) -> str:
-    """The backend of a step: ``dask`` on the experiment's Dask client, else ``local``."""
-    return "local" if client is None else "dask"
+@dataclasses.dataclass(frozen=True)
+class _Steps:
+    """What every step of one experiment shares: the (scaled) file, where its data and report
+    go, how its runs execute (the backend ``dask`` exactly when the experiment holds a Dask
+    ``client``) and the level of every interval."""
+
+    spec: ExperimentSpec
+    data_dir: Path
+    report_dir: Path
+    execution: Execution
+    confidence: float
+    client: Any = None
+
+    def say(self, text: str) -> None:
+        """A line of the experiment's progress (nothing when quiet)."""
+        if not self.execution.quiet:
+            print(text, flush=True)
 
 
-def _simulation_lines(spec: ExperimentSpec, data_dir: Path, report_dir: Path, workers: int, quiet: bool,
-                      confidence: float = 0.95, client=None) -> list[str]:
+def _simulation_lines(steps: _Steps) -> list[str]:
+    spec, data_dir, report_dir, confidence = steps.spec, steps.data_dir, steps.report_dir, steps.confidence
     level = format_level(confidence)
     rows = []
     paired: list[dict] = []
@@ -188,11 +201,8 @@ def _simulation_lines(spec: ExperimentSpec, data_dir: Path, report_dir: Path, wo
     for entry in spec.simulations:
         folder = data_dir / f"sim-{slug(entry.label)}"
         start = time.perf_counter()
-        simulate(entry.run_spec(spec.batch_size), folder, Execution(workers, _backend(client), quiet=quiet),
-                 client=client)
-        elapsed = time.perf_counter() - start
-        if not quiet:
-            print(f"simulation {entry.label}: {entry.deals:,} deals ready ({elapsed:.0f} s)")
+        simulate(entry.run_spec(spec.batch_size), folder, steps.execution, client=steps.client)
+        steps.say(f"simulation {entry.label}: {entry.deals:,} deals ready ({time.perf_counter() - start:.0f} s)")
         df = plain_policy_columns(load_dataset(folder, columns=REPORT_COLUMNS), label_of_text)
         rows.append(_variant_row(entry, df, confidence))
         paired.append(_paired_arrays(entry, df))
@@ -258,38 +268,35 @@ def _sprt_batch(batch_size: int, cap: int) -> int:
     return max(1, min(batch_size, max(50, cap // 20)))
 
 
-def _comparison_lines(spec: ExperimentSpec, data_dir: Path, report_dir: Path, workers: int, quiet: bool,
-                      confidence: float = 0.95, client=None) -> list[str]:
+def _comparison_lines(steps: _Steps) -> list[str]:
+    spec, confidence = steps.spec, steps.confidence
     results = []
     for entry in spec.comparisons:
-        folder = data_dir / f"cmp-{slug(entry.a)}-vs-{slug(entry.b)}"
+        folder = steps.data_dir / f"cmp-{slug(entry.a)}-vs-{slug(entry.b)}"
         start = time.perf_counter()
         run = CompareSpec(entry.a, entry.b, deals=entry.deals, seed=entry.seed, rules=entry.rules,
                           batch_size=_sprt_batch(spec.batch_size, entry.deals) if entry.sprt else spec.batch_size,
                           design=entry.design, sprt=entry.sprt, confidence=confidence, luck=entry.luck or None,
                           burn_in=entry.burn_in)
-        result = compare(run, folder, Execution(workers=workers, backend=_backend(client), quiet=quiet), client=client)
-        if not quiet:
-            print(f"comparison {entry.a} vs {entry.b}: {result.deals:,} deals ({time.perf_counter() - start:.0f} s)")
+        result = compare(run, folder, steps.execution, client=steps.client)
+        steps.say(f"comparison {entry.a} vs {entry.b}: {result.deals:,} deals ({time.perf_counter() - start:.0f} s)")
         results.append(result)
-    lines = comparison_section(results, report_dir)
+    lines = comparison_section(results, steps.report_dir)
     lines += ["```"] + [r.text() for r in results] + ["```", ""]
     return lines
 
 
-def _tournament_lines(spec: ExperimentSpec, data_dir: Path, report_dir: Path, workers: int, quiet: bool,
-                      confidence: float = 0.95, client=None) -> list[str]:
+def _tournament_lines(steps: _Steps) -> list[str]:
+    spec, confidence = steps.spec, steps.confidence
     entry = spec.tournament
     start = time.perf_counter()
     batch_size = _sprt_batch(spec.batch_size, entry.deals) if entry.sprt else min(spec.batch_size, entry.deals)
     run = TournamentSpec(entry.policies, deals=entry.deals, seed=entry.seed, rules=entry.rules, batch_size=batch_size,
                          sprt=entry.sprt, design=entry.design, confidence=confidence, luck=entry.luck or None,
                          burn_in=entry.burn_in)
-    result = run_tournament(run, data_dir / "tournament", Execution(workers=workers, backend=_backend(client),
-                                                                    quiet=quiet), client=client)
-    if not quiet:
-        print(f"tournament {', '.join(entry.policies)}: {time.perf_counter() - start:.0f} s")
-    return tournament_section(result, report_dir)
+    result = run_tournament(run, steps.data_dir / "tournament", steps.execution, client=steps.client)
+    steps.say(f"tournament {', '.join(entry.policies)}: {time.perf_counter() - start:.0f} s")
+    return tournament_section(result, steps.report_dir)
 
 
 def _calibration_spec(entry: CalibrationEntry, confidence: float) -> CalibrateSpec:
@@ -300,10 +307,10 @@ def _calibration_spec(entry: CalibrationEntry, confidence: float) -> CalibrateSp
     return CalibrateSpec.from_mapping({**fields, "confidence": confidence}, "[[calibration]]")
 
 
-def _calibration(entry: CalibrationEntry, folder: Path, workers: int, quiet: bool, confidence: float) -> Calibration:
+def _calibration(entry: CalibrationEntry, folder: Path, steps: _Steps) -> Calibration:
     """The entry's calibration: read back from ``folder`` when it holds this one, else run
-    (``workers`` processes) and stored there."""
-    spec = _calibration_spec(entry, confidence)
+    (in the experiment's worker processes, here: a calibration plays no Dask batch) and stored there."""
+    spec = _calibration_spec(entry, steps.confidence)
     identity = spec.identity()
     stored = folder / "identity.json"
     if stored.is_file() and (folder / CALIBRATION_FILE).is_file():
@@ -313,17 +320,16 @@ def _calibration(entry: CalibrationEntry, folder: Path, workers: int, quiet: boo
         except (SimkitError, KeyError, TypeError, ValueError):
             pass  # unreadable: run it again
     start = time.perf_counter()
-    result = calibrate(spec, Execution(workers=workers, quiet=True))
+    result = calibrate(spec, Execution(workers=steps.execution.workers, quiet=True))
     write_calibration_report(result, folder)
     write_json(stored, identity)
-    if not quiet:
-        print(f"calibration {entry.policy} against {entry.reference}: {result.deals:,} deals "
+    steps.say(f"calibration {entry.policy} against {entry.reference}: {result.deals:,} deals "
               f"({time.perf_counter() - start:.0f} s)")
     return result
 
 
-def _calibration_lines(spec: ExperimentSpec, data_dir: Path, report_dir: Path, workers: int, quiet: bool,
-                       confidence: float = 0.95) -> list[str]:
+def _calibration_lines(steps: _Steps) -> list[str]:
+    spec, data_dir, report_dir, confidence = steps.spec, steps.data_dir, steps.report_dir, steps.confidence
     level = format_level(confidence)
     lines = ["## Paired play and the review's prediction (calibrations)", "",
              f"Each deal is played twice on the same cards, seats fixed and the dealer rotating: with the policy in "
@@ -338,7 +344,7 @@ def _calibration_lines(spec: ExperimentSpec, data_dir: Path, report_dir: Path, w
     texts = []
     for i, entry in enumerate(spec.calibrations):
         folder = data_dir / f"cal-{i}-{slug(entry.policy)}-vs-{slug(entry.reference)}"
-        result = _calibration(entry, folder, workers, quiet, confidence)
+        result = _calibration(entry, folder, steps)
         realised = result.realised_mean()
         cpu = result.cpu_per_decision()
         lines.append(f"| {result.policy} | {result.reference} | {result.seat} | {result.seed} | {result.deals:,} | "
@@ -435,9 +441,8 @@ def _total_deals(spec: ExperimentSpec) -> int:
 
 
 def run_experiment(path: str | os.PathLike, reports: str | os.PathLike = "reports",
-                   data: str | os.PathLike | None = None, workers: int = 1, quiet: bool = False,
-                   confidence: float = 0.95, scale: float = 1.0, out: str | os.PathLike | None = None,
-                   backend: str = "local", scheduler: str | None = None, client=None) -> Path:
+                   data: str | os.PathLike | None = None, confidence: float = 0.95, scale: float = 1.0,
+                   out: str | os.PathLike | None = None, execution: Execution = Execution(), client=None) -> Path:
     """Run (or resume) the experiment in ``path``; returns the written report's path.  Every
     interval of the report (and the text that states its level) is at ``confidence``.
 
@@ -450,7 +455,8 @@ def run_experiment(path: str | os.PathLike, reports: str | os.PathLike = "report
     folder must be new, empty or an experiment's (it holds :data:`EXPERIMENT_FILE`, written
     first): a folder of a user's files is refused in one line, never written into.
 
-    ``backend='dask'``: the simulations, comparisons (``sprt`` too) and the tournament run
+    ``execution``: how every run of the file executes (its workers, backend and progress;
+    :class:`~simkit.specs.base.Execution`).  Backend ``dask``: the simulations, comparisons (``sprt`` too) and the tournament run
     their batches on one Dask cluster, connected once for the whole experiment before anything
     is written (``client`` when given, left open; else to ``scheduler``, or a new
     ``LocalCluster`` of ``workers`` processes, closed at the end); every dataset is the local
@@ -460,15 +466,18 @@ def run_experiment(path: str | os.PathLike, reports: str | os.PathLike = "report
     scale = check_scale(scale)
     full = load_experiment(path)
     spec = scale_experiment(full, scale)
-    check_backend(backend, workers, scheduler)
-    with dask_session(backend, workers, scheduler, client) as client:  # once, before anything is written
-        return _run_experiment(path, full, spec, scale, reports, data, workers, quiet, confidence, out, client)
+    check_backend(execution.backend, execution.workers, execution.scheduler)
+    with dask_session(execution.backend, execution.workers, execution.scheduler, client) as client:  # once, first
+        execution = dataclasses.replace(execution, backend="local" if client is None else "dask")
+        folders = _folders(path, spec, scale, reports, data, out)
+        steps = _Steps(spec, folders[1], folders[0], execution, confidence, client)
+        return _run_experiment(path, full, scale, steps)
 
 
-def _run_experiment(path: str | os.PathLike, full: ExperimentSpec, spec: ExperimentSpec, scale: float,
-                    reports: str | os.PathLike, data: str | os.PathLike | None, workers: int, quiet: bool,
-                    confidence: float, out: str | os.PathLike | None, client) -> Path:
-    """:func:`run_experiment` with its file read and its Dask client (or None) connected."""
+def _folders(path: str | os.PathLike, spec: ExperimentSpec, scale: float, reports: str | os.PathLike,
+             data: str | os.PathLike | None, out: str | os.PathLike | None) -> tuple[Path, Path]:
+    """(report folder, data folder) of :func:`run_experiment`, made (an ``out`` folder checked and
+    marked as an experiment's first)."""
     simkits_own = out is None and scale != 1.0  # a folder simkit names: no user's files to guard
     if simkits_own:
         out = Path("runs") / "experiments" / f"{spec.name}-scale-{scale:g}"
@@ -484,16 +493,22 @@ def _run_experiment(path: str | os.PathLike, full: ExperimentSpec, spec: Experim
         data_dir = Path(data) if data is not None else Path("runs") / "experiments" / spec.name
     report_dir.mkdir(parents=True, exist_ok=True)
     data_dir.mkdir(parents=True, exist_ok=True)
+    return report_dir, data_dir
+
+
+def _run_experiment(path: str | os.PathLike, full: ExperimentSpec, scale: float, steps: _Steps) -> Path:
+    """:func:`run_experiment` with its file read, its folders made and its Dask client (or None) connected."""
+    spec, report_dir, data_dir, confidence = steps.spec, steps.report_dir, steps.data_dir, steps.confidence
     start = time.perf_counter()
     body: list[str] = []
     if spec.calibrations:  # first: a study of a bot leads with its paired play
-        body += _calibration_lines(spec, data_dir, report_dir, workers, quiet, confidence)
+        body += _calibration_lines(steps)
     if spec.simulations:
-        body += _simulation_lines(spec, data_dir, report_dir, workers, quiet, confidence, client)
+        body += _simulation_lines(steps)
     if spec.comparisons:
-        body += _comparison_lines(spec, data_dir, report_dir, workers, quiet, confidence, client)
+        body += _comparison_lines(steps)
     if spec.tournament is not None:
-        body += _tournament_lines(spec, data_dir, report_dir, workers, quiet, confidence, client)
+        body += _tournament_lines(steps)
     for i, entry in enumerate(spec.probabilities):
         body += _probability_lines(entry, i, spec, report_dir, confidence)
     elapsed = time.perf_counter() - start
