@@ -811,10 +811,11 @@ def _chariot_through(conc, src, expcards_at, exp_at, t, zhan_in_chariot):
     return False
 
 
-@njit(cache=True, nogil=True)
+@hot_kernel(cache=True, nogil=True)
 def _evaluate(conc, src, exp_at, n_chow, exp_row, t, rules, work):
     """Evaluator on the player's holding (+ one exposed group of type t in ``exp_row``, or a
-    圆 when ``exp_row`` is -1 and t >= 0); fills ``work[XW_OUT:]``."""
+    圆 when ``exp_row`` is -1 and t >= 0); fills ``work[XW_OUT:]`` (and returns nothing: a
+    hot kernel, as its callers)."""
     exp = work[XW_EXP : XW_EXP + EXP_BLOCK].reshape((N_EXP_ROWS, N_TYPES))
     for i in range(EXP_BLOCK):
         work[XW_EXP + i] = src[exp_at + i]
@@ -826,16 +827,17 @@ def _evaluate(conc, src, exp_at, n_chow, exp_row, t, rules, work):
     out = work[XW_OUT : XW_OUT + K.N_OUT]
     choice = work[XW_CHOICE : XW_CHOICE + K.N_CHOICE]
     K.evaluate_kernel(conc, exp, n_chow, rules, 0, out, choice, work[: K.WORK_SIZE])
-    return out
 
 
-@njit(cache=True, nogil=True)
+@hot_kernel(cache=True, nogil=True)
 def _claim_fast(view, danger, src, exp_at, n_chow, t, n_claims, cross_now, kong_forced, peng_forced, stock_left,
-                mask, rules, work, eps):
+                mask, rules, work, part_values, no_scores, eps):
     """The choice of a claim decision (no scores recorded) by local scores (the comment above
     :data:`PART_BOUND`), or ``UNDECIDED`` where a comparison is too close to call; the same
     candidates and terms as :func:`_expert_core`'s claim search, in the same order.  ``view``'s
-    arrays are restored; ``work``'s part values are scratch."""
+    arrays are restored; ``part_values`` (N_PARTS floats) is scratch, ``no_scores`` an empty
+    float array.  Compiled without reference counting (a hot kernel), as the kernels it calls:
+    with it, the call's named tuples of arrays cost more than the evaluations it saves."""
     conc = view.conc
     unseen = view.unseen
     out_comp = view.out_comp
@@ -846,12 +848,11 @@ def _claim_fast(view, danger, src, exp_at, n_chow, t, n_claims, cross_now, kong_
     prune = danger.weight >= 0.0
     other_known = False
     other_delta = NO_VALUE
-    part_values = work[XW_PART_VALUE : XW_PART_VALUE + N_PARTS].view(np.float64)
     if n_claims > 1:
         for part in range(N_PARTS):
             if part != claim_part and _has_discard(conc, part):
                 part_values[part] = part_value(conc, part, unseen, out_comp, lock, params)
-        other_delta = _other_parts_discard(view, claim_part, part_values, prune, danger, work[:0].view(np.float64))
+        other_delta = _other_parts_discard(view, claim_part, part_values, prune, danger, no_scores)
         other_known = True
     old_lock = lock[t]
     lock[t] = 1
@@ -887,7 +888,8 @@ def _claim_fast(view, danger, src, exp_at, n_chow, t, n_claims, cross_now, kong_
         size = 0.0
         verdict = UNDECIDED
         if K.min_idle_kernel(conc) == 0:
-            out = _evaluate(conc, src, exp_at, n_chow, exp_row, t, rules, work)
+            _evaluate(conc, src, exp_at, n_chow, exp_row, t, rules, work)
+            out = work[XW_OUT : XW_OUT + K.N_OUT]
             if out[K.OUT_WINS] == 1 and (out[K.OUT_UNITS] >= params[X_MIN_UNITS] or stock_left <= params[X_LATE_STOCK]):
                 const = True
                 local = WIN_KEY + out[K.OUT_UNITS]
@@ -898,7 +900,7 @@ def _claim_fast(view, danger, src, exp_at, n_chow, t, n_claims, cross_now, kong_
             cross_after = cross_value(conc, unseen, out_comp, params)
             part_after = part_value(conc, claim_part, unseen, out_comp, lock, params)
             _, delta = _part_discards(view, claim_part, part_after, other_delta if prune and other_known else NO_VALUE,
-                                      danger, work[:0].view(np.float64), 0.0, 0.0)
+                                      danger, no_scores, 0.0, 0.0)
             if exposes_out:
                 out_comp[t] -= 1
             penalised = (kong_forced and a != A_KONG) or (peng_forced and a != A_PENG)
@@ -921,8 +923,7 @@ def _claim_fast(view, danger, src, exp_at, n_chow, t, n_claims, cross_now, kong_
                     for part in range(N_PARTS):
                         if part != claim_part and _has_discard(conc, part):
                             part_values[part] = part_value(conc, part, unseen, out_comp, lock, params)
-                    other_delta = _other_parts_discard(view, claim_part, part_values, prune, danger,
-                                                       work[:0].view(np.float64))
+                    other_delta = _other_parts_discard(view, claim_part, part_values, prune, danger, no_scores)
                     other_known = True
                     for i in range(MELD_TYPES):
                         if used[i] >= 0:
@@ -950,7 +951,7 @@ def _claim_fast(view, danger, src, exp_at, n_chow, t, n_claims, cross_now, kong_
     return best_action
 
 
-@njit(cache=True, nogil=True)
+@hot_kernel(cache=True, nogil=True)
 def _expert_core(src, seat, mask, params, rules, work, scores, scores_behind, eps):
     """expert on the view of ``src`` (an observation or the state) that ``seat`` (a
     :class:`SeatView`) locates: its offsets name the regions, which have the same layout in both.  A ``scores`` array of N_ACTIONS
@@ -1004,7 +1005,8 @@ def _expert_core(src, seat, mask, params, rules, work, scores, scores_behind, ep
         danger_done[x] = 0
     view = HandView(conc, unseen, out_comp, lock, params)
     if phase == PH_DISCARD and mask[A_WIN]:
-        out = _evaluate(conc, src, exp_at, n_chow, -1, -1, rules, work)
+        _evaluate(conc, src, exp_at, n_chow, -1, -1, rules, work)
+        out = work[XW_OUT : XW_OUT + K.N_OUT]
         if out[K.OUT_UNITS] >= params[X_MIN_UNITS] or stock_left <= params[X_LATE_STOCK]:
             return A_WIN
     n_claims = 0
@@ -1049,7 +1051,7 @@ def _expert_core(src, seat, mask, params, rules, work, scores, scores_behind, ep
     if not record:
         # by local scores, without the Φ of the parts no claim changes (the same choice)
         choice = _claim_fast(view, danger, src, exp_at, n_chow, t, n_claims, cross_now, kong_forced, peng_forced,
-                             stock_left, mask, rules, work, eps)
+                             stock_left, mask, rules, work, part_values, no_scores, eps)
         if choice != UNDECIDED:
             return choice
     # Φ of each part, and the best discard outside the claim's part (its cross terms taken as
@@ -1096,7 +1098,8 @@ def _expert_core(src, seat, mask, params, rules, work, scores, scores_behind, ep
             gain = 0
         value = NO_VALUE
         if K.min_idle_kernel(conc) == 0:
-            out = _evaluate(conc, src, exp_at, n_chow, exp_row, t, rules, work)
+            _evaluate(conc, src, exp_at, n_chow, exp_row, t, rules, work)
+            out = work[XW_OUT : XW_OUT + K.N_OUT]
             if out[K.OUT_WINS] == 1 and (out[K.OUT_UNITS] >= params[X_MIN_UNITS] or stock_left <= params[X_LATE_STOCK]):
                 value = WIN_KEY + out[K.OUT_UNITS]
         if value == NO_VALUE:
