@@ -1149,13 +1149,13 @@ def _expert_core(src, seat, mask, params, rules, work, scores, scores_behind, ep
     return best_action
 
 
-@njit(cache=True, nogil=True)
+@hot_kernel(cache=True, nogil=True)
 def expert_act(obs, mask, params, rules, work):
     """expert on an observation (the plug-in contract, without the unused rng)."""
     return expert_act_scores(obs, mask, params, rules, work, work[:0].view(np.float64), np.inf)
 
 
-@njit(cache=True, nogil=True)
+@hot_kernel(cache=True, nogil=True)
 def expert_act_scores(obs, mask, params, rules, work, scores, behind):
     """:func:`expert_act`, also writing every candidate's score into ``scores`` (N_ACTIONS
     floats; an empty array: none), as ``_expert_core`` describes (a discard ``behind`` points
@@ -1169,7 +1169,7 @@ def expert_act_scores(obs, mask, params, rules, work, scores, behind):
     return _expert_core(obs, seat, mask, params, rules, work, scores, behind, CERT_EPS)
 
 
-@njit(cache=True, nogil=True)
+@hot_kernel(cache=True, nogil=True)
 def expert_state(s, p, mask, params, rules, work):
     """:func:`expert_act` reading player p's view straight from the state (no observation
     copy): p's own concealed cards, locks and cannot-win flag, every seat's exposed groups and
@@ -1178,7 +1178,7 @@ def expert_state(s, p, mask, params, rules, work):
     return expert_state_margin(s, p, mask, params, rules, work, CERT_EPS)
 
 
-@njit(cache=True, nogil=True)
+@hot_kernel(cache=True, nogil=True)
 def expert_state_margin(s, p, mask, params, rules, work, eps):
     """:func:`expert_state` with the claims' rounding margin ``eps`` (:data:`CERT_EPS`; the
     tests pass ``np.inf``, with which every claim decision takes the full search)."""
