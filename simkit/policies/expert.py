@@ -779,7 +779,7 @@ def _certified_greater(l_new, s_new, const_new, l_best, s_best, const_best, r_ma
     return UNDECIDED
 
 
-@njit(cache=True, nogil=True)
+@hot_kernel(cache=True, nogil=True)
 def _chariot_through(conc, src, expcards_at, exp_at, t, zhan_in_chariot):
     """docs/rules.md §7 from the player's own view: a chariot through t (concealed + exposed cards)."""
     colour = t // N_RANKS
