@@ -67,7 +67,6 @@ from __future__ import annotations
 from collections import namedtuple
 
 import numpy as np
-from numba import njit
 
 from simkit.cards import CHE, JIANG, N_CARDS, N_COLOURS, N_COPIES, N_RANKS, N_SEATS, N_TYPES, PAO, SHI, TRIAD_SIZE, ZU
 from simkit.deck import STOCK_CARDS
