@@ -497,3 +497,75 @@ def test_has_discard_matches_its_definition_on_random_holdings():
             members = [t for t in range(28) if K.part_of(t) == part]
             want = any(conc[t] > 0 and t % N_RANKS != JIANG for t in members)
             assert X._has_discard(conc, part) == want, (part, conc.tolist())
+
+
+# ---- claims decided by local scores (issue 51 item 3): the same choices as the full search
+
+
+def test_claims_by_local_scores_choose_as_the_full_search_in_real_play():
+    """At every decision of real play (seed 5103, expert ×3) under the tuned weights and five
+    random weight vectors: expert_state (a claim decided by local scores, _claim_fast) chooses
+    as expert_state_margin with an infinite margin (every claim decision takes the full search)
+    and as expert_act_scores (the full search, recording): catches a candidate left out or
+    scored with a wrong term, the other parts' best discard searched on the holding after the
+    claim, a lower bound taken as deciding when it is not, a penalty dropped."""
+    rules = RuleSet().to_array()
+    work = np.zeros(POLICY_WORK_SIZE, np.int64)
+    scores = np.zeros(L.N_ACTIONS)
+    rng = np.random.default_rng(5103)
+    vectors = [_params()] + [_params() * np.r_[rng.uniform(0.0, 3.0, size=12), 1.0, 0.0, rng.uniform(0.0, 3.0, size=2),
+                                               np.ones(N_PARAMS - 16)] for _ in range(5)]
+    claims = several = 0
+    for params in vectors:
+        for state, s, p, mask, obs in _decision_points(("expert", "expert", "expert"), 5103, 20, rules):
+            fast = X.expert_state(s.copy(), p, mask, params, rules, work)
+            assert fast == X.expert_state_margin(s.copy(), p, mask, params, rules, work, np.inf)
+            assert fast == X.expert_act_scores(obs, mask, params, rules, work, scores, np.inf)
+            if s[L.S_PHASE] != L.PH_DISCARD:
+                claims += 1
+                several += mask.sum() > 2
+            state.apply_action(int(fast))
+    assert claims > 2000 and several > 800  # single and several claims, both searched
+
+
+def test_part_value_bound_holds_on_random_parts_and_weights():
+    """|part_value| <= part_value_bound(params) for random holdings, unseen copies, 出 and locks
+    of every part, with random weights up to the largest a spec may give (WEIGHT_MAX): the bound
+    the claims' rounding margin rests on; catches a coefficient of Φ that outgrows PART_BOUND."""
+    from simkit.evaluator.tables import N_PARTS
+
+    rng = np.random.default_rng(5104)
+    worst = 0.0
+    for k in range(4000):
+        conc = rng.integers(0, 5, size=28).astype(np.int64)
+        unseen = np.minimum(rng.integers(0, 5, size=28), 4 - conc).astype(np.int64)
+        out_comp = (rng.random(28) < 0.3).astype(np.int64)
+        lock = (rng.random(28) < 0.2).astype(np.int64)
+        params = np.zeros(N_PARAMS)
+        params[:16] = rng.uniform(0.0, 1.0, size=16) * (X.WEIGHT_MAX if k % 2 else 100.0)
+        params[rng.random(16) < 0.3] = 0.0  # some weights off: one term may carry the whole value
+        bound = X.part_value_bound(params)
+        for part in range(N_PARTS):
+            value = X.part_value(conc, part, unseen, out_comp, lock, params)
+            worst = max(worst, abs(value) / bound if bound > 0 else 0.0)
+            assert abs(value) <= bound, (part, conc.tolist(), params[:16].tolist())
+    assert worst > 0.005  # the holdings reach values of the bound's order, not only small ones
+
+
+def test_certified_comparison_leaves_a_near_tie_undecided():
+    """_certified_greater on numbers where the full scores (R added) round to a tie that the
+    local scores do not show: R = 1e6 makes 0.1 and 0.1 + 1e-11 equal after the sum, so the
+    comparison must fall back (UNDECIDED), not answer "greater"; clear cases are decided, and a
+    winning claim's constant against a bounded score, and two constants, exactly."""
+    r_max = 1.0e6
+    assert 1.0e6 + 0.1 == 1.0e6 + (0.1 + 1e-11)  # the tie the full scores make
+    greater = X._certified_greater
+    assert greater(0.1 + 1e-11, 0.1, False, 0.1, 0.1, False, r_max, X.CERT_EPS) == X.UNDECIDED
+    assert greater(0.1, 0.1, False, 0.1, 0.1, False, r_max, X.CERT_EPS) == X.UNDECIDED  # an exact tie too
+    assert greater(0.2, 0.2, False, 0.1, 0.1, False, r_max, X.CERT_EPS) == 1
+    assert greater(0.1, 0.1, False, 0.2, 0.2, False, r_max, X.CERT_EPS) == 0
+    assert greater(X.WIN_KEY + 1, 0.0, True, 5.0, 5.0, False, r_max, X.CERT_EPS) == 1
+    assert greater(5.0, 5.0, False, X.WIN_KEY, 0.0, True, r_max, X.CERT_EPS) == 0
+    assert greater(X.WIN_KEY + 1, 0.0, True, X.WIN_KEY + 2, 0.0, True, r_max, X.CERT_EPS) == 0
+    assert greater(X.WIN_KEY + 2, 0.0, True, X.WIN_KEY + 1, 0.0, True, r_max, X.CERT_EPS) == 1
+    assert greater(1.0e6, 0.0, True, 5.0, 5.0, False, r_max, X.CERT_EPS) == X.UNDECIDED  # within R's reach

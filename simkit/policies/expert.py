@@ -67,7 +67,6 @@ from __future__ import annotations
 from collections import namedtuple
 
 import numpy as np
-from numba import njit
 
 from simkit.cards import CHE, JIANG, N_CARDS, N_COLOURS, N_COPIES, N_RANKS, N_SEATS, N_TYPES, PAO, SHI, TRIAD_SIZE, ZU
 from simkit.deck import STOCK_CARDS
@@ -722,7 +721,64 @@ def _claim_value(rest, part_after, cross_now, cross_after, delta, claim_gain, pe
     return value
 
 
-@njit(cache=True, nogil=True)
+# ---- the claims' certified comparison (issue 51 item 3).  Every score of a claim decision is
+# ``R`` plus a few terms, R = Φ of the parts the claim leaves alone (with the cross terms now, as
+# the original sums them), or a constant (a winning claim).  R cancels between two scores, so a
+# claim decision without scores to record compares the scores less R ("local" scores, summed in
+# the same order) and evaluates no other part's Φ: a comparison whose two local scores differ by
+# more than the rounding both sums can make (:func:`_certified_greater`) has the same outcome as
+# the full scores' comparison; any other one (a tie or a near tie) falls back to the full
+# evaluation, so the choice is the same, bit for bit.
+PART_BOUND = 1000.0  # |part_value| <= PART_BOUND × Σ |weights 0..8| (coefficients: idle 16, hu 112, outs 272, ...)
+CERT_EPS = 1.0e-13  # rounding margin per unit of magnitude (12 roundings of 2^-53 each are 1.3e-15)
+UNDECIDED = -1  # _claim_fast: a comparison too close to call on local scores
+
+
+@hot_kernel(cache=True, nogil=True)
+def part_value_bound(params):
+    """An upper bound of ``abs(part_value(...))`` over every holding of every part with
+    ``params``: the idle count is at most 16, a part has at most 4 types, each type's terms
+    weigh ``pair`` at most once, ``hu`` 18 times, ``zi`` once, ``fat`` 4 times and each outs
+    weight 4 × 17 times, ``partner`` at most 6 times, a chariot ``hu`` or ``prospect`` 40 times:
+    no coefficient reaches :data:`PART_BOUND`."""
+    b = 0.0
+    for i in range(X_PROSPECT + 1):
+        b += abs(params[i])
+    return PART_BOUND * b
+
+
+@hot_kernel(cache=True, nogil=True, inline="always")
+def _certified_greater(l_new, s_new, const_new, l_best, s_best, const_best, r_max, eps):
+    """Whether a candidate's full score beats the best's (1) or not (0), or ``UNDECIDED``, from
+    their local scores ``l`` (the full score less R, |R| <= ``r_max``; a constant score when
+    ``const``) and ``s`` (the sum of the magnitudes of the local score's terms): a full score
+    differs from R + ``l`` by at most ``eps`` × (``r_max`` + ``s``)."""
+    if const_new and const_best:
+        return 1 if l_new > l_best else 0
+    if const_new:
+        reach = r_max + abs(l_best) + eps * (r_max + s_best)
+        if l_new > reach:
+            return 1
+        if l_new < -reach:
+            return 0
+        return UNDECIDED
+    if const_best:
+        reach = r_max + abs(l_new) + eps * (r_max + s_new)
+        if l_best > reach:
+            return 0
+        if l_best < -reach:
+            return 1
+        return UNDECIDED
+    margin = eps * (2.0 * r_max + s_new + s_best)
+    d = l_new - l_best
+    if d > margin:
+        return 1
+    if d < -margin:
+        return 0
+    return UNDECIDED
+
+
+@hot_kernel(cache=True, nogil=True)
 def _chariot_through(conc, src, expcards_at, exp_at, t, zhan_in_chariot):
     """docs/rules.md §7 from the player's own view: a chariot through t (concealed + exposed cards)."""
     colour = t // N_RANKS
@@ -754,10 +810,11 @@ def _chariot_through(conc, src, expcards_at, exp_at, t, zhan_in_chariot):
     return False
 
 
-@njit(cache=True, nogil=True)
+@hot_kernel(cache=True, nogil=True)
 def _evaluate(conc, src, exp_at, n_chow, exp_row, t, rules, work):
     """Evaluator on the player's holding (+ one exposed group of type t in ``exp_row``, or a
-    圆 when ``exp_row`` is -1 and t >= 0); fills ``work[XW_OUT:]``."""
+    圆 when ``exp_row`` is -1 and t >= 0); fills ``work[XW_OUT:]`` (and returns nothing: a
+    hot kernel, as its callers)."""
     exp = work[XW_EXP : XW_EXP + EXP_BLOCK].reshape((N_EXP_ROWS, N_TYPES))
     for i in range(EXP_BLOCK):
         work[XW_EXP + i] = src[exp_at + i]
@@ -769,16 +826,139 @@ def _evaluate(conc, src, exp_at, n_chow, exp_row, t, rules, work):
     out = work[XW_OUT : XW_OUT + K.N_OUT]
     choice = work[XW_CHOICE : XW_CHOICE + K.N_CHOICE]
     K.evaluate_kernel(conc, exp, n_chow, rules, 0, out, choice, work[: K.WORK_SIZE])
-    return out
 
 
-@njit(cache=True, nogil=True)
-def _expert_core(src, seat, mask, params, rules, work, scores, scores_behind):
+@hot_kernel(cache=True, nogil=True)
+def _claim_fast(view, danger, src, exp_at, n_chow, t, n_claims, cross_now, kong_forced, peng_forced, stock_left,
+                mask, rules, work, part_values, no_scores, eps):
+    """The choice of a claim decision (no scores recorded) by local scores (the comment above
+    :data:`PART_BOUND`), or ``UNDECIDED`` where a comparison is too close to call; the same
+    candidates and terms as :func:`_expert_core`'s claim search, in the same order.  ``view``'s
+    arrays are restored; ``part_values`` (N_PARTS floats) is scratch, ``no_scores`` an empty
+    float array.  Compiled without reference counting (a hot kernel), as the kernels it calls:
+    with it, the call's named tuples of arrays cost more than the evaluations it saves."""
+    conc = view.conc
+    unseen = view.unseen
+    out_comp = view.out_comp
+    lock = view.lock
+    params = view.params
+    claim_part = K.part_of(t)
+    r_max = (abs(cross_now) + (N_PARTS + 1) * part_value_bound(params)) * 1.001
+    prune = danger.weight >= 0.0
+    other_known = False
+    other_delta = NO_VALUE
+    if n_claims > 1:
+        for part in range(N_PARTS):
+            if part != claim_part and _has_discard(conc, part):
+                part_values[part] = part_value(conc, part, unseen, out_comp, lock, params)
+        other_delta = _other_parts_discard(view, claim_part, part_values, prune, danger, no_scores)
+        other_known = True
+    old_lock = lock[t]
+    lock[t] = 1
+    best_l = part_value(conc, claim_part, unseen, out_comp, lock, params)
+    lock[t] = old_lock
+    best_s = abs(best_l)
+    if kong_forced or peng_forced:
+        best_l -= NOWIN_PENALTY
+        best_s += NOWIN_PENALTY
+    best_const = False
+    best_action = A_PASS
+    used = work[XW_USED : XW_USED + MELD_TYPES]
+    for a in range(N_ACTIONS):
+        if not mask[a] or a == A_PASS:
+            continue
+        kind = E.meld_cards(a, t, used)
+        for i in range(MELD_TYPES):
+            if used[i] >= 0:
+                conc[used[i]] -= 1
+        exp_row = -1
+        gain = 1
+        if kind == M_PENG:
+            exp_row = K.EXP_PENG
+            gain = PENG_HU[t]
+        elif kind == M_KONG:
+            exp_row = K.EXP_KONG
+            gain = KONG_HU[t]
+        elif kind == M_ZHAN:
+            exp_row = K.EXP_ZHAN
+            gain = 0
+        const = False
+        local = 0.0
+        size = 0.0
+        verdict = UNDECIDED
+        if K.min_idle_kernel(conc) == 0:
+            _evaluate(conc, src, exp_at, n_chow, exp_row, t, rules, work)
+            out = work[XW_OUT : XW_OUT + K.N_OUT]
+            if out[K.OUT_WINS] == 1 and (out[K.OUT_UNITS] >= params[X_MIN_UNITS] or stock_left <= params[X_LATE_STOCK]):
+                const = True
+                local = WIN_KEY + out[K.OUT_UNITS]
+        if not const:
+            exposes_out = exp_row == K.EXP_PENG or exp_row == K.EXP_KONG
+            if exposes_out:
+                out_comp[t] += 1
+            cross_after = cross_value(conc, unseen, out_comp, params)
+            part_after = part_value(conc, claim_part, unseen, out_comp, lock, params)
+            _, delta = _part_discards(view, claim_part, part_after, other_delta if prune and other_known else NO_VALUE,
+                                      danger, no_scores, 0.0, 0.0)
+            if exposes_out:
+                out_comp[t] -= 1
+            penalised = (kong_forced and a != A_KONG) or (peng_forced and a != A_PENG)
+            claim_gain = params[X_CLAIM_HU] * gain
+            size = (abs(part_after) + abs(cross_now) + abs(cross_after) + abs(claim_gain)
+                    + (NOWIN_PENALTY if penalised else 0.0))
+            if not other_known and delta != NO_VALUE:
+                # one claim: its value with its own part's best discard is a lower bound that
+                # decides when above the pass (as in _expert_core)
+                bound = _claim_value(0.0, part_after, cross_now, cross_after, delta, claim_gain, penalised)
+                if _certified_greater(bound, size + abs(delta), False, best_l, best_s, best_const, r_max, eps) == 1:
+                    verdict = 1
+                    local = bound
+                    size += abs(delta)
+            if verdict == UNDECIDED:
+                if not other_known:
+                    for i in range(MELD_TYPES):  # searched on the holding before the claim
+                        if used[i] >= 0:
+                            conc[used[i]] += 1
+                    for part in range(N_PARTS):
+                        if part != claim_part and _has_discard(conc, part):
+                            part_values[part] = part_value(conc, part, unseen, out_comp, lock, params)
+                    other_delta = _other_parts_discard(view, claim_part, part_values, prune, danger, no_scores)
+                    other_known = True
+                    for i in range(MELD_TYPES):
+                        if used[i] >= 0:
+                            conc[used[i]] -= 1
+                if other_delta > delta:
+                    delta = other_delta
+                if delta == NO_VALUE:
+                    const = True
+                    local = WIN_KEY
+                else:
+                    local = _claim_value(0.0, part_after, cross_now, cross_after, delta, claim_gain, penalised)
+                    size += abs(delta)
+        for i in range(MELD_TYPES):
+            if used[i] >= 0:
+                conc[used[i]] += 1
+        if verdict == UNDECIDED:
+            verdict = _certified_greater(local, size, const, best_l, best_s, best_const, r_max, eps)
+            if verdict == UNDECIDED:
+                return UNDECIDED
+        if verdict == 1:
+            best_l = local
+            best_s = size
+            best_const = const
+            best_action = a
+    return best_action
+
+
+@hot_kernel(cache=True, nogil=True)
+def _expert_core(src, seat, mask, params, rules, work, scores, scores_behind, eps):
     """expert on the view of ``src`` (an observation or the state) that ``seat`` (a
     :class:`SeatView`) locates: its offsets name the regions, which have the same layout in both.  A ``scores`` array of N_ACTIONS
     floats (an empty one: none) also receives the score of every legal discard, claim and
     pass of the decision (-inf elsewhere, and for a discard at least ``scores_behind`` below
-    the best; comparable within the decision, the choice's the largest)."""
+    the best; comparable within the decision, the choice's the largest).  Without scores, a
+    claim decision is decided by :func:`_claim_fast` (``eps`` its rounding margin,
+    :data:`CERT_EPS`), which falls back to the search below where a comparison is too close."""
     me = seat.me
     exp_all_at = seat.exp_all_at
     expcards_at = seat.expcards_at
@@ -824,7 +1004,8 @@ def _expert_core(src, seat, mask, params, rules, work, scores, scores_behind):
         danger_done[x] = 0
     view = HandView(conc, unseen, out_comp, lock, params)
     if phase == PH_DISCARD and mask[A_WIN]:
-        out = _evaluate(conc, src, exp_at, n_chow, -1, -1, rules, work)
+        _evaluate(conc, src, exp_at, n_chow, -1, -1, rules, work)
+        out = work[XW_OUT : XW_OUT + K.N_OUT]
         if out[K.OUT_UNITS] >= params[X_MIN_UNITS] or stock_left <= params[X_LATE_STOCK]:
             return A_WIN
     n_claims = 0
@@ -860,9 +1041,20 @@ def _expert_core(src, seat, mask, params, rules, work, scores, scores_behind):
         return A_WIN  # only a win is legal
     # claim decision on the active card t: its part is the only one a claim changes
     claim_part = K.part_of(t)
+    zhan_in_chariot = rules[RULE_ZHAN_IN_CHARIOT] == 1
+    # which choices forbid winning (docs/rules.md §7)
+    kong_forced = mask[A_KONG] and rules[RULE_MUST_KONG] == 1
+    peng_forced = (mask[A_PENG] and rules[RULE_MUST_CHARIOT_OUT] == 1
+                   and _chariot_through(conc, src, expcards_at + N_TYPES * me, exp_at, t, zhan_in_chariot))
+    cross_now = cross_value(conc, unseen, out_comp, params)
+    if not record:
+        # by local scores, without the Φ of the parts no claim changes (the same choice)
+        choice = _claim_fast(view, danger, src, exp_at, n_chow, t, n_claims, cross_now, kong_forced, peng_forced,
+                             stock_left, mask, rules, work, part_values, no_scores, eps)
+        if choice != UNDECIDED:
+            return choice
     # Φ of each part, and the best discard outside the claim's part (its cross terms taken as
     # they are now; a discard decision reads only their changes, _cross_change)
-    cross_now = cross_value(conc, unseen, out_comp, params)
     total = cross_now
     for part in range(N_PARTS):
         value = part_value(conc, part, unseen, out_comp, lock, params)
@@ -874,11 +1066,6 @@ def _expert_core(src, seat, mask, params, rules, work, scores, scores_behind):
     other_delta = NO_VALUE
     if other_known:
         other_delta = _other_parts_discard(view, claim_part, part_values, prune, danger, no_scores)
-    zhan_in_chariot = rules[RULE_ZHAN_IN_CHARIOT] == 1
-    # which choices forbid winning (docs/rules.md §7)
-    kong_forced = mask[A_KONG] and rules[RULE_MUST_KONG] == 1
-    peng_forced = (mask[A_PENG] and rules[RULE_MUST_CHARIOT_OUT] == 1
-                   and _chariot_through(conc, src, expcards_at + N_TYPES * me, exp_at, t, zhan_in_chariot))
     # passing locks the type
     old_lock = lock[t]
     lock[t] = 1
@@ -910,7 +1097,8 @@ def _expert_core(src, seat, mask, params, rules, work, scores, scores_behind):
             gain = 0
         value = NO_VALUE
         if K.min_idle_kernel(conc) == 0:
-            out = _evaluate(conc, src, exp_at, n_chow, exp_row, t, rules, work)
+            _evaluate(conc, src, exp_at, n_chow, exp_row, t, rules, work)
+            out = work[XW_OUT : XW_OUT + K.N_OUT]
             if out[K.OUT_WINS] == 1 and (out[K.OUT_UNITS] >= params[X_MIN_UNITS] or stock_left <= params[X_LATE_STOCK]):
                 value = WIN_KEY + out[K.OUT_UNITS]
         if value == NO_VALUE:
@@ -960,13 +1148,13 @@ def _expert_core(src, seat, mask, params, rules, work, scores, scores_behind):
     return best_action
 
 
-@njit(cache=True, nogil=True)
+@hot_kernel(cache=True, nogil=True)
 def expert_act(obs, mask, params, rules, work):
     """expert on an observation (the plug-in contract, without the unused rng)."""
     return expert_act_scores(obs, mask, params, rules, work, work[:0].view(np.float64), np.inf)
 
 
-@njit(cache=True, nogil=True)
+@hot_kernel(cache=True, nogil=True)
 def expert_act_scores(obs, mask, params, rules, work, scores, behind):
     """:func:`expert_act`, also writing every candidate's score into ``scores`` (N_ACTIONS
     floats; an empty array: none), as ``_expert_core`` describes (a discard ``behind`` points
@@ -977,15 +1165,22 @@ def expert_act_scores(obs, mask, params, rules, work, scores, behind):
     seat = SeatView(me, O_CONC, O_EXP, O_EXPCARDS, O_DEAD, O_LOCK + N_TYPES * me, obs[O_NCHOW + me], obs[O_PHASE],
                     obs[O_ACTIVE], obs[O_STOCK_LEFT], obs[O_NCONC + nxt], obs[O_NCONC + other], obs[O_XIANGGONG + nxt],
                     obs[O_XIANGGONG + other], obs[O_NOWIN + me] == 1)
-    return _expert_core(obs, seat, mask, params, rules, work, scores, behind)
+    return _expert_core(obs, seat, mask, params, rules, work, scores, behind, CERT_EPS)
 
 
-@njit(cache=True, nogil=True)
+@hot_kernel(cache=True, nogil=True)
 def expert_state(s, p, mask, params, rules, work):
     """:func:`expert_act` reading player p's view straight from the state (no observation
     copy): p's own concealed cards, locks and cannot-win flag, every seat's exposed groups and
     cards, the dead cards, the active card, the stock size, the seats' concealed-card counts
     and 相公 flags — the same numbers the observation holds, so the same choice."""
+    return expert_state_margin(s, p, mask, params, rules, work, CERT_EPS)
+
+
+@hot_kernel(cache=True, nogil=True)
+def expert_state_margin(s, p, mask, params, rules, work, eps):
+    """:func:`expert_state` with the claims' rounding margin ``eps`` (:data:`CERT_EPS`; the
+    tests pass ``np.inf``, with which every claim decision takes the full search)."""
     nxt = (p + 1) % N_SEATS
     other = (p + 2) % N_SEATS
     n_next = 0
@@ -996,4 +1191,4 @@ def expert_state(s, p, mask, params, rules, work):
     seat = SeatView(p, S_CONC + N_TYPES * p, S_EXP, S_EXPCARDS, S_DEAD, S_LOCK + N_TYPES * p, s[S_NCHOW + p],
                     s[S_PHASE], s[S_ACTIVE], N_CARDS - s[S_STOCK_POS], n_next, n_other, s[S_XIANGGONG + nxt],
                     s[S_XIANGGONG + other], s[S_NOWIN + p] == 1)
-    return _expert_core(s, seat, mask, params, rules, work, work[:0].view(np.float64), np.inf)
+    return _expert_core(s, seat, mask, params, rules, work, work[:0].view(np.float64), np.inf, eps)
