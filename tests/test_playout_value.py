@@ -112,7 +112,7 @@ def _naive_playout_luck(table: dict, ids, params, rules, playouts: int) -> np.nd
             E.advance(s2, rules, mask, work, ev, ev_n)
             while s2[L.S_PHASE] != L.PH_OVER:
                 p = s2[L.S_PLAYER]
-                action = builtin_act_state(ids[p], s2, p, obs, mask, params[p], rngs[p], rules, pwork)
+                action = builtin_act_state(ids[p], s2, obs, mask, params[p], rngs[p], rules, pwork)
                 E.apply_legal(s2, action, rules, mask, work, ev, ev_n)
             values[t] += s2[L.S_PAYOFF : L.S_PAYOFF + N_SEATS] / playouts
     actual = s[L.S_DECK + pos] // N_COPIES
