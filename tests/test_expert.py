@@ -111,7 +111,7 @@ def test_observation_and_state_paths_choose_alike():
         stream = np.array([1, 2, 3, 4], dtype=np.uint64)
         work = np.zeros(POLICY_WORK_SIZE, dtype=np.int64)
         by_obs = builtin_act(P_EXPERT, obs, mask, params, stream.copy(), rules, work)
-        by_state = builtin_act_state(P_EXPERT, s.copy(), p, obs, mask, params, stream.copy(), rules, work)
+        by_state = builtin_act_state(P_EXPERT, s.copy(), obs, mask, params, stream.copy(), rules, work)
         assert by_obs == by_state
         state.apply_action(int(by_state))
         checked += 1
