@@ -71,8 +71,8 @@ def test_replayed_rows_equal_the_play_kernels_rows(policies):
                                     rules=rules)
     ids, params, _ = policy_arrays(specs)
     expected = np.zeros((300, N_RESULT), dtype=np.int64)
-    BUILTIN_KERNELS.play_batch(deals_of(root_key(31), 0, 300, 0, SEATING_FIXED), lineup_of(ids, params, rules.to_array()),
-                               expected)
+    lineup = lineup_of(ids, params, rules.to_array())
+    BUILTIN_KERNELS.play_batch(deals_of(root_key(31), 0, 300, 0, SEATING_FIXED), lineup, expected)
     assert np.array_equal(results, expected)
     assert np.allclose(luck.sum(axis=1), 0.0)  # centred values: the luck of a deal sums to zero
     assert np.any(luck != 0.0)

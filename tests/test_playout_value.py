@@ -138,8 +138,8 @@ def test_playouts_leave_the_deals_as_played_and_are_keyed_by_deal():
     results, luck, _, _ = luck_rows(specs, seed=21, deals=24, block=playout_block(2), rules=rules)
     ids, params, _ = policy_arrays(specs)
     expected = np.zeros((24, N_RESULT), dtype=np.int64)
-    BUILTIN_KERNELS.play_batch(deals_of(root_key(21), 0, 24, 0, SEATING_FIXED), lineup_of(ids, params, rules.to_array()),
-                               expected)
+    lineup = lineup_of(ids, params, rules.to_array())
+    BUILTIN_KERNELS.play_batch(deals_of(root_key(21), 0, 24, 0, SEATING_FIXED), lineup, expected)
     assert np.array_equal(results, expected)
     assert np.allclose(luck.sum(axis=1), 0.0)  # payoffs sum to zero, so do the values
     assert np.count_nonzero(np.abs(luck).sum(axis=1) > 0.1) >= 12

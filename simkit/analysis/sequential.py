@@ -416,11 +416,11 @@ def simulate_sprt(
     """Run the design of ``test`` (an :class:`EmpiricalMeanSPRT`: its delta, alpha, beta, mu0 and
     min_n; the observations it holds are not read) on ``sequences`` independent streams
     resampled from ``sample`` shifted to mean ``true_mean`` (with replacement; ``weights`` are
-    counts or probabilities of the sample's values, default equal).  Returns one row per sequence: ``decision`` (+1 accept
-    H1, -1 accept H0, 0 undecided at ``max_n``), ``n``, the stopped sample's ``mean`` and ``sd``
-    (ddof=1) and the final ``llr``; with ``confidence``, also each test's ``estimate``, ``lo`` and
-    ``hi`` under the stopping rule (as :meth:`EmpiricalMeanSPRT.estimate`).  Deterministic for a
-    given seed.
+    counts or probabilities of the sample's values, default equal).  Returns one row per
+    sequence: ``decision`` (+1 accept H1, -1 accept H0, 0 undecided at ``max_n``), ``n``, the
+    stopped sample's ``mean`` and ``sd`` (ddof=1) and the final ``llr``; with ``confidence``,
+    also each test's ``estimate``, ``lo`` and ``hi`` under the stopping rule (as
+    :meth:`EmpiricalMeanSPRT.estimate`).  Deterministic for a given seed.
 
     >>> runs = simulate_sprt([-1.0, 0.0, 0.0, 1.0, 3.0], 0.0, EmpiricalMeanSPRT(0.5), sequences=200, seed=1)
     >>> bool((runs["decision"] == 1).mean() < 0.15), int(runs["n"].min()) >= 100

@@ -52,10 +52,11 @@ def builtin_act(policy_id, obs, mask, params, rng, rules, work):
 
 @njit(cache=True, nogil=True, inline="always")
 def builtin_act_state(policy_id, s, obs, mask, params, rng, rules, work):
-    """:func:`builtin_act` for the player p to act in state ``s`` (``s[S_PLAYER]``), the same choices: ``random`` needs no
-    observation, ``greedy`` / ``patient`` / ``expert`` read p's own view from the state, and ``mc``
-    and ``learned`` get the observation, filled into ``obs`` here.  An unknown id returns
-    :data:`NO_SUCH_POLICY` (never a policy's choice: the deal loops stop the deal and flag it)."""
+    """:func:`builtin_act` for the player p to act in state ``s`` (``s[S_PLAYER]``), the same
+    choices: ``random`` needs no observation, ``greedy`` / ``patient`` / ``expert`` read p's own
+    view from the state, and ``mc`` and ``learned`` get the observation, filled into ``obs`` here.
+    An unknown id returns :data:`NO_SUCH_POLICY` (never a policy's choice: the deal loops stop
+    the deal and flag it)."""
     p = s[S_PLAYER]
     if policy_id == P_RANDOM:
         return random_act(mask, rng)

@@ -365,8 +365,9 @@ def _type_terms(value, view, t, row, chow_if_missing):
 @hot_kernel(cache=True, nogil=True, inline="always")
 def _members_terms(value, view, first, step, size, row0, triad):
     """Φ's per-type terms of one part's members ``first + i × step`` (i < ``size``; a triad or
-    the 卒s; ``view``: a :data:`HandView`), added to ``value``, and the counts its part terms read: (value, members present,
-    components, 出 components, the member that is no component (-1: none)).
+    the 卒s; ``view``: a :data:`HandView`), added to ``value``, and the counts its part terms
+    read: (value, members present, components, 出 components, the member that is no component
+    (-1: none)).
 
     One body for both kinds of part, inlined (numba IR, ``inline="always"``) at each of
     :func:`part_value`'s two calls, which pass the span, the size and ``triad`` as constants:
@@ -408,8 +409,8 @@ def part_value(conc, part, unseen, out_comp, lock, params):
         code = K.part_code(conc, PART_ZU)
         value = -params[X_IDLE] * ZU_IDLE[code]
         value, n_present, n_comp, n_out, missing = _members_terms(
-            value, HandView(conc, unseen, out_comp, lock, params), ZU, N_RANKS, N_COLOURS, OUTS_ZU_ROW + N_COLOURS * code,
-            False)
+            value, HandView(conc, unseen, out_comp, lock, params), ZU, N_RANKS, N_COLOURS,
+            OUTS_ZU_ROW + N_COLOURS * code, False)
     else:
         has_jiang = 1 if part < PART_CMP else 0
         first = K.part_span(part)[0]
