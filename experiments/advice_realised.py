@@ -62,7 +62,7 @@ def play(seed: int, deal: int, follow: bool, significant: bool, analysis_rollout
     while s[L.S_PHASE] != L.PH_OVER:
         p = int(s[L.S_PLAYER])
         E.legal_mask(s, rules_array, mask, work)
-        action = int(builtin_act_state(ids[p], s, p, obs, mask, params[p], rngs[p], rules_array, pwork))
+        action = int(builtin_act_state(ids[p], s, obs, mask, params[p], rngs[p], rules_array, pwork))
         if follow and p == SEAT and int(mask.sum()) >= 2:
             position = position_from_state(s, rules)
             key = seed * 100_000 + deal * 200 + changed + int(s[L.S_STOCK_POS])

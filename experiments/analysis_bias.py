@@ -61,7 +61,7 @@ def realised(state: np.ndarray, action: int, table: str, seed: int, deal: int, r
     while s[L.S_PHASE] != L.PH_OVER:
         p = int(s[L.S_PLAYER])
         E.legal_mask(s, rules_array, mask, work)
-        chosen = builtin_act_state(ids[p], s, p, obs, mask, params[p], rngs[p], rules_array, pwork)
+        chosen = builtin_act_state(ids[p], s, obs, mask, params[p], rngs[p], rules_array, pwork)
         assert E.apply(s, int(chosen), rules_array, mask, work, ev, ev_n)
     return float(s[L.S_PAYOFF + SEAT])
 

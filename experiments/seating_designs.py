@@ -144,7 +144,7 @@ def prefix_share(a: str, b: str, seed: int, deals: int) -> dict[str, float]:
                 p = int(s[S_PLAYER])
                 who = seating[p]
                 actor = actors[who]
-                action = int(builtin_act_state(actor.builtin_id, s, p, obs, mask, actor.params, rngs[p], rules, pwork))
+                action = int(builtin_act_state(actor.builtin_id, s, obs, mask, actor.params, rngs[p], rules, pwork))
                 played[who] += 1
                 key = (tuple(history), who)
                 if key not in nodes:

@@ -18,7 +18,7 @@ import time
 
 import numpy as np
 
-from simkit.analysis.sequential import simulate_sprt
+from simkit.analysis.sequential import EmpiricalMeanSPRT, simulate_sprt
 from simkit.policies.registry import parse_policy
 from simkit.runner.luck import duplicate_luck, zero_value_block
 
@@ -41,10 +41,9 @@ def main(seed: int, sequences: int, burn_ins: list[int]) -> None:
     for name, sample in samples(seed).items():
         for burn_in in burn_ins:
             start = time.perf_counter()
-            null = simulate_sprt(sample, 0.0, DELTA, min_n=burn_in, sequences=sequences, seed=seed * 10 + 1,
-                                 confidence=0.95)
-            alt = simulate_sprt(sample, DELTA, DELTA, min_n=burn_in, sequences=sequences, seed=seed * 10 + 2,
-                                confidence=0.95)
+            design = EmpiricalMeanSPRT(DELTA, min_n=burn_in)
+            null = simulate_sprt(sample, 0.0, design, sequences=sequences, seed=seed * 10 + 1, confidence=0.95)
+            alt = simulate_sprt(sample, DELTA, design, sequences=sequences, seed=seed * 10 + 2, confidence=0.95)
             alpha = float((null["decision"] == 1).mean())
             beta = float((alt["decision"] == -1).mean())
             se_a, se_b = (np.sqrt(p * (1 - p) / sequences) for p in (alpha, beta))

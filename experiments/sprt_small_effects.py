@@ -24,7 +24,7 @@ import time
 import numpy as np
 import pandas as pd
 
-from simkit.analysis.sequential import default_burn_in, simulate_sprt
+from simkit.analysis.sequential import EmpiricalMeanSPRT, default_burn_in, simulate_sprt
 
 SAMPLE = pathlib.Path(__file__).resolve().parents[1] / "tests" / "data" / "greedy_patient_heavy_differences.csv"
 DELTAS = (0.1, 0.2)
@@ -47,10 +47,9 @@ def main(sequences: int, seed: int = 50, burn_in: int | None = None) -> None:
             start = time.perf_counter()
             stream = seed * 100 + 10 * d + 2 * l
             first_look = default_burn_in(delta) if burn_in is None else burn_in
-            null = simulate_sprt(values, 0.0, delta, alpha, beta, min_n=first_look, sequences=sequences, seed=stream,
-                                 weights=counts)
-            alt = simulate_sprt(values, delta, delta, alpha, beta, min_n=first_look, sequences=sequences,
-                                seed=stream + 1, weights=counts)
+            design = EmpiricalMeanSPRT(delta, alpha, beta, min_n=first_look)
+            null = simulate_sprt(values, 0.0, design, sequences=sequences, seed=stream, weights=counts)
+            alt = simulate_sprt(values, delta, design, sequences=sequences, seed=stream + 1, weights=counts)
             a = float((null["decision"] == 1).mean())
             b = float((alt["decision"] == -1).mean())
             se_a, se_b = (np.sqrt(p * (1 - p) / sequences) for p in (a, b))

@@ -72,6 +72,7 @@ from simkit.runner.play import (
     PERMUTATIONS,
     SEATING_CODES,
     SEATING_FIXED,
+    Lineup,
     check_rows,
     deal_kernels_cached,
     play_one,
@@ -158,8 +159,8 @@ def replay_events(
     warn_model_rules(specs, rules.to_dict())
     texts = [s.text() for s in specs]
     if session_length > 1:
-        dealer = session_dealer(seed, deal, ids, params, rules.to_array(), session_length, user, first_dealer=dealer,
-                                policies=texts)
+        dealer = session_dealer(seed, deal, Lineup(ids, params, rules.to_array()), session_length, user,
+                                first_dealer=dealer, policies=texts)
     state, deck, events, result = play_one(seed, deal, ids, params, rules.to_array(), dealer, user)
     # a deal that stopped early (an illegal action, MAX_DECISIONS) is an error, never a 穿牌
     check_rows(result[None, :], seed, texts, int(deal), SEATING_FIXED)

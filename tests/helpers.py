@@ -165,7 +165,7 @@ def paused_tables(policies: str, seed: int, deals: int, rules: RuleSet, every: i
                 E.advance(s, rules_array, mask, work, ev, ev_n)
                 continue
             p = s[L.S_PLAYER]
-            action = builtin_act_state(ids[p], s, p, obs, mask, params[p], rngs[p], rules_array, pwork)
+            action = builtin_act_state(ids[p], s, obs, mask, params[p], rngs[p], rules_array, pwork)
             E.apply_legal(s, action, rules_array, mask, work, ev, ev_n)
     return out
 

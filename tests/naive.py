@@ -664,7 +664,7 @@ def naive_belief_weight(position, hidden, policy_ids, params, rules_array, noise
         n = E.legal_mask(s, rules_array, mask, work)
         choice = None
         if q != me and n >= 2:
-            choice = builtin_act_state(policy_ids[q], s, q, obs, mask, params[q], rngs[q], rules_array, pwork)
+            choice = builtin_act_state(policy_ids[q], s, obs, mask, params[q], rngs[q], rules_array, pwork)
         for a in (int(x) for x in np.flatnonzero(mask)):
             trial, trial_mask = s.copy(), mask.copy()
             E.apply_legal(trial, a, rules_array, trial_mask, work, ev, ev_n)

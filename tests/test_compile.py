@@ -204,7 +204,9 @@ def test_basic_and_full_policy_switches_play_the_same_rows():
         SEATING_ROTATE,
         InPlay,
         Table,
+        deals_of,
         kernels_for,
+        lineup_of,
     )
 
     ids, params, user = policy_arrays(parse_policies("greedy,patient:1,4,2,random"))
@@ -215,10 +217,11 @@ def test_basic_and_full_policy_switches_play_the_same_rows():
     root = root_key(11)
     for kernels in (BASIC_KERNELS, BUILTIN_KERNELS):
         rows = np.zeros((3, 40 * 6, N_RESULT), dtype=np.int64)
-        kernels.play_batch(root, 5, 40, 1, ids, params, SEATING_ROTATE, rules, rows[0, :40])
-        kernels.play_sessions(root, 0, 40, 4, 0, ids, params, SEATING_ALL, rules, rows[1])
+        lineup = lineup_of(ids, params, rules)
+        kernels.play_batch(deals_of(root, 5, 40, 1, SEATING_ROTATE), lineup, rows[0, :40])
+        kernels.play_sessions(deals_of(root, 0, 40, 0, SEATING_ALL, 4), lineup, rows[1])
         decks = np.array([np.random.default_rng(k).permutation(112) for k in range(40)], dtype=np.int64)
-        kernels.play_decks(root, 0, decks, 2, ids, params, rules, rows[2, :40])
+        kernels.play_decks(deals_of(root, 0, 40, 2), decks, lineup, rows[2, :40])
         if kernels is BASIC_KERNELS:
             basic = rows
     assert np.array_equal(basic, rows)

@@ -29,7 +29,9 @@ from simkit.runner.play import (
     N_RESULT,
     R_ERROR,
     check_rows,
+    deals_of,
     kernels_for,
+    lineup_of,
     play_deals,
 )
 from simkit.rng import root_key
@@ -169,7 +171,7 @@ def test_the_basic_kernel_flags_an_unknown_id_instead_of_playing_greedy(bad):
     ids = np.array([P_GREEDY, bad, P_PATIENT], dtype=np.int64)
     params = np.zeros((3, 16))
     rows = np.zeros((4, N_RESULT), dtype=np.int64)
-    BASIC_KERNELS.play_batch(root_key(1), 0, 4, 0, ids, params, 0, RULES, rows)
+    BASIC_KERNELS.play_batch(deals_of(root_key(1), 0, 4), lineup_of(ids, params, RULES), rows)
     codes = rows[:, R_ERROR]
     assert ((codes % ERR_SEAT == ERR_UNKNOWN_POLICY) & (codes // ERR_SEAT == 1)).all()
     with pytest.raises(DealError, match="seat 1 \\(x\\) has an unknown policy id"):
@@ -181,7 +183,7 @@ def test_a_user_dispatcher_flags_an_empty_slot(cap_module):
     ids = ids.copy()
     ids[2] = USER_SLOT_BASE + 1  # no function in slot 1
     rows = np.zeros((2, N_RESULT), dtype=np.int64)
-    kernels_for(user, ids).play_batch(root_key(1), 0, 2, 0, ids, params, 0, RULES, rows)
+    kernels_for(user, ids).play_batch(deals_of(root_key(1), 0, 2), lineup_of(ids, params, RULES), rows)
     # seat 0's policy acts first; the deal stops at the first decision of seat 2 or earlier
     assert (rows[:, R_ERROR] != 0).all()
     assert any(int(c) % ERR_SEAT == ERR_UNKNOWN_POLICY and int(c) // ERR_SEAT == 2 for c in rows[:, R_ERROR])

@@ -351,7 +351,7 @@ def test_cap_keeps_every_jiang_triad_option_that_can_be_best():
             for i, (rows, _) in enumerate(picked):
                 exposed[:3, i] = rows
             for bonus in (0, 1):
-                _triad_options(0, TK_JIANG, conc, exposed, True, bonus, 1, True, hu, arg, pat)
+                _triad_options(K.Triad(0, TK_JIANG, True, bonus, 1, True), conc, exposed, hu, arg, pat)
                 for low in range(K.N_CODES):
                     options = [(int(hu[low | s << 5]), s) for s in range(5) if hu[low | s << 5] > K.NEG]
                     n_multi += len(options) > 1
@@ -396,8 +396,8 @@ def _union_of_combinations(work, nz, n_lou, fat_lou, plain_lou, steps) -> int:
         jf, jl, jbits = K._chariot_features(jlevels, False)
         for z in zus:
             zf, zl, zbits = K._chariot_features(z, True)
-            union |= K._pattern_mask(n_lou, fat_lou, plain_lou, steps, qing, smax, max(jf, zf), max(jl, zl),
-                                     (jbits & zbits) != 0)
+            union |= K._pattern_mask(K.Exposed(n_lou, fat_lou, plain_lou, steps), qing, smax, max(jf, zf),
+                                     max(jl, zl), (jbits & zbits) != 0)
     return union
 
 
@@ -431,7 +431,7 @@ def test_no_pattern_shortcut_fires_only_without_patterns():
         assert _union_of_combinations(work, nz, *own) == out[K.OUT_PATTERNS]
         for features in [own, *LEVEL_FEATURES]:
             union = _union_of_combinations(work, nz, *features)
-            shortcut = bool(K._no_pattern_possible(work, nz, *features))
+            shortcut = bool(K._no_pattern_possible(work, nz, K.Exposed(*features)))
             if union:
                 with_patterns += 1
                 assert not shortcut, (conc.tolist(), features, union)

@@ -111,7 +111,7 @@ def test_observation_and_state_paths_choose_alike():
         stream = np.array([1, 2, 3, 4], dtype=np.uint64)
         work = np.zeros(POLICY_WORK_SIZE, dtype=np.int64)
         by_obs = builtin_act(P_EXPERT, obs, mask, params, stream.copy(), rules, work)
-        by_state = builtin_act_state(P_EXPERT, s.copy(), p, obs, mask, params, stream.copy(), rules, work)
+        by_state = builtin_act_state(P_EXPERT, s.copy(), obs, mask, params, stream.copy(), rules, work)
         assert by_obs == by_state
         state.apply_action(int(by_state))
         checked += 1
@@ -186,16 +186,16 @@ def test_danger_avoids_feeding_a_visible_chariot():
     # the danger itself: higher for the card next to the shown 碰s
     unseen = np.full(28, 3, dtype=np.int64)
     p = _params()
-    yp = X.discard_danger(obs, L.O_EXP, 0, parse_type("YP"), unseen, 60, 25, 25, True, True, p)
-    gp = X.discard_danger(obs, L.O_EXP, 0, parse_type("GP"), unseen, 60, 25, 25, True, True, p)
+    yp = X.discard_danger(_danger(obs, L.O_EXP, 0, 60, 25, 25, True, True), parse_type("YP"), unseen, p)
+    gp = X.discard_danger(_danger(obs, L.O_EXP, 0, 60, 25, 25, True, True), parse_type("GP"), unseen, p)
     assert yp > gp > 0
     # a card with no unseen copy and no unseen 圆 partner cannot be claimed at all
     unseen[parse_type("GP")] = 0
     unseen[parse_type("GC")] = 0
     unseen[parse_type("GM")] = 0
-    assert X.discard_danger(obs, L.O_EXP, 0, parse_type("GP"), unseen, 60, 25, 25, True, True, p) == 0
+    assert X.discard_danger(_danger(obs, L.O_EXP, 0, 60, 25, 25, True, True), parse_type("GP"), unseen, p) == 0
     # 相公 opponents claim nothing
-    assert X.discard_danger(obs, L.O_EXP, 0, parse_type("YP"), unseen, 60, 25, 25, False, False, p) == 0
+    assert X.discard_danger(_danger(obs, L.O_EXP, 0, 60, 25, 25, False, False), parse_type("YP"), unseen, p) == 0
 
 
 def test_a_player_who_cannot_win_passes_and_discards_safely():
@@ -320,6 +320,13 @@ def naive_discard_danger(exp_all, me, d, unseen, n_next, n_other, can_next, can_
     return total
 
 
+def _danger(src, exp_all_at, me, n_unseen, n_next, n_other, can_next, can_other):
+    """The :data:`~simkit.policies.expert.DangerContext` that ``discard_danger`` reads (weight
+    and cache unused there)."""
+    return X.DangerContext(0.0, np.zeros(28), np.zeros(28, dtype=np.int64), src, exp_all_at, me, n_unseen, n_next,
+                           n_other, can_next, can_other)
+
+
 def test_discard_danger_matches_its_naive_twin_on_random_inputs():
     """The compiled danger against the definition on 2,000 random positions (every type, both
     opponents, 相公 flags, shown 碰 / 楼, feed and 吃 weights): catches a wrong binomial tail, a
@@ -337,7 +344,8 @@ def test_discard_danger_matches_its_naive_twin_on_random_inputs():
         can_next, can_other = (bool(x) for x in rng.random(2) < 0.85)
         params[X_DANGER_CHOW], params[X_DANGER_FEED] = rng.uniform(0, 2, size=2)
         src = exp_all.reshape(-1)
-        fast = discard_danger(src, 0, me, d, unseen, int(unseen.sum()), n_next, n_other, can_next, can_other, params)
+        fast = discard_danger(_danger(src, 0, me, int(unseen.sum()), n_next, n_other, can_next, can_other), d, unseen,
+                              params)
         slow = naive_discard_danger(exp_all, me, d, unseen, n_next, n_other, can_next, can_other,
                                     params[X_DANGER_CHOW], params[X_DANGER_FEED])
         assert fast == pytest.approx(slow, rel=1e-9, abs=1e-12), (me, d)

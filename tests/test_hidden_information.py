@@ -78,7 +78,8 @@ def _act(policy: str, s: np.ndarray, p: int, rules: np.ndarray, stream: np.ndarr
     E.legal_mask(s.copy(), rules, mask, E.new_engine_workspace())
     obs = np.zeros(L.N_OBS, dtype=np.int64)
     work = np.zeros(POLICY_WORK_SIZE, dtype=np.int64)
-    return int(builtin_act_state(POLICY_IDS[policy.partition(":")[0]], s.copy(), p, obs, mask, _params(policy),
+    assert s[L.S_PLAYER] == p  # the dispatcher acts for the player to act in s
+    return int(builtin_act_state(POLICY_IDS[policy.partition(":")[0]], s.copy(), obs, mask, _params(policy),
                                  stream.copy(), rules, work))
 
 

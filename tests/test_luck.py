@@ -46,7 +46,7 @@ from simkit.runner.luck import (
     value_block,
     zero_value_block,
 )
-from simkit.runner.play import BUILTIN_KERNELS, N_RESULT, SEATING_FIXED
+from simkit.runner.play import BUILTIN_KERNELS, N_RESULT, SEATING_FIXED, deals_of, lineup_of
 from simkit.runner.value_model import (
     ValueModelError,
     check_evaluation_seed,
@@ -73,7 +73,8 @@ def test_replayed_rows_equal_the_play_kernels_rows(policies):
                                     rules=rules)
     ids, params, _ = policy_arrays(specs)
     expected = np.zeros((300, N_RESULT), dtype=np.int64)
-    BUILTIN_KERNELS.play_batch(root_key(31), 0, 300, 0, ids, params, SEATING_FIXED, rules.to_array(), expected)
+    lineup = lineup_of(ids, params, rules.to_array())
+    BUILTIN_KERNELS.play_batch(deals_of(root_key(31), 0, 300, 0, SEATING_FIXED), lineup, expected)
     assert np.array_equal(results, expected)
     assert np.allclose(luck.sum(axis=1), 0.0)  # centred values: the luck of a deal sums to zero
     assert np.any(luck != 0.0)

@@ -30,7 +30,8 @@ from simkit.rng import STREAM_PLAYOUT, next_below, root_key, stream_state
 from simkit.rules import RuleSet
 from simkit.runner import luck as luck_module
 from simkit.runner.luck import luck_rows
-from simkit.runner.play import BUILTIN_KERNELS, N_RESULT, SEATING_FIXED, InPlay, Table, new_scratch
+from simkit.runner.play import (BUILTIN_KERNELS, N_RESULT, SEATING_FIXED, InPlay, Table, deals_of, lineup_of,
+                                 new_scratch)
 from simkit.runner.playout_value import PS_KEY, new_playout_scratch, playout_block, playout_luck
 from simkit.runner.value_model import DEFAULT_PLAYOUTS, ValueModelError, load_value_model, value_model_for
 from simkit.specs.base import Execution
@@ -114,7 +115,7 @@ def _naive_playout_luck(table: dict, ids, params, rules, playouts: int) -> np.nd
             E.advance(s2, rules, mask, work, ev, ev_n)
             while s2[L.S_PHASE] != L.PH_OVER:
                 p = s2[L.S_PLAYER]
-                action = builtin_act_state(ids[p], s2, p, obs, mask, params[p], rngs[p], rules, pwork)
+                action = builtin_act_state(ids[p], s2, obs, mask, params[p], rngs[p], rules, pwork)
                 E.apply_legal(s2, action, rules, mask, work, ev, ev_n)
             values[t] += s2[L.S_PAYOFF : L.S_PAYOFF + N_SEATS] / playouts
     actual = s[L.S_DECK + pos] // N_COPIES
@@ -139,7 +140,8 @@ def test_playouts_leave_the_deals_as_played_and_are_keyed_by_deal():
     results, luck, _, _ = luck_rows(specs, seed=21, deals=24, block=playout_block(2), rules=rules)
     ids, params, _ = policy_arrays(specs)
     expected = np.zeros((24, N_RESULT), dtype=np.int64)
-    BUILTIN_KERNELS.play_batch(root_key(21), 0, 24, 0, ids, params, SEATING_FIXED, rules.to_array(), expected)
+    lineup = lineup_of(ids, params, rules.to_array())
+    BUILTIN_KERNELS.play_batch(deals_of(root_key(21), 0, 24, 0, SEATING_FIXED), lineup, expected)
     assert np.array_equal(results, expected)
     assert np.allclose(luck.sum(axis=1), 0.0)  # payoffs sum to zero, so do the values
     assert np.count_nonzero(np.abs(luck).sum(axis=1) > 0.1) >= 12

@@ -15,7 +15,7 @@ from simkit.policies import register_policy, unregister_policy
 from simkit.policies.registry import parse_policies, policy_arrays
 from simkit.rules import RuleSet
 from simkit.runner import simulate
-from simkit.runner.play import R_DEALER, R_DEALT, R_ERROR, R_WINNER, play_deals, session_dealer
+from simkit.runner.play import R_DEALER, R_DEALT, R_ERROR, R_WINNER, Lineup, play_deals, session_dealer
 from simkit.storage import DatasetError, load_dataset, read_manifest
 from simkit.storage.dataset import batch_path
 from simkit.specs.simulate import SimulateSpec
@@ -120,7 +120,7 @@ def test_deal_n_has_the_same_cards_whatever_the_session_length(runs):
     with pytest.raises(ValueError, match="does not start a session"):
         play_deals(10, SEED, ids, params, rules, first_deal=5, session_length=K)
     for n in (0, 1, 13, 150, DEALS - 1):
-        assert session_dealer(SEED, n, ids, params, rules, K) == dealer[n]
+        assert session_dealer(SEED, n, Lineup(ids, params, rules), K) == dealer[n]
 
 
 @pytest.mark.parametrize("session_length", [K, 1], ids=["sessions", "independent"])
@@ -250,6 +250,6 @@ def test_user_policies_play_sessions():
         assert res[:, R_ERROR].sum() == 0
         df = pd.DataFrame({"winner": res[:, R_WINNER], "deal_in_session": np.arange(60) % K})
         assert np.array_equal(res[:, R_DEALER], _expected_dealers(df, False))
-        assert session_dealer(3, 59, ids, params, rules, K, user) == res[59, R_DEALER]
+        assert session_dealer(3, 59, Lineup(ids, params, rules), K, user) == res[59, R_DEALER]
     finally:
         unregister_policy("first_legal_s")

@@ -39,8 +39,10 @@ def error_rates(delta: float, sequences: int, seed: int) -> dict[str, float]:
     """P(accept H1 | mean 0), P(accept H0 | mean delta) and the average sample numbers on
     streams resampled from the real differences shifted to those means."""
     values, counts = payoff_differences()
-    under_h0 = simulate_sprt(values, 0.0, delta, ALPHA, BETA, sequences=sequences, seed=seed, weights=counts)
-    under_h1 = simulate_sprt(values, delta, delta, ALPHA, BETA, sequences=sequences, seed=seed + 1, weights=counts)
+    under_h0 = simulate_sprt(values, 0.0, EmpiricalMeanSPRT(delta, ALPHA, BETA),
+                             sequences=sequences, seed=seed, weights=counts)
+    under_h1 = simulate_sprt(values, delta, EmpiricalMeanSPRT(delta, ALPHA, BETA),
+                             sequences=sequences, seed=seed + 1, weights=counts)
     return {"alpha": float(np.mean(under_h0["decision"] == 1)), "beta": float(np.mean(under_h1["decision"] == -1)),
             "asn_h0": float(under_h0["n"].mean()), "asn_h1": float(under_h1["n"].mean()),
             "undecided": float(np.mean(under_h0["decision"] == 0) + np.mean(under_h1["decision"] == 0))}
@@ -68,7 +70,8 @@ def test_default_burn_in_grows_as_one_over_delta_squared() -> None:
     the class and of the simulation."""
     assert [default_burn_in(d) for d in (1.0, 0.2, 0.17, 0.15, 0.1, -0.1, 0.05)] == [300, 300, 312, 400, 900, 900, 3600]
     assert EmpiricalMeanSPRT(delta=0.1).min_n == 900 and EmpiricalMeanSPRT(delta=0.1, min_n=50).min_n == 50
-    assert int(simulate_sprt([-1.0, 0.0, 1.0, 2.0], 1.0, 0.1, sequences=20, seed=1)["n"].min()) >= 900
+    assert int(simulate_sprt([-1.0, 0.0, 1.0, 2.0], 1.0, EmpiricalMeanSPRT(0.1),
+                             sequences=20, seed=1)["n"].min()) >= 900
     for bad in (0.0, math.nan, math.inf):
         with pytest.raises(ValueError, match="delta"):
             default_burn_in(bad)
@@ -165,7 +168,7 @@ def test_simulation_runs_the_same_test_as_the_class() -> None:
     probabilities = counts / counts.sum()
     shifted = values - probabilities @ values + 0.1
     for seed in range(6):
-        run = simulate_sprt(values, 0.1, 0.2, sequences=1, seed=seed, weights=counts)
+        run = simulate_sprt(values, 0.1, EmpiricalMeanSPRT(0.2), sequences=1, seed=seed, weights=counts)
         generator = np.random.default_rng(seed)
         cumulative = np.cumsum(probabilities)
         cumulative[-1] = 1.0
@@ -195,8 +198,10 @@ def test_unequal_levels_set_each_boundary_from_its_own_error() -> None:
     assert test.lower_boundary == pytest.approx(-1.59939, abs=1e-5)
     assert test.upper_boundary == pytest.approx(4.38203, abs=1e-5)
     values, counts = payoff_differences()
-    under_h0 = simulate_sprt(values, 0.0, 0.2, 0.01, 0.2, sequences=1_000, seed=4_401, weights=counts)
-    under_h1 = simulate_sprt(values, 0.2, 0.2, 0.01, 0.2, sequences=1_000, seed=4_402, weights=counts)
+    under_h0 = simulate_sprt(values, 0.0, EmpiricalMeanSPRT(0.2, 0.01, 0.2),
+                             sequences=1_000, seed=4_401, weights=counts)
+    under_h1 = simulate_sprt(values, 0.2, EmpiricalMeanSPRT(0.2, 0.01, 0.2),
+                             sequences=1_000, seed=4_402, weights=counts)
     false_h1, false_h0 = float(np.mean(under_h0["decision"] == 1)), float(np.mean(under_h1["decision"] == -1))
     assert false_h1 <= 0.03 and 0.04 <= false_h0 <= 0.3, (false_h1, false_h0)  # swapped: ~0.2 and ~0.01
 
@@ -206,7 +211,8 @@ def test_small_effect_on_heavy_tails_keeps_beta_fast() -> None:
     fixed burn-in of 300 let P(accept H0 | mu = delta) reach 0.13 (10,000 sequences); the default
     burn-in (900 deals here) keeps it near 0.07.  1,500 sequences: standard error about 0.007."""
     values, counts = payoff_differences(HEAVY)
-    under_h1 = simulate_sprt(values, 0.1, 0.1, 0.05, 0.10, sequences=1_500, seed=5_001, weights=counts)
+    under_h1 = simulate_sprt(values, 0.1, EmpiricalMeanSPRT(0.1, 0.05, 0.10),
+                             sequences=1_500, seed=5_001, weights=counts)
     assert float(np.mean(under_h1["decision"] == -1)) <= 0.10
     assert int(under_h1["n"].min()) == 900 and (under_h1["decision"] != 0).all()
 
@@ -222,8 +228,10 @@ def test_error_rates_on_heavy_tails_within_a_tenth_of_nominal(delta: float, alph
     former fixed burn-in of 300 gave beta 1.53 x and 1.31 x nominal at delta = 0.1."""
     values, counts = payoff_differences(HEAVY)
     seed = int(1_000 * delta + 100 * beta)
-    under_h0 = simulate_sprt(values, 0.0, delta, alpha, beta, sequences=4_000, seed=seed, weights=counts)
-    under_h1 = simulate_sprt(values, delta, delta, alpha, beta, sequences=4_000, seed=seed + 1, weights=counts)
+    under_h0 = simulate_sprt(values, 0.0, EmpiricalMeanSPRT(delta, alpha, beta),
+                             sequences=4_000, seed=seed, weights=counts)
+    under_h1 = simulate_sprt(values, delta, EmpiricalMeanSPRT(delta, alpha, beta),
+                             sequences=4_000, seed=seed + 1, weights=counts)
     false_h1, false_h0 = float(np.mean(under_h0["decision"] == 1)), float(np.mean(under_h1["decision"] == -1))
     assert 0.4 * alpha <= false_h1 <= 1.1 * alpha + math.sqrt(alpha / 4_000), false_h1
     assert 0.4 * beta <= false_h0 <= 1.1 * beta + math.sqrt(beta / 4_000), false_h0
@@ -331,7 +339,7 @@ def test_estimate_of_an_undecided_test_and_of_simulated_tests() -> None:
     result = test.estimate()
     assert result.lo < test.mean < result.hi and result.decision == "continue"
     values, counts = payoff_differences()
-    runs = simulate_sprt(values, 0.1, 0.2, sequences=30, seed=4, weights=counts, confidence=0.9)
+    runs = simulate_sprt(values, 0.1, EmpiricalMeanSPRT(0.2), sequences=30, seed=4, weights=counts, confidence=0.9)
     assert runs[["estimate", "lo", "hi"]].notna().all().all()
     assert ((runs["lo"] < runs["estimate"]) & (runs["estimate"] < runs["hi"])).all()
 
@@ -342,7 +350,8 @@ def test_estimate_under_unequal_levels_covers() -> None:
     +0.009; with alpha and beta exchanged in the estimate's boundaries they cover 0.842, biased
     by -0.056 (measured)."""
     values, counts = payoff_differences()
-    runs = simulate_sprt(values, 0.2, 0.2, 0.01, 0.2, sequences=1_000, seed=77, weights=counts, confidence=0.95)
+    runs = simulate_sprt(values, 0.2, EmpiricalMeanSPRT(0.2, 0.01, 0.2),
+                         sequences=1_000, seed=77, weights=counts, confidence=0.95)
     coverage = float(np.mean((runs["lo"] <= 0.2) & (0.2 <= runs["hi"])))
     assert coverage >= 0.93 and abs(float(runs["estimate"].mean()) - 0.2) < 0.03, coverage
 
@@ -360,7 +369,8 @@ def test_estimate_of_the_class_under_unequal_levels_is_the_simulated_one() -> No
     cumulative[-1] = 1.0
     stops = set()
     for seed in range(4):
-        run = simulate_sprt(values, 0.1, 0.2, 0.01, 0.2, sequences=1, seed=seed, weights=counts, confidence=0.95)
+        run = simulate_sprt(values, 0.1, EmpiricalMeanSPRT(0.2, 0.01, 0.2),
+                            sequences=1, seed=seed, weights=counts, confidence=0.95)
         generator = np.random.default_rng(seed)
         test = EmpiricalMeanSPRT(delta=0.2, alpha=0.01, beta=0.2)
         while test.decision == "continue":
@@ -381,7 +391,8 @@ def test_estimate_coverage_under_the_stopping_rule(delta: float, true_mean: floa
     rule covers at least about 95% (measured 0.96-0.97 on these skewed data, docs/methods.md);
     the fixed-sample t interval after the same stops covers less."""
     values, counts = payoff_differences()
-    runs = simulate_sprt(values, true_mean, delta, sequences=2_000, seed=300, weights=counts, confidence=0.95)
+    runs = simulate_sprt(values, true_mean, EmpiricalMeanSPRT(delta),
+                         sequences=2_000, seed=300, weights=counts, confidence=0.95)
     coverage = float(np.mean((runs["lo"] <= true_mean) & (true_mean <= runs["hi"])))
     assert 0.935 <= coverage <= 0.98, coverage
     half = stats.t.ppf(0.975, runs["n"] - 1) * runs["sd"] / np.sqrt(runs["n"])
@@ -569,25 +580,27 @@ def test_simulate_sprt_sample_and_weights_validation() -> None:
     sample = [-1.0, 0.0, 2.0]
     for bad in ([1.0], [1.0, math.nan], [1.0, None], [[0.0, math.inf]]):
         with pytest.raises(ValueError, match=r"^sample needs at least 2 finite values$"):
-            simulate_sprt(bad, 0.0, 0.5, sequences=1)
+            simulate_sprt(bad, 0.0, EmpiricalMeanSPRT(0.5), sequences=1)
     for weights in ([1.0, 1.0], [2.0, -1.0, 1.0], [0.0, 0.0, 0.0], [1.0, None, 1.0]):
         with pytest.raises(ValueError, match=r"^weights must be non-negative, one per sample value, with a positive sum$"):
-            simulate_sprt(sample, 0.0, 0.5, sequences=1, weights=weights)
+            simulate_sprt(sample, 0.0, EmpiricalMeanSPRT(0.5), sequences=1, weights=weights)
     for sequences in (0, 2.5, True):
         with pytest.raises(ValueError, match=r"^sequences must be a positive integer, got "):
-            simulate_sprt(sample, 0.0, 0.5, sequences=sequences)
+            simulate_sprt(sample, 0.0, EmpiricalMeanSPRT(0.5), sequences=sequences)
     delta = 3.0 / math.sqrt(1_000_000.5)  # default burn-in 1,000,001: one more than the default max_n
     assert default_burn_in(delta) == 1_000_001
     with pytest.raises(ValueError, match=r"^max_n must be an integer >= min_n, got 1000000$"):
-        simulate_sprt(sample, 0.0, delta, sequences=1)
-    two = simulate_sprt([0.0, 1.0], 0.5, 0.5, min_n=20, sequences=3, seed=4)  # two values are enough
+        simulate_sprt(sample, 0.0, EmpiricalMeanSPRT(delta), sequences=1)
+    with pytest.raises(TypeError, match=r"^test must be an EmpiricalMeanSPRT \(its design is simulated\), got float$"):
+        simulate_sprt(sample, 0.0, 0.5, sequences=1)  # a delta where the design belongs
+    two = simulate_sprt([0.0, 1.0], 0.5, EmpiricalMeanSPRT(0.5, min_n=20), sequences=3, seed=4)  # two values are enough
     assert len(two) == 3
 
 
 def test_simulate_sprt_weights_are_counts_or_probabilities() -> None:
     """Repeating a value, giving it a count as weight, or a probability as weight (a zero weight
     drops a value) are the same resampling distribution, hence the same runs for one seed."""
-    keywords = dict(true_mean=0.3, delta=0.5, min_n=20, sequences=40, seed=9)
+    keywords = dict(true_mean=0.3, test=EmpiricalMeanSPRT(0.5, min_n=20), sequences=40, seed=9)
     repeated = simulate_sprt([-1.0, 0.0, 0.0, 0.0, 2.0], **keywords)
     as_counts = simulate_sprt([-1.0, 0.0, 2.0, 5.0], weights=[1, 3, 1, 0], **keywords)
     as_probabilities = simulate_sprt([-1.0, 0.0, 2.0], weights=[0.2, 0.6, 0.2], **keywords)
@@ -600,9 +613,10 @@ def test_simulate_sprt_weights_are_counts_or_probabilities() -> None:
 def test_simulate_sprt_defaults_and_given_burn_in() -> None:
     """Defaults: 5,000 sequences, seed 0; a given min_n (not the default burn-in of delta, 300)
     is the first look."""
-    runs = simulate_sprt([-1.0, 0.0, 2.0, 3.0], 0.25, 0.5, min_n=12)
+    runs = simulate_sprt([-1.0, 0.0, 2.0, 3.0], 0.25, EmpiricalMeanSPRT(0.5, min_n=12))
     assert len(runs) == 5_000 and int(runs["n"].min()) == 12 and runs["n"].nunique() > 20
-    pd.testing.assert_frame_equal(runs, simulate_sprt([-1.0, 0.0, 2.0, 3.0], 0.25, 0.5, min_n=12, sequences=5_000, seed=0))
+    pd.testing.assert_frame_equal(runs, simulate_sprt([-1.0, 0.0, 2.0, 3.0], 0.25, EmpiricalMeanSPRT(0.5, min_n=12),
+                                                      sequences=5_000, seed=0))
 
 
 def test_increasing_root_finds_each_root_and_evaluates_only_what_is_left() -> None:

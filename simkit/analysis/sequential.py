@@ -395,8 +395,7 @@ class EmpiricalMeanSPRT:
             raise ValueError("the test needs at least 2 observations for an estimate")
         code = {"accept_h1": 1, "accept_h0": -1}.get(self.decision, 0)
         estimate, lo, hi = _stopped_estimates(np.array([code]), np.array([self.n]), np.array([self.llr]), self.values,
-                                              self.counts[None, :], self.delta, self.alpha, self.beta, self.mu0,
-                                              self.min_n, confidence)
+                                              self.counts[None, :], self, confidence)
         return SequentialEstimate(float(estimate[0]), float(lo[0]), float(hi[0]), float(confidence), self.mean,
                                   self.n, self.decision)
 
@@ -407,26 +406,23 @@ class EmpiricalMeanSPRT:
 def simulate_sprt(
     sample: np.ndarray | list[float],
     true_mean: float,
-    delta: float,
-    alpha: float = 0.05,
-    beta: float = 0.05,
-    mu0: float = 0.0,
-    min_n: int | None = None,
+    test: EmpiricalMeanSPRT,
     sequences: int = 5_000,
     seed: int = 0,
     max_n: int = 1_000_000,
     weights: np.ndarray | list[float] | None = None,
     confidence: float | None = None,
 ) -> pd.DataFrame:
-    """Run :class:`EmpiricalMeanSPRT` on ``sequences`` independent streams resampled from ``sample``
-    shifted to mean ``true_mean`` (with replacement; ``weights`` are counts or probabilities of
-    the sample's values, default equal).  Returns one row per sequence: ``decision`` (+1 accept
-    H1, -1 accept H0, 0 undecided at ``max_n``), ``n``, the stopped sample's ``mean`` and ``sd``
-    (ddof=1) and the final ``llr``; with ``confidence``, also each test's ``estimate``, ``lo`` and
-    ``hi`` under the stopping rule (as :meth:`EmpiricalMeanSPRT.estimate`).  Deterministic for a
-    given seed.
+    """Run the design of ``test`` (an :class:`EmpiricalMeanSPRT`: its delta, alpha, beta, mu0 and
+    min_n; the observations it holds are not read) on ``sequences`` independent streams
+    resampled from ``sample`` shifted to mean ``true_mean`` (with replacement; ``weights`` are
+    counts or probabilities of the sample's values, default equal).  Returns one row per
+    sequence: ``decision`` (+1 accept H1, -1 accept H0, 0 undecided at ``max_n``), ``n``, the
+    stopped sample's ``mean`` and ``sd`` (ddof=1) and the final ``llr``; with ``confidence``,
+    also each test's ``estimate``, ``lo`` and ``hi`` under the stopping rule (as
+    :meth:`EmpiricalMeanSPRT.estimate`).  Deterministic for a given seed.
 
-    >>> runs = simulate_sprt([-1.0, 0.0, 0.0, 1.0, 3.0], 0.0, 0.5, sequences=200, seed=1)
+    >>> runs = simulate_sprt([-1.0, 0.0, 0.0, 1.0, 3.0], 0.0, EmpiricalMeanSPRT(0.5), sequences=200, seed=1)
     >>> bool((runs["decision"] == 1).mean() < 0.15), int(runs["n"].min()) >= 100
     (True, True)
     """
@@ -443,7 +439,8 @@ def simulate_sprt(
         support, inverse = np.unique(array, return_inverse=True)
         probabilities = np.bincount(inverse, weights=weight_array) / weight_array.sum()
     support = support - float(probabilities @ support) + float(true_mean)
-    test = EmpiricalMeanSPRT(delta, alpha, beta, mu0, min_n)  # validates the design
+    if not isinstance(test, EmpiricalMeanSPRT):
+        raise TypeError(f"test must be an EmpiricalMeanSPRT (its design is simulated), got {type(test).__name__}")
     if isinstance(sequences, bool) or not isinstance(sequences, (int, np.integer)) or sequences < 1:
         raise ValueError(f"sequences must be a positive integer, got {sequences!r}")
     if isinstance(max_n, bool) or not isinstance(max_n, (int, np.integer)) or max_n < test.min_n:
@@ -472,8 +469,8 @@ def simulate_sprt(
             sd = np.sqrt(np.maximum(squares - n * means**2, 0.0) / (n - 1))
         part = pd.DataFrame({"decision": decision, "n": n, "mean": means, "sd": sd, "llr": llr})
         if confidence is not None:
-            part["estimate"], part["lo"], part["hi"] = _stopped_estimates(
-                decision, n, llr, support, counts, test.delta, test.alpha, test.beta, test.mu0, test.min_n, confidence)
+            part["estimate"], part["lo"], part["hi"] = _stopped_estimates(decision, n, llr, support, counts, test,
+                                                                           confidence)
         parts.append(part)
     return pd.concat(parts, ignore_index=True)
 
@@ -684,16 +681,18 @@ def _increasing_root(function, level: float, low: np.ndarray, high: np.ndarray, 
 
 
 def _stopped_estimates(decision: np.ndarray, n: np.ndarray, llr: np.ndarray, values: np.ndarray, counts: np.ndarray,
-                       delta: float, alpha: float, beta: float, mu0: float, min_n: int,
-                       confidence: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(estimate, lo, hi) of the mean for stopped tests: row i stopped after n[i] observations
-    with decision[i] (+1 / -1 / 0 undecided) and final llr[i]; counts[i] counts ``values``.
+                       test: "EmpiricalMeanSPRT", confidence: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(estimate, lo, hi) of the mean for stopped tests of the design of ``test`` (its delta,
+    alpha, beta, mu0 and min_n; nothing else of it is read): row i stopped after n[i]
+    observations with decision[i] (+1 / -1 / 0 undecided) and final llr[i]; counts[i] counts
+    ``values``.
 
     The llr path is modelled as a Brownian motion on the llr scale whose drift and variance
     under mean mu are those of the llr increments when the observations follow the row's
     empirical distribution tilted to mean mu (the llr-scale model of fishtest's
     ``LLR_drift_variance``).  Where mu0 or mu1 lies outside the row's values, or the llr is
     infinite, the linear normal approximation llr = delta / sd^2 (S_n - n (mu0 + mu1) / 2) is used."""
+    delta, alpha, beta, mu0, min_n = test.delta, test.alpha, test.beta, test.mu0, test.min_n
     confidence = float(confidence)
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must lie strictly between 0 and 1, got {confidence!r}")

@@ -4,7 +4,8 @@ every deal, play-out, rollout and search in simkit.
 
 The engine never sees a policy: the loop is given one, a jitted dispatcher ``act`` passed as an
 argument (:class:`~simkit.jit.static_function`), called as
-``act(policy_id, s, p, obs, mask, params, rng, rules, pwork)`` for player ``p`` of state ``s``.
+``act(policy_id, s, obs, mask, params, rng, rules, pwork)`` for the player to act in state ``s``
+(``s[S_PLAYER]``, which the dispatcher reads).
 So the runner's deal kernels (:mod:`simkit.runner.play`), its play-outs and rollouts, self-play
 (:mod:`simkit.learn.selfplay`) and the ``mc`` policy's own rollouts (:mod:`simkit.policies.mc`)
 all play through :func:`decide_until`, each with the dispatcher of the policies it plays.
@@ -85,7 +86,7 @@ def choose(act, table, play):
     policy_ids, params, seat_of, rules = table
     s, rngs, mask, obs, _, pwork, _, _ = play
     p = s[S_PLAYER]
-    action = act(policy_ids[p], s, p, obs, mask, params[seat_of[p]], rngs[p], rules, pwork)
+    action = act(policy_ids[p], s, obs, mask, params[seat_of[p]], rngs[p], rules, pwork)
     return checked(action, 0 <= action < N_ACTIONS and mask[action], p)
 
 
@@ -119,7 +120,7 @@ def decide_until(act, table, play, decisions, last_turn):
             break
         decisions += 1
         p = s[S_PLAYER]  # as choose, on the arrays read once
-        action = act(policy_ids[p], s, p, obs, mask, params[seat_of[p]], rngs[p], rules, pwork)
+        action = act(policy_ids[p], s, obs, mask, params[seat_of[p]], rngs[p], rules, pwork)
         action = checked(action, 0 <= action < N_ACTIONS and mask[action], p)
         if action < 0:
             error = -1 - action

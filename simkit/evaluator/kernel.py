@@ -43,6 +43,8 @@ The kernels take plain arrays; the layout constants below name every index.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from simkit.jit import hot_kernel  # simkit.jit: how simkit's kernels compile, before any of them does
@@ -209,6 +211,42 @@ def new_workspace() -> np.ndarray:
     return np.zeros(WORK_SIZE, dtype=np.int64)
 
 
+class Triad(NamedTuple):
+    """One triad of :func:`_triad_options` (scalars, one kernel argument): its first type
+    (three same-colour types from there), the ``TK_*`` kind of that type, whether it is a
+    将士相 triad, and the rules it is scored by: ``jiang_bonus`` (rule jiang_in_chariot),
+    ``zhan_comp`` (zhan_in_chariot), ``cap_on`` (single_jiang_cap > 0)."""
+
+    first_type: int
+    kind0: int
+    is_jiang_triad: bool
+    jiang_bonus: int
+    zhan_comp: int
+    cap_on: bool
+
+
+class TriadScoring(NamedTuple):
+    """How :func:`_combine_triads` scores a combination of one triad kind (scalars, one kernel
+    argument): the ranks counted for 清 (``qing_bits``), whether 将 chariots count
+    (``use_chariots``, by the ``chariot_row`` passed beside), the single 将 ``cap`` (0: none)
+    and the ``table_singles`` 将 on the table."""
+
+    qing_bits: int
+    use_chariots: bool
+    cap: int
+    table_singles: int
+
+
+class Exposed(NamedTuple):
+    """The features of a holding's exposed part that patterns read (scalars, one kernel
+    argument): its 楼 (``n_lou``; a fat / plain one among them), and its steps."""
+
+    n_lou: int
+    fat_lou: bool
+    plain_lou: bool
+    steps: int
+
+
 @hot_kernel(cache=True, nogil=True)
 def exposed_state(exposed, t, zhan_in_chariot):
     """Exposed components of type t (``EX_*``) as the chariots see them.
@@ -281,10 +319,8 @@ def min_idle_kernel(conc):
 
 
 @hot_kernel(cache=True, nogil=True)
-def _triad_options(
-    first_type, kind0, conc, exposed, is_jiang_triad, jiang_bonus, zhan_comp, cap_on, hu_by_code, arg_by_code, pat
-):
-    """Enumerate the decompositions of one triad (three same-colour types).
+def _triad_options(triad, conc, exposed, hu_by_code, arg_by_code, pat):
+    """Enumerate the decompositions of one triad (:class:`Triad`: three same-colour types).
 
     hu_by_code[code] gets the best hu with interface ``code`` = 出 bits of the three types
     | offered 将 class << 3 (将士相 triads only) | concealed single 将 << 5 (only when
@@ -298,6 +334,7 @@ def _triad_options(
     best split of a class also has the fewest singles of the class (asserted in
     :mod:`simkit.evaluator.tables`), so it is never beaten by another split of the class.
     """
+    first_type, kind0, is_jiang_triad, jiang_bonus, zhan_comp, cap_on = triad
     hu_by_code[:] = NEG
     arg_by_code[:] = -1
     pat[:] = 0
@@ -382,18 +419,21 @@ def _singles_dominated(hu_by_code, code, h):
 
 
 @hot_kernel(cache=True, nogil=True)
-def _combine_triads(codes, hus, counts, qing_bits, chariot_row, use_chariots, cap, table_singles, best, best_idx):
-    """Combine the four colours' option lists of one triad kind.
+def _combine_triads(codes, hus, counts, chariot_row, scoring, best, best_idx):
+    """Combine the four colours' option lists of one triad kind, scored as ``scoring`` says
+    (:class:`TriadScoring`).
 
     ``codes`` / ``hus``: flat (4, N_OPTIONS) lists, colour c's option i at c * N_OPTIONS + i.
     best[key] (key = bit-0 出 of each colour, i.e. which colours' 将 / 车 are 出) gets the best
-    total of the triads' hu + 清 of the ranks in ``qing_bits`` + (将 chariots); best_idx
+    total of the triads' hu + 清 of the ranks in ``qing_bits`` + (将 chariots, with
+    ``use_chariots``: ``chariot_row``); best_idx
     (flat (16, 4)) the option indices reaching it.  ``cap`` > 0 (rule single_jiang_cap, 将士相
     triads only): the hus count every single at 1, so the singles beyond the cap, counting
     the ``table_singles`` 将 on the table (scored at 1 in the fixed part) and the singles of
     each code (``code >> 5``), are taken off again; this is the capped hu of exactly the
     decompositions combined here.
     """
+    qing_bits, use_chariots, cap, table_singles = scoring
     best[:] = NEG
     for i0 in range(counts[0]):
         for i1 in range(counts[1]):
@@ -564,7 +604,11 @@ def _chariot_features(levels_code, base3):
 
 
 @hot_kernel(cache=True, nogil=True)
-def _pattern_mask(n_lou, fat_lou, plain_lou, steps, qing, smax, fmax, lmax, tiandi):
+def _pattern_mask(fixed, qing, smax, fmax, lmax, tiandi):
+    """The patterns of one combination: the exposed part's features ``fixed``
+    (:class:`Exposed`), the 清 count, the 出 of the best 素车 (``smax``, -1: none), of a fat
+    and a long chariot (``fmax``, ``lmax``), and whether 天地 joins."""
+    n_lou, fat_lou, plain_lou, steps = fixed
     chariot_out = smax >= 1 or fmax >= 1 or lmax >= 1
     mask = 0
     if n_lou >= 2:
@@ -607,7 +651,7 @@ def _pattern_mask(n_lou, fat_lou, plain_lou, steps, qing, smax, fmax, lmax, tian
 
 
 @hot_kernel(cache=True, nogil=True)
-def _no_pattern_possible(work, nz, n_lou, fat_lou, plain_lou, steps):
+def _no_pattern_possible(work, nz, fixed):
     """True when no combination of the colour codes and 卒 codes :func:`_patterns` would
     combine can have a pattern: every pattern is monotone in the features (:func:`_pattern_mask`
     asks only for a feature at least some value; :func:`_chariot_features` grows with the
@@ -647,13 +691,13 @@ def _no_pattern_possible(work, nz, n_lou, fat_lou, plain_lou, steps):
         qing = max(qing, (rank_counts >> (3 * k)) & 7)
     jf, jl, jbits = _chariot_features(jlevels, False)
     zf, zl, zbits = _chariot_features(zlevels, True)
-    return _pattern_mask(n_lou, fat_lou, plain_lou, steps, qing, smax1 - 1, max(jf, zf), max(jl, zl),
-                         (jbits & zbits) != 0) == 0
+    return _pattern_mask(fixed, qing, smax1 - 1, max(jf, zf), max(jl, zl), (jbits & zbits) != 0) == 0
 
 
 @hot_kernel(cache=True, nogil=True)
-def _patterns(work, n_lou, fat_lou, plain_lou, steps):
-    """Union of the patterns over all complete decompositions, and the best floor (0/1/5).
+def _patterns(work, fixed):
+    """Union of the patterns over all complete decompositions, and the best floor (0/1/5)
+    (``fixed``: the exposed part's features, :class:`Exposed`).
 
     Reads the feature flags the parts left in ``work``.  Every pattern is monotone in the
     features, so only Pareto-maximal feature vectors of each colour / of the 卒 system are
@@ -692,7 +736,7 @@ def _patterns(work, n_lou, fat_lou, plain_lou, steps):
             tmp_c[n] = a
             n += 1
     nz = _pareto(tmp_c, n, 1, work[W_ZCODES : W_ZCODES + N_ZPAT_CODES])
-    if _no_pattern_possible(work, nz, n_lou, fat_lou, plain_lou, steps):
+    if _no_pattern_possible(work, nz, fixed):
         return 0, 0
     union = 0
     floor = 0
@@ -713,9 +757,7 @@ def _patterns(work, n_lou, fat_lou, plain_lou, steps):
                     jf, jl, jbits = _chariot_features(jlevels, False)
                     for iz in range(nz):
                         zf, zl, zbits = _chariot_features(work[W_ZCODES + iz], True)
-                        mask = _pattern_mask(
-                            n_lou, fat_lou, plain_lou, steps, qing, smax, max(jf, zf), max(jl, zl), (jbits & zbits) != 0
-                        )
+                        mask = _pattern_mask(fixed, qing, smax, max(jf, zf), max(jl, zl), (jbits & zbits) != 0)
                         union |= mask
                         if mask & XIAOJIA_MASK:
                             floor = 5
@@ -791,9 +833,8 @@ def evaluate_kernel(conc, exposed, n_chow, rules, want_patterns, out, choice, wo
     # --- the eight triads
     for c in range(N_COLOURS):
         jsx_pat = work[W_JSX_PAT + N_PAT_CODES * c : W_JSX_PAT + N_PAT_CODES * (c + 1)]
-        _triad_options(
-            c * N_RANKS + JIANG, TK_JIANG, conc, exposed, True, jiang_bonus, zhan_comp, cap_on, hu_by_code, arg_by_code, jsx_pat
-        )
+        _triad_options(Triad(c * N_RANKS + JIANG, TK_JIANG, True, jiang_bonus, zhan_comp, cap_on), conc, exposed,
+                       hu_by_code, arg_by_code, jsx_pat)
         n = 0
         for code in range(n_codes):
             h = hu_by_code[code]
@@ -806,9 +847,8 @@ def evaluate_kernel(conc, exposed, n_chow, rules, want_patterns, out, choice, wo
                 n += 1
         jsx_n[c] = n
         cmp_pat = work[W_CMP_PAT + N_PAT_CODES * c : W_CMP_PAT + N_PAT_CODES * (c + 1)]
-        _triad_options(
-            c * N_RANKS + CHE, TK_FAT, conc, exposed, False, 0, zhan_comp, False, cmp_hu_by_code, cmp_arg_by_code, cmp_pat
-        )
+        _triad_options(Triad(c * N_RANKS + CHE, TK_FAT, False, 0, zhan_comp, False), conc, exposed, cmp_hu_by_code,
+                       cmp_arg_by_code, cmp_pat)
         n = 0
         for code in range(8):
             if cmp_hu_by_code[code] > NEG:
@@ -826,16 +866,15 @@ def evaluate_kernel(conc, exposed, n_chow, rules, want_patterns, out, choice, wo
     zu_u = work[W_IDX + 8 * N_KEYS : W_IDX + 12 * N_KEYS]
     zu_cls = work[W_IDX + 12 * N_KEYS : W_IDX + 16 * N_KEYS]
     # --- 车马炮 triads: independent of everything but 清 of 车 马 炮
-    _combine_triads(cmp_codes, cmp_hus, cmp_n, 7, CHARIOT_TABLE[0], False, 0, 0, cmp_best, cmp_idx)
+    _combine_triads(cmp_codes, cmp_hus, cmp_n, CHARIOT_TABLE[0], TriadScoring(7, False, 0, 0), cmp_best, cmp_idx)
     cmp_key = 0
     for key in range(16):
         if cmp_best[key] > cmp_best[cmp_key]:
             cmp_key = key
     # --- 将士相 triads: 清 of 士 相, 将 chariots; best per set of colours with a 将 出
     # (and the single 将 cap: every single lies in a 将士相 triad or on the table)
-    _combine_triads(
-        jsx_codes, jsx_hus, jsx_n, 6, CHARIOT_TABLE[jiang_bonus], True, cap, table_singles, jsx_best, jsx_idx
-    )
+    _combine_triads(jsx_codes, jsx_hus, jsx_n, CHARIOT_TABLE[jiang_bonus], TriadScoring(6, True, cap, table_singles),
+                    jsx_best, jsx_idx)
     # --- 卒 system
     _zu_options(conc, exposed, zhan_comp, CHARIOT_TABLE[0], zu_best, zu_u, zu_cls, work[W_ZPAT : W_ZPAT + SZ_ZPAT])
     # --- 天地 joins the 将 and 卒 sides
@@ -879,7 +918,7 @@ def evaluate_kernel(conc, exposed, n_chow, rules, want_patterns, out, choice, wo
     if want_patterns == 1 or (rules[RULE_PATTERN_WINS] == 1 and units < (1 if want_patterns == WANT_WINS else 5)):
         out[OUT_PATTERNS_DONE] = 1
         if any_out:
-            mask, floor = _patterns(work, n_lou, fat_lou, plain_lou, steps)
+            mask, floor = _patterns(work, Exposed(n_lou, fat_lou, plain_lou, steps))
             out[OUT_PATTERNS] = mask
             out[OUT_PATTERN_FLOOR] = floor
             if rules[RULE_PATTERN_WINS] == 1 and floor > units:

@@ -26,6 +26,8 @@ It must return a legal action.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from numba import njit
 
 from simkit.engine import kernel as E
@@ -178,15 +180,42 @@ def best_discard(conc):
     return best_t, total + least
 
 
+class GreedyView(NamedTuple):
+    """What greedy reads of a player's view (scalars, one kernel argument): ``src[conc_at:]``
+    their 28 concealed counts and ``src[exp_at:]`` their (4, 28) exposed block in ``src`` (an
+    observation or the state), ``n_chow`` their exposed 圆s, the ``phase``, ``t`` the active
+    card and ``stock_left`` the cards left in the stock."""
+
+    conc_at: int
+    exp_at: int
+    n_chow: int
+    phase: int
+    t: int
+    stock_left: int
+
+
+class Claim(NamedTuple):
+    """A claim decision as greedy weighs it (scalars, one kernel argument): ``src[exp_at:]``
+    the claimer's exposed block, ``n_chow`` their exposed 圆s, ``t`` the card offered and
+    ``idle_now`` their idle cards before any claim."""
+
+    exp_at: int
+    n_chow: int
+    t: int
+    idle_now: int
+
+
 @hot_kernel(cache=True, nogil=True)
-def _claim_outcome(src, exp_at, n_chow, t, action, total, evaluate, rules, work):
+def _claim_outcome(src, claim, action, evaluate, rules, work):
     """(wins right after the claim, idle cards after the best next discard, hu gain,
     complete right after the claim); ``evaluate`` False skips the evaluator (wins False).
 
-    ``work[_W_CONC:]`` holds the claimer's concealed counts (left unchanged), ``total`` their
-    idle cards, ``work[_W_PIDLE:]`` / ``work[_W_PDELTA:]`` the idle cards and
-    :data:`~simkit.evaluator.tables.PART_DISCARD_DELTA` of each part; ``src[exp_at:]`` is the claimer's exposed
-    block, ``n_chow`` their exposed 圆s."""
+    ``work[_W_CONC:]`` holds the claimer's concealed counts (left unchanged),
+    ``work[_W_PIDLE:]`` / ``work[_W_PDELTA:]`` the idle cards and
+    :data:`~simkit.evaluator.tables.PART_DISCARD_DELTA` of each part; ``claim``
+    (:class:`Claim`): the claimer's exposed block in ``src``, their exposed 圆s, the card and
+    their idle cards (``idle_now``)."""
+    exp_at, n_chow, t, total = claim
     conc = work[_W_CONC : _W_CONC + N_TYPES]
     used = work[_W_USED : _W_USED + MELD_TYPES]
     kind = E.meld_cards(action, t, used)  # the engine's own account of the cards a claim uses
@@ -234,10 +263,11 @@ def _claim_outcome(src, exp_at, n_chow, t, action, total, evaluate, rules, work)
 
 
 @hot_kernel(cache=True, nogil=True)
-def _best_claim(src, exp_at, n_chow, t, idle_now, mask, params, rules, work, patient, evaluate):
-    """greedy's best claim (A_PASS if none beats passing), the idle cards after the 碰 (if
-    legal), the number of claims leaving a complete holding and the last of them; with
-    ``evaluate`` False no claim counts as winning."""
+def _best_claim(src, claim, mask, params, rules, work, patient, evaluate):
+    """greedy's best claim (A_PASS if none beats passing) of the :class:`Claim` ``claim``, the
+    idle cards after the 碰 (if legal), the number of claims leaving a complete holding and the
+    last of them; with ``evaluate`` False no claim counts as winning."""
+    idle_now = claim.idle_now
     best_action = A_PASS
     best_key = idle_now * 100
     slack = params[2] if patient else 0
@@ -247,7 +277,7 @@ def _best_claim(src, exp_at, n_chow, t, idle_now, mask, params, rules, work, pat
     for a in range(N_ACTIONS):
         if not mask[a] or a == A_PASS:
             continue
-        wins, idle, gain, complete = _claim_outcome(src, exp_at, n_chow, t, a, idle_now, evaluate, rules, work)
+        wins, idle, gain, complete = _claim_outcome(src, claim, a, evaluate, rules, work)
         if complete:
             n_complete += 1
             complete_action = a
@@ -267,10 +297,12 @@ def _best_claim(src, exp_at, n_chow, t, idle_now, mask, params, rules, work, pat
 
 
 @hot_kernel(cache=True, nogil=True)
-def _greedy_core(src, conc_at, exp_at, n_chow, phase, t, stock_left, mask, params, rules, work, patient):
-    """greedy / patient on a player's view: ``src[conc_at:]`` their 28 concealed counts,
-    ``src[exp_at:]`` their (4, 28) exposed block, ``n_chow`` their exposed 圆s, ``t`` the
-    active card; read from an observation or from the state (only what the player may see)."""
+def _greedy_core(src, view, mask, params, rules, work, patient):
+    """greedy / patient on a player's view (:class:`GreedyView`: where in ``src`` their 28
+    concealed counts and (4, 28) exposed block lie, their exposed 圆s, the phase, the active
+    card, the stock left); read from an observation or from the state (only what the player
+    may see)."""
+    conc_at, exp_at, n_chow, phase, t, stock_left = view
     conc = work[_W_CONC : _W_CONC + N_TYPES]
     for x in range(N_TYPES):
         conc[x] = src[conc_at + x]
@@ -303,11 +335,12 @@ def _greedy_core(src, conc_at, exp_at, n_chow, phase, t, stock_left, mask, param
         work[_W_PDELTA + part] = PART_DISCARD_DELTA[kind, code]
     # first without the evaluator: a claim that would win is taken anyway when it is the only
     # claim leaving a complete holding and the best claim even if it did not win
+    claim = Claim(exp_at, n_chow, t, idle_now)
     best_action, peng_idle, n_complete, complete_action = _best_claim(
-        src, exp_at, n_chow, t, idle_now, mask, params, rules, work, patient, False)
+        src, claim, mask, params, rules, work, patient, False)
     if n_complete > 1 or (n_complete == 1 and best_action != complete_action):
         best_action, peng_idle, n_complete, complete_action = _best_claim(
-            src, exp_at, n_chow, t, idle_now, mask, params, rules, work, patient, True)
+            src, claim, mask, params, rules, work, patient, True)
     if best_action == A_PASS and mask[A_PENG] and peng_idle <= idle_now:
         # declining a 碰 through a chariot forbids winning (the engine marks it): greedy takes
         # a legal 碰 that adds no idle card rather than pass it
@@ -319,13 +352,15 @@ def _greedy_core(src, conc_at, exp_at, n_chow, phase, t, stock_left, mask, param
 def greedy_like(obs, mask, params, rules, work, patient):
     """greedy (patient=False) / patient on an observation."""
     seat = obs[O_SEAT]
-    return _greedy_core(obs, O_CONC, O_EXP + EXP_BLOCK * seat, obs[O_NCHOW + seat], obs[O_PHASE], obs[O_ACTIVE],
-                        obs[O_STOCK_LEFT], mask, params, rules, work, patient)
+    view = GreedyView(O_CONC, O_EXP + EXP_BLOCK * seat, obs[O_NCHOW + seat], obs[O_PHASE], obs[O_ACTIVE],
+                      obs[O_STOCK_LEFT])
+    return _greedy_core(obs, view, mask, params, rules, work, patient)
 
 
 @njit(cache=True, nogil=True, inline="always")
 def greedy_state(s, p, mask, params, rules, work, patient):
     """:func:`greedy_like` reading player p's view straight from the state (no observation
     copy): p's own concealed and exposed cards, the active card, the stock size."""
-    return _greedy_core(s, S_CONC + N_TYPES * p, S_EXP + EXP_BLOCK * p, s[S_NCHOW + p], s[S_PHASE], s[S_ACTIVE],
-                        N_CARDS - s[S_STOCK_POS], mask, params, rules, work, patient)
+    view = GreedyView(S_CONC + N_TYPES * p, S_EXP + EXP_BLOCK * p, s[S_NCHOW + p], s[S_PHASE], s[S_ACTIVE],
+                      N_CARDS - s[S_STOCK_POS])
+    return _greedy_core(s, view, mask, params, rules, work, patient)

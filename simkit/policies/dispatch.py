@@ -11,6 +11,7 @@ from __future__ import annotations
 from numba import njit
 
 from simkit.engine import kernel as E
+from simkit.engine.layout import S_PLAYER
 from simkit.engine.loop import NO_SUCH_POLICY
 from simkit.policies.builtin import (
     P_EXPERT,
@@ -50,11 +51,13 @@ def builtin_act(policy_id, obs, mask, params, rng, rules, work):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def builtin_act_state(policy_id, s, p, obs, mask, params, rng, rules, work):
-    """:func:`builtin_act` for player p of state ``s``, the same choices: ``random`` needs no
-    observation, ``greedy`` / ``patient`` / ``expert`` read p's own view from the state, and ``mc``
-    and ``learned`` get the observation, filled into ``obs`` here.  An unknown id returns
-    :data:`NO_SUCH_POLICY` (never a policy's choice: the deal loops stop the deal and flag it)."""
+def builtin_act_state(policy_id, s, obs, mask, params, rng, rules, work):
+    """:func:`builtin_act` for the player p to act in state ``s`` (``s[S_PLAYER]``), the same
+    choices: ``random`` needs no observation, ``greedy`` / ``patient`` / ``expert`` read p's own
+    view from the state, and ``mc`` and ``learned`` get the observation, filled into ``obs`` here.
+    An unknown id returns :data:`NO_SUCH_POLICY` (never a policy's choice: the deal loops stop
+    the deal and flag it)."""
+    p = s[S_PLAYER]
     if policy_id == P_RANDOM:
         return random_act(mask, rng)
     if policy_id == P_PATIENT:
@@ -76,9 +79,10 @@ BASIC_POLICIES = (P_RANDOM, P_GREEDY, P_PATIENT)
 
 
 @njit(cache=True, nogil=True, inline="always")
-def basic_act_state(policy_id, s, p, obs, mask, params, rng, rules, work):
+def basic_act_state(policy_id, s, obs, mask, params, rng, rules, work):
     """:func:`builtin_act_state` for the :data:`BASIC_POLICIES` only (any other id returns
     :data:`NO_SUCH_POLICY`): the same choices, without compiling mc and expert."""
+    p = s[S_PLAYER]
     if policy_id == P_RANDOM:
         return random_act(mask, rng)
     if policy_id == P_PATIENT:
@@ -89,10 +93,11 @@ def basic_act_state(policy_id, s, p, obs, mask, params, rng, rules, work):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def expert_act_state(policy_id, s, p, obs, mask, params, rng, rules, work):
+def expert_act_state(policy_id, s, obs, mask, params, rng, rules, work):
     """:func:`builtin_act_state` for ``expert`` only (any other id returns :data:`NO_SUCH_POLICY`):
     the same choices, compiling expert alone (``simkit play``'s default bots, the default policy
     of a hint, ``analyze`` and ``review``)."""
+    p = s[S_PLAYER]
     if policy_id == P_EXPERT:
         return expert_state(s, p, mask, params, rules, work)
     return NO_SUCH_POLICY
@@ -102,12 +107,13 @@ FAST_POLICIES = BASIC_POLICIES + (P_EXPERT,)  # the fast bots: a rollout policy'
 
 
 @njit(cache=True, nogil=True, inline="always")
-def fast_act_state(policy_id, s, p, obs, mask, params, rng, rules, work):
+def fast_act_state(policy_id, s, obs, mask, params, rng, rules, work):
     """:func:`builtin_act_state` for the :data:`FAST_POLICIES` only (any other id returns
     :data:`NO_SUCH_POLICY`): the same choices, without compiling mc and learned."""
+    p = s[S_PLAYER]
     if policy_id == P_EXPERT:
         return expert_state(s, p, mask, params, rules, work)
-    return basic_act_state(policy_id, s, p, obs, mask, params, rng, rules, work)
+    return basic_act_state(policy_id, s, obs, mask, params, rng, rules, work)
 
 
 def uses_fast_policies(policy_ids) -> bool:

@@ -175,10 +175,11 @@ def determinise(obs, rng, s2):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _base_act(base, s, p, obs, mask, params, rng, rules, pwork):
+def _base_act(base, s, obs, mask, params, rng, rules, pwork):
     """The dispatcher of mc's rollouts (:func:`simkit.engine.loop.decide_until`): the base
-    policy ``base`` (:data:`BASE_EXPERT` or :data:`BASE_GREEDY`, the seats' policy id) for player
-    p of ``s``; it reads only p's own view of the state, so no observation is made."""
+    policy ``base`` (:data:`BASE_EXPERT` or :data:`BASE_GREEDY`, the seats' policy id) for the
+    player p to act in ``s``; it reads only p's own view of the state, so no observation is made."""
+    p = s[L.S_PLAYER]
     if base == BASE_EXPERT:
         return expert_state(s, p, mask, params, rules, pwork)
     return greedy_state(s, p, mask, params, rules, pwork, False)

@@ -317,7 +317,7 @@ def _replay_with(act, table, evidence, c, play, d, scratch):
         if a < 0 or not mask[a]:
             return -math.inf
         if q != me and n >= 2:
-            choice = act(policy_ids[q], s, q, obs2, mask, params[seat_of[q]], rngs[q], rules, pwork)
+            choice = act(policy_ids[q], s, obs2, mask, params[seat_of[q]], rngs[q], rules, pwork)
             f = noise / n + (1.0 - noise) * (1.0 if choice == a else 0.0)
             if f <= 0.0:
                 return -math.inf

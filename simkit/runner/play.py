@@ -268,11 +268,53 @@ def _play_deal_with(act, root, deal, dealer, table, play, deck, result):
 CHUNK = 256
 
 
+class Deals(NamedTuple):
+    """Which deals a batch plays (one kernel argument): deal numbers ``first_deal`` ..
+    ``first_deal + n_deals - 1`` of the run keyed ``root`` (:func:`simkit.rng.root_key`), dealt
+    by ``dealer`` (with ``session_length`` K > 1: the dealer of each session's first deal),
+    under ``seating`` (:data:`SEATING_FIXED`, :data:`SEATING_ROTATE`, :data:`SEATING_ALL`).
+    Build it with :func:`deals_of` (Python ints, so that every batch has the one kernel type)."""
+
+    root: np.ndarray
+    first_deal: int
+    n_deals: int
+    dealer: int
+    seating: int
+    session_length: int
+
+
+class Lineup(NamedTuple):
+    """The run's policies and rules (one kernel argument): ``policy_ids`` and ``params`` list
+    the run's policies P0, P1, P2 (int64 ids, float64 parameter rows; seated per deal by its
+    seating), ``rules`` the rule array."""
+
+    policy_ids: np.ndarray
+    params: np.ndarray
+    rules: np.ndarray
+
+
+def deals_of(root, first_deal: int, n_deals: int, dealer: int = 0, seating: int = SEATING_FIXED,
+             session_length: int = 1) -> Deals:
+    """:class:`Deals` with its numbers as Python ints (one kernel type whatever the caller's
+    integers)."""
+    return Deals(root, int(first_deal), int(n_deals), int(dealer), int(seating), int(session_length))
+
+
+def lineup_of(policy_ids, params, rules) -> Lineup:
+    """:class:`Lineup` with the arrays as the kernels take them (int64 ids, contiguous float64
+    parameters)."""
+    return Lineup(np.asarray(policy_ids, dtype=np.int64), np.ascontiguousarray(params, dtype=np.float64), rules)
+
+
 @njit(nogil=True, inline="always")
-def _play_decks_chunk_with(act, k, root, first_deal, decks, dealer, policy_ids, params, rules, results):
-    """Play chunk k (CHUNK deals) of prepared decks: decks[i] as deal ``first_deal + i``."""
+def _play_decks_chunk_with(act, k, deals, decks, lineup, results):
+    """Play chunk k (CHUNK deals) of prepared decks: decks[i] as deal ``deals.first_deal + i``
+    (:class:`Deals`: its root and dealer; seats fixed), by the policies of ``lineup``
+    (:class:`Lineup`)."""
     owners = new_scratch()
     s, deck, rngs, mask, obs, work, pwork, ev, ev_n, _, seat_of = borrow_scratch(owners)
+    root, first_deal, _, dealer, _, _ = deals
+    policy_ids, params, rules = lineup
     decks, results = borrowed(decks), borrowed(results)
     policy_ids, params, rules = borrowed(policy_ids), borrowed(params), borrowed(rules)
     for p in range(N_SEATS):
@@ -286,12 +328,16 @@ def _play_decks_chunk_with(act, k, root, first_deal, decks, dealer, policy_ids, 
 
 
 @njit(nogil=True, inline="always")
-def _play_chunk_with(play_deal, k, root, first_deal, n_deals, dealer, policy_ids, params, seating, rules, results):
-    """Play chunk k (CHUNK rows: deals, or with seating all deal-seatings) of a batch with one
-    set of scratch arrays; each row under its seating (:func:`seating_index`), by the deal
-    kernel ``play_deal`` (a :class:`~simkit.jit.static_function`)."""
+def _play_chunk_with(play_deal, k, deals, lineup, results):
+    """Play chunk k (CHUNK rows: deals, or with seating all deal-seatings) of the batch
+    ``deals`` (:class:`Deals`, independent deals) by the policies of ``lineup``
+    (:class:`Lineup`) with one set of scratch arrays; each row under its seating
+    (:func:`seating_index`), by the deal kernel ``play_deal`` (a
+    :class:`~simkit.jit.static_function`)."""
     owners = new_scratch()
     s, deck, rngs, mask, obs, work, pwork, ev, ev_n, ids, seat_of = borrow_scratch(owners)
+    root, first_deal, n_deals, dealer, seating, _ = deals
+    policy_ids, params, rules = lineup
     policy_ids, params, rules, results = borrowed(policy_ids), borrowed(params), borrowed(rules), borrowed(results)
     per_deal = 6 if seating == SEATING_ALL else 1
     table = Table(ids, params, seat_of, rules)  # ids and seat_of are set per row, in place
@@ -317,15 +363,18 @@ def next_dealer(result, dealer, rules):
 
 
 @njit(nogil=True, inline="always")
-def _play_session_chunk_with(play_deal, k, root, first_deal, n_deals, session_length, first_dealer, policy_ids,
-                             params, seating, rules, results):
-    """Play chunk k of whole sessions (``max(1, CHUNK // session_length)`` sessions of
-    ``session_length`` deals; ``first_deal`` starts a session; the last session may be cut at
-    ``n_deals``) with one set of scratch arrays, each session's deals in order: a deal's dealer
-    needs the previous deal's winner.  With seating all, each session is played once per
-    seating (deal i's row under seating j: 6·i + j).  ``play_deal``: as :func:`_play_chunk_with`."""
+def _play_session_chunk_with(play_deal, k, deals, lineup, results):
+    """Play chunk k of whole sessions of the batch ``deals`` (:class:`Deals`:
+    ``max(1, CHUNK // session_length)`` sessions of ``session_length`` deals; ``first_deal``
+    starts a session; the last session may be cut at ``n_deals``; ``dealer`` deals each
+    session's first deal) with one set of scratch arrays, each session's deals in order: a
+    deal's dealer needs the previous deal's winner.  With seating all, each session is played
+    once per seating (deal i's row under seating j: 6·i + j).  ``play_deal``, ``lineup``: as
+    :func:`_play_chunk_with`."""
     owners = new_scratch()
     s, deck, rngs, mask, obs, work, pwork, ev, ev_n, ids, seat_of = borrow_scratch(owners)
+    root, first_deal, n_deals, first_dealer, seating, session_length = deals
+    policy_ids, params, rules = lineup
     policy_ids, params, rules, results = borrowed(policy_ids), borrowed(params), borrowed(rules), borrowed(results)
     per_deal = 6 if seating == SEATING_ALL else 1
     span = max(1, CHUNK // session_length) * session_length
@@ -351,31 +400,28 @@ def _play_session_chunk_with(play_deal, k, root, first_deal, n_deals, session_le
 
 
 def _batch_runner(chunk: Callable) -> Callable:
-    def play_batch(root, first_deal, n_deals, dealer, policy_ids, params, seating, rules, results):
-        """Chunks of deals on numba threads."""
-        n_rows = n_deals * rows_per_deal(seating)
-        run_chunks(chunk, [(k, root, first_deal, n_deals, dealer, policy_ids, params, seating, rules, results)
-                           for k in range((n_rows + CHUNK - 1) // CHUNK)])
+    def play_batch(deals, lineup, results):
+        """Chunks of the independent deals ``deals`` (:class:`Deals`) on numba threads."""
+        n_rows = deals.n_deals * rows_per_deal(deals.seating)
+        run_chunks(chunk, [(k, deals, lineup, results) for k in range((n_rows + CHUNK - 1) // CHUNK)])
 
     return play_batch
 
 
 def _sessions_runner(chunk: Callable) -> Callable:
-    def play_sessions(root, first_deal, n_deals, session_length, first_dealer, policy_ids, params, seating, rules,
-                      results):
-        """Chunks of whole sessions on numba threads."""
-        span = max(1, CHUNK // session_length) * session_length
-        run_chunks(chunk, [(k, root, first_deal, n_deals, session_length, first_dealer, policy_ids, params, seating,
-                            rules, results) for k in range((n_deals + span - 1) // span)])
+    def play_sessions(deals, lineup, results):
+        """Chunks of whole sessions of ``deals`` (:class:`Deals`) on numba threads."""
+        span = max(1, CHUNK // deals.session_length) * deals.session_length
+        run_chunks(chunk, [(k, deals, lineup, results) for k in range((deals.n_deals + span - 1) // span)])
 
     return play_sessions
 
 
 def _decks_runner(chunk: Callable) -> Callable:
-    def play_decks(root, first_deal, decks, dealer, policy_ids, params, rules, results):
-        """Chunks of prepared decks on numba threads."""
-        run_chunks(chunk, [(k, root, first_deal, decks, dealer, policy_ids, params, rules, results)
-                           for k in range((decks.shape[0] + CHUNK - 1) // CHUNK)])
+    def play_decks(deals, decks, lineup, results):
+        """Chunks of prepared decks on numba threads (``deals``: their root, first deal number
+        and dealer)."""
+        run_chunks(chunk, [(k, deals, decks, lineup, results) for k in range((decks.shape[0] + CHUNK - 1) // CHUNK)])
 
     return play_decks
 
@@ -405,21 +451,18 @@ _BUILTIN_DEAL = static_function(_play_deal)
 
 
 @njit(cache=True, nogil=True)
-def _play_chunk(k, root, first_deal, n_deals, dealer, policy_ids, params, seating, rules, results):
-    _play_chunk_with(_BUILTIN_DEAL, k, root, first_deal, n_deals, dealer, policy_ids, params, seating, rules,
-                     results)
+def _play_chunk(k, deals, lineup, results):
+    _play_chunk_with(_BUILTIN_DEAL, k, deals, lineup, results)
 
 
 @njit(cache=True, nogil=True)
-def _play_session_chunk(k, root, first_deal, n_deals, session_length, first_dealer, policy_ids, params, seating,
-                        rules, results):
-    _play_session_chunk_with(_BUILTIN_DEAL, k, root, first_deal, n_deals, session_length, first_dealer,
-                             policy_ids, params, seating, rules, results)
+def _play_session_chunk(k, deals, lineup, results):
+    _play_session_chunk_with(_BUILTIN_DEAL, k, deals, lineup, results)
 
 
 @njit(cache=True, nogil=True)
-def _play_decks_chunk(k, root, first_deal, decks, dealer, policy_ids, params, rules, results):
-    _play_decks_chunk_with(_BUILTIN_ACT, k, root, first_deal, decks, dealer, policy_ids, params, rules, results)
+def _play_decks_chunk(k, deals, decks, lineup, results):
+    _play_decks_chunk_with(_BUILTIN_ACT, k, deals, decks, lineup, results)
 
 
 BUILTIN_KERNELS = PlayKernels(_play_deal, _batch_runner(_play_chunk), _sessions_runner(_play_session_chunk),
@@ -443,21 +486,18 @@ _BASIC_DEAL = static_function(_play_deal_basic)
 
 
 @njit(cache=True, nogil=True)
-def _play_chunk_basic(k, root, first_deal, n_deals, dealer, policy_ids, params, seating, rules, results):
-    _play_chunk_with(_BASIC_DEAL, k, root, first_deal, n_deals, dealer, policy_ids, params, seating, rules,
-                     results)
+def _play_chunk_basic(k, deals, lineup, results):
+    _play_chunk_with(_BASIC_DEAL, k, deals, lineup, results)
 
 
 @njit(cache=True, nogil=True)
-def _play_session_chunk_basic(k, root, first_deal, n_deals, session_length, first_dealer, policy_ids, params,
-                              seating, rules, results):
-    _play_session_chunk_with(_BASIC_DEAL, k, root, first_deal, n_deals, session_length, first_dealer,
-                             policy_ids, params, seating, rules, results)
+def _play_session_chunk_basic(k, deals, lineup, results):
+    _play_session_chunk_with(_BASIC_DEAL, k, deals, lineup, results)
 
 
 @njit(cache=True, nogil=True)
-def _play_decks_chunk_basic(k, root, first_deal, decks, dealer, policy_ids, params, rules, results):
-    _play_decks_chunk_with(_BASIC_ACT, k, root, first_deal, decks, dealer, policy_ids, params, rules, results)
+def _play_decks_chunk_basic(k, deals, decks, lineup, results):
+    _play_decks_chunk_with(_BASIC_ACT, k, deals, decks, lineup, results)
 
 
 BASIC_KERNELS = PlayKernels(_play_deal_basic, _batch_runner(_play_chunk_basic),
@@ -486,9 +526,10 @@ def make_user_act(user_functions: tuple, basic: bool = False) -> Callable:
     builtin = basic_act_state if basic else builtin_act_state
 
     @njit(nogil=True)
-    def act(policy_id, s, p, obs, mask, params, rng, rules, work):
+    def act(policy_id, s, obs, mask, params, rng, rules, work):
         if policy_id < USER_SLOT_BASE:
-            return builtin(policy_id, s, p, obs, mask, params, rng, rules, work)
+            return builtin(policy_id, s, obs, mask, params, rng, rules, work)
+        p = s[S_PLAYER]
         if policy_id == USER_SLOT_BASE and has0:
             E.observe(s, p, obs)
             action = f0(obs, mask, params, rng, rules, work)
@@ -527,18 +568,16 @@ def make_play_kernels(act: Callable) -> PlayKernels:
     deal = static_function(play_deal)
 
     @njit(nogil=True)
-    def play_chunk(k, root, first_deal, n_deals, dealer, policy_ids, params, seating, rules, results):
-        _play_chunk_with(deal, k, root, first_deal, n_deals, dealer, policy_ids, params, seating, rules, results)
+    def play_chunk(k, deals, lineup, results):
+        _play_chunk_with(deal, k, deals, lineup, results)
 
     @njit(nogil=True)
-    def play_session_chunk(k, root, first_deal, n_deals, session_length, first_dealer, policy_ids, params, seating,
-                           rules, results):
-        _play_session_chunk_with(deal, k, root, first_deal, n_deals, session_length, first_dealer, policy_ids,
-                                 params, seating, rules, results)
+    def play_session_chunk(k, deals, lineup, results):
+        _play_session_chunk_with(deal, k, deals, lineup, results)
 
     @njit(nogil=True)
-    def play_decks_chunk(k, root, first_deal, decks, dealer, policy_ids, params, rules, results):
-        _play_decks_chunk_with(act, k, root, first_deal, decks, dealer, policy_ids, params, rules, results)
+    def play_decks_chunk(k, deals, decks, lineup, results):
+        _play_decks_chunk_with(act, k, deals, decks, lineup, results)
 
     return PlayKernels(play_deal, _batch_runner(play_chunk), _sessions_runner(play_session_chunk),
                        _decks_runner(play_decks_chunk))
@@ -679,13 +718,10 @@ def play_deals(
         raise ValueError(f"seating must be one of {sorted(SEATING_CODES.values())}, got {seating}")
     results = np.zeros((n_deals * rows_per_deal(seating), N_RESULT), dtype=np.int64)
     ids = check_policy_ids(policy_ids, user_functions)
-    params = np.ascontiguousarray(params, dtype=np.float64)
     kernels = kernels_for(user_functions, ids)
-    if session_length == 1:
-        kernels.play_batch(root_key(seed), first_deal, n_deals, dealer, ids, params, seating, rules_array, results)
-    else:
-        kernels.play_sessions(root_key(seed), first_deal, n_deals, session_length, dealer, ids, params, seating,
-                              rules_array, results)
+    deals = deals_of(root_key(seed), first_deal, n_deals, dealer, seating, session_length)
+    play = kernels.play_batch if session_length == 1 else kernels.play_sessions
+    play(deals, lineup_of(ids, params, rules_array), results)
     if check:
         check_rows(results, seed, policy_labels(ids, user_functions) if policies is None else policies, first_deal,
                    seating, session_length)
@@ -714,8 +750,8 @@ def play_decks(
         raise ValueError(f"decks must have shape (n, {N_CARDS}), got {decks.shape}")
     results = np.zeros((decks.shape[0], N_RESULT), dtype=np.int64)
     ids = check_policy_ids(policy_ids, user_functions)
-    kernels_for(user_functions, ids).play_decks(root_key(seed), int(first_deal), decks, int(dealer), ids,
-                                                np.ascontiguousarray(params, dtype=np.float64), rules_array, results)
+    kernels_for(user_functions, ids).play_decks(deals_of(root_key(seed), first_deal, decks.shape[0], dealer), decks,
+                                                lineup_of(ids, params, rules_array), results)
     if check:
         check_rows(results, seed, policy_labels(ids, user_functions) if policies is None else policies,
                    int(first_deal))
@@ -725,9 +761,7 @@ def play_decks(
 def session_dealer(
     seed: int,
     deal: int,
-    policy_ids: np.ndarray,
-    params: np.ndarray,
-    rules_array: np.ndarray,
+    lineup: Lineup,
     session_length: int,
     user_functions: tuple = (None, None, None),
     first_dealer: int = 0,
@@ -735,8 +769,10 @@ def session_dealer(
 ) -> int:
     """Who deals deal number ``deal`` in sessions of ``session_length``: plays the session's
     earlier deals (no event logs) and applies ``next_dealer`` to the last of them.  The
-    policies are by seat (a session keeps its seating: pass them as seated; ``policies``: their
-    names for a :class:`~simkit.engine.env.DealError`, as :func:`play_deals`)."""
+    policies (``lineup``, a :class:`Lineup` of policy ids, parameter rows and the rule array)
+    are by seat (a session keeps its seating: pass them as seated; ``policies``: their names
+    for a :class:`~simkit.engine.env.DealError`, as :func:`play_deals`)."""
+    policy_ids, params, rules_array = lineup
     session_length = int(session_length)
     if session_length < 1:
         raise ValueError(f"session_length must be >= 1, got {session_length}")

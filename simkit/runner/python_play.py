@@ -152,7 +152,7 @@ def play_one(seed: int, root: np.ndarray, deal: int, dealer: int, seat_actors: S
         p = int(s[S_PLAYER])
         actor = seat_actors[p]
         if actor.builtin_id >= 0:
-            action = int(act_state(actor.builtin_id, s, p, obs, mask, actor.params, rngs[p], rules, pwork))
+            action = int(act_state(actor.builtin_id, s, obs, mask, actor.params, rngs[p], rules, pwork))
             if action == NO_SUCH_POLICY:
                 error = ERR_UNKNOWN_POLICY + ERR_SEAT * p
                 break

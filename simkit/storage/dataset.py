@@ -48,7 +48,7 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
 import pandas as pd
@@ -321,8 +321,8 @@ def verify_batches(directory: Path, manifest: dict[str, Any], n_batches: int,
         record = records.get(path.name)
         try:
             # a file whose sha256 is recorded is checked against it; any other file is decoded whole
-            _, records[path.name] = read_batch(path, b, first, stop - first, config, record, decode=record is None,
-                                               per_deal=per_deal)
+            _, records[path.name] = read_batch(path, BatchIdentity(b, first, stop - first, config, per_deal), record,
+                                               decode=record is None)
         except BatchError as exc:
             problems.append(f"{path.name}: {exc.reason}; recomputing it")
             path.unlink()
@@ -335,18 +335,30 @@ def verify_batches(directory: Path, manifest: dict[str, Any], n_batches: int,
     return manifest, todo, problems
 
 
-def read_batch(path: Path, batch: int, first: int, deals: int, config: str, record: dict[str, Any] | None = None,
-               columns: Sequence[str] | None = None, decode: bool = True,
-               per_deal: int = 1) -> tuple[pa.Table | None, dict[str, Any]]:
+class BatchIdentity(NamedTuple):
+    """What a batch file must say it is (:func:`read_batch` checks it): batch index ``batch`` of
+    the run whose config digest is ``config``, holding deals ``first`` .. ``first + deals - 1``
+    with ``per_deal`` rows each (:func:`rows_per_deal`)."""
+
+    batch: int
+    first: int
+    deals: int
+    config: str
+    per_deal: int = 1
+
+
+def read_batch(path: Path, identity: BatchIdentity, record: dict[str, Any] | None = None,
+               columns: Sequence[str] | None = None, decode: bool = True) -> tuple[pa.Table | None, dict[str, Any]]:
     """Read one batch file and verify it; returns (its table, or None without ``decode``; its record).
 
     Verified: the file's sha256 and size against ``record`` (when the manifest has one), its
-    identity metadata (run config, batch index, first deal, deal count) and row count
+    identity metadata (``identity``: run config, batch index, first deal, deal count) and row count
     (``deals * per_deal``: ``per_deal`` rows per deal, :func:`rows_per_deal`), and, when
     decoding, every page checksum of the columns read and the deal ids (exactly
     ``first .. first + deals - 1``, each ``per_deal`` times in a row, with ``seating`` 0 ..
     per_deal - 1 when ``per_deal`` > 1). Raises :class:`BatchError` naming the file.
     """
+    batch, first, deals, config, per_deal = identity
     try:
         data = read_regular(path)  # a FIFO, folder or device: refused before it is opened for reading
     except FileError as exc:
@@ -403,8 +415,8 @@ def batches_verified(directory: Path, manifest: dict[str, Any], wanted: int,
         if path.name not in files:
             return False
         first, stop = batch_range(b)
-        read_batch(path, b, first, stop - first, config, files[path.name], decode=False,
-                   per_deal=rows_per_deal(manifest))
+        read_batch(path, BatchIdentity(b, first, stop - first, config, rows_per_deal(manifest)), files[path.name],
+                   decode=False)
     return True
 
 
@@ -489,8 +501,8 @@ def load_dataset(path: str | os.PathLike, columns: Sequence[str] | None = None,
         file = batch_path(directory, b)
         first, deals = batch_deals(manifest, b)
         record = files[file.name] if files is not None else None
-        table, _ = read_batch(file, b, first, deals, manifest["config_digest"], record, columns=wanted,
-                              per_deal=rows_per_deal(manifest))
+        identity = BatchIdentity(b, first, deals, manifest["config_digest"], rows_per_deal(manifest))
+        table, _ = read_batch(file, identity, record, columns=wanted)
         tables.append(table)
     _check_same_schema(directory, tables)
     try:
