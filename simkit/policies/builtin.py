@@ -36,10 +36,7 @@ from simkit.engine.layout import (
     A_PASS,
     A_PENG,
     A_WIN,
-    M_KONG,
-    M_PENG,
     MELD_TYPES,
-    M_ZHAN,
     N_ACTIONS,
     O_ACTIVE,
     O_CONC,
@@ -61,7 +58,6 @@ from simkit.cards import CHE, JIANG, N_CARDS, N_COLOURS, N_RANKS, N_TYPES, TRIAD
 from simkit.evaluator import kernel as K
 from simkit.evaluator.tables import (
     IS_FAT_TYPE,
-    KONG_HU,
     N_PARTS,
     NO_DISCARD,
     PART_DISCARD_DELTA,
@@ -71,11 +67,10 @@ from simkit.evaluator.tables import (
     PART_OF_TYPE,
     PART_REMOVE_DELTA,
     PART_SIZE,
-    PENG_HU,
 )
 from simkit.exposed import EXP_BLOCK, N_EXP_ROWS
 from simkit.jit import hot_kernel
-from simkit.policies.expert import EXPERT_WORK_SIZE
+from simkit.policies.expert import EXPERT_WORK_SIZE, take_claim
 from simkit.policies.learned import LEARNED_WORK_SIZE
 from simkit.rng import next_below
 
@@ -218,21 +213,7 @@ def _claim_outcome(src, claim, action, evaluate, rules, work):
     exp_at, n_chow, t, total = claim
     conc = work[_W_CONC : _W_CONC + N_TYPES]
     used = work[_W_USED : _W_USED + MELD_TYPES]
-    kind = E.meld_cards(action, t, used)  # the engine's own account of the cards a claim uses
-    for i in range(MELD_TYPES):
-        if used[i] >= 0:
-            conc[used[i]] -= 1
-    gain = 1  # an exposed 圆
-    exp_row = -1
-    if kind == M_PENG:
-        exp_row = K.EXP_PENG
-        gain = PENG_HU[t]
-    elif kind == M_KONG:
-        exp_row = K.EXP_KONG
-        gain = KONG_HU[t]
-    elif kind == M_ZHAN:
-        exp_row = K.EXP_ZHAN
-        gain = 0
+    exp_row, gain = take_claim(action, t, conc, used)  # the engine's own account of the cards it uses
     # every card a claim uses lies in the part of t: only that part's figures change
     part = PART_OF_TYPE[t]
     code = K.part_code(conc, part)

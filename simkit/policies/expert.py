@@ -67,6 +67,7 @@ from __future__ import annotations
 from collections import namedtuple
 
 import numpy as np
+from numba import njit
 
 from simkit.cards import CHE, JIANG, N_CARDS, N_COLOURS, N_COPIES, N_RANKS, N_SEATS, N_TYPES, PAO, SHI, TRIAD_SIZE, ZU
 from simkit.deck import STOCK_CARDS
@@ -836,6 +837,25 @@ def _evaluate(conc, src, exp_at, n_chow, exp_row, t, rules, work):
     K.evaluate_kernel(conc, exp, n_chow, rules, 0, out, choice, work[: K.WORK_SIZE])
 
 
+@njit(cache=True, nogil=True, inline="always")
+def take_claim(action, t, conc, used):
+    """Take the concealed cards the claim ``action`` on type ``t`` uses out of ``conc`` (the
+    engine's own account, :func:`simkit.engine.kernel.meld_cards`, written into ``used``);
+    returns (the exposed row it adds, -1 for a 吃; the hu it exposes).  Inlined where called:
+    expert's claim searches and greedy's claim outcome share it."""
+    kind = E.meld_cards(action, t, used)
+    for i in range(MELD_TYPES):
+        if used[i] >= 0:
+            conc[used[i]] -= 1
+    if kind == M_PENG:
+        return K.EXP_PENG, PENG_HU[t]
+    if kind == M_KONG:
+        return K.EXP_KONG, KONG_HU[t]
+    if kind == M_ZHAN:
+        return K.EXP_ZHAN, 0
+    return -1, 1
+
+
 @hot_kernel(cache=True, nogil=True)
 def _claim_fast(view, danger, src, exp_at, n_chow, t, n_claims, cross_now, kong_forced, peng_forced, stock_left,
                 mask, rules, work, part_values, no_scores, eps):
@@ -875,21 +895,7 @@ def _claim_fast(view, danger, src, exp_at, n_chow, t, n_claims, cross_now, kong_
     for a in range(N_ACTIONS):
         if not mask[a] or a == A_PASS:
             continue
-        kind = E.meld_cards(a, t, used)
-        for i in range(MELD_TYPES):
-            if used[i] >= 0:
-                conc[used[i]] -= 1
-        exp_row = -1
-        gain = 1
-        if kind == M_PENG:
-            exp_row = K.EXP_PENG
-            gain = PENG_HU[t]
-        elif kind == M_KONG:
-            exp_row = K.EXP_KONG
-            gain = KONG_HU[t]
-        elif kind == M_ZHAN:
-            exp_row = K.EXP_ZHAN
-            gain = 0
+        exp_row, gain = take_claim(a, t, conc, used)
         const = False
         local = 0.0
         size = 0.0
@@ -1088,21 +1094,7 @@ def _expert_core(src, seat, mask, params, rules, work, scores, scores_behind, ep
     for a in range(N_ACTIONS):
         if not mask[a] or a == A_PASS:
             continue
-        kind = E.meld_cards(a, t, used)
-        for i in range(MELD_TYPES):
-            if used[i] >= 0:
-                conc[used[i]] -= 1
-        exp_row = -1
-        gain = 1
-        if kind == M_PENG:
-            exp_row = K.EXP_PENG
-            gain = PENG_HU[t]
-        elif kind == M_KONG:
-            exp_row = K.EXP_KONG
-            gain = KONG_HU[t]
-        elif kind == M_ZHAN:
-            exp_row = K.EXP_ZHAN
-            gain = 0
+        exp_row, gain = take_claim(a, t, conc, used)
         value = NO_VALUE
         if K.min_idle_kernel(conc) == 0:
             _evaluate(conc, src, exp_at, n_chow, exp_row, t, rules, work)
