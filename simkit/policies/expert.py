@@ -856,6 +856,37 @@ def take_claim(action, t, conc, used):
     return -1, 1
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _winning_claim(view, src, exp_at, n_chow, exp_row, t, rules, work, stock_left):
+    """WIN_KEY + the units of a claim that wins and that expert takes (enough units, or late in
+    the stock), else NO_VALUE; ``view.conc`` holds the holding after the claim.  Inlined in both
+    claim searches (:func:`_claim_fast`, :func:`_expert_core`)."""
+    if K.min_idle_kernel(view.conc) == 0:
+        _evaluate(view.conc, src, exp_at, n_chow, exp_row, t, rules, work)
+        out = work[XW_OUT : XW_OUT + K.N_OUT]
+        params = view.params
+        if out[K.OUT_WINS] == 1 and (out[K.OUT_UNITS] >= params[X_MIN_UNITS] or stock_left <= params[X_LATE_STOCK]):
+            return WIN_KEY + out[K.OUT_UNITS]
+    return NO_VALUE
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _after_claim(view, claim_part, t, exp_row, beat, danger, no_scores):
+    """(cross terms, Φ of the claim's part, its best discard's delta) after a claim that does
+    not win, ``view.conc`` the holding after it: a 碰 or 开 exposes one more copy of ``t`` while
+    they are evaluated (``beat``: :func:`_part_discards`'s pruning bound).  Inlined in both claim
+    searches."""
+    exposes_out = exp_row == K.EXP_PENG or exp_row == K.EXP_KONG
+    if exposes_out:
+        view.out_comp[t] += 1
+    cross_after = cross_value(view.conc, view.unseen, view.out_comp, view.params)
+    part_after = part_value(view.conc, claim_part, view.unseen, view.out_comp, view.lock, view.params)
+    _, delta = _part_discards(view, claim_part, part_after, beat, danger, no_scores, 0.0, 0.0)
+    if exposes_out:
+        view.out_comp[t] -= 1
+    return cross_after, part_after, delta
+
+
 @hot_kernel(cache=True, nogil=True)
 def _claim_fast(view, danger, src, exp_at, n_chow, t, n_claims, cross_now, kong_forced, peng_forced, stock_left,
                 mask, rules, work, part_values, no_scores, eps):
@@ -900,22 +931,14 @@ def _claim_fast(view, danger, src, exp_at, n_chow, t, n_claims, cross_now, kong_
         local = 0.0
         size = 0.0
         verdict = UNDECIDED
-        if K.min_idle_kernel(conc) == 0:
-            _evaluate(conc, src, exp_at, n_chow, exp_row, t, rules, work)
-            out = work[XW_OUT : XW_OUT + K.N_OUT]
-            if out[K.OUT_WINS] == 1 and (out[K.OUT_UNITS] >= params[X_MIN_UNITS] or stock_left <= params[X_LATE_STOCK]):
-                const = True
-                local = WIN_KEY + out[K.OUT_UNITS]
+        win = _winning_claim(view, src, exp_at, n_chow, exp_row, t, rules, work, stock_left)
+        if win != NO_VALUE:
+            const = True
+            local = win
         if not const:
-            exposes_out = exp_row == K.EXP_PENG or exp_row == K.EXP_KONG
-            if exposes_out:
-                out_comp[t] += 1
-            cross_after = cross_value(conc, unseen, out_comp, params)
-            part_after = part_value(conc, claim_part, unseen, out_comp, lock, params)
-            _, delta = _part_discards(view, claim_part, part_after, other_delta if prune and other_known else NO_VALUE,
-                                      danger, no_scores, 0.0, 0.0)
-            if exposes_out:
-                out_comp[t] -= 1
+            cross_after, part_after, delta = _after_claim(view, claim_part, t, exp_row,
+                                                          other_delta if prune and other_known else NO_VALUE,
+                                                          danger, no_scores)
             penalised = (kong_forced and a != A_KONG) or (peng_forced and a != A_PENG)
             claim_gain = params[X_CLAIM_HU] * gain
             size = (abs(part_after) + abs(cross_now) + abs(cross_after) + abs(claim_gain)
@@ -1095,23 +1118,12 @@ def _expert_core(src, seat, mask, params, rules, work, scores, scores_behind, ep
         if not mask[a] or a == A_PASS:
             continue
         exp_row, gain = take_claim(a, t, conc, used)
-        value = NO_VALUE
-        if K.min_idle_kernel(conc) == 0:
-            _evaluate(conc, src, exp_at, n_chow, exp_row, t, rules, work)
-            out = work[XW_OUT : XW_OUT + K.N_OUT]
-            if out[K.OUT_WINS] == 1 and (out[K.OUT_UNITS] >= params[X_MIN_UNITS] or stock_left <= params[X_LATE_STOCK]):
-                value = WIN_KEY + out[K.OUT_UNITS]
+        value = _winning_claim(view, src, exp_at, n_chow, exp_row, t, rules, work, stock_left)
         if value == NO_VALUE:
-            exposes_out = exp_row == K.EXP_PENG or exp_row == K.EXP_KONG
-            if exposes_out:
-                out_comp[t] += 1
-            cross_after = cross_value(conc, unseen, out_comp, params)
-            part_after = part_value(conc, claim_part, unseen, out_comp, lock, params)
             # the best discard after the claim: from the claim's part, or the best elsewhere
-            _, delta = _part_discards(view, claim_part, part_after, other_delta if prune and other_known else NO_VALUE,
-                                      danger, no_scores, 0.0, 0.0)
-            if exposes_out:
-                out_comp[t] -= 1
+            cross_after, part_after, delta = _after_claim(view, claim_part, t, exp_row,
+                                                          other_delta if prune and other_known else NO_VALUE,
+                                                          danger, no_scores)
             penalised = (kong_forced and a != A_KONG) or (peng_forced and a != A_PENG)
             if not other_known and delta != NO_VALUE:
                 # the value with the claim's part's best discard only is a lower bound (the value
