@@ -873,7 +873,7 @@ def _winning_claim(view, src, exp_at, n_chow, exp_row, t, rules, work, stock_lef
 @njit(cache=True, nogil=True, inline="always")
 def _after_claim(view, claim_part, t, exp_row, beat, danger, no_scores):
     """(cross terms, Φ of the claim's part, its best discard's delta) after a claim that does
-    not win, ``view.conc`` the holding after it: a 碰 or 开 exposes one more copy of ``t`` while
+    not win, ``view.conc`` the holding after it: a 碰 or a kong exposes one more copy of ``t`` while
     they are evaluated (``beat``: :func:`_part_discards`'s pruning bound).  Inlined in both claim
     searches."""
     exposes_out = exp_row == K.EXP_PENG or exp_row == K.EXP_KONG
