@@ -145,12 +145,11 @@ def _simulate_spec(args: argparse.Namespace):
 
 def _cmd_simulate(args: argparse.Namespace) -> int:
     from simkit.runner import simulate
-    from simkit.specs.base import Execution
 
     start = time.perf_counter()
     spec = _simulate_spec(args)
     _compile_first(lambda: _warm_simulate(spec.policies, spec.rules, spec.session_length, spec.seating), args.quiet)
-    path = simulate(spec, args.out, Execution(args.workers, args.backend, args.scheduler, args.quiet))
+    path = simulate(spec, args.out, _execution(args))
     print(f"{args.deals:,} deals -> {path} ({time.perf_counter() - start:.1f} s)")
     return 0
 
@@ -473,11 +472,10 @@ def _equity_spec(args: argparse.Namespace):
 
 def _cmd_equity(args: argparse.Namespace) -> int:
     """``simkit equity HAND``: the hand's equity and its comparison with the seat's baseline."""
-    from simkit.specs.base import Execution
     from simkit.studies.equity import equity, write_equity_outputs
 
     start = time.perf_counter()
-    result = equity(_equity_spec(args), args.out, Execution(args.workers, args.backend, args.scheduler, args.quiet))
+    result = equity(_equity_spec(args), args.out, _execution(args))
     print(result.text())
     done = f"({time.perf_counter() - start:.1f} s)"
     if args.out is not None and not _writable(args.out):  # e.g. read-only media: equity read the finished run
@@ -626,7 +624,6 @@ def _cmd_review(args: argparse.Namespace) -> int:
     """``simkit review LOG [LOG ...] --seat K``: each decision against rollouts of every option
     (several logs: each in turn, on one Dask connection with ``--backend dask``)."""
     from simkit.runner.simulate import dask_session
-    from simkit.specs.base import Execution
     from simkit.specs.review import ReviewSpec
     from simkit.studies.reference import LogPolicyError
     from simkit.studies.review import (
@@ -643,7 +640,7 @@ def _cmd_review(args: argparse.Namespace) -> int:
                       luck=_luck_argument(args.luck), confidence=args.confidence, sharpen=args.sharpen,
                       belief=args.belief, belief_noise=args.belief_noise,
                       reference=None if args.reference == "none" else args.reference, samples=args.samples)
-    execution = Execution(workers=args.workers, backend=args.backend, scheduler=args.scheduler, quiet=args.quiet)
+    execution = _execution(args)
     logs = list(args.log)
     every_decisions = [read_decision_log(log) for log in logs]  # every log read (or refused) before any rollout
     several = len(logs) > 1

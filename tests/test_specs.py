@@ -10,7 +10,7 @@ import pytest
 from simkit.errors import SimkitError
 from simkit.policies.registry import parse_policy
 from simkit.rules import RuleSet
-from simkit.specs.base import (Execution, RunSpec, as_policy, as_rules, check_choice, check_float, check_int,
+from simkit.specs.base import (Execution, RunSpec, as_policy, as_rules, check_bool, check_choice, check_float, check_int,
                                field, policy_text, to_json_value)
 
 
@@ -83,3 +83,114 @@ def test_to_json_value_forms():
 def test_execution_refuses_bad_settings(kwargs):
     with pytest.raises(SimkitError):
         Execution(**kwargs)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Bounds(RunSpec):
+    KIND = "bounds"
+    share: float = 0.5  # closed [0, 1]
+    cap: object = None  # None, or a number in [1, 10]
+    count: object = None  # None, or a whole number >= 2
+
+    def check(self):
+        check_float(self, "share", 0.0, 1.0)
+        check_float(self, "cap", 1.0, 10.0, allow_none=True)
+        check_int(self, "count", 2, allow_none=True)
+
+
+@pytest.mark.parametrize("changes, field_name", [
+    ({"deals": 0}, "deals"), ({"level": 1.0}, "level"), ({"how": "seven"}, "how"), ({"policy": 3}, "policy"),
+    ({"rules": 7}, "rules"),
+])
+def test_an_error_names_its_field_for_a_front_end(changes, field_name):
+    """The command line maps ``parameters`` to its option: a field left out of them is an error
+    the front end cannot point at."""
+    with pytest.raises(SimkitError) as info:
+        _Toy(**changes)
+    assert info.value.parameters == (field_name,)
+
+
+def test_messages_say_what_is_allowed():
+    with pytest.raises(SimkitError, match=r"how must be one of six, pairs, got 'seven'"):
+        _Toy(how="seven")
+    with pytest.raises(SimkitError, match=r"rules must be a RuleSet or a mapping of rule options, got int"):
+        _Toy(rules=7)
+    with pytest.raises(SimkitError, match=r"level must be a finite number with 0.0 < level < 1.0, got 0.0"):
+        _Toy(level=0.0)
+    with pytest.raises(SimkitError, match=r"share must be a finite number with 0.0 <= share <= 1.0, got 1.5"):
+        _Bounds(share=1.5)
+
+
+def test_rules_from_a_mapping_are_those_rules():
+    rules = _Toy(rules={"lou_doubles": False}).rules
+    assert isinstance(rules, RuleSet) and rules.to_dict()["lou_doubles"] is False and rules != RuleSet()
+
+
+def test_closed_and_open_bounds_and_none():
+    assert _Bounds(share=0.0).share == 0.0 and _Bounds(share=1).share == 1.0  # closed ends pass, as floats
+    for bad in (-0.01, 1.01):
+        with pytest.raises(SimkitError):
+            _Bounds(share=bad)
+    assert _Bounds(cap=None).cap is None and _Bounds(count=None).count is None  # None where allowed
+    assert _Bounds(cap=10).cap == 10.0 and _Bounds(count=2).count == 2
+    for changes in ({"cap": 0.5}, {"cap": 11.0}, {"count": 1}, {"share": None}):
+        with pytest.raises(SimkitError):
+            _Bounds(**changes)
+    assert _Toy(level=0.5).level == 0.5
+    with pytest.raises(SimkitError):
+        _Toy(level=0.0)  # an open lower end refuses the end itself
+
+
+@dataclasses.dataclass(frozen=True)
+class _Listed(RunSpec):
+    KIND = "listed"
+    names: tuple = field(factory=lambda: ("a", "b"))
+    flag: bool = field(True, identity=False)
+    cap: object = None
+    deals: int = 5
+
+    def check(self):
+        check_bool(self, "flag")
+        check_float(self, "cap", lo=1.0, allow_none=True)
+        check_int(self, "deals", 1)
+
+
+def test_fields_carry_their_default_factory_and_identity_flag():
+    assert _Listed().names == ("a", "b") and _Listed.defaults()["names"] == ("a", "b")
+    assert list(_Listed().identity()) == ["names", "cap", "deals"]  # flag declared identity=False
+    assert _Listed.defaults()["flag"] is True
+
+
+def test_check_bool_and_one_sided_bounds_in_messages():
+    with pytest.raises(SimkitError, match=r"^flag must be true or false, got 1$") as info:
+        _Listed(flag=1)
+    assert info.value.parameters == ("flag",)
+    with pytest.raises(SimkitError, match=r"^cap must be a finite number with 1.0 <= cap, got 0.5$"):
+        _Listed(cap=0.5)
+    with pytest.raises(SimkitError, match=r"^deals must be a whole number >= 1, got 0$"):
+        _Listed(deals=0)
+    with pytest.raises(SimkitError, match=r"^deals must be a whole number in 1..1000, got 1001$"):
+        _Toy(deals=1001)
+    assert _Toy(deals=1000).deals == 1000  # the upper end itself passes
+
+
+def test_a_dataclass_with_to_dict_is_stored_as_its_mapping():
+    assert to_json_value(_Listed(deals=3)) == {"names": ["a", "b"], "flag": True, "cap": None, "deals": 3}
+    assert to_json_value([RuleSet()]) == [RuleSet().to_dict()]
+
+
+def test_from_mapping_errors_name_the_key_and_the_place():
+    with pytest.raises(SimkitError) as info:
+        _Toy.from_mapping({"dealz": 3})
+    assert str(info.value).startswith("unknown key 'dealz' for toy (known:") and info.value.parameters == ("dealz",)
+    with pytest.raises(SimkitError, match=r"^f.toml: unknown key"):
+        _Toy.from_mapping({"dealz": 3}, "f.toml")
+
+
+def test_execution_accepts_its_settings_and_names_the_bad_one():
+    assert Execution(workers=1, backend="local").workers == 1 and Execution(workers=2, backend="dask").backend == "dask"
+    for kwargs, name, text in (({"workers": 0}, "workers", "workers must be a whole number >= 1, got 0"),
+                               ({"backend": "ray"}, "backend", "backend must be local or dask, got 'ray'")):
+        with pytest.raises(SimkitError) as info:
+            Execution(**kwargs)
+        assert info.value.parameters == (name,) and str(info.value) == text
