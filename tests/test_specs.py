@@ -194,3 +194,33 @@ def test_execution_accepts_its_settings_and_names_the_bad_one():
         with pytest.raises(SimkitError) as info:
             Execution(**kwargs)
         assert info.value.parameters == (name,) and str(info.value) == text
+
+
+def test_none_is_refused_where_not_allowed_and_bounds_read_as_given():
+    for changes in ({"how": None}, {"deals": None}):
+        with pytest.raises(SimkitError):
+            _Toy(**changes)
+
+    @dataclasses.dataclass(frozen=True)
+    class _Open(RunSpec):
+        below: float = 0.0
+        anything: float = 0.0
+
+        def check(self):
+            check_float(self, "below", hi=2.0)
+            check_float(self, "anything")
+
+    with pytest.raises(SimkitError, match=r"^below must be a finite number with below <= 2.0, got 3.0$"):
+        _Open(below=3.0)
+    with pytest.raises(SimkitError, match=r"^anything must be a finite number, got inf$"):
+        _Open(anything=math.inf)
+
+
+def test_only_a_dataclass_instance_is_stored_by_its_to_dict():
+    class NotADataclass:
+        def to_dict(self):
+            return {"x": 1}
+
+    value = NotADataclass()
+    assert to_json_value(value) is value
+    assert to_json_value(_Listed) is _Listed  # the class itself is no instance
