@@ -224,3 +224,19 @@ def test_only_a_dataclass_instance_is_stored_by_its_to_dict():
     value = NotADataclass()
     assert to_json_value(value) is value
     assert to_json_value(_Listed) is _Listed  # the class itself is no instance
+
+
+def test_a_choice_that_may_be_none_and_the_default_lower_bound_zero():
+    @dataclasses.dataclass(frozen=True)
+    class _Optional(RunSpec):
+        how: object = None
+        seed: int = 0
+
+        def check(self):
+            check_choice(self, "how", ("six", "pairs"), allow_none=True)
+            check_int(self, "seed")
+
+    assert _Optional().how is None and _Optional(how="six").how == "six" and _Optional(seed=0).seed == 0
+    for changes in ({"how": "seven"}, {"seed": -1}):
+        with pytest.raises(SimkitError):
+            _Optional(**changes)
