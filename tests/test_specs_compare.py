@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import types
 
 import numpy as np
 import pytest
@@ -150,6 +151,78 @@ def test_the_comparison_normalises_its_adjustment():
                           ({"variance_reduction": "regression", "design": "pairs"}, "design 'pairs'")]:
         with pytest.raises(SimkitError, match=words):
             CompareSpec("greedy", "random", **kwargs)
+
+
+def _refusal(**changes) -> SimkitError:
+    with pytest.raises(SimkitError) as info:
+        CompareSpec(**{"policy_a": "greedy", "policy_b": "random", **changes})
+    return info.value
+
+
+def test_design_pairs_refuses_each_adjustment_in_its_own_words():
+    """The message names what adjusts (a value model, or the method by name) and the two
+    fields a front end should point at; design 'six' takes both, 'pairs' takes none."""
+    luck = _refusal(design="pairs", luck=True)
+    assert str(luck) == ("design 'pairs' plays each pair of seatings on deals of its own, and a value model (luck) "
+                         "adjusts the six seatings of one deal: use design 'six' for an adjusted comparison")
+    assert luck.parameters == ("design", "variance_reduction")
+    regression = _refusal(design="pairs", variance_reduction="regression")
+    assert "and 'regression' adjusts the six seatings of one deal" in str(regression)
+    assert regression.parameters == ("design", "variance_reduction")
+    assert CompareSpec("greedy", "random", design="pairs").variance_reduction == "none"
+    assert CompareSpec("greedy", "random", design="six", variance_reduction="regression").regression
+
+
+def test_the_adjustments_that_do_not_go_together_name_both_fields():
+    with_model = _refusal(luck="m.npz", variance_reduction="regression")
+    assert str(with_model) == "a value model (luck) goes with variance_reduction 'luck', got 'regression'"
+    assert with_model.parameters == ("luck", "variance_reduction")
+    with_test = _refusal(variance_reduction="regression", sprt=(0.2, 0.05, 0.05))
+    assert str(with_test) == ("variance_reduction 'regression' fits on every deal of the comparison, so not with a "
+                              "sequential test (sprt): use 'none' or 'luck'")
+    assert with_test.parameters == ("variance_reduction", "sprt")
+    # 'luck' without a model means the shipped one
+    assert CompareSpec("greedy", "random", variance_reduction="luck").luck is True
+    assert CompareSpec("greedy", "random", variance_reduction="luck", luck="m.npz").luck == "m.npz"
+
+
+@pytest.mark.parametrize("sprt", [(0.0, 0.05, 0.05), (0.2, 0.0, 0.05), (0.2, 0.05, 0.0), (0.2, 0.5, 0.5),
+                                  (True, 0.05, 0.05), (float("nan"), 0.05, 0.05), (0.2, 0.05), ("0.2", 0.05, 0.05)])
+def test_an_sprt_outside_walds_bounds_is_refused(sprt):
+    """Each bound of (delta, alpha, beta): a zero delta, an error rate of 0 or with alpha + beta
+    = 1, a bool, NaN, two numbers or a text; the message names the field."""
+    error = _refusal(sprt=sprt)
+    assert str(error).startswith("sprt must be (delta, alpha, beta)") and error.parameters == ("sprt",)
+
+
+def test_the_sprts_edges_inside_the_bounds_are_kept_as_floats():
+    assert CompareSpec("greedy", "random", sprt=(-1, 0.01, 0.98)).sprt == (-1.0, 0.01, 0.98)
+
+
+def test_luck_takes_a_loaded_model_and_refuses_an_object_that_is_not_one():
+    from simkit.runner.value_model import load_value_model
+
+    model = load_value_model()
+    assert CompareSpec("greedy", "random", luck=model).luck is model
+    for not_a_model in (types.SimpleNamespace(block=model.block), types.SimpleNamespace(digest=model.digest), 1.5):
+        error = _refusal(luck=not_a_model)
+        assert str(error).startswith("luck must be true, false, a value-model file's path or 'playouts:K'")
+        assert error.parameters == ("luck",)
+
+
+def test_the_comparisons_numeric_edges():
+    """deals 2 and burn_in 2 are the least accepted, confidence is open at both ends, a seed
+    is >= 0, and a policy that is not a name is refused naming its side."""
+    spec = CompareSpec("greedy", "random", deals=2, burn_in=2, confidence=0.5)
+    assert (spec.deals, spec.burn_in) == (2, 2)
+    for confidence in (0.0, 1.0):
+        assert _refusal(confidence=confidence).parameters == ("confidence",)
+    assert _refusal(deals=1).parameters == ("deals",)
+    assert _refusal(burn_in=1).parameters == ("burn_in",)
+    assert _refusal(seed=-1).parameters == ("seed",)
+    for side in ("policy_a", "policy_b"):
+        error = _refusal(**{side: 3})
+        assert (str(error), error.parameters) == (f"{side} must be a policy name, got 3", (side,))
 
 
 def test_a_pairing_is_the_comparison_of_its_two_policies():

@@ -225,3 +225,68 @@ def test_every_simulation_key_of_an_experiment_file_reaches_the_spec():
     run = entry.run_spec(spec.batch_size)
     assert run == SimulateSpec(30, "greedy,random,random", 4, RuleSet(tianhu=False), 7, 3, "all")
     assert set(entry.__dataclass_fields__) - set(entry.REPORT_KEYS) <= set(SimulateSpec.field_names())
+
+
+# ---- the spec's checks and derived values, each with the bug it catches ---------------------
+
+def test_the_default_seating_tells_parameters_apart():
+    """Same name, other parameters: rotate (a seating that compared names only would fix the
+    seats); a parameter written out at its default value is the same policy: fixed."""
+    from simkit.specs.simulate import default_seating
+    from simkit.policies.registry import parse_policies
+
+    assert default_seating(parse_policies("patient,patient:min_units=3,patient")) == "rotate"
+    assert default_seating(parse_policies("patient,patient:min_units=2,patient")) == "fixed"
+
+
+def test_policy_texts_carry_every_parameter():
+    spec = SimulateSpec(10, "patient:min_units=3,greedy,greedy", 1)
+    assert spec.policy_texts() == ["patient:3,6,1", "greedy", "greedy"]
+    assert spec.identity()["policies"] == ["patient:3,6,1", "greedy", "greedy"]
+
+
+def test_session_length_is_bounded_by_what_the_column_holds():
+    from simkit.specs.dataset import MAX_SESSION_LENGTH
+    from simkit.specs.simulate import session_batch_size
+
+    assert session_batch_size(100, MAX_SESSION_LENGTH) == MAX_SESSION_LENGTH
+    for bad in (0, MAX_SESSION_LENGTH + 1):
+        with pytest.raises(SimkitError) as info:
+            session_batch_size(100, bad)
+        assert str(info.value) == f"session_length must be in 1..{MAX_SESSION_LENGTH}, got {bad}"
+        assert info.value.parameters == ("session_length",)
+
+
+def test_an_old_schema_and_its_seating_are_refused_naming_the_field():
+    with pytest.raises(SimkitError) as info:
+        SimulateSpec(10, "greedy,greedy,greedy", 1, schema_version=99)
+    assert info.value.parameters == ("schema_version",) and str(info.value).startswith("schema version 99")
+    with pytest.raises(SimkitError) as info:
+        SimulateSpec(10, "greedy,random,random", 1, schema_version=1, seating="rotate")
+    assert (str(info.value), info.value.parameters) == ("datasets of schema version 1 have fixed seats", ("seating",))
+    assert SimulateSpec(10, "greedy,random,random", 1, schema_version=1, seating="fixed").schema_version == 1
+
+
+def test_a_resumed_folders_labels_are_its_columns():
+    spec = SimulateSpec(10, "greedy,random,random", 1, labels=["a", 2, "c"])
+    assert spec.labels == ("a", "2", "c") and spec.policy_labels() == ["a", "2", "c"]
+    assert SimulateSpec(10, "patient:min_units=3,random,random", 1).policy_labels() == [
+        "patient:min_units=3", "random", "random"]
+
+
+def test_a_user_policys_source_digest_is_in_the_identity():
+    spec = SimulateSpec(10, "simkit.bench:greedy_by_import,greedy,greedy", 1)
+    sources = spec.identity()["policy_sources"]
+    assert list(sources) == ["simkit.bench:greedy_by_import"] and len(sources["simkit.bench:greedy_by_import"]) >= 16
+    assert "policy_sources" not in SimulateSpec(10, "greedy,greedy,greedy", 1).identity()
+
+
+def test_the_runs_rules_reach_the_learned_models_rule_check(monkeypatch):
+    """warn_model_rules is asked with this run's rules (a learned model trained for other rules
+    warns; tests/test_learned.py checks the warning itself)."""
+    import simkit.specs.simulate as module
+
+    asked = []
+    monkeypatch.setattr(module, "warn_model_rules", lambda policies, rules: asked.append(rules))
+    SimulateSpec(10, "greedy,greedy,greedy", 1, rules={"lou_doubles": False})
+    assert asked == [RuleSet.from_strings(["lou_doubles=off"]).to_dict()]

@@ -148,7 +148,7 @@ def check_sprt(spec: RunSpec, name: str = "sprt") -> None:
                and all(isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) for x in value))
     if numbers:
         delta, alpha, beta = (float(x) for x in value)
-        numbers = delta != 0.0 and 0.0 < alpha < 1.0 and 0.0 < beta < 1.0 and alpha + beta < 1.0
+        numbers = delta != 0.0 and alpha > 0.0 and beta > 0.0 and alpha + beta < 1.0  # so each is < 1 too
     if not numbers:
         raise SimkitError(f"{name} must be (delta, alpha, beta): a finite nonzero delta and 0 < alpha, beta < 1 with "
                           f"alpha + beta < 1, got {value!r}", parameters=(name,))
