@@ -225,6 +225,39 @@ def test_the_comparisons_numeric_edges():
         assert (str(error), error.parameters) == (f"{side} must be a policy name, got 3", (side,))
 
 
+def _tournament_refusal(**changes) -> SimkitError:
+    with pytest.raises(SimkitError) as info:
+        TournamentSpec(**{"policies": ["greedy", "random"], **changes})
+    return info.value
+
+
+def test_the_tournaments_checks_in_their_words_and_edges():
+    """Each refusal names its field (a front end turns it into its flag), the least accepted
+    values are accepted, and confidence is open at both ends."""
+    not_a_list = _tournament_refusal(policies="greedy,random")
+    assert (str(not_a_list), not_a_list.parameters) == (
+        "policies must be a list of policies, got 'greedy,random'", ("policies",))
+    not_a_name = _tournament_refusal(policies=["greedy", 3])
+    assert (str(not_a_name), not_a_name.parameters) == ("policies must be a policy name, got 3", ("policies",))
+    assert str(_tournament_refusal(policies=["greedy", "random", "greedy"])) == (
+        "a tournament's policies must differ, got greedy, random, greedy")
+    for confidence in (0.0, 1.0, 1.5):
+        assert _tournament_refusal(confidence=confidence).parameters == ("confidence",)
+    assert _tournament_refusal(burn_in=1).parameters == ("burn_in",)
+    assert _tournament_refusal(seed=-1).parameters == ("seed",)
+    spec = TournamentSpec(["greedy", "random"], burn_in=2, prior_draws=0.5, confidence=0.999, deals=2)
+    assert (spec.burn_in, spec.prior_draws, spec.confidence, spec.deals) == (2, 0.5, 0.999, 2)
+
+
+def test_a_tournaments_rules_and_design_reach_every_pairing():
+    rules = {"lou_doubles": False}
+    spec = TournamentSpec(["greedy", "random", "patient"], rules=rules, design="pairs")
+    assert spec.rules == RuleSet.from_strings(["lou_doubles=off"])
+    pairing = spec.pairing(0, 2)
+    assert (pairing.rules, pairing.design) == (spec.rules, "pairs")
+    assert pairing.identity()["rules"]["lou_doubles"] is False
+
+
 def test_a_pairing_is_the_comparison_of_its_two_policies():
     spec = TournamentSpec(["random", "greedy", "patient"], deals=40, seed=1, batch_size=20, sprt=(0.2, 0.05, 0.05),
                           luck=True, burn_in=30, confidence=0.9)

@@ -68,3 +68,116 @@ def test_unknown_keys_are_refused_naming_them():
     with pytest.raises(SimkitError, match="unknown key 'quiet' for train"):
         TrainSpec.from_mapping({"seed": 1, "quiet": True})
     assert LuckModelSpec.from_mapping({"seed": 2}).seed == 2
+
+
+# ---- SPSA's constants, the ranges and the start: each check's words and edges ---------------
+
+@pytest.mark.parametrize("name", ["a", "c", "A", "alpha", "gamma"])
+@pytest.mark.parametrize("value", [True, "0.1", float("inf"), float("nan")])
+def test_every_spsa_constant_must_be_a_finite_number(name, value):
+    with pytest.raises(SimkitError) as info:
+        SpsaSettings(**{name: value})
+    assert str(info.value) == f"spsa {name} must be a finite number, got {value!r}"
+    assert info.value.parameters == ("spsa",)
+
+
+@pytest.mark.parametrize("changes, words", [
+    ({"a": 0.0}, "spsa a must be > 0, got 0.0"),
+    ({"c": 0.0}, "spsa c must lie in (0, 0.5] (a fraction of each range), got 0.0"),
+    ({"c": 0.51}, "spsa c must lie in (0, 0.5] (a fraction of each range), got 0.51"),
+    ({"A": -1}, "spsa A must be >= 0, got -1"),
+    ({"alpha": 0.0}, "spsa alpha must be > 0 and gamma >= 0, got 0.0, 0.101"),
+    ({"gamma": -0.1}, "spsa alpha must be > 0 and gamma >= 0, got 0.602, -0.1"),
+])
+def test_spsa_constants_out_of_their_ranges_are_refused(changes, words):
+    with pytest.raises(SimkitError) as info:
+        SpsaSettings(**changes)
+    assert (str(info.value), info.value.parameters) == (words, ("spsa",))
+
+
+def test_spsa_constants_at_their_edges_are_kept_and_resolved():
+    edge = SpsaSettings(a=1e-9, c=0.5, A=0, alpha=1e-9, gamma=0.0)
+    assert edge.resolved(100) == SpsaSettings(1e-9, 0.5, 0.0, 1e-9, 0.0)
+    given = SpsaSettings(a=2.0, A=3, gamma=0.2).resolved(100)  # given values win over the defaults
+    assert (given.a, given.A, given.gamma) == (2.0, 3.0, 0.2)
+
+
+@pytest.mark.parametrize("settings", [SpsaSettings(a=1.0), SpsaSettings(A=1.0), SpsaSettings()])
+def test_gains_need_both_constants_resolved(settings):
+    with pytest.raises(ValueError, match=r"^gains of unresolved SPSA settings \(call resolved\(iterations\) first\)$"):
+        settings.gains(0)
+
+
+def test_ranges_parse_without_spaces_and_refuse_naming_params():
+    from simkit.specs.tune import parse_ranges
+
+    assert parse_ranges("min_units=1:8,late_stock=0:20") == {"min_units": (1.0, 8.0), "late_stock": (0.0, 20.0)}
+    for text, words in [("a=b=1:2", "params takes NAME=LO:HI,NAME=LO:HI, got 'a=b=1:2'"),
+                        ("p0=1:2,p0=3:4", "params names 'p0' twice")]:
+        with pytest.raises(SimkitError) as info:
+            parse_ranges(text)
+        assert (str(info.value), info.value.parameters) == (words, ("params",))
+
+
+def test_params_as_anything_but_a_mapping_or_ranges_is_refused_in_one_line():
+    for params in ([("min_units", (1, 8))], [], ()):
+        with pytest.raises(SimkitError) as info:
+            TuneSpec(**{**TUNE, "params": params})
+        assert str(info.value) == "params must name at least one parameter to tune: {name: (lo, hi)}"
+    with pytest.raises(SimkitError) as info:
+        TuneSpec(**{**TUNE, "params": {"min_units": (1,)}})
+    assert (str(info.value), info.value.parameters) == (
+        "params: the range of 'min_units' must be two numbers (lo, hi), got (1,)", ("params",))
+    spec = TuneSpec(**TUNE)
+    assert TuneSpec(**{**TUNE, "params": spec.params}) == spec  # ranges already made are taken back
+
+
+def test_the_start_is_the_policys_values_and_zeros_then_checked_against_each_range():
+    """A user policy's parameters not given start at 0 (p5 of a policy given none); a start on
+    a range's upper end is inside it; one outside is refused naming params."""
+    user = TuneSpec("simkit.bench:greedy_by_import", {"p5": (0, 1)}, "greedy", budget=6_000)
+    assert user.start == (0.0,) * 6
+    assert TuneSpec("simkit.bench:greedy_by_import", {"p15": (0, 1)}, "greedy", budget=6_000).start == (0.0,) * 16
+    assert TuneSpec(**{**TUNE, "policy": "patient:8"}).start[0] == 8.0
+    with pytest.raises(SimkitError) as info:
+        TuneSpec(**{**TUNE, "policy": "patient:8", "params": {"min_units": (1, 7.5)}})
+    assert (str(info.value), info.value.parameters) == (
+        "params: the starting value of 'min_units', 8, lies outside its range 1:7.5", ("params",))
+
+
+@pytest.mark.parametrize("params, words", [
+    ({"min_units": (1, float("inf"))}, "params: the range of 'min_units' needs finite lo < hi, got 1:inf"),
+    ({"min_units": (float("-inf"), 8)}, "params: the range of 'min_units' needs finite lo < hi, got -inf:8"),
+    ({"min_units": (1, 8), "p0": (2, 7)}, "params: 'p0' is the same parameter (p0) as another one given"),
+])
+def test_a_range_with_one_infinite_end_or_naming_a_parameter_twice_is_refused(params, words):
+    """One finite end is not enough; a parameter's name and its pN are one parameter."""
+    with pytest.raises(SimkitError) as info:
+        TuneSpec(**{**TUNE, "params": params})
+    assert (str(info.value), info.value.parameters) == (words, ("params",))
+
+
+@pytest.mark.parametrize("changes, words, name", [
+    ({"budget": 0}, "budget must be a whole number >= 1, got 0", "budget"),
+    ({"budget": 1}, "budget 1 is too small for one iteration: an iteration plays 1,200 deals (iteration_deals 200 x 3 "
+                    "seats x 2 perturbations)", "budget"),
+    ({"iteration_deals": 0}, "iteration_deals must be a whole number >= 1, got 0", "iteration_deals"),
+    ({"iteration_deals": 1}, "iteration_deals 1 is smaller than the pool (2 opponents): each opponent needs a deal "
+                             "per iteration", "iteration_deals"),
+    ({"validate_deals": 1}, "validate_deals must be a whole number >= 2, got 1", "validate_deals"),
+    ({"batch_size": 0}, "batch_size must be a whole number >= 1, got 0", "batch_size"),
+    ({"confidence": 0.0}, "confidence must be a finite number with 0.0 < confidence < 1.0, got 0.0", "confidence"),
+    ({"confidence": -0.5}, "confidence must be a finite number with 0.0 < confidence < 1.0, got -0.5", "confidence"),
+])
+def test_each_tune_count_is_refused_just_past_its_edge_in_its_own_words(changes, words, name):
+    with pytest.raises(SimkitError) as info:
+        TuneSpec(**{**TUNE, **changes})
+    assert (str(info.value), info.value.parameters) == (words, (name,))
+
+
+def test_each_tune_count_is_kept_on_its_edge():
+    """The smallest budget, iteration deals, validation deals and batch that the checks allow."""
+    one_each = TuneSpec(**{**TUNE, "iteration_deals": 2, "budget": 12, "validate_deals": 2, "batch_size": 1})
+    assert (one_each.iterations, one_each.validate_deals, one_each.batch_size) == (1, 2, 1)
+    alone = TuneSpec(**{**TUNE, "against": "greedy", "iteration_deals": 1, "budget": 6})
+    assert alone.iterations == 1 and alone.confidence == TuneSpec(**TUNE).confidence
