@@ -590,11 +590,17 @@ def test_an_interrupt_inside_a_deferred_block_arrives_after_it():
 
     from simkit.lifeline import interrupts_deferred
 
+    # Python's own handler for the test's length: a test run started as a background job of a
+    # shell without job control inherits SIGINT ignored, and the block rightly restores that
+    started_with = signal_module.signal(signal_module.SIGINT, signal_module.default_int_handler)
     steps = []
-    with pytest.raises(KeyboardInterrupt):
-        with interrupts_deferred():
-            signal_module.raise_signal(signal_module.SIGINT)
-            steps.append("written")
-            steps.append("recorded")
-    assert steps == ["written", "recorded"]
-    assert signal_module.getsignal(signal_module.SIGINT) is signal_module.default_int_handler
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            with interrupts_deferred():
+                signal_module.raise_signal(signal_module.SIGINT)
+                steps.append("written")
+                steps.append("recorded")
+        assert steps == ["written", "recorded"]
+        assert signal_module.getsignal(signal_module.SIGINT) is signal_module.default_int_handler
+    finally:
+        signal_module.signal(signal_module.SIGINT, started_with)

@@ -11,7 +11,7 @@ from simkit.errors import SimkitError
 from simkit.policies.registry import parse_policy
 from simkit.rules import RuleSet
 from simkit.specs.base import (Execution, RunSpec, as_policy, as_rules, check_bool, check_choice, check_float, check_int,
-                               field, policy_text, to_json_value)
+                               check_positive_int, field, policy_text, to_json_value)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -240,3 +240,28 @@ def test_a_choice_that_may_be_none_and_the_default_lower_bound_zero():
     for changes in ({"how": "seven"}, {"seed": -1}):
         with pytest.raises(SimkitError):
             _Optional(**changes)
+
+
+def test_a_positive_whole_number_starts_at_one_and_may_be_none_only_when_allowed():
+    """check_positive_int: 1 is kept (a numpy integer stored as an int), 0 refused in words
+    naming the field; None is refused unless allowed."""
+    import numpy as np
+
+    @dataclasses.dataclass(frozen=True)
+    class _Counts(RunSpec):
+        rollouts: object = 1
+        batch: object = None
+
+        def check(self):
+            check_positive_int(self, "rollouts")
+            check_positive_int(self, "batch", allow_none=True)
+
+    kept = _Counts(rollouts=np.int64(1))
+    assert type(kept.rollouts) is int and kept.rollouts == 1 and kept.batch is None
+    assert _Counts(batch=1).batch == 1
+    for changes, words in [({"rollouts": 0}, "rollouts must be a whole number >= 1, got 0"),
+                           ({"rollouts": None}, "rollouts must be a whole number >= 1, got None"),
+                           ({"batch": 0}, "batch must be a whole number >= 1, got 0")]:
+        with pytest.raises(SimkitError) as info:
+            _Counts(**changes)
+        assert (str(info.value), info.value.parameters) == (words, (next(iter(changes)),))

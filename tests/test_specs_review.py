@@ -219,3 +219,57 @@ def test_the_analysis_is_the_old_codes(capsys):
     spec = AnalyzeSpec(rollouts=128, seed=3, race=False, confirm=False, tolerance=0.1, batch=32, sharpen=5)
     old = json.loads((DATA / "old_analysis.json").read_text(encoding="utf-8"))
     assert json.loads(analyze_position(position, spec, Execution(workers=2)).to_json()) == old
+
+
+# ---------------------------------------------------------------------------- each check's words and edges
+
+@pytest.mark.parametrize(("make", "words", "field_name"), [
+    (lambda: ReviewSpec(seat=3), "seat must be 0, 1 or 2, got 3", "seat"),
+    (lambda: ReviewSpec(seat=1, reference=7), "reference must be a policy name, got 7", "reference"),
+    (lambda: AnalyzeSpec(actions=5), "actions must be a sequence of action ids, got 5", "actions"),
+    (lambda: AnalyzeSpec(actions=[3, 1.5]), "actions must be a sequence of action ids, got 1.5 among them", "actions"),
+    (lambda: AnalyzeSpec(luck=3), "luck must be true, false, a value-model file's path or a loaded value model, "
+                                  "got 3", "luck"),
+    (lambda: AnalyzeSpec(belief_noise=-0.1), "belief_noise must be a finite number with 0.0 <= belief_noise <= 1.0, "
+                                             "got -0.1", "belief_noise"),
+    (lambda: AnalyzeSpec(sharpen=-1), "sharpen must be a whole number >= 0, got -1", "sharpen"),
+])
+def test_a_bad_setting_is_refused_in_its_own_words_naming_its_field(make, words, field_name):
+    with pytest.raises(SimkitError) as info:
+        make()
+    assert (str(info.value), info.value.parameters) == (words, (field_name,))
+
+
+class _BlockOnly:
+    def block(self):
+        return None
+
+
+class _DescribeOnly:
+    def describe(self):
+        return "a model"
+
+
+class _LoadedModel(_BlockOnly, _DescribeOnly):
+    pass
+
+
+class _DescribeNotCallable(_BlockOnly):
+    describe = "a model"
+
+
+def test_a_loaded_value_model_needs_both_block_and_a_callable_describe():
+    """The layer tells a loaded model by its duck type; half of it is not a model."""
+    model = _LoadedModel()
+    assert AnalyzeSpec(luck=model).luck is model
+    for half in (_BlockOnly(), _DescribeOnly(), _DescribeNotCallable()):
+        with pytest.raises(SimkitError) as info:
+            AnalyzeSpec(luck=half)
+        assert info.value.parameters == ("luck",) and str(info.value).startswith("luck must be true, false")
+
+
+def test_the_rollout_settings_edges_are_kept():
+    """The fewest stock orders a review takes, no sharpening, no belief noise."""
+    spec = ReviewSpec(seat=0, samples=2, sharpen=0, belief_noise=0.0)
+    assert (spec.samples, spec.sharpen, spec.belief_noise) == (2, 0, 0.0)
+    assert AnalyzeSpec(sharpen=0, belief_noise=1.0).belief_noise == 1.0

@@ -181,3 +181,70 @@ def test_each_tune_count_is_kept_on_its_edge():
     assert (one_each.iterations, one_each.validate_deals, one_each.batch_size) == (1, 2, 1)
     alone = TuneSpec(**{**TUNE, "against": "greedy", "iteration_deals": 1, "budget": 6})
     assert alone.iterations == 1 and alone.confidence == TuneSpec(**TUNE).confidence
+
+
+# ---- training's and the value model's specs: their identities, edges and words ---------------
+
+NO_TIANHU = RuleSet(tianhu=False)  # any rules but the default ones
+NO_TIANHU_DICT = {"lou_doubles": True, "hu_tolerance": 2, "jiang_in_chariot": False, "pattern_wins": True,
+                  "steps_count_lou": False, "drawn_card_chow_by": "drawer", "pass_locks_type": True, "must_kong": True,
+                  "must_chariot_out": True, "tianhu": False, "next_dealer": "winner_else_next",
+                  "zhan_in_chariot": False, "single_jiang_cap": 0, "drawn_jiang_chow": True, "pass_locks_win": True}
+
+
+def test_a_training_runs_identity_is_what_train_json_holds_word_for_word():
+    """Every key and value of the identity, written out: a renamed key or a lost setting would
+    make earlier training folders refuse to resume (or resume the wrong run)."""
+    import numpy as np
+
+    spec = TrainSpec(seed=3, generations=1, deals=np.int64(5), rate=1.0, hidden=[np.int64(1), 256], epochs=1,
+                     alpha=0.0, batch_size=1, learning_rate=0.5, check_deals=2, rules=NO_TIANHU)
+    assert spec.identity() == {
+        "kind": "simkit.train", "seed": 3, "rules": NO_TIANHU_DICT, "features": 444,
+        "settings": {"deals": 5, "rate": 1.0, "hidden": [1, 256], "epochs": 1, "alpha": 0.0, "batch_size": 1,
+                     "learning_rate": 0.5, "check_deals": 2}}
+    assert type(spec.deals) is int and spec.hidden == (1, 256) and all(type(h) is int for h in spec.hidden)
+    assert spec.rules == NO_TIANHU and spec.generations == 1
+
+
+def test_a_value_models_identity_names_a_model_file_by_its_digest_not_its_path():
+    """The identity a value-model file records, written out; a learned:PATH policy is named by
+    the SHA-256 of its file (computed here from the file's bytes), so moving the file keeps it."""
+    import hashlib
+
+    from simkit.policies.model import BUILTIN_MODEL
+
+    digest = hashlib.sha256(BUILTIN_MODEL.read_bytes()).hexdigest()
+    spec = LuckModelSpec(seed=11, deals=10, check_deals=10, hidden=256, epochs=1, rules=NO_TIANHU,
+                         pairs=[("greedy", "random"), (f"learned:{BUILTIN_MODEL}", "patient:3,6")])
+    assert spec.identity() == {
+        "seeds": [11], "deals": 10, "check_deals": 10, "hidden": 256, "epochs": 1, "rules": NO_TIANHU_DICT,
+        "pairs": [["greedy", "random"], [f"learned (model sha256:{digest})", "patient:3,6"]]}
+    assert spec.rules == NO_TIANHU
+    assert LuckModelSpec(hidden=1).hidden == 1
+
+
+WIDTHS = "hidden must be two layer widths in 1..256 (the widest layer a model file holds), "
+
+
+@pytest.mark.parametrize("kind, changes, words", [
+    (TrainSpec, {"deals": "400"}, "deals must be >= 5 per generation, got 400"),
+    (TrainSpec, {"deals": 4}, "deals must be >= 5 per generation, got 4"),
+    (TrainSpec, {"rate": 1.5}, "rate must be a finite number with 0.0 < rate <= 1.0, got 1.5"),
+    (TrainSpec, {"hidden": (8.0, 4)}, WIDTHS + "got (8.0, 4)"),
+    (TrainSpec, {"hidden": (0, 4)}, WIDTHS + "got (0, 4)"),
+    (TrainSpec, {"hidden": (8, 257)}, WIDTHS + "got (8, 257)"),
+    (TrainSpec, {"batch_size": 0}, "batch_size must be a whole number >= 1, got 0"),
+    (TrainSpec, {"generations": 0}, "generations must be a whole number >= 1, got 0"),
+    (LuckModelSpec, {"pairs": 5}, "pairs must be a sequence of policy pairs (A, B), got 5"),
+    (LuckModelSpec, {"pairs": [5]}, "pairs: each pair must be two policies (A, B), got 5"),
+    (LuckModelSpec, {"pairs": [("greedy", 5)]}, "pairs must be a policy name, got 5"),
+    (LuckModelSpec, {"pairs": [(5, "greedy")]}, "pairs must be a policy name, got 5"),
+    (LuckModelSpec, {"pairs": []}, "a value model needs at least one policy pair"),
+    (LuckModelSpec, {"hidden": 257}, "hidden must be at most 256 (the widest layer a model file holds), got 257"),
+    (LuckModelSpec, {"hidden": 256.5}, "hidden must be a whole number >= 1, got 256.5"),
+])
+def test_a_training_or_value_model_setting_past_its_edge_is_refused_in_its_own_words(kind, changes, words):
+    with pytest.raises(SimkitError) as info:
+        kind(**changes)
+    assert str(info.value) == words and info.value.parameters == (next(iter(changes)),)
