@@ -186,6 +186,7 @@ def test_simulate_spec_refuses_each_bad_field_in_one_line(changes, field_name):
     ({"seat": 3}, "seat must be 0, 1 or 2"), ({"hand": "YJ*3"}, "the dealer's (seat 0) dealt hand has 31 cards"),
     ({"deals": 0}, "deals must"), ({"seed": -2}, "seed must"), ({"batch_size": 0}, "batch_size must"),
     ({"baseline": "yes"}, "baseline must"), ({"confidence": 1.0}, "confidence must"), ({"rules": []}, "rules must"),
+    ({"confidence": 0.0}, "confidence must be a finite number with 0.0 < confidence < 1.0, got 0.0"),
     ({"policies": "greedy,nobody,greedy"}, "unknown policy"),
 ])
 def test_equity_spec_refuses_each_bad_field_in_one_line(changes, start):
@@ -290,3 +291,20 @@ def test_the_runs_rules_reach_the_learned_models_rule_check(monkeypatch):
     monkeypatch.setattr(module, "warn_model_rules", lambda policies, rules: asked.append(rules))
     SimulateSpec(10, "greedy,greedy,greedy", 1, rules={"lou_doubles": False})
     assert asked == [RuleSet.from_strings(["lou_doubles=off"]).to_dict()]
+
+
+def test_equity_spec_stores_its_fields_normalised_and_passes_a_resumed_folders_labels_on():
+    """A numpy seat is stored as an int, the policies parsed (as the run's ordinary deals have
+    them), and the labels a resumed folder gives reach the simulation as a tuple: its policy
+    columns keep the folder's values."""
+    import numpy as np
+
+    from simkit.policies.registry import parse_policy
+
+    spec = EquitySpec(EXAMPLE, np.int64(0), "greedy,patient:3,random", deals=6, seed=3)
+    assert type(spec.seat) is int and spec.seat == 0
+    assert spec.policies == tuple(parse_policy(text) for text in ("greedy", "patient:3", "random"))
+    assert spec.labels is None and spec.simulation.labels is None
+    resumed = EquitySpec(EXAMPLE, 0, "greedy,patient:3,random", deals=6, seed=3, labels=["g", "p", "r"])
+    assert resumed.labels == ("g", "p", "r") and resumed.simulation.labels == ("g", "p", "r")
+    assert resumed.simulation.policy_labels() == ["g", "p", "r"] and resumed.identity() == spec.identity()
