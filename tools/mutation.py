@@ -64,6 +64,7 @@ def prepare_copy(module: str, tests: list[str], pytest_args: list[str], scratch:
     section = "\n".join([
         "", "[tool.mutmut]",
         'source_paths = ["simkit"]',
+        'also_copy = ["README.md"]',  # tests that read the front page's examples (mutmut copies tests/ itself)
         f"only_mutate = {json.dumps([module])}",
         f"pytest_add_cli_args = {json.dumps(PYTEST_ARGS + pytest_args)}",
         f"pytest_add_cli_args_test_selection = {json.dumps(tests)}",
